@@ -1,0 +1,248 @@
+/*
+ * coll/gpu: collectives on GPU device buffers for Open MPI.
+ *
+ * The component wraps the collectives of the module Open MPI selected before
+ * it (tuned, han, basic, libnbc, self ...).  Host buffers go straight to that
+ * module; device buffers are staged through host memory around it (this
+ * file's staged path), until native algorithms take them over.
+ */
+#ifndef MCA_COLL_GPU_H
+#define MCA_COLL_GPU_H
+
+#include "ompi_config.h"
+
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/coll.h"
+#include "opal/util/output.h"
+
+#include "accel.h"
+#include "coll_gpu_colls.h"
+#include "coll_gpu_compat.h"
+
+BEGIN_C_DECLS
+
+#ifndef COLL_GPU_VERSION_MAJOR
+#define COLL_GPU_VERSION_MAJOR 0
+#define COLL_GPU_VERSION_MINOR 1
+#define COLL_GPU_VERSION_RELEASE 0
+#endif
+
+/* Values of coll_gpu_accelerator. */
+enum {
+    COLL_GPU_ACCELERATOR_AUTO = ACCEL_BACKEND_AUTO,
+    COLL_GPU_ACCELERATOR_CUDA = ACCEL_BACKEND_CUDA,
+    COLL_GPU_ACCELERATOR_EMULATED = ACCEL_BACKEND_EMULATED,
+};
+
+typedef struct mca_coll_gpu_component_t {
+    coll_gpu_base_component_t super;
+
+    /* MCA parameters */
+    int priority;
+    int verbose;
+    bool enable;
+    int accelerator;
+    size_t staging_buffer_size;
+    bool staged_pipeline;
+    bool check_memory_kinds;
+
+    int output; /* opal_output stream, verbosity from coll_gpu_verbose */
+
+    /* The accelerator backend; NULL when none could be opened (the component
+     * then declines every communicator). */
+    const accel_ops_t *accel;
+    const char *accel_unavailable_reason;
+    bool accel_opened;
+
+    /* MPI_T counters (coll_gpu_* pvars) */
+    unsigned long long calls_passthrough[COLL_GPU_NUM_COLLS];
+    unsigned long long calls_staged[COLL_GPU_NUM_COLLS];
+    unsigned long long staged_bytes;
+    unsigned long long staged_chunks;
+    unsigned long long pageable_fallbacks;
+    unsigned long long accelerator_errors;
+} mca_coll_gpu_component_t;
+
+OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+
+/* Host memory that stands in for device buffers, and the stream and events
+ * that order the copies; created on the first staged call of a communicator. */
+typedef struct coll_gpu_staging {
+    void *buffer;
+    size_t size;
+    bool pinned; /* false: pinning failed and the buffer is pageable */
+    accel_stream_h stream;
+    accel_event_h copied_in[2]; /* device-to-host copy of each pipeline half done */
+} coll_gpu_staging_t;
+
+typedef struct mca_coll_gpu_module_t {
+    coll_gpu_base_module_t super;
+
+    /* The functions (and their modules, retained) this module wraps: those of
+     * the module selected before it on the communicator. */
+    mca_coll_base_comm_coll_t prev;
+
+    coll_gpu_staging_t *staging;
+} mca_coll_gpu_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* Component / module entry points */
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
+int mca_coll_gpu_accel_open(void);
+
+/* Debug level for one line per staged call. */
+#define COLL_GPU_VERBOSE_CALLS 10
+
+#define COLL_GPU_VERBOSE(level, ...)                                                               \
+    opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: " __VA_ARGS__)
+
+/* Where a collective's buffers live; the hot path of every wrapper. */
+static inline bool coll_gpu_on_device(const void *buf)
+{
+    accel_mem_attr_t attr;
+
+    if (MPI_IN_PLACE == buf || NULL == buf) {
+        return false;
+    }
+    /* A pointer the backend cannot classify (inside its device range, but in
+     * no live allocation) is not host memory either: the staged path will
+     * fail cleanly on it instead of handing it to the host collective. */
+    if (ACCEL_OK != mca_coll_gpu_component.accel->mem_query(buf, &attr)) {
+        return true;
+    }
+    return !accel_mem_type_is_host_accessible(attr.type);
+}
+
+#define COLL_GPU_COUNT(counter, coll) (++mca_coll_gpu_component.counter[COLL_GPU_##coll])
+
+/* Calls the saved function of the previous module. */
+#define COLL_GPU_PREV(m, name, ...) ((m)->prev.coll_##name(__VA_ARGS__, (m)->prev.coll_##name##_module))
+
+/*
+ * With coll_gpu_check_memory_kinds, every call first counts the ranks that
+ * pass device memory.  Returns true when the kinds are mixed: the caller then
+ * takes the path that issues exactly one host collective, whatever its
+ * buffers, so that every rank runs the same communication.
+ */
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device);
+
+/* Blocking wrappers */
+int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module);
+int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module);
+int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                           const int *rdispls, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        int rcount, struct ompi_datatype_t *rdtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                         int root, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *module);
+int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                      mca_coll_base_module_t *module);
+int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module);
+int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              mca_coll_base_module_t *module);
+
+/* Nonblocking wrappers */
+int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *module);
+int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module);
+int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, const int *rcounts, const int *displs,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
+int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                            const int *rdispls, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *module);
+int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module);
+int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                          int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module);
+int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *module);
+int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
+int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *module);
+int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *module);
+
+END_C_DECLS
+
+#endif /* MCA_COLL_GPU_H */

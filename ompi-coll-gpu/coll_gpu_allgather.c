@@ -1,0 +1,141 @@
+/*
+ * MPI_Allgather, MPI_Allgatherv and their nonblocking forms on device buffers.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    int scount;
+    struct ompi_datatype_t *sdtype;
+    int rcount;           /* allgather */
+    const int *rcounts;   /* allgatherv */
+    const int *displs;
+    struct ompi_datatype_t *rdtype;
+    struct ompi_communicator_t *comm;
+} coll_gpu_allgather_args_t;
+
+static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void *args,
+                                   ompi_request_t **request)
+{
+    coll_gpu_allgather_args_t *a = args;
+
+    (void)count;
+    if (NULL != a->rcounts) {
+        return (NULL == request)
+                   ? COLL_GPU_PREV(a->module, allgatherv, sbuf, a->scount, a->sdtype, rbuf,
+                                   a->rcounts, a->displs, a->rdtype, a->comm)
+                   : COLL_GPU_PREV(a->module, iallgatherv, sbuf, a->scount, a->sdtype, rbuf,
+                                   a->rcounts, a->displs, a->rdtype, a->comm, request);
+    }
+    return (NULL == request)
+               ? COLL_GPU_PREV(a->module, allgather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
+                               a->rdtype, a->comm)
+               : COLL_GPU_PREV(a->module, iallgather, sbuf, a->scount, a->sdtype, rbuf,
+                               a->rcount, a->rdtype, a->comm, request);
+}
+
+static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll_t coll,
+                                     const char *mpi_call, const void *sbuf, void *rbuf,
+                                     ompi_request_t **request, bool single_call)
+{
+    int size = ompi_comm_size(a->comm);
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allgather_host, a);
+    coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
+    if (NULL != a->rcounts) {
+        coll_gpu_buf_init_blocks(&call.recv, rbuf, a->rdtype, a->rcounts, a->displs, size);
+        call.recv_holes = true;
+    } else {
+        coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
+        call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount * size);
+    }
+    call.recv_in = (MPI_IN_PLACE == sbuf);
+    call.recv_out = true;
+    if (NULL != request) {
+        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
+    }
+    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+}
+
+int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allgather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHER,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
+    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHER, "MPI_Allgather", sbuf, rbuf,
+                                     NULL, single_call);
+}
+
+int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allgather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .displs = displs, .rdtype = rdtype, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHERV,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                             rdtype, comm);
+    }
+    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHERV, "MPI_Allgatherv", sbuf, rbuf,
+                                     NULL, single_call);
+}
+
+int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allgather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IALLGATHER,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                             request);
+    }
+    return coll_gpu_allgather_staged(&args, COLL_GPU_IALLGATHER, "MPI_Iallgather", sbuf, rbuf,
+                                     request, true);
+}
+
+int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, const int *rcounts, const int *displs,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allgather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .displs = displs, .rdtype = rdtype, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IALLGATHERV,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                             rdtype, comm, request);
+    }
+    return coll_gpu_allgather_staged(&args, COLL_GPU_IALLGATHERV, "MPI_Iallgatherv", sbuf, rbuf,
+                                     request, true);
+}

@@ -1,0 +1,76 @@
+/*
+ * MPI_Allreduce and MPI_Iallreduce on device buffers.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    struct ompi_communicator_t *comm;
+} coll_gpu_allreduce_args_t;
+
+static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void *args,
+                                   ompi_request_t **request)
+{
+    coll_gpu_allreduce_args_t *a = args;
+
+    if (NULL == request) {
+        return COLL_GPU_PREV(a->module, allreduce, sbuf, rbuf, count, a->dtype, a->op, a->comm);
+    }
+    return COLL_GPU_PREV(a->module, iallreduce, sbuf, rbuf, count, a->dtype, a->op, a->comm,
+                         request);
+}
+
+static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
+                                     const char *mpi_call, const void *sbuf, void *rbuf,
+                                     int count, ompi_request_t **request, bool single_call)
+{
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allreduce_host, args);
+    coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
+    coll_gpu_buf_init(&call.recv, rbuf, args->dtype, (size_t)count);
+    call.recv_in = (MPI_IN_PLACE == sbuf);
+    call.recv_out = true;
+    call.recv_holes = coll_gpu_has_holes(args->dtype, count);
+    call.elementwise = true;
+    call.count = count;
+    call.dtype = args->dtype;
+    if (NULL != request) {
+        return coll_gpu_staged_icall(args->module, args->comm, &call, request);
+    }
+    return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
+}
+
+int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLREDUCE,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_allreduce_staged(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf,
+                                     count, NULL, single_call);
+}
+
+int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
+
+    if (coll_gpu_ipass_through(COLL_GPU_IALLREDUCE,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_allreduce_staged(&args, COLL_GPU_IALLREDUCE, "MPI_Iallreduce", sbuf, rbuf,
+                                     count, request, true);
+}

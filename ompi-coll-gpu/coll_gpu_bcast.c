@@ -1,0 +1,73 @@
+/*
+ * MPI_Bcast and MPI_Ibcast on device buffers: the root's buffer is an input,
+ * every other rank's an output.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    struct ompi_datatype_t *dtype;
+    int root;
+    struct ompi_communicator_t *comm;
+} coll_gpu_bcast_args_t;
+
+static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *args,
+                               ompi_request_t **request)
+{
+    coll_gpu_bcast_args_t *a = args;
+
+    (void)sbuf;
+    if (NULL == request) {
+        return COLL_GPU_PREV(a->module, bcast, rbuf, count, a->dtype, a->root, a->comm);
+    }
+    return COLL_GPU_PREV(a->module, ibcast, rbuf, count, a->dtype, a->root, a->comm, request);
+}
+
+static int coll_gpu_bcast_staged(coll_gpu_bcast_args_t *args, coll_gpu_coll_t coll,
+                                 const char *mpi_call, void *buf, int count,
+                                 ompi_request_t **request, bool single_call)
+{
+    bool is_root = (ompi_comm_rank(args->comm) == args->root);
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_bcast_host, args);
+    coll_gpu_buf_init(&call.recv, buf, args->dtype, (size_t)count);
+    call.recv_in = is_root;
+    call.recv_out = !is_root;
+    call.recv_holes = coll_gpu_has_holes(args->dtype, count);
+    call.elementwise = true;
+    call.count = count;
+    call.dtype = args->dtype;
+    if (NULL != request) {
+        return coll_gpu_staged_icall(args->module, args->comm, &call, request);
+    }
+    return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
+}
+
+int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_BCAST, coll_gpu_on_device(buf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, bcast, buf, count, dtype, root, comm);
+    }
+    return coll_gpu_bcast_staged(&args, COLL_GPU_BCAST, "MPI_Bcast", buf, count, NULL,
+                                 single_call);
+}
+
+int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
+
+    if (coll_gpu_ipass_through(COLL_GPU_IBCAST, coll_gpu_on_device(buf))) {
+        return COLL_GPU_PREV(module, ibcast, buf, count, dtype, root, comm, request);
+    }
+    return coll_gpu_bcast_staged(&args, COLL_GPU_IBCAST, "MPI_Ibcast", buf, count, request, true);
+}

@@ -1,0 +1,36 @@
+/*
+ * The differences between the coll framework interfaces of the Open MPI
+ * releases coll/gpu builds against, in one place.  Everything else in the
+ * component is written once against the names defined here.
+ *
+ *   Open MPI 4.1: coll component 2.0.0, module 2.3.0
+ *   Open MPI 5.0: coll component 2.4.0, module 2.4.0
+ */
+#ifndef COLL_GPU_COMPAT_H
+#define COLL_GPU_COMPAT_H
+
+#include "ompi_config.h"
+#include "ompi/mca/coll/coll.h"
+
+#if OMPI_MAJOR_VERSION >= 5
+#include "ompi/runtime/ompi_rte.h"
+#else
+#include "ompi/mca/rte/rte.h"
+#endif
+
+#if OMPI_MAJOR_VERSION >= 5
+#define COLL_GPU_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0
+#elif OMPI_MAJOR_VERSION == 4
+#define COLL_GPU_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#else
+#error "coll/gpu needs Open MPI 4.1 or 5.0"
+#endif
+
+/* The unversioned names track the newest interface of each release. */
+typedef mca_coll_base_component_t coll_gpu_base_component_t;
+typedef mca_coll_base_module_t coll_gpu_base_module_t;
+
+/* The node name in help messages. */
+#define COLL_GPU_HOSTNAME (ompi_process_info.nodename)
+
+#endif /* COLL_GPU_COMPAT_H */

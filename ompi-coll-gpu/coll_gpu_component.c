@@ -1,0 +1,270 @@
+/*
+ * coll/gpu component: MCA parameters, MPI_T performance variables and the
+ * accelerator backend, opened once per process.
+ */
+#include "coll_gpu.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/show_help.h"
+
+#define COLL_GPU_DEFAULT_PRIORITY 80
+#define COLL_GPU_DEFAULT_STAGING_BUFFER_SIZE (4UL << 20)
+#define COLL_GPU_MIN_STAGING_BUFFER_SIZE 4096UL
+
+static int coll_gpu_register(void);
+static int coll_gpu_open(void);
+static int coll_gpu_close(void);
+
+__attribute__((visibility("default"))) mca_coll_gpu_component_t mca_coll_gpu_component = {
+    .super =
+        {
+            .collm_version =
+                {
+                    COLL_GPU_COLL_BASE_VERSION,
+                    .mca_component_name = "gpu",
+                    MCA_BASE_MAKE_VERSION(component, COLL_GPU_VERSION_MAJOR,
+                                          COLL_GPU_VERSION_MINOR, COLL_GPU_VERSION_RELEASE),
+                    .mca_open_component = coll_gpu_open,
+                    .mca_close_component = coll_gpu_close,
+                    .mca_register_component_params = coll_gpu_register,
+                },
+            .collm_data =
+                {
+                    /* GPU state cannot be checkpointed */
+                    MCA_BASE_METADATA_PARAM_NONE,
+                },
+            .collm_init_query = mca_coll_gpu_init_query,
+            .collm_comm_query = mca_coll_gpu_comm_query,
+        },
+    .output = -1,
+};
+
+static const mca_base_var_enum_value_t coll_gpu_accelerator_values[] = {
+    {COLL_GPU_ACCELERATOR_AUTO, "auto"},
+    {COLL_GPU_ACCELERATOR_CUDA, "cuda"},
+    {COLL_GPU_ACCELERATOR_EMULATED, "emulated"},
+    {0, NULL},
+};
+
+static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar,
+                                          mca_base_pvar_event_t event, void *obj, int *count)
+{
+    (void)pvar;
+    (void)obj;
+    if (MCA_BASE_PVAR_HANDLE_BIND == event) {
+        *count = COLL_GPU_NUM_COLLS;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int coll_gpu_pvar_read_collectives(const struct mca_base_pvar_t *pvar, void *value,
+                                          void *obj)
+{
+    (void)obj;
+    memcpy(value, pvar->ctx, COLL_GPU_NUM_COLLS * sizeof(unsigned long long));
+    return OPAL_SUCCESS;
+}
+
+static void coll_gpu_register_pvar(const char *name, const char *description, void *counter,
+                                   bool per_collective)
+{
+    (void)mca_base_component_pvar_register(
+        &mca_coll_gpu_component.super.collm_version, name, description, OPAL_INFO_LVL_4,
+        MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        per_collective ? coll_gpu_pvar_read_collectives : NULL, NULL,
+        per_collective ? coll_gpu_pvar_collective_count : NULL, counter);
+}
+
+/* Help files live where make install put them, or, for a component run from
+ * its build tree, next to the .libs directory holding it. */
+static void coll_gpu_add_help_dirs(void)
+{
+    Dl_info info;
+    char path[4096];
+
+    opal_show_help_add_dir(COLL_GPU_HELP_DIR);
+    if (0 != dladdr(&mca_coll_gpu_component, &info) && NULL != info.dli_fname) {
+        snprintf(path, sizeof(path), "%s", info.dli_fname);
+        char *dir = dirname(path);
+        opal_show_help_add_dir(dir);
+        strncat(path, "/..", sizeof(path) - strlen(path) - 1);
+        opal_show_help_add_dir(path);
+    }
+}
+
+static int coll_gpu_register(void)
+{
+    const mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
+    mca_base_var_enum_t *accelerator_enum;
+
+    mca_coll_gpu_component.priority = COLL_GPU_DEFAULT_PRIORITY;
+    (void)mca_base_component_var_register(
+        c, "priority",
+        "Priority of the coll gpu component.  It must be above the components it wraps "
+        "(tuned 30, han 35, self 75, cuda 78) so that it sits in front of them and hands "
+        "them host-buffer calls",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.priority);
+
+    mca_coll_gpu_component.verbose = 0;
+    (void)mca_base_component_var_register(
+        c, "verbose",
+        "Verbosity of the coll gpu component: 1 says which accelerator backend was chosen or "
+        "why the component is disabled, 10 logs every staged call",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_LOCAL,
+        &mca_coll_gpu_component.verbose);
+
+    mca_coll_gpu_component.enable = true;
+    (void)mca_base_component_var_register(
+        c, "enable",
+        "Whether coll gpu takes part in collective selection at all (false: Open MPI runs as "
+        "if the component were not installed)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_3, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.enable);
+
+    mca_coll_gpu_component.accelerator = COLL_GPU_ACCELERATOR_AUTO;
+    (void)mca_base_var_enum_create("coll_gpu_accelerator", coll_gpu_accelerator_values,
+                                   &accelerator_enum);
+    (void)mca_base_component_var_register(
+        c, "accelerator",
+        "Accelerator backend: auto (CUDA when a driver and a device are present, otherwise "
+        "the component stays out of the way), cuda, or emulated (CPU memory that the "
+        "component treats as device memory; for testing without a GPU)",
+        MCA_BASE_VAR_TYPE_INT, accelerator_enum, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.accelerator);
+    OBJ_RELEASE(accelerator_enum);
+
+    mca_coll_gpu_component.staging_buffer_size = COLL_GPU_DEFAULT_STAGING_BUFFER_SIZE;
+    (void)mca_base_component_var_register(
+        c, "staging_buffer_size",
+        "Bytes of pinned host memory each communicator allocates, on its first collective on "
+        "device buffers, to stage them through host memory.  Larger messages are pipelined in "
+        "chunks of a quarter of it (see staged_pipeline) or use temporary host buffers. "
+        "Minimum 4096",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.staging_buffer_size);
+
+    mca_coll_gpu_component.staged_pipeline = true;
+    (void)mca_base_component_var_register(
+        c, "staged_pipeline",
+        "Pipeline the staging of allreduce, reduce, bcast, scan, exscan and reduce_local on "
+        "contiguous device data: chunks overlap the device-to-host copy, the host collective "
+        "and the host-to-device copy.  This issues one host collective per chunk, so every "
+        "rank must pass the same kind of memory (all device, or all host) and the same "
+        "datatype to a given call; set it to false, or set check_memory_kinds, otherwise",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.staged_pipeline);
+
+    mca_coll_gpu_component.check_memory_kinds = false;
+    (void)mca_base_component_var_register(
+        c, "check_memory_kinds",
+        "Debug: before every collective the ranks agree on whether they pass device memory "
+        "(one small allreduce); a mix is reported with a warning and run correctly through a "
+        "single staged host collective.  Costs a collective per call",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.check_memory_kinds);
+
+    coll_gpu_register_pvar("calls_passthrough",
+                           "Calls handed straight to the previous module because every buffer "
+                           "was in host memory, per collective (order of coll_gpu_colls.h)",
+                           mca_coll_gpu_component.calls_passthrough, true);
+    coll_gpu_register_pvar("calls_staged",
+                           "Calls on device buffers run through host staging, per collective "
+                           "(order of coll_gpu_colls.h)",
+                           mca_coll_gpu_component.calls_staged, true);
+    coll_gpu_register_pvar("staged_bytes", "Bytes copied between device and host by staging",
+                           &mca_coll_gpu_component.staged_bytes, false);
+    coll_gpu_register_pvar("staged_chunks",
+                           "Host collectives issued by pipelined staging (one per chunk)",
+                           &mca_coll_gpu_component.staged_chunks, false);
+    coll_gpu_register_pvar("pageable_fallbacks",
+                           "Staging buffers that are pageable because pinning host memory "
+                           "failed",
+                           &mca_coll_gpu_component.pageable_fallbacks, false);
+    coll_gpu_register_pvar("accelerator_errors",
+                           "Collectives that failed because an accelerator operation failed",
+                           &mca_coll_gpu_component.accelerator_errors, false);
+
+    coll_gpu_add_help_dirs();
+    return OMPI_SUCCESS;
+}
+
+static void coll_gpu_log(int level, const char *msg)
+{
+    opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: %s", msg);
+}
+
+static int coll_gpu_open(void)
+{
+    char value[32];
+
+    mca_coll_gpu_component.output = opal_output_open(NULL);
+    opal_output_set_verbosity(mca_coll_gpu_component.output, mca_coll_gpu_component.verbose);
+    accel_set_log(coll_gpu_log, mca_coll_gpu_component.verbose);
+
+    if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {
+        snprintf(value, sizeof(value), "%zu", mca_coll_gpu_component.staging_buffer_size);
+        opal_show_help("help-mpi-coll-gpu.txt", "invalid parameter", true,
+                       "coll_gpu_staging_buffer_size", value, "below the minimum", "4096");
+        mca_coll_gpu_component.staging_buffer_size = COLL_GPU_MIN_STAGING_BUFFER_SIZE;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int coll_gpu_close(void)
+{
+    if (mca_coll_gpu_component.accel_opened) {
+        if (NULL != mca_coll_gpu_component.accel) {
+            accel_finalize();
+        }
+        mca_coll_gpu_component.accel = NULL;
+        mca_coll_gpu_component.accel_opened = false;
+    }
+    if (mca_coll_gpu_component.output >= 0) {
+        opal_output_close(mca_coll_gpu_component.output);
+        mca_coll_gpu_component.output = -1;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Opens the accelerator backend on first use: MPI_Init's first communicator,
+ * not ompi_info, pays for loading a driver. */
+int mca_coll_gpu_accel_open(void)
+{
+    static const char *const backend_names[] = {"auto", "cuda", "emulated"};
+    accel_status_t status;
+    const char *reason = NULL;
+
+    if (mca_coll_gpu_component.accel_opened) {
+        return (NULL != mca_coll_gpu_component.accel) ? OMPI_SUCCESS : OMPI_ERR_NOT_AVAILABLE;
+    }
+    mca_coll_gpu_component.accel_opened = true;
+    status = accel_init((accel_backend_kind_t)mca_coll_gpu_component.accelerator,
+                        &mca_coll_gpu_component.accel, &reason);
+    if (ACCEL_OK != status) {
+        mca_coll_gpu_component.accel = NULL;
+        mca_coll_gpu_component.accel_unavailable_reason =
+            (NULL != reason) ? reason : accel_status_string(status);
+        COLL_GPU_VERBOSE(1, "disabled: %s", mca_coll_gpu_component.accel_unavailable_reason);
+        if (COLL_GPU_ACCELERATOR_AUTO != mca_coll_gpu_component.accelerator) {
+            opal_show_help("help-mpi-coll-gpu.txt", "accelerator unavailable", true,
+                           backend_names[mca_coll_gpu_component.accelerator], COLL_GPU_HOSTNAME,
+                           mca_coll_gpu_component.accel_unavailable_reason);
+        }
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    COLL_GPU_VERBOSE(1, "accelerator backend %s selected (%d device%s)",
+                     mca_coll_gpu_component.accel->name,
+                     mca_coll_gpu_component.accel->device_count(),
+                     1 == mca_coll_gpu_component.accel->device_count() ? "" : "s");
+    return OMPI_SUCCESS;
+}

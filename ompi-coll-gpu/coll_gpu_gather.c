@@ -1,0 +1,151 @@
+/*
+ * MPI_Gather, MPI_Gatherv and their nonblocking forms on device buffers.  The
+ * receive buffer matters at the root only: elsewhere it is neither
+ * classified nor touched.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    int scount;
+    struct ompi_datatype_t *sdtype;
+    int rcount;         /* gather */
+    const int *rcounts; /* gatherv */
+    const int *displs;
+    struct ompi_datatype_t *rdtype;
+    int root;
+    struct ompi_communicator_t *comm;
+} coll_gpu_gather_args_t;
+
+static int coll_gpu_gather_host(const void *sbuf, void *rbuf, int count, void *args,
+                                ompi_request_t **request)
+{
+    coll_gpu_gather_args_t *a = args;
+
+    (void)count;
+    if (NULL != a->displs) {
+        return (NULL == request)
+                   ? COLL_GPU_PREV(a->module, gatherv, sbuf, a->scount, a->sdtype, rbuf,
+                                   a->rcounts, a->displs, a->rdtype, a->root, a->comm)
+                   : COLL_GPU_PREV(a->module, igatherv, sbuf, a->scount, a->sdtype, rbuf,
+                                   a->rcounts, a->displs, a->rdtype, a->root, a->comm, request);
+    }
+    return (NULL == request)
+               ? COLL_GPU_PREV(a->module, gather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
+                               a->rdtype, a->root, a->comm)
+               : COLL_GPU_PREV(a->module, igather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
+                               a->rdtype, a->root, a->comm, request);
+}
+
+static bool coll_gpu_gather_on_device(const void *sbuf, const void *rbuf, int root,
+                                      struct ompi_communicator_t *comm)
+{
+    return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
+}
+
+static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t coll,
+                                  const char *mpi_call, const void *sbuf, void *rbuf,
+                                  ompi_request_t **request, bool single_call)
+{
+    int size = ompi_comm_size(a->comm);
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_gather_host, a);
+    coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
+    if (ompi_comm_rank(a->comm) == a->root) {
+        if (NULL != a->displs) {
+            coll_gpu_buf_init_blocks(&call.recv, rbuf, a->rdtype, a->rcounts, a->displs, size);
+            call.recv_holes = true;
+        } else {
+            coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
+            call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount * size);
+        }
+        /* In place, the root's own block is already in the receive buffer. */
+        call.recv_in = (MPI_IN_PLACE == sbuf);
+        call.recv_out = true;
+    }
+    if (NULL != request) {
+        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
+    }
+    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+}
+
+int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        int rcount, struct ompi_datatype_t *rdtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_gather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .root = root, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_GATHER,
+                              coll_gpu_gather_on_device(sbuf, rbuf, root, comm), &single_call)) {
+        return COLL_GPU_PREV(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm);
+    }
+    return coll_gpu_gather_staged(&args, COLL_GPU_GATHER, "MPI_Gather", sbuf, rbuf, NULL,
+                                  single_call);
+}
+
+int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                         int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_gather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_GATHERV,
+                              coll_gpu_gather_on_device(sbuf, rbuf, root, comm), &single_call)) {
+        return COLL_GPU_PREV(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             root, comm);
+    }
+    return coll_gpu_gather_staged(&args, COLL_GPU_GATHERV, "MPI_Gatherv", sbuf, rbuf, NULL,
+                                  single_call);
+}
+
+int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_gather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .root = root, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IGATHER,
+                               coll_gpu_gather_on_device(sbuf, rbuf, root, comm))) {
+        return COLL_GPU_PREV(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm, request);
+    }
+    return coll_gpu_gather_staged(&args, COLL_GPU_IGATHER, "MPI_Igather", sbuf, rbuf, request,
+                                  true);
+}
+
+int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                          int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_gather_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IGATHERV,
+                               coll_gpu_gather_on_device(sbuf, rbuf, root, comm))) {
+        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                             rdtype, root, comm, request);
+    }
+    return coll_gpu_gather_staged(&args, COLL_GPU_IGATHERV, "MPI_Igatherv", sbuf, rbuf, request,
+                                  true);
+}

@@ -1,0 +1,173 @@
+/*
+ * coll/gpu module: one per communicator.  It saves the functions of the
+ * module selected before it for every collective it wraps (retaining those
+ * modules, as coll/cuda does in Open MPI 4.1) and releases them when the
+ * communicator goes.
+ */
+#include "coll_gpu.h"
+
+#include <string.h>
+
+#include "coll_gpu_staged.h"
+#include "opal/util/show_help.h"
+
+/* Every collective coll/gpu wraps, by its field name in the coll tables. */
+#define COLL_GPU_FOREACH_WRAPPED(X)                                                                \
+    X(allgather)                                                                                   \
+    X(allgatherv)                                                                                  \
+    X(allreduce)                                                                                   \
+    X(alltoall)                                                                                    \
+    X(alltoallv)                                                                                   \
+    X(bcast)                                                                                       \
+    X(exscan)                                                                                      \
+    X(gather)                                                                                      \
+    X(gatherv)                                                                                     \
+    X(reduce)                                                                                      \
+    X(reduce_scatter)                                                                              \
+    X(reduce_scatter_block)                                                                        \
+    X(scan)                                                                                        \
+    X(scatter)                                                                                     \
+    X(scatterv)                                                                                    \
+    X(reduce_local)                                                                                \
+    X(iallgather)                                                                                  \
+    X(iallgatherv)                                                                                 \
+    X(iallreduce)                                                                                  \
+    X(ialltoall)                                                                                   \
+    X(ialltoallv)                                                                                  \
+    X(ibcast)                                                                                      \
+    X(iexscan)                                                                                     \
+    X(igather)                                                                                     \
+    X(igatherv)                                                                                    \
+    X(ireduce)                                                                                     \
+    X(ireduce_scatter)                                                                             \
+    X(ireduce_scatter_block)                                                                       \
+    X(iscan)                                                                                       \
+    X(iscatter)                                                                                    \
+    X(iscatterv)
+
+static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module)
+{
+    memset(&module->prev, 0, sizeof(module->prev));
+    module->staging = NULL;
+}
+
+static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module)
+{
+#define COLL_GPU_RELEASE_PREV(name)                                                                \
+    if (NULL != module->prev.coll_##name##_module) {                                               \
+        OBJ_RELEASE(module->prev.coll_##name##_module);                                            \
+        module->prev.coll_##name##_module = NULL;                                                  \
+    }
+    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_RELEASE_PREV)
+#undef COLL_GPU_RELEASE_PREV
+
+    coll_gpu_staging_destroy(module->staging);
+    module->staging = NULL;
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
+                   mca_coll_gpu_module_destruct);
+
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+/*
+ * Saves the previous module's function for every collective this module
+ * wraps.  A collective nobody below implements (libnbc excluded, say) is left
+ * to Open MPI: this module does not install a wrapper for it.
+ */
+static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
+                                      struct ompi_communicator_t *comm)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+#define COLL_GPU_SAVE_PREV(name)                                                                   \
+    if (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module) {         \
+        module->prev.coll_##name = comm->c_coll->coll_##name;                                      \
+        module->prev.coll_##name##_module = comm->c_coll->coll_##name##_module;                    \
+        OBJ_RETAIN(module->prev.coll_##name##_module);                                             \
+    } else {                                                                                       \
+        module->super.coll_##name = NULL;                                                          \
+    }
+    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_SAVE_PREV)
+#undef COLL_GPU_SAVE_PREV
+
+    /* The memory-kind check and nothing else relies on allreduce below. */
+    if (NULL == module->prev.coll_allreduce) {
+        COLL_GPU_VERBOSE(1, "no allreduce below coll/gpu on communicator %s: not enabled",
+                         comm->c_name);
+        return OMPI_ERR_NOT_FOUND;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int mca_coll_gpu_module_disable(mca_coll_base_module_t *base,
+                                       struct ompi_communicator_t *comm)
+{
+    (void)comm;
+    /* Idempotent: the destructor releases whatever is still held. */
+    mca_coll_gpu_module_destruct((mca_coll_gpu_module_t *)base);
+    return OMPI_SUCCESS;
+}
+
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    mca_coll_gpu_module_t *module;
+
+    if (!mca_coll_gpu_component.enable || mca_coll_gpu_component.priority < 0) {
+        return NULL;
+    }
+    /* Staging rewrites buffer arguments only; intercommunicator collectives
+     * have other argument rules and are left to Open MPI. */
+    if (OMPI_COMM_IS_INTER(comm)) {
+        return NULL;
+    }
+    if (OMPI_SUCCESS != mca_coll_gpu_accel_open()) {
+        return NULL;
+    }
+
+    module = OBJ_NEW(mca_coll_gpu_module_t);
+    if (NULL == module) {
+        return NULL;
+    }
+    *priority = mca_coll_gpu_component.priority;
+    module->super.coll_module_enable = mca_coll_gpu_module_enable;
+    module->super.coll_module_disable = mca_coll_gpu_module_disable;
+    module->super.ft_event = NULL;
+
+#define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;
+    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_INSTALL)
+#undef COLL_GPU_INSTALL
+
+    return &module->super;
+}
+
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device)
+{
+    static const char *const names[] = {
+#define COLL_GPU_NAME_ENTRY(id, name) name,
+        COLL_GPU_FOREACH_COLL(COLL_GPU_NAME_ENTRY)
+#undef COLL_GPU_NAME_ENTRY
+    };
+    int local = on_device ? 1 : 0, num_on_device = 0;
+    int size = ompi_comm_size(comm);
+
+    if (OMPI_SUCCESS != COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT,
+                                      MPI_SUM, comm)) {
+        /* Cannot tell: the single-call path is right in any case. */
+        return true;
+    }
+    if (0 < num_on_device && num_on_device < size) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device,
+                           size, names[coll], COLL_GPU_HOSTNAME);
+        }
+        return true;
+    }
+    return false;
+}

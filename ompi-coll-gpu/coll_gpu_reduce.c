@@ -1,0 +1,88 @@
+/*
+ * MPI_Reduce and MPI_Ireduce on device buffers.  The receive buffer matters
+ * at the root only: elsewhere it is neither classified nor touched.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    int root;
+    struct ompi_communicator_t *comm;
+} coll_gpu_reduce_args_t;
+
+static int coll_gpu_reduce_host(const void *sbuf, void *rbuf, int count, void *args,
+                                ompi_request_t **request)
+{
+    coll_gpu_reduce_args_t *a = args;
+
+    if (NULL == request) {
+        return COLL_GPU_PREV(a->module, reduce, sbuf, rbuf, count, a->dtype, a->op, a->root,
+                             a->comm);
+    }
+    return COLL_GPU_PREV(a->module, ireduce, sbuf, rbuf, count, a->dtype, a->op, a->root, a->comm,
+                         request);
+}
+
+static bool coll_gpu_reduce_on_device(const void *sbuf, const void *rbuf, int root,
+                                      struct ompi_communicator_t *comm)
+{
+    return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
+}
+
+static int coll_gpu_reduce_staged(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
+                                  const char *mpi_call, const void *sbuf, void *rbuf, int count,
+                                  ompi_request_t **request, bool single_call)
+{
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_reduce_host, args);
+    coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
+    if (ompi_comm_rank(args->comm) == args->root) {
+        coll_gpu_buf_init(&call.recv, rbuf, args->dtype, (size_t)count);
+        call.recv_in = (MPI_IN_PLACE == sbuf);
+        call.recv_out = true;
+        call.recv_holes = coll_gpu_has_holes(args->dtype, count);
+    }
+    call.elementwise = true;
+    call.count = count;
+    call.dtype = args->dtype;
+    if (NULL != request) {
+        return coll_gpu_staged_icall(args->module, args->comm, &call, request);
+    }
+    return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
+}
+
+int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_args_t args = {
+        .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE,
+                              coll_gpu_reduce_on_device(sbuf, rbuf, root, comm), &single_call)) {
+        return COLL_GPU_PREV(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    }
+    return coll_gpu_reduce_staged(&args, COLL_GPU_REDUCE, "MPI_Reduce", sbuf, rbuf, count, NULL,
+                                  single_call);
+}
+
+int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_args_t args = {
+        .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
+
+    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE,
+                               coll_gpu_reduce_on_device(sbuf, rbuf, root, comm))) {
+        return COLL_GPU_PREV(module, ireduce, sbuf, rbuf, count, dtype, op, root, comm, request);
+    }
+    return coll_gpu_reduce_staged(&args, COLL_GPU_IREDUCE, "MPI_Ireduce", sbuf, rbuf, count,
+                                  request, true);
+}

@@ -1,0 +1,141 @@
+/*
+ * MPI_Reduce_scatter, MPI_Reduce_scatter_block and their nonblocking forms
+ * on device buffers.  In place, the receive buffer holds every rank's input
+ * (the whole vector) on entry.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    int rcount;         /* reduce_scatter_block */
+    const int *rcounts; /* reduce_scatter */
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    struct ompi_communicator_t *comm;
+} coll_gpu_reduce_scatter_args_t;
+
+static int coll_gpu_reduce_scatter_host(const void *sbuf, void *rbuf, int count, void *args,
+                                        ompi_request_t **request)
+{
+    coll_gpu_reduce_scatter_args_t *a = args;
+
+    (void)count;
+    if (NULL != a->rcounts) {
+        return (NULL == request)
+                   ? COLL_GPU_PREV(a->module, reduce_scatter, sbuf, rbuf, a->rcounts, a->dtype,
+                                   a->op, a->comm)
+                   : COLL_GPU_PREV(a->module, ireduce_scatter, sbuf, rbuf, a->rcounts, a->dtype,
+                                   a->op, a->comm, request);
+    }
+    return (NULL == request) ? COLL_GPU_PREV(a->module, reduce_scatter_block, sbuf, rbuf,
+                                             a->rcount, a->dtype, a->op, a->comm)
+                             : COLL_GPU_PREV(a->module, ireduce_scatter_block, sbuf, rbuf,
+                                             a->rcount, a->dtype, a->op, a->comm, request);
+}
+
+static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, coll_gpu_coll_t coll,
+                                          const char *mpi_call, const void *sbuf, void *rbuf,
+                                          ompi_request_t **request, bool single_call)
+{
+    int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm);
+    size_t total = 0, mine;
+    coll_gpu_call_t call;
+
+    if (NULL != a->rcounts) {
+        for (int i = 0; i < size; ++i) {
+            total += (size_t)a->rcounts[i];
+        }
+        mine = (size_t)a->rcounts[rank];
+    } else {
+        total = (size_t)a->rcount * (size_t)size;
+        mine = (size_t)a->rcount;
+    }
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_reduce_scatter_host, a);
+    coll_gpu_buf_init(&call.send, sbuf, a->dtype, total);
+    call.recv_in = (MPI_IN_PLACE == sbuf);
+    coll_gpu_buf_init(&call.recv, rbuf, a->dtype, call.recv_in ? total : mine);
+    call.recv_out = true;
+    call.recv_holes = coll_gpu_has_holes(a->dtype, (int)mine);
+    if (NULL != request) {
+        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
+    }
+    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+}
+
+int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = module, .rcounts = rcounts, .dtype = dtype, .op = op, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    }
+    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER, "MPI_Reduce_scatter",
+                                          sbuf, rbuf, NULL, single_call);
+}
+
+int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = module, .rcount = rcount, .dtype = dtype, .op = op, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
+    }
+    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER_BLOCK,
+                                          "MPI_Reduce_scatter_block", sbuf, rbuf, NULL,
+                                          single_call);
+}
+
+int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = module, .rcounts = rcounts, .dtype = dtype, .op = op, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm,
+                             request);
+    }
+    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_IREDUCE_SCATTER, "MPI_Ireduce_scatter",
+                                          sbuf, rbuf, request, true);
+}
+
+int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = module, .rcount = rcount, .dtype = dtype, .op = op, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER_BLOCK,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm,
+                             request);
+    }
+    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_IREDUCE_SCATTER_BLOCK,
+                                          "MPI_Ireduce_scatter_block", sbuf, rbuf, request, true);
+}

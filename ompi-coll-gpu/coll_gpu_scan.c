@@ -1,0 +1,118 @@
+/*
+ * MPI_Scan, MPI_Exscan and their nonblocking forms on device buffers.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    bool exclusive;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    struct ompi_communicator_t *comm;
+} coll_gpu_scan_args_t;
+
+static int coll_gpu_scan_host(const void *sbuf, void *rbuf, int count, void *args,
+                              ompi_request_t **request)
+{
+    coll_gpu_scan_args_t *a = args;
+
+    if (a->exclusive) {
+        return (NULL == request) ? COLL_GPU_PREV(a->module, exscan, sbuf, rbuf, count, a->dtype,
+                                                 a->op, a->comm)
+                                 : COLL_GPU_PREV(a->module, iexscan, sbuf, rbuf, count, a->dtype,
+                                                 a->op, a->comm, request);
+    }
+    return (NULL == request)
+               ? COLL_GPU_PREV(a->module, scan, sbuf, rbuf, count, a->dtype, a->op, a->comm)
+               : COLL_GPU_PREV(a->module, iscan, sbuf, rbuf, count, a->dtype, a->op, a->comm,
+                               request);
+}
+
+static int coll_gpu_scan_staged(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll,
+                                const char *mpi_call, const void *sbuf, void *rbuf, int count,
+                                ompi_request_t **request, bool single_call)
+{
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scan_host, args);
+    coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
+    coll_gpu_buf_init(&call.recv, rbuf, args->dtype, (size_t)count);
+    call.recv_in = (MPI_IN_PLACE == sbuf);
+    call.recv_out = true;
+    call.recv_holes = coll_gpu_has_holes(args->dtype, count);
+    call.elementwise = true;
+    call.count = count;
+    call.dtype = args->dtype;
+    if (NULL != request) {
+        return coll_gpu_staged_icall(args->module, args->comm, &call, request);
+    }
+    return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
+}
+
+int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                      mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scan_args_t args = {
+        .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCAN,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, scan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_scan_staged(&args, COLL_GPU_SCAN, "MPI_Scan", sbuf, rbuf, count, NULL,
+                                single_call);
+}
+
+int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scan_args_t args = {
+        .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_EXSCAN,
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                              &single_call)) {
+        return COLL_GPU_PREV(module, exscan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_scan_staged(&args, COLL_GPU_EXSCAN, "MPI_Exscan", sbuf, rbuf, count, NULL,
+                                single_call);
+}
+
+int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scan_args_t args = {
+        .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
+
+    if (coll_gpu_ipass_through(COLL_GPU_ISCAN,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, iscan, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_scan_staged(&args, COLL_GPU_ISCAN, "MPI_Iscan", sbuf, rbuf, count, request,
+                                true);
+}
+
+int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scan_args_t args = {
+        .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
+
+    if (coll_gpu_ipass_through(COLL_GPU_IEXSCAN,
+                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
+        return COLL_GPU_PREV(module, iexscan, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_scan_staged(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count,
+                                request, true);
+}

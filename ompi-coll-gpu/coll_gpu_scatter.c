@@ -1,0 +1,150 @@
+/*
+ * MPI_Scatter, MPI_Scatterv and their nonblocking forms on device buffers.
+ * The send buffer matters at the root only: elsewhere it is neither
+ * classified nor touched.
+ */
+#include "coll_gpu_staged.h"
+
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    int scount;         /* scatter */
+    const int *scounts; /* scatterv */
+    const int *displs;
+    struct ompi_datatype_t *sdtype;
+    int rcount;
+    struct ompi_datatype_t *rdtype;
+    int root;
+    struct ompi_communicator_t *comm;
+} coll_gpu_scatter_args_t;
+
+static int coll_gpu_scatter_host(const void *sbuf, void *rbuf, int count, void *args,
+                                 ompi_request_t **request)
+{
+    coll_gpu_scatter_args_t *a = args;
+
+    (void)count;
+    if (NULL != a->displs) {
+        return (NULL == request)
+                   ? COLL_GPU_PREV(a->module, scatterv, sbuf, a->scounts, a->displs, a->sdtype,
+                                   rbuf, a->rcount, a->rdtype, a->root, a->comm)
+                   : COLL_GPU_PREV(a->module, iscatterv, sbuf, a->scounts, a->displs, a->sdtype,
+                                   rbuf, a->rcount, a->rdtype, a->root, a->comm, request);
+    }
+    return (NULL == request)
+               ? COLL_GPU_PREV(a->module, scatter, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
+                               a->rdtype, a->root, a->comm)
+               : COLL_GPU_PREV(a->module, iscatter, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
+                               a->rdtype, a->root, a->comm, request);
+}
+
+static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int root,
+                                       struct ompi_communicator_t *comm)
+{
+    return (ompi_comm_rank(comm) == root && coll_gpu_on_device(sbuf)) || coll_gpu_on_device(rbuf);
+}
+
+static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
+                                   const char *mpi_call, const void *sbuf, void *rbuf,
+                                   ompi_request_t **request, bool single_call)
+{
+    int size = ompi_comm_size(a->comm);
+    coll_gpu_call_t call;
+
+    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scatter_host, a);
+    if (ompi_comm_rank(a->comm) == a->root) {
+        if (NULL != a->displs) {
+            coll_gpu_buf_init_blocks(&call.send, sbuf, a->sdtype, a->scounts, a->displs, size);
+        } else {
+            coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
+        }
+    }
+    coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount);
+    call.recv_out = true;
+    call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
+    if (NULL != request) {
+        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
+    }
+    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+}
+
+int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scatter_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .root = root, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCATTER,
+                              coll_gpu_scatter_on_device(sbuf, rbuf, root, comm), &single_call)) {
+        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm);
+    }
+    return coll_gpu_scatter_staged(&args, COLL_GPU_SCATTER, "MPI_Scatter", sbuf, rbuf, NULL,
+                                   single_call);
+}
+
+int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scatter_args_t args = {
+        .module = module, .scounts = scounts, .displs = displs, .sdtype = sdtype,
+        .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
+    };
+    bool single_call;
+
+    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCATTERV,
+                              coll_gpu_scatter_on_device(sbuf, rbuf, root, comm), &single_call)) {
+        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount,
+                             rdtype, root, comm);
+    }
+    return coll_gpu_scatter_staged(&args, COLL_GPU_SCATTERV, "MPI_Scatterv", sbuf, rbuf, NULL,
+                                   single_call);
+}
+
+int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scatter_args_t args = {
+        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
+        .rdtype = rdtype, .root = root, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_ISCATTER,
+                               coll_gpu_scatter_on_device(sbuf, rbuf, root, comm))) {
+        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm, request);
+    }
+    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTER, "MPI_Iscatter", sbuf, rbuf, request,
+                                   true);
+}
+
+int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_scatter_args_t args = {
+        .module = module, .scounts = scounts, .displs = displs, .sdtype = sdtype,
+        .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
+    };
+
+    if (coll_gpu_ipass_through(COLL_GPU_ISCATTERV,
+                               coll_gpu_scatter_on_device(sbuf, rbuf, root, comm))) {
+        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount,
+                             rdtype, root, comm, request);
+    }
+    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf,
+                                   request, true);
+}

@@ -1,0 +1,453 @@
+/*
+ * The staged path: host copies of device buffers around the previous
+ * module's collective.  See coll_gpu_staged.h.
+ */
+#include "coll_gpu_staged.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/util/show_help.h"
+
+/* Host buffers are aligned so that the host collective's own vectorized
+ * reductions see the alignment they would on a malloc'ed buffer. */
+#define COLL_GPU_HOST_ALIGN 64
+
+/* The staging buffer is cut into two pipeline halves, each holding one slot
+ * for the send and one for the receive buffer. */
+#define COLL_GPU_PIPELINE_SLOTS 4
+
+static size_t coll_gpu_align_up(size_t n)
+{
+    return (n + COLL_GPU_HOST_ALIGN - 1) & ~(size_t)(COLL_GPU_HOST_ALIGN - 1);
+}
+
+void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p,
+                     ptrdiff_t *hi_p)
+{
+    ptrdiff_t gap;
+    ptrdiff_t span = opal_datatype_span(&dtype->super, count, &gap);
+
+    *lo_p = gap;
+    *hi_p = gap + span;
+}
+
+void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
+                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p)
+{
+    ptrdiff_t lb, extent, lo, hi;
+    bool any = false;
+
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    *lo_p = *hi_p = 0;
+    for (int i = 0; i < n; ++i) {
+        if (counts[i] <= 0) {
+            continue;
+        }
+        coll_gpu_region(dtype, (size_t)counts[i], &lo, &hi);
+        lo += (ptrdiff_t)displs[i] * extent;
+        hi += (ptrdiff_t)displs[i] * extent;
+        if (!any || lo < *lo_p) {
+            *lo_p = lo;
+        }
+        if (!any || hi > *hi_p) {
+            *hi_p = hi;
+        }
+        any = true;
+    }
+}
+
+void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
+                       size_t count)
+{
+    buf->user = (void *)user;
+    coll_gpu_region(dtype, count, &buf->lo, &buf->hi);
+    buf->on_device = coll_gpu_on_device(user);
+    buf->host = buf->user;
+}
+
+void coll_gpu_buf_init_blocks(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
+                              const int *counts, const int *displs, int n)
+{
+    buf->user = (void *)user;
+    coll_gpu_region_blocks(dtype, counts, displs, n, &buf->lo, &buf->hi);
+    buf->on_device = coll_gpu_on_device(user);
+    buf->host = buf->user;
+}
+
+/* The first error of a call is the one reported. */
+static void coll_gpu_stage_fail(coll_gpu_stage_t *stage, int rc)
+{
+    if (OMPI_SUCCESS == stage->rc) {
+        stage->rc = rc;
+        stage->error = *accel_last_error();
+    }
+}
+
+static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, size_t len)
+{
+    if (0 == len) {
+        return;
+    }
+    if (ACCEL_OK != mca_coll_gpu_component.accel->memcpy(dst, src, len)) {
+        coll_gpu_stage_fail(stage, OMPI_ERROR);
+        return;
+    }
+    mca_coll_gpu_component.staged_bytes += len;
+}
+
+/* Creates the communicator's staging buffer, stream and events. */
+static int coll_gpu_staging_create(mca_coll_gpu_module_t *module)
+{
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    coll_gpu_staging_t *staging;
+
+    staging = calloc(1, sizeof(*staging));
+    if (NULL == staging) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    staging->size = coll_gpu_align_up(mca_coll_gpu_component.staging_buffer_size);
+    if (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, staging->size, &staging->buffer)) {
+        staging->pinned = true;
+    } else {
+        /* Pageable memory still works, at the price of synchronous copies. */
+        COLL_GPU_VERBOSE(1, "pinning a %zu-byte staging buffer failed (%s); using pageable memory",
+                         staging->size, accel_last_error()->error);
+        ++mca_coll_gpu_component.pageable_fallbacks;
+        if (0 != posix_memalign(&staging->buffer, COLL_GPU_HOST_ALIGN, staging->size)) {
+            goto err_free_staging;
+        }
+    }
+    if (ACCEL_OK != accel->stream_create(&staging->stream)) {
+        goto err_free_buffer;
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (ACCEL_OK != accel->event_create(&staging->copied_in[i])) {
+            goto err_destroy_events;
+        }
+    }
+    module->staging = staging;
+    return OMPI_SUCCESS;
+
+err_destroy_events:
+    for (int i = 0; i < 2; ++i) {
+        if (NULL != staging->copied_in[i]) {
+            accel->event_destroy(staging->copied_in[i]);
+        }
+    }
+    accel->stream_destroy(staging->stream);
+err_free_buffer:
+    if (staging->pinned) {
+        accel->mem_free(staging->buffer);
+    } else {
+        free(staging->buffer);
+    }
+err_free_staging:
+    free(staging);
+    return OMPI_ERROR;
+}
+
+void coll_gpu_staging_destroy(coll_gpu_staging_t *staging)
+{
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+
+    if (NULL == staging) {
+        return;
+    }
+    for (int i = 0; i < 2; ++i) {
+        accel->event_destroy(staging->copied_in[i]);
+    }
+    accel->stream_destroy(staging->stream);
+    if (staging->pinned) {
+        accel->mem_free(staging->buffer);
+    } else {
+        free(staging->buffer);
+    }
+    free(staging);
+}
+
+int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
+                         coll_gpu_coll_t coll)
+{
+    memset(stage, 0, sizeof(*stage));
+    stage->module = module;
+    stage->coll = coll;
+    stage->rc = OMPI_SUCCESS;
+    ++mca_coll_gpu_component.calls_staged[coll];
+    if (NULL != module && NULL == module->staging) {
+        /* Without a staging buffer every host copy is a temporary. */
+        if (OMPI_SUCCESS != coll_gpu_staging_create(module)) {
+            COLL_GPU_VERBOSE(1, "no staging buffer (%s): staging through temporary buffers",
+                             accel_last_error()->error);
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/* Host memory for len bytes: from the staging buffer while it lasts, then
+ * temporary pageable buffers. */
+static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len)
+{
+    coll_gpu_staging_t *staging = (NULL != stage->module) ? stage->module->staging : NULL;
+    void *ptr;
+
+    len = coll_gpu_align_up(len);
+    if (NULL != staging && staging->size - stage->arena_used >= len) {
+        ptr = (char *)staging->buffer + stage->arena_used;
+        stage->arena_used += len;
+        return ptr;
+    }
+    if (stage->num_temps == COLL_GPU_STAGE_MAX_TEMPS ||
+        0 != posix_memalign(&ptr, COLL_GPU_HOST_ALIGN, len)) {
+        return NULL;
+    }
+    stage->temps[stage->num_temps++] = ptr;
+    return ptr;
+}
+
+int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in)
+{
+    char *shadow;
+    size_t len;
+
+    buf->host = buf->user;
+    if (!buf->on_device || buf->hi <= buf->lo) {
+        return OMPI_SUCCESS;
+    }
+    len = (size_t)(buf->hi - buf->lo);
+    shadow = coll_gpu_stage_alloc(stage, len);
+    if (NULL == shadow) {
+        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
+                       COLL_GPU_HOSTNAME, len);
+        stage->rc = OMPI_ERR_OUT_OF_RESOURCE;
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    buf->host = shadow - buf->lo;
+    if (copy_in) {
+        coll_gpu_copy(stage, shadow, (char *)buf->user + buf->lo, len);
+    }
+    return OMPI_SUCCESS;
+}
+
+void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf)
+{
+    if (!buf->on_device || buf->hi <= buf->lo) {
+        return;
+    }
+    coll_gpu_copy(stage, (char *)buf->user + buf->lo, (char *)buf->host + buf->lo,
+                  (size_t)(buf->hi - buf->lo));
+}
+
+int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
+                       const char *mpi_call)
+{
+    for (int i = 0; i < stage->num_temps; ++i) {
+        free(stage->temps[i]);
+    }
+    stage->num_temps = 0;
+    if (OMPI_SUCCESS != stage->rc && NULL != stage->error.call) {
+        ++mca_coll_gpu_component.accelerator_errors;
+        opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true,
+                       COLL_GPU_HOSTNAME, mpi_call, ompi_comm_rank(comm),
+                       ompi_comm_size(comm), stage->error.call, stage->error.error);
+    }
+    return stage->rc;
+}
+
+/* Whether count elements of dtype take the pipelined path: the same answer
+ * on every rank for the same parameters, count and datatype. */
+static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count)
+{
+    ptrdiff_t lb, extent;
+    size_t slot = mca_coll_gpu_component.staging_buffer_size / COLL_GPU_PIPELINE_SLOTS;
+
+    if (!mca_coll_gpu_component.staged_pipeline || count <= 0 ||
+        !ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
+        return false;
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    return extent > 0 && (size_t)extent <= slot;
+}
+
+/* One chunk of a pipeline: which elements, and the host copies standing for
+ * the user's buffers. */
+typedef struct {
+    size_t first;
+    int count;
+    const void *sbuf_host;
+    void *rbuf_host;
+} coll_gpu_chunk_t;
+
+/* A pipeline copy: asynchronous on the staging stream when there is one. */
+static void coll_gpu_pipeline_copy(coll_gpu_stage_t *stage, accel_stream_h stream, void *dst,
+                                   const void *src, size_t len)
+{
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    accel_status_t status;
+
+    status = (NULL != stream) ? accel->memcpy_async(dst, src, len, stream)
+                              : accel->memcpy(dst, src, len);
+    if (ACCEL_OK != status) {
+        coll_gpu_stage_fail(stage, OMPI_ERROR);
+        return;
+    }
+    mca_coll_gpu_component.staged_bytes += len;
+}
+
+/*
+ * Pipelined staging of an element-wise collective over contiguous data: the
+ * device-to-host copy of chunk k and the host-to-device copy of chunk k - 2
+ * run while the host collective of chunk k - 1 does.  The staging buffer is
+ * cut into two halves, each with a slot for the send and the receive data.
+ */
+static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t *call)
+{
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    coll_gpu_staging_t *staging = stage->module->staging;
+    const void *sbuf = call->send.user;
+    void *rbuf = call->recv.user;
+    accel_stream_h stream = NULL;
+    ptrdiff_t lb, extent, true_lb, true_extent;
+    coll_gpu_chunk_t chunks[2];
+    size_t slot, chunk_elems;
+    char *slots;
+    int num_chunks;
+
+    ompi_datatype_get_extent(call->dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(call->dtype, &true_lb, &true_extent);
+    /* Chunking depends only on the parameter and the datatype, never on what
+     * this rank could allocate, so that every rank issues the same host
+     * collectives. */
+    slot = mca_coll_gpu_component.staging_buffer_size / COLL_GPU_PIPELINE_SLOTS;
+    chunk_elems = slot / (size_t)extent;
+    num_chunks = (int)(((size_t)call->count + chunk_elems - 1) / chunk_elems);
+
+    if (NULL != staging) {
+        slots = staging->buffer;
+        stream = staging->stream;
+    } else {
+        /* No staging buffer: the same chunks through a temporary, unpipelined. */
+        slots = coll_gpu_stage_alloc(stage, COLL_GPU_PIPELINE_SLOTS * slot);
+        if (NULL == slots) {
+            opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
+                           COLL_GPU_HOSTNAME, COLL_GPU_PIPELINE_SLOTS * slot);
+            stage->rc = OMPI_ERR_OUT_OF_RESOURCE;
+            return;
+        }
+    }
+
+    for (int k = 0; k <= num_chunks; ++k) {
+        /* Start copying chunk k in while chunk k - 1 is reduced. */
+        if (k < num_chunks) {
+            coll_gpu_chunk_t *next = &chunks[k % 2];
+            char *sslot = slots + (size_t)(k % 2) * 2 * slot;
+            char *rslot = sslot + slot;
+            size_t left, bytes;
+
+            next->first = (size_t)k * chunk_elems;
+            left = (size_t)call->count - next->first;
+            next->count = (int)(left < chunk_elems ? left : chunk_elems);
+            bytes = (size_t)next->count * (size_t)extent;
+
+            next->sbuf_host = sbuf;
+            if (NULL != sbuf && MPI_IN_PLACE != sbuf) {
+                const char *user = (const char *)sbuf + next->first * (size_t)extent;
+                next->sbuf_host = user;
+                if (call->send.on_device) {
+                    coll_gpu_pipeline_copy(stage, stream, sslot, user + true_lb, bytes);
+                    next->sbuf_host = sslot - true_lb;
+                }
+            }
+            next->rbuf_host = NULL;
+            if (NULL != rbuf) {
+                char *user = (char *)rbuf + next->first * (size_t)extent;
+                next->rbuf_host = user;
+                if (call->recv.on_device) {
+                    if (call->recv_in) {
+                        coll_gpu_pipeline_copy(stage, stream, rslot, user + true_lb, bytes);
+                    }
+                    next->rbuf_host = rslot - true_lb;
+                }
+            }
+            if (NULL != stream &&
+                ACCEL_OK != accel->event_record(staging->copied_in[k % 2], stream)) {
+                coll_gpu_stage_fail(stage, OMPI_ERROR);
+            }
+        }
+
+        /* Run the host collective on chunk k - 1, then start copying it out.
+         * The stream orders that copy before the next copy into its half. */
+        if (k > 0) {
+            coll_gpu_chunk_t *cur = &chunks[(k - 1) % 2];
+
+            if (NULL != stream &&
+                ACCEL_OK != accel->event_synchronize(staging->copied_in[(k - 1) % 2])) {
+                coll_gpu_stage_fail(stage, OMPI_ERROR);
+            }
+            coll_gpu_stage_set_rc(stage, call->host_fn(cur->sbuf_host, cur->rbuf_host,
+                                                       cur->count, call->args, NULL));
+            ++mca_coll_gpu_component.staged_chunks;
+            if (call->recv_out && NULL != rbuf && call->recv.on_device) {
+                char *user = (char *)rbuf + cur->first * (size_t)extent;
+                coll_gpu_pipeline_copy(stage, stream, user + true_lb,
+                                       (char *)cur->rbuf_host + true_lb,
+                                       (size_t)cur->count * (size_t)extent);
+            }
+        }
+    }
+    if (NULL != stream && ACCEL_OK != accel->stream_synchronize(stream)) {
+        coll_gpu_stage_fail(stage, OMPI_ERROR);
+    }
+}
+
+void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char *mpi_call,
+                        coll_gpu_host_fn_t host_fn, void *args)
+{
+    memset(call, 0, sizeof(*call));
+    call->coll = coll;
+    call->mpi_call = mpi_call;
+    call->host_fn = host_fn;
+    call->args = args;
+}
+
+bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count)
+{
+    return count > 0 && !ompi_datatype_is_contiguous_memory_layout(dtype, count);
+}
+
+/* Host copies of the call's buffers; false when host memory ran out. */
+static bool coll_gpu_stage_call_in(coll_gpu_stage_t *stage, coll_gpu_call_t *call)
+{
+    if (OMPI_SUCCESS != coll_gpu_stage_in(stage, &call->send, true)) {
+        return false;
+    }
+    /* An output with holes is copied in too, so that copying the region back
+     * leaves the holes as they were. */
+    return OMPI_SUCCESS ==
+           coll_gpu_stage_in(stage, &call->recv, call->recv_in || call->recv_holes);
+}
+
+int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_call_t *call, bool single_call)
+{
+    coll_gpu_stage_t stage;
+    bool pipelined;
+
+    coll_gpu_stage_begin(&stage, module, call->coll);
+    pipelined = call->elementwise && !single_call && coll_gpu_pipeline_applies(call->dtype, call->count);
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s: staged%s (send %s, receive %s)", call->mpi_call,
+                     pipelined ? ", pipelined" : "", call->send.on_device ? "device" : "host",
+                     call->recv.on_device ? "device" : "host");
+    if (pipelined) {
+        coll_gpu_pipeline_run(&stage, call);
+    } else if (coll_gpu_stage_call_in(&stage, call)) {
+        coll_gpu_stage_set_rc(&stage, call->host_fn(call->send.host, call->recv.host, call->count,
+                                                    call->args, NULL));
+        if (call->recv_out) {
+            coll_gpu_stage_out(&stage, &call->recv);
+        }
+    }
+    return coll_gpu_stage_end(&stage, comm, call->mpi_call);
+}

@@ -1,0 +1,48 @@
+/*
+ * Test-only controls of the emulated backend.
+ *
+ * The emulated backend hands out "device" memory from a window of the address
+ * space that the host cannot touch (PROT_NONE: a stray host access faults as
+ * it would on real device memory); its own copies go through a second,
+ * readable mapping of the same pages.  Its state lives in a header page at a
+ * fixed address, so every copy of this code in a process (the component's
+ * and a test program's) shares one allocator, one set of counters and one
+ * fault plan.
+ */
+#ifndef ACCEL_EMULATED_H
+#define ACCEL_EMULATED_H
+
+#include "accel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    ACCEL_EMULATED_FAULT_MEMCPY = 0,   /* memcpy and memcpy_async */
+    ACCEL_EMULATED_FAULT_PINNED_ALLOC, /* mem_alloc(ACCEL_MEM_HOST_PINNED) */
+    ACCEL_EMULATED_FAULT_DEVICE_ALLOC, /* mem_alloc(ACCEL_MEM_DEVICE / MANAGED) */
+    ACCEL_EMULATED_FAULT_KINDS
+} accel_emulated_fault_t;
+
+/* Make the n-th next operation of that kind fail (n = 1: the very next one),
+ * as a driver error "EMULATED_ERROR_INJECTED"; n = 0 clears the plan.  With
+ * repeat, every operation of that kind from the n-th on fails until cleared. */
+ACCEL_API void accel_emulated_inject_fault(accel_emulated_fault_t what, int n, bool repeat);
+
+/* Allocations of each type currently live (for leak checks). */
+ACCEL_API size_t accel_emulated_live_allocations(accel_mem_type_t type);
+
+/* Streams and events currently live, process wide (for leak checks). */
+ACCEL_API size_t accel_emulated_live_streams(void);
+ACCEL_API size_t accel_emulated_live_events(void);
+
+/* Number of memcpy / memcpy_async calls and bytes so far, process wide. */
+ACCEL_API uint64_t accel_emulated_copy_count(void);
+ACCEL_API uint64_t accel_emulated_copy_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_EMULATED_H */
