@@ -102,19 +102,35 @@ int mca_coll_gpu_accel_open(void);
 /* Where a collective's buffers live; the hot path of every wrapper. */
 static inline bool coll_gpu_on_device(const void *buf)
 {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
     accel_mem_attr_t attr;
 
-    if (MPI_IN_PLACE == buf || NULL == buf) {
+    /* MPI_IN_PLACE and NULL lie below any device range too. */
+    if (OPAL_LIKELY(!accel_may_be_device(accel, buf)) || MPI_IN_PLACE == buf || NULL == buf) {
         return false;
     }
     /* A pointer the backend cannot classify (inside its device range, but in
      * no live allocation) is not host memory either: the staged path will
      * fail cleanly on it instead of handing it to the host collective. */
-    if (ACCEL_OK != mca_coll_gpu_component.accel->mem_query(buf, &attr)) {
+    if (ACCEL_OK != accel->mem_query(buf, &attr)) {
         return true;
     }
     return !accel_mem_type_is_host_accessible(attr.type);
 }
+
+/* The first test of every wrapper: true when ptr is host memory by the
+ * backend's address range alone and no debug check asks for more.  A few
+ * instructions; anything else goes through coll_gpu_on_device(). */
+static inline bool coll_gpu_certainly_host(const void *ptr)
+{
+    return !accel_may_be_device(mca_coll_gpu_component.accel, ptr) &&
+           !mca_coll_gpu_component.check_memory_kinds;
+}
+
+/* What a wrapper does after its certainly-host test fails.  Kept out of line
+ * so that the test and the tail call to the previous module stay a few
+ * instructions, with no registers to save. */
+#define COLL_GPU_SLOW_PATH __attribute__((noinline))
 
 #define COLL_GPU_COUNT(counter, coll) (++mca_coll_gpu_component.counter[COLL_GPU_##coll])
 

@@ -58,7 +58,7 @@ static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+static COLL_GPU_SLOW_PATH int coll_gpu_allgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                            int rcount, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -78,7 +78,20 @@ int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
                                      NULL, single_call);
 }
 
-int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ALLGATHER);
+        return COLL_GPU_PREV(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
+    return coll_gpu_allgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_allgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, const int *rcounts, const int *displs,
                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *base)
@@ -100,7 +113,21 @@ int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
                                      NULL, single_call);
 }
 
-int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ALLGATHERV);
+        return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+    }
+    return coll_gpu_allgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iallgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, ompi_request_t **request,
                             mca_coll_base_module_t *base)
@@ -120,7 +147,21 @@ int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t
                                      request, true);
 }
 
-int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IALLGATHER);
+        return COLL_GPU_PREV(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request);
+    }
+    return coll_gpu_iallgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iallgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                              void *rbuf, const int *rcounts, const int *displs,
                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                              ompi_request_t **request, mca_coll_base_module_t *base)
@@ -138,4 +179,18 @@ int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_
     }
     return coll_gpu_allgather_staged(&args, COLL_GPU_IALLGATHERV, "MPI_Iallgatherv", sbuf, rbuf,
                                      request, true);
+}
+
+int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, const int *rcounts, const int *displs,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IALLGATHERV);
+        return COLL_GPU_PREV(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, request);
+    }
+    return coll_gpu_iallgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, request, base);
 }

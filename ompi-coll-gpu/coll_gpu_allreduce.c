@@ -43,7 +43,7 @@ static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_c
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *base)
 {
@@ -60,7 +60,20 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
                                      count, NULL, single_call);
 }
 
-int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
+        return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_allreduce_classified(sbuf, rbuf, count, dtype, op, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             ompi_request_t **request, mca_coll_base_module_t *base)
 {
@@ -73,4 +86,17 @@ int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     return coll_gpu_allreduce_staged(&args, COLL_GPU_IALLREDUCE, "MPI_Iallreduce", sbuf, rbuf,
                                      count, request, true);
+}
+
+int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IALLREDUCE);
+        return COLL_GPU_PREV(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_iallreduce_classified(sbuf, rbuf, count, dtype, op, comm, request, base);
 }

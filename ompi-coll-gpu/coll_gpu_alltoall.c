@@ -62,7 +62,7 @@ static int coll_gpu_alltoall_staged(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+static COLL_GPU_SLOW_PATH int coll_gpu_alltoall_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           int rcount, struct ompi_datatype_t *rdtype,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -82,7 +82,20 @@ int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
                                     single_call);
 }
 
-int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ALLTOALL);
+        return COLL_GPU_PREV(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+    }
+    return coll_gpu_alltoall_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_alltoallv_classified(const void *sbuf, const int *scounts, const int *sdispls,
                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                            const int *rdispls, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
@@ -104,7 +117,21 @@ int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdis
                                     single_call);
 }
 
-int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                           const int *rdispls, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ALLTOALLV);
+        return COLL_GPU_PREV(module, alltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm);
+    }
+    return coll_gpu_alltoallv_classified(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ialltoall_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *base)
@@ -124,7 +151,21 @@ int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t 
                                     request, true);
 }
 
-int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IALLTOALL);
+        return COLL_GPU_PREV(module, ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request);
+    }
+    return coll_gpu_ialltoall_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ialltoallv_classified(const void *sbuf, const int *scounts, const int *sdispls,
                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                             const int *rdispls, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -143,4 +184,19 @@ int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdi
     }
     return coll_gpu_alltoall_staged(&args, COLL_GPU_IALLTOALLV, "MPI_Ialltoallv", sbuf, rbuf,
                                     request, true);
+}
+
+int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                            const int *rdispls, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IALLTOALLV);
+        return COLL_GPU_PREV(module, ialltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, request);
+    }
+    return coll_gpu_ialltoallv_classified(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, request, base);
 }

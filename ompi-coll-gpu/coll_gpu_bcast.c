@@ -44,7 +44,7 @@ static int coll_gpu_bcast_staged(coll_gpu_bcast_args_t *args, coll_gpu_coll_t co
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+static COLL_GPU_SLOW_PATH int coll_gpu_bcast_classified(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
@@ -59,7 +59,19 @@ int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int 
                                  single_call);
 }
 
-int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(buf))) {
+        COLL_GPU_COUNT(calls_passthrough, BCAST);
+        return COLL_GPU_PREV(module, bcast, buf, count, dtype, root, comm);
+    }
+    return coll_gpu_bcast_classified(buf, count, dtype, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, ompi_request_t **request,
                         mca_coll_base_module_t *base)
 {
@@ -70,4 +82,17 @@ int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int
         return COLL_GPU_PREV(module, ibcast, buf, count, dtype, root, comm, request);
     }
     return coll_gpu_bcast_staged(&args, COLL_GPU_IBCAST, "MPI_Ibcast", buf, count, request, true);
+}
+
+int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                        struct ompi_communicator_t *comm, ompi_request_t **request,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(buf))) {
+        COLL_GPU_COUNT(calls_passthrough, IBCAST);
+        return COLL_GPU_PREV(module, ibcast, buf, count, dtype, root, comm, request);
+    }
+    return coll_gpu_ibcast_classified(buf, count, dtype, root, comm, request, base);
 }

@@ -70,7 +70,7 @@ static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t col
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+static COLL_GPU_SLOW_PATH int coll_gpu_gather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                         int rcount, struct ompi_datatype_t *rdtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -90,7 +90,20 @@ int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sd
                                   single_call);
 }
 
-int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                        int rcount, struct ompi_datatype_t *rdtype, int root,
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, GATHER);
+        return COLL_GPU_PREV(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+    }
+    return coll_gpu_gather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_gatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
                          int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -110,7 +123,20 @@ int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *s
                                   single_call);
 }
 
-int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                         int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, GATHERV);
+        return COLL_GPU_PREV(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+    }
+    return coll_gpu_gatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_igather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,
                          struct ompi_communicator_t *comm, ompi_request_t **request,
                          mca_coll_base_module_t *base)
@@ -130,7 +156,21 @@ int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *s
                                   true);
 }
 
-int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IGATHER);
+        return COLL_GPU_PREV(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request);
+    }
+    return coll_gpu_igather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
                           int root, struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *base)
@@ -148,4 +188,18 @@ int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *
     }
     return coll_gpu_gather_staged(&args, COLL_GPU_IGATHERV, "MPI_Igatherv", sbuf, rbuf, request,
                                   true);
+}
+
+int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
+                          int root, struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IGATHERV);
+        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, request);
+    }
+    return coll_gpu_igatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, request, base);
 }

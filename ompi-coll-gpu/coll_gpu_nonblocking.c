@@ -51,7 +51,7 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
     (void)module;
     nb = calloc(1, sizeof(*nb));
     if (NULL == nb) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return MPI_ERR_NO_MEM;
     }
     nb->mpi_call = call->mpi_call;
     nb->comm = comm;

@@ -54,7 +54,7 @@ static int coll_gpu_reduce_staged(coll_gpu_reduce_args_t *args, coll_gpu_coll_t 
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *base)
 {
@@ -71,7 +71,20 @@ int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
                                   single_call);
 }
 
-int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, REDUCE);
+        return COLL_GPU_PREV(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
+    }
+    return coll_gpu_reduce_classified(sbuf, rbuf, count, dtype, op, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_base_module_t *base)
 {
@@ -85,4 +98,17 @@ int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     return coll_gpu_reduce_staged(&args, COLL_GPU_IREDUCE, "MPI_Ireduce", sbuf, rbuf, count,
                                   request, true);
+}
+
+int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IREDUCE);
+        return COLL_GPU_PREV(module, ireduce, sbuf, rbuf, count, dtype, op, root, comm, request);
+    }
+    return coll_gpu_ireduce_classified(sbuf, rbuf, count, dtype, op, root, comm, request, base);
 }

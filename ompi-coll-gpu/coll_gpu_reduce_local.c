@@ -20,7 +20,7 @@ static int coll_gpu_reduce_local_host(const void *sbuf, void *rbuf, int count, v
                                              a->module->prev.coll_reduce_local_module);
 }
 
-int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf, void *inoutbuf, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               mca_coll_base_module_t *base)
 {
@@ -44,4 +44,17 @@ int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
     call.count = count;
     call.dtype = dtype;
     return coll_gpu_staged_call(module, &ompi_mpi_comm_self.comm, &call, false);
+}
+
+int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(inbuf) && coll_gpu_certainly_host(inoutbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, REDUCE_LOCAL);
+        return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op, module->prev.coll_reduce_local_module);
+    }
+    return coll_gpu_reduce_local_classified(inbuf, inoutbuf, count, dtype, op, base);
 }

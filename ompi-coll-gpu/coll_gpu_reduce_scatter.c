@@ -62,7 +62,7 @@ static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, col
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -81,7 +81,20 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
                                           sbuf, rbuf, NULL, single_call);
 }
 
-int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER);
+        return COLL_GPU_PREV(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
+    }
+    return coll_gpu_reduce_scatter_classified(sbuf, rbuf, rcounts, dtype, op, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(const void *sbuf, void *rbuf, int rcount,
                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                       struct ompi_communicator_t *comm,
                                       mca_coll_base_module_t *base)
@@ -102,7 +115,21 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                           single_call);
 }
 
-int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER_BLOCK);
+        return COLL_GPU_PREV(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
+    }
+    return coll_gpu_reduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                  struct ompi_communicator_t *comm, ompi_request_t **request,
                                  mca_coll_base_module_t *base)
@@ -121,7 +148,21 @@ int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                                           sbuf, rbuf, request, true);
 }
 
-int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, ompi_request_t **request,
+                                 mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IREDUCE_SCATTER);
+        return COLL_GPU_PREV(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm, request);
+    }
+    return coll_gpu_ireduce_scatter_classified(sbuf, rbuf, rcounts, dtype, op, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_block_classified(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                        struct ompi_communicator_t *comm,
                                        ompi_request_t **request, mca_coll_base_module_t *base)
@@ -138,4 +179,18 @@ int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     }
     return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_IREDUCE_SCATTER_BLOCK,
                                           "MPI_Ireduce_scatter_block", sbuf, rbuf, request, true);
+}
+
+int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IREDUCE_SCATTER_BLOCK);
+        return COLL_GPU_PREV(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm, request);
+    }
+    return coll_gpu_ireduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, request, base);
 }

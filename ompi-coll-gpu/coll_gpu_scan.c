@@ -49,7 +49,7 @@ static int coll_gpu_scan_staged(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+static COLL_GPU_SLOW_PATH int coll_gpu_scan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
                       mca_coll_base_module_t *base)
 {
@@ -67,7 +67,20 @@ int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
                                 single_call);
 }
 
-int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                      mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, SCAN);
+        return COLL_GPU_PREV(module, scan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_scan_classified(sbuf, rbuf, count, dtype, op, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_exscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *base)
 {
@@ -85,7 +98,20 @@ int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_dat
                                 single_call);
 }
 
-int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, EXSCAN);
+        return COLL_GPU_PREV(module, exscan, sbuf, rbuf, count, dtype, op, comm);
+    }
+    return coll_gpu_exscan_classified(sbuf, rbuf, count, dtype, op, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
                        ompi_request_t **request, mca_coll_base_module_t *base)
 {
@@ -101,7 +127,20 @@ int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_data
                                 true);
 }
 
-int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ISCAN);
+        return COLL_GPU_PREV(module, iscan, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_iscan_classified(sbuf, rbuf, count, dtype, op, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iexscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
                          ompi_request_t **request, mca_coll_base_module_t *base)
 {
@@ -115,4 +154,17 @@ int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     return coll_gpu_scan_staged(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count,
                                 request, true);
+}
+
+int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         ompi_request_t **request, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, IEXSCAN);
+        return COLL_GPU_PREV(module, iexscan, sbuf, rbuf, count, dtype, op, comm, request);
+    }
+    return coll_gpu_iexscan_classified(sbuf, rbuf, count, dtype, op, comm, request, base);
 }

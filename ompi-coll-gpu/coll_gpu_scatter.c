@@ -67,7 +67,7 @@ static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t c
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+static COLL_GPU_SLOW_PATH int coll_gpu_scatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,
                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
 {
@@ -87,7 +87,20 @@ int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
                                    single_call);
 }
 
-int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, SCATTER);
+        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+    }
+    return coll_gpu_scatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_scatterv_classified(const void *sbuf, const int *scounts, const int *displs,
                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdtype, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
@@ -108,7 +121,21 @@ int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displ
                                    single_call);
 }
 
-int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, SCATTERV);
+        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+    }
+    return coll_gpu_scatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iscatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           int rcount, struct ompi_datatype_t *rdtype, int root,
                           struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *base)
@@ -128,7 +155,21 @@ int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *
                                    true);
 }
 
-int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                          int rcount, struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ISCATTER);
+        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request);
+    }
+    return coll_gpu_iscatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
+}
+
+static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(const void *sbuf, const int *scounts, const int *displs,
                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                            struct ompi_datatype_t *rdtype, int root,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -147,4 +188,19 @@ int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *disp
     }
     return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf,
                                    request, true);
+}
+
+int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *base)
+{
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+
+    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        COLL_GPU_COUNT(calls_passthrough, ISCATTERV);
+        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request);
+    }
+    return coll_gpu_iscatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
 }

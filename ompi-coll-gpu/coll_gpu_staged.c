@@ -92,7 +92,7 @@ static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, s
         return;
     }
     if (ACCEL_OK != mca_coll_gpu_component.accel->memcpy(dst, src, len)) {
-        coll_gpu_stage_fail(stage, OMPI_ERROR);
+        coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
         return;
     }
     mca_coll_gpu_component.staged_bytes += len;
@@ -221,8 +221,8 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     if (NULL == shadow) {
         opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
                        COLL_GPU_HOSTNAME, len);
-        stage->rc = OMPI_ERR_OUT_OF_RESOURCE;
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        stage->rc = MPI_ERR_NO_MEM;
+        return MPI_ERR_NO_MEM;
     }
     buf->host = shadow - buf->lo;
     if (copy_in) {
@@ -290,7 +290,7 @@ static void coll_gpu_pipeline_copy(coll_gpu_stage_t *stage, accel_stream_h strea
     status = (NULL != stream) ? accel->memcpy_async(dst, src, len, stream)
                               : accel->memcpy(dst, src, len);
     if (ACCEL_OK != status) {
-        coll_gpu_stage_fail(stage, OMPI_ERROR);
+        coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
         return;
     }
     mca_coll_gpu_component.staged_bytes += len;
@@ -333,7 +333,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
         if (NULL == slots) {
             opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
                            COLL_GPU_HOSTNAME, COLL_GPU_PIPELINE_SLOTS * slot);
-            stage->rc = OMPI_ERR_OUT_OF_RESOURCE;
+            stage->rc = MPI_ERR_NO_MEM;
             return;
         }
     }
@@ -373,7 +373,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
             }
             if (NULL != stream &&
                 ACCEL_OK != accel->event_record(staging->copied_in[k % 2], stream)) {
-                coll_gpu_stage_fail(stage, OMPI_ERROR);
+                coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
             }
         }
 
@@ -384,7 +384,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
 
             if (NULL != stream &&
                 ACCEL_OK != accel->event_synchronize(staging->copied_in[(k - 1) % 2])) {
-                coll_gpu_stage_fail(stage, OMPI_ERROR);
+                coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
             }
             coll_gpu_stage_set_rc(stage, call->host_fn(cur->sbuf_host, cur->rbuf_host,
                                                        cur->count, call->args, NULL));
@@ -398,7 +398,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
         }
     }
     if (NULL != stream && ACCEL_OK != accel->stream_synchronize(stream)) {
-        coll_gpu_stage_fail(stage, OMPI_ERROR);
+        coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
     }
 }
 

@@ -70,6 +70,13 @@ typedef struct {
 typedef struct accel_ops {
     const char *name; /* "cuda", "emulated" */
 
+    /* Every DEVICE or MANAGED allocation of this backend lies in
+     * [device_va_lo, device_va_lo + device_va_span): a pointer outside is host
+     * memory without asking mem_query.  {0, UINTPTR_MAX} when the backend
+     * cannot bound its allocations (CUDA). */
+    uintptr_t device_va_lo;
+    uintptr_t device_va_span;
+
     /* Classify ptr.  Host memory the backend does not know is ACCEL_MEM_HOST and
      * ACCEL_OK: classification never fails for a host pointer. */
     accel_status_t (*mem_query)(const void *ptr, accel_mem_attr_t *attr_p);
@@ -114,6 +121,13 @@ ACCEL_API void accel_set_log(accel_log_func_t log, int verbosity);
 ACCEL_API const accel_error_t *accel_last_error(void);
 ACCEL_API const char *accel_status_string(accel_status_t status);
 ACCEL_API const char *accel_mem_type_string(accel_mem_type_t type);
+
+/* False when ptr is certainly host memory: outside every range the backend
+ * allocates device memory from.  Two instructions on the hot path. */
+static inline bool accel_may_be_device(const accel_ops_t *ops, const void *ptr)
+{
+    return (uintptr_t)ptr - ops->device_va_lo < ops->device_va_span;
+}
 
 /* True when the host can read and write the memory directly. */
 static inline bool accel_mem_type_is_host_accessible(accel_mem_type_t type)

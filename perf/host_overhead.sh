@@ -16,10 +16,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${builddir:-$(cd "$here/.." && pwd)}
+top_build=${abs_top_builddir:-$(cd "$here/.." && pwd)}
 # shellcheck disable=SC1091
-. "${TEST_ENV:-$builddir/tests/test_env.sh}"
-bench=$builddir/perf/coll_gpu_bench
+. "${TEST_ENV:-$top_build/tests/test_env.sh}"
+bench=$top_build/perf/coll_gpu_bench
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

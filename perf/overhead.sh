@@ -21,14 +21,15 @@ while [ $# -gt 0 ]; do
     esac
 done
 here=$(cd "$(dirname "$0")" && pwd)
-builddir=${builddir:-$(cd "$here/.." && pwd)}
+# the top build directory: make check's, or the one this script lies in
+top_build=${abs_top_builddir:-$(cd "$here/.." && pwd)}
 # shellcheck disable=SC1091
-. "${TEST_ENV:-$builddir/tests/test_env.sh}"
+. "${TEST_ENV:-$top_build/tests/test_env.sh}"
 command -v valgrind >/dev/null || { echo "SKIP: valgrind not installed"; exit 77; }
-bench=$builddir/perf/coll_gpu_bench
+bench=$top_build/perf/coll_gpu_bench
 [ -x "$bench" ] || { echo "$bench not built (make)"; exit 1; }
 # libtool wrapper scripts: run the real binary under valgrind
-[ -x "$builddir/perf/.libs/coll_gpu_bench" ] && bench=$builddir/perf/.libs/coll_gpu_bench
+[ -x "$top_build/perf/.libs/coll_gpu_bench" ] && bench=$top_build/perf/.libs/coll_gpu_bench
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

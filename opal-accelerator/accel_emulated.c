@@ -1,0 +1,1019 @@
+/*
+ * Emulated backend: CPU memory that behaves as device memory, for tests.
+ *
+ * Address space (fixed, so that every copy of this code in a process finds
+ * the same state and a host pointer is told apart with one compare):
+ *
+ *   HEADER_ADDR  [header: allocator state, table, counters, fault plan]  RW private
+ *   BASE         [device window]                       PROT_NONE, memfd offset 0
+ *   HOSTACC_BASE [managed and pinned memory]           RW, memfd offset DEVICE_SIZE
+ *
+ * The backend reaches device memory through a second, RW "alias" mapping of
+ * the same memfd (its address is in the header).  Both windows are
+ * MAP_NORESERVE and freed pages are punched out of the memfd, so only live,
+ * touched memory costs anything.  Nothing here is ever unmapped: other copies
+ * of this code in the process may still use it.
+ *
+ * Allocator: the table of live allocations is kept sorted by address; free
+ * space is the gaps between entries (coalescing is implicit), allocation is
+ * first fit.  A zero-length allocation is refused (ACCEL_ERR_INVALID), as
+ * cuMemAlloc(0) is.
+ */
+#define _GNU_SOURCE
+
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* HAVE_CUDA */
+#endif
+
+#include "accel_emulated.h"
+#include "accel_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Valgrind's memcheck client requests (accel_emu_valgrind_mark): optional. */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define ACCEL_EMU_HAVE_MEMCHECK 1
+#endif
+#endif
+#ifndef ACCEL_EMU_HAVE_MEMCHECK
+#define VALGRIND_MAKE_MEM_NOACCESS(_addr, _len) ((void)(_addr), (void)(_len))
+#define VALGRIND_MAKE_MEM_DEFINED(_addr, _len) ((void)(_addr), (void)(_len))
+#endif
+
+#define ACCEL_EMU_BASE ((uintptr_t)0x200000000000ULL)
+#define ACCEL_EMU_DEVICE_SIZE ((size_t)32 << 30)
+#define ACCEL_EMU_HOSTACC_BASE (ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_SIZE)
+#define ACCEL_EMU_HOSTACC_SIZE ((size_t)16 << 30)
+#define ACCEL_EMU_TOTAL_SIZE (ACCEL_EMU_DEVICE_SIZE + ACCEL_EMU_HOSTACC_SIZE)
+#define ACCEL_EMU_HEADER_SIZE ((size_t)4 << 20)
+#define ACCEL_EMU_HEADER_ADDR (ACCEL_EMU_BASE - ACCEL_EMU_HEADER_SIZE)
+
+#define ACCEL_EMU_ALIGN ((uintptr_t)256)
+#define ACCEL_EMU_MAX_ALLOCS 65536
+#define ACCEL_EMU_MAGIC 0x61636365656d7531ULL /* "acceemu1" */
+#define ACCEL_EMU_VERSION 1u
+#define ACCEL_EMU_MEMFD_NAME "accel-emulated"
+
+#define ACCEL_EMU_STREAM_MAGIC 0x5354524du /* "STRM" */
+#define ACCEL_EMU_EVENT_MAGIC 0x45564e54u  /* "EVNT" */
+#define ACCEL_EMU_DEAD_MAGIC 0xdeadbeefu
+
+/* Error codes of the emulated "driver" (CUDA's numbers where one exists). */
+enum {
+    ACCEL_EMU_ERROR_INVALID_VALUE = 1,
+    ACCEL_EMU_ERROR_OUT_OF_MEMORY = 2,
+    ACCEL_EMU_ERROR_NOT_INITIALIZED = 3,
+    ACCEL_EMU_ERROR_INVALID_HANDLE = 400,
+    ACCEL_EMU_ERROR_INJECTED = 10000,
+};
+
+typedef struct {
+    uintptr_t base;
+    size_t size; /* as asked for; the allocator reserves it rounded to ACCEL_EMU_ALIGN */
+    uint64_t buffer_id;
+    accel_mem_type_t type;
+} accel_emu_alloc_t;
+
+typedef struct {
+    bool armed;
+    bool repeat;
+    int remaining; /* operations until the one that fails, that one included */
+} accel_emu_fault_plan_t;
+
+/*
+ * The process-wide state.  The first four fields keep their offsets in every
+ * version: a copy of this code reads them before it knows whether the rest
+ * matches its own layout.
+ */
+typedef struct {
+    _Atomic uint64_t magic; /* set last: the state below is complete */
+    uint32_t version;
+    uint32_t header_size;
+    atomic_int init_lock; /* pid of the process initializing, 0 when free */
+
+    pid_t pid;            /* process that built this state (a forked child did not) */
+    atomic_bool stale;    /* set in a forked child: rebuild before use */
+    int memfd;            /* backs the device window and the host-accessible region */
+    uintptr_t alias;      /* RW mapping of the device window */
+    pthread_mutex_t lock; /* protects everything below */
+    unsigned open_count;  /* copies of the backend currently open */
+    uint64_t next_buffer_id;
+    size_t live[ACCEL_MEM_DEVICE + 1];
+    size_t live_streams;
+    size_t live_events;
+    _Atomic uint64_t copy_count;
+    _Atomic uint64_t copy_bytes;
+    accel_emu_fault_plan_t faults[ACCEL_EMULATED_FAULT_KINDS];
+    size_t nallocs;
+    accel_emu_alloc_t allocs[ACCEL_EMU_MAX_ALLOCS]; /* sorted by base */
+} accel_emu_header_t;
+
+_Static_assert(sizeof(accel_emu_header_t) <= ACCEL_EMU_HEADER_SIZE,
+               "emulated header does not fit its mapping");
+
+struct accel_stream {
+    uint32_t magic;
+};
+
+struct accel_event {
+    uint32_t magic;
+    bool recorded;
+};
+
+/* This copy's view of the shared header: NULL until attached, then constant
+ * (published with release order: whoever sees it sees the state built). */
+static accel_emu_header_t *_Atomic accel_emu_hdr;
+
+static pthread_once_t accel_emu_atfork_once = PTHREAD_ONCE_INIT;
+
+static inline accel_emu_header_t *accel_emu_hdr_get(void) {
+    return atomic_load_explicit(&accel_emu_hdr, memory_order_acquire);
+}
+
+static inline uintptr_t accel_emu_align_up(uintptr_t x, uintptr_t align) {
+    return (x + align - 1) & ~(align - 1);
+}
+
+static inline bool accel_emu_in_window(uintptr_t addr) {
+    return addr - ACCEL_EMU_BASE < ACCEL_EMU_TOTAL_SIZE;
+}
+
+static inline bool accel_emu_in_device_window(uintptr_t addr) {
+    return addr - ACCEL_EMU_BASE < ACCEL_EMU_DEVICE_SIZE;
+}
+
+static void accel_emu_atfork_child(void) {
+    /* The child shares the parent's memfd pages but has its own copy of the
+     * header: mark it so that the first use rebuilds private state. */
+    accel_emu_header_t *hdr = accel_emu_hdr_get();
+
+    if (hdr != NULL) {
+        atomic_store_explicit(&hdr->stale, true, memory_order_relaxed);
+    }
+}
+
+static void accel_emu_atfork_register(void) { pthread_atfork(NULL, NULL, accel_emu_atfork_child); }
+
+/* Whether [addr, addr + len) is inside one readable and writable mapping: the
+ * header may only be read after this holds, since anything could be there. */
+static bool accel_emu_range_is_rw(uintptr_t addr, size_t len) {
+    unsigned long start, end;
+    char perms[8];
+    char line[512];
+    bool found = false;
+    FILE *maps;
+
+    maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL) {
+        return false;
+    }
+    while (fgets(line, sizeof(line), maps) != NULL) {
+        if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) {
+            continue;
+        }
+        if (start <= addr && addr < end) {
+            found = (addr + len <= end) && (perms[0] == 'r') && (perms[1] == 'w');
+            break;
+        }
+    }
+    fclose(maps);
+    return found;
+}
+
+/* Map the header, or find the one another copy of this code mapped. */
+static accel_status_t accel_emu_header_map(const char **reason_p) {
+    void *want = (void *)ACCEL_EMU_HEADER_ADDR;
+    void *addr;
+
+    addr = mmap(want, ACCEL_EMU_HEADER_SIZE, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (addr == want) {
+        return ACCEL_OK;
+    }
+    if (addr != MAP_FAILED) {
+        /* A kernel before 4.17 takes the flag as a hint: something is there. */
+        munmap(addr, ACCEL_EMU_HEADER_SIZE);
+        errno = EEXIST;
+    }
+    if (errno != EEXIST) {
+        accel_log(ACCEL_LOG_INFO, "emulated: mmap of the header at %p failed: %s", want,
+                  strerror(errno));
+        *reason_p = "cannot map the emulated backend's header";
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    if (!accel_emu_range_is_rw(ACCEL_EMU_HEADER_ADDR, ACCEL_EMU_HEADER_SIZE)) {
+        *reason_p = "the emulated backend's header address is taken by another mapping";
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    return ACCEL_OK;
+}
+
+/* A spin lock that a forked child can take over from its parent's thread. */
+static void accel_emu_init_lock(accel_emu_header_t *hdr) {
+    int self = (int)getpid();
+    int holder;
+
+    for (;;) {
+        holder = 0;
+        if (atomic_compare_exchange_strong(&hdr->init_lock, &holder, self)) {
+            return;
+        }
+        /* The header is private to the process: another pid can only be a
+         * parent that was initializing when it forked. */
+        if ((holder != self) && atomic_compare_exchange_strong(&hdr->init_lock, &holder, self)) {
+            return;
+        }
+        sched_yield();
+    }
+}
+
+static void accel_emu_init_unlock(accel_emu_header_t *hdr) { atomic_store(&hdr->init_lock, 0); }
+
+/* Close the memfd a forked child inherited, if the fd still is that memfd. */
+static void accel_emu_close_inherited_memfd(int fd) {
+    char path[64];
+    char target[128];
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    n = readlink(path, target, sizeof(target) - 1);
+    if (n <= 0) {
+        return;
+    }
+    target[n] = '\0';
+    if (strncmp(target, "/memfd:" ACCEL_EMU_MEMFD_NAME, strlen("/memfd:" ACCEL_EMU_MEMFD_NAME)) ==
+        0) {
+        close(fd);
+    }
+}
+
+/*
+ * Build the state: memfd, device window, host-accessible region, alias.
+ * fixed_flag is MAP_FIXED_NOREPLACE on first use, MAP_FIXED in a forked child
+ * that replaces the mappings it inherited.
+ */
+static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_flag,
+                                            const char **reason_p) {
+    int mflags = MAP_SHARED | MAP_NORESERVE;
+    void *window, *hostacc, *alias;
+    int memfd;
+
+    memfd = memfd_create(ACCEL_EMU_MEMFD_NAME, MFD_CLOEXEC);
+    if (memfd < 0) {
+        accel_log(ACCEL_LOG_INFO, "emulated: memfd_create failed: %s", strerror(errno));
+        *reason_p = "memfd_create failed";
+        goto err;
+    }
+    if (ftruncate(memfd, (off_t)ACCEL_EMU_TOTAL_SIZE) != 0) {
+        accel_log(ACCEL_LOG_INFO, "emulated: ftruncate failed: %s", strerror(errno));
+        *reason_p = "cannot size the emulated memory file";
+        goto err_close_memfd;
+    }
+
+    window = mmap((void *)ACCEL_EMU_BASE, ACCEL_EMU_DEVICE_SIZE, PROT_NONE, mflags | fixed_flag,
+                  memfd, 0);
+    if (window != (void *)ACCEL_EMU_BASE) {
+        accel_log(ACCEL_LOG_INFO,
+                  "emulated: cannot reserve the device window at 0x%" PRIxPTR ": %s",
+                  ACCEL_EMU_BASE, (window == MAP_FAILED) ? strerror(errno) : "placed elsewhere");
+        if (window != MAP_FAILED) {
+            munmap(window, ACCEL_EMU_DEVICE_SIZE);
+        }
+        *reason_p = "cannot reserve the emulated device window (address range in use)";
+        goto err_close_memfd;
+    }
+
+    hostacc = mmap((void *)ACCEL_EMU_HOSTACC_BASE, ACCEL_EMU_HOSTACC_SIZE, PROT_READ | PROT_WRITE,
+                   mflags | fixed_flag, memfd, (off_t)ACCEL_EMU_DEVICE_SIZE);
+    if (hostacc != (void *)ACCEL_EMU_HOSTACC_BASE) {
+        accel_log(ACCEL_LOG_INFO, "emulated: cannot reserve the host region at 0x%" PRIxPTR ": %s",
+                  ACCEL_EMU_HOSTACC_BASE,
+                  (hostacc == MAP_FAILED) ? strerror(errno) : "placed elsewhere");
+        if (hostacc != MAP_FAILED) {
+            munmap(hostacc, ACCEL_EMU_HOSTACC_SIZE);
+        }
+        *reason_p = "cannot reserve the emulated host region (address range in use)";
+        goto err_unmap_window;
+    }
+
+    alias = mmap(NULL, ACCEL_EMU_DEVICE_SIZE, PROT_READ | PROT_WRITE, mflags, memfd, 0);
+    if (alias == MAP_FAILED) {
+        accel_log(ACCEL_LOG_INFO, "emulated: cannot map the device alias: %s", strerror(errno));
+        *reason_p = "cannot map the emulated device memory";
+        goto err_unmap_hostacc;
+    }
+
+    /* A core dump would read every page of the sparse memfd, allocating it. */
+    madvise(hostacc, ACCEL_EMU_HOSTACC_SIZE, MADV_DONTDUMP);
+    madvise(alias, ACCEL_EMU_DEVICE_SIZE, MADV_DONTDUMP);
+    /* For valgrind: memory is addressable only while allocated (see
+     * accel_emu_valgrind_mark). */
+    VALGRIND_MAKE_MEM_NOACCESS(alias, ACCEL_EMU_DEVICE_SIZE);
+    VALGRIND_MAKE_MEM_NOACCESS(hostacc, ACCEL_EMU_HOSTACC_SIZE);
+
+    if (fixed_flag == MAP_FIXED) {
+        /* Forked child: drop the parent's alias and memfd, now replaced. */
+        munmap((void *)hdr->alias, ACCEL_EMU_DEVICE_SIZE);
+        accel_emu_close_inherited_memfd(hdr->memfd);
+    }
+
+    /* Everything past the fixed prefix starts over (a forked child too). */
+    memset((char *)hdr + offsetof(accel_emu_header_t, pid), 0,
+           sizeof(*hdr) - offsetof(accel_emu_header_t, pid));
+    hdr->version = ACCEL_EMU_VERSION;
+    hdr->header_size = (uint32_t)sizeof(*hdr);
+    hdr->pid = getpid();
+    hdr->memfd = memfd;
+    hdr->alias = (uintptr_t)alias;
+    hdr->next_buffer_id = 1;
+    pthread_mutex_init(&hdr->lock, NULL);
+    atomic_store(&hdr->magic, ACCEL_EMU_MAGIC);
+    return ACCEL_OK;
+
+err_unmap_hostacc:
+    if (fixed_flag != MAP_FIXED) {
+        munmap((void *)ACCEL_EMU_HOSTACC_BASE, ACCEL_EMU_HOSTACC_SIZE);
+    }
+err_unmap_window:
+    if (fixed_flag != MAP_FIXED) {
+        munmap((void *)ACCEL_EMU_BASE, ACCEL_EMU_DEVICE_SIZE);
+    }
+err_close_memfd:
+    close(memfd);
+err:
+    return ACCEL_ERR_NO_MEMORY;
+}
+
+accel_status_t accel_emulated_state_attach(void **header_p, const char **reason_p) {
+    accel_emu_header_t *hdr = (accel_emu_header_t *)ACCEL_EMU_HEADER_ADDR;
+    const char *reason = "";
+    accel_status_t status;
+    uint64_t magic;
+
+    pthread_once(&accel_emu_atfork_once, accel_emu_atfork_register);
+
+    status = accel_emu_header_map(&reason);
+    if (status != ACCEL_OK) {
+        goto out;
+    }
+
+    accel_emu_init_lock(hdr);
+    magic = atomic_load(&hdr->magic);
+    if (magic == 0) {
+        status = accel_emu_state_build(hdr, MAP_FIXED_NOREPLACE, &reason);
+        if (status == ACCEL_OK) {
+            accel_log(ACCEL_LOG_DEBUG,
+                      "emulated: device window at 0x%" PRIxPTR
+                      " (%zu GiB), host region at 0x%" PRIxPTR " (%zu GiB)",
+                      ACCEL_EMU_BASE, ACCEL_EMU_DEVICE_SIZE >> 30, ACCEL_EMU_HOSTACC_BASE,
+                      ACCEL_EMU_HOSTACC_SIZE >> 30);
+        }
+    } else if (magic != ACCEL_EMU_MAGIC) {
+        reason = "the emulated backend's header address holds something else";
+        status = ACCEL_ERR_NO_MEMORY;
+    } else if ((hdr->version != ACCEL_EMU_VERSION) || (hdr->header_size != sizeof(*hdr))) {
+        accel_log(ACCEL_LOG_INFO, "emulated: state version %u size %u, this copy %u size %zu",
+                  hdr->version, hdr->header_size, ACCEL_EMU_VERSION, sizeof(*hdr));
+        reason = "another copy of the emulated backend with a different layout is loaded";
+        status = ACCEL_ERR_UNSUPPORTED;
+    } else if (hdr->pid != getpid()) {
+        accel_log(ACCEL_LOG_DEBUG, "emulated: state inherited from process %d, rebuilding",
+                  (int)hdr->pid);
+        status = accel_emu_state_build(hdr, MAP_FIXED, &reason);
+    } else {
+        accel_log(ACCEL_LOG_DEBUG, "emulated: attached to the existing state");
+        status = ACCEL_OK;
+    }
+    accel_emu_init_unlock(hdr);
+
+    if (status == ACCEL_OK) {
+        atomic_store_explicit(&accel_emu_hdr, hdr, memory_order_release);
+        if (header_p != NULL) {
+            *header_p = hdr;
+        }
+    }
+out:
+    if (reason_p != NULL) {
+        *reason_p = reason;
+    }
+    return status;
+}
+
+/* The header, rebuilt first when this is a forked child. */
+static accel_emu_header_t *accel_emu_state(void) {
+    accel_emu_header_t *hdr = accel_emu_hdr_get();
+
+    if (ACCEL_UNLIKELY(hdr == NULL) ||
+        ACCEL_UNLIKELY(atomic_load_explicit(&hdr->stale, memory_order_relaxed))) {
+        if (accel_emulated_state_attach(NULL, NULL) != ACCEL_OK) {
+            return NULL;
+        }
+        hdr = accel_emu_hdr_get();
+    }
+    return hdr;
+}
+
+static accel_status_t accel_emu_no_state(const char *call) {
+    return accel_set_error(call, "EMULATED_ERROR_NOT_INITIALIZED", ACCEL_EMU_ERROR_NOT_INITIALIZED);
+}
+
+/* Index of the last allocation with base <= addr, or -1.  Lock held. */
+static ssize_t accel_emu_find(const accel_emu_header_t *hdr, uintptr_t addr) {
+    size_t lo = 0, hi = hdr->nallocs;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hdr->allocs[mid].base <= addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (ssize_t)lo - 1;
+}
+
+/* The live allocation holding addr, or NULL.  Lock held. */
+static const accel_emu_alloc_t *accel_emu_lookup(const accel_emu_header_t *hdr, uintptr_t addr) {
+    ssize_t i = accel_emu_find(hdr, addr);
+
+    if ((i < 0) || (addr - hdr->allocs[i].base >= hdr->allocs[i].size)) {
+        return NULL;
+    }
+    return &hdr->allocs[i];
+}
+
+/* Whether the next operation of this kind fails by plan.  Lock held. */
+static bool accel_emu_fault_hit(accel_emu_header_t *hdr, accel_emulated_fault_t what) {
+    accel_emu_fault_plan_t *plan = &hdr->faults[what];
+
+    if (!plan->armed) {
+        return false;
+    }
+    if (plan->remaining > 1) {
+        --plan->remaining;
+        return false;
+    }
+    if (!plan->repeat) {
+        plan->armed = false;
+    }
+    return true;
+}
+
+static accel_status_t accel_emu_invalid(const char *call) {
+    accel_set_error(call, "EMULATED_ERROR_INVALID_VALUE", ACCEL_EMU_ERROR_INVALID_VALUE);
+    return ACCEL_ERR_INVALID;
+}
+
+static accel_status_t accel_emu_injected(const char *call) {
+    return accel_set_error(call, "EMULATED_ERROR_INJECTED", ACCEL_EMU_ERROR_INJECTED);
+}
+
+static void accel_emu_attr_fill(const accel_emu_alloc_t *alloc, accel_mem_attr_t *attr_p) {
+    attr_p->type = alloc->type;
+    attr_p->device = (alloc->type == ACCEL_MEM_HOST_PINNED) ? -1 : 0;
+    attr_p->base = alloc->base;
+    attr_p->size = alloc->size;
+    attr_p->buffer_id = alloc->buffer_id;
+}
+
+static accel_status_t accel_emu_mem_query_slow(uintptr_t addr, accel_mem_attr_t *attr_p) {
+    accel_emu_header_t *hdr = accel_emu_state();
+    const accel_emu_alloc_t *alloc;
+    accel_status_t status = ACCEL_OK;
+
+    if (hdr == NULL) {
+        return accel_emu_no_state("emuPointerGetAttributes");
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    alloc = accel_emu_lookup(hdr, addr);
+    if (alloc != NULL) {
+        accel_emu_attr_fill(alloc, attr_p);
+    } else {
+        status = ACCEL_ERR_INVALID;
+    }
+    pthread_mutex_unlock(&hdr->lock);
+
+    if (status != ACCEL_OK) {
+        /* In the window but in no live allocation: a dangling device pointer. */
+        return accel_emu_invalid("emuPointerGetAttributes");
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_mem_query(const void *ptr, accel_mem_attr_t *attr_p) {
+    uintptr_t addr = (uintptr_t)ptr;
+
+    /* Runs on every MPI call: a host pointer costs one compare. */
+    if (ACCEL_LIKELY(!accel_emu_in_window(addr))) {
+        attr_p->type = ACCEL_MEM_HOST;
+        attr_p->device = -1;
+        attr_p->base = 0;
+        attr_p->size = 0;
+        attr_p->buffer_id = 0;
+        return ACCEL_OK;
+    }
+    return accel_emu_mem_query_slow(addr, attr_p);
+}
+
+/* Give the pages of freed memory back, those no live allocation shares.
+ * Index i is where the freed entry was; lock held. */
+static void accel_emu_release_pages(accel_emu_header_t *hdr, size_t i, uintptr_t base,
+                                    size_t size) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t region_lo =
+        accel_emu_in_device_window(base) ? ACCEL_EMU_BASE : ACCEL_EMU_HOSTACC_BASE;
+    uintptr_t gap_lo = region_lo, gap_hi = ACCEL_EMU_BASE + ACCEL_EMU_TOTAL_SIZE;
+    uintptr_t lo, hi;
+
+    if (i > 0) {
+        const accel_emu_alloc_t *prev = &hdr->allocs[i - 1];
+        if (prev->base + prev->size > gap_lo) {
+            gap_lo = prev->base + prev->size;
+        }
+    }
+    if (i < hdr->nallocs) {
+        gap_hi = hdr->allocs[i].base;
+    }
+
+    lo = accel_emu_align_up((base & ~(page - 1)) > gap_lo ? (base & ~(page - 1)) : gap_lo, page);
+    hi = accel_emu_align_up(base + size, page);
+    if (hi > gap_hi) {
+        hi = gap_hi & ~(page - 1);
+    }
+    if (lo < hi) {
+        fallocate(hdr->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(lo - ACCEL_EMU_BASE), (off_t)(hi - lo));
+    }
+}
+
+/* Tell valgrind an allocation came or went: the host touches managed and
+ * pinned memory where it is, the backend touches device memory through the
+ * alias.  Both stay unaddressable outside live allocations, so that a stray
+ * access is reported and the leak checker does not read the whole sparse
+ * memfd (each read of a hole allocates a page).  No-op outside valgrind. */
+static void accel_emu_valgrind_mark(const accel_emu_header_t *hdr, uintptr_t base, size_t len,
+                                    bool live) {
+    void *addr = accel_emu_in_device_window(base) ? (void *)(hdr->alias + (base - ACCEL_EMU_BASE))
+                                                  : (void *)base;
+
+    if (live) {
+        VALGRIND_MAKE_MEM_DEFINED(addr, len);
+    } else {
+        VALGRIND_MAKE_MEM_NOACCESS(addr, len);
+    }
+}
+
+static const char *accel_emu_alloc_call(accel_mem_type_t type) {
+    switch (type) {
+    case ACCEL_MEM_DEVICE:
+        return "emuMemAlloc";
+    case ACCEL_MEM_MANAGED:
+        return "emuMemAllocManaged";
+    case ACCEL_MEM_HOST_PINNED:
+        return "emuMemHostAlloc";
+    case ACCEL_MEM_HOST:
+        break;
+    }
+    return "emuMemAlloc";
+}
+
+static accel_status_t accel_emu_mem_alloc(accel_mem_type_t type, size_t len, void **ptr_p) {
+    const char *call = accel_emu_alloc_call(type);
+    accel_emu_header_t *hdr;
+    accel_emulated_fault_t fault;
+    uintptr_t lo, hi, cursor, need;
+    accel_emu_alloc_t *alloc;
+    size_t i;
+
+    switch (type) {
+    case ACCEL_MEM_DEVICE:
+        lo = ACCEL_EMU_BASE;
+        hi = ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_SIZE;
+        fault = ACCEL_EMULATED_FAULT_DEVICE_ALLOC;
+        break;
+    case ACCEL_MEM_MANAGED:
+        lo = ACCEL_EMU_HOSTACC_BASE;
+        hi = ACCEL_EMU_HOSTACC_BASE + ACCEL_EMU_HOSTACC_SIZE;
+        fault = ACCEL_EMULATED_FAULT_DEVICE_ALLOC;
+        break;
+    case ACCEL_MEM_HOST_PINNED:
+        lo = ACCEL_EMU_HOSTACC_BASE;
+        hi = ACCEL_EMU_HOSTACC_BASE + ACCEL_EMU_HOSTACC_SIZE;
+        fault = ACCEL_EMULATED_FAULT_PINNED_ALLOC;
+        break;
+    default:
+        return accel_emu_invalid(call);
+    }
+    if ((len == 0) || (ptr_p == NULL)) {
+        return accel_emu_invalid(call);
+    }
+
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    if (accel_emu_fault_hit(hdr, fault)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected(call);
+    }
+    if ((len > hi - lo) || (hdr->nallocs == ACCEL_EMU_MAX_ALLOCS)) {
+        goto err_no_memory;
+    }
+    need = accel_emu_align_up(len, ACCEL_EMU_ALIGN);
+
+    /* First fit: the gaps between the region's live allocations. */
+    i = (size_t)(accel_emu_find(hdr, lo - 1) + 1);
+    cursor = lo;
+    for (; (i < hdr->nallocs) && (hdr->allocs[i].base < hi); ++i) {
+        if (hdr->allocs[i].base - cursor >= need) {
+            break;
+        }
+        cursor = accel_emu_align_up(hdr->allocs[i].base + hdr->allocs[i].size, ACCEL_EMU_ALIGN);
+    }
+    if (hi - cursor < need) {
+        goto err_no_memory;
+    }
+
+    memmove(&hdr->allocs[i + 1], &hdr->allocs[i], (hdr->nallocs - i) * sizeof(hdr->allocs[0]));
+    ++hdr->nallocs;
+    alloc = &hdr->allocs[i];
+    alloc->base = cursor;
+    alloc->size = len;
+    alloc->buffer_id = hdr->next_buffer_id++;
+    alloc->type = type;
+    ++hdr->live[type];
+    accel_emu_valgrind_mark(hdr, cursor, len, true);
+    pthread_mutex_unlock(&hdr->lock);
+
+    accel_log(ACCEL_LOG_DEBUG, "emulated: %s %zu bytes at 0x%" PRIxPTR " id %" PRIu64, call, len,
+              cursor, alloc->buffer_id);
+    *ptr_p = (void *)cursor;
+    return ACCEL_OK;
+
+err_no_memory:
+    pthread_mutex_unlock(&hdr->lock);
+    accel_set_error(call, "EMULATED_ERROR_OUT_OF_MEMORY", ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+    return ACCEL_ERR_NO_MEMORY;
+}
+
+static accel_status_t accel_emu_mem_free(void *ptr) {
+    uintptr_t addr = (uintptr_t)ptr;
+    accel_emu_header_t *hdr;
+    accel_emu_alloc_t freed;
+    ssize_t i;
+
+    if (ptr == NULL) {
+        return ACCEL_OK;
+    }
+    if (!accel_emu_in_window(addr)) {
+        return accel_emu_invalid("emuMemFree");
+    }
+
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state("emuMemFree");
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    i = accel_emu_find(hdr, addr);
+    if ((i < 0) || (hdr->allocs[i].base != addr)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_invalid(accel_emu_in_device_window(addr) ? "emuMemFree"
+                                                                  : "emuMemFreeHost");
+    }
+    freed = hdr->allocs[i];
+    memmove(&hdr->allocs[i], &hdr->allocs[i + 1],
+            (hdr->nallocs - (size_t)i - 1) * sizeof(hdr->allocs[0]));
+    --hdr->nallocs;
+    --hdr->live[freed.type];
+    /* Under the lock: an allocation placed here next must not lose its data. */
+    accel_emu_release_pages(hdr, (size_t)i, freed.base, freed.size);
+    accel_emu_valgrind_mark(hdr, freed.base, freed.size, false);
+    pthread_mutex_unlock(&hdr->lock);
+
+    accel_log(ACCEL_LOG_DEBUG, "emulated: freed 0x%" PRIxPTR " id %" PRIu64, freed.base,
+              freed.buffer_id);
+    return ACCEL_OK;
+}
+
+/*
+ * Where the backend touches [addr, addr + len): device memory through the
+ * alias.  A range in the emulated regions must lie in one live allocation;
+ * a host range must not reach into them.  Lock held.
+ */
+static bool accel_emu_resolve(const accel_emu_header_t *hdr, uintptr_t addr, size_t len,
+                              char **out_p) {
+    const accel_emu_alloc_t *alloc;
+
+    if (addr + len < addr) {
+        return false;
+    }
+    if (!accel_emu_in_window(addr)) {
+        if ((addr < ACCEL_EMU_BASE) && (addr + len > ACCEL_EMU_BASE)) {
+            return false;
+        }
+        *out_p = (char *)addr;
+        return true;
+    }
+
+    alloc = accel_emu_lookup(hdr, addr);
+    if ((alloc == NULL) || (len > alloc->base + alloc->size - addr)) {
+        return false;
+    }
+    if (accel_emu_in_device_window(addr)) {
+        *out_p = (char *)(hdr->alias + (addr - ACCEL_EMU_BASE));
+    } else {
+        *out_p = (char *)addr;
+    }
+    return true;
+}
+
+static accel_status_t accel_emu_copy(const char *call, void *dst, const void *src, size_t len) {
+    accel_emu_header_t *hdr;
+    char *d, *s;
+    bool ok;
+
+    if (len == 0) {
+        return ACCEL_OK; /* as cuMemcpy: nothing to do, the pointers are not checked */
+    }
+
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    ok = accel_emu_resolve(hdr, (uintptr_t)dst, len, &d) &&
+         accel_emu_resolve(hdr, (uintptr_t)src, len, &s);
+    if (!ok) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_invalid(call);
+    }
+    if (accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_MEMCPY)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected(call);
+    }
+    pthread_mutex_unlock(&hdr->lock);
+
+    /* Outside the lock: copies run in parallel.  A racing free cannot fault,
+     * the mappings stay. */
+    memmove(d, s, len);
+    atomic_fetch_add_explicit(&hdr->copy_count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hdr->copy_bytes, len, memory_order_relaxed);
+    return ACCEL_OK;
+}
+
+static bool accel_emu_stream_valid(accel_stream_h stream) {
+    /* NULL is the default stream. */
+    return (stream == NULL) || (stream->magic == ACCEL_EMU_STREAM_MAGIC);
+}
+
+static accel_status_t accel_emu_invalid_handle(const char *call) {
+    accel_set_error(call, "EMULATED_ERROR_INVALID_HANDLE", ACCEL_EMU_ERROR_INVALID_HANDLE);
+    return ACCEL_ERR_INVALID;
+}
+
+static accel_status_t accel_emu_memcpy(void *dst, const void *src, size_t len) {
+    return accel_emu_copy("emuMemcpy", dst, src, len);
+}
+
+static accel_status_t accel_emu_memcpy_async(void *dst, const void *src, size_t len,
+                                             accel_stream_h stream) {
+    if (!accel_emu_stream_valid(stream)) {
+        return accel_emu_invalid_handle("emuMemcpyAsync");
+    }
+    /* Completes before returning: the stream has nothing left to order. */
+    return accel_emu_copy("emuMemcpyAsync", dst, src, len);
+}
+
+/* Adjust a live stream/event counter under the lock. */
+static void accel_emu_count(accel_emu_header_t *hdr, size_t *counter, int delta) {
+    pthread_mutex_lock(&hdr->lock);
+    *counter += (size_t)(ssize_t)delta;
+    pthread_mutex_unlock(&hdr->lock);
+}
+
+static accel_status_t accel_emu_stream_create(accel_stream_h *stream_p) {
+    accel_emu_header_t *hdr = accel_emu_state();
+    accel_stream_h stream;
+
+    if (hdr == NULL) {
+        return accel_emu_no_state("emuStreamCreate");
+    }
+    if (stream_p == NULL) {
+        return accel_emu_invalid("emuStreamCreate");
+    }
+    stream = malloc(sizeof(*stream));
+    if (stream == NULL) {
+        accel_set_error("emuStreamCreate", "EMULATED_ERROR_OUT_OF_MEMORY",
+                        ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    stream->magic = ACCEL_EMU_STREAM_MAGIC;
+    accel_emu_count(hdr, &hdr->live_streams, 1);
+    *stream_p = stream;
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_stream_destroy(accel_stream_h stream) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    if ((stream == NULL) || !accel_emu_stream_valid(stream) || (hdr == NULL)) {
+        return accel_emu_invalid_handle("emuStreamDestroy");
+    }
+    stream->magic = ACCEL_EMU_DEAD_MAGIC;
+    free(stream);
+    accel_emu_count(hdr, &hdr->live_streams, -1);
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_stream_synchronize(accel_stream_h stream) {
+    if (!accel_emu_stream_valid(stream)) {
+        return accel_emu_invalid_handle("emuStreamSynchronize");
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_event_create(accel_event_h *event_p) {
+    accel_emu_header_t *hdr = accel_emu_state();
+    accel_event_h event;
+
+    if (hdr == NULL) {
+        return accel_emu_no_state("emuEventCreate");
+    }
+    if (event_p == NULL) {
+        return accel_emu_invalid("emuEventCreate");
+    }
+    event = malloc(sizeof(*event));
+    if (event == NULL) {
+        accel_set_error("emuEventCreate", "EMULATED_ERROR_OUT_OF_MEMORY",
+                        ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    event->magic = ACCEL_EMU_EVENT_MAGIC;
+    event->recorded = false;
+    accel_emu_count(hdr, &hdr->live_events, 1);
+    *event_p = event;
+    return ACCEL_OK;
+}
+
+static bool accel_emu_event_valid(accel_event_h event) {
+    return (event != NULL) && (event->magic == ACCEL_EMU_EVENT_MAGIC);
+}
+
+static accel_status_t accel_emu_event_destroy(accel_event_h event) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    if (!accel_emu_event_valid(event) || (hdr == NULL)) {
+        return accel_emu_invalid_handle("emuEventDestroy");
+    }
+    event->magic = ACCEL_EMU_DEAD_MAGIC;
+    free(event);
+    accel_emu_count(hdr, &hdr->live_events, -1);
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_event_record(accel_event_h event, accel_stream_h stream) {
+    if (!accel_emu_event_valid(event) || !accel_emu_stream_valid(stream)) {
+        return accel_emu_invalid_handle("emuEventRecord");
+    }
+    event->recorded = true;
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_event_synchronize(accel_event_h event) {
+    /* Work completes when it is issued: an event is always reached (also an
+     * event never recorded, as in CUDA). */
+    if (!accel_emu_event_valid(event)) {
+        return accel_emu_invalid_handle("emuEventSynchronize");
+    }
+    return ACCEL_OK;
+}
+
+static int accel_emu_device_count(void) { return 1; }
+
+static const accel_ops_t accel_emu_ops = {
+    .name = "emulated",
+    .device_va_lo = ACCEL_EMU_BASE,
+    .device_va_span = ACCEL_EMU_TOTAL_SIZE,
+    .mem_query = accel_emu_mem_query,
+    .mem_alloc = accel_emu_mem_alloc,
+    .mem_free = accel_emu_mem_free,
+    .memcpy = accel_emu_memcpy,
+    .memcpy_async = accel_emu_memcpy_async,
+    .stream_create = accel_emu_stream_create,
+    .stream_destroy = accel_emu_stream_destroy,
+    .stream_synchronize = accel_emu_stream_synchronize,
+    .event_create = accel_emu_event_create,
+    .event_destroy = accel_emu_event_destroy,
+    .event_record = accel_emu_event_record,
+    .event_synchronize = accel_emu_event_synchronize,
+    .device_count = accel_emu_device_count,
+};
+
+accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
+    accel_emu_header_t *hdr;
+    accel_status_t status;
+
+    status = accel_emulated_state_attach(NULL, reason_p);
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        *reason_p = "cannot rebuild the emulated state after fork";
+        return ACCEL_ERR_NO_MEMORY;
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    ++hdr->open_count;
+    pthread_mutex_unlock(&hdr->lock);
+    *ops_p = &accel_emu_ops;
+    return ACCEL_OK;
+}
+
+void accel_emulated_close(void) {
+    accel_emu_header_t *hdr = accel_emu_hdr_get();
+
+    /* Only marked closed: other copies may still use the state. */
+    if (hdr != NULL) {
+        pthread_mutex_lock(&hdr->lock);
+        if (hdr->open_count > 0) {
+            --hdr->open_count;
+        }
+        pthread_mutex_unlock(&hdr->lock);
+    }
+}
+
+void accel_emulated_inject_fault(accel_emulated_fault_t what, int n, bool repeat) {
+    accel_emu_header_t *hdr = accel_emu_state();
+    accel_emu_fault_plan_t *plan;
+
+    if ((hdr == NULL) || ((unsigned)what >= ACCEL_EMULATED_FAULT_KINDS)) {
+        return;
+    }
+    pthread_mutex_lock(&hdr->lock);
+    plan = &hdr->faults[what];
+    plan->armed = (n > 0);
+    plan->repeat = repeat;
+    plan->remaining = (n > 0) ? n : 0;
+    pthread_mutex_unlock(&hdr->lock);
+}
+
+/* Read a counter of the shared state under its lock. */
+static size_t accel_emu_read_count(accel_emu_header_t *hdr, const size_t *counter) {
+    size_t value;
+
+    pthread_mutex_lock(&hdr->lock);
+    value = *counter;
+    pthread_mutex_unlock(&hdr->lock);
+    return value;
+}
+
+size_t accel_emulated_live_allocations(accel_mem_type_t type) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    if ((hdr == NULL) || ((unsigned)type > ACCEL_MEM_DEVICE)) {
+        return 0;
+    }
+    return accel_emu_read_count(hdr, &hdr->live[type]);
+}
+
+size_t accel_emulated_live_streams(void) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    return (hdr == NULL) ? 0 : accel_emu_read_count(hdr, &hdr->live_streams);
+}
+
+size_t accel_emulated_live_events(void) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    return (hdr == NULL) ? 0 : accel_emu_read_count(hdr, &hdr->live_events);
+}
+
+uint64_t accel_emulated_copy_count(void) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    return (hdr == NULL) ? 0 : atomic_load(&hdr->copy_count);
+}
+
+uint64_t accel_emulated_copy_bytes(void) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    return (hdr == NULL) ? 0 : atomic_load(&hdr->copy_bytes);
+}

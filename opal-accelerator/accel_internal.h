@@ -1,0 +1,70 @@
+/*
+ * opal-accelerator internals shared by the front end (accel.c) and the
+ * backends: logging, the thread's last error, backend entry points.
+ * Nothing here is part of the component's view of the layer.
+ */
+#ifndef ACCEL_INTERNAL_H
+#define ACCEL_INTERNAL_H
+
+#include "accel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACCEL_LIKELY(_x) __builtin_expect(!!(_x), 1)
+#define ACCEL_UNLIKELY(_x) __builtin_expect(!!(_x), 0)
+
+#define ACCEL_STRINGIFY_(_x) #_x
+/* Stringify after macro expansion (cuda.h maps names to versioned symbols). */
+#define ACCEL_STRINGIFY(_x) ACCEL_STRINGIFY_(_x)
+
+#define ACCEL_ARRAY_SIZE(_a) (sizeof(_a) / sizeof((_a)[0]))
+
+/* Log levels: 1 what was chosen and why, 2 errors seen on the way, 3+ details. */
+enum {
+    ACCEL_LOG_INFO = 1,
+    ACCEL_LOG_ERROR_DETAIL = 2,
+    ACCEL_LOG_DEBUG = 3,
+};
+
+/* True when a message of this level would reach the sink (to skip building it). */
+ACCEL_API bool accel_log_enabled(int level);
+
+/* Send a printf-style message to the sink set by accel_set_log() when level is
+ * at most the verbosity.  Without a sink the message goes to stderr. */
+ACCEL_API void accel_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record the failure of a driver call as this thread's last error (call and
+ * error_name must be static strings) and log it at ACCEL_LOG_ERROR_DETAIL.
+ * Returns ACCEL_ERR_DEVICE so that a driver failure reads
+ * `return accel_set_error(...)`; callers that mean another status return it
+ * themselves after recording. */
+ACCEL_API accel_status_t accel_set_error(const char *call, const char *error_name, int code);
+
+/*
+ * Backends.  open() is called once per accel_init() of the first reference
+ * and close() after the last accel_finalize(); the front end serializes them.
+ * On failure *reason_p is a static string saying why.
+ */
+ACCEL_API accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p);
+ACCEL_API void accel_emulated_close(void);
+
+#ifdef HAVE_CUDA
+ACCEL_API accel_status_t accel_cuda_open(const accel_ops_t **ops_p, const char **reason_p);
+ACCEL_API void accel_cuda_close(void);
+#endif
+
+/*
+ * For tests: run the emulated backend's process-wide state attach as a
+ * second copy of this code would (the header is already mapped: EEXIST path),
+ * or as a forked child does (the header belongs to the parent: start over).
+ * Returns the header's address in *header_p.
+ */
+ACCEL_API accel_status_t accel_emulated_state_attach(void **header_p, const char **reason_p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_INTERNAL_H */

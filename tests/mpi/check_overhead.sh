@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The cost coll/gpu adds to a host-buffer call: at most 50 instructions per
+# 8-byte MPI_Allreduce with the component active (callgrind counts
+# instructions, so this is deterministic, not a timing).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top_src=$(cd "$here/../.." && pwd)
+exec "$top_src/perf/overhead.sh" --calls 5000 --max 50

@@ -1,0 +1,286 @@
+/*
+ * Unit test of the CUDA backend of opal-accelerator (built only with CUDA).
+ *
+ * Without a driver or a device it prints "SKIP: no CUDA driver/device:
+ * <reason>" and exits 77.  With a GPU: allocation, classification, copies,
+ * streams and events, the classification cache against memory freed and
+ * reallocated behind its back (through the driver directly), the kernels
+ * check.  Exit status 0 / 1, one line per check, then "N passed, M failed".
+ */
+#define _GNU_SOURCE
+
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* HAVE_CUDA */
+#endif
+
+#include "accel.h"
+#include "cuda/accel_cuda.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int test_passed;
+static int test_failed;
+static const accel_ops_t *ops;
+
+static bool check_impl(bool ok, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool check_impl(bool ok, int line, const char *fmt, ...) {
+    va_list ap;
+
+    printf("%s: ", ok ? "PASS" : "FAIL");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    if (!ok) {
+        printf(" (line %d; last error %s %s)", line, accel_last_error()->call,
+               accel_last_error()->error);
+        ++test_failed;
+    } else {
+        ++test_passed;
+    }
+    printf("\n");
+    fflush(stdout);
+    return ok;
+}
+
+#define CHECK(_cond, ...) check_impl(!!(_cond), __LINE__, __VA_ARGS__)
+
+static void fill(void *buf, size_t len, unsigned seed) {
+    unsigned char *p = buf;
+
+    for (size_t i = 0; i < len; ++i) {
+        p[i] = (unsigned char)(seed + i * 7);
+    }
+}
+
+static bool has_pattern(const void *buf, size_t len, unsigned seed) {
+    const unsigned char *p = buf;
+
+    for (size_t i = 0; i < len; ++i) {
+        if (p[i] != (unsigned char)(seed + i * 7)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void log_to_stdout(int level, const char *msg) { printf("LOG(%d): %s\n", level, msg); }
+
+static void test_classify(void) {
+    static int static_var;
+    int stack_var = 0;
+    int *heap = malloc(64);
+    size_t len = (size_t)1 << 20;
+    void *dev = NULL, *man = NULL, *pin = NULL;
+    accel_mem_attr_t a, b, c, h;
+    accel_status_t status;
+
+    CHECK(ops->mem_alloc(ACCEL_MEM_DEVICE, len, &dev) == ACCEL_OK, "alloc device");
+    CHECK(ops->mem_alloc(ACCEL_MEM_MANAGED, len, &man) == ACCEL_OK, "alloc managed");
+    CHECK(ops->mem_alloc(ACCEL_MEM_HOST_PINNED, len, &pin) == ACCEL_OK, "alloc pinned");
+
+    /* (Queried before CHECK: its format arguments are evaluated in no set order.) */
+    status = ops->mem_query(dev, &a);
+    CHECK(status == ACCEL_OK && a.type == ACCEL_MEM_DEVICE && a.device >= 0 &&
+              a.base == (uintptr_t)dev && a.size >= len && a.buffer_id != 0,
+          "device: %s dev %d size %zu id %" PRIu64, accel_mem_type_string(a.type), a.device, a.size,
+          a.buffer_id);
+    status = ops->mem_query(man, &b);
+    CHECK(status == ACCEL_OK && b.type == ACCEL_MEM_MANAGED && b.base == (uintptr_t)man &&
+              b.size >= len,
+          "managed: %s dev %d", accel_mem_type_string(b.type), b.device);
+    status = ops->mem_query(pin, &c);
+    CHECK(status == ACCEL_OK && c.type == ACCEL_MEM_HOST_PINNED && c.device == -1 &&
+              c.base == (uintptr_t)pin,
+          "pinned: %s", accel_mem_type_string(c.type));
+    CHECK(a.buffer_id != b.buffer_id && b.buffer_id != c.buffer_id, "buffer ids differ");
+    CHECK(ops->mem_query((char *)dev + 4096, &h) == ACCEL_OK && h.base == a.base &&
+              h.buffer_id == a.buffer_id,
+          "interior device pointer");
+    CHECK(ops->mem_query((char *)dev + 8192, &h) == ACCEL_OK && h.buffer_id == a.buffer_id,
+          "interior device pointer again (cache hit)");
+    CHECK(ops->mem_query(&stack_var, &h) == ACCEL_OK && h.type == ACCEL_MEM_HOST &&
+              h.buffer_id == 0,
+          "stack pointer: host");
+    CHECK(ops->mem_query(heap, &h) == ACCEL_OK && h.type == ACCEL_MEM_HOST, "heap pointer: host");
+    CHECK(ops->mem_query(&static_var, &h) == ACCEL_OK && h.type == ACCEL_MEM_HOST,
+          "static pointer: host");
+    CHECK(ops->mem_query(NULL, &h) == ACCEL_OK && h.type == ACCEL_MEM_HOST, "NULL: host");
+
+    CHECK(ops->mem_free(dev) == ACCEL_OK && ops->mem_free(man) == ACCEL_OK &&
+              ops->mem_free(pin) == ACCEL_OK,
+          "free all three");
+    CHECK(ops->mem_query(dev, &h) == ACCEL_OK && h.type == ACCEL_MEM_HOST,
+          "freed device pointer: host");
+    CHECK(ops->mem_free(heap) == ACCEL_ERR_INVALID, "free of a host pointer is refused");
+    CHECK(ops->mem_alloc(ACCEL_MEM_DEVICE, 0, &dev) == ACCEL_ERR_INVALID,
+          "zero-length allocation is refused");
+    free(heap);
+}
+
+static void test_copies(void) {
+    size_t len = (size_t)4 << 20;
+    unsigned char *host = malloc(len), *back = malloc(len);
+    void *d1 = NULL, *d2 = NULL, *man = NULL, *pin = NULL;
+    accel_stream_h stream = NULL;
+    accel_event_h event = NULL;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, len, &d1);
+    ops->mem_alloc(ACCEL_MEM_DEVICE, len, &d2);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, len, &man);
+    ops->mem_alloc(ACCEL_MEM_HOST_PINNED, len, &pin);
+
+    fill(host, len, 1);
+    CHECK(ops->memcpy(d1, host, len) == ACCEL_OK, "H2D");
+    CHECK(ops->memcpy(d2, d1, len) == ACCEL_OK, "D2D");
+    memset(back, 0, len);
+    CHECK(ops->memcpy(back, d2, len) == ACCEL_OK && has_pattern(back, len, 1), "D2H round trip");
+    CHECK(ops->memcpy(man, d1, len) == ACCEL_OK && has_pattern(man, len, 1),
+          "D2M then host read of managed (memcpy is synchronous)");
+    fill(man, len, 2);
+    CHECK(ops->memcpy(pin, man, len) == ACCEL_OK && has_pattern(pin, len, 2), "M2 pinned");
+
+    CHECK(ops->stream_create(&stream) == ACCEL_OK, "stream create");
+    CHECK(ops->event_create(&event) == ACCEL_OK, "event create");
+    fill(pin, len, 3);
+    CHECK(ops->memcpy_async(d1, pin, len, stream) == ACCEL_OK &&
+              ops->event_record(event, stream) == ACCEL_OK &&
+              ops->event_synchronize(event) == ACCEL_OK,
+          "async H2D, record, event sync");
+    memset(pin, 0, len);
+    CHECK(ops->memcpy_async(pin, d1, len, stream) == ACCEL_OK &&
+              ops->stream_synchronize(stream) == ACCEL_OK && has_pattern(pin, len, 3),
+          "async D2H, stream sync");
+    CHECK(ops->stream_destroy(NULL) == ACCEL_ERR_INVALID,
+          "destroying the default stream is refused");
+    CHECK(ops->event_destroy(event) == ACCEL_OK && ops->stream_destroy(stream) == ACCEL_OK,
+          "event and stream destroy");
+
+    /* (No copy to freed memory here: with UVA, cuMemcpy takes an address it
+     * does not know for pageable host memory and would write there.) */
+    ops->mem_free(d1);
+    ops->mem_free(d2);
+    ops->mem_free(man);
+    ops->mem_free(pin);
+    free(host);
+    free(back);
+}
+
+/* Memory freed and reallocated through the driver, behind the cache's back. */
+static void test_cache_reuse(void) {
+    size_t len = (size_t)2 << 20;
+    CUdeviceptr d = 0, d2 = 0;
+    accel_mem_attr_t attr;
+    uint64_t old_id;
+    CUresult res;
+
+    res = accel_cuda_driver.cuMemAlloc(&d, len);
+    CHECK(res == CUDA_SUCCESS, "cuMemAlloc");
+    CHECK(ops->mem_query((void *)d, &attr) == ACCEL_OK && attr.type == ACCEL_MEM_DEVICE,
+          "classified (now cached)");
+
+    accel_cuda_driver.cuMemFree(d);
+    CHECK(ops->mem_query((void *)d, &attr) == ACCEL_OK && attr.type == ACCEL_MEM_HOST,
+          "freed behind the cache's back: host");
+
+    accel_cuda_driver.cuMemAlloc(&d, len);
+    ops->mem_query((void *)d, &attr);
+    old_id = attr.buffer_id;
+    accel_cuda_driver.cuMemFree(d);
+    res = accel_cuda_driver.cuMemAlloc(&d2, len);
+    if (d2 == d) {
+        accel_status_t status = ops->mem_query((void *)d2, &attr);
+        CHECK(status == ACCEL_OK && attr.type == ACCEL_MEM_DEVICE && attr.buffer_id != old_id,
+              "reallocated at the same address: new buffer id %" PRIu64 " (was %" PRIu64 ")",
+              attr.buffer_id, old_id);
+    } else {
+        printf("INFO: the driver did not reuse the address (%#llx -> %#llx)\n",
+               (unsigned long long)d, (unsigned long long)d2);
+        CHECK(ops->mem_query((void *)d, &attr) == ACCEL_OK && attr.buffer_id != old_id,
+              "the old address is not classified as the freed allocation");
+    }
+    accel_cuda_driver.cuMemFree(d2);
+
+    res = accel_cuda_driver.cuMemAllocManaged(&d, len, CU_MEM_ATTACH_GLOBAL);
+    if (res == CUDA_SUCCESS) {
+        CHECK(ops->mem_query((void *)d, &attr) == ACCEL_OK && attr.type == ACCEL_MEM_MANAGED,
+              "managed allocation after the freed device one: managed");
+        accel_cuda_driver.cuMemFree(d);
+    }
+}
+
+static double now_ns(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void test_timing(void) {
+    int host_var = 0;
+    long iters = 1000000;
+    void *dev = NULL;
+    accel_mem_attr_t attr;
+    double t0;
+
+    t0 = now_ns();
+    for (long i = 0; i < iters; ++i) {
+        ops->mem_query(&host_var, &attr);
+    }
+    printf("INFO: host-pointer mem_query: %.1f ns per call\n", (now_ns() - t0) / (double)iters);
+    ops->mem_alloc(ACCEL_MEM_DEVICE, 4096, &dev);
+    ops->mem_query(dev, &attr);
+    t0 = now_ns();
+    for (long i = 0; i < iters; ++i) {
+        ops->mem_query(dev, &attr);
+    }
+    printf("INFO: cached device-pointer mem_query: %.1f ns per call\n",
+           (now_ns() - t0) / (double)iters);
+    ops->mem_free(dev);
+}
+
+int main(void) {
+    const accel_ops_t *again = NULL;
+    const char *reason = NULL;
+    const char *kernels_reason = NULL;
+    accel_status_t status;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    accel_set_log(log_to_stdout,
+                  (getenv("ACCEL_TEST_VERBOSE") != NULL) ? atoi(getenv("ACCEL_TEST_VERBOSE")) : 1);
+    status = accel_init(ACCEL_BACKEND_CUDA, &ops, &reason);
+    if ((status == ACCEL_ERR_NO_DRIVER) || (status == ACCEL_ERR_NO_DEVICE)) {
+        printf("SKIP: no CUDA driver/device: %s\n", reason);
+        return 77;
+    }
+    if (!CHECK(status == ACCEL_OK, "init cuda: %s (%s)", accel_status_string(status), reason)) {
+        printf("%d passed, %d failed\n", test_passed, test_failed);
+        return 1;
+    }
+    CHECK(strcmp(ops->name, "cuda") == 0 && ops->device_count() >= 1, "cuda backend, %d device(s)",
+          ops->device_count());
+    status = accel_cuda_kernels_check(0, &kernels_reason);
+    CHECK((status == ACCEL_OK) == accel_cuda_kernels_usable, "kernels check: %s%s",
+          (status == ACCEL_OK) ? "usable" : "not usable: ", kernels_reason);
+    accel_set_log(NULL, 0);
+
+    test_classify();
+    test_copies();
+    test_cache_reuse();
+    test_timing();
+
+    accel_finalize();
+    CHECK(accel_init(ACCEL_BACKEND_AUTO, &again, &reason) == ACCEL_OK &&
+              strcmp(again->name, "cuda") == 0,
+          "AUTO picks cuda; init again after finalize");
+    accel_finalize();
+
+    printf("%d passed, %d failed\n", test_passed, test_failed);
+    return (test_failed == 0) ? 0 : 1;
+}
