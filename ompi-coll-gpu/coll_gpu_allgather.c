@@ -5,6 +5,7 @@
 
 typedef struct {
     mca_coll_gpu_module_t *module;
+    bool vector; /* the v-variant: counts and displacements may be NULL off the root */
     int scount;
     struct ompi_datatype_t *sdtype;
     int rcount;           /* allgather */
@@ -20,7 +21,7 @@ static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void
     coll_gpu_allgather_args_t *a = args;
 
     (void)count;
-    if (NULL != a->rcounts) {
+    if (a->vector) {
         return (NULL == request)
                    ? COLL_GPU_PREV(a->module, allgatherv, sbuf, a->scount, a->sdtype, rbuf,
                                    a->rcounts, a->displs, a->rdtype, a->comm)
@@ -43,7 +44,7 @@ static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allgather_host, a);
     coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
-    if (NULL != a->rcounts) {
+    if (a->vector) {
         coll_gpu_buf_init_blocks(&call.recv, rbuf, a->rdtype, a->rcounts, a->displs, size);
         call.recv_holes = true;
     } else {
@@ -98,7 +99,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_allgatherv_classified(const void *sbuf, i
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
         .displs = displs, .rdtype = rdtype, .comm = comm,
     };
     bool single_call;
@@ -168,7 +169,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iallgatherv_classified(const void *sbuf, 
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
         .displs = displs, .rdtype = rdtype, .comm = comm,
     };
 

@@ -5,6 +5,7 @@
 
 typedef struct {
     mca_coll_gpu_module_t *module;
+    bool vector; /* the v-variant: counts and displacements may be NULL off the root */
     int scount, rcount;                 /* alltoall */
     const int *scounts, *sdispls;       /* alltoallv */
     const int *rcounts, *rdispls;
@@ -18,7 +19,7 @@ static int coll_gpu_alltoall_host(const void *sbuf, void *rbuf, int count, void 
     coll_gpu_alltoall_args_t *a = args;
 
     (void)count;
-    if (NULL != a->rcounts) {
+    if (a->vector) {
         return (NULL == request)
                    ? COLL_GPU_PREV(a->module, alltoallv, sbuf, a->scounts, a->sdispls, a->sdtype,
                                    rbuf, a->rcounts, a->rdispls, a->rdtype, a->comm)
@@ -41,7 +42,7 @@ static int coll_gpu_alltoall_staged(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t
     coll_gpu_call_t call;
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_alltoall_host, a);
-    if (NULL != a->rcounts) {
+    if (a->vector) {
         if (MPI_IN_PLACE != sbuf) {
             coll_gpu_buf_init_blocks(&call.send, sbuf, a->sdtype, a->scounts, a->sdispls, size);
         } else {
@@ -102,7 +103,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_alltoallv_classified(const void *sbuf, co
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_alltoall_args_t args = {
-        .module = module, .scounts = scounts, .sdispls = sdispls, .rcounts = rcounts,
+        .module = module, .vector = true, .scounts = scounts, .sdispls = sdispls, .rcounts = rcounts,
         .rdispls = rdispls, .sdtype = sdtype, .rdtype = rdtype, .comm = comm,
     };
     bool single_call;
@@ -173,7 +174,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ialltoallv_classified(const void *sbuf, c
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_alltoall_args_t args = {
-        .module = module, .scounts = scounts, .sdispls = sdispls, .rcounts = rcounts,
+        .module = module, .vector = true, .scounts = scounts, .sdispls = sdispls, .rcounts = rcounts,
         .rdispls = rdispls, .sdtype = sdtype, .rdtype = rdtype, .comm = comm,
     };
 

@@ -7,6 +7,7 @@
 
 typedef struct {
     mca_coll_gpu_module_t *module;
+    bool vector; /* the v-variant: counts and displacements may be NULL off the root */
     int scount;
     struct ompi_datatype_t *sdtype;
     int rcount;         /* gather */
@@ -23,7 +24,7 @@ static int coll_gpu_gather_host(const void *sbuf, void *rbuf, int count, void *a
     coll_gpu_gather_args_t *a = args;
 
     (void)count;
-    if (NULL != a->displs) {
+    if (a->vector) {
         return (NULL == request)
                    ? COLL_GPU_PREV(a->module, gatherv, sbuf, a->scount, a->sdtype, rbuf,
                                    a->rcounts, a->displs, a->rdtype, a->root, a->comm)
@@ -53,7 +54,7 @@ static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t col
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_gather_host, a);
     coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
     if (ompi_comm_rank(a->comm) == a->root) {
-        if (NULL != a->displs) {
+        if (a->vector) {
             coll_gpu_buf_init_blocks(&call.recv, rbuf, a->rdtype, a->rcounts, a->displs, size);
             call.recv_holes = true;
         } else {
@@ -109,7 +110,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_gatherv_classified(const void *sbuf, int 
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
         .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
     };
     bool single_call;
@@ -177,7 +178,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(const void *sbuf, int
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
+        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
         .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
     };
 

@@ -7,6 +7,7 @@
 
 typedef struct {
     mca_coll_gpu_module_t *module;
+    bool vector; /* the v-variant: counts and displacements may be NULL off the root */
     int scount;         /* scatter */
     const int *scounts; /* scatterv */
     const int *displs;
@@ -23,7 +24,7 @@ static int coll_gpu_scatter_host(const void *sbuf, void *rbuf, int count, void *
     coll_gpu_scatter_args_t *a = args;
 
     (void)count;
-    if (NULL != a->displs) {
+    if (a->vector) {
         return (NULL == request)
                    ? COLL_GPU_PREV(a->module, scatterv, sbuf, a->scounts, a->displs, a->sdtype,
                                    rbuf, a->rcount, a->rdtype, a->root, a->comm)
@@ -52,7 +53,7 @@ static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t c
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scatter_host, a);
     if (ompi_comm_rank(a->comm) == a->root) {
-        if (NULL != a->displs) {
+        if (a->vector) {
             coll_gpu_buf_init_blocks(&call.send, sbuf, a->sdtype, a->scounts, a->displs, size);
         } else {
             coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
@@ -107,7 +108,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_scatterv_classified(const void *sbuf, con
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .scounts = scounts, .displs = displs, .sdtype = sdtype,
+        .module = module, .vector = true, .scounts = scounts, .displs = displs, .sdtype = sdtype,
         .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
     };
     bool single_call;
@@ -177,7 +178,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(const void *sbuf, co
 {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .scounts = scounts, .displs = displs, .sdtype = sdtype,
+        .module = module, .vector = true, .scounts = scounts, .displs = displs, .sdtype = sdtype,
         .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
     };
 

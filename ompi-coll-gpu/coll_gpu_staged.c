@@ -256,19 +256,29 @@ int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm
     return stage->rc;
 }
 
-/* Whether count elements of dtype take the pipelined path: the same answer
- * on every rank for the same parameters, count and datatype. */
+/* Whether count elements of dtype take the pipelined path: dense data of
+ * more than one chunk.  The same answer on every rank for the same
+ * parameters, count and datatype. */
 static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count)
 {
-    ptrdiff_t lb, extent;
     size_t slot = mca_coll_gpu_component.staging_buffer_size / COLL_GPU_PIPELINE_SLOTS;
+    ptrdiff_t lb, extent;
+    size_t size;
 
     if (!mca_coll_gpu_component.staged_pipeline || count <= 0 ||
         !ompi_datatype_is_contiguous_memory_layout(dtype, count)) {
         return false;
     }
     ompi_datatype_get_extent(dtype, &lb, &extent);
-    return extent > 0 && (size_t)extent <= slot;
+    ompi_datatype_type_size(dtype, &size);
+    /* A single element may be "contiguous" with an extent larger than its
+     * data (a resized type): chunks copy whole extents, so only dense types. */
+    if (extent <= 0 || (size_t)extent != size || (size_t)extent > slot) {
+        return false;
+    }
+    /* One chunk is a single host collective either way: the plain path does it
+     * without the pipeline's bookkeeping. */
+    return (size_t)count > slot / (size_t)extent;
 }
 
 /* One chunk of a pipeline: which elements, and the host copies standing for
