@@ -100,8 +100,7 @@ int mca_coll_gpu_accel_open(void);
     opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: " __VA_ARGS__)
 
 /* Where a collective's buffers live; the hot path of every wrapper. */
-static inline bool coll_gpu_on_device(const void *buf)
-{
+static inline bool coll_gpu_on_device(const void *buf) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     accel_mem_attr_t attr;
 
@@ -121,8 +120,7 @@ static inline bool coll_gpu_on_device(const void *buf)
 /* The first test of every wrapper: true when ptr is host memory by the
  * backend's address range alone and no debug check asks for more.  A few
  * instructions; anything else goes through coll_gpu_on_device(). */
-static inline bool coll_gpu_certainly_host(const void *ptr)
-{
+static inline bool coll_gpu_certainly_host(const void *ptr) {
     return !accel_may_be_device(mca_coll_gpu_component.accel, ptr) &&
            !mca_coll_gpu_component.check_memory_kinds;
 }
@@ -135,7 +133,8 @@ static inline bool coll_gpu_certainly_host(const void *ptr)
 #define COLL_GPU_COUNT(counter, coll) (++mca_coll_gpu_component.counter[COLL_GPU_##coll])
 
 /* Calls the saved function of the previous module. */
-#define COLL_GPU_PREV(m, name, ...) ((m)->prev.coll_##name(__VA_ARGS__, (m)->prev.coll_##name##_module))
+#define COLL_GPU_PREV(m, name, ...)                                                                \
+    ((m)->prev.coll_##name(__VA_ARGS__, (m)->prev.coll_##name##_module))
 
 /*
  * With coll_gpu_check_memory_kinds, every call first counts the ranks that
@@ -218,8 +217,8 @@ int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_
                              void *rbuf, const int *rcounts, const int *displs,
                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                              ompi_request_t **request, mca_coll_base_module_t *module);
-int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                           int rcount, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *module);
 int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
@@ -250,8 +249,8 @@ int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                                  mca_coll_base_module_t *module);
 int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *module);
+                                       struct ompi_communicator_t *comm, ompi_request_t **request,
+                                       mca_coll_base_module_t *module);
 int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
                        ompi_request_t **request, mca_coll_base_module_t *module);

@@ -8,16 +8,15 @@ typedef struct {
     bool vector; /* the v-variant: counts and displacements may be NULL off the root */
     int scount;
     struct ompi_datatype_t *sdtype;
-    int rcount;           /* allgather */
-    const int *rcounts;   /* allgatherv */
+    int rcount;         /* allgather */
+    const int *rcounts; /* allgatherv */
     const int *displs;
     struct ompi_datatype_t *rdtype;
     struct ompi_communicator_t *comm;
 } coll_gpu_allgather_args_t;
 
 static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void *args,
-                                   ompi_request_t **request)
-{
+                                   ompi_request_t **request) {
     coll_gpu_allgather_args_t *a = args;
 
     (void)count;
@@ -28,17 +27,15 @@ static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void
                    : COLL_GPU_PREV(a->module, iallgatherv, sbuf, a->scount, a->sdtype, rbuf,
                                    a->rcounts, a->displs, a->rdtype, a->comm, request);
     }
-    return (NULL == request)
-               ? COLL_GPU_PREV(a->module, allgather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
-                               a->rdtype, a->comm)
-               : COLL_GPU_PREV(a->module, iallgather, sbuf, a->scount, a->sdtype, rbuf,
-                               a->rcount, a->rdtype, a->comm, request);
+    return (NULL == request) ? COLL_GPU_PREV(a->module, allgather, sbuf, a->scount, a->sdtype, rbuf,
+                                             a->rcount, a->rdtype, a->comm)
+                             : COLL_GPU_PREV(a->module, iallgather, sbuf, a->scount, a->sdtype,
+                                             rbuf, a->rcount, a->rdtype, a->comm, request);
 }
 
 static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll_t coll,
                                      const char *mpi_call, const void *sbuf, void *rbuf,
-                                     ompi_request_t **request, bool single_call)
-{
+                                     ompi_request_t **request, bool single_call) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
 
@@ -59,30 +56,32 @@ static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_allgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                           int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_allgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .comm = comm,
     };
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHER,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHER, "MPI_Allgather", sbuf, rbuf,
-                                     NULL, single_call);
+    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHER, "MPI_Allgather", sbuf, rbuf, NULL,
+                                     single_call);
 }
 
 int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                            int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -92,51 +91,61 @@ int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
     return coll_gpu_allgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_allgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, const int *rcounts, const int *displs,
-                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_allgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, const int *rcounts, const int *displs,
+                               struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
-        .displs = displs, .rdtype = rdtype, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcounts = rcounts,
+        .displs = displs,
+        .rdtype = rdtype,
+        .comm = comm,
     };
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHERV,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
                              rdtype, comm);
     }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHERV, "MPI_Allgatherv", sbuf, rbuf,
-                                     NULL, single_call);
+    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHERV, "MPI_Allgatherv", sbuf, rbuf, NULL,
+                                     single_call);
 }
 
 int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, const int *rcounts, const int *displs,
                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *base)
-{
+                            mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, ALLGATHERV);
-        return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm);
+        return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                             rdtype, comm);
     }
-    return coll_gpu_allgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, base);
+    return coll_gpu_allgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                                          base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iallgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_iallgather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                               void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                               struct ompi_communicator_t *comm, ompi_request_t **request,
+                               mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IALLGATHER,
@@ -151,26 +160,33 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iallgather_classified(const void *sbuf, i
 int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                             struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *base)
-{
+                            mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IALLGATHER);
-        return COLL_GPU_PREV(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request);
+        return COLL_GPU_PREV(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                             request);
     }
-    return coll_gpu_iallgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request, base);
+    return coll_gpu_iallgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
+                                          base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iallgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, const int *rcounts, const int *displs,
-                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_iallgatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                void *rbuf, const int *rcounts, const int *displs,
+                                struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                                ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allgather_args_t args = {
-        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
-        .displs = displs, .rdtype = rdtype, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcounts = rcounts,
+        .displs = displs,
+        .rdtype = rdtype,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IALLGATHERV,
@@ -185,13 +201,14 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iallgatherv_classified(const void *sbuf, 
 int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                              void *rbuf, const int *rcounts, const int *displs,
                              struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
-                             ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                             ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IALLGATHERV);
-        return COLL_GPU_PREV(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, request);
+        return COLL_GPU_PREV(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
+                             rdtype, comm, request);
     }
-    return coll_gpu_iallgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm, request, base);
+    return coll_gpu_iallgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                                           comm, request, base);
 }

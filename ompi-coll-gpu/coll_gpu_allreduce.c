@@ -11,8 +11,7 @@ typedef struct {
 } coll_gpu_allreduce_args_t;
 
 static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void *args,
-                                   ompi_request_t **request)
-{
+                                   ompi_request_t **request) {
     coll_gpu_allreduce_args_t *a = args;
 
     if (NULL == request) {
@@ -23,9 +22,8 @@ static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void
 }
 
 static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
-                                     const char *mpi_call, const void *sbuf, void *rbuf,
-                                     int count, ompi_request_t **request, bool single_call)
-{
+                                     const char *mpi_call, const void *sbuf, void *rbuf, int count,
+                                     ompi_request_t **request, bool single_call) {
     coll_gpu_call_t call;
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allreduce_host, args);
@@ -43,27 +41,26 @@ static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_c
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, void *rbuf, int count,
+                                                            struct ompi_datatype_t *dtype,
+                                                            struct ompi_op_t *op,
+                                                            struct ompi_communicator_t *comm,
+                                                            mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLREDUCE,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
-    return coll_gpu_allreduce_staged(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf,
-                                     count, NULL, single_call);
+    return coll_gpu_allreduce_staged(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf, count,
+                                     NULL, single_call);
 }
 
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *base)
-{
+                           mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -73,10 +70,9 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
     return coll_gpu_allreduce_classified(sbuf, rbuf, count, dtype, op, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(
+    const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
 
@@ -90,8 +86,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(const void *sbuf, v
 
 int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                            ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {

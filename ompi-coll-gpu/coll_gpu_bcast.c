@@ -12,8 +12,7 @@ typedef struct {
 } coll_gpu_bcast_args_t;
 
 static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *args,
-                               ompi_request_t **request)
-{
+                               ompi_request_t **request) {
     coll_gpu_bcast_args_t *a = args;
 
     (void)sbuf;
@@ -25,8 +24,7 @@ static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *ar
 
 static int coll_gpu_bcast_staged(coll_gpu_bcast_args_t *args, coll_gpu_coll_t coll,
                                  const char *mpi_call, void *buf, int count,
-                                 ompi_request_t **request, bool single_call)
-{
+                                 ompi_request_t **request, bool single_call) {
     bool is_root = (ompi_comm_rank(args->comm) == args->root);
     coll_gpu_call_t call;
 
@@ -44,9 +42,10 @@ static int coll_gpu_bcast_staged(coll_gpu_bcast_args_t *args, coll_gpu_coll_t co
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_bcast_classified(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_bcast_classified(void *buf, int count,
+                                                        struct ompi_datatype_t *dtype, int root,
+                                                        struct ompi_communicator_t *comm,
+                                                        mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
     bool single_call;
@@ -55,13 +54,11 @@ static COLL_GPU_SLOW_PATH int coll_gpu_bcast_classified(void *buf, int count, st
                               &single_call)) {
         return COLL_GPU_PREV(module, bcast, buf, count, dtype, root, comm);
     }
-    return coll_gpu_bcast_staged(&args, COLL_GPU_BCAST, "MPI_Bcast", buf, count, NULL,
-                                 single_call);
+    return coll_gpu_bcast_staged(&args, COLL_GPU_BCAST, "MPI_Bcast", buf, count, NULL, single_call);
 }
 
 int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(buf))) {
@@ -71,10 +68,11 @@ int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int 
     return coll_gpu_bcast_classified(buf, count, dtype, root, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                        struct ompi_communicator_t *comm, ompi_request_t **request,
-                        mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count,
+                                                         struct ompi_datatype_t *dtype, int root,
+                                                         struct ompi_communicator_t *comm,
+                                                         ompi_request_t **request,
+                                                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
 
@@ -86,8 +84,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count, s
 
 int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, ompi_request_t **request,
-                        mca_coll_base_module_t *base)
-{
+                        mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(buf))) {

@@ -45,7 +45,7 @@ typedef enum {
 #define COLL_GPU_ENUM_ENTRY(id, name) COLL_GPU_##id,
     COLL_GPU_FOREACH_COLL(COLL_GPU_ENUM_ENTRY)
 #undef COLL_GPU_ENUM_ENTRY
-    COLL_GPU_NUM_COLLS
+        COLL_GPU_NUM_COLLS
 } coll_gpu_coll_t;
 
 #endif /* COLL_GPU_COLLS_H */

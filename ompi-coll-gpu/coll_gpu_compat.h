@@ -9,8 +9,8 @@
 #ifndef COLL_GPU_COMPAT_H
 #define COLL_GPU_COMPAT_H
 
-#include "ompi_config.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi_config.h"
 
 #if OMPI_MAJOR_VERSION >= 5
 #include "ompi/runtime/ompi_rte.h"

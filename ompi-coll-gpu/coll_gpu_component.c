@@ -29,8 +29,8 @@ __attribute__((visibility("default"))) mca_coll_gpu_component_t mca_coll_gpu_com
                 {
                     COLL_GPU_COLL_BASE_VERSION,
                     .mca_component_name = "gpu",
-                    MCA_BASE_MAKE_VERSION(component, COLL_GPU_VERSION_MAJOR,
-                                          COLL_GPU_VERSION_MINOR, COLL_GPU_VERSION_RELEASE),
+                    MCA_BASE_MAKE_VERSION(component, COLL_GPU_VERSION_MAJOR, COLL_GPU_VERSION_MINOR,
+                                          COLL_GPU_VERSION_RELEASE),
                     .mca_open_component = coll_gpu_open,
                     .mca_close_component = coll_gpu_close,
                     .mca_register_component_params = coll_gpu_register,
@@ -53,9 +53,8 @@ static const mca_base_var_enum_value_t coll_gpu_accelerator_values[] = {
     {0, NULL},
 };
 
-static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar,
-                                          mca_base_pvar_event_t event, void *obj, int *count)
-{
+static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
+                                          void *obj, int *count) {
     (void)pvar;
     (void)obj;
     if (MCA_BASE_PVAR_HANDLE_BIND == event) {
@@ -65,29 +64,25 @@ static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar,
 }
 
 static int coll_gpu_pvar_read_collectives(const struct mca_base_pvar_t *pvar, void *value,
-                                          void *obj)
-{
+                                          void *obj) {
     (void)obj;
     memcpy(value, pvar->ctx, COLL_GPU_NUM_COLLS * sizeof(unsigned long long));
     return OPAL_SUCCESS;
 }
 
 static void coll_gpu_register_pvar(const char *name, const char *description, void *counter,
-                                   bool per_collective)
-{
+                                   bool per_collective) {
     (void)mca_base_component_pvar_register(
         &mca_coll_gpu_component.super.collm_version, name, description, OPAL_INFO_LVL_4,
         MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-        MCA_BASE_VAR_BIND_NO_OBJECT,
-        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
         per_collective ? coll_gpu_pvar_read_collectives : NULL, NULL,
         per_collective ? coll_gpu_pvar_collective_count : NULL, counter);
 }
 
 /* Help files live where make install put them, or, for a component run from
  * its build tree, next to the .libs directory holding it. */
-static void coll_gpu_add_help_dirs(void)
-{
+static void coll_gpu_add_help_dirs(void) {
     Dl_info info;
     char path[4096];
 
@@ -101,8 +96,7 @@ static void coll_gpu_add_help_dirs(void)
     }
 }
 
-static int coll_gpu_register(void)
-{
+static int coll_gpu_register(void) {
     const mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
     mca_base_var_enum_t *accelerator_enum;
 
@@ -139,8 +133,8 @@ static int coll_gpu_register(void)
         "Accelerator backend: auto (CUDA when a driver and a device are present, otherwise "
         "the component stays out of the way), cuda, or emulated (CPU memory that the "
         "component treats as device memory; for testing without a GPU)",
-        MCA_BASE_VAR_TYPE_INT, accelerator_enum, 0, 0, OPAL_INFO_LVL_5,
-        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.accelerator);
+        MCA_BASE_VAR_TYPE_INT, accelerator_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.accelerator);
     OBJ_RELEASE(accelerator_enum);
 
     mca_coll_gpu_component.staging_buffer_size = COLL_GPU_DEFAULT_STAGING_BUFFER_SIZE;
@@ -198,13 +192,11 @@ static int coll_gpu_register(void)
     return OMPI_SUCCESS;
 }
 
-static void coll_gpu_log(int level, const char *msg)
-{
+static void coll_gpu_log(int level, const char *msg) {
     opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: %s", msg);
 }
 
-static int coll_gpu_open(void)
-{
+static int coll_gpu_open(void) {
     char value[32];
 
     mca_coll_gpu_component.output = opal_output_open(NULL);
@@ -220,8 +212,7 @@ static int coll_gpu_open(void)
     return OMPI_SUCCESS;
 }
 
-static int coll_gpu_close(void)
-{
+static int coll_gpu_close(void) {
     if (mca_coll_gpu_component.accel_opened) {
         if (NULL != mca_coll_gpu_component.accel) {
             accel_finalize();
@@ -238,8 +229,7 @@ static int coll_gpu_close(void)
 
 /* Opens the accelerator backend on first use: MPI_Init's first communicator,
  * not ompi_info, pays for loading a driver. */
-int mca_coll_gpu_accel_open(void)
-{
+int mca_coll_gpu_accel_open(void) {
     static const char *const backend_names[] = {"auto", "cuda", "emulated"};
     accel_status_t status;
     const char *reason = NULL;

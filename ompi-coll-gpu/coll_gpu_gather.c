@@ -19,35 +19,31 @@ typedef struct {
 } coll_gpu_gather_args_t;
 
 static int coll_gpu_gather_host(const void *sbuf, void *rbuf, int count, void *args,
-                                ompi_request_t **request)
-{
+                                ompi_request_t **request) {
     coll_gpu_gather_args_t *a = args;
 
     (void)count;
     if (a->vector) {
         return (NULL == request)
-                   ? COLL_GPU_PREV(a->module, gatherv, sbuf, a->scount, a->sdtype, rbuf,
-                                   a->rcounts, a->displs, a->rdtype, a->root, a->comm)
+                   ? COLL_GPU_PREV(a->module, gatherv, sbuf, a->scount, a->sdtype, rbuf, a->rcounts,
+                                   a->displs, a->rdtype, a->root, a->comm)
                    : COLL_GPU_PREV(a->module, igatherv, sbuf, a->scount, a->sdtype, rbuf,
                                    a->rcounts, a->displs, a->rdtype, a->root, a->comm, request);
     }
-    return (NULL == request)
-               ? COLL_GPU_PREV(a->module, gather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
-                               a->rdtype, a->root, a->comm)
-               : COLL_GPU_PREV(a->module, igather, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
-                               a->rdtype, a->root, a->comm, request);
+    return (NULL == request) ? COLL_GPU_PREV(a->module, gather, sbuf, a->scount, a->sdtype, rbuf,
+                                             a->rcount, a->rdtype, a->root, a->comm)
+                             : COLL_GPU_PREV(a->module, igather, sbuf, a->scount, a->sdtype, rbuf,
+                                             a->rcount, a->rdtype, a->root, a->comm, request);
 }
 
 static bool coll_gpu_gather_on_device(const void *sbuf, const void *rbuf, int root,
-                                      struct ompi_communicator_t *comm)
-{
+                                      struct ompi_communicator_t *comm) {
     return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
 }
 
 static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t coll,
                                   const char *mpi_call, const void *sbuf, void *rbuf,
-                                  ompi_request_t **request, bool single_call)
-{
+                                  ompi_request_t **request, bool single_call) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
 
@@ -71,14 +67,20 @@ static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t col
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_gather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                        int rcount, struct ompi_datatype_t *rdtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_gather_classified(const void *sbuf, int scount,
+                                                         struct ompi_datatype_t *sdtype, void *rbuf,
+                                                         int rcount, struct ompi_datatype_t *rdtype,
+                                                         int root, struct ompi_communicator_t *comm,
+                                                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
     bool single_call;
 
@@ -93,25 +95,33 @@ static COLL_GPU_SLOW_PATH int coll_gpu_gather_classified(const void *sbuf, int s
 
 int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                         int rcount, struct ompi_datatype_t *rdtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                        struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, GATHER);
-        return COLL_GPU_PREV(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+        return COLL_GPU_PREV(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm);
     }
     return coll_gpu_gather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_gatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                         const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                         int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_gatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *displs,
+                            struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
-        .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcounts = rcounts,
+        .displs = displs,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
     bool single_call;
 
@@ -126,26 +136,32 @@ static COLL_GPU_SLOW_PATH int coll_gpu_gatherv_classified(const void *sbuf, int 
 
 int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                         int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                         int root, struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, GATHERV);
-        return COLL_GPU_PREV(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm);
+        return COLL_GPU_PREV(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             root, comm);
     }
-    return coll_gpu_gatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, base);
+    return coll_gpu_gatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
+                                       comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_igather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                         int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_igather_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, ompi_request_t **request,
+                            mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IGATHER,
@@ -160,32 +176,39 @@ static COLL_GPU_SLOW_PATH int coll_gpu_igather_classified(const void *sbuf, int 
 int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,
                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                         mca_coll_base_module_t *base)
-{
+                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IGATHER);
-        return COLL_GPU_PREV(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm, request);
     }
-    return coll_gpu_igather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
+    return coll_gpu_igather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                                       request, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                          const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
-                          int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(
+    const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+    const int *displs, struct ompi_datatype_t *rdtype, int root, struct ompi_communicator_t *comm,
+    ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_gather_args_t args = {
-        .module = module, .vector = true, .scount = scount, .sdtype = sdtype, .rcounts = rcounts,
-        .displs = displs, .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcounts = rcounts,
+        .displs = displs,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IGATHERV,
                                coll_gpu_gather_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
-                             rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             root, comm, request);
     }
     return coll_gpu_gather_staged(&args, COLL_GPU_IGATHERV, "MPI_Igatherv", sbuf, rbuf, request,
                                   true);
@@ -194,13 +217,14 @@ static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(const void *sbuf, int
 int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           const int *rcounts, const int *displs, struct ompi_datatype_t *rdtype,
                           int root, struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *base)
-{
+                          mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IGATHERV);
-        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                             root, comm, request);
     }
-    return coll_gpu_igatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm, request, base);
+    return coll_gpu_igatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root,
+                                        comm, request, base);
 }

@@ -45,14 +45,12 @@
     X(iscatter)                                                                                    \
     X(iscatterv)
 
-static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module)
-{
+static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     memset(&module->prev, 0, sizeof(module->prev));
     module->staging = NULL;
 }
 
-static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module)
-{
+static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
 #define COLL_GPU_RELEASE_PREV(name)                                                                \
     if (NULL != module->prev.coll_##name##_module) {                                               \
         OBJ_RELEASE(module->prev.coll_##name##_module);                                            \
@@ -68,8 +66,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module)
 OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
                    mca_coll_gpu_module_destruct);
 
-int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
+int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
     (void)enable_progress_threads;
     (void)enable_mpi_threads;
     return OMPI_SUCCESS;
@@ -81,8 +78,7 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
  * to Open MPI: this module does not install a wrapper for it.
  */
 static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
-                                      struct ompi_communicator_t *comm)
-{
+                                      struct ompi_communicator_t *comm) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
 #define COLL_GPU_SAVE_PREV(name)                                                                   \
@@ -106,16 +102,14 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
 }
 
 static int mca_coll_gpu_module_disable(mca_coll_base_module_t *base,
-                                       struct ompi_communicator_t *comm)
-{
+                                       struct ompi_communicator_t *comm) {
     (void)comm;
     /* Idempotent: the destructor releases whatever is still held. */
     mca_coll_gpu_module_destruct((mca_coll_gpu_module_t *)base);
     return OMPI_SUCCESS;
 }
 
-mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority)
-{
+mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority) {
     mca_coll_gpu_module_t *module;
 
     if (!mca_coll_gpu_component.enable || mca_coll_gpu_component.priority < 0) {
@@ -147,8 +141,7 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 }
 
 bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                 coll_gpu_coll_t coll, bool on_device)
-{
+                                 coll_gpu_coll_t coll, bool on_device) {
     static const char *const names[] = {
 #define COLL_GPU_NAME_ENTRY(id, name) name,
         COLL_GPU_FOREACH_COLL(COLL_GPU_NAME_ENTRY)
@@ -157,15 +150,15 @@ bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_comm
     int local = on_device ? 1 : 0, num_on_device = 0;
     int size = ompi_comm_size(comm);
 
-    if (OMPI_SUCCESS != COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT,
-                                      MPI_SUM, comm)) {
+    if (OMPI_SUCCESS !=
+        COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT, MPI_SUM, comm)) {
         /* Cannot tell: the single-call path is right in any case. */
         return true;
     }
     if (0 < num_on_device && num_on_device < size) {
         if (0 == ompi_comm_rank(comm)) {
-            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device,
-                           size, names[coll], COLL_GPU_HOSTNAME);
+            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device, size,
+                           names[coll], COLL_GPU_HOSTNAME);
         }
         return true;
     }

@@ -23,8 +23,7 @@ typedef struct {
     void *next_cb_data;
 } coll_gpu_nb_t;
 
-static int coll_gpu_nb_complete(ompi_request_t *request)
-{
+static int coll_gpu_nb_complete(ompi_request_t *request) {
     coll_gpu_nb_t *nb = (coll_gpu_nb_t *)request->req_complete_cb_data;
     ompi_request_complete_fn_t next_cb = nb->next_cb;
     int rc;
@@ -42,8 +41,7 @@ static int coll_gpu_nb_complete(ompi_request_t *request)
 }
 
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_call_t *call, ompi_request_t **request)
-{
+                          coll_gpu_call_t *call, ompi_request_t **request) {
     coll_gpu_nb_t *nb;
     ompi_request_t *req;
     int rc;
@@ -62,8 +60,8 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
                      call->recv.on_device ? "device" : "host");
 
     if (OMPI_SUCCESS != coll_gpu_stage_in(&nb->stage, &call->send, true) ||
-        OMPI_SUCCESS != coll_gpu_stage_in(&nb->stage, &call->recv,
-                                          call->recv_in || call->recv_holes)) {
+        OMPI_SUCCESS !=
+            coll_gpu_stage_in(&nb->stage, &call->recv, call->recv_in || call->recv_holes)) {
         rc = coll_gpu_stage_end(&nb->stage, comm, call->mpi_call);
         free(nb);
         return rc;

@@ -13,8 +13,7 @@ typedef struct {
 } coll_gpu_reduce_args_t;
 
 static int coll_gpu_reduce_host(const void *sbuf, void *rbuf, int count, void *args,
-                                ompi_request_t **request)
-{
+                                ompi_request_t **request) {
     coll_gpu_reduce_args_t *a = args;
 
     if (NULL == request) {
@@ -26,15 +25,13 @@ static int coll_gpu_reduce_host(const void *sbuf, void *rbuf, int count, void *a
 }
 
 static bool coll_gpu_reduce_on_device(const void *sbuf, const void *rbuf, int root,
-                                      struct ompi_communicator_t *comm)
-{
+                                      struct ompi_communicator_t *comm) {
     return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
 }
 
 static int coll_gpu_reduce_staged(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
                                   const char *mpi_call, const void *sbuf, void *rbuf, int count,
-                                  ompi_request_t **request, bool single_call)
-{
+                                  ompi_request_t **request, bool single_call) {
     coll_gpu_call_t call;
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_reduce_host, args);
@@ -54,10 +51,11 @@ static int coll_gpu_reduce_staged(coll_gpu_reduce_args_t *args, coll_gpu_coll_t 
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_reduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_classified(const void *sbuf, void *rbuf, int count,
+                                                         struct ompi_datatype_t *dtype,
+                                                         struct ompi_op_t *op, int root,
+                                                         struct ompi_communicator_t *comm,
+                                                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_args_t args = {
         .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
@@ -73,8 +71,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_classified(const void *sbuf, void 
 
 int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *base)
-{
+                        mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -84,10 +81,10 @@ int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
     return coll_gpu_reduce_classified(sbuf, rbuf, count, dtype, op, root, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_ireduce_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_args_t args = {
         .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
@@ -102,8 +99,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_classified(const void *sbuf, void
 
 int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                         ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {

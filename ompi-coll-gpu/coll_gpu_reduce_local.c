@@ -11,8 +11,7 @@ typedef struct {
 } coll_gpu_reduce_local_args_t;
 
 static int coll_gpu_reduce_local_host(const void *sbuf, void *rbuf, int count, void *args,
-                                      ompi_request_t **request)
-{
+                                      ompi_request_t **request) {
     coll_gpu_reduce_local_args_t *a = args;
 
     (void)request;
@@ -20,10 +19,11 @@ static int coll_gpu_reduce_local_host(const void *sbuf, void *rbuf, int count, v
                                              a->module->prev.coll_reduce_local_module);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf, void *inoutbuf, int count,
-                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf, void *inoutbuf,
+                                                               int count,
+                                                               struct ompi_datatype_t *dtype,
+                                                               struct ompi_op_t *op,
+                                                               mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_local_args_t args = {.module = module, .dtype = dtype, .op = op};
     coll_gpu_call_t call;
@@ -34,8 +34,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf
         return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op,
                                               module->prev.coll_reduce_local_module);
     }
-    coll_gpu_call_init(&call, COLL_GPU_REDUCE_LOCAL, "MPI_Reduce_local",
-                       coll_gpu_reduce_local_host, &args);
+    coll_gpu_call_init(&call, COLL_GPU_REDUCE_LOCAL, "MPI_Reduce_local", coll_gpu_reduce_local_host,
+                       &args);
     coll_gpu_buf_init(&call.send, inbuf, dtype, (size_t)count);
     coll_gpu_buf_init(&call.recv, inoutbuf, dtype, (size_t)count);
     call.recv_in = true;
@@ -48,13 +48,13 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf
 
 int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              mca_coll_base_module_t *base)
-{
+                              mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(inbuf) && coll_gpu_certainly_host(inoutbuf))) {
         COLL_GPU_COUNT(calls_passthrough, REDUCE_LOCAL);
-        return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op, module->prev.coll_reduce_local_module);
+        return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op,
+                                              module->prev.coll_reduce_local_module);
     }
     return coll_gpu_reduce_local_classified(inbuf, inoutbuf, count, dtype, op, base);
 }

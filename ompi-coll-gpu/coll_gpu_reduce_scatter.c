@@ -15,28 +15,25 @@ typedef struct {
 } coll_gpu_reduce_scatter_args_t;
 
 static int coll_gpu_reduce_scatter_host(const void *sbuf, void *rbuf, int count, void *args,
-                                        ompi_request_t **request)
-{
+                                        ompi_request_t **request) {
     coll_gpu_reduce_scatter_args_t *a = args;
 
     (void)count;
     if (NULL != a->rcounts) {
-        return (NULL == request)
-                   ? COLL_GPU_PREV(a->module, reduce_scatter, sbuf, rbuf, a->rcounts, a->dtype,
-                                   a->op, a->comm)
-                   : COLL_GPU_PREV(a->module, ireduce_scatter, sbuf, rbuf, a->rcounts, a->dtype,
-                                   a->op, a->comm, request);
+        return (NULL == request) ? COLL_GPU_PREV(a->module, reduce_scatter, sbuf, rbuf, a->rcounts,
+                                                 a->dtype, a->op, a->comm)
+                                 : COLL_GPU_PREV(a->module, ireduce_scatter, sbuf, rbuf, a->rcounts,
+                                                 a->dtype, a->op, a->comm, request);
     }
-    return (NULL == request) ? COLL_GPU_PREV(a->module, reduce_scatter_block, sbuf, rbuf,
-                                             a->rcount, a->dtype, a->op, a->comm)
+    return (NULL == request) ? COLL_GPU_PREV(a->module, reduce_scatter_block, sbuf, rbuf, a->rcount,
+                                             a->dtype, a->op, a->comm)
                              : COLL_GPU_PREV(a->module, ireduce_scatter_block, sbuf, rbuf,
                                              a->rcount, a->dtype, a->op, a->comm, request);
 }
 
 static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, coll_gpu_coll_t coll,
                                           const char *mpi_call, const void *sbuf, void *rbuf,
-                                          ompi_request_t **request, bool single_call)
-{
+                                          ompi_request_t **request, bool single_call) {
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm);
     size_t total = 0, mine;
     coll_gpu_call_t call;
@@ -62,19 +59,22 @@ static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, col
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
-                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_reduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_scatter_args_t args = {
-        .module = module, .rcounts = rcounts, .dtype = dtype, .op = op, .comm = comm,
+        .module = module,
+        .rcounts = rcounts,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
     };
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
     return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER, "MPI_Reduce_scatter",
@@ -83,8 +83,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_classified(const void *sbu
 
 int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                                struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -94,20 +93,21 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     return coll_gpu_reduce_scatter_classified(sbuf, rbuf, rcounts, dtype, op, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(const void *sbuf, void *rbuf, int rcount,
-                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                      struct ompi_communicator_t *comm,
-                                      mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(
+    const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+    struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_scatter_args_t args = {
-        .module = module, .rcount = rcount, .dtype = dtype, .op = op, .comm = comm,
+        .module = module,
+        .rcount = rcount,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
     };
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
     }
     return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER_BLOCK,
@@ -118,8 +118,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(const voi
 int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                       struct ompi_communicator_t *comm,
-                                      mca_coll_base_module_t *base)
-{
+                                      mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -129,14 +128,18 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return coll_gpu_reduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
-                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_ireduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcounts,
+                                    struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                    struct ompi_communicator_t *comm, ompi_request_t **request,
+                                    mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_scatter_args_t args = {
-        .module = module, .rcounts = rcounts, .dtype = dtype, .op = op, .comm = comm,
+        .module = module,
+        .rcounts = rcounts,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER,
@@ -151,25 +154,27 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_classified(const void *sb
 int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                  struct ompi_communicator_t *comm, ompi_request_t **request,
-                                 mca_coll_base_module_t *base)
-{
+                                 mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IREDUCE_SCATTER);
-        return COLL_GPU_PREV(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm, request);
+        return COLL_GPU_PREV(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm,
+                             request);
     }
     return coll_gpu_ireduce_scatter_classified(sbuf, rbuf, rcounts, dtype, op, comm, request, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_block_classified(const void *sbuf, void *rbuf, int rcount,
-                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_block_classified(
+    const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_scatter_args_t args = {
-        .module = module, .rcount = rcount, .dtype = dtype, .op = op, .comm = comm,
+        .module = module,
+        .rcount = rcount,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER_BLOCK,
@@ -183,14 +188,15 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_block_classified(const vo
 
 int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                       struct ompi_communicator_t *comm,
-                                       ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                                       struct ompi_communicator_t *comm, ompi_request_t **request,
+                                       mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, IREDUCE_SCATTER_BLOCK);
-        return COLL_GPU_PREV(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm, request);
+        return COLL_GPU_PREV(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm,
+                             request);
     }
-    return coll_gpu_ireduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, request, base);
+    return coll_gpu_ireduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, request,
+                                                     base);
 }

@@ -12,15 +12,14 @@ typedef struct {
 } coll_gpu_scan_args_t;
 
 static int coll_gpu_scan_host(const void *sbuf, void *rbuf, int count, void *args,
-                              ompi_request_t **request)
-{
+                              ompi_request_t **request) {
     coll_gpu_scan_args_t *a = args;
 
     if (a->exclusive) {
-        return (NULL == request) ? COLL_GPU_PREV(a->module, exscan, sbuf, rbuf, count, a->dtype,
-                                                 a->op, a->comm)
-                                 : COLL_GPU_PREV(a->module, iexscan, sbuf, rbuf, count, a->dtype,
-                                                 a->op, a->comm, request);
+        return (NULL == request)
+                   ? COLL_GPU_PREV(a->module, exscan, sbuf, rbuf, count, a->dtype, a->op, a->comm)
+                   : COLL_GPU_PREV(a->module, iexscan, sbuf, rbuf, count, a->dtype, a->op, a->comm,
+                                   request);
     }
     return (NULL == request)
                ? COLL_GPU_PREV(a->module, scan, sbuf, rbuf, count, a->dtype, a->op, a->comm)
@@ -30,8 +29,7 @@ static int coll_gpu_scan_host(const void *sbuf, void *rbuf, int count, void *arg
 
 static int coll_gpu_scan_staged(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll,
                                 const char *mpi_call, const void *sbuf, void *rbuf, int count,
-                                ompi_request_t **request, bool single_call)
-{
+                                ompi_request_t **request, bool single_call) {
     coll_gpu_call_t call;
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scan_host, args);
@@ -49,18 +47,18 @@ static int coll_gpu_scan_staged(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll
     return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_scan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                      struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_scan_classified(const void *sbuf, void *rbuf, int count,
+                                                       struct ompi_datatype_t *dtype,
+                                                       struct ompi_op_t *op,
+                                                       struct ompi_communicator_t *comm,
+                                                       mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_SCAN,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, scan, sbuf, rbuf, count, dtype, op, comm);
     }
     return coll_gpu_scan_staged(&args, COLL_GPU_SCAN, "MPI_Scan", sbuf, rbuf, count, NULL,
@@ -69,8 +67,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_scan_classified(const void *sbuf, void *r
 
 int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                      mca_coll_base_module_t *base)
-{
+                      mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -80,18 +77,18 @@ int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datat
     return coll_gpu_scan_classified(sbuf, rbuf, count, dtype, op, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_exscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_exscan_classified(const void *sbuf, void *rbuf, int count,
+                                                         struct ompi_datatype_t *dtype,
+                                                         struct ompi_op_t *op,
+                                                         struct ompi_communicator_t *comm,
+                                                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_EXSCAN,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                              &single_call)) {
+                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
         return COLL_GPU_PREV(module, exscan, sbuf, rbuf, count, dtype, op, comm);
     }
     return coll_gpu_scan_staged(&args, COLL_GPU_EXSCAN, "MPI_Exscan", sbuf, rbuf, count, NULL,
@@ -100,8 +97,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_exscan_classified(const void *sbuf, void 
 
 int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                        mca_coll_base_module_t *base)
-{
+                        mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -111,10 +107,10 @@ int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_dat
     return coll_gpu_exscan_classified(sbuf, rbuf, count, dtype, op, comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                       ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_iscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
@@ -129,8 +125,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iscan_classified(const void *sbuf, void *
 
 int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                        struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                       ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                       ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
@@ -140,10 +135,10 @@ int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_data
     return coll_gpu_iscan_classified(sbuf, rbuf, count, dtype, op, comm, request, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iexscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_iexscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
@@ -152,14 +147,13 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iexscan_classified(const void *sbuf, void
                                coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
         return COLL_GPU_PREV(module, iexscan, sbuf, rbuf, count, dtype, op, comm, request);
     }
-    return coll_gpu_scan_staged(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count,
-                                request, true);
+    return coll_gpu_scan_staged(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count, request,
+                                true);
 }
 
 int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                         ompi_request_t **request, mca_coll_base_module_t *base)
-{
+                         ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {

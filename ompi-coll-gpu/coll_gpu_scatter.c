@@ -7,7 +7,7 @@
 
 typedef struct {
     mca_coll_gpu_module_t *module;
-    bool vector; /* the v-variant: counts and displacements may be NULL off the root */
+    bool vector;        /* the v-variant: counts and displacements may be NULL off the root */
     int scount;         /* scatter */
     const int *scounts; /* scatterv */
     const int *displs;
@@ -19,8 +19,7 @@ typedef struct {
 } coll_gpu_scatter_args_t;
 
 static int coll_gpu_scatter_host(const void *sbuf, void *rbuf, int count, void *args,
-                                 ompi_request_t **request)
-{
+                                 ompi_request_t **request) {
     coll_gpu_scatter_args_t *a = args;
 
     (void)count;
@@ -31,23 +30,20 @@ static int coll_gpu_scatter_host(const void *sbuf, void *rbuf, int count, void *
                    : COLL_GPU_PREV(a->module, iscatterv, sbuf, a->scounts, a->displs, a->sdtype,
                                    rbuf, a->rcount, a->rdtype, a->root, a->comm, request);
     }
-    return (NULL == request)
-               ? COLL_GPU_PREV(a->module, scatter, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
-                               a->rdtype, a->root, a->comm)
-               : COLL_GPU_PREV(a->module, iscatter, sbuf, a->scount, a->sdtype, rbuf, a->rcount,
-                               a->rdtype, a->root, a->comm, request);
+    return (NULL == request) ? COLL_GPU_PREV(a->module, scatter, sbuf, a->scount, a->sdtype, rbuf,
+                                             a->rcount, a->rdtype, a->root, a->comm)
+                             : COLL_GPU_PREV(a->module, iscatter, sbuf, a->scount, a->sdtype, rbuf,
+                                             a->rcount, a->rdtype, a->root, a->comm, request);
 }
 
 static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int root,
-                                       struct ompi_communicator_t *comm)
-{
+                                       struct ompi_communicator_t *comm) {
     return (ompi_comm_rank(comm) == root && coll_gpu_on_device(sbuf)) || coll_gpu_on_device(rbuf);
 }
 
 static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
                                    const char *mpi_call, const void *sbuf, void *rbuf,
-                                   ompi_request_t **request, bool single_call)
-{
+                                   ompi_request_t **request, bool single_call) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
 
@@ -68,14 +64,19 @@ static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t c
     return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_scatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                         int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_scatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
     bool single_call;
 
@@ -90,33 +91,41 @@ static COLL_GPU_SLOW_PATH int coll_gpu_scatter_classified(const void *sbuf, int 
 
 int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, SCATTER);
-        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm);
+        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm);
     }
-    return coll_gpu_scatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    return coll_gpu_scatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                                       base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_scatterv_classified(const void *sbuf, const int *scounts, const int *displs,
-                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_scatterv_classified(const void *sbuf, const int *scounts, const int *displs,
+                             struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                             struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .vector = true, .scounts = scounts, .displs = displs, .sdtype = sdtype,
-        .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scounts = scounts,
+        .displs = displs,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
     bool single_call;
 
     if (coll_gpu_pass_through(module, comm, COLL_GPU_SCATTERV,
                               coll_gpu_scatter_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount,
-                             rdtype, root, comm);
+        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                             root, comm);
     }
     return coll_gpu_scatter_staged(&args, COLL_GPU_SCATTERV, "MPI_Scatterv", sbuf, rbuf, NULL,
                                    single_call);
@@ -125,26 +134,32 @@ static COLL_GPU_SLOW_PATH int coll_gpu_scatterv_classified(const void *sbuf, con
 int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                           struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base)
-{
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, SCATTERV);
-        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm);
+        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                             root, comm);
     }
-    return coll_gpu_scatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, base);
+    return coll_gpu_scatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
+                                        comm, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iscatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                          int rcount, struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int
+coll_gpu_iscatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .scount = scount, .sdtype = sdtype, .rcount = rcount,
-        .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_ISCATTER,
@@ -159,49 +174,56 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iscatter_classified(const void *sbuf, int
 int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                           int rcount, struct ompi_datatype_t *rdtype, int root,
                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *base)
-{
+                          mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, ISCATTER);
-        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                             comm, request);
     }
-    return coll_gpu_iscatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
+    return coll_gpu_iscatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
+                                        request, base);
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(const void *sbuf, const int *scounts, const int *displs,
-                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdtype, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *base)
-{
+static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(
+    const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype,
+    void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scatter_args_t args = {
-        .module = module, .vector = true, .scounts = scounts, .displs = displs, .sdtype = sdtype,
-        .rcount = rcount, .rdtype = rdtype, .root = root, .comm = comm,
+        .module = module,
+        .vector = true,
+        .scounts = scounts,
+        .displs = displs,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
     };
 
     if (coll_gpu_ipass_through(COLL_GPU_ISCATTERV,
                                coll_gpu_scatter_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount,
-                             rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                             root, comm, request);
     }
-    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf,
-                                   request, true);
+    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf, request,
+                                   true);
 }
 
 int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
                            struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
                            struct ompi_datatype_t *rdtype, int root,
                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *base)
-{
+                           mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
         COLL_GPU_COUNT(calls_passthrough, ISCATTERV);
-        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request);
+        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
+                             root, comm, request);
     }
-    return coll_gpu_iscatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm, request, base);
+    return coll_gpu_iscatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
+                                         comm, request, base);
 }

@@ -19,14 +19,12 @@
  * for the send and one for the receive buffer. */
 #define COLL_GPU_PIPELINE_SLOTS 4
 
-static size_t coll_gpu_align_up(size_t n)
-{
+static size_t coll_gpu_align_up(size_t n) {
     return (n + COLL_GPU_HOST_ALIGN - 1) & ~(size_t)(COLL_GPU_HOST_ALIGN - 1);
 }
 
 void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p,
-                     ptrdiff_t *hi_p)
-{
+                     ptrdiff_t *hi_p) {
     ptrdiff_t gap;
     ptrdiff_t span = opal_datatype_span(&dtype->super, count, &gap);
 
@@ -35,8 +33,7 @@ void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_
 }
 
 void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
-                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p)
-{
+                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
     ptrdiff_t lb, extent, lo, hi;
     bool any = false;
 
@@ -60,8 +57,7 @@ void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, co
 }
 
 void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
-                       size_t count)
-{
+                       size_t count) {
     buf->user = (void *)user;
     coll_gpu_region(dtype, count, &buf->lo, &buf->hi);
     buf->on_device = coll_gpu_on_device(user);
@@ -69,8 +65,7 @@ void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_dataty
 }
 
 void coll_gpu_buf_init_blocks(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
-                              const int *counts, const int *displs, int n)
-{
+                              const int *counts, const int *displs, int n) {
     buf->user = (void *)user;
     coll_gpu_region_blocks(dtype, counts, displs, n, &buf->lo, &buf->hi);
     buf->on_device = coll_gpu_on_device(user);
@@ -78,16 +73,14 @@ void coll_gpu_buf_init_blocks(coll_gpu_buf_t *buf, const void *user, struct ompi
 }
 
 /* The first error of a call is the one reported. */
-static void coll_gpu_stage_fail(coll_gpu_stage_t *stage, int rc)
-{
+static void coll_gpu_stage_fail(coll_gpu_stage_t *stage, int rc) {
     if (OMPI_SUCCESS == stage->rc) {
         stage->rc = rc;
         stage->error = *accel_last_error();
     }
 }
 
-static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, size_t len)
-{
+static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, size_t len) {
     if (0 == len) {
         return;
     }
@@ -99,8 +92,7 @@ static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, s
 }
 
 /* Creates the communicator's staging buffer, stream and events. */
-static int coll_gpu_staging_create(mca_coll_gpu_module_t *module)
-{
+static int coll_gpu_staging_create(mca_coll_gpu_module_t *module) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_staging_t *staging;
 
@@ -149,8 +141,7 @@ err_free_staging:
     return OMPI_ERROR;
 }
 
-void coll_gpu_staging_destroy(coll_gpu_staging_t *staging)
-{
+void coll_gpu_staging_destroy(coll_gpu_staging_t *staging) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
 
     if (NULL == staging) {
@@ -169,8 +160,7 @@ void coll_gpu_staging_destroy(coll_gpu_staging_t *staging)
 }
 
 int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
-                         coll_gpu_coll_t coll)
-{
+                         coll_gpu_coll_t coll) {
     memset(stage, 0, sizeof(*stage));
     stage->module = module;
     stage->coll = coll;
@@ -188,8 +178,7 @@ int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
 
 /* Host memory for len bytes: from the staging buffer while it lasts, then
  * temporary pageable buffers. */
-static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len)
-{
+static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len) {
     coll_gpu_staging_t *staging = (NULL != stage->module) ? stage->module->staging : NULL;
     void *ptr;
 
@@ -207,8 +196,7 @@ static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len)
     return ptr;
 }
 
-int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in)
-{
+int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in) {
     char *shadow;
     size_t len;
 
@@ -219,8 +207,7 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     len = (size_t)(buf->hi - buf->lo);
     shadow = coll_gpu_stage_alloc(stage, len);
     if (NULL == shadow) {
-        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
-                       COLL_GPU_HOSTNAME, len);
+        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME, len);
         stage->rc = MPI_ERR_NO_MEM;
         return MPI_ERR_NO_MEM;
     }
@@ -231,8 +218,7 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     return OMPI_SUCCESS;
 }
 
-void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf)
-{
+void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf) {
     if (!buf->on_device || buf->hi <= buf->lo) {
         return;
     }
@@ -241,17 +227,16 @@ void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf)
 }
 
 int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
-                       const char *mpi_call)
-{
+                       const char *mpi_call) {
     for (int i = 0; i < stage->num_temps; ++i) {
         free(stage->temps[i]);
     }
     stage->num_temps = 0;
     if (OMPI_SUCCESS != stage->rc && NULL != stage->error.call) {
         ++mca_coll_gpu_component.accelerator_errors;
-        opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true,
-                       COLL_GPU_HOSTNAME, mpi_call, ompi_comm_rank(comm),
-                       ompi_comm_size(comm), stage->error.call, stage->error.error);
+        opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME,
+                       mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), stage->error.call,
+                       stage->error.error);
     }
     return stage->rc;
 }
@@ -259,8 +244,7 @@ int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm
 /* Whether count elements of dtype take the pipelined path: dense data of
  * more than one chunk.  The same answer on every rank for the same
  * parameters, count and datatype. */
-static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count)
-{
+static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count) {
     size_t slot = mca_coll_gpu_component.staging_buffer_size / COLL_GPU_PIPELINE_SLOTS;
     ptrdiff_t lb, extent;
     size_t size;
@@ -292,8 +276,7 @@ typedef struct {
 
 /* A pipeline copy: asynchronous on the staging stream when there is one. */
 static void coll_gpu_pipeline_copy(coll_gpu_stage_t *stage, accel_stream_h stream, void *dst,
-                                   const void *src, size_t len)
-{
+                                   const void *src, size_t len) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     accel_status_t status;
 
@@ -312,8 +295,7 @@ static void coll_gpu_pipeline_copy(coll_gpu_stage_t *stage, accel_stream_h strea
  * run while the host collective of chunk k - 1 does.  The staging buffer is
  * cut into two halves, each with a slot for the send and the receive data.
  */
-static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t *call)
-{
+static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t *call) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_staging_t *staging = stage->module->staging;
     const void *sbuf = call->send.user;
@@ -341,8 +323,8 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
         /* No staging buffer: the same chunks through a temporary, unpipelined. */
         slots = coll_gpu_stage_alloc(stage, COLL_GPU_PIPELINE_SLOTS * slot);
         if (NULL == slots) {
-            opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true,
-                           COLL_GPU_HOSTNAME, COLL_GPU_PIPELINE_SLOTS * slot);
+            opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME,
+                           COLL_GPU_PIPELINE_SLOTS * slot);
             stage->rc = MPI_ERR_NO_MEM;
             return;
         }
@@ -396,8 +378,8 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
                 ACCEL_OK != accel->event_synchronize(staging->copied_in[(k - 1) % 2])) {
                 coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
             }
-            coll_gpu_stage_set_rc(stage, call->host_fn(cur->sbuf_host, cur->rbuf_host,
-                                                       cur->count, call->args, NULL));
+            coll_gpu_stage_set_rc(
+                stage, call->host_fn(cur->sbuf_host, cur->rbuf_host, cur->count, call->args, NULL));
             ++mca_coll_gpu_component.staged_chunks;
             if (call->recv_out && NULL != rbuf && call->recv.on_device) {
                 char *user = (char *)rbuf + cur->first * (size_t)extent;
@@ -413,8 +395,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
 }
 
 void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char *mpi_call,
-                        coll_gpu_host_fn_t host_fn, void *args)
-{
+                        coll_gpu_host_fn_t host_fn, void *args) {
     memset(call, 0, sizeof(*call));
     call->coll = coll;
     call->mpi_call = mpi_call;
@@ -422,39 +403,36 @@ void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char 
     call->args = args;
 }
 
-bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count)
-{
+bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count) {
     return count > 0 && !ompi_datatype_is_contiguous_memory_layout(dtype, count);
 }
 
 /* Host copies of the call's buffers; false when host memory ran out. */
-static bool coll_gpu_stage_call_in(coll_gpu_stage_t *stage, coll_gpu_call_t *call)
-{
+static bool coll_gpu_stage_call_in(coll_gpu_stage_t *stage, coll_gpu_call_t *call) {
     if (OMPI_SUCCESS != coll_gpu_stage_in(stage, &call->send, true)) {
         return false;
     }
     /* An output with holes is copied in too, so that copying the region back
      * leaves the holes as they were. */
-    return OMPI_SUCCESS ==
-           coll_gpu_stage_in(stage, &call->recv, call->recv_in || call->recv_holes);
+    return OMPI_SUCCESS == coll_gpu_stage_in(stage, &call->recv, call->recv_in || call->recv_holes);
 }
 
 int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                         coll_gpu_call_t *call, bool single_call)
-{
+                         coll_gpu_call_t *call, bool single_call) {
     coll_gpu_stage_t stage;
     bool pipelined;
 
     coll_gpu_stage_begin(&stage, module, call->coll);
-    pipelined = call->elementwise && !single_call && coll_gpu_pipeline_applies(call->dtype, call->count);
+    pipelined =
+        call->elementwise && !single_call && coll_gpu_pipeline_applies(call->dtype, call->count);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s: staged%s (send %s, receive %s)", call->mpi_call,
                      pipelined ? ", pipelined" : "", call->send.on_device ? "device" : "host",
                      call->recv.on_device ? "device" : "host");
     if (pipelined) {
         coll_gpu_pipeline_run(&stage, call);
     } else if (coll_gpu_stage_call_in(&stage, call)) {
-        coll_gpu_stage_set_rc(&stage, call->host_fn(call->send.host, call->recv.host, call->count,
-                                                    call->args, NULL));
+        coll_gpu_stage_set_rc(
+            &stage, call->host_fn(call->send.host, call->recv.host, call->count, call->args, NULL));
         if (call->recv_out) {
             coll_gpu_stage_out(&stage, &call->recv);
         }

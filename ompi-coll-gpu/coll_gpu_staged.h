@@ -23,7 +23,7 @@ typedef struct {
     void *user;       /* the application's pointer */
     ptrdiff_t lo, hi; /* bytes [user + lo, user + hi) the collective may touch */
     bool on_device;
-    void *host;       /* stands for user: host + (p - user) is the host copy of p */
+    void *host; /* stands for user: host + (p - user) is the host copy of p */
 } coll_gpu_buf_t;
 
 /* The state of one staged call. */
@@ -38,8 +38,7 @@ typedef struct {
 } coll_gpu_stage_t;
 
 /* Bytes [lo, hi) that count elements of dtype starting at a buffer touch. */
-void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p,
-                     ptrdiff_t *hi_p);
+void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
 
 /* Union of the regions of blocks (counts[i] elements at displs[i] extents)
  * for i < n; empty when every count is 0. */
@@ -74,8 +73,7 @@ int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm
 
 /* Records the host collective's own status as the call's (it wins over an
  * accelerator error: Open MPI has already reported it). */
-static inline void coll_gpu_stage_set_rc(coll_gpu_stage_t *stage, int rc)
-{
+static inline void coll_gpu_stage_set_rc(coll_gpu_stage_t *stage, int rc) {
     if (OMPI_SUCCESS != rc) {
         stage->rc = rc;
         stage->error.call = NULL;
@@ -134,8 +132,7 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
  */
 static inline bool coll_gpu_pass_through(mca_coll_gpu_module_t *module,
                                          struct ompi_communicator_t *comm, coll_gpu_coll_t coll,
-                                         bool on_device, bool *single_call_p)
-{
+                                         bool on_device, bool *single_call_p) {
     *single_call_p = false;
     if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds)) {
         *single_call_p = coll_gpu_memory_kinds_mixed(module, comm, coll, on_device);
@@ -150,8 +147,7 @@ static inline bool coll_gpu_pass_through(mca_coll_gpu_module_t *module,
 /* The same for nonblocking wrappers, which never pipeline (and never agree
  * on memory kinds: a blocking agreement inside a nonblocking call could
  * deadlock against collectives posted on other communicators). */
-static inline bool coll_gpu_ipass_through(coll_gpu_coll_t coll, bool on_device)
-{
+static inline bool coll_gpu_ipass_through(coll_gpu_coll_t coll, bool on_device) {
     if (OPAL_LIKELY(!on_device)) {
         ++mca_coll_gpu_component.calls_passthrough[coll];
         return true;

@@ -14,9 +14,9 @@
 #ifndef ACCEL_H
 #define ACCEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,8 +88,7 @@ typedef struct accel_ops {
 
     /* Copies between any two of host, pinned, managed and device memory. */
     accel_status_t (*memcpy)(void *dst, const void *src, size_t len);
-    accel_status_t (*memcpy_async)(void *dst, const void *src, size_t len,
-                                   accel_stream_h stream);
+    accel_status_t (*memcpy_async)(void *dst, const void *src, size_t len, accel_stream_h stream);
 
     accel_status_t (*stream_create)(accel_stream_h *stream_p);
     accel_status_t (*stream_destroy)(accel_stream_h stream);
@@ -124,14 +123,12 @@ ACCEL_API const char *accel_mem_type_string(accel_mem_type_t type);
 
 /* False when ptr is certainly host memory: outside every range the backend
  * allocates device memory from.  Two instructions on the hot path. */
-static inline bool accel_may_be_device(const accel_ops_t *ops, const void *ptr)
-{
+static inline bool accel_may_be_device(const accel_ops_t *ops, const void *ptr) {
     return (uintptr_t)ptr - ops->device_va_lo < ops->device_va_span;
 }
 
 /* True when the host can read and write the memory directly. */
-static inline bool accel_mem_type_is_host_accessible(accel_mem_type_t type)
-{
+static inline bool accel_mem_type_is_host_accessible(accel_mem_type_t type) {
     return type != ACCEL_MEM_DEVICE;
 }
 

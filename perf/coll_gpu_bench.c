@@ -19,7 +19,13 @@
 
 #include "accel.h"
 
-typedef enum { BENCH_ALLREDUCE, BENCH_BCAST, BENCH_REDUCE, BENCH_ALLGATHER, BENCH_ALLTOALL } bench_coll_t;
+typedef enum {
+    BENCH_ALLREDUCE,
+    BENCH_BCAST,
+    BENCH_REDUCE,
+    BENCH_ALLGATHER,
+    BENCH_ALLTOALL
+} bench_coll_t;
 
 typedef struct {
     bench_coll_t coll;
@@ -33,16 +39,25 @@ typedef struct {
 
 static const accel_ops_t *bench_accel;
 
-static size_t parse_size(const char *arg)
-{
+static size_t parse_size(const char *arg) {
     char *end;
     unsigned long long value = strtoull(arg, &end, 10);
 
     switch (*end) {
-    case 'k': case 'K': value <<= 10; break;
-    case 'm': case 'M': value <<= 20; break;
-    case 'g': case 'G': value <<= 30; break;
-    case '\0': break;
+    case 'k':
+    case 'K':
+        value <<= 10;
+        break;
+    case 'm':
+    case 'M':
+        value <<= 20;
+        break;
+    case 'g':
+    case 'G':
+        value <<= 30;
+        break;
+    case '\0':
+        break;
     default:
         fprintf(stderr, "bad size '%s'\n", arg);
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -50,51 +65,75 @@ static size_t parse_size(const char *arg)
     return (size_t)value;
 }
 
-static void usage(void)
-{
-    fprintf(stderr,
-            "usage: coll_gpu_bench [-c allreduce|bcast|reduce|allgather|alltoall] [-m host|device]\n"
-            "       [-a emulated|cuda] [-b min_bytes] [-e max_bytes] [-n iterations] [-w warmup]\n"
-            "       [--loop N]\n");
+static void usage(void) {
+    fprintf(
+        stderr,
+        "usage: coll_gpu_bench [-c allreduce|bcast|reduce|allgather|alltoall] [-m host|device]\n"
+        "       [-a emulated|cuda] [-b min_bytes] [-e max_bytes] [-n iterations] [-w warmup]\n"
+        "       [--loop N]\n");
 }
 
-static void parse_options(int argc, char **argv, bench_options_t *opt)
-{
+static void parse_options(int argc, char **argv, bench_options_t *opt) {
     static const struct option long_options[] = {{"loop", required_argument, NULL, 'L'},
                                                  {NULL, 0, NULL, 0}};
     int c;
 
-    *opt = (bench_options_t){.coll = BENCH_ALLREDUCE, .coll_name = "allreduce",
-                             .backend = ACCEL_BACKEND_EMULATED, .min_bytes = 8,
-                             .max_bytes = 1 << 20, .iterations = 100, .warmup = 10};
+    *opt = (bench_options_t){.coll = BENCH_ALLREDUCE,
+                             .coll_name = "allreduce",
+                             .backend = ACCEL_BACKEND_EMULATED,
+                             .min_bytes = 8,
+                             .max_bytes = 1 << 20,
+                             .iterations = 100,
+                             .warmup = 10};
     while (-1 != (c = getopt_long(argc, argv, "c:m:a:b:e:n:w:h", long_options, NULL))) {
         switch (c) {
         case 'c':
             opt->coll_name = optarg;
-            if (0 == strcmp(optarg, "allreduce")) opt->coll = BENCH_ALLREDUCE;
-            else if (0 == strcmp(optarg, "bcast")) opt->coll = BENCH_BCAST;
-            else if (0 == strcmp(optarg, "reduce")) opt->coll = BENCH_REDUCE;
-            else if (0 == strcmp(optarg, "allgather")) opt->coll = BENCH_ALLGATHER;
-            else if (0 == strcmp(optarg, "alltoall")) opt->coll = BENCH_ALLTOALL;
-            else { usage(); MPI_Abort(MPI_COMM_WORLD, 2); }
+            if (0 == strcmp(optarg, "allreduce"))
+                opt->coll = BENCH_ALLREDUCE;
+            else if (0 == strcmp(optarg, "bcast"))
+                opt->coll = BENCH_BCAST;
+            else if (0 == strcmp(optarg, "reduce"))
+                opt->coll = BENCH_REDUCE;
+            else if (0 == strcmp(optarg, "allgather"))
+                opt->coll = BENCH_ALLGATHER;
+            else if (0 == strcmp(optarg, "alltoall"))
+                opt->coll = BENCH_ALLTOALL;
+            else {
+                usage();
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
             break;
-        case 'm': opt->on_device = (0 == strcmp(optarg, "device")); break;
+        case 'm':
+            opt->on_device = (0 == strcmp(optarg, "device"));
+            break;
         case 'a':
-            opt->backend = (0 == strcmp(optarg, "cuda")) ? ACCEL_BACKEND_CUDA
-                                                          : ACCEL_BACKEND_EMULATED;
+            opt->backend =
+                (0 == strcmp(optarg, "cuda")) ? ACCEL_BACKEND_CUDA : ACCEL_BACKEND_EMULATED;
             break;
-        case 'b': opt->min_bytes = parse_size(optarg); break;
-        case 'e': opt->max_bytes = parse_size(optarg); break;
-        case 'n': opt->iterations = atoi(optarg); break;
-        case 'w': opt->warmup = atoi(optarg); break;
-        case 'L': opt->loop = atol(optarg); break;
-        default: usage(); MPI_Abort(MPI_COMM_WORLD, 2);
+        case 'b':
+            opt->min_bytes = parse_size(optarg);
+            break;
+        case 'e':
+            opt->max_bytes = parse_size(optarg);
+            break;
+        case 'n':
+            opt->iterations = atoi(optarg);
+            break;
+        case 'w':
+            opt->warmup = atoi(optarg);
+            break;
+        case 'L':
+            opt->loop = atol(optarg);
+            break;
+        default:
+            usage();
+            MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
 }
 
-static void *bench_alloc(const bench_options_t *opt, size_t bytes)
-{
+static void *bench_alloc(const bench_options_t *opt, size_t bytes) {
     void *ptr = NULL;
 
     if (opt->on_device) {
@@ -112,8 +151,7 @@ static void *bench_alloc(const bench_options_t *opt, size_t bytes)
     return ptr;
 }
 
-static void bench_free(const bench_options_t *opt, void *ptr)
-{
+static void bench_free(const bench_options_t *opt, void *ptr) {
     if (opt->on_device) {
         bench_accel->mem_free(ptr);
     } else {
@@ -121,17 +159,22 @@ static void bench_free(const bench_options_t *opt, void *ptr)
     }
 }
 
-static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t bytes, int size)
-{
+static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t bytes, int size) {
     int count = (int)(bytes / sizeof(float));
 
     switch (opt->coll) {
-    case BENCH_ALLREDUCE: MPI_Allreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-    case BENCH_REDUCE: MPI_Reduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); break;
-    case BENCH_BCAST: MPI_Bcast(sbuf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case BENCH_ALLREDUCE:
+        MPI_Allreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case BENCH_REDUCE:
+        MPI_Reduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case BENCH_BCAST:
+        MPI_Bcast(sbuf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
     case BENCH_ALLGATHER:
-        MPI_Allgather(sbuf, (int)(bytes / (size_t)size), MPI_BYTE, rbuf, (int)(bytes / (size_t)size),
-                      MPI_BYTE, MPI_COMM_WORLD);
+        MPI_Allgather(sbuf, (int)(bytes / (size_t)size), MPI_BYTE, rbuf,
+                      (int)(bytes / (size_t)size), MPI_BYTE, MPI_COMM_WORLD);
         break;
     case BENCH_ALLTOALL:
         MPI_Alltoall(sbuf, (int)(bytes / (size_t)size), MPI_BYTE, rbuf, (int)(bytes / (size_t)size),
@@ -142,15 +185,13 @@ static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t 
 
 /* What callgrind measures: nothing but the calls.  noinline keeps it a
  * function callgrind can toggle collection on. */
-__attribute__((noinline)) void bench_allreduce_loop(const double *in, double *out, long n)
-{
+__attribute__((noinline)) void bench_allreduce_loop(const double *in, double *out, long n) {
     for (long i = 0; i < n; ++i) {
         MPI_Allreduce(in, out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     bench_options_t opt;
     int rank, size;
 
@@ -188,8 +229,9 @@ int main(int argc, char **argv)
 
     if (0 == rank) {
         printf("# coll_gpu_bench %s, %d ranks, %s buffers\n", opt.coll_name, size,
-               opt.on_device ? (ACCEL_BACKEND_CUDA == opt.backend ? "cuda device" : "emulated device")
-                             : "host");
+               opt.on_device
+                   ? (ACCEL_BACKEND_CUDA == opt.backend ? "cuda device" : "emulated device")
+                   : "host");
         printf("# %12s %12s %12s %12s\n", "bytes", "avg_us", "min_us", "max_us");
     }
     for (size_t bytes = opt.min_bytes; bytes <= opt.max_bytes; bytes *= 2) {
