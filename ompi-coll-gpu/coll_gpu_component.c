@@ -3,6 +3,7 @@
  * accelerator backend, opened once per process.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_staged.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
@@ -202,6 +203,7 @@ static int coll_gpu_open(void) {
     mca_coll_gpu_component.output = opal_output_open(NULL);
     opal_output_set_verbosity(mca_coll_gpu_component.output, mca_coll_gpu_component.verbose);
     accel_set_log(coll_gpu_log, mca_coll_gpu_component.verbose);
+    coll_gpu_nonblocking_init();
 
     if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {
         snprintf(value, sizeof(value), "%zu", mca_coll_gpu_component.staging_buffer_size);

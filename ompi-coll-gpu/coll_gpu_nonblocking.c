@@ -1,89 +1,219 @@
 /*
- * Nonblocking collectives on device buffers: inputs are staged when the call
- * is posted, the previous module's nonblocking collective runs on the host
- * copies, and a completion callback on its request copies the results back
- * before the application can see the request complete.  Host copies are
- * private to the request (several may be outstanding on one communicator).
+ * Nonblocking collectives on device buffers.  Inputs are staged when the
+ * call is posted and the previous module's nonblocking collective runs on the
+ * host copies ("inner" request).  The application gets a request of ours,
+ * which completes only once the results are back on the device: a progress
+ * callback watches the inner requests and does the copy-back.  Host copies
+ * are private to the request: several may be outstanding on a communicator.
+ *
+ * Our request is an ompi_coll_base_nbc_request_t because that is what Open
+ * MPI's MPI layer takes a collective request to be (4.1 retains user
+ * datatypes and ops in it after the call returns).  The inner request is
+ * never handed out and its callbacks are left alone.
  */
 #include "coll_gpu_staged.h"
 
-#include <stdlib.h>
+#include <string.h>
 
-#include "ompi/errhandler/errcode-internal.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/threads/mutex.h"
 
-typedef struct {
+typedef struct coll_gpu_nb_request {
+    ompi_coll_base_nbc_request_t super;
+    ompi_request_t *inner;
     coll_gpu_stage_t stage;
     coll_gpu_buf_t recv;
     bool recv_out;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
-    /* A callback the previous module had set on the request, run after ours. */
-    ompi_request_complete_fn_t next_cb;
-    void *next_cb_data;
-} coll_gpu_nb_t;
+    bool freed; /* the application freed it before it completed */
+    struct coll_gpu_nb_request *next;
+} coll_gpu_nb_request_t;
 
-static int coll_gpu_nb_complete(ompi_request_t *request) {
-    coll_gpu_nb_t *nb = (coll_gpu_nb_t *)request->req_complete_cb_data;
-    ompi_request_complete_fn_t next_cb = nb->next_cb;
+static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
+    req->inner = NULL;
+    memset(&req->stage, 0, sizeof(req->stage));
+    memset(&req->recv, 0, sizeof(req->recv));
+    req->recv_out = false;
+    req->mpi_call = NULL;
+    req->comm = NULL;
+    req->freed = false;
+    req->next = NULL;
+}
+
+static OBJ_CLASS_INSTANCE(coll_gpu_nb_request_t, ompi_coll_base_nbc_request_t,
+                          coll_gpu_nb_request_construct, NULL);
+
+/* Requests whose inner request has not completed yet. */
+static struct {
+    opal_mutex_t lock;
+    coll_gpu_nb_request_t *head;
+    bool progress_registered;
+    bool initialized;
+} coll_gpu_nb_pending;
+
+static void coll_gpu_nb_release(coll_gpu_nb_request_t *req) {
+    OMPI_REQUEST_FINI(&req->super.super);
+    OBJ_RELEASE(req);
+}
+
+/* Copies the results back and completes the application's request. */
+static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
+    int inner_status = req->inner->req_status.MPI_ERROR;
+    bool release;
     int rc;
 
-    if (nb->recv_out && MPI_SUCCESS == request->req_status.MPI_ERROR) {
-        coll_gpu_stage_out(&nb->stage, &nb->recv);
+    if (req->recv_out && MPI_SUCCESS == inner_status) {
+        coll_gpu_stage_out(&req->stage, &req->recv);
     }
-    rc = coll_gpu_stage_end(&nb->stage, nb->comm, nb->mpi_call);
-    if (OMPI_SUCCESS != rc && MPI_SUCCESS == request->req_status.MPI_ERROR) {
-        request->req_status.MPI_ERROR = ompi_errcode_get_mpi_code(rc);
+    (void)ompi_request_free(&req->inner);
+    coll_gpu_stage_set_rc(&req->stage, inner_status);
+    rc = coll_gpu_stage_end(&req->stage, req->comm, req->mpi_call);
+
+    req->super.super.req_status.MPI_ERROR = rc;
+    OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
+    release = req->freed;
+    OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+    ompi_request_complete(&req->super.super, true);
+    if (release) {
+        coll_gpu_nb_release(req);
     }
-    request->req_complete_cb_data = nb->next_cb_data;
-    free(nb);
-    return (NULL != next_cb) ? next_cb(request) : 0;
+}
+
+static int coll_gpu_nb_progress(void) {
+    coll_gpu_nb_request_t *done = NULL, **link, *req;
+    int count = 0;
+
+    if (NULL == coll_gpu_nb_pending.head) {
+        return 0;
+    }
+    OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
+    link = &coll_gpu_nb_pending.head;
+    while (NULL != (req = *link)) {
+        if (REQUEST_COMPLETE(req->inner)) {
+            *link = req->next;
+            req->next = done;
+            done = req;
+        } else {
+            link = &req->next;
+        }
+    }
+    OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+
+    /* Outside the lock: the copy-back can take a while. */
+    while (NULL != (req = done)) {
+        done = req->next;
+        coll_gpu_nb_finish(req);
+        ++count;
+    }
+    return count;
+}
+
+static int coll_gpu_nb_request_free(ompi_request_t **request_p) {
+    coll_gpu_nb_request_t *req = (coll_gpu_nb_request_t *)*request_p;
+    bool release;
+
+    /* Freed before completion (MPI_Request_free): the progress callback
+     * releases it once the copy-back is done. */
+    OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
+    release = REQUEST_COMPLETE(&req->super.super);
+    req->freed = !release;
+    OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+    if (release) {
+        coll_gpu_nb_release(req);
+    }
+    *request_p = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int coll_gpu_nb_request_cancel(ompi_request_t *request, int complete) {
+    (void)request;
+    (void)complete;
+    /* MPI: collective requests cannot be cancelled. */
+    return MPI_ERR_REQUEST;
+}
+
+static void coll_gpu_nb_enqueue(coll_gpu_nb_request_t *req) {
+    OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
+    req->next = coll_gpu_nb_pending.head;
+    coll_gpu_nb_pending.head = req;
+    if (!coll_gpu_nb_pending.progress_registered) {
+        coll_gpu_nb_pending.progress_registered = true;
+        opal_progress_register(coll_gpu_nb_progress);
+    }
+    OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+}
+
+void coll_gpu_nonblocking_init(void) {
+    OBJ_CONSTRUCT(&coll_gpu_nb_pending.lock, opal_mutex_t);
+    coll_gpu_nb_pending.head = NULL;
+    coll_gpu_nb_pending.progress_registered = false;
+    coll_gpu_nb_pending.initialized = true;
+}
+
+void coll_gpu_nonblocking_fini(void) {
+    if (!coll_gpu_nb_pending.initialized) {
+        return;
+    }
+    if (coll_gpu_nb_pending.progress_registered) {
+        opal_progress_unregister(coll_gpu_nb_progress);
+        coll_gpu_nb_pending.progress_registered = false;
+    }
+    OBJ_DESTRUCT(&coll_gpu_nb_pending.lock);
+    coll_gpu_nb_pending.initialized = false;
 }
 
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                           coll_gpu_call_t *call, ompi_request_t **request) {
-    coll_gpu_nb_t *nb;
-    ompi_request_t *req;
+    coll_gpu_nb_request_t *req;
+    ompi_request_t *ompi_req;
     int rc;
 
     (void)module;
-    nb = calloc(1, sizeof(*nb));
-    if (NULL == nb) {
+    req = OBJ_NEW(coll_gpu_nb_request_t);
+    if (NULL == req) {
         return MPI_ERR_NO_MEM;
     }
-    nb->mpi_call = call->mpi_call;
-    nb->comm = comm;
+    ompi_req = &req->super.super;
+    OMPI_REQUEST_INIT(ompi_req, false);
+    ompi_req->req_type = OMPI_REQUEST_COLL;
+    ompi_req->req_state = OMPI_REQUEST_ACTIVE;
+    ompi_req->req_mpi_object.comm = comm;
+    ompi_req->req_free = coll_gpu_nb_request_free;
+    ompi_req->req_cancel = coll_gpu_nb_request_cancel;
+    req->mpi_call = call->mpi_call;
+    req->comm = comm;
+
     /* No shared staging buffer: it may be in use by another request. */
-    coll_gpu_stage_begin(&nb->stage, NULL, call->coll);
+    coll_gpu_stage_begin(&req->stage, NULL, call->coll);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s: staged (send %s, receive %s)", call->mpi_call,
                      call->send.on_device ? "device" : "host",
                      call->recv.on_device ? "device" : "host");
-
-    if (OMPI_SUCCESS != coll_gpu_stage_in(&nb->stage, &call->send, true) ||
+    if (OMPI_SUCCESS != coll_gpu_stage_in(&req->stage, &call->send, true) ||
         OMPI_SUCCESS !=
-            coll_gpu_stage_in(&nb->stage, &call->recv, call->recv_in || call->recv_holes)) {
-        rc = coll_gpu_stage_end(&nb->stage, comm, call->mpi_call);
-        free(nb);
-        return rc;
+            coll_gpu_stage_in(&req->stage, &call->recv, call->recv_in || call->recv_holes)) {
+        goto err_release;
     }
-    rc = call->host_fn(call->send.host, call->recv.host, call->count, call->args, request);
+    rc = call->host_fn(call->send.host, call->recv.host, call->count, call->args, &req->inner);
     if (OMPI_SUCCESS != rc) {
-        coll_gpu_stage_set_rc(&nb->stage, rc);
-        rc = coll_gpu_stage_end(&nb->stage, comm, call->mpi_call);
-        free(nb);
-        return rc;
+        coll_gpu_stage_set_rc(&req->stage, rc);
+        goto err_release;
     }
-    nb->recv = call->recv;
-    nb->recv_out = call->recv_out;
+    req->recv = call->recv;
+    req->recv_out = call->recv_out;
+    *request = ompi_req;
 
-    /* Chain in front of any callback the previous module set (coll/base
-     * uses one to release datatypes and ops). */
-    req = *request;
-    nb->next_cb = req->req_complete_cb;
-    nb->next_cb_data = req->req_complete_cb_data;
-    req->req_complete_cb = NULL;
-    /* Runs the callback at once if the request is already complete; its
-     * status then travels in the request, not in this call's return. */
-    (void)ompi_request_set_callback(req, coll_gpu_nb_complete, nb);
+    if (REQUEST_COMPLETE(req->inner)) {
+        coll_gpu_nb_finish(req);
+    } else {
+        coll_gpu_nb_enqueue(req);
+    }
     return OMPI_SUCCESS;
+
+err_release:
+    rc = coll_gpu_stage_end(&req->stage, comm, call->mpi_call);
+    coll_gpu_nb_release(req);
+    return rc;
 }

@@ -120,6 +120,11 @@ bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count);
 int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_call_t *call, bool single_call);
 
+/* Set up and tear down what nonblocking staged calls share (component
+ * open / close). */
+void coll_gpu_nonblocking_init(void);
+void coll_gpu_nonblocking_fini(void);
+
 /* A nonblocking collective through host staging: inputs are copied at post,
  * outputs when the request completes. */
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
