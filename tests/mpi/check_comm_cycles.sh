@@ -1,0 +1,20 @@
+#!/bin/bash
+#
+# 10,000 MPI_Comm_dup/MPI_Comm_free cycles, then 10,000 more with a device collective on the
+# dup'ed communicator every 100 cycles (test_comm_cycles): no growth of resident memory
+# beyond a small bound, live emulated allocations back to the baseline, the same open file
+# descriptors, nothing new in /dev/shm.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
+
+check_run "2 ranks, device collectives" 2 "$EMU" test_comm_cycles --kinds=device --cycles=10000
+check_run "4 ranks, device collectives" 4 "$EMU" test_comm_cycles --kinds=device --cycles=3000
+# the default staging buffer (4 MiB per communicator that stages): released with it too
+check_run "3 ranks, default staging buffer" 3 "coll_gpu_accelerator=emulated" test_comm_cycles \
+    --kinds=device --cycles=3000 --every=10
+
+check_finish

@@ -1,0 +1,26 @@
+#!/bin/bash
+#
+# The intercepted nonblocking collectives (test_nonblocking): one request at a time (MPI_Wait,
+# MPI_Test loops), every collective outstanding on three communicators (MPI_Waitall), out of
+# order completion (reverse MPI_Wait, MPI_Waitany, MPI_Testall, MPI_Waitsome), host and device
+# requests interleaved, and big requests outstanding together; host and emulated-device
+# memory, mixed kinds, ranks with different kinds (nonblocking calls never pipeline, so that
+# is valid without coll_gpu_check_memory_kinds), and real CUDA memory (skips without a GPU).
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
+
+for np in 1 2 3 5; do
+    check_run "$np ranks, host and device" $np "$EMU" test_nonblocking \
+        --kinds=host,device --big=1m
+done
+check_run "3 ranks, mixed kinds" 3 "$EMU" test_nonblocking --kinds=mixed --big=256k
+check_run "4 ranks, host/device per rank" 4 "$EMU" test_nonblocking \
+    --rank-kinds=host,device --big=256k
+check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
+    --device=cuda --kinds=host,device --big=4m
+
+check_finish

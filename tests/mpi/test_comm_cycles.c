@@ -1,0 +1,331 @@
+/*
+ * Communicator life cycles: coll/gpu creates per-communicator state (module, saved previous
+ * functions, lazily a staging context) and must release it with the communicator.
+ *
+ *   phase "plain":  --cycles MPI_Comm_dup + MPI_Comm_free
+ *   phase "device": the same, with a device collective (checked) on the dup'ed communicator
+ *                   every --every cycles
+ *
+ * After each phase, against a baseline taken after a warm-up (so that caches Open MPI and
+ * the component keep for the life of the process already exist):
+ *   - resident memory grew by no more than --rss-limit KiB;
+ *   - the emulated backend's live allocations (device, managed, pinned) are back to the
+ *     baseline: nothing allocated for a communicator survives it;
+ *   - the process has the same number of open file descriptors;
+ *   - no new entry in /dev/shm (checked by rank 0 between barriers; the check assumes no other
+ *     job creates segments meanwhile).
+ *
+ * Closing line (rank 0): "N passed, M failed".
+ */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#define MAX_SHM_ENTRIES 4096
+
+typedef struct {
+    tu_options_t opts;
+    long cycles;
+    long every;
+    long rss_limit_kib;
+    bool plain;
+    bool device;
+} options_t;
+
+typedef struct {
+    long rss_kib;
+    int fds;
+    size_t live[ACCEL_MEM_DEVICE + 1];
+    char **shm;
+    int nshm;
+} snapshot_t;
+
+static void usage(void) {
+    printf("usage: test_comm_cycles [options]\n"
+           "  --cycles=N      dup/free cycles per phase (default 10000)\n"
+           "  --every=N       a device collective every N cycles in the device phase (100)\n"
+           "  --rss-limit=KIB allowed growth of resident memory per phase (default 8192)\n"
+           "  --phase=plain|device|both (default both)\n"
+           "  the collective uses the first kind of --kinds (default device if the accelerator\n"
+           "  is there, else host)\n");
+    tu_options_usage();
+}
+
+static int parse_options(int argc, char **argv, options_t *o) {
+    tu_options_default(&o->opts);
+    o->cycles = 10000;
+    o->every = 100;
+    o->rss_limit_kib = 8192;
+    o->plain = o->device = true;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int rc = tu_options_parse_one(&o->opts, arg);
+        if (rc < 0) {
+            return -1;
+        } else if (rc > 0) {
+            continue;
+        }
+        if (0 == strncmp(arg, "--cycles=", 9)) {
+            o->cycles = atol(arg + 9);
+        } else if (0 == strncmp(arg, "--every=", 8)) {
+            o->every = atol(arg + 8);
+        } else if (0 == strncmp(arg, "--rss-limit=", 12)) {
+            o->rss_limit_kib = atol(arg + 12);
+        } else if (0 == strcmp(arg, "--phase=plain")) {
+            o->device = false;
+        } else if (0 == strcmp(arg, "--phase=device")) {
+            o->plain = false;
+        } else if (0 == strcmp(arg, "--phase=both")) {
+            o->plain = o->device = true;
+        } else {
+            return -1;
+        }
+    }
+    if (o->every <= 0 || o->cycles < 0) {
+        return -1;
+    }
+    if (0 == o->opts.num_kinds) {
+        tu_options_parse_one(&o->opts, "--kinds=device");
+    }
+    return 0;
+}
+
+static long rss_kib(void) {
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (NULL == f) {
+        return -1;
+    }
+    if (2 != fscanf(f, "%ld %ld", &pages, &resident)) {
+        resident = -1;
+    }
+    fclose(f);
+    return resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int count_entries(const char *path, char ***names_p) {
+    DIR *dir = opendir(path);
+    struct dirent *entry;
+    int n = 0;
+    if (NULL == dir) {
+        return -1;
+    }
+    while (NULL != (entry = readdir(dir))) {
+        if ('.' == entry->d_name[0]) {
+            continue;
+        }
+        if (NULL != names_p && n < MAX_SHM_ENTRIES) {
+            if (0 == n) {
+                *names_p = calloc(MAX_SHM_ENTRIES, sizeof(char *));
+            }
+            (*names_p)[n] = strdup(entry->d_name);
+        }
+        n++;
+    }
+    closedir(dir);
+    return n;
+}
+
+static void snapshot_free(snapshot_t *s) {
+    for (int i = 0; i < s->nshm && i < MAX_SHM_ENTRIES; i++) {
+        free(s->shm[i]);
+    }
+    free(s->shm);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Collective: the barriers put every rank's creations and releases inside the window. */
+static void snapshot_take(snapshot_t *s) {
+    memset(s, 0, sizeof(*s));
+    MPI_Barrier(MPI_COMM_WORLD);
+#ifdef __GLIBC__
+    /* give freed heap back so that RSS measures what is still in use */
+    malloc_trim(0);
+#endif
+    s->rss_kib = rss_kib();
+    s->fds = count_entries("/proc/self/fd", NULL);
+    if (NULL != tu_accel && ACCEL_BACKEND_EMULATED == tu_accel_backend) {
+        for (int t = 0; t <= ACCEL_MEM_DEVICE; t++) {
+            s->live[t] = accel_emulated_live_allocations(t);
+        }
+    }
+    if (0 == tu_world_rank) {
+        s->nshm = count_entries("/dev/shm", &s->shm);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static bool shm_has(const snapshot_t *s, const char *name) {
+    for (int i = 0; i < s->nshm && i < MAX_SHM_ENTRIES; i++) {
+        if (0 == strcmp(s->shm[i], name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void check_against(const options_t *o, const snapshot_t *base, const snapshot_t *now) {
+    static const char *const type_names[] = {"host", "pinned", "managed", "device"};
+
+    if (base->rss_kib < 0 || now->rss_kib < 0) {
+        tu_fail("cannot read /proc/self/statm");
+    } else if (now->rss_kib - base->rss_kib > o->rss_limit_kib) {
+        tu_fail("resident memory grew by %ld KiB (%ld -> %ld), limit %ld KiB",
+                now->rss_kib - base->rss_kib, base->rss_kib, now->rss_kib, o->rss_limit_kib);
+    }
+    if (now->fds != base->fds) {
+        tu_fail("open file descriptors: %d -> %d", base->fds, now->fds);
+    }
+    for (int t = 0; t <= ACCEL_MEM_DEVICE; t++) {
+        if (now->live[t] != base->live[t]) {
+            tu_fail("live emulated %s allocations: %zu -> %zu", type_names[t], base->live[t],
+                    now->live[t]);
+        }
+    }
+    if (0 == tu_world_rank) {
+        for (int i = 0; i < now->nshm && i < MAX_SHM_ENTRIES; i++) {
+            if (!shm_has(base, now->shm[i])) {
+                tu_fail("new entry in /dev/shm: %s", now->shm[i]);
+            }
+        }
+    }
+    if (tu_verbose > 0) {
+        printf("[rank %d] rss %ld -> %ld KiB, fds %d -> %d, device allocations %zu -> %zu\n",
+               tu_world_rank, base->rss_kib, now->rss_kib, base->fds, now->fds,
+               base->live[ACCEL_MEM_DEVICE], now->live[ACCEL_MEM_DEVICE]);
+    }
+}
+
+/* A checked allreduce on `mpi_comm` (1001 int32) in memory `kind`. */
+static void device_collective(MPI_Comm mpi_comm, const tu_kind_t *kind, uint32_t salt,
+                              const tu_gpu_config_t *config, long *staged_expected) {
+    tu_comm_t comm;
+    tu_coll_case_t *c;
+    tu_expect_t expect;
+    tu_counters_t before, after;
+    tu_coll_params_t p = {
+        .coll = COLL_GPU_ALLREDUCE,
+        .type = TU_TYPE_INT32,
+        .op = TU_OP_SUM,
+        .count = 1001,
+        .comm = &comm,
+        .kind = *kind,
+        .salt = salt,
+    };
+    int rc;
+
+    tu_comm_wrap(mpi_comm, "dup", &comm);
+    if (0 != tu_coll_case_create(&p, &c)) {
+        fprintf(stderr, "[rank %d] cannot set up the collective: aborting\n", tu_world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    tu_coll_case_expect(c, config, NULL, &expect);
+    tu_counters_read(&before);
+    rc = tu_coll_case_start(c, NULL);
+    tu_counters_read(&after);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("MPI_Allreduce on a dup'ed communicator returned %d", rc);
+    }
+    tu_coll_case_verify(c);
+    tu_check_counters(&before, &after, COLL_GPU_ALLREDUCE, 1, &expect);
+    if (TU_PATH_STAGED == expect.path) {
+        (*staged_expected)++;
+    }
+    tu_coll_case_destroy(c);
+    /* the communicator is freed by the caller: only forget the wrapper */
+    free(comm.world_ranks);
+}
+
+static void run_phase(const options_t *o, const tu_kind_t *kind, bool with_collective,
+                      const tu_gpu_config_t *config) {
+    snapshot_t base, now;
+    tu_counters_t before, after;
+    long staged_expected = 0;
+    double t0;
+
+    /* warm-up outside the window: first-use caches of Open MPI and of the component */
+    for (int i = 0; i < 100; i++) {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        if (with_collective && 0 == i % 50) {
+            device_collective(dup, kind, 0xC0000000u + i, config, &staged_expected);
+        }
+        MPI_Comm_free(&dup);
+    }
+    staged_expected = 0;
+
+    snapshot_take(&base);
+    tu_case_begin("%ld MPI_Comm_dup/MPI_Comm_free cycles%s%s", o->cycles,
+                  with_collective ? ", a collective on kind " : "",
+                  with_collective ? kind->name : "");
+    tu_counters_read(&before);
+    t0 = MPI_Wtime();
+    for (long i = 0; i < o->cycles; i++) {
+        MPI_Comm dup;
+        if (MPI_SUCCESS != MPI_Comm_dup(MPI_COMM_WORLD, &dup)) {
+            tu_fail("MPI_Comm_dup failed at cycle %ld", i);
+            break;
+        }
+        MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+        if (with_collective && 0 == (i + 1) % o->every) {
+            device_collective(dup, kind, (uint32_t)i, config, &staged_expected);
+        }
+        if (MPI_SUCCESS != MPI_Comm_free(&dup)) {
+            tu_fail("MPI_Comm_free failed at cycle %ld", i);
+            break;
+        }
+    }
+    tu_counters_read(&after);
+    snapshot_take(&now);
+    check_against(o, &base, &now);
+    if (tu_counters_available() && (long)(after.staged[COLL_GPU_ALLREDUCE] -
+                                          before.staged[COLL_GPU_ALLREDUCE]) != staged_expected) {
+        tu_fail("calls_staged[MPI_Allreduce] +%llu over the phase, expected %ld",
+                (unsigned long long)(after.staged[COLL_GPU_ALLREDUCE] -
+                                     before.staged[COLL_GPU_ALLREDUCE]),
+                staged_expected);
+    }
+    if (0 == tu_world_rank) {
+        printf("phase %s: %ld cycles in %.2f s\n", with_collective ? "device" : "plain", o->cycles,
+               MPI_Wtime() - t0);
+    }
+    tu_case_end();
+    snapshot_free(&base);
+    snapshot_free(&now);
+}
+
+int main(int argc, char **argv) {
+    options_t o;
+    tu_gpu_config_t config;
+    int rc;
+
+    MPI_Init(&argc, &argv);
+    if (0 != parse_options(argc, argv, &o)) {
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (0 == rank) {
+            fprintf(stderr, "test_comm_cycles: bad arguments\n");
+            usage();
+        }
+        tu_finish(TU_EXIT_FAIL);
+    }
+    rc = tu_setup(&o.opts);
+    if (TU_EXIT_PASS != rc) {
+        tu_finish(rc);
+    }
+    tu_gpu_config_read(&config);
+    if (o.plain) {
+        run_phase(&o, &o.opts.kinds[0], false, &config);
+    }
+    if (o.device) {
+        run_phase(&o, &o.opts.kinds[0], true, &config);
+    }
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
