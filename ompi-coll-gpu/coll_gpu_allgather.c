@@ -50,10 +50,7 @@ static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll
     }
     call.recv_in = (MPI_IN_PLACE == sbuf);
     call.recv_out = true;
-    if (NULL != request) {
-        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
-    }
-    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+    return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
 }
 
 static COLL_GPU_SLOW_PATH int

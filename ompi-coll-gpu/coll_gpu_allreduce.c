@@ -35,10 +35,7 @@ static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_c
     call.elementwise = true;
     call.count = count;
     call.dtype = args->dtype;
-    if (NULL != request) {
-        return coll_gpu_staged_icall(args->module, args->comm, &call, request);
-    }
-    return coll_gpu_staged_call(args->module, args->comm, &call, single_call);
+    return coll_gpu_staged_run(args->module, args->comm, &call, request, single_call);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, void *rbuf, int count,

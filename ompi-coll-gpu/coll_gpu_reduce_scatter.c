@@ -53,10 +53,7 @@ static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, col
     coll_gpu_buf_init(&call.recv, rbuf, a->dtype, call.recv_in ? total : mine);
     call.recv_out = true;
     call.recv_holes = coll_gpu_has_holes(a->dtype, (int)mine);
-    if (NULL != request) {
-        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
-    }
-    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+    return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
 }
 
 static COLL_GPU_SLOW_PATH int

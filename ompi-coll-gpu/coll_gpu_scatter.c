@@ -58,10 +58,7 @@ static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t c
     coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount);
     call.recv_out = true;
     call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
-    if (NULL != request) {
-        return coll_gpu_staged_icall(a->module, a->comm, &call, request);
-    }
-    return coll_gpu_staged_call(a->module, a->comm, &call, single_call);
+    return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -130,6 +130,15 @@ void coll_gpu_nonblocking_fini(void);
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                           coll_gpu_call_t *call, ompi_request_t **request);
 
+/* coll_gpu_staged_call() for a blocking call (request NULL), else
+ * coll_gpu_staged_icall(). */
+static inline int coll_gpu_staged_run(mca_coll_gpu_module_t *module,
+                                      struct ompi_communicator_t *comm, coll_gpu_call_t *call,
+                                      ompi_request_t **request, bool single_call) {
+    return (NULL == request) ? coll_gpu_staged_call(module, comm, call, single_call)
+                             : coll_gpu_staged_icall(module, comm, call, request);
+}
+
 /*
  * The start of every blocking wrapper: true when no buffer of this rank is on
  * the device and the call goes straight to the previous module.
