@@ -1,6 +1,9 @@
 /*
  * Shared helpers of the coll/gpu MPI tests: see test_util.h.
  */
+/* strdup, strtok_r, strcasecmp, alarm: POSIX.1-2008, also under -std=c11 */
+#define _POSIX_C_SOURCE 200809L
+
 #include "test_util.h"
 
 #include <signal.h>
@@ -143,6 +146,7 @@ int tu_summary(MPI_Comm comm) {
         return TU_EXIT_FAIL;
     }
     fflush(stdout);
+    fflush(stderr);
     if (0 == rank) {
         printf("%ld passed, %ld failed\n", total[0], total[1]);
         fflush(stdout);

@@ -135,7 +135,8 @@ check_run() {
     timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$np" "${CHECK_MCA_ARGS[@]}" \
         "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
     rc=$?
-    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    # the closing line; mpirun may glue another rank's output in front of it
+    summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         CHECK_RESULT=FAIL
         echo "    timed out after ${TEST_TIMEOUT}s (a hang)"

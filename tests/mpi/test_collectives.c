@@ -20,6 +20,9 @@
  *
  * Closing line (rank 0): "N passed, M failed".
  */
+/* strdup, strtok_r, strcasecmp, alarm: POSIX.1-2008, also under -std=c11 */
+#define _POSIX_C_SOURCE 200809L
+
 #include "test_util.h"
 
 #include <stdio.h>
@@ -125,6 +128,7 @@ static int parse_list(const char *list, bool *flags, int nflags, int (*lookup)(c
 }
 
 static int parse_options(int argc, char **argv, options_t *opts) {
+    memset(opts, 0, sizeof(*opts));
     tu_options_default(&opts->common);
     for (int i = 0; i < COLL_GPU_NUM_COLLS; i++) {
         opts->colls[i] = !tu_coll_is_nonblocking(i);

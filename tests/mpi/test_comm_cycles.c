@@ -17,6 +17,9 @@
  *
  * Closing line (rank 0): "N passed, M failed".
  */
+/* strdup, strtok_r, strcasecmp, alarm: POSIX.1-2008, also under -std=c11 */
+#define _POSIX_C_SOURCE 200809L
+
 #include "test_util.h"
 
 #include <dirent.h>
@@ -51,7 +54,7 @@ static void usage(void) {
     printf("usage: test_comm_cycles [options]\n"
            "  --cycles=N      dup/free cycles per phase (default 10000)\n"
            "  --every=N       a device collective every N cycles in the device phase (100)\n"
-           "  --rss-limit=KIB allowed growth of resident memory per phase (default 8192)\n"
+           "  --rss-limit=KIB allowed growth of resident memory per phase (default 2048)\n"
            "  --phase=plain|device|both (default both)\n"
            "  the collective uses the first kind of --kinds (default device if the accelerator\n"
            "  is there, else host)\n");
@@ -59,10 +62,11 @@ static void usage(void) {
 }
 
 static int parse_options(int argc, char **argv, options_t *o) {
+    memset(o, 0, sizeof(*o));
     tu_options_default(&o->opts);
     o->cycles = 10000;
     o->every = 100;
-    o->rss_limit_kib = 8192;
+    o->rss_limit_kib = 2048;
     o->plain = o->device = true;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];

@@ -14,6 +14,9 @@
  *
  * Closing line (rank 0): "N passed, M failed".
  */
+/* strdup, strtok_r, strcasecmp, alarm: POSIX.1-2008, also under -std=c11 */
+#define _POSIX_C_SOURCE 200809L
+
 #include "test_util.h"
 
 #include <stdio.h>
