@@ -102,13 +102,13 @@ step "selection: auto picks cuda" 120 \
 # Benchmarks: staged device allreduce against host-buffer allreduce, 4 ranks
 bench=$build/perf/coll_gpu_bench
 step "bench: allreduce, 4 ranks, cuda device" 300 \
-    bash -c "$MPIRUN -np 4 $mca $bench -c allreduce -m device -a cuda -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-device.txt"
+    bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m device -a cuda -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-device.txt"
 step "bench: allreduce, 4 ranks, host" 300 \
-    bash -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-host.txt"
+    bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-host.txt"
 step "bench: host allreduce without coll/gpu, 4 ranks" 300 \
-    bash -c "$MPIRUN -np 4 --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
+    bash -o pipefail -c "$MPIRUN -np 4 --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
 step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
-    bash -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
+    bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
 
 say ""
 say "===== coll/gpu GPU check summary ($(nvidia-smi -L | head -1))"
