@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include "accel.h"
+#include "coll_gpu_colls.h"
 
 typedef enum {
     BENCH_ALLREDUCE,
@@ -183,6 +184,53 @@ static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t 
     }
 }
 
+/* coll/gpu's per-collective counters, read through MPI_T: they show whether
+ * the calls really went through the component and which path they took.
+ * Open MPI's counter handles count from when they are allocated, so they are
+ * opened before the sweep and read after it. */
+typedef struct {
+    bool loaded;
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handles[2]; /* calls_staged, calls_passthrough */
+} bench_counters_t;
+
+static void bench_counters_open(bench_counters_t *counters) {
+    static const char *const names[2] = {"coll_gpu_calls_staged", "coll_gpu_calls_passthrough"};
+    int provided, index, count;
+
+    counters->loaded = false;
+    if (MPI_SUCCESS != MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) {
+        return;
+    }
+    MPI_T_pvar_session_create(&counters->session);
+    for (int i = 0; i < 2; ++i) {
+        if (MPI_SUCCESS != MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &index) ||
+            MPI_SUCCESS != MPI_T_pvar_handle_alloc(counters->session, index, NULL,
+                                                   &counters->handles[i], &count) ||
+            COLL_GPU_NUM_COLLS != count) {
+            return;
+        }
+    }
+    counters->loaded = true;
+}
+
+/* Prints rank 0's counts for one collective and closes the counters. */
+static void bench_counters_report(bench_counters_t *counters, coll_gpu_coll_t coll,
+                                  const char *coll_name) {
+    unsigned long long staged[COLL_GPU_NUM_COLLS], passthrough[COLL_GPU_NUM_COLLS];
+
+    if (counters->loaded &&
+        MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[0], staged) &&
+        MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[1], passthrough)) {
+        printf("# coll/gpu on rank 0: %llu %s calls staged, %llu passed through\n", staged[coll],
+               coll_name, passthrough[coll]);
+    } else {
+        printf("# coll/gpu not loaded (no coll_gpu_* MPI_T counters)\n");
+    }
+    MPI_T_pvar_session_free(&counters->session);
+    MPI_T_finalize();
+}
+
 /* What callgrind measures: nothing but the calls.  noinline keeps it a
  * function callgrind can toggle collection on. */
 __attribute__((noinline)) void bench_allreduce_loop(const double *in, double *out, long n) {
@@ -227,7 +275,9 @@ int main(int argc, char **argv) {
     void *sbuf = bench_alloc(&opt, alloc_bytes);
     void *rbuf = bench_alloc(&opt, alloc_bytes);
 
+    bench_counters_t counters = {.loaded = false};
     if (0 == rank) {
+        bench_counters_open(&counters);
         printf("# coll_gpu_bench %s, %d ranks, %s buffers\n", opt.coll_name, size,
                opt.on_device
                    ? (ACCEL_BACKEND_CUDA == opt.backend ? "cuda device" : "emulated device")
@@ -252,6 +302,14 @@ int main(int argc, char **argv) {
         if (0 == rank) {
             printf("  %12zu %12.2f %12.2f %12.2f\n", bytes, avg / size, min, max);
         }
+    }
+    if (0 == rank) {
+        static const coll_gpu_coll_t ids[] = {[BENCH_ALLREDUCE] = COLL_GPU_ALLREDUCE,
+                                              [BENCH_BCAST] = COLL_GPU_BCAST,
+                                              [BENCH_REDUCE] = COLL_GPU_REDUCE,
+                                              [BENCH_ALLGATHER] = COLL_GPU_ALLGATHER,
+                                              [BENCH_ALLTOALL] = COLL_GPU_ALLTOALL};
+        bench_counters_report(&counters, ids[opt.coll], opt.coll_name);
     }
     bench_free(&opt, sbuf);
     bench_free(&opt, rbuf);
