@@ -131,7 +131,6 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     *priority = mca_coll_gpu_component.priority;
     module->super.coll_module_enable = mca_coll_gpu_module_enable;
     module->super.coll_module_disable = mca_coll_gpu_module_disable;
-    module->super.ft_event = NULL;
 
 #define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;
     COLL_GPU_FOREACH_WRAPPED(COLL_GPU_INSTALL)
