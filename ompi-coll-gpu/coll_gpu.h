@@ -64,7 +64,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long accelerator_errors;
 } mca_coll_gpu_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_gpu_component_t mca_coll_gpu_component;
+COLL_GPU_EXPORT extern mca_coll_gpu_component_t mca_coll_gpu_component;
 
 /* Host memory that stands in for device buffers, and the stream and events
  * that order the copies; created on the first staged call of a communicator. */

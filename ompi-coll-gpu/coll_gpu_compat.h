@@ -14,8 +14,10 @@
 
 #if OMPI_MAJOR_VERSION >= 5
 #include "ompi/runtime/ompi_rte.h"
+#include "opal/mca/threads/mutex.h"
 #else
 #include "ompi/mca/rte/rte.h"
+#include "opal/threads/mutex.h"
 #endif
 
 #if OMPI_MAJOR_VERSION >= 5
@@ -29,6 +31,10 @@
 /* The unversioned names track the newest interface of each release. */
 typedef mca_coll_base_component_t coll_gpu_base_component_t;
 typedef mca_coll_base_module_t coll_gpu_base_module_t;
+
+/* The one symbol the DSO exports (everything else is hidden); Open MPI 5
+ * no longer defines OMPI_MODULE_DECLSPEC for components. */
+#define COLL_GPU_EXPORT __attribute__((visibility("default")))
 
 /* The node name in help messages. */
 #define COLL_GPU_HOSTNAME (ompi_process_info.nodename)

@@ -23,7 +23,7 @@ static int coll_gpu_register(void);
 static int coll_gpu_open(void);
 static int coll_gpu_close(void);
 
-__attribute__((visibility("default"))) mca_coll_gpu_component_t mca_coll_gpu_component = {
+COLL_GPU_EXPORT mca_coll_gpu_component_t mca_coll_gpu_component = {
     .super =
         {
             .collm_version =

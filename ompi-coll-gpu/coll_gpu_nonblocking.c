@@ -18,7 +18,6 @@
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
-#include "opal/threads/mutex.h"
 
 typedef struct coll_gpu_nb_request {
     ompi_coll_base_nbc_request_t super;

@@ -74,6 +74,14 @@ AS_IF([test -n "$with_ompi_src" && test "x$with_ompi_src" != xno], [
         AS_IF([test -d "$d"], [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -I$d"])
     done])
 
+# Open MPI 5's internal headers include the external PMIx's <pmix.h>.
+AS_IF([grep -qs '#include <pmix.h>' $(for d in $ompi_incdirs; do
+          echo "$d/openmpi/opal/mca/pmix/pmix-internal.h $d/opal/mca/pmix/pmix-internal.h"; done)],
+      [ompi_pmix_cflags=`${PKG_CONFIG:-pkg-config} --cflags pmix 2>/dev/null`
+       AS_IF([test -n "$ompi_pmix_cflags"],
+             [OMPI_CPPFLAGS="$OMPI_CPPFLAGS $ompi_pmix_cflags"],
+             [AC_MSG_WARN([Open MPI's headers need PMIx's (pmix.h): install libpmix-dev])])])
+
 OMPI_LDFLAGS=
 OMPI_RPATH=
 for d in $ompi_libdirs; do

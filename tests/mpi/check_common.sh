@@ -81,7 +81,7 @@ CHECK_BIN_DIR=$(check_find_bin_dir)
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 # Every run gets "--mca op ^avx": Debian's Open MPI 4.1.4 op/avx saturates MPI_SUM on
 # int8/uint8 (and int16) instead of wrapping (open-mpi/ompi#8045; reproduced on this project's
 # CI machines from 16 elements on, AVX-512 CPUs).  The staged path's host reductions would be
@@ -136,11 +136,11 @@ check_run() {
         "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
     rc=$?
     # the closing line; mpirun may glue another rank's output in front of it
-    summary=$(grep -oE '[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    summary=$(grep -aoE '[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         CHECK_RESULT=FAIL
         echo "    timed out after ${TEST_TIMEOUT}s (a hang)"
-    elif [ $rc = 77 ] || grep -q '^SKIP:' "$log"; then
+    elif [ $rc = 77 ] || grep -aq '^SKIP:' "$log"; then
         CHECK_RESULT=SKIP
     elif [ $rc = 0 ] && [ -n "$summary" ] && [ "${summary#* passed, }" = "0 failed" ] &&
         [ "${summary%% passed*}" != 0 ]; then
@@ -151,7 +151,7 @@ check_run() {
     if [ "$CHECK_RESULT" = FAIL ] || [ "${TEST_VERBOSE:-0}" = 1 ]; then
         cat "$log"
     else
-        grep -E '^(SKIP|NOTE)' "$log" | head -n 5
+        grep -aE '^(SKIP|NOTE)' "$log" | head -n 5
     fi
     echo "    $CHECK_RESULT (exit $rc${summary:+, $summary})"
     check_count "$CHECK_RESULT" "$label"
@@ -175,7 +175,7 @@ check_expect_output() {
     local label=$1 pattern missing=""
     shift
     for pattern in "$@"; do
-        grep -Eq -- "$pattern" "$LAST_LOG" || missing="$missing '$pattern'"
+        grep -aEq -- "$pattern" "$LAST_LOG" || missing="$missing '$pattern'"
     done
     if [ -z "$missing" ]; then
         echo "    output check ($label): PASS"

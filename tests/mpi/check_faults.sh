@@ -13,7 +13,13 @@
 . "$(dirname "$0")/check_common.sh"
 
 # every help message printed, not one per topic: the check looks for each MPI call
-EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536 orte_base_help_aggregate=0"
+# (the parameter is ORTE's in Open MPI 4, OPAL's in 5)
+if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
+    no_aggregate=opal_base_help_aggregate=0
+else
+    no_aggregate=orte_base_help_aggregate=0
+fi
+EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536 $no_aggregate"
 
 # What every help message must say, and the MPI calls test_faults makes fail.  Open MPI 4.1
 # loses some help messages on their way from the ranks to mpirun (here 14 to 21 of 22 arrive,

@@ -52,7 +52,7 @@ check_run "2 ranks, enabled, coll_gpu_verbose 10" 2 "$EMU coll_gpu_verbose=10" \
     test_selection --expect=enabled --kinds=host,device
 if [ "$CHECK_RESULT" = PASS ]; then
     staged=$(sed -n 's/.*staged calls: \([0-9][0-9]*\).*/\1/p' "$LAST_LOG" | tail -n 1)
-    lines=$(grep -c 'coll:gpu' "$LAST_LOG")
+    lines=$(grep -ac 'coll:gpu' "$LAST_LOG")
     if [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$lines" -ge "$staged" ]; then
         echo "    $lines coll:gpu lines for $staged staged calls: PASS"
         check_count PASS "verbose 10"

@@ -195,10 +195,12 @@ static void check_against(const options_t *o, const snapshot_t *base, const snap
     }
     if (0 == tu_world_rank) {
         for (int i = 0; i < now->nshm && i < MAX_SHM_ENTRIES; i++) {
-            /* btl/vader's segments are Open MPI's, not coll/gpu's: those that
-             * appear now belong to other jobs (make check runs tests in
-             * parallel); this job's were there at the baseline. */
-            if (0 == strncmp(now->shm[i], "vader_segment.", strlen("vader_segment."))) {
+            /* btl/vader's (4.1) and btl/sm's (5.0) segments are Open MPI's,
+             * not coll/gpu's: those that appear now belong to other jobs (make
+             * check runs tests in parallel); this job's were there at the
+             * baseline. */
+            if (0 == strncmp(now->shm[i], "vader_segment.", strlen("vader_segment.")) ||
+                0 == strncmp(now->shm[i], "sm_segment.", strlen("sm_segment."))) {
                 continue;
             }
             if (!shm_has(base, now->shm[i])) {
