@@ -23,52 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-static int test_passed;
-static int test_failed;
+#include "unit_check.h"
+
 static const accel_ops_t *ops;
-
-static bool check_impl(bool ok, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool check_impl(bool ok, int line, const char *fmt, ...) {
-    va_list ap;
-
-    printf("%s: ", ok ? "PASS" : "FAIL");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (!ok) {
-        printf(" (line %d; last error %s %s)", line, accel_last_error()->call,
-               accel_last_error()->error);
-        ++test_failed;
-    } else {
-        ++test_passed;
-    }
-    printf("\n");
-    fflush(stdout);
-    return ok;
-}
-
-#define CHECK(_cond, ...) check_impl(!!(_cond), __LINE__, __VA_ARGS__)
-
-static void fill(void *buf, size_t len, unsigned seed) {
-    unsigned char *p = buf;
-
-    for (size_t i = 0; i < len; ++i) {
-        p[i] = (unsigned char)(seed + i * 7);
-    }
-}
-
-static bool has_pattern(const void *buf, size_t len, unsigned seed) {
-    const unsigned char *p = buf;
-
-    for (size_t i = 0; i < len; ++i) {
-        if (p[i] != (unsigned char)(seed + i * 7)) {
-            return false;
-        }
-    }
-    return true;
-}
 
 static void log_to_stdout(int level, const char *msg) { printf("LOG(%d): %s\n", level, msg); }
 

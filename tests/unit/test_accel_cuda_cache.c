@@ -22,31 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int test_passed;
-static int test_failed;
-
-static bool check_impl(bool ok, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool check_impl(bool ok, int line, const char *fmt, ...) {
-    va_list ap;
-
-    printf("%s: ", ok ? "PASS" : "FAIL");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (!ok) {
-        printf(" (line %d)", line);
-        ++test_failed;
-    } else {
-        ++test_passed;
-    }
-    printf("\n");
-    fflush(stdout);
-    return ok;
-}
-
-#define CHECK(_cond, ...) check_impl(!!(_cond), __LINE__, __VA_ARGS__)
+#include "unit_check.h"
 
 /* ---- fake driver ------------------------------------------------------- */
 

@@ -69,32 +69,9 @@ SHIM_API const accel_error_t *test_shim_last_error(void) { return accel_last_err
 
 #else /* !ACCEL_EMULATED_TEST_SHIM */
 
-static int test_passed;
-static int test_failed;
+#include "unit_check.h"
+
 static const accel_ops_t *ops;
-
-static bool check_impl(bool ok, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool check_impl(bool ok, int line, const char *fmt, ...) {
-    va_list ap;
-
-    printf("%s: ", ok ? "PASS" : "FAIL");
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (!ok) {
-        printf(" (line %d)", line);
-        ++test_failed;
-    } else {
-        ++test_passed;
-    }
-    printf("\n");
-    fflush(stdout);
-    return ok;
-}
-
-#define CHECK(_cond, ...) check_impl(!!(_cond), __LINE__, __VA_ARGS__)
 
 static bool last_error_is(const char *call, const char *error) {
     const accel_error_t *err = accel_last_error();
@@ -105,25 +82,6 @@ static bool last_error_is(const char *call, const char *error) {
 static bool is_host_attr(const accel_mem_attr_t *attr) {
     return (attr->type == ACCEL_MEM_HOST) && (attr->device == -1) && (attr->base == 0) &&
            (attr->size == 0) && (attr->buffer_id == 0);
-}
-
-static void fill(void *buf, size_t len, unsigned seed) {
-    unsigned char *p = buf;
-
-    for (size_t i = 0; i < len; ++i) {
-        p[i] = (unsigned char)(seed + i * 7);
-    }
-}
-
-static bool has_pattern(const void *buf, size_t len, unsigned seed) {
-    const unsigned char *p = buf;
-
-    for (size_t i = 0; i < len; ++i) {
-        if (p[i] != (unsigned char)(seed + i * 7)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /* Contents of device memory, read back through the backend. */
