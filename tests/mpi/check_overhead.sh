@@ -5,4 +5,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top_src=$(cd "$here/../.." && pwd)
+if [ "${COLL_GPU_ASAN:-0}" = 1 ]; then
+    echo "SKIP: AddressSanitizer build (valgrind cannot run it, and ASan's own checks change the count)"
+    exit 77
+fi
 exec "$top_src/perf/overhead.sh" --calls 5000 --max 50

@@ -21,7 +21,10 @@ component_path=${COLL_GPU_COMPONENT_PATH:-$(echo "$COLL_GPU_MCA" |
     sed -n 's/.*mca_base_component_path[ =]\([^ ]*\).*/\1/p')}
 echo "=== ompi_info --param coll gpu --level 9"
 info_log="$CHECK_LOGDIR/ompi_info.log"
-OMPI_MCA_mca_base_component_path=$component_path timeout 60 "$OMPI_INFO" \
+# ompi_info is no ASan program: an ASan component needs the runtime preloaded into it
+preload=
+[ "${COLL_GPU_ASAN:-0}" = 1 ] && preload=$(${CC:-gcc} -print-file-name=libasan.so)
+LD_PRELOAD=$preload OMPI_MCA_mca_base_component_path=$component_path timeout 60 "$OMPI_INFO" \
     --param coll gpu --level 9 --parsable >"$info_log" 2>&1
 missing=""
 for p in $PARAMS; do
