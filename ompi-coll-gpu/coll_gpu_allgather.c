@@ -33,11 +33,20 @@ static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void
                                              rbuf, a->rcount, a->rdtype, a->comm, request);
 }
 
-static int coll_gpu_allgather_staged(coll_gpu_allgather_args_t *a, coll_gpu_coll_t coll,
-                                     const char *mpi_call, const void *sbuf, void *rbuf,
-                                     ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_coll_t coll,
+                                       const char *mpi_call, const void *sbuf, void *rbuf,
+                                       ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
+                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                                         request, &single_call)) {
+        return coll_gpu_allgather_host(sbuf, rbuf, 0, a, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allgather_host, a);
     coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
@@ -66,14 +75,8 @@ coll_gpu_allgather_classified(const void *sbuf, int scount, struct ompi_datatype
         .rdtype = rdtype,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHER,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHER, "MPI_Allgather", sbuf, rbuf, NULL,
-                                     single_call);
+    return coll_gpu_allgather_dispatch(&args, COLL_GPU_ALLGATHER, "MPI_Allgather", sbuf, rbuf,
+                                       NULL);
 }
 
 int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -104,15 +107,8 @@ coll_gpu_allgatherv_classified(const void *sbuf, int scount, struct ompi_datatyp
         .rdtype = rdtype,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLGATHERV,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
-                             rdtype, comm);
-    }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_ALLGATHERV, "MPI_Allgatherv", sbuf, rbuf, NULL,
-                                     single_call);
+    return coll_gpu_allgather_dispatch(&args, COLL_GPU_ALLGATHERV, "MPI_Allgatherv", sbuf, rbuf,
+                                       NULL);
 }
 
 int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -145,13 +141,8 @@ coll_gpu_iallgather_classified(const void *sbuf, int scount, struct ompi_datatyp
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IALLGATHER,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, iallgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                             request);
-    }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_IALLGATHER, "MPI_Iallgather", sbuf, rbuf,
-                                     request, true);
+    return coll_gpu_allgather_dispatch(&args, COLL_GPU_IALLGATHER, "MPI_Iallgather", sbuf, rbuf,
+                                       request);
 }
 
 int mca_coll_gpu_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -186,13 +177,8 @@ coll_gpu_iallgatherv_classified(const void *sbuf, int scount, struct ompi_dataty
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IALLGATHERV,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, iallgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
-                             rdtype, comm, request);
-    }
-    return coll_gpu_allgather_staged(&args, COLL_GPU_IALLGATHERV, "MPI_Iallgatherv", sbuf, rbuf,
-                                     request, true);
+    return coll_gpu_allgather_dispatch(&args, COLL_GPU_IALLGATHERV, "MPI_Iallgatherv", sbuf, rbuf,
+                                       request);
 }
 
 int mca_coll_gpu_iallgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,

@@ -21,10 +21,19 @@ static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void
                          request);
 }
 
-static int coll_gpu_allreduce_staged(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
-                                     const char *mpi_call, const void *sbuf, void *rbuf, int count,
-                                     ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_allreduce_dispatch(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
+                                       const char *mpi_call, const void *sbuf, void *rbuf,
+                                       int count, ompi_request_t **request) {
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll,
+                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                                         request, &single_call)) {
+        return coll_gpu_allreduce_host(sbuf, rbuf, count, args, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allreduce_host, args);
     coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
@@ -45,14 +54,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, vo
                                                             mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLREDUCE,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return coll_gpu_allreduce_staged(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf, count,
-                                     NULL, single_call);
+    return coll_gpu_allreduce_dispatch(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf,
+                                       count, NULL);
 }
 
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -73,12 +76,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
 
-    if (coll_gpu_ipass_through(COLL_GPU_IALLREDUCE,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
-    }
-    return coll_gpu_allreduce_staged(&args, COLL_GPU_IALLREDUCE, "MPI_Iallreduce", sbuf, rbuf,
-                                     count, request, true);
+    return coll_gpu_allreduce_dispatch(&args, COLL_GPU_IALLREDUCE, "MPI_Iallreduce", sbuf, rbuf,
+                                       count, request);
 }
 
 int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -31,11 +31,20 @@ static int coll_gpu_alltoall_host(const void *sbuf, void *rbuf, int count, void 
                                              a->rcount, a->rdtype, a->comm, request);
 }
 
-static int coll_gpu_alltoall_staged(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t coll,
-                                    const char *mpi_call, const void *sbuf, void *rbuf,
-                                    ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_alltoall_dispatch(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t coll,
+                                      const char *mpi_call, const void *sbuf, void *rbuf,
+                                      ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
+                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                                         request, &single_call)) {
+        return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_alltoall_host, a);
     if (a->vector) {
@@ -69,14 +78,7 @@ coll_gpu_alltoall_classified(const void *sbuf, int scount, struct ompi_datatype_
         .rdtype = rdtype,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLTOALL,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-    return coll_gpu_alltoall_staged(&args, COLL_GPU_ALLTOALL, "MPI_Alltoall", sbuf, rbuf, NULL,
-                                    single_call);
+    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_ALLTOALL, "MPI_Alltoall", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -108,15 +110,7 @@ coll_gpu_alltoallv_classified(const void *sbuf, const int *scounts, const int *s
         .rdtype = rdtype,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_ALLTOALLV,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, alltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
-                             rdispls, rdtype, comm);
-    }
-    return coll_gpu_alltoall_staged(&args, COLL_GPU_ALLTOALLV, "MPI_Alltoallv", sbuf, rbuf, NULL,
-                                    single_call);
+    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_ALLTOALLV, "MPI_Alltoallv", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
@@ -149,13 +143,8 @@ coll_gpu_ialltoall_classified(const void *sbuf, int scount, struct ompi_datatype
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IALLTOALL,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                             request);
-    }
-    return coll_gpu_alltoall_staged(&args, COLL_GPU_IALLTOALL, "MPI_Ialltoall", sbuf, rbuf, request,
-                                    true);
+    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_IALLTOALL, "MPI_Ialltoall", sbuf, rbuf,
+                                      request);
 }
 
 int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -190,13 +179,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ialltoallv_classified(
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IALLTOALLV,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, ialltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
-                             rdispls, rdtype, comm, request);
-    }
-    return coll_gpu_alltoall_staged(&args, COLL_GPU_IALLTOALLV, "MPI_Ialltoallv", sbuf, rbuf,
-                                    request, true);
+    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_IALLTOALLV, "MPI_Ialltoallv", sbuf, rbuf,
+                                      request);
 }
 
 int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,

@@ -22,11 +22,19 @@ static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *ar
     return COLL_GPU_PREV(a->module, ibcast, rbuf, count, a->dtype, a->root, a->comm, request);
 }
 
-static int coll_gpu_bcast_staged(coll_gpu_bcast_args_t *args, coll_gpu_coll_t coll,
-                                 const char *mpi_call, void *buf, int count,
-                                 ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_bcast_dispatch(coll_gpu_bcast_args_t *args, coll_gpu_coll_t coll,
+                                   const char *mpi_call, void *buf, int count,
+                                   ompi_request_t **request) {
     bool is_root = (ompi_comm_rank(args->comm) == args->root);
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, coll_gpu_on_device(buf),
+                                         request, &single_call)) {
+        return coll_gpu_bcast_host(NULL, buf, count, args, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_bcast_host, args);
     coll_gpu_buf_init(&call.recv, buf, args->dtype, (size_t)count);
@@ -45,13 +53,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_bcast_classified(void *buf, int count,
                                                         mca_coll_base_module_t *base) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_BCAST, coll_gpu_on_device(buf),
-                              &single_call)) {
-        return COLL_GPU_PREV(module, bcast, buf, count, dtype, root, comm);
-    }
-    return coll_gpu_bcast_staged(&args, COLL_GPU_BCAST, "MPI_Bcast", buf, count, NULL, single_call);
+    return coll_gpu_bcast_dispatch(&args, COLL_GPU_BCAST, "MPI_Bcast", buf, count, NULL);
 }
 
 int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -73,10 +75,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count,
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_bcast_args_t args = {.module = module, .dtype = dtype, .root = root, .comm = comm};
 
-    if (coll_gpu_ipass_through(COLL_GPU_IBCAST, coll_gpu_on_device(buf))) {
-        return COLL_GPU_PREV(module, ibcast, buf, count, dtype, root, comm, request);
-    }
-    return coll_gpu_bcast_staged(&args, COLL_GPU_IBCAST, "MPI_Ibcast", buf, count, request, true);
+    return coll_gpu_bcast_dispatch(&args, COLL_GPU_IBCAST, "MPI_Ibcast", buf, count, request);
 }
 
 int mca_coll_gpu_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,

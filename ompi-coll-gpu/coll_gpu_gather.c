@@ -41,11 +41,20 @@ static bool coll_gpu_gather_on_device(const void *sbuf, const void *rbuf, int ro
     return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
 }
 
-static int coll_gpu_gather_staged(coll_gpu_gather_args_t *a, coll_gpu_coll_t coll,
-                                  const char *mpi_call, const void *sbuf, void *rbuf,
-                                  ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_gather_dispatch(coll_gpu_gather_args_t *a, coll_gpu_coll_t coll,
+                                    const char *mpi_call, const void *sbuf, void *rbuf,
+                                    ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
+                                         coll_gpu_gather_on_device(sbuf, rbuf, a->root, a->comm),
+                                         request, &single_call)) {
+        return coll_gpu_gather_host(sbuf, rbuf, 0, a, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_gather_host, a);
     coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);
@@ -79,15 +88,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_gather_classified(const void *sbuf, int s
         .root = root,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_GATHER,
-                              coll_gpu_gather_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, gather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm);
-    }
-    return coll_gpu_gather_staged(&args, COLL_GPU_GATHER, "MPI_Gather", sbuf, rbuf, NULL,
-                                  single_call);
+    return coll_gpu_gather_dispatch(&args, COLL_GPU_GATHER, "MPI_Gather", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -120,15 +121,7 @@ coll_gpu_gatherv_classified(const void *sbuf, int scount, struct ompi_datatype_t
         .root = root,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_GATHERV,
-                              coll_gpu_gather_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, gatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
-                             root, comm);
-    }
-    return coll_gpu_gather_staged(&args, COLL_GPU_GATHERV, "MPI_Gatherv", sbuf, rbuf, NULL,
-                                  single_call);
+    return coll_gpu_gather_dispatch(&args, COLL_GPU_GATHERV, "MPI_Gatherv", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -161,13 +154,7 @@ coll_gpu_igather_classified(const void *sbuf, int scount, struct ompi_datatype_t
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IGATHER,
-                               coll_gpu_gather_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, igather, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm, request);
-    }
-    return coll_gpu_gather_staged(&args, COLL_GPU_IGATHER, "MPI_Igather", sbuf, rbuf, request,
-                                  true);
+    return coll_gpu_gather_dispatch(&args, COLL_GPU_IGATHER, "MPI_Igather", sbuf, rbuf, request);
 }
 
 int mca_coll_gpu_igather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -202,13 +189,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_igatherv_classified(
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IGATHERV,
-                               coll_gpu_gather_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, igatherv, sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
-                             root, comm, request);
-    }
-    return coll_gpu_gather_staged(&args, COLL_GPU_IGATHERV, "MPI_Igatherv", sbuf, rbuf, request,
-                                  true);
+    return coll_gpu_gather_dispatch(&args, COLL_GPU_IGATHERV, "MPI_Igatherv", sbuf, rbuf, request);
 }
 
 int mca_coll_gpu_igatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,

@@ -29,10 +29,19 @@ static bool coll_gpu_reduce_on_device(const void *sbuf, const void *rbuf, int ro
     return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
 }
 
-static int coll_gpu_reduce_staged(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
-                                  const char *mpi_call, const void *sbuf, void *rbuf, int count,
-                                  ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_reduce_dispatch(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
+                                    const char *mpi_call, const void *sbuf, void *rbuf, int count,
+                                    ompi_request_t **request) {
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(
+            args->module, args->comm, coll,
+            coll_gpu_reduce_on_device(sbuf, rbuf, args->root, args->comm), request, &single_call)) {
+        return coll_gpu_reduce_host(sbuf, rbuf, count, args, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_reduce_host, args);
     coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
@@ -56,14 +65,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_classified(const void *sbuf, void 
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_reduce_args_t args = {
         .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE,
-                              coll_gpu_reduce_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
-    }
-    return coll_gpu_reduce_staged(&args, COLL_GPU_REDUCE, "MPI_Reduce", sbuf, rbuf, count, NULL,
-                                  single_call);
+    return coll_gpu_reduce_dispatch(&args, COLL_GPU_REDUCE, "MPI_Reduce", sbuf, rbuf, count, NULL);
 }
 
 int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -86,12 +88,8 @@ coll_gpu_ireduce_classified(const void *sbuf, void *rbuf, int count, struct ompi
     coll_gpu_reduce_args_t args = {
         .module = module, .dtype = dtype, .op = op, .root = root, .comm = comm};
 
-    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE,
-                               coll_gpu_reduce_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, ireduce, sbuf, rbuf, count, dtype, op, root, comm, request);
-    }
-    return coll_gpu_reduce_staged(&args, COLL_GPU_IREDUCE, "MPI_Ireduce", sbuf, rbuf, count,
-                                  request, true);
+    return coll_gpu_reduce_dispatch(&args, COLL_GPU_IREDUCE, "MPI_Ireduce", sbuf, rbuf, count,
+                                    request);
 }
 
 int mca_coll_gpu_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

@@ -31,12 +31,21 @@ static int coll_gpu_reduce_scatter_host(const void *sbuf, void *rbuf, int count,
                                              a->rcount, a->dtype, a->op, a->comm, request);
 }
 
-static int coll_gpu_reduce_scatter_staged(coll_gpu_reduce_scatter_args_t *a, coll_gpu_coll_t coll,
-                                          const char *mpi_call, const void *sbuf, void *rbuf,
-                                          ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, coll_gpu_coll_t coll,
+                                            const char *mpi_call, const void *sbuf, void *rbuf,
+                                            ompi_request_t **request) {
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm);
     size_t total = 0, mine;
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
+                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                                         request, &single_call)) {
+        return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, request);
+    }
 
     if (NULL != a->rcounts) {
         for (int i = 0; i < size; ++i) {
@@ -68,14 +77,8 @@ coll_gpu_reduce_scatter_classified(const void *sbuf, void *rbuf, const int *rcou
         .op = op,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
-    }
-    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER, "MPI_Reduce_scatter",
-                                          sbuf, rbuf, NULL, single_call);
+    return coll_gpu_reduce_scatter_dispatch(&args, COLL_GPU_REDUCE_SCATTER, "MPI_Reduce_scatter",
+                                            sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -101,15 +104,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(
         .op = op,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
-    }
-    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_REDUCE_SCATTER_BLOCK,
-                                          "MPI_Reduce_scatter_block", sbuf, rbuf, NULL,
-                                          single_call);
+    return coll_gpu_reduce_scatter_dispatch(&args, COLL_GPU_REDUCE_SCATTER_BLOCK,
+                                            "MPI_Reduce_scatter_block", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
@@ -139,13 +135,8 @@ coll_gpu_ireduce_scatter_classified(const void *sbuf, void *rbuf, const int *rco
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, ireduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm,
-                             request);
-    }
-    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_IREDUCE_SCATTER, "MPI_Ireduce_scatter",
-                                          sbuf, rbuf, request, true);
+    return coll_gpu_reduce_scatter_dispatch(&args, COLL_GPU_IREDUCE_SCATTER, "MPI_Ireduce_scatter",
+                                            sbuf, rbuf, request);
 }
 
 int mca_coll_gpu_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
@@ -174,13 +165,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_ireduce_scatter_block_classified(
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_IREDUCE_SCATTER_BLOCK,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, ireduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm,
-                             request);
-    }
-    return coll_gpu_reduce_scatter_staged(&args, COLL_GPU_IREDUCE_SCATTER_BLOCK,
-                                          "MPI_Ireduce_scatter_block", sbuf, rbuf, request, true);
+    return coll_gpu_reduce_scatter_dispatch(&args, COLL_GPU_IREDUCE_SCATTER_BLOCK,
+                                            "MPI_Ireduce_scatter_block", sbuf, rbuf, request);
 }
 
 int mca_coll_gpu_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,

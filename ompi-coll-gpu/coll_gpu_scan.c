@@ -27,10 +27,19 @@ static int coll_gpu_scan_host(const void *sbuf, void *rbuf, int count, void *arg
                                request);
 }
 
-static int coll_gpu_scan_staged(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll,
-                                const char *mpi_call, const void *sbuf, void *rbuf, int count,
-                                ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_scan_dispatch(coll_gpu_scan_args_t *args, coll_gpu_coll_t coll,
+                                  const char *mpi_call, const void *sbuf, void *rbuf, int count,
+                                  ompi_request_t **request) {
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll,
+                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
+                                         request, &single_call)) {
+        return coll_gpu_scan_host(sbuf, rbuf, count, args, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scan_host, args);
     coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
@@ -52,14 +61,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_scan_classified(const void *sbuf, void *r
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCAN,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, scan, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return coll_gpu_scan_staged(&args, COLL_GPU_SCAN, "MPI_Scan", sbuf, rbuf, count, NULL,
-                                single_call);
+    return coll_gpu_scan_dispatch(&args, COLL_GPU_SCAN, "MPI_Scan", sbuf, rbuf, count, NULL);
 }
 
 int mca_coll_gpu_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -82,14 +84,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_exscan_classified(const void *sbuf, void 
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_EXSCAN,
-                              coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf), &single_call)) {
-        return COLL_GPU_PREV(module, exscan, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return coll_gpu_scan_staged(&args, COLL_GPU_EXSCAN, "MPI_Exscan", sbuf, rbuf, count, NULL,
-                                single_call);
+    return coll_gpu_scan_dispatch(&args, COLL_GPU_EXSCAN, "MPI_Exscan", sbuf, rbuf, count, NULL);
 }
 
 int mca_coll_gpu_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -112,12 +107,7 @@ coll_gpu_iscan_classified(const void *sbuf, void *rbuf, int count, struct ompi_d
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = false, .dtype = dtype, .op = op, .comm = comm};
 
-    if (coll_gpu_ipass_through(COLL_GPU_ISCAN,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, iscan, sbuf, rbuf, count, dtype, op, comm, request);
-    }
-    return coll_gpu_scan_staged(&args, COLL_GPU_ISCAN, "MPI_Iscan", sbuf, rbuf, count, request,
-                                true);
+    return coll_gpu_scan_dispatch(&args, COLL_GPU_ISCAN, "MPI_Iscan", sbuf, rbuf, count, request);
 }
 
 int mca_coll_gpu_iscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -140,12 +130,8 @@ coll_gpu_iexscan_classified(const void *sbuf, void *rbuf, int count, struct ompi
     coll_gpu_scan_args_t args = {
         .module = module, .exclusive = true, .dtype = dtype, .op = op, .comm = comm};
 
-    if (coll_gpu_ipass_through(COLL_GPU_IEXSCAN,
-                               coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf))) {
-        return COLL_GPU_PREV(module, iexscan, sbuf, rbuf, count, dtype, op, comm, request);
-    }
-    return coll_gpu_scan_staged(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count, request,
-                                true);
+    return coll_gpu_scan_dispatch(&args, COLL_GPU_IEXSCAN, "MPI_Iexscan", sbuf, rbuf, count,
+                                  request);
 }
 
 int mca_coll_gpu_iexscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

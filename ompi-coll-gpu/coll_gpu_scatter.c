@@ -41,11 +41,20 @@ static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int r
     return (ompi_comm_rank(comm) == root && coll_gpu_on_device(sbuf)) || coll_gpu_on_device(rbuf);
 }
 
-static int coll_gpu_scatter_staged(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
-                                   const char *mpi_call, const void *sbuf, void *rbuf,
-                                   ompi_request_t **request, bool single_call) {
+/* Classifies the buffers, then hands the call to the previous module or
+ * stages it: the blocking (request NULL) and nonblocking forms alike. */
+static int coll_gpu_scatter_dispatch(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
+                                     const char *mpi_call, const void *sbuf, void *rbuf,
+                                     ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
     coll_gpu_call_t call;
+    bool single_call = true;
+
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
+                                         coll_gpu_scatter_on_device(sbuf, rbuf, a->root, a->comm),
+                                         request, &single_call)) {
+        return coll_gpu_scatter_host(sbuf, rbuf, 0, a, request);
+    }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scatter_host, a);
     if (ompi_comm_rank(a->comm) == a->root) {
@@ -75,15 +84,7 @@ coll_gpu_scatter_classified(const void *sbuf, int scount, struct ompi_datatype_t
         .root = root,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCATTER,
-                              coll_gpu_scatter_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm);
-    }
-    return coll_gpu_scatter_staged(&args, COLL_GPU_SCATTER, "MPI_Scatter", sbuf, rbuf, NULL,
-                                   single_call);
+    return coll_gpu_scatter_dispatch(&args, COLL_GPU_SCATTER, "MPI_Scatter", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -117,15 +118,7 @@ coll_gpu_scatterv_classified(const void *sbuf, const int *scounts, const int *di
         .root = root,
         .comm = comm,
     };
-    bool single_call;
-
-    if (coll_gpu_pass_through(module, comm, COLL_GPU_SCATTERV,
-                              coll_gpu_scatter_on_device(sbuf, rbuf, root, comm), &single_call)) {
-        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
-                             root, comm);
-    }
-    return coll_gpu_scatter_staged(&args, COLL_GPU_SCATTERV, "MPI_Scatterv", sbuf, rbuf, NULL,
-                                   single_call);
+    return coll_gpu_scatter_dispatch(&args, COLL_GPU_SCATTERV, "MPI_Scatterv", sbuf, rbuf, NULL);
 }
 
 int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
@@ -159,13 +152,7 @@ coll_gpu_iscatter_classified(const void *sbuf, int scount, struct ompi_datatype_
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_ISCATTER,
-                               coll_gpu_scatter_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm, request);
-    }
-    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTER, "MPI_Iscatter", sbuf, rbuf, request,
-                                   true);
+    return coll_gpu_scatter_dispatch(&args, COLL_GPU_ISCATTER, "MPI_Iscatter", sbuf, rbuf, request);
 }
 
 int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -200,13 +187,8 @@ static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(
         .comm = comm,
     };
 
-    if (coll_gpu_ipass_through(COLL_GPU_ISCATTERV,
-                               coll_gpu_scatter_on_device(sbuf, rbuf, root, comm))) {
-        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
-                             root, comm, request);
-    }
-    return coll_gpu_scatter_staged(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf, request,
-                                   true);
+    return coll_gpu_scatter_dispatch(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf,
+                                     request);
 }
 
 int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,

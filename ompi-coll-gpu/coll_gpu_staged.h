@@ -169,6 +169,20 @@ static inline bool coll_gpu_ipass_through(coll_gpu_coll_t coll, bool on_device) 
     return false;
 }
 
+/* The pass-through test of a call whose buffers were classified: blocking
+ * calls may agree on memory kinds (coll_gpu_pass_through), nonblocking ones
+ * never do and never pipeline (coll_gpu_ipass_through). */
+static inline bool coll_gpu_classified_pass_through(mca_coll_gpu_module_t *module,
+                                                    struct ompi_communicator_t *comm,
+                                                    coll_gpu_coll_t coll, bool on_device,
+                                                    ompi_request_t **request, bool *single_call_p) {
+    if (NULL == request) {
+        return coll_gpu_pass_through(module, comm, coll, on_device, single_call_p);
+    }
+    *single_call_p = true;
+    return coll_gpu_ipass_through(coll, on_device);
+}
+
 END_C_DECLS
 
 #endif /* COLL_GPU_STAGED_H */
