@@ -59,6 +59,71 @@ typedef enum {
 typedef struct accel_stream *accel_stream_h;
 typedef struct accel_event *accel_event_h;
 
+/*
+ * Element types of the reduction kernels.  The component maps MPI datatypes
+ * onto these by size and kind (MPI_INT -> INT32, MPI_LONG -> INT64 on LP64,
+ * MPI_BYTE -> UINT8, ...).  The pair types are the MAXLOC/MINLOC operands,
+ * laid out as MPI's C pair types: {value, int index}, padded as C pads them.
+ */
+typedef enum {
+    ACCEL_DT_INT8 = 0,
+    ACCEL_DT_UINT8,
+    ACCEL_DT_INT16,
+    ACCEL_DT_UINT16,
+    ACCEL_DT_INT32,
+    ACCEL_DT_UINT32,
+    ACCEL_DT_INT64,
+    ACCEL_DT_UINT64,
+    ACCEL_DT_FLOAT16,  /* IEEE binary16 (MPIX_C_FLOAT16) */
+    ACCEL_DT_BFLOAT16, /* bfloat16 (coll_gpu_bf16.h) */
+    ACCEL_DT_FLOAT,
+    ACCEL_DT_DOUBLE,
+    ACCEL_DT_COMPLEX_FLOAT,  /* C float _Complex: {re, im} */
+    ACCEL_DT_COMPLEX_DOUBLE, /* C double _Complex */
+    ACCEL_DT_BOOL,           /* C _Bool, one byte holding 0 or 1 */
+    ACCEL_DT_SHORT_INT,      /* MPI_SHORT_INT: {short, int} */
+    ACCEL_DT_2INT,           /* MPI_2INT: {int, int} */
+    ACCEL_DT_LONG_INT,       /* MPI_LONG_INT: {long, int} */
+    ACCEL_DT_FLOAT_INT,      /* MPI_FLOAT_INT: {float, int} */
+    ACCEL_DT_DOUBLE_INT,     /* MPI_DOUBLE_INT: {double, int} */
+    ACCEL_DT_COUNT
+} accel_dtype_t;
+
+/* Reduction operations: the predefined MPI ops. */
+typedef enum {
+    ACCEL_OP_SUM = 0,
+    ACCEL_OP_PROD,
+    ACCEL_OP_MAX,
+    ACCEL_OP_MIN,
+    ACCEL_OP_LAND,
+    ACCEL_OP_LOR,
+    ACCEL_OP_LXOR,
+    ACCEL_OP_BAND,
+    ACCEL_OP_BOR,
+    ACCEL_OP_BXOR,
+    ACCEL_OP_MAXLOC,
+    ACCEL_OP_MINLOC,
+    ACCEL_OP_COUNT
+} accel_op_t;
+
+/* Most inputs one reduce call combines in one pass. */
+#define ACCEL_REDUCE_MAX_INPUTS 16
+
+/*
+ * An exported allocation, to be mapped by another process of the same node:
+ * plain bytes, sent as they are.  It names the whole allocation that held the
+ * exported pointer; offset is where that pointer lies in it.
+ */
+#define ACCEL_IPC_DATA_SIZE 72
+typedef struct {
+    uint64_t buffer_id;  /* exporter's buffer id of the allocation (reuse check) */
+    uint64_t alloc_size; /* bytes of the whole allocation */
+    uint64_t offset;     /* of the exported pointer from the allocation's base */
+    int32_t pid;         /* exporting process */
+    uint32_t kind;       /* backend's handle kind (legacy IPC, VMM fd, emulated) */
+    uint8_t data[ACCEL_IPC_DATA_SIZE]; /* backend's handle */
+} accel_ipc_handle_t;
+
 /* The error that made the last call of this thread fail. */
 typedef struct {
     const char *call;  /* the driver call, e.g. "cuMemcpyDtoHAsync" */
@@ -101,6 +166,32 @@ typedef struct accel_ops {
 
     /* Number of devices the backend sees. */
     int (*device_count)(void);
+
+    /*
+     * dst[i] = srcs[0][i] op srcs[1][i] op ... op srcs[nsrcs-1][i], i < count,
+     * combined left to right, for 2 <= nsrcs <= ACCEL_REDUCE_MAX_INPUTS;
+     * "inout op= in" is dst = srcs[0] = inout, srcs[1] = in.  dst may be any
+     * of the sources; it must not overlap one partially.  Queued on stream
+     * (NULL: the default stream): record an event to learn of its end.  Any
+     * mix of memory the device can reach.  ACCEL_ERR_UNSUPPORTED for a pair
+     * MPI does not define (accel_reduce_supported()).
+     */
+    accel_status_t (*reduce)(void *dst, const void *const *srcs, int nsrcs, size_t count,
+                             accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
+
+    /*
+     * Export the allocation that ptr lies in (device memory of this backend)
+     * for a process of the same node; import a handle (maps the whole
+     * allocation once per process: *base_p is its base, add handle->offset)
+     * and close what import returned.  An exporter's allocation must stay
+     * allocated while peers have it mapped.
+     */
+    accel_status_t (*ipc_export)(const void *ptr, accel_ipc_handle_t *handle);
+    accel_status_t (*ipc_import)(const accel_ipc_handle_t *handle, void **base_p);
+    accel_status_t (*ipc_close)(void *base);
+
+    /* PCI address of device ordinal dev ("0000:3b:00.0"), for topology. */
+    accel_status_t (*device_pci_bus_id)(int dev, char *buf, size_t len);
 } accel_ops_t;
 
 /* Log sink: level 1 says what was chosen and why, higher levels more. */
@@ -120,6 +211,21 @@ ACCEL_API void accel_set_log(accel_log_func_t log, int verbosity);
 ACCEL_API const accel_error_t *accel_last_error(void);
 ACCEL_API const char *accel_status_string(accel_status_t status);
 ACCEL_API const char *accel_mem_type_string(accel_mem_type_t type);
+
+/* Whether MPI defines op on dtype (and so the kernels implement it). */
+ACCEL_API bool accel_reduce_supported(accel_op_t op, accel_dtype_t dtype);
+/* Bytes of one element; names for messages. */
+ACCEL_API size_t accel_dtype_size(accel_dtype_t dtype);
+ACCEL_API const char *accel_dtype_string(accel_dtype_t dtype);
+ACCEL_API const char *accel_op_string(accel_op_t op);
+
+/*
+ * The CPU backend of the reductions: the reduce() of accel_ops_t, run now by
+ * the calling thread on host-accessible memory.  It serves host-buffer mode
+ * and the emulated backend, and is the same op code the CUDA kernels run.
+ */
+ACCEL_API accel_status_t accel_reduce_cpu(void *dst, const void *const *srcs, int nsrcs,
+                                          size_t count, accel_dtype_t dtype, accel_op_t op);
 
 /* False when ptr is certainly host memory: outside every range the backend
  * allocates device memory from.  Two instructions on the hot path. */

@@ -907,6 +907,53 @@ static accel_status_t accel_emu_event_synchronize(accel_event_h event) {
 
 static int accel_emu_device_count(void) { return 1; }
 
+/* The CPU reduction on the backend's view of every operand; completes before
+ * returning, as the copies do. */
+static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int nsrcs, size_t count,
+                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream) {
+    const void *views[ACCEL_REDUCE_MAX_INPUTS];
+    accel_emu_header_t *hdr;
+    size_t len;
+    char *view;
+    bool ok;
+
+    if (!accel_emu_stream_valid(stream)) {
+        return accel_emu_invalid_handle("emuReduce");
+    }
+    if ((nsrcs < 2) || (nsrcs > ACCEL_REDUCE_MAX_INPUTS) || (srcs == NULL) ||
+        ((unsigned)dtype >= ACCEL_DT_COUNT) || ((unsigned)op >= ACCEL_OP_COUNT)) {
+        return accel_emu_invalid("emuReduce");
+    }
+    if (!accel_reduce_supported(op, dtype)) {
+        accel_set_error("emuReduce", "EMULATED_ERROR_NOT_SUPPORTED", ACCEL_EMU_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (count == 0) {
+        return ACCEL_OK;
+    }
+    len = count * accel_dtype_size(dtype);
+    if (len / accel_dtype_size(dtype) != count) {
+        return accel_emu_invalid("emuReduce");
+    }
+
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state("emuReduce");
+    }
+    pthread_mutex_lock(&hdr->lock);
+    ok = accel_emu_resolve(hdr, (uintptr_t)dst, len, &view);
+    dst = view;
+    for (int i = 0; ok && (i < nsrcs); ++i) {
+        ok = accel_emu_resolve(hdr, (uintptr_t)srcs[i], len, &view);
+        views[i] = view;
+    }
+    pthread_mutex_unlock(&hdr->lock);
+    if (!ok) {
+        return accel_emu_invalid("emuReduce");
+    }
+    return accel_reduce_cpu(dst, views, nsrcs, count, dtype, op);
+}
+
 static const accel_ops_t accel_emu_ops = {
     .name = "emulated",
     .device_va_lo = ACCEL_EMU_BASE,
@@ -924,6 +971,7 @@ static const accel_ops_t accel_emu_ops = {
     .event_record = accel_emu_event_record,
     .event_synchronize = accel_emu_event_synchronize,
     .device_count = accel_emu_device_count,
+    .reduce = accel_emu_reduce,
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
