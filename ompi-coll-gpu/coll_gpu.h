@@ -58,6 +58,7 @@ typedef struct mca_coll_gpu_component_t {
     /* MPI_T counters (coll_gpu_* pvars) */
     unsigned long long calls_passthrough[COLL_GPU_NUM_COLLS];
     unsigned long long calls_staged[COLL_GPU_NUM_COLLS];
+    unsigned long long calls_native[COLL_GPU_NUM_COLLS];
     unsigned long long staged_bytes;
     unsigned long long staged_chunks;
     unsigned long long pageable_fallbacks;
@@ -84,9 +85,22 @@ typedef struct mca_coll_gpu_module_t {
     mca_coll_base_comm_coll_t prev;
 
     coll_gpu_staging_t *staging;
+
+    /* The stream the accelerator's kernels of this communicator run on (created on
+     * first use; internal: the application's streams are never touched). */
+    accel_stream_h stream;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
+
+/* The module's stream, created on first use. */
+accel_status_t coll_gpu_module_stream(mca_coll_gpu_module_t *module, accel_stream_h *stream_p);
+
+/* Reports a failed accelerator operation of a native collective: counts it, shows the
+ * "accelerator error" help message with the driver call and error name (accel_last_error())
+ * and returns MPI_ERR_OTHER, or MPI_ERR_NO_MEM for status ACCEL_ERR_NO_MEMORY. */
+int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
+                          struct ompi_communicator_t *comm);
 
 /* Component / module entry points */
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);

@@ -3,6 +3,7 @@
  * accelerator backend, opened once per process.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
 
 #include <dlfcn.h>
@@ -176,6 +177,10 @@ static int coll_gpu_register(void) {
                            "Calls on device buffers run through host staging, per collective "
                            "(order of coll_gpu_colls.h)",
                            mca_coll_gpu_component.calls_staged, true);
+    coll_gpu_register_pvar("calls_native",
+                           "Calls on device buffers run by coll/gpu's own kernels and algorithms, "
+                           "per collective (order of coll_gpu_colls.h)",
+                           mca_coll_gpu_component.calls_native, true);
     coll_gpu_register_pvar("staged_bytes", "Bytes copied between device and host by staging",
                            &mca_coll_gpu_component.staged_bytes, false);
     coll_gpu_register_pvar("staged_chunks",
@@ -204,6 +209,7 @@ static int coll_gpu_open(void) {
     opal_output_set_verbosity(mca_coll_gpu_component.output, mca_coll_gpu_component.verbose);
     accel_set_log(coll_gpu_log, mca_coll_gpu_component.verbose);
     coll_gpu_nonblocking_init();
+    coll_gpu_reduce_op_init();
 
     if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {
         snprintf(value, sizeof(value), "%zu", mca_coll_gpu_component.staging_buffer_size);

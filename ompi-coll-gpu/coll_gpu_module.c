@@ -48,6 +48,7 @@
 static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     memset(&module->prev, 0, sizeof(module->prev));
     module->staging = NULL;
+    module->stream = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -61,6 +62,36 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
 
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
+    if (NULL != module->stream) {
+        (void)mca_coll_gpu_component.accel->stream_destroy(module->stream);
+        module->stream = NULL;
+    }
+}
+
+accel_status_t coll_gpu_module_stream(mca_coll_gpu_module_t *module, accel_stream_h *stream_p) {
+    accel_status_t status;
+
+    if (OPAL_UNLIKELY(NULL == module->stream)) {
+        status = mca_coll_gpu_component.accel->stream_create(&module->stream);
+        if (ACCEL_OK != status) {
+            module->stream = NULL;
+            return status;
+        }
+    }
+    *stream_p = module->stream;
+    return ACCEL_OK;
+}
+
+int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
+                          struct ompi_communicator_t *comm) {
+    const accel_error_t *error = accel_last_error();
+
+    ++mca_coll_gpu_component.accelerator_errors;
+    opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME, mpi_call,
+                   ompi_comm_rank(comm), ompi_comm_size(comm),
+                   ('\0' != error->call[0]) ? error->call : "accelerator",
+                   ('\0' != error->error[0]) ? error->error : accel_status_string(status));
+    return (ACCEL_ERR_NO_MEMORY == status) ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,

@@ -1,0 +1,228 @@
+/*
+ * coll_gpu_ext.h: bfloat16 and float16 reductions in MPI, through coll/gpu.
+ *
+ * MPI has no bfloat16 type, and Open MPI 4.1 no float16 (5.0 has
+ * MPIX_C_FLOAT16, which coll/gpu also reduces on the GPU).  This header names
+ * both for C programs:
+ *
+ *   #include <coll_gpu_ext.h>
+ *
+ *   MPI_Datatype bf16 = coll_gpu_type_bfloat16();        // 2-byte bfloat16
+ *   MPI_Op bf16_sum = coll_gpu_op_half(MPI_SUM, bf16);    // its sum
+ *   MPI_Allreduce(d_send, d_recv, n, bf16, bf16_sum, MPI_COMM_WORLD);
+ *
+ * The types are MPI_UINT16_T under a reserved name; the ops are commutative
+ * MPI user ops (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN) whose functions, defined
+ * here, convert each element to float, combine, and round to nearest even.
+ * Open MPI runs these functions wherever coll/gpu does not take the call (host
+ * buffers, or no coll/gpu at all); on device buffers coll/gpu recognises the
+ * ops and runs its kernels, which compute the same bits.  MAX/MIN treat NaN as
+ * Open MPI's host MAX/MIN do on float: out = (out > in) ? out : in.
+ *
+ * Handles are created on first use, after MPI_Init, and live until
+ * MPI_Finalize; calls are not thread safe before the first use returns.
+ */
+#ifndef COLL_GPU_EXT_H
+#define COLL_GPU_EXT_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The datatype names coll/gpu recognises. */
+#define COLL_GPU_BFLOAT16_NAME "COLL_GPU_BFLOAT16"
+#define COLL_GPU_FLOAT16_NAME "COLL_GPU_FLOAT16"
+
+/* How coll/gpu asks one of these ops what it computes: it calls the op's function
+ * with in == NULL, *len == 0 and inout pointing to this structure with magic set;
+ * the function fills op and type.  Open MPI never calls an op with a NULL input. */
+#define COLL_GPU_EXT_QUERY_MAGIC 0x636f6c6c67707531ULL /* "collgpu1" */
+enum { COLL_GPU_EXT_SUM = 1, COLL_GPU_EXT_PROD, COLL_GPU_EXT_MAX, COLL_GPU_EXT_MIN };
+enum { COLL_GPU_EXT_BFLOAT16 = 1, COLL_GPU_EXT_FLOAT16 };
+typedef struct {
+    uint64_t magic;
+    int op;   /* COLL_GPU_EXT_SUM ... */
+    int type; /* COLL_GPU_EXT_BFLOAT16, COLL_GPU_EXT_FLOAT16 */
+} coll_gpu_ext_query_t;
+
+/* bfloat16 <-> float: the upper half of the binary32 pattern, rounded to nearest even. */
+static inline float coll_gpu_ext_bf16_to_float(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+static inline uint16_t coll_gpu_ext_float_to_bf16(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof(bits));
+    if ((bits & 0x7fffffffu) > 0x7f800000u) {
+        return (uint16_t)((bits >> 16) | 0x40u); /* NaN stays a (quiet) NaN */
+    }
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return (uint16_t)(bits >> 16);
+}
+
+/* IEEE binary16 <-> float. */
+static inline float coll_gpu_ext_fp16_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits;
+    float f;
+
+    if (exp == 0x1fu) {
+        bits = sign | 0x7f800000u | (man << 13); /* Inf, NaN */
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13); /* normal: rebias 15 -> 127 */
+    } else if (man == 0) {
+        bits = sign; /* zero */
+    } else {
+        exp = 113u; /* subnormal: normalize */
+        while ((man & 0x400u) == 0) {
+            man <<= 1;
+            --exp;
+        }
+        bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    }
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+static inline uint16_t coll_gpu_ext_float_to_fp16(float f) {
+    uint32_t bits, sign, exp, man, shift, rest, half;
+    uint16_t h;
+
+    memcpy(&bits, &f, sizeof(bits));
+    sign = (bits >> 16) & 0x8000u;
+    exp = (bits >> 23) & 0xffu;
+    man = bits & 0x7fffffu;
+    if (exp == 0xffu) {
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
+    }
+    if (exp >= 143u) { /* |f| >= 65536: overflows to Inf */
+        return (uint16_t)(sign | 0x7c00u);
+    }
+    if (exp >= 113u) { /* normal half */
+        h = (uint16_t)(((exp - 112u) << 10) | (man >> 13));
+        rest = man & 0x1fffu;
+        if ((rest > 0x1000u) || ((rest == 0x1000u) && (h & 1u))) {
+            ++h; /* may carry into the exponent, up to Inf: correct */
+        }
+        return (uint16_t)(sign | h);
+    }
+    if (exp < 102u) { /* below half the smallest subnormal: zero */
+        return (uint16_t)sign;
+    }
+    man |= 0x800000u; /* subnormal half: shift the full significand */
+    shift = 126u - exp;
+    h = (uint16_t)(man >> shift);
+    rest = man & ((1u << shift) - 1u);
+    half = 1u << (shift - 1u);
+    if ((rest > half) || ((rest == half) && (h & 1u))) {
+        ++h;
+    }
+    return (uint16_t)(sign | h);
+}
+
+#define COLL_GPU_EXT_COMBINE_SUM(a, b) ((a) + (b))
+#define COLL_GPU_EXT_COMBINE_PROD(a, b) ((a) * (b))
+#define COLL_GPU_EXT_COMBINE_MAX(a, b) (((a) > (b)) ? (a) : (b))
+#define COLL_GPU_EXT_COMBINE_MIN(a, b) (((a) < (b)) ? (a) : (b))
+
+/* One user-op function per (type, op): inout[i] = inout[i] op in[i], in float. */
+#define COLL_GPU_EXT_OP_FN(_type, _TYPE, _conv, _OP)                                               \
+    static void coll_gpu_ext_##_type##_##_OP(void *in, void *inout, int *len, MPI_Datatype *dt) {  \
+        const uint16_t *a = (const uint16_t *)in;                                                  \
+        uint16_t *b = (uint16_t *)inout;                                                           \
+        (void)dt;                                                                                  \
+        if (a == NULL) {                                                                           \
+            coll_gpu_ext_query_t *q = (coll_gpu_ext_query_t *)inout;                               \
+            if ((q != NULL) && (*len == 0) && (q->magic == COLL_GPU_EXT_QUERY_MAGIC)) {            \
+                q->op = COLL_GPU_EXT_##_OP;                                                        \
+                q->type = COLL_GPU_EXT_##_TYPE;                                                    \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int i = 0; i < *len; ++i) {                                                           \
+            float x = coll_gpu_ext_##_conv##_to_float(b[i]);                                       \
+            float y = coll_gpu_ext_##_conv##_to_float(a[i]);                                       \
+            b[i] = coll_gpu_ext_float_to_##_conv(COLL_GPU_EXT_COMBINE_##_OP(x, y));                \
+        }                                                                                          \
+    }
+
+COLL_GPU_EXT_OP_FN(bf16, BFLOAT16, bf16, SUM)
+COLL_GPU_EXT_OP_FN(bf16, BFLOAT16, bf16, PROD)
+COLL_GPU_EXT_OP_FN(bf16, BFLOAT16, bf16, MAX)
+COLL_GPU_EXT_OP_FN(bf16, BFLOAT16, bf16, MIN)
+COLL_GPU_EXT_OP_FN(fp16, FLOAT16, fp16, SUM)
+COLL_GPU_EXT_OP_FN(fp16, FLOAT16, fp16, PROD)
+COLL_GPU_EXT_OP_FN(fp16, FLOAT16, fp16, MAX)
+COLL_GPU_EXT_OP_FN(fp16, FLOAT16, fp16, MIN)
+
+static inline MPI_Datatype coll_gpu_ext_type(MPI_Datatype *cache, const char *name) {
+    if (*cache == MPI_DATATYPE_NULL) {
+        MPI_Datatype type;
+        if (MPI_Type_contiguous(1, MPI_UINT16_T, &type) != MPI_SUCCESS) {
+            return MPI_DATATYPE_NULL;
+        }
+        MPI_Type_set_name(type, (char *)name);
+        MPI_Type_commit(&type);
+        *cache = type;
+    }
+    return *cache;
+}
+
+/* The bfloat16 / float16 datatypes. */
+static inline MPI_Datatype coll_gpu_type_bfloat16(void) {
+    static MPI_Datatype type = MPI_DATATYPE_NULL;
+    return coll_gpu_ext_type(&type, COLL_GPU_BFLOAT16_NAME);
+}
+
+static inline MPI_Datatype coll_gpu_type_float16(void) {
+    static MPI_Datatype type = MPI_DATATYPE_NULL;
+    return coll_gpu_ext_type(&type, COLL_GPU_FLOAT16_NAME);
+}
+
+/* The op computing `base` (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN) on `type` (one of the
+ * two above); MPI_OP_NULL for anything else. */
+static inline MPI_Op coll_gpu_op_half(MPI_Op base, MPI_Datatype type) {
+    static MPI_Op ops[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                               {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+    static MPI_User_function *const fns[2][4] = {{coll_gpu_ext_bf16_SUM, coll_gpu_ext_bf16_PROD,
+                                                  coll_gpu_ext_bf16_MAX, coll_gpu_ext_bf16_MIN},
+                                                 {coll_gpu_ext_fp16_SUM, coll_gpu_ext_fp16_PROD,
+                                                  coll_gpu_ext_fp16_MAX, coll_gpu_ext_fp16_MIN}};
+    int t, o;
+
+    if (type == coll_gpu_type_bfloat16()) {
+        t = 0;
+    } else if (type == coll_gpu_type_float16()) {
+        t = 1;
+    } else {
+        return MPI_OP_NULL;
+    }
+    if (base == MPI_SUM) {
+        o = 0;
+    } else if (base == MPI_PROD) {
+        o = 1;
+    } else if (base == MPI_MAX) {
+        o = 2;
+    } else if (base == MPI_MIN) {
+        o = 3;
+    } else {
+        return MPI_OP_NULL;
+    }
+    if ((ops[t][o] == MPI_OP_NULL) && (MPI_Op_create(fns[t][o], 1, &ops[t][o]) != MPI_SUCCESS)) {
+        return MPI_OP_NULL;
+    }
+    return ops[t][o];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLL_GPU_EXT_H */

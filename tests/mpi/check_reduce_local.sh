@@ -1,0 +1,20 @@
+#!/bin/bash
+#
+# MPI_Reduce_local on every predefined C type x op MPI defines, and on coll_gpu_ext.h's
+# bfloat16/float16 (test_reduce_local), against the test's own reference:
+#   - device memory (emulated backend): run by the accelerator's kernels, bit-exact;
+#   - host memory, with and without the component: Open MPI's own ops agree with the same
+#     reference (the kernels' semantics are Open MPI's).
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+check_run "device memory, kernels" 1 "$EMU" test_reduce_local --kinds=device
+check_run "device memory, 2 ranks" 2 "$EMU" test_reduce_local --kinds=device
+check_run "host memory through the component" 1 "$EMU" test_reduce_local --kinds=host
+CHECK_NO_COMPONENT=1 check_run "host memory, Open MPI alone" 1 "" test_reduce_local \
+    --kinds=host --no-component
+
+check_finish
