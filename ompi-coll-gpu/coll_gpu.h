@@ -46,6 +46,12 @@ typedef struct mca_coll_gpu_component_t {
     size_t staging_buffer_size;
     bool staged_pipeline;
     bool check_memory_kinds;
+    int ranks_per_node;
+    unsigned transports; /* shmem_backend_t mask */
+    double transport_timeout;
+    int registration_cache_size;
+    char *net_devices;
+    char *ucx_tls;
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
 
@@ -89,6 +95,10 @@ typedef struct mca_coll_gpu_module_t {
     /* The stream the accelerator's kernels of this communicator run on (created on
      * first use; internal: the application's streams are never touched). */
     accel_stream_h stream;
+
+    /* The transport team (coll_gpu_team.h), created by the first native collective. */
+    struct coll_gpu_team *team;
+    bool team_failed; /* creation failed once: not tried again on this communicator */
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

@@ -5,6 +5,7 @@
 #include "coll_gpu.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
+#include "shmem.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
@@ -98,6 +99,73 @@ static void coll_gpu_add_help_dirs(void) {
     }
 }
 
+/* coll_gpu_transports: the shmem-transport backends a team may use. */
+static const mca_base_var_enum_value_flag_t coll_gpu_transport_flags[] = {
+    {.flag = SHMEM_BACKEND_POSIX, .string = "posix", .conflicting_flag = 0},
+    {.flag = SHMEM_BACKEND_CUDA_IPC, .string = "cuda_ipc", .conflicting_flag = 0},
+    {.flag = SHMEM_BACKEND_UCX, .string = "ucx", .conflicting_flag = 0},
+    {.flag = 0, .string = NULL, .conflicting_flag = 0},
+};
+
+static void coll_gpu_register_transport(const mca_base_component_t *c) {
+    mca_base_var_enum_flag_t *transports_enum;
+
+    mca_coll_gpu_component.ranks_per_node = 0;
+    (void)mca_base_component_var_register(
+        c, "ranks_per_node",
+        "Split every node into emulated nodes of this many ranks (consecutive ranks of the "
+        "node, in communicator order), so that the inter-node algorithms and the ucx transport "
+        "run between processes of one machine.  0: nodes are what "
+        "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds.  For testing",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.ranks_per_node);
+
+    mca_coll_gpu_component.transports = SHMEM_BACKEND_ALL;
+    (void)mca_base_var_enum_create_flag("coll_gpu_transports", coll_gpu_transport_flags,
+                                        &transports_enum);
+    (void)mca_base_component_var_register(
+        c, "transports",
+        "Comma-separated transports the native algorithms may use: posix (host memory of ranks "
+        "on the same node, shared segments), cuda_ipc (device memory of ranks on the same "
+        "node, CUDA IPC), ucx (ranks on other nodes: InfiniBand/RoCE, or TCP)",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, &transports_enum->super, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.transports);
+    OBJ_RELEASE(transports_enum);
+
+    mca_coll_gpu_component.transport_timeout = 60.0;
+    (void)mca_base_component_var_register(
+        c, "transport_timeout",
+        "Seconds a native collective waits for a peer before it fails with an error (a peer "
+        "that died or hangs); also bounds UCX flushes",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.transport_timeout);
+
+    mca_coll_gpu_component.registration_cache_size = 64;
+    (void)mca_base_component_var_register(
+        c, "registration_cache_size",
+        "Registered buffers and mapped peer buffers each communicator keeps for reuse (least "
+        "recently used evicted beyond it)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.registration_cache_size);
+
+    mca_coll_gpu_component.net_devices = NULL;
+    (void)mca_base_component_var_register(
+        c, "net_devices",
+        "Network devices for the ucx transport, as UCX_NET_DEVICES takes them "
+        "(\"mlx5_0:1,mlx5_1:1\").  Empty: the HCA(s) nearest to the rank's GPU, chosen with "
+        "hwloc (printed at coll_gpu_verbose 1)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.net_devices);
+
+    mca_coll_gpu_component.ucx_tls = NULL;
+    (void)mca_base_component_var_register(
+        c, "ucx_tls",
+        "UCX transports for the ucx transport's context, as UCX_TLS takes them "
+        "(\"rc,cuda_copy\", \"tcp\").  Empty: UCX's own choice",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.ucx_tls);
+}
+
 static int coll_gpu_register(void) {
     const mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
     mca_base_var_enum_t *accelerator_enum;
@@ -168,6 +236,8 @@ static int coll_gpu_register(void) {
         "single staged host collective.  Costs a collective per call",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_memory_kinds);
+
+    coll_gpu_register_transport(c);
 
     coll_gpu_register_pvar("calls_passthrough",
                            "Calls handed straight to the previous module because every buffer "

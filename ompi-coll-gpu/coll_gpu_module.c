@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll_gpu_staged.h"
+#include "coll_gpu_team.h"
 #include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
@@ -49,6 +50,8 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     memset(&module->prev, 0, sizeof(module->prev));
     module->staging = NULL;
     module->stream = NULL;
+    module->team = NULL;
+    module->team_failed = false;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -62,6 +65,8 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
 
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
+    coll_gpu_team_destroy(module->team);
+    module->team = NULL;
     if (NULL != module->stream) {
         (void)mca_coll_gpu_component.accel->stream_destroy(module->stream);
         module->stream = NULL;

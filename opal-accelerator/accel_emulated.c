@@ -5,14 +5,25 @@
  * the same state and a host pointer is told apart with one compare):
  *
  *   HEADER_ADDR  [header: allocator state, table, counters, fault plan]  RW private
- *   BASE         [device window]                       PROT_NONE, memfd offset 0
- *   HOSTACC_BASE [managed and pinned memory]           RW, memfd offset DEVICE_SIZE
+ *   BASE         [device window: own allocations | IPC]  PROT_NONE, memfd offset 0
+ *   HOSTACC_BASE [managed and pinned memory]             RW, memfd offset DEVICE_SIZE
+ *   (memfd only) [export table]                          memfd offset TOTAL_SIZE
  *
  * The backend reaches device memory through a second, RW "alias" mapping of
  * the same memfd (its address is in the header).  Both windows are
  * MAP_NORESERVE and freed pages are punched out of the memfd, so only live,
  * touched memory costs anything.  Nothing here is ever unmapped: other copies
  * of this code in the process may still use it.
+ *
+ * IPC: the top of the device window (IPC_BASE) is where allocations of other
+ * processes are mapped, so that imported memory is classified as device
+ * memory and a host access faults, as with CUDA IPC.  The importer opens the
+ * exporter's memfd through /proc/<pid>/fd/<fd> and maps the allocation's
+ * pages twice: a DEVICE allocation RW at an address of its own (the view the
+ * backend copies through) while the window stays PROT_NONE; a MANAGED one RW
+ * in the window itself.  Whether a handle still names a live allocation is
+ * read from the exporter's export table, which lives in its memfd (the header
+ * is private to the exporter).
  *
  * Allocator: the table of live allocations is kept sorted by address; free
  * space is the gaps between entries (coalescing is implicit), allocation is
@@ -38,6 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Valgrind's memcheck client requests (accel_emu_valgrind_mark): optional. */
@@ -53,7 +67,10 @@
 #endif
 
 #define ACCEL_EMU_BASE ((uintptr_t)0x200000000000ULL)
-#define ACCEL_EMU_DEVICE_SIZE ((size_t)32 << 30)
+#define ACCEL_EMU_DEVICE_ALLOC_SIZE ((size_t)32 << 30) /* own device allocations */
+#define ACCEL_EMU_IPC_BASE (ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_ALLOC_SIZE)
+#define ACCEL_EMU_IPC_SIZE ((size_t)8 << 30) /* allocations imported from other processes */
+#define ACCEL_EMU_DEVICE_SIZE (ACCEL_EMU_DEVICE_ALLOC_SIZE + ACCEL_EMU_IPC_SIZE)
 #define ACCEL_EMU_HOSTACC_BASE (ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_SIZE)
 #define ACCEL_EMU_HOSTACC_SIZE ((size_t)16 << 30)
 #define ACCEL_EMU_TOTAL_SIZE (ACCEL_EMU_DEVICE_SIZE + ACCEL_EMU_HOSTACC_SIZE)
@@ -62,8 +79,13 @@
 
 #define ACCEL_EMU_ALIGN ((uintptr_t)256)
 #define ACCEL_EMU_MAX_ALLOCS 65536
+#define ACCEL_EMU_MAX_IMPORTS 1024
+#define ACCEL_EMU_MAX_EXPORTS 4096
 #define ACCEL_EMU_MAGIC 0x61636365656d7531ULL /* "acceemu1" */
-#define ACCEL_EMU_VERSION 1u
+#define ACCEL_EMU_VERSION 3u
+#define ACCEL_EMU_EXPORTS_MAGIC 0x61636365656d7832ULL /* "acceemx2": export table, this layout */
+#define ACCEL_EMU_IPC_MAGIC 0x61636365656d6932ULL     /* "acceemi2": handle data, this layout */
+#define ACCEL_EMU_IPC_KIND 0x454d5531u                /* "EMU1" in accel_ipc_handle_t.kind */
 #define ACCEL_EMU_MEMFD_NAME "accel-emulated"
 
 #define ACCEL_EMU_STREAM_MAGIC 0x5354524du /* "STRM" */
@@ -84,7 +106,63 @@ typedef struct {
     size_t size; /* as asked for; the allocator reserves it rounded to ACCEL_EMU_ALIGN */
     uint64_t buffer_id;
     accel_mem_type_t type;
+    uint32_t export_slot; /* 1 + its entry in the export table; 0 when never exported */
 } accel_emu_alloc_t;
+
+/*
+ * One exported allocation, as importers read it from the exporter's memfd.
+ * Written under the exporter's lock, read without one by other processes:
+ * buffer_id is published last and cleared first (0: free slot), and a reader
+ * checks it again after reading the rest (buffer ids are never reused).
+ */
+typedef struct {
+    _Atomic uint64_t buffer_id;
+    _Atomic uint64_t offset; /* in the memfd */
+    _Atomic uint64_t size;
+    _Atomic uint64_t type;
+} accel_emu_export_t;
+
+typedef struct {
+    _Atomic uint64_t magic; /* ACCEL_EMU_EXPORTS_MAGIC once initialized */
+    uint64_t token;         /* the exporter's state instance: tells a recycled pid apart */
+    int32_t pid;
+    uint32_t capacity;
+    uint64_t reserved[5];
+    accel_emu_export_t entries[ACCEL_EMU_MAX_EXPORTS];
+} accel_emu_exports_t;
+
+#define ACCEL_EMU_EXPORTS_MAP_SIZE ((sizeof(accel_emu_exports_t) + 4095) & ~(size_t)4095)
+
+/* What an emulated handle carries in accel_ipc_handle_t.data. */
+typedef struct {
+    uint64_t magic;        /* ACCEL_EMU_IPC_MAGIC */
+    uint64_t token;        /* accel_emu_exports_t.token of the exporter */
+    uint64_t memfd_offset; /* of the allocation's base */
+    int32_t memfd;         /* the exporter's fd of its memfd */
+    uint32_t slot;         /* the allocation's entry in the export table */
+    uint32_t type;         /* ACCEL_MEM_DEVICE or ACCEL_MEM_MANAGED */
+} accel_emu_ipc_data_t;
+
+_Static_assert(sizeof(accel_emu_ipc_data_t) <= ACCEL_IPC_DATA_SIZE,
+               "emulated IPC data does not fit the handle");
+
+/*
+ * An allocation of another process mapped here (or, pid being ours, one of
+ * our own allocations handed back by ipc_import: no mapping, map_len 0).
+ */
+typedef struct {
+    uintptr_t base;     /* the allocation as this process sees it */
+    size_t size;        /* bytes of the allocation */
+    uintptr_t map_addr; /* page-aligned start of its range in the IPC region */
+    size_t map_len;     /* bytes mapped there, 0 for own memory */
+    uintptr_t view;     /* RW mapping of the same pages the backend copies through */
+    uint64_t buffer_id; /* this process's id of the mapping */
+    uint64_t peer_buffer_id;
+    uint64_t peer_token;
+    int32_t pid;
+    accel_mem_type_t type;
+    unsigned refs; /* imports not closed yet */
+} accel_emu_import_t;
 
 typedef struct {
     bool armed;
@@ -103,12 +181,15 @@ typedef struct {
     uint32_t header_size;
     atomic_int init_lock; /* pid of the process initializing, 0 when free */
 
-    pid_t pid;            /* process that built this state (a forked child did not) */
-    atomic_bool stale;    /* set in a forked child: rebuild before use */
-    int memfd;            /* backs the device window and the host-accessible region */
-    uintptr_t alias;      /* RW mapping of the device window */
-    pthread_mutex_t lock; /* protects everything below */
-    unsigned open_count;  /* copies of the backend currently open */
+    pid_t pid;                    /* process that built this state (a forked child did not) */
+    atomic_bool stale;            /* set in a forked child: rebuild before use */
+    int memfd;                    /* backs the device window and the host-accessible region */
+    uintptr_t alias;              /* RW mapping of the device window */
+    uint64_t token;               /* this state's instance, in every handle it exports */
+    accel_emu_exports_t *exports; /* RW mapping of the export table in the memfd */
+    uint32_t export_cursor;       /* where the search for a free export slot starts */
+    pthread_mutex_t lock;         /* protects everything below */
+    unsigned open_count;          /* copies of the backend currently open */
     uint64_t next_buffer_id;
     size_t live[ACCEL_MEM_DEVICE + 1];
     size_t live_streams;
@@ -118,6 +199,8 @@ typedef struct {
     accel_emu_fault_plan_t faults[ACCEL_EMULATED_FAULT_KINDS];
     size_t nallocs;
     accel_emu_alloc_t allocs[ACCEL_EMU_MAX_ALLOCS]; /* sorted by base */
+    size_t nimports;
+    accel_emu_import_t imports[ACCEL_EMU_MAX_IMPORTS]; /* sorted by base */
 } accel_emu_header_t;
 
 _Static_assert(sizeof(accel_emu_header_t) <= ACCEL_EMU_HEADER_SIZE,
@@ -152,6 +235,10 @@ static inline bool accel_emu_in_window(uintptr_t addr) {
 
 static inline bool accel_emu_in_device_window(uintptr_t addr) {
     return addr - ACCEL_EMU_BASE < ACCEL_EMU_DEVICE_SIZE;
+}
+
+static inline bool accel_emu_in_ipc_region(uintptr_t addr) {
+    return addr - ACCEL_EMU_IPC_BASE < ACCEL_EMU_IPC_SIZE;
 }
 
 static void accel_emu_atfork_child(void) {
@@ -241,6 +328,19 @@ static void accel_emu_init_lock(accel_emu_header_t *hdr) {
 
 static void accel_emu_init_unlock(accel_emu_header_t *hdr) { atomic_store(&hdr->init_lock, 0); }
 
+/* A number that tells this state apart from any other, also from that of an
+ * earlier process with the same pid. */
+static uint64_t accel_emu_new_token(void) {
+    struct timespec ts;
+    uint64_t token = 0;
+
+    if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != (ssize_t)sizeof(token)) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        token = ((uint64_t)getpid() << 40) ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)ts.tv_nsec;
+    }
+    return (token == 0) ? 1 : token;
+}
+
 /* Close the memfd a forked child inherited, if the fd still is that memfd. */
 static void accel_emu_close_inherited_memfd(int fd) {
     char path[64];
@@ -267,7 +367,7 @@ static void accel_emu_close_inherited_memfd(int fd) {
 static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_flag,
                                             const char **reason_p) {
     int mflags = MAP_SHARED | MAP_NORESERVE;
-    void *window, *hostacc, *alias;
+    void *window, *hostacc, *alias, *exports;
     int memfd;
 
     memfd = memfd_create(ACCEL_EMU_MEMFD_NAME, MFD_CLOEXEC);
@@ -276,7 +376,7 @@ static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_f
         *reason_p = "memfd_create failed";
         goto err;
     }
-    if (ftruncate(memfd, (off_t)ACCEL_EMU_TOTAL_SIZE) != 0) {
+    if (ftruncate(memfd, (off_t)(ACCEL_EMU_TOTAL_SIZE + ACCEL_EMU_EXPORTS_MAP_SIZE)) != 0) {
         accel_log(ACCEL_LOG_INFO, "emulated: ftruncate failed: %s", strerror(errno));
         *reason_p = "cannot size the emulated memory file";
         goto err_close_memfd;
@@ -315,6 +415,14 @@ static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_f
         goto err_unmap_hostacc;
     }
 
+    exports = mmap(NULL, ACCEL_EMU_EXPORTS_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd,
+                   (off_t)ACCEL_EMU_TOTAL_SIZE);
+    if (exports == MAP_FAILED) {
+        accel_log(ACCEL_LOG_INFO, "emulated: cannot map the export table: %s", strerror(errno));
+        *reason_p = "cannot map the emulated export table";
+        goto err_unmap_alias;
+    }
+
     /* A core dump would read every page of the sparse memfd, allocating it. */
     madvise(hostacc, ACCEL_EMU_HOSTACC_SIZE, MADV_DONTDUMP);
     madvise(alias, ACCEL_EMU_DEVICE_SIZE, MADV_DONTDUMP);
@@ -324,8 +432,17 @@ static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_f
     VALGRIND_MAKE_MEM_NOACCESS(hostacc, ACCEL_EMU_HOSTACC_SIZE);
 
     if (fixed_flag == MAP_FIXED) {
-        /* Forked child: drop the parent's alias and memfd, now replaced. */
+        /* Forked child: drop the parent's alias, export table, memfd and the
+         * views of its imports, now replaced (imports mapped in the window
+         * went with the window). */
         munmap((void *)hdr->alias, ACCEL_EMU_DEVICE_SIZE);
+        munmap(hdr->exports, ACCEL_EMU_EXPORTS_MAP_SIZE);
+        for (size_t i = 0; i < hdr->nimports; ++i) {
+            if ((hdr->imports[i].map_len != 0) &&
+                (hdr->imports[i].view != hdr->imports[i].map_addr)) {
+                munmap((void *)hdr->imports[i].view, hdr->imports[i].map_len);
+            }
+        }
         accel_emu_close_inherited_memfd(hdr->memfd);
     }
 
@@ -337,11 +454,19 @@ static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_f
     hdr->pid = getpid();
     hdr->memfd = memfd;
     hdr->alias = (uintptr_t)alias;
+    hdr->token = accel_emu_new_token();
+    hdr->exports = exports;
+    hdr->exports->token = hdr->token;
+    hdr->exports->pid = (int32_t)hdr->pid;
+    hdr->exports->capacity = ACCEL_EMU_MAX_EXPORTS;
+    atomic_store_explicit(&hdr->exports->magic, ACCEL_EMU_EXPORTS_MAGIC, memory_order_release);
     hdr->next_buffer_id = 1;
     pthread_mutex_init(&hdr->lock, NULL);
     atomic_store(&hdr->magic, ACCEL_EMU_MAGIC);
     return ACCEL_OK;
 
+err_unmap_alias:
+    munmap(alias, ACCEL_EMU_DEVICE_SIZE);
 err_unmap_hostacc:
     if (fixed_flag != MAP_FIXED) {
         munmap((void *)ACCEL_EMU_HOSTACC_BASE, ACCEL_EMU_HOSTACC_SIZE);
@@ -454,6 +579,33 @@ static const accel_emu_alloc_t *accel_emu_lookup(const accel_emu_header_t *hdr, 
     return &hdr->allocs[i];
 }
 
+/* Index of the last import with base <= addr, or -1.  Lock held. */
+static ssize_t accel_emu_import_find(const accel_emu_header_t *hdr, uintptr_t addr) {
+    size_t lo = 0, hi = hdr->nimports;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hdr->imports[mid].base <= addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (ssize_t)lo - 1;
+}
+
+/* The allocation of another process mapped at addr, or NULL.  Lock held. */
+static const accel_emu_import_t *accel_emu_import_lookup(const accel_emu_header_t *hdr,
+                                                         uintptr_t addr) {
+    ssize_t i = accel_emu_import_find(hdr, addr);
+
+    if ((i < 0) || (hdr->imports[i].map_len == 0) ||
+        (addr - hdr->imports[i].base >= hdr->imports[i].size)) {
+        return NULL;
+    }
+    return &hdr->imports[i];
+}
+
 /* Whether the next operation of this kind fails by plan.  Lock held. */
 static bool accel_emu_fault_hit(accel_emu_header_t *hdr, accel_emulated_fault_t what) {
     accel_emu_fault_plan_t *plan = &hdr->faults[what];
@@ -491,6 +643,7 @@ static void accel_emu_attr_fill(const accel_emu_alloc_t *alloc, accel_mem_attr_t
 static accel_status_t accel_emu_mem_query_slow(uintptr_t addr, accel_mem_attr_t *attr_p) {
     accel_emu_header_t *hdr = accel_emu_state();
     const accel_emu_alloc_t *alloc;
+    const accel_emu_import_t *imp;
     accel_status_t status = ACCEL_OK;
 
     if (hdr == NULL) {
@@ -501,6 +654,14 @@ static accel_status_t accel_emu_mem_query_slow(uintptr_t addr, accel_mem_attr_t 
     alloc = accel_emu_lookup(hdr, addr);
     if (alloc != NULL) {
         accel_emu_attr_fill(alloc, attr_p);
+    } else if (accel_emu_in_ipc_region(addr) &&
+               ((imp = accel_emu_import_lookup(hdr, addr)) != NULL)) {
+        /* Another process's allocation: device (or managed) memory here too. */
+        attr_p->type = imp->type;
+        attr_p->device = 0;
+        attr_p->base = imp->base;
+        attr_p->size = imp->size;
+        attr_p->buffer_id = imp->buffer_id;
     } else {
         status = ACCEL_ERR_INVALID;
     }
@@ -601,7 +762,7 @@ static accel_status_t accel_emu_mem_alloc(accel_mem_type_t type, size_t len, voi
     switch (type) {
     case ACCEL_MEM_DEVICE:
         lo = ACCEL_EMU_BASE;
-        hi = ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_SIZE;
+        hi = ACCEL_EMU_BASE + ACCEL_EMU_DEVICE_ALLOC_SIZE;
         fault = ACCEL_EMULATED_FAULT_DEVICE_ALLOC;
         break;
     case ACCEL_MEM_MANAGED:
@@ -656,6 +817,7 @@ static accel_status_t accel_emu_mem_alloc(accel_mem_type_t type, size_t len, voi
     alloc->size = len;
     alloc->buffer_id = hdr->next_buffer_id++;
     alloc->type = type;
+    alloc->export_slot = 0;
     ++hdr->live[type];
     accel_emu_valgrind_mark(hdr, cursor, len, true);
     pthread_mutex_unlock(&hdr->lock);
@@ -701,6 +863,11 @@ static accel_status_t accel_emu_mem_free(void *ptr) {
             (hdr->nallocs - (size_t)i - 1) * sizeof(hdr->allocs[0]));
     --hdr->nallocs;
     --hdr->live[freed.type];
+    if (freed.export_slot != 0) {
+        /* Importers must see it gone from now on (a handle of it is stale). */
+        atomic_store_explicit(&hdr->exports->entries[freed.export_slot - 1].buffer_id, 0,
+                              memory_order_release);
+    }
     /* Under the lock: an allocation placed here next must not lose its data. */
     accel_emu_release_pages(hdr, (size_t)i, freed.base, freed.size);
     accel_emu_valgrind_mark(hdr, freed.base, freed.size, false);
@@ -732,6 +899,15 @@ static bool accel_emu_resolve(const accel_emu_header_t *hdr, uintptr_t addr, siz
     }
 
     alloc = accel_emu_lookup(hdr, addr);
+    if ((alloc == NULL) && accel_emu_in_ipc_region(addr)) {
+        const accel_emu_import_t *imp = accel_emu_import_lookup(hdr, addr);
+
+        if ((imp == NULL) || (len > imp->base + imp->size - addr)) {
+            return false;
+        }
+        *out_p = (char *)(imp->view + (addr - imp->map_addr));
+        return true;
+    }
     if ((alloc == NULL) || (len > alloc->base + alloc->size - addr)) {
         return false;
     }
@@ -947,11 +1123,430 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
         ok = accel_emu_resolve(hdr, (uintptr_t)srcs[i], len, &view);
         views[i] = view;
     }
+    if (ok && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected("emuReduce");
+    }
     pthread_mutex_unlock(&hdr->lock);
     if (!ok) {
         return accel_emu_invalid("emuReduce");
     }
     return accel_reduce_cpu(dst, views, nsrcs, count, dtype, op);
+}
+
+/*
+ * IPC.  Export publishes the allocation in this process's export table (in
+ * the memfd) and names it by (memfd fd, offset, slot, token); import maps it
+ * from /proc/<pid>/fd/<fd> after checking the exporter's table still lists
+ * it.  Imports are counted per (pid, token, buffer id): a second import maps
+ * nothing and returns the same base.
+ */
+
+static accel_status_t accel_emu_ipc_export(const void *ptr, accel_ipc_handle_t *handle) {
+    const char *call = "emuIpcGetMemHandle";
+    uintptr_t addr = (uintptr_t)ptr;
+    accel_emu_ipc_data_t data;
+    accel_emu_header_t *hdr;
+    accel_emu_export_t *entry;
+    accel_emu_alloc_t *alloc;
+    uint32_t slot;
+    ssize_t i;
+
+    if ((handle == NULL) || !accel_emu_in_window(addr)) {
+        return accel_emu_invalid(call); /* host memory: nothing to export */
+    }
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    if (accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_IPC_EXPORT)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected(call);
+    }
+    i = accel_emu_find(hdr, addr);
+    if ((i < 0) || (addr - hdr->allocs[i].base >= hdr->allocs[i].size) ||
+        (hdr->allocs[i].type == ACCEL_MEM_HOST_PINNED)) {
+        /* Not an allocation of ours (an imported one included), or pinned host memory. */
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_invalid(call);
+    }
+    alloc = &hdr->allocs[i];
+
+    if (alloc->export_slot == 0) {
+        for (slot = 0; slot < ACCEL_EMU_MAX_EXPORTS; ++slot) {
+            entry = &hdr->exports->entries[(hdr->export_cursor + slot) % ACCEL_EMU_MAX_EXPORTS];
+            if (atomic_load_explicit(&entry->buffer_id, memory_order_relaxed) == 0) {
+                break;
+            }
+        }
+        if (slot == ACCEL_EMU_MAX_EXPORTS) {
+            pthread_mutex_unlock(&hdr->lock);
+            accel_log(ACCEL_LOG_ERROR_DETAIL, "emulated: all %d export slots in use",
+                      ACCEL_EMU_MAX_EXPORTS);
+            accel_set_error(call, "EMULATED_ERROR_OUT_OF_MEMORY", ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+            return ACCEL_ERR_NO_MEMORY;
+        }
+        slot = (hdr->export_cursor + slot) % ACCEL_EMU_MAX_EXPORTS;
+        hdr->export_cursor = slot + 1;
+        /* The fields before the id: a reader that sees the id sees them. */
+        atomic_thread_fence(memory_order_release);
+        atomic_store_explicit(&entry->offset, alloc->base - ACCEL_EMU_BASE, memory_order_relaxed);
+        atomic_store_explicit(&entry->size, alloc->size, memory_order_relaxed);
+        atomic_store_explicit(&entry->type, (uint64_t)alloc->type, memory_order_relaxed);
+        atomic_store_explicit(&entry->buffer_id, alloc->buffer_id, memory_order_release);
+        alloc->export_slot = slot + 1;
+    }
+
+    memset(handle, 0, sizeof(*handle));
+    memset(&data, 0, sizeof(data));
+    handle->buffer_id = alloc->buffer_id;
+    handle->alloc_size = alloc->size;
+    handle->offset = addr - alloc->base;
+    handle->pid = (int32_t)getpid();
+    handle->kind = ACCEL_EMU_IPC_KIND;
+    data.magic = ACCEL_EMU_IPC_MAGIC;
+    data.token = hdr->token;
+    data.memfd_offset = alloc->base - ACCEL_EMU_BASE;
+    data.memfd = hdr->memfd;
+    data.slot = alloc->export_slot - 1;
+    data.type = (uint32_t)alloc->type;
+    memcpy(handle->data, &data, sizeof(data));
+    pthread_mutex_unlock(&hdr->lock);
+    return ACCEL_OK;
+}
+
+/* Whether a handle is well formed: what import checks before trusting any
+ * of it (it may be garbage). */
+static bool accel_emu_ipc_handle_valid(const accel_ipc_handle_t *handle,
+                                       const accel_emu_ipc_data_t *data) {
+    uint64_t lo, hi;
+
+    if ((handle->kind != ACCEL_EMU_IPC_KIND) || (data->magic != ACCEL_EMU_IPC_MAGIC) ||
+        (handle->pid <= 0) || (data->memfd < 0) || (data->slot >= ACCEL_EMU_MAX_EXPORTS) ||
+        (handle->buffer_id == 0) || (handle->alloc_size == 0) ||
+        (handle->offset >= handle->alloc_size) || (handle->alloc_size > ACCEL_EMU_IPC_SIZE)) {
+        return false;
+    }
+    if (data->type == ACCEL_MEM_DEVICE) {
+        lo = 0;
+        hi = ACCEL_EMU_DEVICE_ALLOC_SIZE;
+    } else if (data->type == ACCEL_MEM_MANAGED) {
+        lo = ACCEL_EMU_DEVICE_SIZE;
+        hi = ACCEL_EMU_TOTAL_SIZE;
+    } else {
+        return false;
+    }
+    return (data->memfd_offset >= lo) && (data->memfd_offset < hi) &&
+           (handle->alloc_size <= hi - data->memfd_offset);
+}
+
+/* Whether fd is an emulated backend's memfd, big enough to hold an export table. */
+static bool accel_emu_fd_is_memfd(int fd) {
+    static const char prefix[] = "/memfd:" ACCEL_EMU_MEMFD_NAME;
+    char path[64], target[128];
+    struct stat st;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    n = readlink(path, target, sizeof(target) - 1);
+    if (n <= 0) {
+        return false;
+    }
+    target[n] = '\0';
+    /* Also fstat: an export table past the end of the file would SIGBUS. */
+    return (strncmp(target, prefix, sizeof(prefix) - 1) == 0) && (fstat(fd, &st) == 0) &&
+           ((uint64_t)st.st_size >= ACCEL_EMU_TOTAL_SIZE + ACCEL_EMU_EXPORTS_MAP_SIZE);
+}
+
+/* Whether the exporter's table still lists the handle's allocation, as the
+ * handle describes it: false once the exporter freed it (or is another
+ * process than the one that exported). */
+static bool accel_emu_ipc_handle_live(int fd, const accel_ipc_handle_t *handle,
+                                      const accel_emu_ipc_data_t *data) {
+    accel_emu_exports_t *exports;
+    accel_emu_export_t *entry;
+    uint64_t offset, size, type;
+    bool live = false;
+    void *map;
+
+    map = mmap(NULL, ACCEL_EMU_EXPORTS_MAP_SIZE, PROT_READ, MAP_SHARED, fd,
+               (off_t)ACCEL_EMU_TOTAL_SIZE);
+    if (map == MAP_FAILED) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL, "emulated: cannot map the export table of %d: %s",
+                  (int)handle->pid, strerror(errno));
+        return false;
+    }
+    exports = map;
+    if ((atomic_load_explicit(&exports->magic, memory_order_acquire) == ACCEL_EMU_EXPORTS_MAGIC) &&
+        (exports->token == data->token) && (exports->pid == handle->pid)) {
+        entry = &exports->entries[data->slot];
+        if (atomic_load_explicit(&entry->buffer_id, memory_order_acquire) == handle->buffer_id) {
+            offset = atomic_load_explicit(&entry->offset, memory_order_relaxed);
+            size = atomic_load_explicit(&entry->size, memory_order_relaxed);
+            type = atomic_load_explicit(&entry->type, memory_order_relaxed);
+            /* Still the same id after reading the rest: they belong to it. */
+            atomic_thread_fence(memory_order_acquire);
+            live = (atomic_load_explicit(&entry->buffer_id, memory_order_relaxed) ==
+                    handle->buffer_id) &&
+                   (offset == data->memfd_offset) && (size == handle->alloc_size) &&
+                   (type == data->type);
+        }
+    }
+    munmap(map, ACCEL_EMU_EXPORTS_MAP_SIZE);
+    return live;
+}
+
+/* Where a range of len bytes (page multiple) fits in the IPC region: first
+ * fit between the mapped imports.  Lock held; 0 when full. */
+static uintptr_t accel_emu_ipc_reserve(const accel_emu_header_t *hdr, size_t len) {
+    uintptr_t cursor = ACCEL_EMU_IPC_BASE, hi = ACCEL_EMU_IPC_BASE + ACCEL_EMU_IPC_SIZE;
+    size_t i = (size_t)(accel_emu_import_find(hdr, ACCEL_EMU_IPC_BASE - 1) + 1);
+
+    for (; (i < hdr->nimports) && (hdr->imports[i].base < hi); ++i) {
+        if (hdr->imports[i].map_addr - cursor >= len) {
+            break;
+        }
+        cursor = hdr->imports[i].map_addr + hdr->imports[i].map_len;
+    }
+    return (hi - cursor < len) ? 0 : cursor;
+}
+
+/* Insert an import at its sorted place.  Lock held, room checked. */
+static accel_emu_import_t *accel_emu_import_insert(accel_emu_header_t *hdr, uintptr_t base) {
+    size_t i = (size_t)(accel_emu_import_find(hdr, base) + 1);
+
+    memmove(&hdr->imports[i + 1], &hdr->imports[i], (hdr->nimports - i) * sizeof(hdr->imports[0]));
+    ++hdr->nimports;
+    memset(&hdr->imports[i], 0, sizeof(hdr->imports[i]));
+    hdr->imports[i].base = base;
+    return &hdr->imports[i];
+}
+
+/* Import of one of our own allocations: the allocation itself, counted.  Lock held. */
+static accel_status_t accel_emu_ipc_import_own(accel_emu_header_t *hdr,
+                                               const accel_ipc_handle_t *handle,
+                                               const accel_emu_ipc_data_t *data,
+                                               uintptr_t *base_p) {
+    const accel_emu_alloc_t *alloc = accel_emu_lookup(hdr, ACCEL_EMU_BASE + data->memfd_offset);
+    accel_emu_import_t *imp;
+
+    if ((alloc == NULL) || (alloc->base != ACCEL_EMU_BASE + data->memfd_offset) ||
+        (alloc->buffer_id != handle->buffer_id) || (alloc->size != handle->alloc_size) ||
+        (data->token != hdr->token)) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL,
+                  "emulated: own handle of id %" PRIu64 " names no live allocation",
+                  handle->buffer_id);
+        return ACCEL_ERR_INVALID;
+    }
+    if (hdr->nimports == ACCEL_EMU_MAX_IMPORTS) {
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    imp = accel_emu_import_insert(hdr, alloc->base);
+    imp->size = alloc->size;
+    imp->buffer_id = alloc->buffer_id;
+    imp->peer_buffer_id = alloc->buffer_id;
+    imp->peer_token = hdr->token;
+    imp->pid = handle->pid;
+    imp->type = alloc->type;
+    imp->refs = 1;
+    *base_p = alloc->base;
+    return ACCEL_OK;
+}
+
+/* Map another process's allocation into the IPC region.  Lock held. */
+static accel_status_t accel_emu_ipc_import_peer(accel_emu_header_t *hdr,
+                                                const accel_ipc_handle_t *handle,
+                                                const accel_emu_ipc_data_t *data,
+                                                uintptr_t *base_p) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uint64_t page_off = data->memfd_offset & ~(uint64_t)(page - 1);
+    size_t map_len = accel_emu_align_up(data->memfd_offset + handle->alloc_size, page) - page_off;
+    accel_emu_import_t *imp;
+    uintptr_t map_addr;
+    accel_status_t status;
+    char path[64];
+    void *view;
+    int fd;
+
+    if (hdr->nimports == ACCEL_EMU_MAX_IMPORTS) {
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    /* The exporter's memfd, as its own fd table holds it: fails for a dead
+     * process or another user's (ptrace read access is needed). */
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)handle->pid, (int)data->memfd);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL, "emulated: cannot open %s: %s", path, strerror(errno));
+        return ACCEL_ERR_INVALID;
+    }
+    if (!accel_emu_fd_is_memfd(fd) || !accel_emu_ipc_handle_live(fd, handle, data)) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL,
+                  "emulated: %s does not hold allocation %" PRIu64 " of process %d (freed?)", path,
+                  handle->buffer_id, (int)handle->pid);
+        status = ACCEL_ERR_INVALID;
+        goto out_close_fd;
+    }
+
+    map_addr = accel_emu_ipc_reserve(hdr, map_len);
+    if (map_addr == 0) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL, "emulated: no room for %zu bytes in the IPC region",
+                  map_len);
+        status = ACCEL_ERR_NO_MEMORY;
+        goto out_close_fd;
+    }
+    if (data->type == ACCEL_MEM_MANAGED) {
+        /* Host accessible: RW in the window itself, which is also the view. */
+        view = mmap((void *)map_addr, map_len, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, (off_t)page_off);
+    } else {
+        /* Device memory: the window stays PROT_NONE there (a host access
+         * faults); the backend goes through a view of its own. */
+        view = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
+                    (off_t)page_off);
+    }
+    if (view == MAP_FAILED) {
+        accel_log(ACCEL_LOG_ERROR_DETAIL, "emulated: mmap of %zu bytes of %s failed: %s", map_len,
+                  path, strerror(errno));
+        status = ACCEL_ERR_NO_MEMORY;
+        goto out_close_fd;
+    }
+    madvise(view, map_len, MADV_DONTDUMP);
+
+    imp = accel_emu_import_insert(hdr, map_addr + (data->memfd_offset - page_off));
+    imp->size = handle->alloc_size;
+    imp->map_addr = map_addr;
+    imp->map_len = map_len;
+    imp->view = (uintptr_t)view;
+    imp->buffer_id = hdr->next_buffer_id++;
+    imp->peer_buffer_id = handle->buffer_id;
+    imp->peer_token = data->token;
+    imp->pid = handle->pid;
+    imp->type = (accel_mem_type_t)data->type;
+    imp->refs = 1;
+    *base_p = imp->base;
+    accel_log(ACCEL_LOG_DEBUG,
+              "emulated: imported %" PRIu64 " bytes of process %d (id %" PRIu64 ") at 0x%" PRIxPTR,
+              handle->alloc_size, (int)handle->pid, handle->buffer_id, imp->base);
+    status = ACCEL_OK;
+
+out_close_fd:
+    close(fd); /* the mapping keeps the memfd */
+    return status;
+}
+
+static accel_status_t accel_emu_ipc_import(const accel_ipc_handle_t *handle, void **base_p) {
+    const char *call = "emuIpcOpenMemHandle";
+    accel_emu_ipc_data_t data;
+    accel_emu_header_t *hdr;
+    accel_status_t status;
+    uintptr_t base = 0;
+
+    if ((handle == NULL) || (base_p == NULL)) {
+        return accel_emu_invalid(call);
+    }
+    memcpy(&data, handle->data, sizeof(data));
+    if (!accel_emu_ipc_handle_valid(handle, &data)) {
+        return accel_emu_invalid_handle(call);
+    }
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    if (accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_IPC_IMPORT)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected(call);
+    }
+    for (size_t i = 0; i < hdr->nimports; ++i) {
+        accel_emu_import_t *imp = &hdr->imports[i];
+
+        if ((imp->pid == handle->pid) && (imp->peer_buffer_id == handle->buffer_id) &&
+            (imp->peer_token == data.token)) {
+            ++imp->refs;
+            *base_p = (void *)imp->base;
+            pthread_mutex_unlock(&hdr->lock);
+            return ACCEL_OK;
+        }
+    }
+    if (handle->pid == (int32_t)getpid()) {
+        status = accel_emu_ipc_import_own(hdr, handle, &data, &base);
+    } else {
+        status = accel_emu_ipc_import_peer(hdr, handle, &data, &base);
+    }
+    pthread_mutex_unlock(&hdr->lock);
+
+    switch (status) {
+    case ACCEL_OK:
+        *base_p = (void *)base;
+        return ACCEL_OK;
+    case ACCEL_ERR_NO_MEMORY:
+        accel_set_error(call, "EMULATED_ERROR_OUT_OF_MEMORY", ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    default:
+        return accel_emu_invalid_handle(call);
+    }
+}
+
+static accel_status_t accel_emu_ipc_close(void *base) {
+    const char *call = "emuIpcCloseMemHandle";
+    uintptr_t addr = (uintptr_t)base;
+    accel_emu_header_t *hdr;
+    accel_emu_import_t imp;
+    ssize_t i;
+    void *restored;
+
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+
+    pthread_mutex_lock(&hdr->lock);
+    i = accel_emu_import_find(hdr, addr);
+    if ((i < 0) || (hdr->imports[i].base != addr)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_invalid(call);
+    }
+    if (--hdr->imports[i].refs > 0) {
+        pthread_mutex_unlock(&hdr->lock);
+        return ACCEL_OK;
+    }
+    imp = hdr->imports[i];
+    memmove(&hdr->imports[i], &hdr->imports[i + 1],
+            (hdr->nimports - (size_t)i - 1) * sizeof(hdr->imports[0]));
+    --hdr->nimports;
+
+    /* Unmapped under the lock: the range may be reserved again at once. */
+    if (imp.map_len == 0) {
+        /* Own memory: nothing was mapped. */
+    } else if (imp.view == imp.map_addr) {
+        /* Put the window back over a managed import's range. */
+        restored = mmap((void *)imp.map_addr, imp.map_len, PROT_NONE,
+                        MAP_SHARED | MAP_NORESERVE | MAP_FIXED, hdr->memfd,
+                        (off_t)(imp.map_addr - ACCEL_EMU_BASE));
+        if (restored == MAP_FAILED) {
+            accel_log(ACCEL_LOG_INFO, "emulated: cannot restore the window at 0x%" PRIxPTR ": %s",
+                      imp.map_addr, strerror(errno));
+        }
+    } else {
+        munmap((void *)imp.view, imp.map_len);
+    }
+    pthread_mutex_unlock(&hdr->lock);
+    return ACCEL_OK;
+}
+
+/* One emulated device, a fixed fake address: every process of the node sees
+ * the same "GPU", as ranks sharing one device do. */
+static accel_status_t accel_emu_device_pci_bus_id(int dev, char *buf, size_t len) {
+    static const char bus_id[] = "0000:00:00.0";
+
+    if ((dev != 0) || (buf == NULL) || (len < sizeof(bus_id))) {
+        return accel_emu_invalid("emuDeviceGetPCIBusId");
+    }
+    memcpy(buf, bus_id, sizeof(bus_id));
+    return ACCEL_OK;
 }
 
 static const accel_ops_t accel_emu_ops = {
@@ -972,6 +1567,10 @@ static const accel_ops_t accel_emu_ops = {
     .event_synchronize = accel_emu_event_synchronize,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
+    .ipc_export = accel_emu_ipc_export,
+    .ipc_import = accel_emu_ipc_import,
+    .ipc_close = accel_emu_ipc_close,
+    .device_pci_bus_id = accel_emu_device_pci_bus_id,
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
@@ -1064,4 +1663,10 @@ uint64_t accel_emulated_copy_bytes(void) {
     accel_emu_header_t *hdr = accel_emu_state();
 
     return (hdr == NULL) ? 0 : atomic_load(&hdr->copy_bytes);
+}
+
+size_t accel_emulated_live_ipc_mappings(void) {
+    accel_emu_header_t *hdr = accel_emu_state();
+
+    return (hdr == NULL) ? 0 : accel_emu_read_count(hdr, &hdr->nimports);
 }

@@ -8,6 +8,15 @@
  * fixed address, so every copy of this code in a process (the component's
  * and a test program's) shares one allocator, one set of counters and one
  * fault plan.
+ *
+ * IPC (ops->ipc_export / ipc_import / ipc_close): DEVICE and MANAGED
+ * allocations can be mapped by other processes of the node (the importer
+ * opens the exporter's memory file through /proc/<pid>/fd, which needs the
+ * same user).  Imported memory lands in the device window, so it is
+ * classified as it is in the exporter (DEVICE stays PROT_NONE to the host).
+ * A handle of an allocation freed since (or of a process gone) fails to
+ * import with ACCEL_ERR_INVALID.  device_pci_bus_id gives "0000:00:00.0" for
+ * the one emulated device.
  */
 #ifndef ACCEL_EMULATED_H
 #define ACCEL_EMULATED_H
@@ -22,6 +31,9 @@ typedef enum {
     ACCEL_EMULATED_FAULT_MEMCPY = 0,   /* memcpy and memcpy_async */
     ACCEL_EMULATED_FAULT_PINNED_ALLOC, /* mem_alloc(ACCEL_MEM_HOST_PINNED) */
     ACCEL_EMULATED_FAULT_DEVICE_ALLOC, /* mem_alloc(ACCEL_MEM_DEVICE / MANAGED) */
+    ACCEL_EMULATED_FAULT_IPC_EXPORT,   /* ipc_export */
+    ACCEL_EMULATED_FAULT_IPC_IMPORT,   /* ipc_import (a second import of a mapping too) */
+    ACCEL_EMULATED_FAULT_REDUCE,       /* reduce (a failed kernel launch) */
     ACCEL_EMULATED_FAULT_KINDS
 } accel_emulated_fault_t;
 
@@ -32,6 +44,11 @@ ACCEL_API void accel_emulated_inject_fault(accel_emulated_fault_t what, int n, b
 
 /* Allocations of each type currently live (for leak checks). */
 ACCEL_API size_t accel_emulated_live_allocations(accel_mem_type_t type);
+
+/* Imports not closed yet, process wide: one per (exporting process,
+ * allocation) imported, however often, own allocations included (for leak
+ * checks). */
+ACCEL_API size_t accel_emulated_live_ipc_mappings(void);
 
 /* Streams and events currently live, process wide (for leak checks). */
 ACCEL_API size_t accel_emulated_live_streams(void);

@@ -1,4 +1,1469 @@
-/* placeholder: being written (issue 5) */
+/*
+ * shmem-transport core: teams, symmetric allocations, the registration and
+ * peer-mapping caches, put/get dispatch, signals and waits.
+ *
+ * Which path carries a put is decided when the target is mapped (shmem_rmem_t
+ * kind), so put/get are one switch: load/store into a posix segment, an
+ * accelerator copy into an imported allocation, cross-memory attach for other
+ * host memory of local peers, UCX for remote peers.
+ *
+ * Collective steps (team creation, shmem_alloc) end with an agreement over the
+ * OOB allgather, so that a failure on one rank fails the call on every rank
+ * instead of leaving the others in the next allgather.
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include "shmem_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef COLL_GPU_HAVE_UCX
+#define COLL_GPU_HAVE_UCX 0
+#endif
+
+#define SHMEM_DEFAULT_CACHE_MAX 64
+#define SHMEM_DEFAULT_TIMEOUT 60.0
+/* Local peers' liveness is read from /proc at most this often while waiting. */
+#define SHMEM_ALIVE_CHECK_INTERVAL 0.005
+/* Waits spin this many times before they yield the CPU, and sleep after SLEEP_AFTER s. */
+#define SHMEM_WAIT_SPINS 1024
+#define SHMEM_WAIT_SLEEP_AFTER 0.05
+
+/* A packed registration: this header, then ucx_len bytes of UCX rkey. */
+#define SHMEM_PACKED_MAGIC 0x484d4853u /* "SHMH" */
+#define SHMEM_PACKED_VERSION 1
+typedef struct {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t local_kind; /* shmem_reg_local_t */
+    uint64_t team_id;
+    int32_t rank;
+    int32_t pid;
+    uint32_t mem_type;
+    uint32_t ucx_len;
+    uint64_t serial; /* the registration, unique in its process and team */
+    uint64_t addr;
+    uint64_t len;
+    uint64_t buffer_id;
+    uint64_t seg_id;
+    uint64_t seg_offset;
+    accel_ipc_handle_t ipc;
+} shmem_packed_t;
+
+_Static_assert(sizeof(shmem_packed_t) + SHMEM_UCX_PACKED_MAX <= SHMEM_PACKED_MAX,
+               "a packed handle must fit SHMEM_PACKED_MAX");
+
+/* What every rank says of itself at team creation. */
+typedef struct {
+    uint64_t team_id; /* candidate: rank 0's is the team's */
+    uint64_t params_hash;
+    uint64_t start_time;
+    int32_t pid;
+    int32_t status;
+} shmem_team_info_t;
+
+static __thread char shmem_error_buf[512];
+static uint64_t shmem_reg_serial;
+
+/* ---- errors and logs ------------------------------------------------------------------------ */
+
+static void shmem_log_va(const shmem_team_t *team, int level, const char *fmt, va_list ap) {
+    char msg[512];
+
+    if (team == NULL || team->params.log == NULL || team->params.verbose < level) {
+        return;
+    }
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    team->params.log(level, msg);
+}
+
+void shmem_log(const shmem_team_t *team, int level, const char *fmt, ...) {
+    va_list ap;
+
+    va_start(ap, fmt);
+    shmem_log_va(team, level, fmt, ap);
+    va_end(ap);
+}
+
+shmem_status_t shmem_error_set(const shmem_team_t *team, shmem_status_t status, const char *fmt,
+                               ...) {
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(shmem_error_buf, sizeof(shmem_error_buf), fmt, ap);
+    va_end(ap);
+    shmem_log(team, 2, "shmem: %s: %s", shmem_status_string(status), shmem_error_buf);
+    return status;
+}
+
+shmem_status_t shmem_error_accel(const shmem_team_t *team, accel_status_t status,
+                                 const char *what) {
+    const accel_error_t *err = accel_last_error();
+
+    if (status == ACCEL_ERR_UNSUPPORTED) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "%s: the accelerator cannot (%s)", what,
+                               accel_status_string(status));
+    }
+    if (status == ACCEL_ERR_NO_MEMORY) {
+        return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "%s: out of accelerator memory", what);
+    }
+    return shmem_error_set(team, SHMEM_ERR_ACCEL, "%s: %s (%s %s)", what,
+                           accel_status_string(status), err->call ? err->call : "-",
+                           err->error ? err->error : "-");
+}
+
+const char *shmem_last_error(void) { return shmem_error_buf; }
+
+#if COLL_GPU_HAVE_UCX
+/* The ucx module keeps its own last error: make it this thread's shmem error. */
+static shmem_status_t shmem_ucx_status(const shmem_team_t *team, shmem_status_t status) {
+    if (status != SHMEM_OK) {
+        shmem_error_set(team, status, "%s", shmem_ucx_last_error());
+    }
+    return status;
+}
+#endif
+
+const char *shmem_status_string(shmem_status_t status) {
+    switch (status) {
+    case SHMEM_OK:
+        return "success";
+    case SHMEM_ERR_INVALID:
+        return "invalid argument";
+    case SHMEM_ERR_NO_MEMORY:
+        return "out of memory";
+    case SHMEM_ERR_UNSUPPORTED:
+        return "unsupported";
+    case SHMEM_ERR_TIMEOUT:
+        return "timed out";
+    case SHMEM_ERR_PEER_FAILED:
+        return "peer failed";
+    case SHMEM_ERR_TRANSPORT:
+        return "transport error";
+    case SHMEM_ERR_ACCEL:
+        return "accelerator error";
+    case SHMEM_ERR_BOOTSTRAP:
+        return "bootstrap (out-of-band) error";
+    }
+    return "unknown status";
+}
+
+const char *shmem_backend_string(shmem_backend_t backend) {
+    switch (backend) {
+    case SHMEM_BACKEND_POSIX:
+        return "posix";
+    case SHMEM_BACKEND_CUDA_IPC:
+        return "cuda_ipc";
+    case SHMEM_BACKEND_UCX:
+        return "ucx";
+    case SHMEM_BACKEND_ALL:
+        return "all";
+    }
+    return "none";
+}
+
+/* ---- small helpers -------------------------------------------------------------------------- */
+
+double shmem_time_now(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void shmem_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+static uint64_t shmem_hash(uint64_t h, const void *buf, size_t len) {
+    const unsigned char *p = buf;
+
+    /* FNV-1a: only to compare what ranks were given */
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+bool shmem_ptr_is_device(const shmem_team_t *team, const void *ptr) {
+    const accel_ops_t *accel = team->params.accel;
+    accel_mem_attr_t attr;
+
+    return accel != NULL && accel_may_be_device(accel, ptr) &&
+           accel->mem_query(ptr, &attr) == ACCEL_OK && attr.type == ACCEL_MEM_DEVICE;
+}
+
+shmem_status_t shmem_copy(shmem_team_t *team, void *dst, const void *src, size_t len, bool device) {
+    accel_status_t astatus;
+
+    if (device || shmem_ptr_is_device(team, dst) || shmem_ptr_is_device(team, src)) {
+        if (team->params.accel == NULL) {
+            return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                                   "copy of device memory in a team without an accelerator");
+        }
+        astatus = team->params.accel->memcpy(dst, src, len);
+        if (astatus != ACCEL_OK) {
+            return shmem_error_accel(team, astatus, "copy to/from a peer");
+        }
+        return SHMEM_OK;
+    }
+    memcpy(dst, src, len);
+    return SHMEM_OK;
+}
+
+shmem_status_t shmem_team_oob_allgather(shmem_team_t *team, const void *sbuf, void *rbuf,
+                                        size_t len) {
+    if (team->params.oob_allgather(sbuf, rbuf, len, team->params.oob_ctx) != 0) {
+        return shmem_error_set(team, SHMEM_ERR_BOOTSTRAP,
+                               "out-of-band allgather of %zu bytes failed", len);
+    }
+    return SHMEM_OK;
+}
+
+shmem_status_t shmem_team_agree(shmem_team_t *team, shmem_status_t status, const char *what) {
+    int32_t mine = (int32_t)status;
+    int32_t *all;
+    shmem_status_t ret = status;
+
+    all = malloc(sizeof(*all) * (size_t)team->size);
+    if (all == NULL) {
+        /* still take part: the others wait for this rank */
+        mine = SHMEM_ERR_NO_MEMORY;
+        team->params.oob_allgather(&mine, &mine, 0, team->params.oob_ctx);
+        return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "%s: out of host memory", what);
+    }
+    if (shmem_team_oob_allgather(team, &mine, all, sizeof(mine)) != SHMEM_OK) {
+        ret = SHMEM_ERR_BOOTSTRAP;
+        goto out_free;
+    }
+    if (status != SHMEM_OK) {
+        goto out_free;
+    }
+    for (int r = 0; r < team->size; ++r) {
+        if (all[r] != SHMEM_OK) {
+            ret = shmem_error_set(team, (shmem_status_t)all[r], "%s failed on rank %d (%s)", what,
+                                  r, shmem_status_string((shmem_status_t)all[r]));
+            break;
+        }
+    }
+out_free:
+    free(all);
+    return ret;
+}
+
+/* ---- teams ---------------------------------------------------------------------------------- */
+
+int shmem_team_rank(const shmem_team_t *team) { return team->rank; }
+int shmem_team_size(const shmem_team_t *team) { return team->size; }
+int shmem_team_nnodes(const shmem_team_t *team) { return team->nnodes; }
+
+bool shmem_team_peer_is_local(const shmem_team_t *team, int peer) {
+    return peer >= 0 && peer < team->size && shmem_team_is_local(team, peer);
+}
+
+shmem_backend_t shmem_team_peer_backend(const shmem_team_t *team, int peer, accel_mem_type_t type) {
+    if (peer < 0 || peer >= team->size) {
+        return 0;
+    }
+    if (!shmem_team_is_local(team, peer)) {
+        return team->ucx != NULL && (type != ACCEL_MEM_DEVICE || team->ucx_device)
+                   ? SHMEM_BACKEND_UCX
+                   : 0;
+    }
+    if (type == ACCEL_MEM_DEVICE) {
+        return shmem_ipc_available(team) ? SHMEM_BACKEND_CUDA_IPC : 0;
+    }
+    if (type == ACCEL_MEM_MANAGED) {
+        return 0;
+    }
+    return (team->backends & SHMEM_BACKEND_POSIX) ? SHMEM_BACKEND_POSIX : 0;
+}
+
+static shmem_status_t shmem_mem_create(shmem_team_t *team, size_t len, accel_mem_type_t type,
+                                       bool internal, shmem_mem_t **mem_p);
+static void shmem_mem_destroy(shmem_team_t *team, shmem_mem_t *mem);
+static void shmem_map_destroy(shmem_team_t *team, shmem_map_t *map);
+static void shmem_reg_destroy(shmem_team_t *team, shmem_reg_t *reg);
+
+/* What must be equal on every rank: size, nodes, backends. */
+static uint64_t shmem_team_params_hash(const shmem_team_t *team) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    h = shmem_hash(h, &team->size, sizeof(team->size));
+    h = shmem_hash(h, team->node_of_rank, sizeof(int) * (size_t)team->size);
+    h = shmem_hash(h, &team->backends, sizeof(team->backends));
+    return h;
+}
+
+/* Nodes and local ranks from node_of_rank; SHMEM_ERR_INVALID when out of range. */
+static shmem_status_t shmem_team_init_nodes(shmem_team_t *team) {
+    int mynode = team->node_of_rank[team->rank];
+
+    team->nnodes = 0;
+    team->nlocal = 0;
+    for (int r = 0; r < team->size; ++r) {
+        if (team->node_of_rank[r] < 0 || team->node_of_rank[r] >= team->size) {
+            return shmem_error_set(team, SHMEM_ERR_INVALID,
+                                   "node_of_rank[%d] = %d is not in [0, %d)", r,
+                                   team->node_of_rank[r], team->size);
+        }
+        if (team->node_of_rank[r] + 1 > team->nnodes) {
+            team->nnodes = team->node_of_rank[r] + 1;
+        }
+        if (team->node_of_rank[r] == mynode) {
+            if (r == team->rank) {
+                team->local_index = team->nlocal;
+            }
+            team->local_ranks[team->nlocal++] = r;
+        }
+    }
+    return SHMEM_OK;
+}
+
+static shmem_status_t shmem_team_exchange_info(shmem_team_t *team) {
+    shmem_team_info_t mine = {0}, *all;
+    shmem_status_t status = SHMEM_OK;
+
+    all = calloc((size_t)team->size, sizeof(*all));
+    if (all == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "team creation: out of host memory");
+    }
+    if (getrandom(&mine.team_id, sizeof(mine.team_id), 0) != sizeof(mine.team_id)) {
+        /* not secret: only tells teams apart */
+        mine.team_id = (uint64_t)getpid() << 32 ^ (uint64_t)(shmem_time_now() * 1e9);
+    }
+    mine.params_hash = shmem_team_params_hash(team);
+    mine.pid = (int32_t)getpid();
+    mine.start_time = shmem_proc_start_time(getpid());
+    mine.status = shmem_team_init_nodes(team);
+
+    status = shmem_team_oob_allgather(team, &mine, all, sizeof(mine));
+    if (status != SHMEM_OK) {
+        goto out_free;
+    }
+    status = (shmem_status_t)mine.status;
+    for (int r = 0; r < team->size && status == SHMEM_OK; ++r) {
+        if (all[r].status != SHMEM_OK) {
+            status = shmem_error_set(team, (shmem_status_t)all[r].status,
+                                     "team creation: rank %d was given invalid parameters", r);
+        } else if (all[r].params_hash != mine.params_hash) {
+            status = shmem_error_set(team, SHMEM_ERR_INVALID,
+                                     "team creation: rank %d was given another size, node map or "
+                                     "backend mask than rank %d",
+                                     r, team->rank);
+        }
+    }
+    if (status != SHMEM_OK) {
+        goto out_free;
+    }
+    team->team_id = all[0].team_id;
+    for (int r = 0; r < team->size; ++r) {
+        team->pids[r] = all[r].pid;
+        team->start_times[r] = all[r].start_time;
+        /* a local peer in another pid namespace cannot be watched: its pid means nothing here */
+        team->alive_checkable[r] = r != team->rank && shmem_team_is_local(team, r) &&
+                                   all[r].start_time != 0 &&
+                                   shmem_proc_start_time(all[r].pid) == all[r].start_time;
+        if (r != team->rank && shmem_team_is_local(team, r) && !team->alive_checkable[r]) {
+            shmem_log(team, 1,
+                      "shmem: cannot watch local rank %d (pid %d): its death is seen "
+                      "only by the timeout",
+                      r, all[r].pid);
+        }
+    }
+out_free:
+    free(all);
+    return status;
+}
+
+static shmem_status_t shmem_team_create_ucx(shmem_team_t *team) {
+    shmem_status_t status = SHMEM_OK;
+
+    if (!(team->backends & SHMEM_BACKEND_UCX)) {
+        status = shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                                 "the team spans %d nodes but the ucx backend is not allowed",
+                                 team->nnodes);
+    }
+#if COLL_GPU_HAVE_UCX
+    const accel_ops_t *accel = team->params.accel;
+    shmem_ucx_mem_t *probe_mem;
+    void *probe;
+
+    if (status == SHMEM_OK) {
+        status = shmem_ucx_status(team, shmem_ucx_create(&team->params, &team->ucx));
+        status = shmem_team_agree(team, status, "UCX initialization");
+    }
+    /* whether UCX reaches device memory: shmem_team_peer_backend says so to the algorithms */
+    if (status == SHMEM_OK && accel != NULL &&
+        accel->mem_alloc(ACCEL_MEM_DEVICE, 4096, &probe) == ACCEL_OK) {
+        if (shmem_ucx_mem_map(team->ucx, probe, 4096, ACCEL_MEM_DEVICE, &probe_mem) == SHMEM_OK) {
+            team->ucx_device = true;
+            shmem_ucx_mem_unmap(team->ucx, probe_mem);
+        }
+        accel->mem_free(probe);
+    }
+    return status;
+#else
+    if (status == SHMEM_OK) {
+        status = shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                                 "the team spans %d nodes but coll/gpu was built without UCX "
+                                 "(configure --with-ucx): no transport between nodes",
+                                 team->nnodes);
+    }
+#endif
+    return status;
+}
+
+shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t **team_p) {
+    shmem_team_t *team;
+    shmem_status_t status;
+    size_t n;
+
+    if (params == NULL || team_p == NULL || params->size < 1 || params->rank < 0 ||
+        params->rank >= params->size || params->node_of_rank == NULL ||
+        params->oob_allgather == NULL) {
+        return shmem_error_set(NULL, SHMEM_ERR_INVALID,
+                               "shmem_team_create: missing parameters or rank out of range");
+    }
+    team = calloc(1, sizeof(*team));
+    if (team == NULL) {
+        return shmem_error_set(NULL, SHMEM_ERR_NO_MEMORY, "shmem_team_create: out of memory");
+    }
+    n = (size_t)params->size;
+    team->params = *params;
+    team->rank = params->rank;
+    team->size = params->size;
+    team->backends = params->backends ? params->backends : SHMEM_BACKEND_ALL;
+    team->timeout = params->timeout > 0 ? params->timeout : SHMEM_DEFAULT_TIMEOUT;
+    team->cache_max = params->reg_cache_max ? params->reg_cache_max : SHMEM_DEFAULT_CACHE_MAX;
+    team->next_alive_check = 0;
+    shmem_list_init(&team->mems);
+    shmem_list_init(&team->regs);
+    shmem_list_init(&team->maps);
+    shmem_list_init(&team->imports);
+    team->node_of_rank = malloc(sizeof(int) * n);
+    team->local_ranks = malloc(sizeof(int) * n);
+    team->pids = calloc(n, sizeof(pid_t));
+    team->start_times = calloc(n, sizeof(uint64_t));
+    team->alive_checkable = calloc(n, sizeof(bool));
+    if (team->node_of_rank == NULL || team->local_ranks == NULL || team->pids == NULL ||
+        team->start_times == NULL || team->alive_checkable == NULL) {
+        /* the others are in the first allgather: a rank out of memory cannot help them */
+        status = shmem_error_set(NULL, SHMEM_ERR_NO_MEMORY, "shmem_team_create: out of memory");
+        goto err_destroy;
+    }
+    memcpy(team->node_of_rank, params->node_of_rank, sizeof(int) * n);
+    team->params.node_of_rank = team->node_of_rank;
+    /* net_devices, ucx_tls: the caller's strings, needed only during creation */
+    team->params.net_devices = NULL;
+    team->params.ucx_tls = NULL;
+
+    status = shmem_team_exchange_info(team);
+    if (status != SHMEM_OK) {
+        goto err_destroy;
+    }
+    if (team->nnodes > 1) {
+        team->params.net_devices = params->net_devices;
+        team->params.ucx_tls = params->ucx_tls;
+        status = shmem_team_create_ucx(team);
+        team->params.net_devices = NULL;
+        team->params.ucx_tls = NULL;
+        if (status != SHMEM_OK) {
+            goto err_destroy;
+        }
+    }
+    /* the signal area: host memory whatever the backend mask says (posix inside the node) */
+    status = shmem_mem_create(team, sizeof(uint64_t) * SHMEM_SIGNAL_AREA_SLOTS, ACCEL_MEM_HOST,
+                              true, &team->signals);
+    if (status != SHMEM_OK) {
+        goto err_destroy;
+    }
+    shmem_log(team, 1,
+              "shmem: team %016" PRIx64 " rank %d/%d, %d nodes, %d local ranks, backends%s%s%s",
+              team->team_id, team->rank, team->size, team->nnodes, team->nlocal,
+              (team->backends & SHMEM_BACKEND_POSIX) ? " posix" : "",
+              shmem_ipc_available(team) ? " cuda_ipc" : "", team->ucx ? " ucx" : "");
+    *team_p = team;
+    return SHMEM_OK;
+
+err_destroy:
+    shmem_team_destroy(team);
+    return status;
+}
+
+void shmem_team_destroy(shmem_team_t *team) {
+    shmem_list_t *elem;
+
+    if (team == NULL) {
+        return;
+    }
+    /* mappings first: they hold imports and rkeys of the UCX context */
+    while (!shmem_list_empty(&team->maps)) {
+        elem = team->maps.next;
+        shmem_map_destroy(team, shmem_container_of(elem, shmem_map_t, lru));
+    }
+    while (!shmem_list_empty(&team->regs)) {
+        elem = team->regs.next;
+        shmem_reg_destroy(team, shmem_container_of(elem, shmem_reg_t, lru));
+    }
+    while (!shmem_list_empty(&team->mems)) {
+        elem = team->mems.next;
+        shmem_mem_destroy(team, shmem_container_of(elem, shmem_mem_t, list));
+    }
+    team->signals = NULL;
+#if COLL_GPU_HAVE_UCX
+    if (team->ucx != NULL) {
+        shmem_ucx_destroy(team->ucx);
+    }
+#endif
+    free(team->bounce);
+    free(team->alive_checkable);
+    free(team->start_times);
+    free(team->pids);
+    free(team->local_ranks);
+    free(team->node_of_rank);
+    free(team);
+}
+
+/* ---- symmetric memory ----------------------------------------------------------------------- */
+
+/* Map the memory for the remote peers: UCX keys of every rank, unpacked for the remote ones. */
+static shmem_status_t shmem_mem_ucx_exchange(shmem_team_t *team, shmem_mem_t *mem) {
+#if COLL_GPU_HAVE_UCX
+    typedef struct {
+        int32_t status;
+        uint32_t len;
+        uint8_t buf[SHMEM_UCX_PACKED_MAX];
+    } shmem_ucx_info_t;
+    shmem_ucx_info_t *mine, *all;
+    shmem_status_t status;
+    size_t len;
+
+    mine = calloc((size_t)team->size + 1, sizeof(*mine));
+    if (mine == NULL) {
+        return shmem_team_agree(team, SHMEM_ERR_NO_MEMORY, "symmetric allocation (UCX keys)");
+    }
+    all = mine + 1;
+    status = shmem_ucx_mem_map(team->ucx, mem->local, mem->len, mem->type, &mem->ucx_mem);
+    if (status == SHMEM_ERR_UNSUPPORTED && mem->device) {
+        /* UCX without device memory support: no remote path to this memory (len 0); the
+         * caller sees it in shmem_team_peer_backend and uses host memory between nodes */
+        status = SHMEM_OK;
+        mem->ucx_mem = NULL;
+    } else if (status == SHMEM_OK) {
+        len = sizeof(mine->buf);
+        status = shmem_ucx_mem_pack(team->ucx, mem->ucx_mem, mine->buf, &len);
+        mine->len = (uint32_t)len;
+    }
+    shmem_ucx_status(team, status);
+    mine->status = status;
+    if (shmem_team_oob_allgather(team, mine, all, sizeof(*mine)) != SHMEM_OK) {
+        status = SHMEM_ERR_BOOTSTRAP;
+        goto out_free;
+    }
+    for (int r = 0; r < team->size && status == SHMEM_OK; ++r) {
+        if (all[r].status != SHMEM_OK) {
+            status = shmem_error_set(team, (shmem_status_t)all[r].status,
+                                     "symmetric allocation: UCX mapping failed on rank %d", r);
+        }
+    }
+    if (status != SHMEM_OK) {
+        goto out_free; /* every rank saw the same statuses: no agreement needed */
+    }
+    for (int r = 0; r < team->size && status == SHMEM_OK; ++r) {
+        if (shmem_team_is_local(team, r) || all[r].len == 0) {
+            continue;
+        }
+        status = shmem_ucx_status(
+            team, shmem_ucx_rkey_unpack(team->ucx, r, all[r].buf, all[r].len, &mem->peers[r].rkey));
+        if (status == SHMEM_OK) {
+            mem->peers[r].kind = SHMEM_RMEM_UCX;
+            mem->peers[r].size = mem->len;
+        }
+    }
+    status = shmem_team_agree(team, status, "symmetric allocation (UCX keys)");
+out_free:
+    free(mine);
+    return status;
+#else
+    (void)team;
+    (void)mem;
+    return SHMEM_OK;
+#endif
+}
+
+static shmem_status_t shmem_mem_create(shmem_team_t *team, size_t len, accel_mem_type_t type,
+                                       bool internal, shmem_mem_t **mem_p) {
+    bool device = type == ACCEL_MEM_DEVICE;
+    bool shared_node = team->nlocal > 1;
+    shmem_status_t status;
+    shmem_mem_t *mem;
+
+    /* checks on what every rank was given alike: all fail together, before any OOB step */
+    if (len == 0) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_alloc of 0 bytes");
+    }
+    if (type == ACCEL_MEM_MANAGED) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "shmem_alloc: managed memory cannot be shared between processes");
+    }
+    if (device && team->params.accel == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "shmem_alloc of device memory in a team without an accelerator");
+    }
+    if (device && !(team->backends & SHMEM_BACKEND_CUDA_IPC)) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "shmem_alloc of device memory: the cuda_ipc backend is not allowed");
+    }
+    if (!device && !internal && !(team->backends & SHMEM_BACKEND_POSIX)) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "shmem_alloc of host memory: the posix backend is not allowed");
+    }
+    mem = calloc(1, sizeof(*mem));
+    if (mem != NULL) {
+        mem->peers = calloc((size_t)team->size, sizeof(*mem->peers));
+        mem->imports = calloc((size_t)team->size, sizeof(*mem->imports));
+    }
+    if (mem == NULL || mem->peers == NULL || mem->imports == NULL) {
+        /* the backends' first step is an allgather: tell the others */
+        status = shmem_team_agree(team, SHMEM_ERR_NO_MEMORY, "symmetric allocation");
+        status = shmem_error_set(team, status, "shmem_alloc: out of host memory");
+        if (mem != NULL) {
+            free(mem->imports);
+            free(mem->peers);
+            free(mem);
+        }
+        return status;
+    }
+    shmem_list_init(&mem->list);
+    mem->id = team->next_mem_id++;
+    mem->len = len;
+    mem->type = type;
+    mem->device = device;
+    (void)shared_node;
+
+    status = device ? shmem_ipc_mem_create(team, mem) : shmem_posix_mem_create(team, mem);
+    if (status != SHMEM_OK) {
+        goto err_destroy;
+    }
+    mem->peers[team->rank].kind = SHMEM_RMEM_SELF;
+    mem->peers[team->rank].ptr = mem->local;
+    mem->peers[team->rank].size = len;
+    mem->peers[team->rank].device = device;
+    for (int r = 0; r < team->size; ++r) {
+        mem->peers[r].peer = r;
+        mem->peers[r].device = device;
+    }
+    if (team->ucx != NULL) {
+        status = shmem_mem_ucx_exchange(team, mem);
+        if (status != SHMEM_OK) {
+            goto err_destroy;
+        }
+    }
+    shmem_list_push_front(&team->mems, &mem->list);
+    *mem_p = mem;
+    return SHMEM_OK;
+
+err_destroy:
+    shmem_mem_destroy(team, mem);
+    return status;
+}
+
+/* Mappings into mem (registrations of memory inside it, seen by peers) die with it. */
+static void shmem_mem_forget_maps(shmem_team_t *team, shmem_mem_t *mem) {
+    shmem_list_t *elem, *next;
+    shmem_map_t *map;
+
+    for (elem = team->maps.next; elem != &team->maps; elem = next) {
+        next = elem->next;
+        map = shmem_container_of(elem, shmem_map_t, lru);
+        if (map->local_kind != SHMEM_REG_LOCAL_SEGMENT || map->rmem.kind != SHMEM_RMEM_POSIX ||
+            mem->peers[map->peer].ptr == NULL ||
+            (char *)map->rmem.ptr < (char *)mem->peers[map->peer].ptr ||
+            (char *)map->rmem.ptr >= (char *)mem->peers[map->peer].ptr + mem->len) {
+            continue;
+        }
+        if (map->refcount == 0) {
+            shmem_map_destroy(team, map);
+        } else {
+            /* still held by the caller: later puts fail cleanly instead of writing */
+            map->rmem.kind = SHMEM_RMEM_NONE;
+            map->rmem.ptr = NULL;
+        }
+    }
+}
+
+static void shmem_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
+    shmem_list_del(&mem->list);
+    if (!mem->device) {
+        shmem_mem_forget_maps(team, mem);
+    }
+#if COLL_GPU_HAVE_UCX
+    for (int r = 0; r < team->size; ++r) {
+        if (mem->peers[r].rkey != NULL) {
+            shmem_ucx_rkey_release(team->ucx, mem->peers[r].rkey);
+        }
+    }
+    if (mem->ucx_mem != NULL) {
+        shmem_ucx_mem_unmap(team->ucx, mem->ucx_mem);
+    }
+#endif
+    if (mem->device) {
+        shmem_ipc_mem_destroy(team, mem);
+    } else {
+        shmem_posix_mem_destroy(team, mem);
+    }
+    free(mem->imports);
+    free(mem->peers);
+    free(mem);
+}
+
+shmem_status_t shmem_alloc(shmem_team_t *team, size_t len, accel_mem_type_t type,
+                           shmem_mem_t **mem_p) {
+    if (team == NULL || mem_p == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_alloc: NULL argument");
+    }
+    return shmem_mem_create(team, len, type, false, mem_p);
+}
+
+void shmem_free(shmem_team_t *team, shmem_mem_t *mem) {
+    if (team == NULL || mem == NULL || mem == team->signals) {
+        return;
+    }
+    shmem_mem_destroy(team, mem);
+}
+
+void *shmem_mem_local(const shmem_mem_t *mem) { return mem->local; }
+
+shmem_rmem_t *shmem_mem_peer(const shmem_mem_t *mem, int peer) { return &mem->peers[peer]; }
+
+/* ---- registration --------------------------------------------------------------------------- */
+
+static void shmem_reg_destroy(shmem_team_t *team, shmem_reg_t *reg) {
+    shmem_list_del(&reg->lru);
+    --team->nregs;
+#if COLL_GPU_HAVE_UCX
+    if (reg->ucx_mem != NULL) {
+        shmem_ucx_mem_unmap(team->ucx, reg->ucx_mem);
+    }
+#endif
+    free(reg);
+}
+
+/* Evict unreferenced registrations, least recently used first, down to the bound. */
+static void shmem_reg_cache_trim(shmem_team_t *team) {
+    shmem_list_t *elem = team->regs.prev, *prev;
+    shmem_reg_t *reg;
+
+    while (team->nregs > team->cache_max && elem != &team->regs) {
+        prev = elem->prev;
+        reg = shmem_container_of(elem, shmem_reg_t, lru);
+        if (reg->refcount == 0) {
+            shmem_reg_destroy(team, reg);
+        }
+        elem = prev;
+    }
+}
+
+/* The symmetric host allocation that holds [ptr, ptr + len), if any. */
+static shmem_mem_t *shmem_mem_find_host(shmem_team_t *team, const void *ptr, size_t len) {
+    shmem_list_t *elem;
+    shmem_mem_t *mem;
+
+    for (elem = team->mems.next; elem != &team->mems; elem = elem->next) {
+        mem = shmem_container_of(elem, shmem_mem_t, list);
+        if (!mem->device && (const char *)ptr >= (const char *)mem->local && len <= mem->len &&
+            (size_t)((const char *)ptr - (char *)mem->local) <= mem->len - len) {
+            return mem;
+        }
+    }
+    return NULL;
+}
+
+shmem_status_t shmem_register(shmem_team_t *team, void *ptr, size_t len, shmem_reg_t **reg_p) {
+    const accel_ops_t *accel = team != NULL ? team->params.accel : NULL;
+    accel_mem_attr_t attr = {.type = ACCEL_MEM_HOST, .device = -1};
+    shmem_list_t *elem, *next;
+    accel_status_t astatus;
+    shmem_status_t status;
+    shmem_mem_t *seg;
+    shmem_reg_t *reg;
+
+    if (team == NULL || ptr == NULL || len == 0 || reg_p == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_register: NULL pointer or zero length");
+    }
+    if (accel != NULL && accel_may_be_device(accel, ptr)) {
+        astatus = accel->mem_query(ptr, &attr);
+        if (astatus != ACCEL_OK) {
+            return shmem_error_accel(team, astatus, "shmem_register: classifying the buffer");
+        }
+    }
+    if (attr.size != 0 && ((uintptr_t)ptr < attr.base || len > attr.size ||
+                           (uintptr_t)ptr - attr.base > attr.size - len)) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_register: %zu bytes at %p run past the end of their "
+                               "allocation (%zu bytes at 0x%" PRIxPTR ")",
+                               len, ptr, attr.size, attr.base);
+    }
+
+    /* lookup; an entry at the same address of another allocation is stale: drop it */
+    for (elem = team->regs.next; elem != &team->regs; elem = next) {
+        next = elem->next;
+        reg = shmem_container_of(elem, shmem_reg_t, lru);
+        if (reg->ptr != ptr) {
+            continue;
+        }
+        if (reg->len == len && reg->buffer_id == attr.buffer_id && reg->type == attr.type) {
+            ++reg->refcount;
+            shmem_list_del(&reg->lru);
+            shmem_list_push_front(&team->regs, &reg->lru);
+            *reg_p = reg;
+            return SHMEM_OK;
+        }
+        if (reg->refcount == 0 && reg->buffer_id != attr.buffer_id) {
+            shmem_reg_destroy(team, reg);
+        }
+    }
+
+    reg = calloc(1, sizeof(*reg));
+    if (reg == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "shmem_register: out of host memory");
+    }
+    shmem_list_init(&reg->lru);
+    reg->ptr = ptr;
+    reg->len = len;
+    reg->type = attr.type;
+    reg->buffer_id = attr.buffer_id;
+    reg->serial = __atomic_add_fetch(&shmem_reg_serial, 1, __ATOMIC_RELAXED);
+    reg->local = SHMEM_REG_LOCAL_NONE;
+    if (team->nlocal > 1) {
+        if (attr.type == ACCEL_MEM_DEVICE) {
+            if (shmem_ipc_available(team)) {
+                astatus = accel->ipc_export(ptr, &reg->ipc);
+                if (astatus != ACCEL_OK) {
+                    status = shmem_error_accel(team, astatus, "shmem_register: IPC export");
+                    goto err_free;
+                }
+                reg->local = SHMEM_REG_LOCAL_IPC;
+            }
+        } else if (team->backends & SHMEM_BACKEND_POSIX) {
+            seg = shmem_mem_find_host(team, ptr, len);
+            if (seg != NULL) {
+                reg->local = SHMEM_REG_LOCAL_SEGMENT;
+                reg->seg_id = seg->id;
+                reg->seg_offset = (uint64_t)((char *)ptr - (char *)seg->local);
+            } else {
+                reg->local = SHMEM_REG_LOCAL_CMA;
+            }
+        }
+    }
+#if COLL_GPU_HAVE_UCX
+    if (team->ucx != NULL) {
+        status = shmem_ucx_mem_map(team->ucx, ptr, len, attr.type, &reg->ucx_mem);
+        if (status == SHMEM_ERR_UNSUPPORTED && attr.type == ACCEL_MEM_DEVICE) {
+            /* UCX cannot reach device memory: remote peers get no key and fail to map */
+            reg->ucx_mem = NULL;
+        } else if (status != SHMEM_OK) {
+            shmem_ucx_status(team, status);
+            goto err_free;
+        }
+    }
+#endif
+    reg->refcount = 1;
+    shmem_list_push_front(&team->regs, &reg->lru);
+    ++team->nregs;
+    shmem_reg_cache_trim(team);
+    *reg_p = reg;
+    return SHMEM_OK;
+
+err_free:
+    free(reg);
+    return status;
+}
+
+void shmem_deregister(shmem_team_t *team, shmem_reg_t *reg) {
+    if (team == NULL || reg == NULL || reg->refcount == 0) {
+        return;
+    }
+    --reg->refcount;
+    shmem_reg_cache_trim(team);
+}
+
+shmem_status_t shmem_reg_pack(shmem_team_t *team, const shmem_reg_t *reg, void *buf,
+                              size_t *len_p) {
+    shmem_packed_t *packed = buf;
+    size_t ucx_len = 0;
+
+    if (team == NULL || reg == NULL || buf == NULL || len_p == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_reg_pack: NULL argument");
+    }
+    memset(packed, 0, sizeof(*packed));
+    packed->magic = SHMEM_PACKED_MAGIC;
+    packed->version = SHMEM_PACKED_VERSION;
+    packed->local_kind = (uint16_t)reg->local;
+    packed->team_id = team->team_id;
+    packed->rank = team->rank;
+    packed->pid = (int32_t)getpid();
+    packed->mem_type = (uint32_t)reg->type;
+    /* the serial keys the peers' caches: a registration made again after eviction (a new
+     * UCX key, a new export) is never served an old mapping */
+    packed->serial = reg->serial;
+    packed->addr = (uint64_t)(uintptr_t)reg->ptr;
+    packed->len = reg->len;
+    packed->buffer_id = reg->buffer_id;
+    packed->seg_id = reg->seg_id;
+    packed->seg_offset = reg->seg_offset;
+    packed->ipc = reg->ipc;
+#if COLL_GPU_HAVE_UCX
+    if (reg->ucx_mem != NULL) {
+        shmem_status_t status;
+
+        ucx_len = SHMEM_UCX_PACKED_MAX;
+        status = shmem_ucx_mem_pack(team->ucx, reg->ucx_mem, packed + 1, &ucx_len);
+        if (status != SHMEM_OK) {
+            return shmem_ucx_status(team, status);
+        }
+    }
+#endif
+    packed->ucx_len = (uint32_t)ucx_len;
+    *len_p = sizeof(*packed) + ucx_len;
+    return SHMEM_OK;
+}
+
+/* ---- peer mappings -------------------------------------------------------------------------- */
+
+static void shmem_map_destroy(shmem_team_t *team, shmem_map_t *map) {
+    shmem_list_del(&map->lru);
+    --team->nmaps;
+    if (map->import != NULL) {
+        shmem_ipc_import_put(team, map->import);
+    }
+#if COLL_GPU_HAVE_UCX
+    if (map->rmem.rkey != NULL) {
+        shmem_ucx_rkey_release(team->ucx, map->rmem.rkey);
+    }
+#endif
+    free(map);
+}
+
+static void shmem_map_cache_trim(shmem_team_t *team) {
+    shmem_list_t *elem = team->maps.prev, *prev;
+    shmem_map_t *map;
+
+    while (team->nmaps > team->cache_max && elem != &team->maps) {
+        prev = elem->prev;
+        map = shmem_container_of(elem, shmem_map_t, lru);
+        if (map->refcount == 0) {
+            shmem_map_destroy(team, map);
+        }
+        elem = prev;
+    }
+}
+
+/* A handle is bytes from elsewhere: check everything before trusting any of it. */
+static shmem_status_t shmem_packed_unpack(shmem_team_t *team, int peer, const void *buf, size_t len,
+                                          shmem_packed_t *packed) {
+    if (buf == NULL || len < sizeof(*packed) || len > SHMEM_PACKED_MAX) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: %zu bytes are not a packed handle", len);
+    }
+    memcpy(packed, buf, sizeof(*packed)); /* buf may be unaligned */
+    if (packed->magic != SHMEM_PACKED_MAGIC || packed->version != SHMEM_PACKED_VERSION) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: not a packed handle (bad magic or version)");
+    }
+    if (packed->team_id != team->team_id) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: the handle belongs to another team (communicator): "
+                               "team %016" PRIx64 ", this team %016" PRIx64,
+                               packed->team_id, team->team_id);
+    }
+    if (packed->rank != peer) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: rank %d packed the handle, not peer %d",
+                               packed->rank, peer);
+    }
+    if (packed->ucx_len > len - sizeof(*packed) || packed->len == 0 ||
+        packed->addr + packed->len < packed->addr || packed->local_kind > SHMEM_REG_LOCAL_IPC) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: corrupt handle from rank %d", peer);
+    }
+    return SHMEM_OK;
+}
+
+static shmem_mem_t *shmem_mem_find_id(shmem_team_t *team, uint64_t id) {
+    shmem_list_t *elem;
+    shmem_mem_t *mem;
+
+    for (elem = team->mems.next; elem != &team->mems; elem = elem->next) {
+        mem = shmem_container_of(elem, shmem_mem_t, list);
+        if (mem->id == id) {
+            return mem;
+        }
+    }
+    return NULL;
+}
+
+/* How a local peer's registration is reached from here. */
+static shmem_status_t shmem_map_local(shmem_team_t *team, shmem_map_t *map,
+                                      const shmem_packed_t *packed) {
+    int peer = map->peer;
+    shmem_status_t status;
+    shmem_mem_t *mem;
+
+    switch ((shmem_reg_local_t)packed->local_kind) {
+    case SHMEM_REG_LOCAL_SEGMENT:
+        mem = shmem_mem_find_id(team, packed->seg_id);
+        if (mem == NULL || mem->device || mem->peers[peer].ptr == NULL ||
+            packed->seg_offset > mem->len || packed->len > mem->len - packed->seg_offset) {
+            return shmem_error_set(team, SHMEM_ERR_INVALID,
+                                   "shmem_peer_map: rank %d's handle names a symmetric "
+                                   "allocation this rank does not have (freed?)",
+                                   peer);
+        }
+        map->rmem.kind = SHMEM_RMEM_POSIX;
+        map->rmem.ptr = (char *)mem->peers[peer].ptr + packed->seg_offset;
+        return SHMEM_OK;
+    case SHMEM_REG_LOCAL_CMA:
+        if (packed->pid != team->pids[peer]) {
+            return shmem_error_set(team, SHMEM_ERR_INVALID,
+                                   "shmem_peer_map: handle of pid %d, but rank %d is pid %d",
+                                   packed->pid, peer, (int)team->pids[peer]);
+        }
+        status = shmem_cma_probe(team, team->pids[peer], packed->addr);
+        if (status != SHMEM_OK) {
+            return status;
+        }
+        map->rmem.kind = SHMEM_RMEM_CMA;
+        map->rmem.ptr = (void *)(uintptr_t)packed->addr;
+        map->rmem.pid = team->pids[peer];
+        return SHMEM_OK;
+    case SHMEM_REG_LOCAL_IPC:
+        if (!shmem_ipc_available(team)) {
+            return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                                   "shmem_peer_map: rank %d's device memory needs accelerator "
+                                   "IPC, which this rank does not have",
+                                   peer);
+        }
+        if (packed->ipc.offset > packed->ipc.alloc_size ||
+            packed->len > packed->ipc.alloc_size - packed->ipc.offset) {
+            return shmem_error_set(team, SHMEM_ERR_INVALID,
+                                   "shmem_peer_map: rank %d's handle runs past its allocation",
+                                   peer);
+        }
+        status = shmem_ipc_import_get(team, peer, &packed->ipc, &map->import);
+        if (status != SHMEM_OK) {
+            return status;
+        }
+        map->rmem.kind = SHMEM_RMEM_IPC;
+        map->rmem.ptr = (char *)map->import->base + packed->ipc.offset;
+        map->rmem.device = true;
+        return SHMEM_OK;
+    case SHMEM_REG_LOCAL_NONE:
+        break;
+    }
+    return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                           "shmem_peer_map: rank %d's registration cannot be reached from its "
+                           "node (no posix / cuda_ipc path for that memory)",
+                           peer);
+}
+
+static shmem_status_t shmem_map_remote(shmem_team_t *team, shmem_map_t *map,
+                                       const shmem_packed_t *packed, const void *buf) {
+    if (team->ucx == NULL || packed->ucx_len == 0) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "shmem_peer_map: rank %d is on another node and its handle "
+                               "carries no UCX key",
+                               map->peer);
+    }
+#if COLL_GPU_HAVE_UCX
+    shmem_status_t status;
+
+    status = shmem_ucx_rkey_unpack(team->ucx, map->peer, (const char *)buf + sizeof(*packed),
+                                   packed->ucx_len, &map->rmem.rkey);
+    if (status != SHMEM_OK) {
+        return shmem_ucx_status(team, status);
+    }
+    map->rmem.kind = SHMEM_RMEM_UCX;
+    return SHMEM_OK;
+#else
+    (void)buf;
+    return SHMEM_ERR_UNSUPPORTED;
+#endif
+}
+
+shmem_status_t shmem_peer_map(shmem_team_t *team, int peer, const void *buf, size_t len,
+                              shmem_rmem_t **rmem_p) {
+    shmem_list_t *elem, *next;
+    shmem_packed_t packed;
+    shmem_status_t status;
+    shmem_map_t *map;
+
+    if (team == NULL || rmem_p == NULL || peer < 0 || peer >= team->size) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_peer_map: peer %d is not a rank of the team", peer);
+    }
+    status = shmem_packed_unpack(team, peer, buf, len, &packed);
+    if (status != SHMEM_OK) {
+        return status;
+    }
+    for (elem = team->maps.next; elem != &team->maps; elem = next) {
+        next = elem->next;
+        map = shmem_container_of(elem, shmem_map_t, lru);
+        if (map->peer != peer || map->addr != packed.addr) {
+            continue;
+        }
+        if (map->serial == packed.serial && map->len == packed.len &&
+            map->rmem.kind != SHMEM_RMEM_NONE) {
+            ++map->refcount;
+            shmem_list_del(&map->lru);
+            shmem_list_push_front(&team->maps, &map->lru);
+            *rmem_p = &map->rmem;
+            return SHMEM_OK;
+        }
+        /* the peer registered that address anew (freed and reallocated, or evicted there):
+         * the old mapping is stale */
+        if (map->refcount == 0) {
+            shmem_map_destroy(team, map);
+        }
+    }
+
+    map = calloc(1, sizeof(*map));
+    if (map == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "shmem_peer_map: out of host memory");
+    }
+    shmem_list_init(&map->lru);
+    map->peer = peer;
+    map->serial = packed.serial;
+    map->local_kind = packed.local_kind;
+    map->buffer_id = packed.buffer_id;
+    map->addr = packed.addr;
+    map->len = packed.len;
+    map->rmem.peer = peer;
+    map->rmem.size = packed.len;
+    map->rmem.cached = true;
+    map->rmem.device = packed.mem_type == ACCEL_MEM_DEVICE;
+    if (peer == team->rank) {
+        map->rmem.kind = SHMEM_RMEM_SELF;
+        map->rmem.ptr = (void *)(uintptr_t)packed.addr;
+    } else if (shmem_team_is_local(team, peer)) {
+        status = shmem_map_local(team, map, &packed);
+    } else {
+        status = shmem_map_remote(team, map, &packed, buf);
+    }
+    if (status != SHMEM_OK) {
+        if (map->import != NULL) {
+            shmem_ipc_import_put(team, map->import);
+        }
+        free(map);
+        return status;
+    }
+    map->refcount = 1;
+    shmem_list_push_front(&team->maps, &map->lru);
+    ++team->nmaps;
+    shmem_map_cache_trim(team);
+    *rmem_p = &map->rmem;
+    return SHMEM_OK;
+}
+
+void shmem_peer_unmap(shmem_team_t *team, shmem_rmem_t *rmem) {
+    shmem_map_t *map;
+
+    /* the parts of a symmetric allocation live as long as it */
+    if (team == NULL || rmem == NULL || !rmem->cached) {
+        return;
+    }
+    map = shmem_container_of(rmem, shmem_map_t, rmem);
+    if (map->refcount > 0) {
+        --map->refcount;
+    }
+    shmem_map_cache_trim(team);
+}
+
+void *shmem_rmem_ptr(const shmem_rmem_t *rmem) {
+    switch (rmem->kind) {
+    case SHMEM_RMEM_SELF:
+    case SHMEM_RMEM_POSIX:
+    case SHMEM_RMEM_IPC:
+        return rmem->ptr;
+    default:
+        return NULL;
+    }
+}
+
+size_t shmem_rmem_size(const shmem_rmem_t *rmem) { return rmem->size; }
+
+/* ---- data movement -------------------------------------------------------------------------- */
+
+static shmem_status_t shmem_rmem_check(shmem_team_t *team, const shmem_rmem_t *rmem, size_t offset,
+                                       size_t len, const void *buf, const char *op) {
+    if (team == NULL || rmem == NULL || (buf == NULL && len != 0)) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "%s: NULL argument", op);
+    }
+    if (rmem->kind == SHMEM_RMEM_NONE) {
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "%s: rank %d's memory is not mapped here (freed, or no backend "
+                               "reaches it)",
+                               op, rmem->peer);
+    }
+    if (offset > rmem->size || len > rmem->size - offset) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "%s: %zu bytes at offset %zu run past the %zu bytes of rank %d's "
+                               "region",
+                               op, len, offset, rmem->size, rmem->peer);
+    }
+    return SHMEM_OK;
+}
+
+shmem_status_t shmem_put(shmem_team_t *team, shmem_rmem_t *dst, size_t dst_offset, const void *src,
+                         size_t len) {
+    shmem_status_t status;
+
+    status = shmem_rmem_check(team, dst, dst_offset, len, src, "shmem_put");
+    if (status != SHMEM_OK || len == 0) {
+        return status;
+    }
+    switch (dst->kind) {
+    case SHMEM_RMEM_SELF:
+    case SHMEM_RMEM_POSIX:
+    case SHMEM_RMEM_IPC:
+        return shmem_copy(team, (char *)dst->ptr + dst_offset, src, len, dst->device);
+    case SHMEM_RMEM_CMA:
+        return shmem_cma_put(team, dst, dst_offset, src, len);
+#if COLL_GPU_HAVE_UCX
+    case SHMEM_RMEM_UCX:
+        return shmem_ucx_status(team, shmem_ucx_put(team->ucx, dst->rkey, dst_offset, src, len));
+#endif
+    default:
+        break;
+    }
+    return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "shmem_put: no path to rank %d", dst->peer);
+}
+
+shmem_status_t shmem_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_t src_offset,
+                         size_t len) {
+    shmem_status_t status;
+
+    status = shmem_rmem_check(team, src, src_offset, len, dst, "shmem_get");
+    if (status != SHMEM_OK || len == 0) {
+        return status;
+    }
+    switch (src->kind) {
+    case SHMEM_RMEM_SELF:
+    case SHMEM_RMEM_POSIX:
+    case SHMEM_RMEM_IPC:
+        return shmem_copy(team, dst, (char *)src->ptr + src_offset, len, src->device);
+    case SHMEM_RMEM_CMA:
+        return shmem_cma_get(team, dst, src, src_offset, len);
+#if COLL_GPU_HAVE_UCX
+    case SHMEM_RMEM_UCX:
+        return shmem_ucx_status(team, shmem_ucx_get(team->ucx, dst, src->rkey, src_offset, len));
+#endif
+    default:
+        break;
+    }
+    return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "shmem_get: no path to rank %d", src->peer);
+}
+
+shmem_status_t shmem_quiet(shmem_team_t *team, int peer) {
+    if (team == NULL || peer < -1 || peer >= team->size) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_quiet: peer %d out of range", peer);
+    }
+    /* node-local puts and gets complete before they return: only UCX has work in flight */
+#if COLL_GPU_HAVE_UCX
+    if (team->ucx != NULL && (peer == -1 || !shmem_team_is_local(team, peer))) {
+        return shmem_ucx_status(team, shmem_ucx_flush(team->ucx, peer));
+    }
+#endif
+    return SHMEM_OK;
+}
+
+/* ---- signals and waits ---------------------------------------------------------------------- */
+
+static uint64_t *shmem_signal_slot(const shmem_team_t *team, unsigned slot) {
+    return (uint64_t *)team->signals->local + slot;
+}
+
+/* Store value into peer's slot, after the puts issued before to peer (release). */
+static shmem_status_t shmem_signal_store(shmem_team_t *team, int peer, unsigned slot,
+                                         uint64_t value) {
+    shmem_rmem_t *rmem = &team->signals->peers[peer];
+
+    switch (rmem->kind) {
+    case SHMEM_RMEM_SELF:
+    case SHMEM_RMEM_POSIX:
+        /* local puts are complete when they return (CPU stores, synchronous accelerator
+         * copies, process_vm_writev): a release store orders them before the flag */
+        __atomic_store_n((uint64_t *)rmem->ptr + slot, value, __ATOMIC_RELEASE);
+        return SHMEM_OK;
+#if COLL_GPU_HAVE_UCX
+    case SHMEM_RMEM_UCX:
+        return shmem_ucx_status(
+            team, shmem_ucx_put_signal(team->ucx, rmem->rkey, slot * sizeof(uint64_t), value));
+#endif
+    default:
+        break;
+    }
+    return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "shmem_signal: no path to rank %d", peer);
+}
+
+/* SHMEM_ERR_PEER_FAILED when a local peer's process is gone or a remote peer's endpoint failed. */
+static shmem_status_t shmem_team_check_peers(shmem_team_t *team) {
+    int peer;
+
+    for (int i = 0; i < team->nlocal; ++i) {
+        peer = team->local_ranks[i];
+        if (team->alive_checkable[peer] &&
+            !shmem_proc_alive(team->pids[peer], team->start_times[peer])) {
+            return shmem_error_set(team, SHMEM_ERR_PEER_FAILED,
+                                   "rank %d (pid %d, on this node) has died", peer,
+                                   (int)team->pids[peer]);
+        }
+    }
+#if COLL_GPU_HAVE_UCX
+    if (team->ucx != NULL) {
+        for (peer = 0; peer < team->size; ++peer) {
+            if (!shmem_team_is_local(team, peer) && shmem_ucx_peer_failed(team->ucx, peer)) {
+                return shmem_error_set(team, SHMEM_ERR_PEER_FAILED,
+                                       "rank %d (node %d) is unreachable: its UCX endpoint failed",
+                                       peer, team->node_of_rank[peer]);
+            }
+        }
+    }
+#endif
+    return SHMEM_OK;
+}
+
+/* Wait until *slot >= value: spin, then yield, then sleep; progress the caller and UCX, watch
+ * the peers, give up after the team's timeout. */
+static shmem_status_t shmem_team_wait_slot(shmem_team_t *team, const uint64_t *slot, uint64_t value,
+                                           const char *what) {
+    double start = 0, now;
+    shmem_status_t status;
+    struct timespec nap = {0, 20000};
+
+    for (unsigned spins = 0;; ++spins) {
+        if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) >= value) {
+            return SHMEM_OK;
+        }
+        if (spins < SHMEM_WAIT_SPINS) {
+            if ((spins & 63) == 63 && team->ucx != NULL) {
+#if COLL_GPU_HAVE_UCX
+                shmem_ucx_progress(team->ucx);
+#endif
+            }
+            shmem_cpu_relax();
+            continue;
+        }
+        if (team->params.progress != NULL) {
+            team->params.progress();
+        }
+#if COLL_GPU_HAVE_UCX
+        if (team->ucx != NULL) {
+            shmem_ucx_progress(team->ucx);
+        }
+#endif
+        now = shmem_time_now();
+        if (start == 0) {
+            start = now;
+        }
+        if (now >= team->next_alive_check) {
+            status = shmem_team_check_peers(team);
+            if (status != SHMEM_OK) {
+                return status;
+            }
+            team->next_alive_check = now + SHMEM_ALIVE_CHECK_INTERVAL;
+        }
+        if (now - start > team->timeout) {
+            return shmem_error_set(
+                team, SHMEM_ERR_TIMEOUT,
+                "%s: waited %.1f s for the value %" PRIu64 " (it holds %" PRIu64 ")", what,
+                now - start, value, __atomic_load_n(slot, __ATOMIC_ACQUIRE));
+        }
+        if (now - start > SHMEM_WAIT_SLEEP_AFTER) {
+            nanosleep(&nap, NULL);
+        } else {
+            sched_yield();
+        }
+    }
+}
+
+void shmem_team_progress(shmem_team_t *team) {
+#if COLL_GPU_HAVE_UCX
+    if (team != NULL && team->ucx != NULL) {
+        shmem_ucx_progress(team->ucx);
+    }
+#else
+    (void)team;
+#endif
+}
+
+shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value) {
+    if (team == NULL || peer < 0 || peer >= team->size || idx >= SHMEM_MAX_SIGNALS) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "shmem_signal: peer %d or slot %u out of range", peer, idx);
+    }
+    return shmem_signal_store(team, peer, idx, value);
+}
+
+shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
+    if (team == NULL || idx >= SHMEM_MAX_SIGNALS) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_wait: slot %u out of range", idx);
+    }
+    return shmem_team_wait_slot(team, shmem_signal_slot(team, idx), value, "shmem_wait");
+}
+
+volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx) {
+    /* accel.h has no host-register op: the slot is host memory; a kernel can poll it only
+     * where the device reaches host memory (the emulated backend, CUDA's HMM/ATS systems) */
+    if (team == NULL || idx >= SHMEM_MAX_SIGNALS) {
+        shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_signal_addr: slot %u out of range", idx);
+        return NULL;
+    }
+    return shmem_signal_slot(team, idx);
+}
+
+shmem_status_t shmem_barrier_local(shmem_team_t *team) {
+    unsigned round = 0;
+    shmem_status_t status;
+    uint64_t epoch;
+    int partner;
+
+    if (team == NULL) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_barrier_local: NULL team");
+    }
+    if (team->nlocal == 1) {
+        return SHMEM_OK;
+    }
+    /* dissemination: in round k signal the rank 2^k ahead, wait for the one 2^k behind; the
+     * slots only grow, so a fast rank already in the next barrier cannot confuse this one */
+    epoch = ++team->barrier_epoch;
+    for (int dist = 1; dist < team->nlocal; dist <<= 1, ++round) {
+        partner = team->local_ranks[(team->local_index + dist) % team->nlocal];
+        status = shmem_signal_store(team, partner, SHMEM_MAX_SIGNALS + round, epoch);
+        if (status != SHMEM_OK) {
+            return status;
+        }
+        status = shmem_team_wait_slot(team, shmem_signal_slot(team, SHMEM_MAX_SIGNALS + round),
+                                      epoch, "shmem_barrier_local");
+        if (status != SHMEM_OK) {
+            return status;
+        }
+    }
+    return SHMEM_OK;
+}

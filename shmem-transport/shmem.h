@@ -155,6 +155,11 @@ SHMEM_API shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t v
 /* Address of own slot idx, for a kernel to poll (device-mapped when the team has an
  * accelerator), and its current value. */
 SHMEM_API volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx);
+/* Move the team's transfers on without waiting (UCX progress): a rank that waits elsewhere
+ * (Open MPI's progress loop, another collective) calls it, because over UCX a signal of this
+ * rank may leave only from progress, and over tcp/shared-memory transports a peer's put or get
+ * completes only while this rank progresses.  Cheap when there is nothing to do. */
+SHMEM_API void shmem_team_progress(shmem_team_t *team);
 /* Barrier among the ranks of this rank's node (through the signals, not the OOB). */
 SHMEM_API shmem_status_t shmem_barrier_local(shmem_team_t *team);
 

@@ -1,4 +1,373 @@
-/* placeholder: being written (issue 5) */
+/*
+ * posix backend: host memory of the local peers.
+ *
+ * Symmetric host memory is one POSIX shared-memory segment per rank, named
+ * with 128 random bits (getrandom), created O_EXCL with mode 0600, reserved
+ * with fallocate (a full /dev/shm fails here rather than with SIGBUS later).
+ * The names go round the OOB allgather, the local peers map them, a second OOB
+ * step confirms, and every creator unlinks its segment: from then on it lives
+ * only as long as its mappings, and nothing stays in /dev/shm even when a
+ * process is killed.
+ *
+ * Other registered host memory (a user's buffer) cannot be put into a segment
+ * after the fact: local peers reach it by cross-memory attach
+ * (process_vm_writev/readv), which fails cleanly with ESRCH when the owner is
+ * gone and EFAULT when the range is no longer mapped -- never a wild write.
+ *
+ * Also here: whether a local peer still lives (/proc/PID/stat: gone, zombie,
+ * or a reused pid with another start time).
+ */
+#define _GNU_SOURCE /* process_vm_readv */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include "shmem_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* "/cgshm-PID-" and 32 hex digits */
+#define SHMEM_POSIX_NAME_LEN 64
+#define SHMEM_POSIX_PREFIX "/cgshm-"
+#define SHMEM_CMA_BOUNCE_SIZE ((size_t)1 << 20)
+
+typedef struct {
+    int32_t status;
+    char name[SHMEM_POSIX_NAME_LEN];
+} shmem_posix_info_t;
+
+static size_t shmem_posix_map_len(size_t len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    return (len + page - 1) & ~(page - 1);
+}
+
+static shmem_status_t shmem_posix_segment_create(shmem_team_t *team, size_t len, char *name,
+                                                 void **ptr_p) {
+    size_t map_len = shmem_posix_map_len(len);
+    unsigned char rnd[16];
+    shmem_status_t status;
+    void *ptr;
+    int fd, ret;
+
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
+    }
+    ret = snprintf(name, SHMEM_POSIX_NAME_LEN, SHMEM_POSIX_PREFIX "%d-", (int)getpid());
+    for (size_t i = 0; i < sizeof(rnd); ++i) {
+        ret += snprintf(name + ret, SHMEM_POSIX_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
+    }
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "shm_open(%s) failed: %s", name,
+                               strerror(errno));
+    }
+    if (ftruncate(fd, (off_t)map_len) != 0) {
+        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "ftruncate of a %zu-byte segment: %s",
+                                 map_len, strerror(errno));
+        goto err_unlink;
+    }
+    ret = posix_fallocate(fd, 0, (off_t)map_len);
+    if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL) {
+        status =
+            shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "cannot reserve %zu bytes in /dev/shm: %s",
+                            map_len, strerror(ret));
+        goto err_unlink;
+    }
+    ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "mmap of a %zu-byte segment: %s",
+                                 map_len, strerror(errno));
+        goto err_unlink;
+    }
+    close(fd);
+    *ptr_p = ptr;
+    return SHMEM_OK;
+
+err_unlink:
+    shm_unlink(name);
+    close(fd);
+    return status;
+}
+
+static shmem_status_t shmem_posix_segment_attach(shmem_team_t *team, int peer, const char *name,
+                                                 size_t len, void **ptr_p) {
+    size_t map_len = shmem_posix_map_len(len);
+    shmem_status_t status;
+    struct stat st;
+    void *ptr;
+    int fd;
+
+    if (memchr(name, '\0', SHMEM_POSIX_NAME_LEN) == NULL ||
+        strncmp(name, SHMEM_POSIX_PREFIX, strlen(SHMEM_POSIX_PREFIX)) != 0) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "rank %d sent a bad segment name", peer);
+    }
+    fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        return shmem_error_set(team, SHMEM_ERR_TRANSPORT,
+                               "shm_open(%s) of rank %d's segment failed: %s", name, peer,
+                               strerror(errno));
+    }
+    /* the size comes from the file, not from the peer's word */
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < map_len) {
+        status = shmem_error_set(team, SHMEM_ERR_INVALID,
+                                 "rank %d's segment is smaller than %zu bytes", peer, map_len);
+        goto out_close;
+    }
+    ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "mmap of rank %d's segment: %s", peer,
+                                 strerror(errno));
+        goto out_close;
+    }
+    *ptr_p = ptr;
+    status = SHMEM_OK;
+out_close:
+    close(fd);
+    return status;
+}
+
+shmem_status_t shmem_posix_mem_create(shmem_team_t *team, shmem_mem_t *mem) {
+    shmem_posix_info_t *mine, *all;
+    shmem_status_t status;
+    bool created;
+    int peer;
+
+    mine = calloc((size_t)team->size + 1, sizeof(*mine));
+    if (mine == NULL) {
+        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "shmem_alloc: out of host memory");
+        /* the others are in the name exchange and then the confirmation */
+        shmem_team_agree(team, status, "shared segment creation");
+        return status;
+    }
+    all = mine + 1;
+    status = shmem_posix_segment_create(team, mem->len, mine->name, &mem->local);
+    created = status == SHMEM_OK;
+    mem->local_is_segment = created;
+    mine->status = status;
+
+    /* step 1: names */
+    if (shmem_team_oob_allgather(team, mine, all, sizeof(*mine)) != SHMEM_OK) {
+        status = SHMEM_ERR_BOOTSTRAP;
+        goto out_unlink;
+    }
+    for (int r = 0; r < team->size && status == SHMEM_OK; ++r) {
+        if (all[r].status != SHMEM_OK) {
+            status = shmem_error_set(team, (shmem_status_t)all[r].status,
+                                     "shmem_alloc: rank %d could not create its segment", r);
+        }
+    }
+    if (status != SHMEM_OK) {
+        goto out_unlink; /* every rank saw the same statuses */
+    }
+    for (int i = 0; i < team->nlocal && status == SHMEM_OK; ++i) {
+        peer = team->local_ranks[i];
+        if (peer == team->rank) {
+            continue;
+        }
+        status =
+            shmem_posix_segment_attach(team, peer, all[peer].name, mem->len, &mem->peers[peer].ptr);
+        if (status == SHMEM_OK) {
+            mem->peers[peer].kind = SHMEM_RMEM_POSIX;
+            mem->peers[peer].size = mem->len;
+        }
+    }
+    /* step 2: every peer has mapped (or failed): the names can go */
+    status = shmem_team_agree(team, status, "mapping the local peers' segments");
+out_unlink:
+    if (created) {
+        shm_unlink(mine->name);
+    }
+    free(mine);
+    return status;
+}
+
+void shmem_posix_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
+    size_t map_len = shmem_posix_map_len(mem->len);
+
+    for (int r = 0; r < team->size; ++r) {
+        if (r != team->rank && mem->peers[r].kind == SHMEM_RMEM_POSIX &&
+            mem->peers[r].ptr != NULL) {
+            munmap(mem->peers[r].ptr, map_len);
+        }
+    }
+    if (mem->local_is_segment) {
+        munmap(mem->local, map_len);
+        mem->local = NULL;
+    }
+}
+
+/* ---- cross-memory attach -------------------------------------------------------------------- */
+
+static shmem_status_t shmem_cma_error(shmem_team_t *team, int err, pid_t pid, const char *op) {
+    switch (err) {
+    case ESRCH:
+        return shmem_error_set(team, SHMEM_ERR_PEER_FAILED, "%s: process %d is gone", op, (int)pid);
+    case EFAULT:
+        return shmem_error_set(team, SHMEM_ERR_INVALID,
+                               "%s: the range is not mapped in process %d (freed?)", op, (int)pid);
+    case EPERM:
+    case ENOSYS:
+        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
+                               "%s: cross-memory attach to process %d is not permitted (%s: "
+                               "kernel.yama.ptrace_scope, a seccomp filter or another user); "
+                               "use host memory from shmem_alloc for node-local transfers",
+                               op, (int)pid, strerror(err));
+    default:
+        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "%s: process %d: %s", op, (int)pid,
+                               strerror(err));
+    }
+}
+
+shmem_status_t shmem_cma_probe(shmem_team_t *team, pid_t pid, uint64_t addr) {
+    struct iovec local, remote;
+    char byte;
+
+    local.iov_base = &byte;
+    local.iov_len = 1;
+    remote.iov_base = (void *)(uintptr_t)addr;
+    remote.iov_len = 1;
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1) {
+        return SHMEM_OK;
+    }
+    return shmem_cma_error(team, errno, pid, "shmem_peer_map (cross-memory attach)");
+}
+
+/* Move len bytes between buf (host memory here) and the peer; a short transfer goes on. */
+static shmem_status_t shmem_cma_xfer_host(shmem_team_t *team, shmem_rmem_t *rmem, size_t offset,
+                                          void *buf, size_t len, bool write) {
+    struct iovec local, remote;
+    size_t done = 0;
+    ssize_t ret;
+
+    while (done < len) {
+        local.iov_base = (char *)buf + done;
+        local.iov_len = len - done;
+        remote.iov_base = (char *)rmem->ptr + offset + done;
+        remote.iov_len = len - done;
+        ret = write ? process_vm_writev(rmem->pid, &local, 1, &remote, 1, 0)
+                    : process_vm_readv(rmem->pid, &local, 1, &remote, 1, 0);
+        if (ret < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return shmem_cma_error(team, errno, rmem->pid, write ? "shmem_put" : "shmem_get");
+        }
+        if (ret == 0) {
+            return shmem_cma_error(team, EFAULT, rmem->pid, write ? "shmem_put" : "shmem_get");
+        }
+        done += (size_t)ret;
+    }
+    return SHMEM_OK;
+}
+
+/* Device memory here: through a host bounce buffer, a chunk at a time. */
+static shmem_status_t shmem_cma_xfer(shmem_team_t *team, shmem_rmem_t *rmem, size_t offset,
+                                     void *buf, size_t len, bool write) {
+    shmem_status_t status;
+    size_t chunk;
+
+    if (!shmem_ptr_is_device(team, buf)) {
+        return shmem_cma_xfer_host(team, rmem, offset, buf, len, write);
+    }
+    if (team->bounce == NULL) {
+        team->bounce = malloc(SHMEM_CMA_BOUNCE_SIZE);
+        if (team->bounce == NULL) {
+            return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "CMA bounce buffer: out of memory");
+        }
+        team->bounce_size = SHMEM_CMA_BOUNCE_SIZE;
+    }
+    for (size_t done = 0; done < len; done += chunk) {
+        chunk = len - done < team->bounce_size ? len - done : team->bounce_size;
+        if (write) {
+            status = shmem_copy(team, team->bounce, (char *)buf + done, chunk, true);
+            if (status == SHMEM_OK) {
+                status = shmem_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, true);
+            }
+        } else {
+            status = shmem_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, false);
+            if (status == SHMEM_OK) {
+                status = shmem_copy(team, (char *)buf + done, team->bounce, chunk, true);
+            }
+        }
+        if (status != SHMEM_OK) {
+            return status;
+        }
+    }
+    return SHMEM_OK;
+}
+
+shmem_status_t shmem_cma_put(shmem_team_t *team, shmem_rmem_t *dst, size_t offset, const void *src,
+                             size_t len) {
+    return shmem_cma_xfer(team, dst, offset, (void *)src, len, true);
+}
+
+shmem_status_t shmem_cma_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_t offset,
+                             size_t len) {
+    return shmem_cma_xfer(team, src, offset, dst, len, false);
+}
+
+/* ---- liveness ------------------------------------------------------------------------------- */
+
+/* /proc/PID/stat: state (field 3) and start time (field 22, clock ticks since boot). */
+static bool shmem_proc_stat(pid_t pid, char *state_p, uint64_t *start_p) {
+    char path[64], buf[1024], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return false;
+    }
+    buf[n] = '\0';
+    /* the command name (field 2) may hold spaces and parentheses: fields follow the last ')' */
+    p = strrchr(buf, ')');
+    if (p == NULL || p[1] != ' ') {
+        return false;
+    }
+    p += 2;
+    *state_p = *p;
+    for (int field = 3; field < 22; ++field) {
+        p = strchr(p, ' ');
+        if (p == NULL) {
+            return false;
+        }
+        ++p;
+    }
+    *start_p = strtoull(p, NULL, 10);
+    return true;
+}
+
+uint64_t shmem_proc_start_time(pid_t pid) {
+    uint64_t start;
+    char state;
+
+    return shmem_proc_stat(pid, &state, &start) ? start : 0;
+}
+
+bool shmem_proc_alive(pid_t pid, uint64_t start_time) {
+    uint64_t start;
+    char state;
+
+    if (!shmem_proc_stat(pid, &state, &start)) {
+        return false;
+    }
+    /* a zombie is dead for us: its parent has not reaped it yet */
+    return state != 'Z' && state != 'X' && start == start_time;
+}

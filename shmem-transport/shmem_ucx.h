@@ -29,13 +29,16 @@ typedef struct shmem_ucx_rkey shmem_ucx_rkey_t; /* a peer's mapping */
 SHMEM_API shmem_status_t shmem_ucx_create(const shmem_team_params_t *params, shmem_ucx_t **ucx_p);
 SHMEM_API void shmem_ucx_destroy(shmem_ucx_t *ucx);
 
-/* ucp_mem_map of [ptr, ptr + len) of the given memory type. */
+/* ucp_mem_map of [ptr, ptr + len) of the given memory type.  ACCEL_MEM_DEVICE only where UCX
+ * moves CUDA memory itself: SHMEM_ERR_UNSUPPORTED otherwise (emulated device memory always),
+ * and the core maps host scratch for such peers (local device buffers are staged, remote ones
+ * cannot be). */
 SHMEM_API shmem_status_t shmem_ucx_mem_map(shmem_ucx_t *ucx, void *ptr, size_t len,
                                            accel_mem_type_t type, shmem_ucx_mem_t **mem_p);
 SHMEM_API void shmem_ucx_mem_unmap(shmem_ucx_t *ucx, shmem_ucx_mem_t *mem);
 /* rkey buffer plus base address and length, at most SHMEM_UCX_PACKED_MAX bytes. */
-SHMEM_API shmem_status_t shmem_ucx_mem_pack(shmem_ucx_t *ucx, const shmem_ucx_mem_t *mem,
-                                            void *buf, size_t *len_p);
+SHMEM_API shmem_status_t shmem_ucx_mem_pack(shmem_ucx_t *ucx, const shmem_ucx_mem_t *mem, void *buf,
+                                            size_t *len_p);
 /* Unpack on the endpoint to peer (created now if needed). */
 SHMEM_API shmem_status_t shmem_ucx_rkey_unpack(shmem_ucx_t *ucx, int peer, const void *buf,
                                                size_t len, shmem_ucx_rkey_t **rkey_p);
@@ -47,7 +50,8 @@ SHMEM_API shmem_status_t shmem_ucx_put(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey,
                                        const void *src, size_t len);
 SHMEM_API shmem_status_t shmem_ucx_get(shmem_ucx_t *ucx, void *dst, shmem_ucx_rkey_t *rkey,
                                        size_t offset, size_t len);
-/* Write 8 bytes at offset after every earlier put to that peer is visible there. */
+/* Write 8 bytes at offset (8-byte aligned) after every earlier put to that peer is visible
+ * there; returns at once (the ordering, UCX fence or flush, is explained in shmem_ucx.c). */
 SHMEM_API shmem_status_t shmem_ucx_put_signal(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey,
                                               size_t offset, uint64_t value);
 /* Complete what was issued to peer (-1: every peer), within the team's timeout. */
@@ -56,7 +60,7 @@ SHMEM_API shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer);
 SHMEM_API void shmem_ucx_progress(shmem_ucx_t *ucx);
 /* True once the endpoint to peer reported an error. */
 SHMEM_API bool shmem_ucx_peer_failed(const shmem_ucx_t *ucx, int peer);
-/* Endpoints currently open (leak checks). */
+/* Endpoints currently open (leak checks); ucx NULL: in the whole process, every context. */
 SHMEM_API size_t shmem_ucx_endpoint_count(const shmem_ucx_t *ucx);
 /* The network devices chosen ("mlx5_0:1" / "all"), for verbose output and tests. */
 SHMEM_API const char *shmem_ucx_devices(const shmem_ucx_t *ucx);
@@ -65,6 +69,15 @@ SHMEM_API const char *shmem_ucx_devices(const shmem_ucx_t *ucx);
  * value into buf; "" when no OpenFabrics device is found (UCX then uses what it finds). */
 SHMEM_API shmem_status_t shmem_topo_nearest_nics(const accel_ops_t *accel, int device, char *buf,
                                                  size_t len);
+/* The same, and in why (may be NULL) the reason in words: which HCAs and how near, or why
+ * none ("no accelerator device", "hwloc finds no OpenFabrics device", ...). */
+SHMEM_API shmem_status_t shmem_topo_nearest_nics_why(const accel_ops_t *accel, int device,
+                                                     char *buf, size_t len, char *why,
+                                                     size_t why_len);
+
+/* What the last failing shmem_ucx_ call of this thread failed on, in words (the core copies it
+ * into shmem_last_error()); also logged at level 2 through params->log. */
+SHMEM_API const char *shmem_ucx_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -105,14 +105,19 @@ err_clear:
     return ACCEL_ERR_NO_DRIVER;
 }
 
-/* Make sure the calling thread has a current context. */
-static accel_status_t accel_cuda_ctx_ensure(void) {
+accel_status_t accel_cuda_ctx_ensure(void) {
     CUcontext ctx = NULL;
 
     if ((accel_cuda_driver.cuCtxGetCurrent(&ctx) == CUDA_SUCCESS) && (ctx != NULL)) {
         return ACCEL_OK;
     }
     return ACCEL_CUDADRV_FUNC(cuCtxSetCurrent, accel_cuda.primary_ctx);
+}
+
+void accel_cuda_forget_range(uintptr_t base, size_t size) {
+    if (accel_cuda.cache != NULL) {
+        accel_cuda_cache_remove(accel_cuda.cache, base, size);
+    }
 }
 
 static void accel_cuda_attr_host(accel_mem_attr_t *attr_p) {
@@ -373,6 +378,11 @@ static const accel_ops_t accel_cuda_ops = {
     .event_record = accel_cuda_event_record,
     .event_synchronize = accel_cuda_event_synchronize,
     .device_count = accel_cuda_device_count,
+    .reduce = accel_cuda_reduce,
+    .ipc_export = accel_cuda_ipc_export,
+    .ipc_import = accel_cuda_ipc_import,
+    .ipc_close = accel_cuda_ipc_close,
+    .device_pci_bus_id = accel_cuda_device_pci_bus_id,
 };
 
 /* The device to work on: that of the current context, else device 0. */
@@ -477,6 +487,8 @@ err:
 void accel_cuda_close(void) {
     CUcontext current = NULL;
 
+    /* IPC mappings left open are unmapped while the context still lives. */
+    accel_cuda_ipc_cleanup();
     accel_cuda_cache_destroy(accel_cuda.cache);
     accel_cuda.cache = NULL;
     /* Unbind what open bound (a context left current would dangle once

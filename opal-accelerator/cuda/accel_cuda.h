@@ -33,6 +33,8 @@ extern "C" {
     _F(cuDeviceGet)                                                                                \
     _F(cuDeviceGetCount)                                                                           \
     _F(cuDeviceGetName)                                                                            \
+    _F(cuDeviceGetAttribute)                                                                       \
+    _F(cuDeviceGetPCIBusId)                                                                        \
     _F(cuDevicePrimaryCtxRetain)                                                                   \
     _F(cuDevicePrimaryCtxRelease)                                                                  \
     _F(cuCtxGetCurrent)                                                                            \
@@ -53,7 +55,22 @@ extern "C" {
     _F(cuEventCreate)                                                                              \
     _F(cuEventDestroy)                                                                             \
     _F(cuEventRecord)                                                                              \
-    _F(cuEventSynchronize)
+    _F(cuEventSynchronize)                                                                         \
+    _F(cuIpcGetMemHandle)                                                                          \
+    _F(cuIpcOpenMemHandle)                                                                         \
+    _F(cuIpcCloseMemHandle)                                                                        \
+    _F(cuMemCreate)                                                                                \
+    _F(cuMemRelease)                                                                               \
+    _F(cuMemRetainAllocationHandle)                                                                \
+    _F(cuMemGetAllocationPropertiesFromHandle)                                                     \
+    _F(cuMemGetAllocationGranularity)                                                              \
+    _F(cuMemExportToShareableHandle)                                                               \
+    _F(cuMemImportFromShareableHandle)                                                             \
+    _F(cuMemAddressReserve)                                                                        \
+    _F(cuMemAddressFree)                                                                           \
+    _F(cuMemMap)                                                                                   \
+    _F(cuMemUnmap)                                                                                 \
+    _F(cuMemSetAccess)
 
 typedef struct {
 #define ACCEL_CUDA_DRIVER_MEMBER(_name) __typeof__(_name) *_name;
@@ -78,6 +95,33 @@ ACCEL_API accel_status_t accel_cuda_result(CUresult result, const char *call);
 #define ACCEL_CUDADRV_FUNC(_func, ...)                                                             \
     accel_cuda_result(accel_cuda_driver._func(__VA_ARGS__), #_func)
 
+/* Make sure the calling thread has a current context (the primary context
+ * retained at open when it has none). */
+ACCEL_API accel_status_t accel_cuda_ctx_ensure(void);
+
+/* Drop what the classification cache remembers of [base, base + size): memory
+ * unmapped behind the backend's allocator (IPC mappings). */
+ACCEL_API void accel_cuda_forget_range(uintptr_t base, size_t size);
+
+/*
+ * IPC (accel_cuda_ipc.c): ipc_export / ipc_import / ipc_close and
+ * device_pci_bus_id of accel_ops_t.  Memory from cuMemAlloc goes through
+ * legacy CUDA IPC; memory from cuMemCreate (requested with
+ * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) through a file descriptor the
+ * importer takes from the exporter with pidfd_getfd.  Imports are cached per
+ * process and reference counted; accel_cuda_ipc_cleanup() (at close) unmaps
+ * what is left and closes exported descriptors.
+ */
+ACCEL_API accel_status_t accel_cuda_ipc_export(const void *ptr, accel_ipc_handle_t *handle);
+ACCEL_API accel_status_t accel_cuda_ipc_import(const accel_ipc_handle_t *handle, void **base_p);
+ACCEL_API accel_status_t accel_cuda_ipc_close(void *base);
+ACCEL_API accel_status_t accel_cuda_device_pci_bus_id(int dev, char *buf, size_t len);
+ACCEL_API void accel_cuda_ipc_cleanup(void);
+
+/* Handle kinds (accel_ipc_handle_t.kind) of the CUDA backend. */
+#define ACCEL_CUDA_IPC_KIND_LEGACY 0x43495031u /* "CIP1": cuIpcGetMemHandle */
+#define ACCEL_CUDA_IPC_KIND_VMM_FD 0x43564d31u /* "CVM1": cuMemCreate, POSIX fd */
+
 /*
  * Check that the kernels of this library have code the device can run
  * (accel_cuda_kernels.cu, through the statically linked CUDA runtime).
@@ -85,6 +129,12 @@ ACCEL_API accel_status_t accel_cuda_result(CUresult result, const char *call);
  * kernel image for this GPU's architecture".
  */
 ACCEL_API accel_status_t accel_cuda_kernels_check(int device, const char **reason_p);
+
+/* reduce of accel_ops_t: the kernels of cuda/accel_cuda_reduce*.cu, queued on
+ * stream; ACCEL_ERR_UNSUPPORTED when they cannot run on this device. */
+ACCEL_API accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, int nsrcs,
+                                           size_t count, accel_dtype_t dtype, accel_op_t op,
+                                           accel_stream_h stream);
 
 #ifdef __cplusplus
 }

@@ -706,7 +706,7 @@ int tu_coll_from_name(const char *name) {
 
 struct tu_counter_vars {
     bool available;
-    tu_pvar_t passthrough, staged, bytes, chunks, fallbacks, errors;
+    tu_pvar_t passthrough, staged, native, bytes, chunks, fallbacks, errors;
 };
 static struct tu_counter_vars tu_ctr;
 
@@ -719,6 +719,7 @@ bool tu_counters_open(bool required) {
         {"coll_gpu_calls_passthrough", offsetof(struct tu_counter_vars, passthrough),
          COLL_GPU_NUM_COLLS},
         {"coll_gpu_calls_staged", offsetof(struct tu_counter_vars, staged), COLL_GPU_NUM_COLLS},
+        {"coll_gpu_calls_native", offsetof(struct tu_counter_vars, native), COLL_GPU_NUM_COLLS},
         {"coll_gpu_staged_bytes", offsetof(struct tu_counter_vars, bytes), 1},
         {"coll_gpu_staged_chunks", offsetof(struct tu_counter_vars, chunks), 1},
         {"coll_gpu_pageable_fallbacks", offsetof(struct tu_counter_vars, fallbacks), 1},
@@ -752,6 +753,7 @@ void tu_counters_read(tu_counters_t *counters) {
     if (tu_ctr.available) {
         tu_pvar_read(&tu_ctr.passthrough, counters->passthrough, COLL_GPU_NUM_COLLS);
         tu_pvar_read(&tu_ctr.staged, counters->staged, COLL_GPU_NUM_COLLS);
+        tu_pvar_read(&tu_ctr.native, counters->native, COLL_GPU_NUM_COLLS);
         tu_pvar_read(&tu_ctr.bytes, &counters->staged_bytes, 1);
         tu_pvar_read(&tu_ctr.chunks, &counters->staged_chunks, 1);
         tu_pvar_read(&tu_ctr.fallbacks, &counters->pageable_fallbacks, 1);
@@ -788,8 +790,10 @@ const char *tu_path_name(tu_path_t path) {
         return "passthrough";
     case TU_PATH_STAGED:
         return "staged";
+    case TU_PATH_NATIVE:
+        return "native";
     case TU_PATH_EITHER:
-        return "passthrough-or-staged";
+        return "any-path";
     default:
         return "not-reached-or-either";
     }
@@ -797,13 +801,14 @@ const char *tu_path_name(tu_path_t path) {
 
 void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
                        coll_gpu_coll_t coll, int ncalls, const tu_expect_t *expect) {
-    uint64_t pass, staged, bytes, chunks, errors, emu;
+    uint64_t pass, staged, native, bytes, chunks, errors, emu;
 
     if (!tu_ctr.available) {
         return;
     }
     pass = after->passthrough[coll] - before->passthrough[coll];
     staged = after->staged[coll] - before->staged[coll];
+    native = after->native[coll] - before->native[coll];
     bytes = after->staged_bytes - before->staged_bytes;
     chunks = after->staged_chunks - before->staged_chunks;
     errors = after->accelerator_errors - before->accelerator_errors;
@@ -811,11 +816,11 @@ void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
 
     switch (expect->path) {
     case TU_PATH_PASSTHROUGH:
-        if (pass != (uint64_t)ncalls || 0 != staged) {
-            tu_fail("expected passthrough: calls_passthrough[%s] +%llu, calls_staged +%llu "
-                    "(expected +%d, +0)",
+        if (pass != (uint64_t)ncalls || 0 != staged || 0 != native) {
+            tu_fail("expected passthrough: calls_passthrough[%s] +%llu, calls_staged +%llu, "
+                    "calls_native +%llu (expected +%d, +0, +0)",
                     tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
-                    ncalls);
+                    (unsigned long long)native, ncalls);
         }
         if (0 != bytes || 0 != emu) {
             tu_fail("passthrough call copied device data: staged_bytes +%llu, emulated copies "
@@ -824,26 +829,38 @@ void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
         }
         break;
     case TU_PATH_STAGED:
-        if (staged != (uint64_t)ncalls || 0 != pass) {
-            tu_fail("expected staged: calls_staged[%s] +%llu, calls_passthrough +%llu "
-                    "(expected +%d, +0)",
+        if (staged != (uint64_t)ncalls || 0 != pass || 0 != native) {
+            tu_fail("expected staged: calls_staged[%s] +%llu, calls_passthrough +%llu, "
+                    "calls_native +%llu (expected +%d, +0, +0)",
                     tu_coll_name(coll), (unsigned long long)staged, (unsigned long long)pass,
-                    ncalls);
+                    (unsigned long long)native, ncalls);
         }
         if (expect->device_payload > 0 && 0 == bytes) {
             tu_fail("staged call with %zu bytes of device data: staged_bytes +0",
                     expect->device_payload);
         }
         break;
+    case TU_PATH_NATIVE:
+        if (native != (uint64_t)ncalls || 0 != pass || 0 != staged) {
+            tu_fail("expected native: calls_native[%s] +%llu, calls_passthrough +%llu, "
+                    "calls_staged +%llu (expected +%d, +0, +0)",
+                    tu_coll_name(coll), (unsigned long long)native, (unsigned long long)pass,
+                    (unsigned long long)staged, ncalls);
+        }
+        if (0 != bytes) {
+            tu_fail("native call staged %llu bytes", (unsigned long long)bytes);
+        }
+        break;
     case TU_PATH_EITHER:
-        if (pass + staged != (uint64_t)ncalls) {
-            tu_fail("calls_passthrough[%s] +%llu + calls_staged +%llu != %d calls",
+        if (pass + staged + native != (uint64_t)ncalls) {
+            tu_fail("calls_passthrough[%s] +%llu + calls_staged +%llu + calls_native +%llu != "
+                    "%d calls",
                     tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
-                    ncalls);
+                    (unsigned long long)native, ncalls);
         }
         break;
     default:
-        if (pass + staged > (uint64_t)ncalls || 0 != bytes) {
+        if (pass + staged + native > (uint64_t)ncalls || 0 != bytes) {
             tu_fail("zero-count call: calls_passthrough[%s] +%llu, calls_staged +%llu, "
                     "staged_bytes +%llu (expected at most %d call, no bytes)",
                     tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
@@ -875,7 +892,8 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
         return;
     }
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
-        uint64_t want_pass = 0, want_staged = 0, want_either = 0, want_maybe = 0, pass, staged;
+        uint64_t want_pass = 0, want_staged = 0, want_native = 0, want_either = 0, want_maybe = 0;
+        uint64_t pass, staged, native;
         for (int i = 0; i < ncalls; i++) {
             if ((int)colls[i] != coll) {
                 continue;
@@ -887,6 +905,9 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
             case TU_PATH_STAGED:
                 want_staged++;
                 break;
+            case TU_PATH_NATIVE:
+                want_native++;
+                break;
             case TU_PATH_EITHER:
                 want_either++;
                 break;
@@ -897,13 +918,17 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
         }
         pass = after->passthrough[coll] - before->passthrough[coll];
         staged = after->staged[coll] - before->staged[coll];
-        if (pass < want_pass || staged < want_staged ||
-            pass + staged < want_pass + want_staged + want_either ||
-            pass + staged > want_pass + want_staged + want_either + want_maybe) {
-            tu_fail("%s: calls_passthrough +%llu, calls_staged +%llu; expected %llu passthrough, "
-                    "%llu staged, %llu either way, %llu zero-count",
+        native = after->native[coll] - before->native[coll];
+        if (pass < want_pass || staged < want_staged || native < want_native ||
+            pass + staged + native < want_pass + want_staged + want_native + want_either ||
+            pass + staged + native >
+                want_pass + want_staged + want_native + want_either + want_maybe) {
+            tu_fail("%s: calls_passthrough +%llu, calls_staged +%llu, calls_native +%llu; "
+                    "expected %llu passthrough, %llu staged, %llu native, %llu any way, %llu "
+                    "zero-count",
                     tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
-                    (unsigned long long)want_pass, (unsigned long long)want_staged,
+                    (unsigned long long)native, (unsigned long long)want_pass,
+                    (unsigned long long)want_staged, (unsigned long long)want_native,
                     (unsigned long long)want_either, (unsigned long long)want_maybe);
         }
     }
@@ -2385,10 +2410,17 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     default:
         /* device pointers with nothing to copy may go either way */
         expect->path = c->device_payload > 0 ? TU_PATH_STAGED : TU_PATH_EITHER;
+        /* MPI_Reduce_local of a predefined op on a predefined type, both buffers on the
+         * device: the accelerator's reduction kernel */
+        if (COLL_GPU_REDUCE_LOCAL == c->base && TU_MEM_DEVICE == p->kind.send &&
+            TU_MEM_DEVICE == p->kind.recv && c->type->contiguous &&
+            (TU_OP_SUM == p->op || TU_OP_MAX == p->op || TU_OP_BXOR == p->op)) {
+            expect->path = TU_PATH_NATIVE;
+        }
         break;
     }
 
-    if (TU_PATH_PASSTHROUGH == expect->path) {
+    if (TU_PATH_PASSTHROUGH == expect->path || TU_PATH_NATIVE == expect->path) {
         expect->chunks = TU_CHUNKS_NONE;
     } else if (any_managed) {
         expect->chunks = TU_CHUNKS_ANY;

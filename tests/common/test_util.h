@@ -137,6 +137,7 @@ int tu_cvar_read_int(const char *name, long long *value_p);
 typedef struct {
     uint64_t passthrough[COLL_GPU_NUM_COLLS];
     uint64_t staged[COLL_GPU_NUM_COLLS];
+    uint64_t native[COLL_GPU_NUM_COLLS];
     uint64_t staged_bytes;
     uint64_t staged_chunks;
     uint64_t pageable_fallbacks;
@@ -169,7 +170,8 @@ void tu_gpu_config_read(tu_gpu_config_t *config);
 typedef enum {
     TU_PATH_PASSTHROUGH,
     TU_PATH_STAGED,
-    TU_PATH_EITHER,
+    TU_PATH_NATIVE, /* run by the component's kernels / algorithms: nothing staged */
+    TU_PATH_EITHER, /* any of the three */
     TU_PATH_MAYBE, /* a zero-count call: Open MPI's MPI layer may return before any coll
                       module; if the component sees it, either way, with nothing copied */
 } tu_path_t;

@@ -12,6 +12,10 @@
 
 EMU="coll_gpu_accelerator=emulated"
 check_run "device memory, kernels" 1 "$EMU" test_reduce_local --kinds=device
+# the kernel failure case: the help message names the call, the failed launch and its error
+[ "$CHECK_RESULT" = PASS ] &&
+    check_expect_output "help message of the kernel failure" "coll/gpu" "MPI_Reduce_local" \
+        "emuReduce" "EMULATED_ERROR_INJECTED"
 check_run "device memory, 2 ranks" 2 "$EMU" test_reduce_local --kinds=device
 check_run "host memory through the component" 1 "$EMU" test_reduce_local --kinds=host
 CHECK_NO_COMPONENT=1 check_run "host memory, Open MPI alone" 1 "" test_reduce_local \

@@ -61,7 +61,8 @@ static const fault_case_t fault_cases[] = {
     {COLL_GPU_SCATTER, TU_TYPE_DOUBLE, TU_OP_SUM, 64, false, true, AT_ROOT, 1, false},
     {COLL_GPU_SCAN, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false},
     {COLL_GPU_REDUCE_SCATTER_BLOCK, TU_TYPE_INT32, TU_OP_SUM, 100, false, false, AT_LAST, 2, false},
-    {COLL_GPU_REDUCE_LOCAL, TU_TYPE_FLOAT, TU_OP_SUM, 1001, false, false, AT_ALL, 1, false},
+    /* a user op: staged (predefined ops run the kernels: test_reduce_local) */
+    {COLL_GPU_REDUCE_LOCAL, TU_TYPE_FLOAT, TU_OP_USER_COMM, 1001, false, false, AT_ALL, 1, false},
     /* nonblocking: a copy at post, the copy at completion */
     {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false},
     {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_LAST, 2, false},

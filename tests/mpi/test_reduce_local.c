@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "accel_emulated.h"
 #include "coll_gpu_ext.h"
 #include "test_util.h"
 
@@ -758,6 +759,48 @@ int main(int argc, char **argv) {
         tu_mem_free(st.mem, d_in);
         tu_mem_free(st.mem, d_io);
         MPI_Op_free(&op);
+        tu_case_end();
+    }
+
+    /* a failing kernel (emulated): MPI_ERR_OTHER, counted, and the next call is right */
+    if (st.counters && TU_MEM_DEVICE == st.mem && ACCEL_BACKEND_EMULATED == tu_accel_backend) {
+        float in[7] = {1, 2, 3, 4, 5, 6, 7}, io[7] = {1, 1, 1, 1, 1, 1, 1}, got[7];
+        tu_pvar_t errors;
+        uint64_t errors0;
+        void *d_in, *d_io;
+        int rc2, cls = MPI_SUCCESS;
+
+        tu_case_begin("kernel failure (%s)", tu_mem_name(st.mem));
+        tu_pvar_open("coll_gpu_accelerator_errors", &errors);
+        errors0 = tu_pvar_read_element(&errors, 0);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        tu_mem_alloc(st.mem, sizeof(in), &d_in);
+        tu_mem_alloc(st.mem, sizeof(io), &d_io);
+        tu_mem_write(st.mem, d_in, in, sizeof(in));
+        tu_mem_write(st.mem, d_io, io, sizeof(io));
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 1, false);
+        rc2 = MPI_Reduce_local(d_in, d_io, 7, MPI_FLOAT, MPI_SUM);
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 0, false);
+        MPI_Error_class(rc2, &cls);
+        if (MPI_ERR_OTHER != cls) {
+            tu_fail("MPI_Reduce_local returned %d (class %d), expected MPI_ERR_OTHER", rc2, cls);
+        }
+        if (tu_pvar_read_element(&errors, 0) != errors0 + 1) {
+            tu_fail("coll_gpu_accelerator_errors did not grow by one");
+        }
+        rc2 = MPI_Reduce_local(d_in, d_io, 7, MPI_FLOAT, MPI_SUM);
+        tu_mem_read(st.mem, got, d_io, sizeof(got));
+        for (int i = 0; i < 7 && MPI_SUCCESS == rc2; ++i) {
+            if (got[i] != in[i] + 1) {
+                tu_fail("after the failure: element %d is %g, expected %g", i, got[i], in[i] + 1);
+            }
+        }
+        if (MPI_SUCCESS != rc2) {
+            tu_fail("MPI_Reduce_local after the failure returned %d", rc2);
+        }
+        tu_mem_free(st.mem, d_in);
+        tu_mem_free(st.mem, d_io);
         tu_case_end();
     }
 
