@@ -9,16 +9,21 @@
 # Open MPI: the one on PATH, or .dev/ompi packed by ../shared/device/pack-openmpi.sh
 # (sourced here when present).  Sources: the tarball of `make dist` when given (no
 # autotools needed), else this checkout (needs autotools unless ./configure exists).
-# --out DIR keeps the logs and the benchmark output there.
+# --out DIR keeps the logs and the benchmark output there, and the gpucoll_perf sweep
+# (allreduce, reduce_scatter, allgather, bcast on device buffers, 4 ranks, 8 B .. 1 GiB, about
+# 2-4 minutes; --sweep-max 64M shortens it, --no-sweep skips it) as sweep-COLL.json/.csv/.txt
+# and sweep/compare.png (busbw against size; needs gnuplot or python3-matplotlib).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-tarball= out= quick=0
+tarball= out= quick=0 sweep_max=1G
 while [ $# -gt 0 ]; do
     case "$1" in
     --tarball) tarball=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    *) echo "usage: $0 [--tarball FILE] [--out DIR] [--quick]" >&2; exit 2 ;;
+    --sweep-max) sweep_max=$2; shift 2 ;;
+    --no-sweep) sweep_max=0; shift ;;
+    *) echo "usage: $0 [--tarball FILE] [--out DIR] [--quick] [--sweep-max SIZE|--no-sweep]" >&2; exit 2 ;;
     esac
 done
 work=${GPU_CHECK_WORK:-/tmp/coll-gpu-check}
@@ -82,6 +87,15 @@ mca="$COLL_GPU_MCA --mca coll_gpu_accelerator cuda --mca op ^avx"
 tc=$build/tests/mpi/test_collectives
 
 step "unit: CUDA backend" 120 tests/unit/test_accel_cuda
+# shmem-transport's cuda_ipc backend: 2 and 4 processes on one GPU map each other's memory
+step "shmem: cuda_ipc, 2 and 4 processes on one GPU" 180 tests/unit/test_shmem_ipc --accel=cuda 2 4
+step "bench: shmem put, cuda_ipc, 2 processes" 300 \
+    bash -o pipefail -c "perf/shmem_bench -b ipc -a cuda | tee $out/bench-shmem-ipc.txt"
+# Reduction kernels: every (op, type) pair, bit-exact against the test's reference.
+step "unit: reduction kernels, CUDA backend" 300 tests/unit/test_accel_reduce --backend cuda
+# CUDA IPC: the test's parent exports device memory (cuMemAlloc and cuMemCreate) that two
+# forked peer processes on the same GPU import, read and write.
+step "unit: CUDA IPC, 3 processes" 120 tests/unit/test_accel_ipc --backend cuda
 for np in 2 4; do
     step "collectives, $np ranks, device/mixed, pipelined" 300 \
         $MPIRUN -np "$np" $mca --mca coll_gpu_staging_buffer_size 65536 "$tc" --device=cuda \
@@ -99,6 +113,10 @@ step "nonblocking, 4 ranks, device" 300 \
 step "selection: auto picks cuda" 120 \
     bash -c "$MPIRUN -np 2 $COLL_GPU_MCA --mca coll_gpu_verbose 1 tests/mpi/test_selection 2>&1 | grep -q 'backend cuda selected'"
 
+# Reduction kernels against a device-to-device copy of the same bytes (float sum, 2 and 8
+# inputs, 64 MiB and 1 GiB per buffer).
+step "bench: reduction kernels, cuda" 300 \
+    bash -o pipefail -c "perf/accel_reduce_bench --backend cuda | tee $out/bench-reduce-cuda.txt"
 # Benchmarks: staged device allreduce against host-buffer allreduce, 4 ranks
 bench=$build/perf/coll_gpu_bench
 step "bench: allreduce, 4 ranks, cuda device" 300 \
@@ -110,10 +128,27 @@ step "bench: host allreduce without coll/gpu, 4 ranks" 300 \
 step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
 
+# The nccl-tests-style sweep: 4 processes on the GPU, device buffers, every result checked.
+# -T 0.5 caps each size's timed loop near half a second (the largest sizes run 1-2 timed
+# calls); each row is written to the JSON as it comes, so a cut-short run keeps its rows.
+if [ "$sweep_max" != 0 ]; then
+    sweep_plot=()
+    for coll in allreduce reduce_scatter allgather bcast; do
+        step "sweep: $coll, 4 ranks, cuda device, 8 B - $sweep_max" 70 \
+            bash -o pipefail -c "$MPIRUN -np 4 $mca $build/perf/gpucoll_perf -o $coll -m device -a cuda -b 8 -e $sweep_max -f 2 -n 20 -w 2 -T 0.5 --json $out/sweep-$coll.json --csv $out/sweep-$coll.csv | tee $out/sweep-$coll.txt"
+        [ -s "$out/sweep-$coll.json" ] && sweep_plot+=(--from-json "$coll=$out/sweep-$coll.json")
+    done
+    if [ ${#sweep_plot[@]} -gt 0 ] && command -v python3 >/dev/null; then
+        python3 "$src/perf/compare" "${sweep_plot[@]}" --out "$out/sweep" >"$out/sweep.txt" 2>&1
+    fi
+fi
+# The cg example, unchanged, on host buffers without coll/gpu and on the GPU with it.
+step "example: cg, host and cuda builds" 120 make -C contrib/examples check
+
 say ""
 say "===== coll/gpu GPU check summary ($(nvidia-smi -L | head -1))"
 for r in "${results[@]}"; do say "$r"; done
-for f in "$out"/bench-*.txt; do
+for f in "$out"/bench-*.txt "$out"/sweep.txt; do
     [ -f "$f" ] && { say "--- $(basename "$f")"; tee -a "$log" <"$f"; }
 done
 say "$(( ${#results[@]} - failed )) passed, $failed failed"

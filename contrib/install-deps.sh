@@ -1,6 +1,7 @@
 #!/bin/sh
 #
-# Install what coll/gpu needs to build and test on Debian 12 (bookworm) or a close relative.
+# Install what coll/gpu needs to build and test on Debian 12 (bookworm) or a close relative
+# (gnuplot-nox: the PNG plots of perf/compare, which works without it).
 # Idempotent: installs only the missing packages and runs "apt-get update" only when one of
 # them has no install candidate (empty or stale package lists).  Not CUDA: that is optional,
 # and configure uses /usr/local/cuda when it exists (or --with-cuda=DIR).
@@ -11,7 +12,8 @@ set -e
 
 PACKAGES="build-essential autoconf automake libtool pkg-config
 openmpi-bin libopenmpi-dev libucx-dev libhwloc-dev libibverbs-dev librdmacm-dev
-valgrind clang-format"
+valgrind clang-format
+gnuplot-nox"
 
 if ! command -v apt-get >/dev/null 2>&1; then
     # shellcheck disable=SC2086

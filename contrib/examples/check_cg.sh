@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The cg example, unchanged, with and without coll/gpu: the same answer, bit for bit.
+#
+#   1. cg_host, Open MPI alone                                  -> the reference answer
+#   2. cg_host, coll/gpu loaded and active (emulated backend)   -> the same bits
+#   3. cg_emulated, reduction buffers in emulated device memory, coll/gpu staging every
+#      MPI_Allreduce (coll_gpu_verbose 10 shows each call)       -> the same bits
+#   4. cg_cuda, when built and a GPU is present: coll/gpu with the cuda backend; its kernels
+#      sum in another order than the host loops, so the answer is compared to the reference
+#      within a tolerance (same iteration count, residual and sum(x) within 1e-9 relative)
+#
+# Every run is deterministic: the local sums have a fixed order, and Open MPI's allreduce
+# (which coll/gpu's staging calls on the staged host copy) has a fixed order for a given
+# number of ranks and count; so the bits must agree, not only the digits.
+#
+# From "make check" (test_env.sh sourced), or by hand in the build's contrib/examples:
+#   . ../../tests/test_env.sh && ./check_cg.sh [/path/to/srcdir]
+NP=${CG_NP:-4}
+ARGS=${CG_ARGS:--n 64}
+bin=${builddir:-.}
+: "${MPIRUN:=mpirun}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+[ -n "$COLL_GPU_MCA" ] || { echo "COLL_GPU_MCA not set: source tests/test_env.sh"; exit 1; }
+read -r -a COMPONENT <<<"$COLL_GPU_MCA"
+BASE=(--mca op ^avx) # Debian's Open MPI 4.1.4 op/avx (open-mpi/ompi#8045)
+pass=0 fail=0
+log=$(mktemp -d "${TMPDIR:-/tmp}/check_cg.XXXXXX")
+trap 'rm -rf "$log"' EXIT
+
+# run NAME PROGRAM MPIRUN_ARGS...: prints the output, keeps the answer line in $log/NAME
+run() {
+    local name=$1 prog=$2
+    shift 2
+    echo "=== $name: $MPIRUN -np $NP $* $bin/$prog $ARGS"
+    # shellcheck disable=SC2086
+    timeout -k 10 300 "$MPIRUN" -np "$NP" "$@" "$bin/$prog" $ARGS >"$log/$name.out" 2>&1
+    local rc=$?
+    grep -v 'coll:gpu' "$log/$name.out"
+    grep '^cg answer:' "$log/$name.out" >"$log/$name"
+    if [ $rc != 0 ] || [ ! -s "$log/$name" ]; then
+        cat "$log/$name.out"
+        echo "    FAIL (exit $rc)"
+        fail=$((fail + 1))
+        return 1
+    fi
+}
+
+same() {
+    if cmp -s "$log/$1" "$log/$2"; then
+        echo "    PASS: $2 has the answer of $1, bit for bit"
+        pass=$((pass + 1))
+    else
+        echo "    FAIL: $1 and $2 differ:"
+        cat "$log/$1" "$log/$2"
+        fail=$((fail + 1))
+    fi
+}
+
+run host-without cg_host "${BASE[@]}" && pass=$((pass + 1))
+run host-with cg_host "${COMPONENT[@]}" "${BASE[@]}" --mca coll_gpu_accelerator emulated &&
+    same host-without host-with
+if run emulated-with cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
+    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10; then
+    same host-without emulated-with
+    iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/emulated-with")
+    staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/emulated-with.out")
+    # 2 allreduces per iteration, 2 outside the loop, on every rank
+    if [ "$staged" -ge $(((2 * iterations + 2) * NP)) ]; then
+        echo "    PASS: coll/gpu staged $staged MPI_Allreduce calls on device buffers"
+        pass=$((pass + 1))
+    else
+        echo "    FAIL: only $staged staged MPI_Allreduce calls (iterations $iterations)"
+        fail=$((fail + 1))
+    fi
+fi
+if [ -x "$bin/cg_cuda" ] && nvidia-smi -L >/dev/null 2>&1; then
+    if run cuda-with cg_cuda "${COMPONENT[@]}" "${BASE[@]}" --mca coll_gpu_accelerator cuda; then
+        if awk '{ for (i = 1; i <= NF; i++) if ($i == "iterations") it[NR] = $(i + 1);
+                  r[NR] = $6; s[NR] = $9 }
+                END { ok = it[1] == it[2] && (r[1] - r[2]) ^ 2 <= (1e-9 * r[1]) ^ 2 &&
+                      (s[1] - s[2]) ^ 2 <= (1e-9 * s[1]) ^ 2; exit !ok }' \
+            "$log/host-without" "$log/cuda-with"; then
+            echo "    PASS: cg_cuda agrees with cg_host (same iterations, within 1e-9)"
+            pass=$((pass + 1))
+        else
+            echo "    FAIL: cg_cuda and cg_host disagree:"
+            cat "$log/host-without" "$log/cuda-with"
+            fail=$((fail + 1))
+        fi
+    fi
+else
+    echo "=== cg_cuda: skipped (not built, or no GPU)"
+fi
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# perf/gpucoll_perf checks its own arithmetic and reports wrong results as wrong:
+#
+#  1. --self-test: bus factors, algbw, sizes, expected values and the bit-exact comparison
+#     against values worked out by hand;
+#  2. every collective on 3 ranks (emulated device buffers through coll/gpu, and host buffers
+#     for two of them: every run costs an mpirun start, about a second here): no
+#     #wrong, exit 0; in the CSV, algbw = size / time and busbw = algbw * nccl-tests' factor
+#     for n = 3, on every line; JSON and CSV agree; the MPI_T counters show the device calls
+#     were staged by coll/gpu;
+#  3. --inject-error (one rank's input corrupted in the checked call): exit 1, and #wrong is
+#     exactly the number of result elements the corrupted input reaches, per row (allreduce:
+#     every rank; reduce: the root; reduce_scatter, alltoall: one rank; allgather: all);
+#  4. the printed table (the text CI logs show) has the same #wrong as the CSV.
+#
+# Runs from "make check" (tests/, test_env.sh sourced) or by hand:
+#   TEST_ENV=build/tests/test_env.sh PERF_BIN=build/perf/gpucoll_perf tests/perf/check_gpucoll_perf.sh
+here=$(cd "$(dirname "$0")" && pwd)
+# check_common.sh finds test_env.sh and the mpirun environment; its program search is for
+# the tests/mpi programs, which this script does not use.
+# shellcheck source=../mpi/check_common.sh
+. "$here/../mpi/check_common.sh"
+
+PERF=${PERF_BIN:-${abs_top_builddir:-$CHECK_BIN_DIR/../..}/perf/gpucoll_perf}
+[ -x "$PERF" ] || check_die "gpucoll_perf not found at $PERF (build perf/, or set PERF_BIN)"
+NP=3
+# nccl-tests' bus factors, as awk expressions of n (evaluated there, in full precision)
+FACTOR_allreduce="2 * (n - 1) / n"
+FACTOR_reduce_scatter="(n - 1) / n"
+FACTOR_allgather="(n - 1) / n"
+FACTOR_alltoall="(n - 1) / n"
+FACTOR_bcast="1"
+FACTOR_reduce="1"
+
+# perf_run LABEL EXPECTED_EXIT MCA ARGS...: one mpirun of gpucoll_perf (out: $LAST_LOG)
+perf_run() {
+    local label=$1 want=$2 mca=$3 rc
+    shift 3
+    # shellcheck disable=SC2086
+    check_mca_args $CHECK_DEFAULT_MCA $mca
+    LAST_LOG="$CHECK_LOGDIR/run$((CHECK_PASS + CHECK_FAIL + CHECK_SKIP)).log"
+    echo "=== $label"
+    echo "    $MPIRUN -n $NP ${CHECK_MCA_ARGS[*]} $PERF $*"
+    timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$NP" "${CHECK_MCA_ARGS[@]}" "$PERF" "$@" \
+        >"$LAST_LOG" 2>&1
+    rc=$?
+    if [ "$rc" = "$want" ]; then
+        echo "    PASS (exit $rc)"
+        check_count PASS "$label"
+    else
+        cat "$LAST_LOG"
+        echo "    FAIL (exit $rc, expected $want)"
+        check_count FAIL "$label"
+    fi
+    [ "${TEST_VERBOSE:-0}" = 1 ] && cat "$LAST_LOG"
+    return 0
+}
+
+# check_awk LABEL PROGRAM [VAR=VALUE...] FILE: awk -F, (VAR=VALUE operands set variables, FS
+# too); the program prints "ok" when the check holds
+check_awk() {
+    local label=$1 prog=$2 out
+    shift 2
+    out=$(awk -F, "$prog" "$@" 2>&1)
+    if [ "$out" = ok ]; then
+        echo "    $label: PASS"
+        check_count PASS "$label"
+    else
+        echo "    $label: FAIL: $out"
+        check_count FAIL "$label: $out"
+    fi
+}
+
+# 1. the arithmetic, alone
+NP=1 perf_run "self-test" 0 "" --self-test
+check_expect_output "self-test summary" '^self-test: [0-9]+ checks, 0 failed'
+
+DEVICE_MCA="coll_gpu_accelerator=emulated"
+SWEEP=(-b 1 -e 64K -f 16 -n 3 -w 1 -r 1)
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
+    factor_var=FACTOR_$coll
+    factor=${!factor_var}
+    mems=device
+    case $coll in allreduce | allgather) mems="host device" ;; esac
+    for mem in $mems; do
+        csv=$CHECK_LOGDIR/$coll-$mem.csv json=$CHECK_LOGDIR/$coll-$mem.json
+        mca=""
+        [ $mem = device ] && mca=$DEVICE_MCA
+        # 2. correct results, and the columns' arithmetic
+        perf_run "$coll, $mem buffers" 0 "$mca" -o "$coll" -d int32 -m "$mem" -a emulated \
+            "${SWEEP[@]}" --csv "$csv" --json "$json"
+        check_expect_output "$coll $mem: no errors" '^# Out of bounds values : 0 OK'
+        check_awk "$coll $mem: algbw = size/time, busbw = algbw * ($factor), 0 wrong" '
+            BEGIN { n = '"$NP"'; f = '"$factor"' }
+            NR == 1 { next }
+            $5 != n { bad = bad " nranks " $5 }
+            { rows++
+              algbw = $7 / $10 / 1e3
+              if ($13 != 0) bad = bad " wrong=" $13 " at " $7
+              if (($11 - algbw) ^ 2 > (1e-6 * algbw) ^ 2) bad = bad " algbw " $11 " != " algbw
+              if (($12 - $11 * f) ^ 2 > (1e-6 * $12) ^ 2) bad = bad " busbw " $12 " != " $11 "*" f }
+            END { if (rows < 4) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
+            "$csv"
+        if [ $mem = device ]; then
+            # the JSON names the counters: every timed and checked call staged by coll/gpu
+            check_expect_output "$coll device: staged by coll/gpu" \
+                "^# coll/gpu on rank 0: $coll calls: 0 passed through, [1-9][0-9]* staged"
+            if grep -q '"calls_staged": [1-9]' "$json" && grep -q '"memory": "device"' "$json" &&
+                [ "$(grep -c '"size":' "$json")" = "$(grep -c out_of_place "$csv")" ]; then
+                echo "    $coll device: JSON agrees with CSV: PASS"
+                check_count PASS "$coll json"
+            else
+                cat "$json"
+                echo "    $coll device: JSON agrees with CSV: FAIL"
+                check_count FAIL "$coll json"
+            fi
+        fi
+    done
+done
+
+# 3. a wrong result is counted: per row and placement, the elements the corrupted input
+#    reaches (3 ranks; each size holds at least 2 elements per rank)
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
+    case $coll in
+    allreduce | allgather | bcast) want=$NP ;; # every rank receives the element
+    *) want=1 ;;                               # one rank: the root, or the block's owner
+    esac
+    mems=device
+    case $coll in reduce_scatter | bcast) mems="host device" ;; esac
+    for mem in $mems; do
+        csv=$CHECK_LOGDIR/$coll-$mem-inject.csv
+        mca=""
+        [ $mem = device ] && mca=$DEVICE_MCA
+        perf_run "$coll, $mem buffers, --inject-error" 1 "$mca" -o "$coll" -m "$mem" \
+            -a emulated -b 64 -e 64K -f 32 -n 1 -w 0 -r 1 --inject-error --csv "$csv"
+        check_expect_output "$coll $mem: reported" '^# Out of bounds values : [1-9][0-9]* FAILED'
+        check_awk "$coll $mem: #wrong = $want on every row" '
+            NR == 1 { next }
+            { rows++; total += $13; if ($13 != w) bad = bad " " $7 "/" $9 ": " $13 }
+            END { if (rows < 2) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
+            w="$want" "$csv"
+        # 4. the table shows the same counts: column 9 (out-of-place #wrong) of each row
+        check_awk "$coll $mem: the table shows #wrong" '
+            /^ +[0-9]/ { rows++; if ($9 != w) bad = bad " " $1 ": " $9 }
+            END { if (rows < 2) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
+            w="$want" "FS= " "$LAST_LOG"
+    done
+done
+
+check_finish
