@@ -52,6 +52,7 @@ typedef struct mca_coll_gpu_component_t {
     int registration_cache_size;
     char *net_devices;
     char *ucx_tls;
+    bool transport_check;
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
 
@@ -69,6 +70,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long staged_chunks;
     unsigned long long pageable_fallbacks;
     unsigned long long accelerator_errors;
+    unsigned long long teams_created;
 } mca_coll_gpu_component_t;
 
 COLL_GPU_EXPORT extern mca_coll_gpu_component_t mca_coll_gpu_component;

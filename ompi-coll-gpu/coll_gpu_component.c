@@ -157,6 +157,17 @@ static void coll_gpu_register_transport(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.net_devices);
 
+    mca_coll_gpu_component.transport_check = false;
+    (void)mca_base_component_var_register(
+        c, "transport_check",
+        "Debug: on the first blocking collective on device buffers of each communicator, set "
+        "up its transport (as the native algorithms do on their first call) and check that "
+        "every rank reaches every other through it: puts into host and device scratch, "
+        "signals, the node-local barrier.  The result is printed at coll_gpu_verbose 1, a "
+        "failure with a help message.  Every rank must pass device memory to that call",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.transport_check);
+
     mca_coll_gpu_component.ucx_tls = NULL;
     (void)mca_base_component_var_register(
         c, "ucx_tls",
@@ -260,6 +271,10 @@ static int coll_gpu_register(void) {
                            "Staging buffers that are pageable because pinning host memory "
                            "failed",
                            &mca_coll_gpu_component.pageable_fallbacks, false);
+    coll_gpu_register_pvar("teams_created",
+                           "Transport teams set up (one per communicator that ran a native "
+                           "collective or a transport check)",
+                           &mca_coll_gpu_component.teams_created, false);
     coll_gpu_register_pvar("accelerator_errors",
                            "Collectives that failed because an accelerator operation failed",
                            &mca_coll_gpu_component.accelerator_errors, false);

@@ -3,6 +3,7 @@
  * module's collective.  See coll_gpu_staged.h.
  */
 #include "coll_gpu_staged.h"
+#include "coll_gpu_team.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,10 @@ int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator
     coll_gpu_stage_t stage;
     bool pipelined;
 
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
+        !module->team_failed) {
+        (void)coll_gpu_team_check(module, comm);
+    }
     coll_gpu_stage_begin(&stage, module, call->coll);
     pipelined =
         call->elementwise && !single_call && coll_gpu_pipeline_applies(call->dtype, call->count);

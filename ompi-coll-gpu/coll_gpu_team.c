@@ -5,6 +5,7 @@
 #include "coll_gpu_team.h"
 
 #include "ompi/group/group.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
 
 #include <limits.h>
@@ -13,23 +14,53 @@
 
 /* The out-of-band allgather of shmem-transport: the previous module's allgather, which
  * never comes back through coll/gpu. */
-typedef struct {
-    mca_coll_gpu_module_t *module;
-    struct ompi_communicator_t *comm;
-} coll_gpu_team_oob_t;
-
 static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx) {
     coll_gpu_team_oob_t *oob = ctx;
 
     if (len > INT_MAX) {
         return OMPI_ERR_BAD_PARAM;
     }
-    return COLL_GPU_PREV(oob->module, allgather, sbuf, (int)len, MPI_BYTE, rbuf, (int)len,
-                         MPI_BYTE, oob->comm);
+    return COLL_GPU_PREV(oob->module, allgather, sbuf, (int)len, MPI_BYTE, rbuf, (int)len, MPI_BYTE,
+                         oob->comm);
+}
+
+/* Live teams.  Their transport moves data also while the rank is inside another MPI call
+ * (a UCX signal queued behind a flush, a peer's get served over tcp): opal_progress
+ * progresses them.  The callback is registered with the first team. */
+static coll_gpu_team_t *coll_gpu_teams;
+static bool coll_gpu_teams_progress_registered;
+
+static int coll_gpu_teams_progress(void) {
+    for (coll_gpu_team_t *team = coll_gpu_teams; NULL != team; team = team->next) {
+        shmem_team_progress(team->shmem);
+    }
+    return 0;
+}
+
+static void coll_gpu_teams_add(coll_gpu_team_t *team) {
+    team->next = coll_gpu_teams;
+    coll_gpu_teams = team;
+    if (!coll_gpu_teams_progress_registered) {
+        opal_progress_register(coll_gpu_teams_progress);
+        coll_gpu_teams_progress_registered = true;
+    }
+}
+
+static void coll_gpu_teams_remove(coll_gpu_team_t *team) {
+    for (coll_gpu_team_t **link = &coll_gpu_teams; NULL != *link; link = &(*link)->next) {
+        if (*link == team) {
+            *link = team->next;
+            break;
+        }
+    }
+    if ((NULL == coll_gpu_teams) && coll_gpu_teams_progress_registered) {
+        opal_progress_unregister(coll_gpu_teams_progress);
+        coll_gpu_teams_progress_registered = false;
+    }
 }
 
 static void coll_gpu_team_log(int level, const char *msg) {
-    opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: shmem: %s", msg);
+    opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: %s", msg);
 }
 
 /* Where each rank's emulated node sits: (its real node's lowest rank, its sub-node). */
@@ -86,8 +117,8 @@ int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicat
         node_of_rank[r] = index;
         nnodes = (index + 1 > nnodes) ? index + 1 : nnodes;
     }
-    COLL_GPU_VERBOSE(20, "communicator %s: %d ranks on %d nodes (ranks_per_node %d)",
-                     comm->c_name, size, nnodes, ranks_per_node);
+    COLL_GPU_VERBOSE(20, "communicator %s: %d ranks on %d nodes (ranks_per_node %d)", comm->c_name,
+                     size, nnodes, ranks_per_node);
 out:
     free(keys);
     return rc;
@@ -96,7 +127,6 @@ out:
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    coll_gpu_team_oob_t oob = {.module = module, .comm = comm};
     shmem_team_params_t params;
     coll_gpu_team_t *team;
     shmem_status_t status;
@@ -128,8 +158,8 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     }
     team->node = team->node_of_rank[team->rank];
     for (int r = 0; r < team->size; ++r) {
-        team->nnodes = (team->node_of_rank[r] + 1 > team->nnodes) ? team->node_of_rank[r] + 1
-                                                                  : team->nnodes;
+        team->nnodes =
+            (team->node_of_rank[r] + 1 > team->nnodes) ? team->node_of_rank[r] + 1 : team->nnodes;
         if (team->node_of_rank[r] == team->node) {
             if (r == team->rank) {
                 team->local_rank = team->local_size;
@@ -142,15 +172,17 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.rank = team->rank;
     params.size = team->size;
     params.node_of_rank = team->node_of_rank;
+    team->oob.module = module;
+    team->oob.comm = comm;
     params.oob_allgather = coll_gpu_team_oob_allgather;
-    params.oob_ctx = &oob;
+    params.oob_ctx = &team->oob;
     params.accel = c->accel;
     params.backends = c->transports;
     params.reg_cache_max = (size_t)c->registration_cache_size;
     params.timeout = c->transport_timeout;
     params.progress = (void (*)(void))opal_progress;
-    params.net_devices = (NULL != c->net_devices && '\0' != c->net_devices[0]) ? c->net_devices
-                                                                                : NULL;
+    params.net_devices =
+        (NULL != c->net_devices && '\0' != c->net_devices[0]) ? c->net_devices : NULL;
     params.ucx_tls = (NULL != c->ucx_tls && '\0' != c->ucx_tls[0]) ? c->ucx_tls : NULL;
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
@@ -167,16 +199,19 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if ((OMPI_SUCCESS != rc) || !ok) {
         COLL_GPU_VERBOSE(1, "communicator %s: no transport team (%s): device collectives staged",
-                         comm->c_name, (SHMEM_OK != status) ? shmem_last_error()
-                                                            : "failed on another rank");
+                         comm->c_name,
+                         (SHMEM_OK != status) ? shmem_last_error() : "failed on another rank");
         rc = OMPI_ERR_NOT_AVAILABLE;
         goto err_destroy_shmem;
     }
-    COLL_GPU_VERBOSE(1, "communicator %s: transport team of %d ranks on %d nodes, rank %d is %d "
+    COLL_GPU_VERBOSE(1,
+                     "communicator %s: transport team of %d ranks on %d nodes, rank %d is %d "
                      "of %d on node %d",
                      comm->c_name, team->size, team->nnodes, team->rank, team->local_rank,
                      team->local_size, team->node);
     module->team = team;
+    coll_gpu_teams_add(team);
+    ++mca_coll_gpu_component.teams_created;
     *team_p = team;
     return OMPI_SUCCESS;
 
@@ -192,10 +227,127 @@ err_free:
     return rc;
 }
 
+/* A barrier over the saved host collectives (the previous module may not implement
+ * barrier: coll/gpu does not wrap it). */
+static int coll_gpu_team_host_barrier(mca_coll_gpu_module_t *module,
+                                      struct ompi_communicator_t *comm) {
+    int one = 1;
+    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &one, 1, MPI_INT, MPI_MIN, comm);
+}
+
+/* Every rank writes (its rank + 1) into slot [its rank] of every peer's scratch of that
+ * memory type, then checks its own scratch; peers without a path for that type are
+ * skipped (and their slots not checked).  Returns the number of peers reached. */
+static int coll_gpu_team_check_mem(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                   coll_gpu_team_t *team, accel_mem_type_t type,
+                                   const char **what_p) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    size_t len = (size_t)team->size * sizeof(uint64_t);
+    uint64_t value = (uint64_t)team->rank + 1, *slots = NULL;
+    shmem_mem_t *mem = NULL;
+    shmem_status_t status;
+    int reached = 0, rc;
+
+    status = shmem_alloc(team->shmem, len, type, &mem);
+    if (SHMEM_OK != status) {
+        *what_p = "shmem_alloc";
+        return -1;
+    }
+    for (int p = 0; p < team->size; ++p) {
+        if ((p == team->rank) || (0 == shmem_team_peer_backend(team->shmem, p, type))) {
+            continue;
+        }
+        status = shmem_put(team->shmem, shmem_mem_peer(mem, p), (size_t)team->rank * sizeof(value),
+                           &value, sizeof(value));
+        if (SHMEM_OK != status) {
+            *what_p = "shmem_put";
+            goto out;
+        }
+        ++reached;
+    }
+    status = shmem_quiet(team->shmem, -1);
+    if (SHMEM_OK != status) {
+        *what_p = "shmem_quiet";
+        goto out;
+    }
+    rc = coll_gpu_team_host_barrier(module, comm);
+    if (OMPI_SUCCESS != rc) {
+        status = SHMEM_ERR_BOOTSTRAP;
+        *what_p = "host barrier";
+        goto out;
+    }
+    slots = malloc(len);
+    if ((NULL == slots) || (ACCEL_OK != accel->memcpy(slots, shmem_mem_local(mem), len))) {
+        status = SHMEM_ERR_NO_MEMORY;
+        *what_p = "reading the scratch";
+        goto out;
+    }
+    for (int p = 0; p < team->size; ++p) {
+        if ((p != team->rank) && (0 != shmem_team_peer_backend(team->shmem, p, type)) &&
+            (slots[p] != (uint64_t)p + 1)) {
+            status = SHMEM_ERR_TRANSPORT;
+            *what_p = "the data a peer put";
+            goto out;
+        }
+    }
+out:
+    free(slots);
+    /* Nobody frees scratch a peer may still write to. */
+    (void)coll_gpu_team_host_barrier(module, comm);
+    shmem_free(team->shmem, mem);
+    return (SHMEM_OK == status) ? reached : -1;
+}
+
+int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    coll_gpu_team_t *team;
+    const char *what = "";
+    int rc, host_peers, device_peers = 0, next, ok;
+    shmem_status_t status = SHMEM_OK;
+
+    rc = coll_gpu_team_get(module, comm, &team);
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    host_peers = coll_gpu_team_check_mem(module, comm, team, ACCEL_MEM_HOST, &what);
+    if ((host_peers >= 0) && (NULL != mca_coll_gpu_component.accel)) {
+        device_peers = coll_gpu_team_check_mem(module, comm, team, ACCEL_MEM_DEVICE, &what);
+    }
+    if ((host_peers >= 0) && (device_peers >= 0)) {
+        /* a signal around the ring, then the local barrier */
+        next = (team->rank + 1) % team->size;
+        what = "shmem_signal";
+        status = shmem_signal(team->shmem, next, 0, 1);
+        if (SHMEM_OK == status) {
+            what = "shmem_wait";
+            status = shmem_wait(team->shmem, 0, 1);
+        }
+        if (SHMEM_OK == status) {
+            what = "shmem_barrier_local";
+            status = shmem_barrier_local(team->shmem);
+        }
+    } else {
+        status = SHMEM_ERR_TRANSPORT;
+    }
+    ok = (SHMEM_OK == status);
+    (void)COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (SHMEM_OK != status) {
+        opal_show_help("help-mpi-coll-gpu.txt", "transport check failed", true, COLL_GPU_HOSTNAME,
+                       comm->c_name, team->rank, team->size, what, shmem_last_error());
+        return OMPI_ERROR;
+    }
+    COLL_GPU_VERBOSE(1,
+                     "transport check on %s: %s (rank %d of %d ranks on %d nodes, node %d; "
+                     "host memory reached on %d peers, device memory on %d)",
+                     comm->c_name, ok ? "ok" : "failed on another rank", team->rank, team->size,
+                     team->nnodes, team->node, host_peers, device_peers);
+    return ok ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
 void coll_gpu_team_destroy(coll_gpu_team_t *team) {
     if (NULL == team) {
         return;
     }
+    coll_gpu_teams_remove(team);
     if (NULL != team->shmem) {
         shmem_team_destroy(team->shmem);
     }

@@ -13,8 +13,18 @@
 
 BEGIN_C_DECLS
 
+/* The out-of-band allgather's context: the previous module's allgather on comm. */
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    struct ompi_communicator_t *comm;
+} coll_gpu_team_oob_t;
+
 typedef struct coll_gpu_team {
+    struct coll_gpu_team *next; /* the live teams, progressed from opal_progress */
     shmem_team_t *shmem;
+    /* kept by the transport for its later collective calls (shmem_alloc): lives as long as
+     * the team */
+    coll_gpu_team_oob_t oob;
     int rank, size;
     int nnodes;
     int node;          /* this rank's node */
@@ -33,6 +43,14 @@ typedef struct coll_gpu_team {
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p);
 void coll_gpu_team_destroy(coll_gpu_team_t *team);
+
+/*
+ * coll_gpu_transport_check: create the communicator's team now and check that
+ * every rank reaches every other through it (puts into host and, where a
+ * device path exists, device scratch; signals; the local barrier).  Reports
+ * at verbose 1; a failure shows a help message.  Collective.
+ */
+int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
 
 /*
  * node_of_rank of a communicator: nodes as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)

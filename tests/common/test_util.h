@@ -172,8 +172,8 @@ typedef enum {
     TU_PATH_STAGED,
     TU_PATH_NATIVE, /* run by the component's kernels / algorithms: nothing staged */
     TU_PATH_EITHER, /* any of the three */
-    TU_PATH_MAYBE, /* a zero-count call: Open MPI's MPI layer may return before any coll
-                      module; if the component sees it, either way, with nothing copied */
+    TU_PATH_MAYBE,  /* a zero-count call: Open MPI's MPI layer may return before any coll
+                       module; if the component sees it, either way, with nothing copied */
 } tu_path_t;
 typedef enum { TU_CHUNKS_NONE, TU_CHUNKS_SOME, TU_CHUNKS_ANY } tu_chunks_t;
 
