@@ -116,11 +116,11 @@ typedef enum {
  */
 #define ACCEL_IPC_DATA_SIZE 72
 typedef struct {
-    uint64_t buffer_id;  /* exporter's buffer id of the allocation (reuse check) */
-    uint64_t alloc_size; /* bytes of the whole allocation */
-    uint64_t offset;     /* of the exported pointer from the allocation's base */
-    int32_t pid;         /* exporting process */
-    uint32_t kind;       /* backend's handle kind (legacy IPC, VMM fd, emulated) */
+    uint64_t buffer_id;                /* exporter's buffer id of the allocation (reuse check) */
+    uint64_t alloc_size;               /* bytes of the whole allocation */
+    uint64_t offset;                   /* of the exported pointer from the allocation's base */
+    int32_t pid;                       /* exporting process */
+    uint32_t kind;                     /* backend's handle kind (legacy IPC, VMM fd, emulated) */
     uint8_t data[ACCEL_IPC_DATA_SIZE]; /* backend's handle */
 } accel_ipc_handle_t;
 
