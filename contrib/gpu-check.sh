@@ -108,6 +108,16 @@ if [ "$quick" -eq 0 ]; then
         $MPIRUN -np 4 $mca --mca coll_gpu_staged_pipeline 0 "$tc" --device=cuda --kinds=device \
         --small-only
 fi
+# MPI_Reduce_local on device buffers: every (MPI type, op) through the component's kernels
+step "reduce_local: kernels through the component, device" 300 \
+    $MPIRUN -np 2 $mca "$build/tests/mpi/test_reduce_local" --device=cuda --kinds=device
+# transport teams with real CUDA IPC: 4 processes on one GPU, as 1 node and as 2 emulated nodes
+step "teams: transport check, 4 ranks on one GPU" 300 \
+    $MPIRUN -np 4 $mca --mca coll_gpu_transport_check 1 "$build/tests/mpi/test_team" \
+    --device=cuda --kinds=device --cycles=3
+step "teams: transport check, 4 ranks as 2 nodes (ucx)" 300 \
+    $MPIRUN -np 4 $mca --mca coll_gpu_transport_check 1 --mca coll_gpu_ranks_per_node 2 \
+    "$build/tests/mpi/test_team" --device=cuda --kinds=device --cycles=3
 step "nonblocking, 4 ranks, device" 300 \
     $MPIRUN -np 4 $mca "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device,mixed
 step "selection: auto picks cuda" 120 \
@@ -119,19 +129,19 @@ step "bench: reduction kernels, cuda" 300 \
     bash -o pipefail -c "perf/accel_reduce_bench --backend cuda | tee $out/bench-reduce-cuda.txt"
 # Benchmarks: staged device allreduce against host-buffer allreduce, 4 ranks
 bench=$build/perf/coll_gpu_bench
-step "bench: allreduce, 4 ranks, cuda device" 300 \
+[ "$quick" -eq 1 ] || step "bench: allreduce, 4 ranks, cuda device" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m device -a cuda -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-device.txt"
-step "bench: allreduce, 4 ranks, host" 300 \
+[ "$quick" -eq 1 ] || step "bench: allreduce, 4 ranks, host" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-host.txt"
-step "bench: host allreduce without coll/gpu, 4 ranks" 300 \
+[ "$quick" -eq 1 ] || step "bench: host allreduce without coll/gpu, 4 ranks" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
-step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
+[ "$quick" -eq 1 ] || step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
 
 # The nccl-tests-style sweep: 4 processes on the GPU, device buffers, every result checked.
 # -T 0.5 caps each size's timed loop near half a second (the largest sizes run 1-2 timed
 # calls); each row is written to the JSON as it comes, so a cut-short run keeps its rows.
-if [ "$sweep_max" != 0 ]; then
+if [ "$sweep_max" != 0 ] && [ "$quick" -eq 0 ]; then
     sweep_plot=()
     for coll in allreduce reduce_scatter allgather bcast; do
         step "sweep: $coll, 4 ranks, cuda device, 8 B - $sweep_max" 70 \
