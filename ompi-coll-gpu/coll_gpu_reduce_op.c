@@ -23,6 +23,14 @@
 
 #define COLL_GPU_DT_NONE ((int8_t)-1)
 
+/* User ops written in another language than C (Open MPI 5.0 dropped the C++ bindings). */
+#ifdef OMPI_OP_FLAGS_CXX_FUNC
+#define COLL_GPU_OP_FLAGS_NOT_C                                                                    \
+    (OMPI_OP_FLAGS_FORTRAN_FUNC | OMPI_OP_FLAGS_CXX_FUNC | OMPI_OP_FLAGS_JAVA_FUNC)
+#else
+#define COLL_GPU_OP_FLAGS_NOT_C (OMPI_OP_FLAGS_FORTRAN_FUNC | OMPI_OP_FLAGS_JAVA_FUNC)
+#endif
+
 /* accel dtype of each predefined datatype id, COLL_GPU_DT_NONE where none. */
 static int8_t coll_gpu_dtype_map[OMPI_DATATYPE_MAX_PREDEFINED];
 

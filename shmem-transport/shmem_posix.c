@@ -7,7 +7,10 @@
  * The names go round the OOB allgather, the local peers map them, a second OOB
  * step confirms, and every creator unlinks its segment: from then on it lives
  * only as long as its mappings, and nothing stays in /dev/shm even when a
- * process is killed.
+ * process is killed.  A process killed in the short window between creating
+ * its segment and unlinking it (team or scratch setup) leaves one behind: the
+ * first segment a process creates sweeps /dev/shm for segments whose creator
+ * (the pid in the name) no longer exists, and unlinks them.
  *
  * Other registered host memory (a user's buffer) cannot be put into a segment
  * after the fact: local peers reach it by cross-memory attach
@@ -24,9 +27,12 @@
 
 #include "shmem_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +58,35 @@ static size_t shmem_posix_map_len(size_t len) {
     return (len + page - 1) & ~(page - 1);
 }
 
+/* Unlinks the segments of processes that died before unlinking their own (see above).  A
+ * live process's segments, and names not ours, are left alone. */
+static void shmem_posix_sweep_stale(void) {
+    char path[sizeof(((struct dirent *)0)->d_name) + 1];
+    struct dirent *de;
+    DIR *dir = opendir("/dev/shm");
+    const char *prefix = SHMEM_POSIX_PREFIX + 1; /* without the '/' */
+    size_t prefix_len = strlen(prefix);
+    char *end;
+    long pid;
+
+    while ((dir != NULL) && ((de = readdir(dir)) != NULL)) {
+        if (strncmp(de->d_name, prefix, prefix_len) != 0) {
+            continue;
+        }
+        pid = strtol(de->d_name + prefix_len, &end, 10);
+        if ((pid <= 0) || (*end != '-') || (kill((pid_t)pid, 0) == 0) || (errno != ESRCH)) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/%s", de->d_name);
+        shm_unlink(path);
+    }
+    if (dir != NULL) {
+        closedir(dir);
+    }
+}
+
+static pthread_once_t shmem_posix_sweep_once = PTHREAD_ONCE_INIT;
+
 static shmem_status_t shmem_posix_segment_create(shmem_team_t *team, size_t len, char *name,
                                                  void **ptr_p) {
     size_t map_len = shmem_posix_map_len(len);
@@ -60,6 +95,7 @@ static shmem_status_t shmem_posix_segment_create(shmem_team_t *team, size_t len,
     void *ptr;
     int fd, ret;
 
+    pthread_once(&shmem_posix_sweep_once, shmem_posix_sweep_stale);
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
         return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
     }

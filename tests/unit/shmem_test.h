@@ -7,6 +7,7 @@
 #ifndef SHMEM_TEST_H
 #define SHMEM_TEST_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,8 +293,11 @@ out_free:
     free(all);
 }
 
-/* Entries of /dev/shm that processes pid made (all processes: pid 0). */
+/* Entries of /dev/shm that process pid made; pid 0: that processes no longer alive made
+ * (leftovers: a live process's segments may be in the middle of their setup, e.g. those of
+ * a test running in parallel under make -j). */
 #include <dirent.h>
+#include <signal.h>
 static inline int st_shm_leftovers(pid_t pid) {
     char prefix[64];
     struct dirent *de;
@@ -306,7 +310,16 @@ static inline int st_shm_leftovers(pid_t pid) {
         snprintf(prefix, sizeof(prefix), "cgshm-");
     }
     while (dir != NULL && (de = readdir(dir)) != NULL) {
-        n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+        if (strncmp(de->d_name, prefix, strlen(prefix)) != 0) {
+            continue;
+        }
+        if (pid == 0) {
+            long owner = strtol(de->d_name + strlen(prefix), NULL, 10);
+            if (owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH)) {
+                continue; /* alive */
+            }
+        }
+        ++n;
     }
     if (dir != NULL) {
         closedir(dir);

@@ -13,7 +13,10 @@
 
 #include "shmem_test.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #define KILL_TIMEOUT 8.0
 #define KILL_BOUND (KILL_TIMEOUT + 4.0)
@@ -90,6 +93,62 @@ static int kill_main(test_oob_t *oob, int rank, int size, void *arg) {
     return test_failed;
 }
 
+/* A team that creates one segment and ends. */
+static int sweep_main(test_oob_t *oob, int rank, int size, void *arg) {
+    st_opts_t o = {.timeout = KILL_TIMEOUT};
+    shmem_team_t *team;
+    shmem_mem_t *mem;
+
+    (void)arg;
+    if (!CHECK(st_team_create(oob, rank, size, &o, &team) == SHMEM_OK, "[%d] team (%s)", rank,
+               shmem_last_error())) {
+        return test_failed;
+    }
+    if (CHECK(shmem_alloc(team, 4096, ACCEL_MEM_HOST, &mem) == SHMEM_OK,
+              "[%d] symmetric memory (%s)", rank, shmem_last_error())) {
+        test_oob_barrier(oob);
+        shmem_free(team, mem);
+    }
+    shmem_team_destroy(team);
+    return test_failed;
+}
+
+/* A process killed between creating its segment and unlinking it leaves the segment behind:
+ * the next process that creates a segment unlinks it (its creator's pid is dead). */
+static int stale_sweep_case(void) {
+    char name[96];
+    pid_t dead = fork();
+    int fd, left, status;
+
+    if (dead == 0) {
+        _exit(0);
+    }
+    waitpid(dead, &status, 0);
+    snprintf(name, sizeof(name), "/cgshm-%d-00000000000000000000000000000000", (int)dead);
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        printf("FAIL: cannot create a stale segment %s\n", name);
+        return 1;
+    }
+    close(fd);
+    /* a team of 2 creates segments (the sweep runs once per process: in a fresh child) */
+    {
+        int st[TEST_OOB_MAX_PROCS];
+        test_oob_run(2, 60, sweep_main, NULL, st);
+        if (st[0] != 0 || st[1] != 0) {
+            printf("FAIL: the team that should sweep failed\n");
+            return 1;
+        }
+    }
+    left = st_shm_leftovers(dead);
+    printf("%s: a dead process's leftover segment is swept by the next team\n",
+           left ? "FAIL" : "PASS");
+    if (left) {
+        shm_unlink(name);
+    }
+    return left != 0;
+}
+
 int main(int argc, char **argv) {
     kill_case_t cases[] = {
         {.nprocs = 4, .victim = 2},
@@ -99,7 +158,7 @@ int main(int argc, char **argv) {
      * the target of the dead rank's last put (ucp_put_handler: "Fatal: unexpected error:
      * Endpoint timeout"), inside UCX, before the endpoint's error callback can report it. */
     bool with_ucx = argc > 1 && strcmp(argv[1], "--ucx") == 0;
-    int ncases = COLL_GPU_HAVE_UCX && with_ucx ? 2 : 1, nfailed = 0;
+    int ncases = COLL_GPU_HAVE_UCX && with_ucx ? 2 : 1, nfailed = 0, nsweep;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < ncases; ++i) {
@@ -114,11 +173,12 @@ int main(int argc, char **argv) {
         printf("%s: %d processes%s, rank %d killed: survivors %s (%.2f s)\n", bad ? "FAIL" : "PASS",
                cases[i].nprocs, cases[i].tls ? ", 2 nodes over UCX" : "", cases[i].victim,
                bad ? "failed" : "passed", st_now() - t0);
-        /* any process's: also segments a concurrent test holds for a moment, hence the
-         * message; the victim's own cannot be there (unlinked once all mapped them) */
+        /* segments of dead processes: the victim's must not be there (unlinked once all
+         * peers mapped them) */
         printf("%s: no /dev/shm entry left (%d)\n", left ? "FAIL" : "PASS", left);
         nfailed += bad != 0 || left != 0;
     }
-    printf("%d passed, %d failed\n", ncases - nfailed, nfailed);
-    return nfailed ? 1 : 0;
+    nsweep = stale_sweep_case();
+    printf("%d passed, %d failed\n", ncases + 1 - nfailed - nsweep, nfailed + nsweep);
+    return (nfailed + nsweep) ? 1 : 0;
 }
