@@ -182,9 +182,8 @@ bool coll_gpu_reduce_op_lookup(struct ompi_datatype_t *dtype, struct ompi_op_t *
 
     if (!ompi_op_is_intrinsic(op)) {
         /* A C user op (not Fortran, C++ or Java) on a named extension type. */
-        if ((op->o_flags &
-             (OMPI_OP_FLAGS_FORTRAN_FUNC | OMPI_OP_FLAGS_CXX_FUNC | OMPI_OP_FLAGS_JAVA_FUNC)) ||
-            !ompi_op_is_commute(op) || ompi_datatype_is_predefined(dtype)) {
+        if ((op->o_flags & COLL_GPU_OP_FLAGS_NOT_C) || !ompi_op_is_commute(op) ||
+            ompi_datatype_is_predefined(dtype)) {
             return false;
         }
         return coll_gpu_ext_lookup(dtype, op, dtype_p, op_p);
