@@ -46,6 +46,7 @@ typedef struct mca_coll_gpu_component_t {
     size_t staging_buffer_size;
     bool staged_pipeline;
     bool check_memory_kinds;
+    bool native; /* false: every device collective staged */
     int ranks_per_node;
     unsigned transports; /* shmem_backend_t mask */
     double transport_timeout;

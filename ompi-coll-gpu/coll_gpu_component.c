@@ -239,6 +239,15 @@ static int coll_gpu_register(void) {
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.staged_pipeline);
 
+    mca_coll_gpu_component.native = true;
+    (void)mca_base_component_var_register(
+        c, "native",
+        "Run device-buffer collectives with coll/gpu's own kernels and algorithms where it has "
+        "them (today MPI_Reduce_local); false: stage every device-buffer collective through "
+        "host memory and Open MPI's own collectives (a baseline for benchmarks, a fallback)",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.native);
+
     mca_coll_gpu_component.check_memory_kinds = false;
     (void)mca_base_component_var_register(
         c, "check_memory_kinds",

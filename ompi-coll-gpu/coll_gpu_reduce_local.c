@@ -66,7 +66,7 @@ static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf
         return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op,
                                               module->prev.coll_reduce_local_module);
     }
-    if (in_on_device && inout_on_device &&
+    if (in_on_device && inout_on_device && mca_coll_gpu_component.native &&
         coll_gpu_reduce_op_lookup(dtype, op, &accel_dtype, &accel_op)) {
         return coll_gpu_reduce_local_native(module, inbuf, inoutbuf, count, accel_dtype, accel_op);
     }

@@ -17,6 +17,8 @@ check_run "device memory, kernels" 1 "$EMU" test_reduce_local --kinds=device
     check_expect_output "help message of the kernel failure" "coll/gpu" "MPI_Reduce_local" \
         "emuReduce" "EMULATED_ERROR_INJECTED"
 check_run "device memory, 2 ranks" 2 "$EMU" test_reduce_local --kinds=device
+check_run "device memory, coll_gpu_native=0: staged" 1 "$EMU coll_gpu_native=0" \
+    test_reduce_local --kinds=device --staged
 check_run "host memory through the component" 1 "$EMU" test_reduce_local --kinds=host
 CHECK_NO_COMPONENT=1 check_run "host memory, Open MPI alone" 1 "" test_reduce_local \
     --kinds=host --no-component
