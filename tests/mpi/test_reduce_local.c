@@ -687,8 +687,8 @@ out:
  * or staged) skip the pair on 4.1. */
 static bool known_host_bug(const state_t *st, const type_t *t, op_t op) {
     static bool noted;
-    if ((TU_MEM_DEVICE == st->mem && !st->staged_only) || (OMPI_MAJOR_VERSION >= 5) || (t->type != MPI_UNSIGNED_LONG) ||
-        ((op != MAX) && (op != MIN))) {
+    if ((TU_MEM_DEVICE == st->mem && !st->staged_only) || (OMPI_MAJOR_VERSION >= 5) ||
+        (t->type != MPI_UNSIGNED_LONG) || ((op != MAX) && (op != MIN))) {
         return false;
     }
     if (!noted && 0 == tu_world_rank) {
