@@ -1,7 +1,8 @@
 #!/bin/sh
 #
 # Install what coll/gpu needs to build and test on Debian 12 (bookworm) or a close relative
-# (gnuplot-nox: the PNG plots of perf/compare, which works without it).
+# (gnuplot-nox: the PNG plots of perf/compare, which works without it; tcl and lua5.3: make
+# check loads the modulefiles with them when neither Environment Modules nor Lmod is there).
 # Idempotent: installs only the missing packages and runs "apt-get update" only when one of
 # them has no install candidate (empty or stale package lists).  Not CUDA: that is optional,
 # and configure uses /usr/local/cuda when it exists (or --with-cuda=DIR).
@@ -13,7 +14,7 @@ set -e
 PACKAGES="build-essential autoconf automake libtool pkg-config
 openmpi-bin libopenmpi-dev libucx-dev libhwloc-dev libibverbs-dev librdmacm-dev
 valgrind clang-format
-gnuplot-nox"
+gnuplot-nox tcl lua5.3"
 
 if ! command -v apt-get >/dev/null 2>&1; then
     # shellcheck disable=SC2086
