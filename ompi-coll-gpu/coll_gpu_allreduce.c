@@ -69,8 +69,12 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *
             goto fallback;
         }
     }
-    ok = !kinds_mixed && (MPI_IN_PLACE == sbuf || coll_gpu_on_device(sbuf)) &&
-         coll_gpu_on_device(rbuf);
+    if (kinds_mixed) {
+        /* the ranks agreed on it already, and the host ones have gone to Open MPI */
+        reason = COLL_GPU_FALLBACK_MEMORY;
+        goto fallback;
+    }
+    ok = (MPI_IN_PLACE == sbuf || coll_gpu_on_device(sbuf)) && coll_gpu_on_device(rbuf);
     if (c->check_memory_kinds) {
         /* not only "some device memory on every rank" (the staged path's agreement): all of
          * it, everywhere */

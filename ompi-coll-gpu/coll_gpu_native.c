@@ -203,6 +203,9 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
 
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
+    unsigned long long passthrough[COLL_GPU_NUM_COLLS];
+    bool created;
+
     if (OPAL_LIKELY(NULL != module->native)) {
         if (OPAL_UNLIKELY(module->native->broken)) {
             *reason_p = COLL_GPU_FALLBACK_TEAM;
@@ -215,7 +218,16 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         *reason_p = (coll_gpu_fallback_t)(module->native_unavailable - 1);
         return false;
     }
-    if (!coll_gpu_native_create(module, comm, &module->native, reason_p)) {
+    /* The host collectives of the setup (MPI_Comm_split_type's among them) come back through
+     * this component: not the application's calls, not counted. */
+    memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
+        !module->team_failed) {
+        (void)coll_gpu_team_check(module, comm);
+    }
+    created = coll_gpu_native_create(module, comm, &module->native, reason_p);
+    memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+    if (!created) {
         module->native = NULL;
         module->native_unavailable = 1 + (int)*reason_p;
         return false;
