@@ -35,6 +35,10 @@ enum {
     COLL_GPU_ACCELERATOR_EMULATED = ACCEL_BACKEND_EMULATED,
 };
 
+/* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
+#define COLL_GPU_MAX_ALGS 8
+#define COLL_GPU_MAX_FALLBACKS 16
+
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
 
@@ -54,6 +58,12 @@ typedef struct mca_coll_gpu_component_t {
     char *net_devices;
     char *ucx_tls;
     bool transport_check;
+    int allreduce_algorithm;             /* coll_gpu_alg_t (coll_gpu_native.h) */
+    size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
+    size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
+    char *tuning_file;
+    struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
+    uint64_t native_config_hash;          /* of everything above: ranks must agree on it */
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
 
@@ -72,6 +82,8 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long pageable_fallbacks;
     unsigned long long accelerator_errors;
     unsigned long long teams_created;
+    unsigned long long allreduce_algorithm_calls[COLL_GPU_MAX_ALGS];
+    unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];
 } mca_coll_gpu_component_t;
 
 COLL_GPU_EXPORT extern mca_coll_gpu_component_t mca_coll_gpu_component;
@@ -102,6 +114,12 @@ typedef struct mca_coll_gpu_module_t {
     /* The transport team (coll_gpu_team.h), created by the first native collective. */
     struct coll_gpu_team *team;
     bool team_failed; /* creation failed once: not tried again on this communicator */
+
+    /* The native algorithms' context (coll_gpu_native.h), set up by the first native call;
+     * native_unavailable: 1 + the coll_gpu_fallback_t that ruled it out on this communicator
+     * (0: not decided yet). */
+    struct coll_gpu_native *native;
+    int native_unavailable;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

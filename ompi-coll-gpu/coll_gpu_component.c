@@ -3,6 +3,7 @@
  * accelerator backend, opened once per process.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
 #include "shmem.h"
@@ -71,6 +72,43 @@ static int coll_gpu_pvar_read_collectives(const struct mca_base_pvar_t *pvar, vo
     (void)obj;
     memcpy(value, pvar->ctx, COLL_GPU_NUM_COLLS * sizeof(unsigned long long));
     return OPAL_SUCCESS;
+}
+
+/* Array pvars of another length than the collectives': ctx points at one of these. */
+typedef struct {
+    unsigned long long *values;
+    int count;
+} coll_gpu_pvar_array_t;
+
+static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms = {
+    mca_coll_gpu_component.allreduce_algorithm_calls, COLL_GPU_ALG_NUM};
+static coll_gpu_pvar_array_t coll_gpu_pvar_fallbacks = {mca_coll_gpu_component.native_fallbacks,
+                                                        COLL_GPU_FALLBACK_NUM};
+
+static int coll_gpu_pvar_array_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
+                                     void *obj, int *count) {
+    (void)obj;
+    if (MCA_BASE_PVAR_HANDLE_BIND == event) {
+        *count = ((const coll_gpu_pvar_array_t *)pvar->ctx)->count;
+    }
+    return OPAL_SUCCESS;
+}
+
+static int coll_gpu_pvar_array_read(const struct mca_base_pvar_t *pvar, void *value, void *obj) {
+    const coll_gpu_pvar_array_t *array = pvar->ctx;
+
+    (void)obj;
+    memcpy(value, array->values, (size_t)array->count * sizeof(unsigned long long));
+    return OPAL_SUCCESS;
+}
+
+static void coll_gpu_register_pvar_array(const char *name, const char *description,
+                                         coll_gpu_pvar_array_t *array) {
+    (void)mca_base_component_pvar_register(
+        &mca_coll_gpu_component.super.collm_version, name, description, OPAL_INFO_LVL_4,
+        MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        coll_gpu_pvar_array_read, NULL, coll_gpu_pvar_array_count, array);
 }
 
 static void coll_gpu_register_pvar(const char *name, const char *description, void *counter,
@@ -177,6 +215,60 @@ static void coll_gpu_register_transport(const mca_base_component_t *c) {
         &mca_coll_gpu_component.ucx_tls);
 }
 
+static const mca_base_var_enum_value_t coll_gpu_alg_values[] = {
+    {COLL_GPU_ALG_AUTO, "auto"},
+    {COLL_GPU_ALG_STAGED, "staged"},
+    {COLL_GPU_ALG_ONE_SHOT, "one_shot"},
+    {COLL_GPU_ALG_TWO_SHOT, "two_shot"},
+    {0, NULL},
+};
+
+/* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
+static void coll_gpu_register_native(const mca_base_component_t *c) {
+    mca_base_var_enum_t *alg_enum;
+
+    mca_coll_gpu_component.allreduce_algorithm = COLL_GPU_ALG_AUTO;
+    (void)mca_base_var_enum_create("coll_gpu_allreduce_algorithms", coll_gpu_alg_values, &alg_enum);
+    (void)mca_base_component_var_register(
+        c, "allreduce_algorithm",
+        "Algorithm of MPI_Allreduce on device buffers of a communicator inside one node: auto "
+        "(the tuning file's rule, else one_shot up to allreduce_one_shot_max_bytes and "
+        "two_shot above), staged (through host memory and Open MPI's allreduce), one_shot "
+        "(every rank reads every input), two_shot (reduce-scatter then allgather).  one_shot "
+        "and two_shot give the same bits.  Communicators spanning nodes are staged",
+        MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_algorithm);
+    OBJ_RELEASE(alg_enum);
+
+    mca_coll_gpu_component.allreduce_one_shot_max_bytes = 64 * 1024;
+    (void)mca_base_component_var_register(
+        c, "allreduce_one_shot_max_bytes",
+        "With allreduce_algorithm auto and no tuning rule: the largest message (bytes per "
+        "rank) run one-shot; larger ones run two-shot.  Also sizes the device scratch",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_one_shot_max_bytes);
+
+    mca_coll_gpu_component.native_chunk_size = 1024 * 1024;
+    (void)mca_base_component_var_register(
+        c, "native_chunk_size",
+        "Pipeline chunk of the native two-shot algorithm (bytes).  Each communicator "
+        "allocates device scratch of 2 x max(allreduce_one_shot_max_bytes, 2 x this) bytes "
+        "per rank on its first native collective; a tuning rule's chunk is capped by it",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.native_chunk_size);
+
+    mca_coll_gpu_component.tuning_file = NULL;
+    (void)mca_base_component_var_register(
+        c, "tuning_file",
+        "File of rules choosing the native algorithm and chunk by collective, communicator "
+        "size, ranks per node and message size (format in the README); the first matching "
+        "rule wins, a forced allreduce_algorithm overrides it.  A malformed line is reported "
+        "with its number and the file ignored; a rule naming an unknown algorithm is skipped "
+        "with a warning.  Every rank must read the same rules",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.tuning_file);
+}
+
 static int coll_gpu_register(void) {
     const mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
     mca_base_var_enum_t *accelerator_enum;
@@ -243,7 +335,8 @@ static int coll_gpu_register(void) {
     (void)mca_base_component_var_register(
         c, "native",
         "Run device-buffer collectives with coll/gpu's own kernels and algorithms where it has "
-        "them (today MPI_Reduce_local); false: stage every device-buffer collective through "
+        "them (MPI_Reduce_local, MPI_Allreduce inside a node); false: stage every device-buffer "
+        "collective through "
         "host memory and Open MPI's own collectives (a baseline for benchmarks, a fallback)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native);
@@ -258,6 +351,7 @@ static int coll_gpu_register(void) {
         &mca_coll_gpu_component.check_memory_kinds);
 
     coll_gpu_register_transport(c);
+    coll_gpu_register_native(c);
 
     coll_gpu_register_pvar("calls_passthrough",
                            "Calls handed straight to the previous module because every buffer "
@@ -288,6 +382,16 @@ static int coll_gpu_register(void) {
                            "Collectives that failed because an accelerator operation failed",
                            &mca_coll_gpu_component.accelerator_errors, false);
 
+    coll_gpu_register_pvar_array("allreduce_algorithm_calls",
+                                 "Blocking MPI_Allreduce calls on device buffers per algorithm: "
+                                 "auto (always 0), staged, one_shot, two_shot",
+                                 &coll_gpu_pvar_algorithms);
+    coll_gpu_register_pvar_array("native_fallbacks",
+                                 "Blocking device-buffer calls staged instead of run natively, "
+                                 "per reason: native_disabled, algorithm_staged, memory, "
+                                 "datatype_op, multi_node, team, config_mismatch",
+                                 &coll_gpu_pvar_fallbacks);
+
     coll_gpu_add_help_dirs();
     return OMPI_SUCCESS;
 }
@@ -304,6 +408,7 @@ static int coll_gpu_open(void) {
     accel_set_log(coll_gpu_log, mca_coll_gpu_component.verbose);
     coll_gpu_nonblocking_init();
     coll_gpu_reduce_op_init();
+    coll_gpu_native_tuning_load();
 
     if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {
         snprintf(value, sizeof(value), "%zu", mca_coll_gpu_component.staging_buffer_size);
@@ -315,6 +420,7 @@ static int coll_gpu_open(void) {
 }
 
 static int coll_gpu_close(void) {
+    coll_gpu_native_tuning_free();
     if (mca_coll_gpu_component.accel_opened) {
         if (NULL != mca_coll_gpu_component.accel) {
             accel_finalize();

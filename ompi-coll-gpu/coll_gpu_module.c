@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 #include "coll_gpu_team.h"
 #include "opal/util/show_help.h"
@@ -52,6 +53,8 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->stream = NULL;
     module->team = NULL;
     module->team_failed = false;
+    module->native = NULL;
+    module->native_unavailable = 0;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -65,6 +68,9 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
 
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
+    /* before the team: the scratch is the team's memory */
+    coll_gpu_native_destroy(module->native);
+    module->native = NULL;
     coll_gpu_team_destroy(module->team);
     module->team = NULL;
     if (NULL != module->stream) {

@@ -4,7 +4,10 @@
 #   1. cg_host, Open MPI alone                                  -> the reference answer
 #   2. cg_host, coll/gpu loaded and active (emulated backend)   -> the same bits
 #   3. cg_emulated, reduction buffers in emulated device memory, coll/gpu staging every
-#      MPI_Allreduce (coll_gpu_verbose 10 shows each call)       -> the same bits
+#      MPI_Allreduce (coll_gpu_allreduce_algorithm staged; coll_gpu_verbose 10 shows each
+#      call)                                                      -> the same bits
+#   3b. cg_emulated with coll/gpu's native allreduce (one-shot, rank order: another order
+#      than Open MPI's, so compared within 1e-9), twice          -> the same bits both times
 #   4. cg_cuda, when built and a GPU is present: coll/gpu with the cuda backend; its kernels
 #      sum in another order than the host loops, so the answer is compared to the reference
 #      within a tolerance (same iteration count, residual and sum(x) within 1e-9 relative)
@@ -60,7 +63,8 @@ run host-without cg_host "${BASE[@]}" && pass=$((pass + 1))
 run host-with cg_host "${COMPONENT[@]}" "${BASE[@]}" --mca coll_gpu_accelerator emulated &&
     same host-without host-with
 if run emulated-with cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
-    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10; then
+    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10 \
+    --mca coll_gpu_allreduce_algorithm staged; then
     same host-without emulated-with
     iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/emulated-with")
     staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/emulated-with.out")
@@ -70,6 +74,28 @@ if run emulated-with cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
         pass=$((pass + 1))
     else
         echo "    FAIL: only $staged staged MPI_Allreduce calls (iterations $iterations)"
+        fail=$((fail + 1))
+    fi
+fi
+# the native allreduce: its own fixed order, so the same bits run to run, and the answer of
+# the host reference within rounding
+if run emulated-native cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
+    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10 &&
+    run emulated-native2 cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
+        --mca coll_gpu_accelerator emulated; then
+    same emulated-native emulated-native2
+    native=$(grep -c 'coll:gpu: MPI_Allreduce on .*: one_shot' "$log/emulated-native.out")
+    if [ "$native" -ge "$NP" ] &&
+        awk '{ for (i = 1; i <= NF; i++) if ($i == "iterations") it[NR] = $(i + 1);
+               r[NR] = $6; s[NR] = $9 }
+             END { ok = it[1] == it[2] && (r[1] - r[2]) ^ 2 <= (1e-9 * r[1]) ^ 2 &&
+                   (s[1] - s[2]) ^ 2 <= (1e-9 * s[1]) ^ 2; exit !ok }' \
+            "$log/host-without" "$log/emulated-native"; then
+        echo "    PASS: native allreduce ($native one-shot calls) agrees with cg_host within 1e-9"
+        pass=$((pass + 1))
+    else
+        echo "    FAIL: native allreduce: $native one-shot calls, answers:"
+        cat "$log/host-without" "$log/emulated-native"
         fail=$((fail + 1))
     fi
 fi

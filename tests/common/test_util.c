@@ -782,6 +782,29 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_check_memory_kinds", &value)) {
         config->check_memory_kinds = 0 != value;
     }
+    config->native = true;
+    config->allreduce_algorithm = TU_ALG_AUTO;
+    config->ranks_per_node = 0;
+    config->one_shot_max_bytes = 65536;
+    if (0 == tu_cvar_read_int("coll_gpu_native", &value)) {
+        config->native = 0 != value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_allreduce_algorithm", &value)) {
+        config->allreduce_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_ranks_per_node", &value)) {
+        config->ranks_per_node = value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_allreduce_one_shot_max_bytes", &value)) {
+        config->one_shot_max_bytes = value;
+    }
+}
+
+bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
+    /* emulated nodes: a communicator larger than ranks_per_node spans several (the tests run
+     * on one machine, so every communicator's ranks share one real node) */
+    bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
+    return config->native && TU_ALG_STAGED != config->allreduce_algorithm && one_node;
 }
 
 const char *tu_path_name(tu_path_t path) {
@@ -2370,6 +2393,7 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     const tu_coll_params_t *p = &c->p;
     tu_call_class_t mine = tu_call_class(c->base, c->is_root, p->in_place, &p->kind);
     bool uniform = true, any_managed = TU_CLASS_MANAGED == mine, pipelined_size;
+    bool native_call = false;
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {
@@ -2388,6 +2412,28 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                      (long long)tu_coll_case_data_bytes(c) > config->staging_buffer_size / 2;
     if (!uniform && pipelined_size && config->pipeline && !config->check_memory_kinds) {
         return false;
+    }
+    /* Blocking MPI_Allreduce runs natively inside a node when every buffer of every rank is
+     * on the device and the kernels define the reduction (predefined op, predefined
+     * contiguous type).  Kinds that differ across ranks then make an erroneous program
+     * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
+    if (COLL_GPU_ALLREDUCE == p->coll && c->type->contiguous && TU_OP_USER_COMM != p->op &&
+        TU_OP_USER_NONCOMM != p->op && 0 != p->count &&
+        tu_allreduce_native_expected(config, c->size)) {
+        bool all_device = true, any_device = false;
+        for (int m = 0; m < c->size; m++) {
+            const tu_kind_t *kind = NULL != kind_of_world_rank
+                                        ? &kind_of_world_rank[p->comm->world_ranks[m]]
+                                        : &p->kind;
+            bool device =
+                (p->in_place || TU_MEM_DEVICE == kind->send) && TU_MEM_DEVICE == kind->recv;
+            all_device = all_device && device;
+            any_device = any_device || device;
+        }
+        if (any_device && !all_device && !config->check_memory_kinds) {
+            return false;
+        }
+        native_call = all_device;
     }
 
     expect->device_payload = c->device_payload;
@@ -2410,6 +2456,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     default:
         /* device pointers with nothing to copy may go either way */
         expect->path = c->device_payload > 0 ? TU_PATH_STAGED : TU_PATH_EITHER;
+        if (native_call) {
+            expect->path = TU_PATH_NATIVE;
+        }
         /* MPI_Reduce_local of a predefined op on a predefined type, both buffers on the
          * device: the accelerator's reduction kernel */
         if (COLL_GPU_REDUCE_LOCAL == c->base && TU_MEM_DEVICE == p->kind.send &&

@@ -164,7 +164,20 @@ typedef struct {
     long long staging_buffer_size;
     bool pipeline;
     bool check_memory_kinds;
+    bool native;             /* coll_gpu_native */
+    int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
+    long long ranks_per_node;
+    long long one_shot_max_bytes;
 } tu_gpu_config_t;
+
+/* Values of coll_gpu_allreduce_algorithm, and the elements of the
+ * coll_gpu_allreduce_algorithm_calls pvar. */
+enum { TU_ALG_AUTO = 0, TU_ALG_STAGED, TU_ALG_ONE_SHOT, TU_ALG_TWO_SHOT, TU_NUM_ALGS };
+
+/* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
+ * this (one) machine, given its parameters, with every rank passing device memory, a
+ * predefined op on a predefined contiguous type and count > 0. */
+bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
 void tu_gpu_config_read(tu_gpu_config_t *config);
 
 typedef enum {

@@ -1,0 +1,101 @@
+/*
+ * Allreduce, two-shot (medium and large messages, bandwidth bound): per chunk, a
+ * reduce-scatter (rank k reduces shard k of the chunk from every peer's scratch, in rank
+ * order, into the second part of its own scratch half), then an allgather (every rank copies
+ * each shard from its owner's scratch into its receive buffer).  Each rank reads n inputs of
+ * 1/n of the chunk and n shards instead of n whole inputs.
+ *
+ * Every element is combined exactly as one-shot combines it (coll_gpu_native_reduce over
+ * the n inputs in rank order), so the two give the same bits, on every rank.
+ *
+ * Scratch half of a step: [0, half/2) this rank's input chunk, [half/2, half) its reduced
+ * shard.
+ */
+#include "coll_gpu_native.h"
+
+/* Shard k of n elements over size ranks: the first n % size shards one element longer. */
+static void coll_gpu_two_shot_shard(size_t n, int size, int k, size_t *first_p, size_t *len_p) {
+    size_t base = n / (size_t)size, extra = n % (size_t)size, uk = (size_t)k;
+
+    *first_p = uk * base + ((uk < extra) ? uk : extra);
+    *len_p = base + ((uk < extra) ? 1 : 0);
+}
+
+int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                coll_gpu_native_t *native,
+                                const coll_gpu_allreduce_native_args_t *args) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t shard_area = native->half / 2, chunk, shard_first, shard_len;
+    int size = native->team->size, rank = native->team->rank;
+    accel_status_t astatus = ACCEL_OK;
+    shmem_status_t status;
+
+    (void)module;
+    chunk = ((args->chunk_bytes < shard_area) ? args->chunk_bytes : shard_area) / args->esize;
+    chunk = (chunk > 0) ? chunk : 1;
+    for (size_t first = 0; first < args->count; first += chunk) {
+        size_t n = (args->count - first < chunk) ? args->count - first : chunk;
+        size_t offset = first * args->esize;
+        uint64_t step = ++native->step;
+        char *mine = coll_gpu_native_mine(native, step);
+
+        if (ACCEL_OK == astatus) {
+            astatus = accel->memcpy_async(mine, (const char *)args->sbuf + offset, n * args->esize,
+                                          args->stream);
+        }
+        if (ACCEL_OK == astatus) {
+            astatus = accel->stream_synchronize(args->stream);
+        }
+        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+        if (SHMEM_OK == status) {
+            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
+        }
+        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+            goto err_transport;
+        }
+
+        /* reduce-scatter: my shard from every rank's input */
+        coll_gpu_two_shot_shard(n, size, rank, &shard_first, &shard_len);
+        if ((ACCEL_OK == astatus) && (shard_len > 0)) {
+            for (int p = 0; p < size; ++p) {
+                srcs[p] = coll_gpu_native_theirs(native, p, step) + shard_first * args->esize;
+            }
+            astatus = coll_gpu_native_reduce(mine + shard_area, srcs, size, shard_len, args->dtype,
+                                             args->op, args->stream);
+        }
+        if (ACCEL_OK == astatus) {
+            astatus = accel->stream_synchronize(args->stream);
+        }
+        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_REDUCED);
+        if (SHMEM_OK == status) {
+            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_REDUCED);
+        }
+        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+            goto err_transport;
+        }
+
+        /* allgather: every shard from its owner; synchronized before the next step's
+         * announcement, after which owners may reuse this half */
+        for (int k = 0; (k < size) && (ACCEL_OK == astatus); ++k) {
+            coll_gpu_two_shot_shard(n, size, k, &shard_first, &shard_len);
+            if (shard_len > 0) {
+                astatus =
+                    accel->memcpy_async((char *)args->rbuf + offset + shard_first * args->esize,
+                                        coll_gpu_native_theirs(native, k, step) + shard_area,
+                                        shard_len * args->esize, args->stream);
+            }
+        }
+    }
+    if (ACCEL_OK == astatus) {
+        astatus = accel->stream_synchronize(args->stream);
+    }
+    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
+        return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
+    }
+    return OMPI_SUCCESS;
+
+err_transport:
+    (void)accel->stream_synchronize(args->stream);
+    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+}

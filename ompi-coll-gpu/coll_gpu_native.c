@@ -1,0 +1,355 @@
+/*
+ * The native algorithms' common ground: context setup (node check, agreement, team, scratch),
+ * signals, the ordered n-input reduction, errors, and the algorithm choice.
+ */
+#include "coll_gpu_native.h"
+#include "coll_gpu_tuning.h"
+
+#include "opal/util/show_help.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLL_GPU_NATIVE_ALIGN 256
+
+_Static_assert(COLL_GPU_ALG_NUM <= COLL_GPU_MAX_ALGS, "COLL_GPU_MAX_ALGS too small");
+_Static_assert(COLL_GPU_FALLBACK_NUM <= COLL_GPU_MAX_FALLBACKS, "COLL_GPU_MAX_FALLBACKS too small");
+
+const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM] = {
+#define COLL_GPU_ALG_NAME(id, name) name,
+    COLL_GPU_FOREACH_ALG(COLL_GPU_ALG_NAME)
+#undef COLL_GPU_ALG_NAME
+};
+
+const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM] = {
+#define COLL_GPU_FALLBACK_NAME(id, name) name,
+    COLL_GPU_FOREACH_FALLBACK(COLL_GPU_FALLBACK_NAME)
+#undef COLL_GPU_FALLBACK_NAME
+};
+
+struct coll_gpu_tuning_state {
+    coll_gpu_tuning_t rules;
+};
+
+static void coll_gpu_native_tuning_log(int level, const char *msg, void *ctx) {
+    (void)ctx;
+    opal_show_help("help-mpi-coll-gpu.txt", "tuning file", true, (0 == level) ? "error" : "warning",
+                   msg);
+}
+
+static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words, int n) {
+    for (int i = 0; i < n; ++i) {
+        for (int b = 0; b < 8; ++b) {
+            hash = (hash ^ ((words[i] >> (8 * b)) & 0xff)) * 1099511628211ULL;
+        }
+    }
+    return hash;
+}
+
+void coll_gpu_native_tuning_load(void) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    struct coll_gpu_tuning_state *state;
+    uint64_t words[5];
+
+    c->tuning = NULL;
+    if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
+        state = calloc(1, sizeof(*state));
+        if ((NULL != state) &&
+            (coll_gpu_tuning_load(&state->rules, c->tuning_file, coll_gpu_alg_names,
+                                  COLL_GPU_ALG_NUM, coll_gpu_native_tuning_log, NULL) >= 0)) {
+            c->tuning = state;
+            COLL_GPU_VERBOSE(1, "tuning file %s: %d rules", c->tuning_file, state->rules.num_rules);
+        } else {
+            free(state);
+        }
+    }
+    /* Everything the choice of an algorithm depends on besides the call itself: ranks
+     * compare it once per communicator, since a rank choosing differently would hang. */
+    words[0] = (uint64_t)c->native;
+    words[1] = (uint64_t)c->allreduce_algorithm;
+    words[2] = (uint64_t)c->allreduce_one_shot_max_bytes;
+    words[3] = (uint64_t)c->native_chunk_size;
+    words[4] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
+    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words, 5);
+}
+
+void coll_gpu_native_tuning_free(void) {
+    if (NULL != mca_coll_gpu_component.tuning) {
+        coll_gpu_tuning_free(&mca_coll_gpu_component.tuning->rules);
+        free(mca_coll_gpu_component.tuning);
+        mca_coll_gpu_component.tuning = NULL;
+    }
+}
+
+/* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
+ * reduced shard. */
+static size_t coll_gpu_native_half_size(void) {
+    size_t one_shot = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
+    size_t two_shot = 2 * mca_coll_gpu_component.native_chunk_size;
+    size_t half = (one_shot > two_shot) ? one_shot : two_shot;
+
+    half = (half + COLL_GPU_NATIVE_ALIGN - 1) & ~(size_t)(COLL_GPU_NATIVE_ALIGN - 1);
+    return (half < 2 * COLL_GPU_NATIVE_ALIGN) ? 2 * COLL_GPU_NATIVE_ALIGN : half;
+}
+
+static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 int *ok) {
+    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
+}
+
+/* Sets up the context; false with the reason when the communicator cannot have one. */
+static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                   coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
+    int size = ompi_comm_size(comm), nnodes = 0, ok, rc;
+    uint64_t hashes[2] = {mca_coll_gpu_component.native_config_hash,
+                          ~mca_coll_gpu_component.native_config_hash};
+    coll_gpu_native_t *native = NULL;
+    shmem_mem_t *scratch = NULL;
+    coll_gpu_team_t *team;
+    int *node_of_rank;
+    shmem_status_t status;
+
+    /* Every step below is collective and its outcome the same on every rank. */
+    rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, hashes, 2, MPI_UINT64_T, MPI_MAX, comm);
+    if ((OMPI_SUCCESS != rc) || (hashes[0] != mca_coll_gpu_component.native_config_hash) ||
+        (hashes[1] != ~mca_coll_gpu_component.native_config_hash)) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_output(0,
+                        "coll:gpu: %s: the ranks were given different coll_gpu parameters or "
+                        "tuning rules for the native algorithms: its device collectives are "
+                        "staged",
+                        comm->c_name);
+        }
+        *reason_p = COLL_GPU_FALLBACK_MISMATCH;
+        return false;
+    }
+    if (size > COLL_GPU_NATIVE_MAX_RANKS) {
+        *reason_p = COLL_GPU_FALLBACK_TEAM;
+        return false;
+    }
+    /* The node map alone first: a multi-node communicator needs no team yet. */
+    if (NULL == module->team) {
+        node_of_rank = malloc((size_t)size * sizeof(int));
+        if (NULL == node_of_rank) {
+            ok = 0;
+        } else {
+            ok = (OMPI_SUCCESS == coll_gpu_team_node_map(module, comm,
+                                                         mca_coll_gpu_component.ranks_per_node,
+                                                         node_of_rank));
+            for (int r = 0; ok && r < size; ++r) {
+                nnodes = (node_of_rank[r] + 1 > nnodes) ? node_of_rank[r] + 1 : nnodes;
+            }
+            free(node_of_rank);
+        }
+        if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+            *reason_p = COLL_GPU_FALLBACK_TEAM;
+            return false;
+        }
+    } else {
+        nnodes = module->team->nnodes;
+    }
+    if (nnodes > 1) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "%s: %d ranks on %d nodes: no native algorithm "
+                         "across nodes yet",
+                         comm->c_name, size, nnodes);
+        *reason_p = COLL_GPU_FALLBACK_MULTI_NODE;
+        return false;
+    }
+    if (OMPI_SUCCESS != coll_gpu_team_get(module, comm, &team)) {
+        *reason_p = COLL_GPU_FALLBACK_TEAM;
+        return false;
+    }
+
+    native = calloc(1, sizeof(*native));
+    if (NULL != native) {
+        native->team = team;
+        native->half = coll_gpu_native_half_size();
+        native->peer = calloc((size_t)size, sizeof(*native->peer));
+    }
+    /* collective whatever this rank's allocations did: every rank allocates the scratch,
+     * then all agree */
+    status = shmem_alloc(team->shmem, 2 * coll_gpu_native_half_size(), ACCEL_MEM_DEVICE, &scratch);
+    ok = (SHMEM_OK == status) && (NULL != native) && (NULL != native->peer);
+    if (SHMEM_OK == status) {
+        if (ok) {
+            native->scratch = scratch;
+        } else {
+            shmem_free(team->shmem, scratch); /* nobody wrote to it */
+        }
+    }
+    for (int p = 0; ok && p < size; ++p) {
+        /* the algorithms load peers' scratch directly: cuda_ipc for every peer */
+        native->peer[p] = shmem_rmem_ptr(shmem_mem_peer(native->scratch, p));
+        ok = (NULL != native->peer[p]);
+    }
+    if (SHMEM_OK != status) {
+        COLL_GPU_VERBOSE(1, "%s: no device scratch for the native algorithms: %s", comm->c_name,
+                         shmem_last_error());
+    }
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+        if (NULL != native) {
+            coll_gpu_native_destroy(native);
+        }
+        *reason_p = COLL_GPU_FALLBACK_TEAM;
+        return false;
+    }
+    COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of one node, scratch 2 x %zu bytes",
+                     comm->c_name, size, native->half);
+    *native_p = native;
+    return true;
+}
+
+bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
+    unsigned long long passthrough[COLL_GPU_NUM_COLLS];
+    bool created;
+
+    if (OPAL_LIKELY(NULL != module->native)) {
+        if (OPAL_UNLIKELY(module->native->broken)) {
+            *reason_p = COLL_GPU_FALLBACK_TEAM;
+            return false;
+        }
+        *native_p = module->native;
+        return true;
+    }
+    if (0 != module->native_unavailable) {
+        *reason_p = (coll_gpu_fallback_t)(module->native_unavailable - 1);
+        return false;
+    }
+    /* The host collectives of the setup (MPI_Comm_split_type's among them) come back through
+     * this component: not the application's calls, not counted. */
+    memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
+        !module->team_failed) {
+        (void)coll_gpu_team_check(module, comm);
+    }
+    created = coll_gpu_native_create(module, comm, &module->native, reason_p);
+    memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+    if (!created) {
+        module->native = NULL;
+        module->native_unavailable = 1 + (int)*reason_p;
+        return false;
+    }
+    *native_p = module->native;
+    return true;
+}
+
+void coll_gpu_native_destroy(coll_gpu_native_t *native) {
+    if (NULL == native) {
+        return;
+    }
+    if (NULL != native->scratch) {
+        /* Peers may still read this rank's half of the last step. */
+        if ((native->step > 0) && !native->broken) {
+            (void)shmem_barrier_local(native->team->shmem);
+        }
+        shmem_free(native->team->shmem, native->scratch);
+    }
+    free(native->peer);
+    free(native);
+}
+
+shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
+                                          coll_gpu_phase_t phase) {
+    coll_gpu_team_t *team = native->team;
+    uint64_t value = 2 * step + (uint64_t)phase;
+    shmem_status_t status;
+
+    for (int p = 0; p < team->size; ++p) {
+        if (p == team->rank) {
+            continue;
+        }
+        status = shmem_signal(team->shmem, p, COLL_GPU_NATIVE_SLOT0 + (unsigned)team->rank, value);
+        if (SHMEM_OK != status) {
+            return status;
+        }
+    }
+    return SHMEM_OK;
+}
+
+shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+                                        coll_gpu_phase_t phase) {
+    coll_gpu_team_t *team = native->team;
+    uint64_t value = 2 * step + (uint64_t)phase;
+    shmem_status_t status;
+
+    for (int p = 0; p < team->size; ++p) {
+        if (p == team->rank) {
+            continue;
+        }
+        status = shmem_wait(team->shmem, COLL_GPU_NATIVE_SLOT0 + (unsigned)p, value);
+        if (SHMEM_OK != status) {
+            return status;
+        }
+    }
+    return SHMEM_OK;
+}
+
+accel_status_t coll_gpu_native_reduce(void *dst, const void *const *srcs, int n, size_t count,
+                                      accel_dtype_t dtype, accel_op_t op, accel_stream_h stream) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const void *chain[ACCEL_REDUCE_MAX_INPUTS];
+    accel_status_t status;
+    int done;
+
+    if (1 == n) {
+        return (dst == srcs[0])
+                   ? ACCEL_OK
+                   : accel->memcpy_async(dst, srcs[0], count * accel_dtype_size(dtype), stream);
+    }
+    done = (n < ACCEL_REDUCE_MAX_INPUTS) ? n : ACCEL_REDUCE_MAX_INPUTS;
+    status = accel->reduce(dst, srcs, done, count, dtype, op, stream);
+    /* the accumulated value stays the left operand: the order of a single n-input pass */
+    while ((ACCEL_OK == status) && (done < n)) {
+        int more = n - done;
+        more = (more < ACCEL_REDUCE_MAX_INPUTS - 1) ? more : ACCEL_REDUCE_MAX_INPUTS - 1;
+        chain[0] = dst;
+        memcpy(&chain[1], &srcs[done], (size_t)more * sizeof(*srcs));
+        status = accel->reduce(dst, chain, more + 1, count, dtype, op, stream);
+        done += more;
+    }
+    return status;
+}
+
+int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
+                                     const char *mpi_call, struct ompi_communicator_t *comm) {
+    native->broken = true;
+    opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
+                   mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm),
+                   shmem_status_string(status), shmem_last_error());
+    return MPI_ERR_OTHER;
+}
+
+coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t bytes,
+                                         size_t *chunk_p, char *why, size_t why_len) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_tuning_rule_t *rule = NULL;
+    coll_gpu_alg_t alg = (coll_gpu_alg_t)c->allreduce_algorithm;
+
+    *chunk_p = c->native_chunk_size;
+    if (COLL_GPU_ALG_AUTO != alg) {
+        snprintf(why, why_len, "coll_gpu_allreduce_algorithm=%s", coll_gpu_alg_names[alg]);
+        return alg;
+    }
+    if (NULL != c->tuning) {
+        rule = coll_gpu_tuning_find(&c->tuning->rules, "allreduce", (uint64_t)size,
+                                    (uint64_t)ranks_per_node, (uint64_t)bytes);
+    }
+    if (NULL != rule) {
+        alg = (coll_gpu_alg_t)rule->algorithm;
+        if (0 != rule->chunk) {
+            *chunk_p = rule->chunk;
+        }
+        snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
+        if (COLL_GPU_ALG_AUTO != alg) {
+            return alg;
+        }
+    }
+    alg =
+        (bytes <= c->allreduce_one_shot_max_bytes) ? COLL_GPU_ALG_ONE_SHOT : COLL_GPU_ALG_TWO_SHOT;
+    snprintf(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu", bytes,
+             (COLL_GPU_ALG_ONE_SHOT == alg) ? "<=" : ">", c->allreduce_one_shot_max_bytes);
+    return alg;
+}

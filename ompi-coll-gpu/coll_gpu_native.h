@@ -1,0 +1,150 @@
+/*
+ * What the native algorithms share: the algorithm names of the selection parameters, the
+ * fallback reasons, and the per-communicator native context (symmetric device scratch that
+ * local peers map by IPC, the step counter that orders its reuse, the signal helpers).
+ *
+ * Synchronization of a step (one chunk of a collective): every rank has one signal slot per
+ * peer, and tells each peer how far it has got by storing a monotone value (2 * step + phase)
+ * there.  A rank writes its scratch half of step s (parity s & 1) only after every peer
+ * announced step s - 1, which each does after it finished step s - 2, the last reader of that
+ * half: double buffering plus the next step's announcement is the completion handshake.  The
+ * communicator's last step is covered by a node barrier before the scratch is freed.
+ */
+#ifndef COLL_GPU_NATIVE_H
+#define COLL_GPU_NATIVE_H
+
+#include "coll_gpu.h"
+#include "coll_gpu_team.h"
+#include "shmem.h"
+
+BEGIN_C_DECLS
+
+/* Values of coll_gpu_allreduce_algorithm; also the elements of the
+ * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted). */
+#define COLL_GPU_FOREACH_ALG(X)                                                                    \
+    X(AUTO, "auto")                                                                                \
+    X(STAGED, "staged")                                                                            \
+    X(ONE_SHOT, "one_shot")                                                                        \
+    X(TWO_SHOT, "two_shot")
+
+typedef enum {
+#define COLL_GPU_ALG_ENUM(id, name) COLL_GPU_ALG_##id,
+    COLL_GPU_FOREACH_ALG(COLL_GPU_ALG_ENUM)
+#undef COLL_GPU_ALG_ENUM
+        COLL_GPU_ALG_NUM
+} coll_gpu_alg_t;
+
+/* Why a blocking device-buffer call was staged rather than run natively: the elements of
+ * the coll_gpu_native_fallbacks pvar. */
+#define COLL_GPU_FOREACH_FALLBACK(X)                                                               \
+    X(DISABLED, "native_disabled")   /* coll_gpu_native=0 */                                       \
+    X(ALGORITHM, "algorithm_staged") /* parameter or tuning rule says staged */                    \
+    X(MEMORY, "memory")              /* a buffer not on the device, or kinds mixed across ranks */ \
+    X(DATATYPE_OP, "datatype_op")    /* no kernel for the pair, or not a contiguous type */        \
+    X(MULTI_NODE, "multi_node")      /* the communicator spans several nodes */                    \
+    X(TEAM, "team")                  /* no transport team, no IPC path, too many ranks */          \
+    X(MISMATCH, "config_mismatch")   /* ranks disagree on the parameters or tuning rules */
+
+typedef enum {
+#define COLL_GPU_FALLBACK_ENUM(id, name) COLL_GPU_FALLBACK_##id,
+    COLL_GPU_FOREACH_FALLBACK(COLL_GPU_FALLBACK_ENUM)
+#undef COLL_GPU_FALLBACK_ENUM
+        COLL_GPU_FALLBACK_NUM
+} coll_gpu_fallback_t;
+
+extern const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM];
+extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
+
+/* Signal slots of the native algorithms: COLL_GPU_NATIVE_SLOT0 + peer's rank (slot 0 stays
+ * the transport check's). */
+#define COLL_GPU_NATIVE_SLOT0 1
+#define COLL_GPU_NATIVE_MAX_RANKS (SHMEM_MAX_SIGNALS - COLL_GPU_NATIVE_SLOT0)
+
+/* Phases of a step, in the order a rank goes through them. */
+typedef enum {
+    COLL_GPU_PHASE_READY = 0,  /* my input of this step is in my scratch */
+    COLL_GPU_PHASE_REDUCED = 1 /* my shard of this step is reduced (two-shot) */
+} coll_gpu_phase_t;
+
+typedef struct coll_gpu_native {
+    coll_gpu_team_t *team;
+    shmem_mem_t *scratch;
+    size_t half;   /* bytes of each parity half of a rank's scratch */
+    char **peer;   /* team->size entries: every rank's scratch, mapped here */
+    uint64_t step; /* steps run on this communicator (same on every rank) */
+    bool broken;   /* a transport error left the ranks out of step: stage from now on */
+} coll_gpu_native_t;
+
+/*
+ * The communicator's native context, set up on the first call that can use one (collective:
+ * every rank gets there at the same call, the decision before it being the same on every
+ * rank).  On failure returns false with the reason; later calls fail the same way without
+ * communicating.
+ */
+bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p);
+/* Local: waits for the node's ranks to stop reading this rank's scratch, then frees it. */
+void coll_gpu_native_destroy(coll_gpu_native_t *native);
+
+/* Bytes at the start of this rank's half of step s (local) and of peer's. */
+static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, uint64_t step) {
+    return native->peer[native->team->rank] + (step & 1) * native->half;
+}
+static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, int peer, uint64_t step) {
+    return native->peer[peer] + (step & 1) * native->half;
+}
+
+/* Tell every peer this rank reached phase of step; wait until every peer did. */
+shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
+                                          coll_gpu_phase_t phase);
+shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+                                        coll_gpu_phase_t phase);
+
+/*
+ * dst = srcs[0] op srcs[1] op ... op srcs[n-1], strictly left to right whatever n: calls of at
+ * most ACCEL_REDUCE_MAX_INPUTS inputs chained through dst (dst = in0..in15, then dst = dst,
+ * in16..in30 ...).  n == 1 is a copy.  Queued on stream.
+ */
+accel_status_t coll_gpu_native_reduce(void *dst, const void *const *srcs, int n, size_t count,
+                                      accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
+
+/* Reports a transport error of a native collective (help message naming the call and
+ * shmem_last_error()), marks the context broken; returns MPI_ERR_OTHER. */
+int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
+                                     const char *mpi_call, struct ompi_communicator_t *comm);
+
+/* One native allreduce call, as the algorithms get it. */
+typedef struct {
+    const void *sbuf; /* the input (rbuf for MPI_IN_PLACE) */
+    void *rbuf;
+    size_t count;
+    accel_dtype_t dtype;
+    accel_op_t op;
+    size_t esize;       /* bytes of an element */
+    size_t chunk_bytes; /* pipeline chunk (two-shot), within the scratch */
+    accel_stream_h stream;
+    const char *mpi_call;
+} coll_gpu_allreduce_native_args_t;
+
+int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                coll_gpu_native_t *native,
+                                const coll_gpu_allreduce_native_args_t *args);
+int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                coll_gpu_native_t *native,
+                                const coll_gpu_allreduce_native_args_t *args);
+
+/* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
+void coll_gpu_native_tuning_load(void);
+void coll_gpu_native_tuning_free(void);
+
+/*
+ * The algorithm and chunk for an allreduce of bytes on a one-node communicator of size ranks:
+ * the parameter when it forces one, else the first tuning rule that matches, else the size
+ * threshold.  why: a sentence for the verbose log.
+ */
+coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t bytes,
+                                         size_t *chunk_p, char *why, size_t why_len);
+
+END_C_DECLS
+
+#endif /* COLL_GPU_NATIVE_H */

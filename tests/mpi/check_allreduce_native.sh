@@ -1,0 +1,106 @@
+#!/bin/bash
+#
+# Native MPI_Allreduce inside a node (test_allreduce_native, emulated device memory whose
+# cuda_ipc transport runs over the emulated backend's IPC):
+#   - 1 to 8 ranks, the algorithm the parameters choose (auto), checked bit for bit against
+#     a rank-order reference, the same bits on every rank, the pvar of the algorithm taken;
+#   - each algorithm forced (one_shot, two_shot, staged) and a tiny scratch that cuts every
+#     message into many steps: one_shot, two_shot and auto must print the same digest (the
+#     same bits for every case), staged the same integer digest;
+#   - repeated runs and repetitions within a run: the same digest;
+#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
+#   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
+#     defaults used), an unknown algorithm (a warning naming the rule);
+#   - coll_gpu_verbose 10 says which algorithm ran and why.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+BIG=--big-count=4194304 # 16 MiB of float
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/check_allreduce_native.XXXXXX") || exit 1
+trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
+
+# digest NAME: keeps the last run's digest line as $TMP/NAME
+digest() {
+    grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$TMP/$1"
+}
+
+# same_digest WHAT A B [int]: the digests (or only their integer part) agree
+same_digest() {
+    local a b
+    a=$(cat "$TMP/$2" 2>/dev/null)
+    b=$(cat "$TMP/$3" 2>/dev/null)
+    if [ "$4" = int ]; then
+        a=${a%% fp *}
+        b=${b%% fp *}
+    fi
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        echo "    digest check ($1): PASS ($a)"
+        check_count PASS "$1"
+    else
+        echo "    digest check ($1): FAIL: '$a' != '$b'"
+        check_count FAIL "$1"
+    fi
+}
+
+for np in 1 2 5 6 7 8; do
+    check_run "$np ranks, auto" $np "$EMU" test_allreduce_native
+done
+
+for np in 3 4; do
+    # the >= 16 MiB cases on 4 ranks only (time)
+    big=""
+    [ $np = 4 ] && big=$BIG
+    for alg in one_shot two_shot auto staged; do
+        check_run "$np ranks, $alg" $np "$EMU coll_gpu_allreduce_algorithm=$alg" \
+            test_allreduce_native $big
+        digest $np-$alg
+    done
+    # many steps: one-shot steps of 1 KiB, two-shot chunks of 4 KiB through a tiny scratch
+    check_run "$np ranks, two_shot, 4 KiB chunks" $np \
+        "$EMU coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+        test_allreduce_native $big
+    digest $np-two-small
+    check_run "$np ranks, one_shot, 1 KiB steps" $np \
+        "$EMU coll_gpu_allreduce_algorithm=one_shot coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+        test_allreduce_native $big
+    digest $np-one-small
+    check_run "$np ranks, two_shot, twice in a run" $np \
+        "$EMU coll_gpu_allreduce_algorithm=two_shot" test_allreduce_native --reps=2 $big
+    digest $np-two-again
+    same_digest "$np ranks: one_shot = two_shot" $np-one_shot $np-two_shot
+    same_digest "$np ranks: auto = two_shot" $np-auto $np-two_shot
+    same_digest "$np ranks: small chunks = two_shot" $np-two-small $np-two_shot
+    same_digest "$np ranks: small one-shot steps = two_shot" $np-one-small $np-two_shot
+    same_digest "$np ranks: run to run" $np-two-again $np-two_shot
+    same_digest "$np ranks: staged integers = native" $np-staged $np-two_shot int
+done
+
+# emulated nodes: world (4 ranks) spans 2 nodes and is staged, the odd/even halves fit in one
+check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
+    test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node staged, one node native" \
+    "staged \(multi_node" "MPI_Allreduce on .*: (one|two)_shot"
+check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_allreduce_native
+
+# tuning files
+printf '# test rules\nallreduce * * * two_shot 8K\n' >"$TMP/two_shot.conf"
+check_run "3 ranks, tuning file: two_shot" 3 \
+    "$EMU coll_gpu_tuning_file=$TMP/two_shot.conf coll_gpu_verbose=10" \
+    test_allreduce_native --expect=two_shot
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "rule named in the log" \
+    "two_shot \(rule at .*two_shot.conf:2\)"
+printf 'allreduce * * 0-1K one_shot\nallreduce * * 1K- oops\n' >"$TMP/unknown.conf"
+check_run "2 ranks, tuning file: unknown algorithm" 2 \
+    "$EMU coll_gpu_tuning_file=$TMP/unknown.conf" test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "unknown algorithm warned" \
+    "unknown.conf:2: rule for allreduce names unknown algorithm \"oops\""
+printf 'allreduce * * 0-1K one_shot\nallreduce 2-x * * two_shot\n' >"$TMP/bad.conf"
+check_run "2 ranks, tuning file: malformed line" 2 \
+    "$EMU coll_gpu_tuning_file=$TMP/bad.conf" test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "malformed line reported" \
+    "bad.conf:2: malformed comm_size range" "defaults apply"
+
+check_finish

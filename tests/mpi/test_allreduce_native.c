@@ -1,0 +1,335 @@
+/*
+ * MPI_Allreduce on device buffers through coll/gpu's native algorithms, checked for
+ * correctness, path and determinism:
+ *
+ *   types and ops (float and double sum and max on values whose sum depends on the order,
+ *   int8 sum that wraps, int32 sum, int64 bxor) x counts (1, odd, not a multiple of the
+ *   ranks, above the one-shot threshold, --big) x MPI_IN_PLACE x communicators (dup of world,
+ *   odd/even split, reversed rank order); count 0 and a user op (staged) on the side.
+ *
+ * The reference is computed here in rank order, acc = in0 op in1 op ... op in(n-1), from
+ * inputs every rank generates for every peer: a native call must match it BIT FOR BIT
+ * (that is the order both algorithms promise); a staged one (Open MPI's order) bit for bit
+ * on integers, within rounding on floating point.  Every result is hashed, the hashes
+ * compared across the communicator (MPI_Allgather: the same bits on every rank), and rank 0
+ * prints a digest of all of them ("digest int 0x... fp 0x...") that the check script compares
+ * between runs with each algorithm forced and between repeated runs.  The
+ * coll_gpu_allreduce_algorithm_calls pvar must show the algorithm the parameters select
+ * (--expect=ALG overrides, e.g. under a tuning file).
+ *
+ * Closing line (rank 0): "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    T_FLOAT_SUM,
+    T_DOUBLE_SUM,
+    T_DOUBLE_MAX,
+    T_INT8_SUM,
+    T_INT32_SUM,
+    T_INT64_BXOR,
+    T_NUM
+} test_type_t;
+
+static const struct {
+    const char *name;
+    size_t size;
+    bool fp;
+} types[T_NUM] = {{"float sum", 4, true}, {"double sum", 8, true}, {"double max", 8, true},
+                  {"int8 sum", 1, false}, {"int32 sum", 4, false}, {"int64 bxor", 8, false}};
+
+static MPI_Datatype type_handle(test_type_t t) {
+    switch (t) {
+    case T_FLOAT_SUM:
+        return MPI_FLOAT;
+    case T_DOUBLE_SUM:
+    case T_DOUBLE_MAX:
+        return MPI_DOUBLE;
+    case T_INT8_SUM:
+        return MPI_INT8_T;
+    case T_INT32_SUM:
+        return MPI_INT32_T;
+    default:
+        return MPI_INT64_T;
+    }
+}
+
+static MPI_Op op_handle(test_type_t t) {
+    return (T_DOUBLE_MAX == t) ? MPI_MAX : (T_INT64_BXOR == t) ? MPI_BXOR : MPI_SUM;
+}
+
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+/* Element i of world rank r's input: floating point of mixed magnitudes, so that the sum
+ * depends on the order. */
+static void gen(test_type_t t, int r, uint32_t salt, size_t i, void *out) {
+    uint64_t h = mix(((uint64_t)salt << 40) ^ ((uint64_t)r << 32) ^ i);
+    double d = ((double)(h >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)(h % 24) - 12);
+
+    switch (t) {
+    case T_FLOAT_SUM:
+        *(float *)out = (float)d;
+        break;
+    case T_DOUBLE_SUM:
+    case T_DOUBLE_MAX:
+        *(double *)out = d;
+        break;
+    case T_INT8_SUM:
+        *(int8_t *)out = (int8_t)h;
+        break;
+    case T_INT32_SUM:
+        *(int32_t *)out = (int32_t)h;
+        break;
+    default:
+        *(uint64_t *)out = h;
+        break;
+    }
+}
+
+/* acc = acc op x, acc the left operand (as MPI's ops and the kernels have it). */
+static void apply(test_type_t t, void *acc, const void *x) {
+    switch (t) {
+    case T_FLOAT_SUM:
+        *(float *)acc = *(float *)acc + *(const float *)x;
+        break;
+    case T_DOUBLE_SUM:
+        *(double *)acc = *(double *)acc + *(const double *)x;
+        break;
+    case T_DOUBLE_MAX:
+        *(double *)acc =
+            (*(double *)acc > *(const double *)x) ? *(double *)acc : *(const double *)x;
+        break;
+    case T_INT8_SUM:
+        *(int8_t *)acc =
+            (int8_t)(uint8_t)((uint8_t) * (int8_t *)acc + (uint8_t) * (const int8_t *)x);
+        break;
+    case T_INT32_SUM:
+        *(int32_t *)acc = (int32_t)((uint32_t) * (int32_t *)acc + (uint32_t) * (const int32_t *)x);
+        break;
+    default:
+        *(uint64_t *)acc ^= *(const uint64_t *)x;
+        break;
+    }
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t len) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; ++i) {
+        h = (h ^ b[i]) * 1099511628211ULL;
+    }
+    return h;
+}
+
+typedef struct {
+    tu_gpu_config_t config;
+    const char *expect; /* --expect: algorithm name, NULL: from the parameters */
+    tu_pvar_t algs;
+    uint64_t digest_int, digest_fp;
+    uint32_t salt;
+} state_t;
+
+static const char *const alg_names[TU_NUM_ALGS] = {"auto", "staged", "one_shot", "two_shot"};
+
+static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
+    if (NULL != st->expect) {
+        for (int a = 0; a < TU_NUM_ALGS; ++a) {
+            if (0 == strcmp(st->expect, alg_names[a])) {
+                return a;
+            }
+        }
+    }
+    if (!tu_allreduce_native_expected(&st->config, comm->size)) {
+        return TU_ALG_STAGED;
+    }
+    if (TU_ALG_AUTO != st->config.allreduce_algorithm) {
+        return st->config.allreduce_algorithm;
+    }
+    return ((long long)bytes <= st->config.one_shot_max_bytes) ? TU_ALG_ONE_SHOT : TU_ALG_TWO_SHOT;
+}
+
+static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t count,
+                     bool in_place) {
+    size_t es = types[t].size, bytes = count * es;
+    char *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes), x[8];
+    void *d_in = NULL, *d_out = NULL;
+    uint64_t before[TU_NUM_ALGS] = {0}, after[TU_NUM_ALGS] = {0}, hash, *hashes;
+    int alg = expected_alg(st, comm, bytes), rc;
+    long bad = 0;
+
+    ++st->salt;
+    tu_case_begin("%s count=%zu%s comm=%s(%d/%d) expect %s", types[t].name, count,
+                  in_place ? " in-place" : "", comm->name, comm->rank, comm->size, alg_names[alg]);
+    hashes = malloc((size_t)comm->size * sizeof(*hashes));
+    for (size_t i = 0; i < count; ++i) {
+        gen(t, comm->world_ranks[comm->rank], st->salt, i, in + i * es);
+        gen(t, comm->world_ranks[0], st->salt, i, want + i * es);
+        for (int r = 1; r < comm->size; ++r) {
+            gen(t, comm->world_ranks[r], st->salt, i, x);
+            apply(t, want + i * es, x);
+        }
+    }
+    if (tu_mem_alloc(TU_MEM_DEVICE, bytes, &d_out) || tu_mem_alloc(TU_MEM_DEVICE, bytes, &d_in) ||
+        tu_mem_write(TU_MEM_DEVICE, in_place ? d_out : d_in, in, bytes)) {
+        fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    tu_pvar_read(&st->algs, before, TU_NUM_ALGS);
+    rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : d_in, d_out, (int)count, type_handle(t),
+                       op_handle(t), comm->comm);
+    tu_pvar_read(&st->algs, after, TU_NUM_ALGS);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("MPI_Allreduce returned %d", rc);
+    }
+    tu_mem_read(TU_MEM_DEVICE, got, d_out, bytes);
+    for (size_t i = 0; i < count; ++i) {
+        bool same = 0 == memcmp(got + i * es, want + i * es, es);
+        if (!same && types[t].fp && TU_ALG_STAGED == alg) {
+            /* Open MPI's order: within rounding */
+            double g = (4 == es) ? *(float *)(got + i * es) : *(double *)(got + i * es);
+            double w = (4 == es) ? *(float *)(want + i * es) : *(double *)(want + i * es);
+            same = fabs(g - w) <= ((4 == es) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
+        }
+        if (!same && bad++ < 3) {
+            tu_fail("element %zu differs from the rank-order reference", i);
+        }
+    }
+    if (bad > 0) {
+        tu_fail("%ld of %zu elements wrong", bad, count);
+    }
+    for (int a = 0; a < TU_NUM_ALGS; ++a) {
+        uint64_t want_delta = (a == alg) ? 1 : 0;
+        if (after[a] - before[a] != want_delta) {
+            tu_fail("coll_gpu_allreduce_algorithm_calls[%s] +%llu, expected +%llu", alg_names[a],
+                    (unsigned long long)(after[a] - before[a]), (unsigned long long)want_delta);
+        }
+    }
+    /* the same bits on every rank */
+    hash = fnv(14695981039346656037ULL, got, bytes);
+    MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
+    for (int r = 0; r < comm->size; ++r) {
+        if (hashes[r] != hash) {
+            tu_fail("rank %d of %s got other bits (hash %016llx, here %016llx)", r, comm->name,
+                    (unsigned long long)hashes[r], (unsigned long long)hash);
+            break;
+        }
+    }
+    if (types[t].fp) {
+        st->digest_fp = fnv(st->digest_fp, &hash, sizeof(hash));
+    } else {
+        st->digest_int = fnv(st->digest_int, &hash, sizeof(hash));
+    }
+    tu_case_end();
+    tu_mem_free(TU_MEM_DEVICE, d_in);
+    tu_mem_free(TU_MEM_DEVICE, d_out);
+    free(in);
+    free(want);
+    free(got);
+    free(hashes);
+}
+
+/* count 0 and a user op: staged or never reaching the component, and no hang */
+static void run_side_cases(const tu_comm_t *comm) {
+    void *d_in, *d_out;
+    int rc;
+
+    tu_case_begin("count 0 and a user op on %s", comm->name);
+    tu_mem_alloc(TU_MEM_DEVICE, 64, &d_in);
+    tu_mem_alloc(TU_MEM_DEVICE, 64, &d_out);
+    rc = MPI_Allreduce(d_in, d_out, 0, MPI_FLOAT, MPI_SUM, comm->comm);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("count 0 returned %d", rc);
+    }
+    rc = MPI_Allreduce(d_in, d_out, 4, MPI_INT32_T, tu_op_handle(TU_OP_USER_COMM), comm->comm);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("user op returned %d", rc);
+    }
+    tu_case_end();
+    tu_mem_free(TU_MEM_DEVICE, d_in);
+    tu_mem_free(TU_MEM_DEVICE, d_out);
+}
+
+int main(int argc, char **argv) {
+    tu_options_t opts;
+    state_t st;
+    tu_comm_t comms[TU_NUM_COMMS];
+    size_t big = 0, counts[8];
+    int ncounts = 0, rc, world_size, reps = 1;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    memset(&st, 0, sizeof(st));
+    tu_options_default(&opts);
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strncmp(argv[i], "--expect=", 9)) {
+            st.expect = argv[i] + 9;
+        } else if (0 == strncmp(argv[i], "--big-count=", 12)) {
+            big = strtoull(argv[i] + 12, NULL, 0);
+        } else if (0 == strncmp(argv[i], "--reps=", 7)) {
+            reps = atoi(argv[i] + 7);
+        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
+            if (0 == tu_world_rank) {
+                fprintf(stderr, "test_allreduce_native: bad argument %s\n", argv[i]);
+            }
+            tu_finish(TU_EXIT_FAIL);
+        }
+    }
+    tu_options_parse_one(&opts, "--kinds=device");
+    rc = tu_setup(&opts);
+    if (TU_EXIT_PASS != rc) {
+        tu_finish(rc);
+    }
+    if (0 != tu_pvar_open("coll_gpu_allreduce_algorithm_calls", &st.algs)) {
+        tu_case_begin("pvar");
+        tu_fail("coll_gpu_allreduce_algorithm_calls not found: component not loaded?");
+        tu_case_end();
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
+    tu_gpu_config_read(&st.config);
+
+    counts[ncounts++] = 1;
+    counts[ncounts++] = 7;
+    counts[ncounts++] = (size_t)world_size * 5 + 3; /* not a multiple of any comm size > 1 */
+    counts[ncounts++] = 3 * 65536 / 8 + 1;          /* above the one-shot threshold */
+    for (int c = 0; c < TU_NUM_COMMS; ++c) {
+        tu_comm_create((tu_comm_id_t)c, &comms[c]);
+    }
+    for (int rep = 0; rep < reps; ++rep) {
+        /* the same inputs every repetition, and the digest of the last one: the same */
+        st.salt = 0;
+        st.digest_int = st.digest_fp = 14695981039346656037ULL;
+        for (int c = 0; c < TU_NUM_COMMS; ++c) {
+            for (int t = 0; t < T_NUM; ++t) {
+                for (int k = 0; k < ncounts; ++k) {
+                    run_case(&st, &comms[c], (test_type_t)t, counts[k], (k + t + c) % 2);
+                }
+            }
+            run_side_cases(&comms[c]);
+        }
+        if (big > 0) {
+            run_case(&st, &comms[TU_COMM_WORLD], T_FLOAT_SUM, big, false);
+            run_case(&st, &comms[TU_COMM_SPLIT_REVERSED], T_INT32_SUM, big + 1, true);
+        }
+    }
+    if (0 == tu_world_rank) {
+        printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest_int,
+               (unsigned long long)st.digest_fp);
+    }
+    for (int c = 0; c < TU_NUM_COMMS; ++c) {
+        tu_comm_free(&comms[c]);
+    }
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
