@@ -601,6 +601,7 @@ typedef struct {
     tu_pvar_t native, staged;
     bool counters;
     bool staged_only; /* --staged: run with coll_gpu_native=0, nothing may be native */
+    bool fault_only;  /* --fault-only: only the kernel failure case */
 } state_t;
 
 static void run_case(state_t *st, const type_t *t, op_t op, size_t count) {
@@ -721,6 +722,10 @@ int main(int argc, char **argv) {
             st.staged_only = true;
             continue;
         }
+        if (0 == strcmp(argv[i], "--fault-only")) {
+            st.fault_only = true;
+            continue;
+        }
         if (1 != tu_options_parse_one(&st.opts, argv[i])) {
             if (0 == tu_world_rank) {
                 fprintf(stderr, "test_reduce_local: bad argument %s\n", argv[i]);
@@ -744,7 +749,7 @@ int main(int argc, char **argv) {
     types_init();
     rng_state = 0x1234u + (uint64_t)tu_world_rank;
 
-    for (int t = 0; t < NUM_TYPES; ++t) {
+    for (int t = 0; t < NUM_TYPES && !st.fault_only; ++t) {
         for (int op = 0; op < NUM_OPS; ++op) {
             if (!op_defined((op_t)op, types[t].kind)) {
                 continue;
@@ -759,7 +764,7 @@ int main(int argc, char **argv) {
     }
 
     /* a user op: staged on device memory, and right */
-    {
+    if (!st.fault_only) {
         MPI_Op op;
         int in[5] = {1, 2, 3, 4, 5}, io[5] = {10, 20, 30, 40, 50}, got[5];
         void *d_in, *d_io;
