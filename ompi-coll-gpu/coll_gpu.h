@@ -63,12 +63,14 @@ typedef struct mca_coll_gpu_component_t {
     size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
     char *tuning_file;
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
-    uint64_t native_config_hash;          /* of everything above: ranks must agree on it */
+    bool host_buffers;           /* blocking host-buffer allreduce with the native algorithms too */
+    uint64_t native_config_hash; /* of everything above: ranks must agree on it */
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
 
     /* The accelerator backend; NULL when none could be opened (the component
-     * then declines every communicator). */
+     * then declines every communicator, or with host_buffers installs only its
+     * host-buffer allreduce). */
     const accel_ops_t *accel;
     const char *accel_unavailable_reason;
     bool accel_opened;
@@ -120,6 +122,9 @@ typedef struct mca_coll_gpu_module_t {
      * (0: not decided yet). */
     struct coll_gpu_native *native;
     int native_unavailable;
+    /* Setting up the native context: the host collectives it issues on this communicator
+     * (communicator creation among them) come back here and must go straight to Open MPI. */
+    bool native_setup;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);
@@ -194,6 +199,11 @@ bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_comm
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
+/* MPI_Allreduce of a module without an accelerator (coll_gpu_host_buffers): host memory only. */
+int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *module);
 int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module);

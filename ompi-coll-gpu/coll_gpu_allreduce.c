@@ -1,7 +1,9 @@
 /*
  * MPI_Allreduce and MPI_Iallreduce on device buffers: the native algorithms (one-shot,
  * two-shot) for blocking calls on a one-node communicator when the kernels define the
- * reduction; the staged path for everything else.
+ * reduction; the staged path for everything else.  With coll_gpu_host_buffers, blocking
+ * calls on host buffers run the same algorithms in host memory (the CPU reduction); those
+ * that cannot go to Open MPI as before.
  */
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
@@ -29,15 +31,23 @@ static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void
                          request);
 }
 
+/* Host-accessible memory: what the CPU reduction may read (everything without an
+ * accelerator). */
+static inline bool coll_gpu_host_accessible(const void *buf) {
+    return (NULL == mca_coll_gpu_component.accel) || !coll_gpu_on_device(buf);
+}
+
 /*
- * Runs a blocking device-buffer call natively if it can; false when it must be staged.  The
- * decision depends only on what every rank shares (count, datatype, op, communicator,
- * parameters), the memory kinds excepted: MPI makes a call with host memory on some ranks and
- * device memory on others erroneous here, unless coll_gpu_check_memory_kinds makes the ranks
- * agree on them.
+ * Runs a blocking call natively if it can, in kind's memory (device buffers, or host buffers
+ * under coll_gpu_host_buffers); false when it must be staged (device) or handed to Open MPI
+ * (host).  The decision depends only on what every rank shares (count, datatype, op,
+ * communicator, parameters), the memory kinds excepted: MPI makes a call with host memory on
+ * some ranks and device memory on others erroneous here, unless coll_gpu_check_memory_kinds
+ * makes the ranks agree on them.
  */
-static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *sbuf, void *rbuf,
-                                      int count, bool kinds_mixed, int *rc_p) {
+static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_native_kind_t kind,
+                                      const void *sbuf, void *rbuf, int count, bool kinds_mixed,
+                                      int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     coll_gpu_allreduce_native_args_t args;
     coll_gpu_fallback_t reason;
@@ -74,7 +84,12 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *
         reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
-    ok = (MPI_IN_PLACE == sbuf || coll_gpu_on_device(sbuf)) && coll_gpu_on_device(rbuf);
+    if (COLL_GPU_NATIVE_HOST == kind) {
+        ok = (MPI_IN_PLACE == sbuf || coll_gpu_host_accessible(sbuf)) &&
+             coll_gpu_host_accessible(rbuf);
+    } else {
+        ok = (MPI_IN_PLACE == sbuf || coll_gpu_on_device(sbuf)) && coll_gpu_on_device(rbuf);
+    }
     if (c->check_memory_kinds) {
         /* not only "some device memory on every rank" (the staged path's agreement): all of
          * it, everywhere */
@@ -87,7 +102,7 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *
         reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
-    if (!coll_gpu_native_get(a->module, a->comm, &native, &reason)) {
+    if (!coll_gpu_native_get(a->module, a->comm, kind, &native, &reason)) {
         goto fallback;
     }
     alg =
@@ -97,13 +112,19 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d x %s %s: %s (%s)",
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d x %s %s, %s memory: %s (%s)",
                      a->comm->c_name, count, accel_dtype_string(args.dtype),
-                     accel_op_string(args.op), coll_gpu_alg_names[alg], why);
-    status = coll_gpu_module_stream(a->module, &args.stream);
-    if (OPAL_UNLIKELY(ACCEL_OK != status)) {
-        *rc_p = coll_gpu_accel_failed(status, "MPI_Allreduce", a->comm);
-        return true;
+                     accel_op_string(args.op), coll_gpu_native_mems[kind].name,
+                     coll_gpu_alg_names[alg], why);
+    args.kind = kind;
+    args.mem = &coll_gpu_native_mems[kind];
+    args.stream = NULL;
+    if (COLL_GPU_NATIVE_DEVICE == kind) {
+        status = coll_gpu_module_stream(a->module, &args.stream);
+        if (OPAL_UNLIKELY(ACCEL_OK != status)) {
+            *rc_p = coll_gpu_accel_failed(status, "MPI_Allreduce", a->comm);
+            return true;
+        }
     }
     args.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
     args.rbuf = rbuf;
@@ -118,10 +139,37 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, const void *
 
 fallback:
     ++c->native_fallbacks[reason];
-    ++c->allreduce_algorithm_calls[COLL_GPU_ALG_STAGED];
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d elements: staged (%s%s)",
-                     a->comm->c_name, count, coll_gpu_fallback_names[reason], why);
+    if (COLL_GPU_NATIVE_DEVICE == kind) {
+        ++c->allreduce_algorithm_calls[COLL_GPU_ALG_STAGED];
+    }
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d elements: %s (%s%s)",
+                     a->comm->c_name, count,
+                     (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
+                     coll_gpu_fallback_names[reason], why);
     return false;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_host_buffers(coll_gpu_allreduce_args_t *args,
+                                                              const void *sbuf, void *rbuf,
+                                                              int count) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_UNLIKELY(args->module->native_setup)) {
+        /* the native context's own setup (a communicator being created): Open MPI's */
+        COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
+        return coll_gpu_allreduce_host(sbuf, rbuf, count, args, NULL);
+    }
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+        (NULL != mca_coll_gpu_component.accel)) {
+        mixed = coll_gpu_memory_kinds_mixed(args->module, args->comm, COLL_GPU_ALLREDUCE, false);
+    }
+    if (coll_gpu_allreduce_native(args, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
+        return rc;
+    }
+    COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
+    return coll_gpu_allreduce_host(sbuf, rbuf, count, args, NULL);
 }
 
 /* Classifies the buffers, then hands the call to the previous module or
@@ -129,16 +177,20 @@ fallback:
 static int coll_gpu_allreduce_dispatch(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
                                        const char *mpi_call, const void *sbuf, void *rbuf,
                                        int count, ompi_request_t **request) {
-    coll_gpu_call_t call;
+    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
     bool single_call = true;
+    coll_gpu_call_t call;
     int rc;
 
-    if (coll_gpu_classified_pass_through(args->module, args->comm, coll,
-                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                                         request, &single_call)) {
+    if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_allreduce_host_buffers(args, sbuf, rbuf, count);
+    }
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_allreduce_host(sbuf, rbuf, count, args, request);
     }
-    if ((NULL == request) && coll_gpu_allreduce_native(args, sbuf, rbuf, count, single_call, &rc)) {
+    if ((NULL == request) && coll_gpu_allreduce_native(args, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
+                                                       count, single_call, &rc)) {
         return rc;
     }
 
@@ -171,10 +223,25 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            coll_gpu_allreduce_args_t args = {
+                .module = module, .dtype = dtype, .op = op, .comm = comm};
+            return coll_gpu_allreduce_host_buffers(&args, sbuf, rbuf, count);
+        }
         COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
         return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
     }
     return coll_gpu_allreduce_classified(sbuf, rbuf, count, dtype, op, comm, base);
+}
+
+int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *base) {
+    coll_gpu_allreduce_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base, .dtype = dtype, .op = op, .comm = comm};
+
+    return coll_gpu_allreduce_host_buffers(&args, sbuf, rbuf, count);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(

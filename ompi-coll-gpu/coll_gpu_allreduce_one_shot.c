@@ -1,8 +1,9 @@
 /*
  * Allreduce, one-shot (small messages, latency bound): every rank puts its input in its own
  * scratch half, announces it, and once every peer has, reduces all n inputs straight from
- * the peers' scratch (IPC-mapped) into its receive buffer, in rank order.  One signal round
- * per step; a message larger than a scratch half is cut into steps.
+ * the peers' scratch (mapped here) into its receive buffer, in rank order.  One signal round
+ * per step; a message larger than a scratch half is cut into steps.  Device or host memory
+ * alike: args->mem says how to copy, reduce and wait for completion.
  *
  * An accelerator error does not stop the signals: peers finish the call (with this rank's
  * undefined contribution) instead of waiting for a timeout, and the error is returned at
@@ -13,7 +14,7 @@
 int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args) {
-    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const coll_gpu_native_mem_t *mem = args->mem;
     const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
     size_t per_step = native->half / args->esize;
     int size = native->team->size;
@@ -27,13 +28,12 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         uint64_t step = ++native->step;
 
         if (ACCEL_OK == astatus) {
-            astatus = accel->memcpy_async(coll_gpu_native_mine(native, step),
-                                          (const char *)args->sbuf + offset, n * args->esize,
-                                          args->stream);
+            astatus = mem->copy(coll_gpu_native_mine(native, args->kind, step),
+                                (const char *)args->sbuf + offset, n * args->esize, args->stream);
         }
         /* the copy must have landed before peers are told to read it */
         if (ACCEL_OK == astatus) {
-            astatus = accel->stream_synchronize(args->stream);
+            astatus = mem->synchronize(args->stream);
         }
         status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
         if (SHMEM_OK == status) {
@@ -44,16 +44,16 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         }
         if (ACCEL_OK == astatus) {
             for (int p = 0; p < size; ++p) {
-                srcs[p] = coll_gpu_native_theirs(native, p, step);
+                srcs[p] = coll_gpu_native_theirs(native, args->kind, p, step);
             }
             /* peers' next announcement waits for the end of this read: the next step's copy
              * follows it on the stream, and is synchronized before the announcement */
-            astatus = coll_gpu_native_reduce((char *)args->rbuf + offset, srcs, size, n,
+            astatus = coll_gpu_native_reduce(mem, (char *)args->rbuf + offset, srcs, size, n,
                                              args->dtype, args->op, args->stream);
         }
     }
     if (ACCEL_OK == astatus) {
-        astatus = accel->stream_synchronize(args->stream);
+        astatus = mem->synchronize(args->stream);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
@@ -61,6 +61,6 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
     return OMPI_SUCCESS;
 
 err_transport:
-    (void)accel->stream_synchronize(args->stream);
+    (void)mem->synchronize(args->stream);
     return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
 }

@@ -3,7 +3,9 @@
  * reduce-scatter (rank k reduces shard k of the chunk from every peer's scratch, in rank
  * order, into the second part of its own scratch half), then an allgather (every rank copies
  * each shard from its owner's scratch into its receive buffer).  Each rank reads n inputs of
- * 1/n of the chunk and n shards instead of n whole inputs.
+ * 1/n of the chunk and n shards instead of n whole inputs.  A rank's own shard of its input
+ * is read from its send buffer, so only the peers' shards are copied into the scratch.
+ * Device or host memory alike: args->mem says how to copy, reduce and wait for completion.
  *
  * Every element is combined exactly as one-shot combines it (coll_gpu_native_reduce over
  * the n inputs in rank order), so the two give the same bits, on every rank.
@@ -24,28 +26,35 @@ static void coll_gpu_two_shot_shard(size_t n, int size, int k, size_t *first_p, 
 int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args) {
-    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const coll_gpu_native_mem_t *mem = args->mem;
     const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
-    size_t shard_area = native->half / 2, chunk, shard_first, shard_len;
+    size_t shard_area = native->half / 2, chunk, shard_first, shard_len, esize = args->esize;
     int size = native->team->size, rank = native->team->rank;
     accel_status_t astatus = ACCEL_OK;
     shmem_status_t status;
 
     (void)module;
-    chunk = ((args->chunk_bytes < shard_area) ? args->chunk_bytes : shard_area) / args->esize;
+    chunk = ((args->chunk_bytes < shard_area) ? args->chunk_bytes : shard_area) / esize;
     chunk = (chunk > 0) ? chunk : 1;
     for (size_t first = 0; first < args->count; first += chunk) {
         size_t n = (args->count - first < chunk) ? args->count - first : chunk;
-        size_t offset = first * args->esize;
+        size_t offset = first * esize, mine_first, mine_len;
+        const char *in = (const char *)args->sbuf + offset;
         uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, step);
+        char *mine = coll_gpu_native_mine(native, args->kind, step);
 
-        if (ACCEL_OK == astatus) {
-            astatus = accel->memcpy_async(mine, (const char *)args->sbuf + offset, n * args->esize,
-                                          args->stream);
+        /* the peers' shards of my input: before and after my own */
+        coll_gpu_two_shot_shard(n, size, rank, &mine_first, &mine_len);
+        if ((ACCEL_OK == astatus) && (mine_first > 0)) {
+            astatus = mem->copy(mine, in, mine_first * esize, args->stream);
+        }
+        if ((ACCEL_OK == astatus) && (mine_first + mine_len < n)) {
+            astatus = mem->copy(mine + (mine_first + mine_len) * esize,
+                                in + (mine_first + mine_len) * esize,
+                                (n - mine_first - mine_len) * esize, args->stream);
         }
         if (ACCEL_OK == astatus) {
-            astatus = accel->stream_synchronize(args->stream);
+            astatus = mem->synchronize(args->stream);
         }
         status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
         if (SHMEM_OK == status) {
@@ -55,17 +64,17 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
             goto err_transport;
         }
 
-        /* reduce-scatter: my shard from every rank's input */
-        coll_gpu_two_shot_shard(n, size, rank, &shard_first, &shard_len);
-        if ((ACCEL_OK == astatus) && (shard_len > 0)) {
+        /* reduce-scatter: my shard from every rank's input, mine from my send buffer */
+        if ((ACCEL_OK == astatus) && (mine_len > 0)) {
             for (int p = 0; p < size; ++p) {
-                srcs[p] = coll_gpu_native_theirs(native, p, step) + shard_first * args->esize;
+                srcs[p] = coll_gpu_native_theirs(native, args->kind, p, step) + mine_first * esize;
             }
-            astatus = coll_gpu_native_reduce(mine + shard_area, srcs, size, shard_len, args->dtype,
-                                             args->op, args->stream);
+            srcs[rank] = in + mine_first * esize;
+            astatus = coll_gpu_native_reduce(mem, mine + shard_area, srcs, size, mine_len,
+                                             args->dtype, args->op, args->stream);
         }
         if (ACCEL_OK == astatus) {
-            astatus = accel->stream_synchronize(args->stream);
+            astatus = mem->synchronize(args->stream);
         }
         status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_REDUCED);
         if (SHMEM_OK == status) {
@@ -81,14 +90,14 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
             coll_gpu_two_shot_shard(n, size, k, &shard_first, &shard_len);
             if (shard_len > 0) {
                 astatus =
-                    accel->memcpy_async((char *)args->rbuf + offset + shard_first * args->esize,
-                                        coll_gpu_native_theirs(native, k, step) + shard_area,
-                                        shard_len * args->esize, args->stream);
+                    mem->copy((char *)args->rbuf + offset + shard_first * esize,
+                              coll_gpu_native_theirs(native, args->kind, k, step) + shard_area,
+                              shard_len * esize, args->stream);
             }
         }
     }
     if (ACCEL_OK == astatus) {
-        astatus = accel->stream_synchronize(args->stream);
+        astatus = mem->synchronize(args->stream);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
@@ -96,6 +105,6 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
     return OMPI_SUCCESS;
 
 err_transport:
-    (void)accel->stream_synchronize(args->stream);
+    (void)mem->synchronize(args->stream);
     return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
 }

@@ -55,6 +55,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->team_failed = false;
     module->native = NULL;
     module->native_unavailable = 0;
+    module->native_setup = false;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -153,6 +154,7 @@ static int mca_coll_gpu_module_disable(mca_coll_base_module_t *base,
 
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority) {
     mca_coll_gpu_module_t *module;
+    bool host_only = false;
 
     if (!mca_coll_gpu_component.enable || mca_coll_gpu_component.priority < 0) {
         return NULL;
@@ -163,7 +165,12 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         return NULL;
     }
     if (OMPI_SUCCESS != mca_coll_gpu_accel_open()) {
-        return NULL;
+        /* No accelerator: no device buffers.  Host-buffer mode still runs blocking
+         * MPI_Allreduce natively; everything else stays Open MPI's. */
+        host_only = mca_coll_gpu_component.host_buffers;
+        if (!host_only) {
+            return NULL;
+        }
     }
 
     module = OBJ_NEW(mca_coll_gpu_module_t);
@@ -174,6 +181,10 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     module->super.coll_module_enable = mca_coll_gpu_module_enable;
     module->super.coll_module_disable = mca_coll_gpu_module_disable;
 
+    if (host_only) {
+        module->super.coll_allreduce = mca_coll_gpu_allreduce_host_only;
+        return &module->super;
+    }
 #define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;
     COLL_GPU_FOREACH_WRAPPED(COLL_GPU_INSTALL)
 #undef COLL_GPU_INSTALL

@@ -28,6 +28,55 @@ const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM] = {
 #undef COLL_GPU_FALLBACK_NAME
 };
 
+/* Device: the accelerator's asynchronous operations on the module's stream. */
+static accel_status_t coll_gpu_native_device_copy(void *dst, const void *src, size_t len,
+                                                  accel_stream_h stream) {
+    return mca_coll_gpu_component.accel->memcpy_async(dst, src, len, stream);
+}
+
+static accel_status_t coll_gpu_native_device_reduce(void *dst, const void *const *srcs, int n,
+                                                    size_t count, accel_dtype_t dtype,
+                                                    accel_op_t op, accel_stream_h stream) {
+    return mca_coll_gpu_component.accel->reduce(dst, srcs, n, count, dtype, op, stream);
+}
+
+static accel_status_t coll_gpu_native_device_synchronize(accel_stream_h stream) {
+    return mca_coll_gpu_component.accel->stream_synchronize(stream);
+}
+
+/* Host: done when the call returns. */
+static accel_status_t coll_gpu_native_host_copy(void *dst, const void *src, size_t len,
+                                                accel_stream_h stream) {
+    (void)stream;
+    memcpy(dst, src, len);
+    return ACCEL_OK;
+}
+
+static accel_status_t coll_gpu_native_host_reduce(void *dst, const void *const *srcs, int n,
+                                                  size_t count, accel_dtype_t dtype, accel_op_t op,
+                                                  accel_stream_h stream) {
+    (void)stream;
+    return accel_reduce_cpu(dst, srcs, n, count, dtype, op);
+}
+
+static accel_status_t coll_gpu_native_host_synchronize(accel_stream_h stream) {
+    (void)stream;
+    return ACCEL_OK;
+}
+
+const coll_gpu_native_mem_t coll_gpu_native_mems[COLL_GPU_NATIVE_KINDS] = {
+    [COLL_GPU_NATIVE_DEVICE] = {.name = "device",
+                                .type = ACCEL_MEM_DEVICE,
+                                .copy = coll_gpu_native_device_copy,
+                                .reduce = coll_gpu_native_device_reduce,
+                                .synchronize = coll_gpu_native_device_synchronize},
+    [COLL_GPU_NATIVE_HOST] = {.name = "host",
+                              .type = ACCEL_MEM_HOST,
+                              .copy = coll_gpu_native_host_copy,
+                              .reduce = coll_gpu_native_host_reduce,
+                              .synchronize = coll_gpu_native_host_synchronize},
+};
+
 struct coll_gpu_tuning_state {
     coll_gpu_tuning_t rules;
 };
@@ -50,7 +99,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[5];
+    uint64_t words[6];
 
     c->tuning = NULL;
     if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
@@ -71,7 +120,8 @@ void coll_gpu_native_tuning_load(void) {
     words[2] = (uint64_t)c->allreduce_one_shot_max_bytes;
     words[3] = (uint64_t)c->native_chunk_size;
     words[4] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
-    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words, 5);
+    words[5] = (uint64_t)c->host_buffers;
+    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words, 6);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -104,11 +154,9 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     int size = ompi_comm_size(comm), nnodes = 0, ok, rc;
     uint64_t hashes[2] = {mca_coll_gpu_component.native_config_hash,
                           ~mca_coll_gpu_component.native_config_hash};
-    coll_gpu_native_t *native = NULL;
-    shmem_mem_t *scratch = NULL;
+    coll_gpu_native_t *native;
     coll_gpu_team_t *team;
     int *node_of_rank;
-    shmem_status_t status;
 
     /* Every step below is collective and its outcome the same on every rank. */
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, hashes, 2, MPI_UINT64_T, MPI_MAX, comm);
@@ -163,55 +211,89 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     }
 
     native = calloc(1, sizeof(*native));
-    if (NULL != native) {
-        native->team = team;
-        native->half = coll_gpu_native_half_size();
-        native->peer = calloc((size_t)size, sizeof(*native->peer));
-    }
-    /* collective whatever this rank's allocations did: every rank allocates the scratch,
-     * then all agree */
-    status = shmem_alloc(team->shmem, 2 * coll_gpu_native_half_size(), ACCEL_MEM_DEVICE, &scratch);
-    ok = (SHMEM_OK == status) && (NULL != native) && (NULL != native->peer);
-    if (SHMEM_OK == status) {
-        if (ok) {
-            native->scratch = scratch;
-        } else {
-            shmem_free(team->shmem, scratch); /* nobody wrote to it */
-        }
-    }
-    for (int p = 0; ok && p < size; ++p) {
-        /* the algorithms load peers' scratch directly: cuda_ipc for every peer */
-        native->peer[p] = shmem_rmem_ptr(shmem_mem_peer(native->scratch, p));
-        ok = (NULL != native->peer[p]);
-    }
-    if (SHMEM_OK != status) {
-        COLL_GPU_VERBOSE(1, "%s: no device scratch for the native algorithms: %s", comm->c_name,
-                         shmem_last_error());
-    }
+    ok = (NULL != native);
     if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
-        if (NULL != native) {
-            coll_gpu_native_destroy(native);
-        }
+        free(native);
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
     }
-    COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of one node, scratch 2 x %zu bytes",
-                     comm->c_name, size, native->half);
+    native->team = team;
+    native->half = coll_gpu_native_half_size();
+    COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of one node", comm->c_name, size);
     *native_p = native;
     return true;
 }
 
+/* Allocates the scratch of kind (collective); false when some rank could not. */
+static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
+                                           struct ompi_communicator_t *comm,
+                                           coll_gpu_native_t *native, coll_gpu_native_kind_t kind) {
+    coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
+    shmem_team_t *shmem = native->team->shmem;
+    int size = native->team->size, ok;
+    shmem_mem_t *mem = NULL;
+    shmem_status_t status;
+
+    scratch->peer = calloc((size_t)size, sizeof(*scratch->peer));
+    /* collective whatever this rank's allocation did: every rank allocates, then all agree */
+    status = shmem_alloc(shmem, 2 * native->half, coll_gpu_native_mems[kind].type, &mem);
+    ok = (SHMEM_OK == status) && (NULL != scratch->peer);
+    if (SHMEM_OK == status) {
+        if (ok) {
+            scratch->mem = mem;
+        } else {
+            shmem_free(shmem, mem); /* nobody wrote to it */
+        }
+    }
+    for (int p = 0; ok && p < size; ++p) {
+        /* the algorithms load peers' scratch directly: cuda_ipc (device) or posix (host) for
+         * every peer */
+        scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
+        ok = (NULL != scratch->peer[p]);
+    }
+    if (SHMEM_OK != status) {
+        COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
+                         coll_gpu_native_mems[kind].name, shmem_last_error());
+    }
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+        if (NULL != scratch->mem) {
+            shmem_free(shmem, scratch->mem); /* nobody read it: no step ran in it */
+            scratch->mem = NULL;
+        }
+        free(scratch->peer);
+        scratch->peer = NULL;
+        scratch->unavailable = true;
+        return false;
+    }
+    COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
+                     coll_gpu_native_mems[kind].name, native->half);
+    return true;
+}
+
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                         coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
+                         coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
+                         coll_gpu_fallback_t *reason_p) {
     unsigned long long passthrough[COLL_GPU_NUM_COLLS];
+    coll_gpu_native_t *native = module->native;
     bool created;
 
-    if (OPAL_LIKELY(NULL != module->native)) {
-        if (OPAL_UNLIKELY(module->native->broken)) {
+    if (OPAL_LIKELY(NULL != native)) {
+        if (OPAL_UNLIKELY(native->broken || native->scratch[kind].unavailable)) {
             *reason_p = COLL_GPU_FALLBACK_TEAM;
             return false;
         }
-        *native_p = module->native;
+        if (OPAL_UNLIKELY(NULL == native->scratch[kind].mem)) {
+            memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+            module->native_setup = true;
+            created = coll_gpu_native_scratch_create(module, comm, native, kind);
+            module->native_setup = false;
+            memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+            if (!created) {
+                *reason_p = COLL_GPU_FALLBACK_TEAM;
+                return false;
+            }
+        }
+        *native_p = native;
         return true;
     }
     if (0 != module->native_unavailable) {
@@ -221,11 +303,19 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     /* The host collectives of the setup (MPI_Comm_split_type's among them) come back through
      * this component: not the application's calls, not counted. */
     memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+    module->native_setup = true;
     if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
         !module->team_failed) {
         (void)coll_gpu_team_check(module, comm);
     }
     created = coll_gpu_native_create(module, comm, &module->native, reason_p);
+    if (created && !coll_gpu_native_scratch_create(module, comm, module->native, kind)) {
+        module->native_setup = false;
+        *reason_p = COLL_GPU_FALLBACK_TEAM;
+        memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+        return false;
+    }
+    module->native_setup = false;
     memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
     if (!created) {
         module->native = NULL;
@@ -240,14 +330,16 @@ void coll_gpu_native_destroy(coll_gpu_native_t *native) {
     if (NULL == native) {
         return;
     }
-    if (NULL != native->scratch) {
-        /* Peers may still read this rank's half of the last step. */
-        if ((native->step > 0) && !native->broken) {
-            (void)shmem_barrier_local(native->team->shmem);
-        }
-        shmem_free(native->team->shmem, native->scratch);
+    /* Peers may still read this rank's half of the last step. */
+    if ((native->step > 0) && !native->broken) {
+        (void)shmem_barrier_local(native->team->shmem);
     }
-    free(native->peer);
+    for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
+        if (NULL != native->scratch[k].mem) {
+            shmem_free(native->team->shmem, native->scratch[k].mem);
+        }
+        free(native->scratch[k].peer);
+    }
     free(native);
 }
 
@@ -287,27 +379,26 @@ shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step
     return SHMEM_OK;
 }
 
-accel_status_t coll_gpu_native_reduce(void *dst, const void *const *srcs, int n, size_t count,
+accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,
+                                      const void *const *srcs, int n, size_t count,
                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream) {
-    const accel_ops_t *accel = mca_coll_gpu_component.accel;
     const void *chain[ACCEL_REDUCE_MAX_INPUTS];
     accel_status_t status;
     int done;
 
     if (1 == n) {
-        return (dst == srcs[0])
-                   ? ACCEL_OK
-                   : accel->memcpy_async(dst, srcs[0], count * accel_dtype_size(dtype), stream);
+        return (dst == srcs[0]) ? ACCEL_OK
+                                : mem->copy(dst, srcs[0], count * accel_dtype_size(dtype), stream);
     }
     done = (n < ACCEL_REDUCE_MAX_INPUTS) ? n : ACCEL_REDUCE_MAX_INPUTS;
-    status = accel->reduce(dst, srcs, done, count, dtype, op, stream);
+    status = mem->reduce(dst, srcs, done, count, dtype, op, stream);
     /* the accumulated value stays the left operand: the order of a single n-input pass */
     while ((ACCEL_OK == status) && (done < n)) {
         int more = n - done;
         more = (more < ACCEL_REDUCE_MAX_INPUTS - 1) ? more : ACCEL_REDUCE_MAX_INPUTS - 1;
         chain[0] = dst;
         memcpy(&chain[1], &srcs[done], (size_t)more * sizeof(*srcs));
-        status = accel->reduce(dst, chain, more + 1, count, dtype, op, stream);
+        status = mem->reduce(dst, chain, more + 1, count, dtype, op, stream);
         done += more;
     }
     return status;

@@ -66,32 +66,67 @@ typedef enum {
     COLL_GPU_PHASE_REDUCED = 1 /* my shard of this step is reduced (two-shot) */
 } coll_gpu_phase_t;
 
+/*
+ * The memory a native call runs in: device buffers (device scratch mapped by IPC, the
+ * accelerator's copies and kernels on the module's stream) or host buffers
+ * (coll_gpu_host_buffers: host scratch in posix segments, memcpy and the CPU reduction, which
+ * is the kernels' op code; no accelerator needed).  The algorithms are written once against
+ * these operations.
+ */
+typedef enum {
+    COLL_GPU_NATIVE_DEVICE = 0,
+    COLL_GPU_NATIVE_HOST = 1,
+    COLL_GPU_NATIVE_KINDS
+} coll_gpu_native_kind_t;
+
+typedef struct coll_gpu_native_mem {
+    const char *name;      /* "device", "host" */
+    accel_mem_type_t type; /* of the scratch */
+    accel_status_t (*copy)(void *dst, const void *src, size_t len, accel_stream_h stream);
+    /* dst = srcs[0] op ... op srcs[n-1], 2 <= n <= ACCEL_REDUCE_MAX_INPUTS */
+    accel_status_t (*reduce)(void *dst, const void *const *srcs, int n, size_t count,
+                             accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
+    /* everything queued on stream has completed (a no-op on the host) */
+    accel_status_t (*synchronize)(accel_stream_h stream);
+} coll_gpu_native_mem_t;
+
+extern const coll_gpu_native_mem_t coll_gpu_native_mems[COLL_GPU_NATIVE_KINDS];
+
+/* A symmetric scratch of one memory kind, allocated by the first native call of that kind. */
+typedef struct {
+    shmem_mem_t *mem;
+    char **peer;      /* team->size entries: every rank's scratch, mapped here */
+    bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
+} coll_gpu_native_scratch_t;
+
 typedef struct coll_gpu_native {
     coll_gpu_team_t *team;
-    shmem_mem_t *scratch;
+    coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
     size_t half;   /* bytes of each parity half of a rank's scratch */
-    char **peer;   /* team->size entries: every rank's scratch, mapped here */
-    uint64_t step; /* steps run on this communicator (same on every rank) */
+    uint64_t step; /* steps run on this communicator, of either kind (same on every rank) */
     bool broken;   /* a transport error left the ranks out of step: stage from now on */
 } coll_gpu_native_t;
 
 /*
- * The communicator's native context, set up on the first call that can use one (collective:
- * every rank gets there at the same call, the decision before it being the same on every
- * rank).  On failure returns false with the reason; later calls fail the same way without
- * communicating.
+ * The communicator's native context with a scratch of kind, set up on the first call that can
+ * use one (collective: every rank gets there at the same call, the decision before it being
+ * the same on every rank).  On failure returns false with the reason; later calls fail the
+ * same way without communicating.
  */
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                         coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p);
+                         coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
+                         coll_gpu_fallback_t *reason_p);
 /* Local: waits for the node's ranks to stop reading this rank's scratch, then frees it. */
 void coll_gpu_native_destroy(coll_gpu_native_t *native);
 
 /* Bytes at the start of this rank's half of step s (local) and of peer's. */
-static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, uint64_t step) {
-    return native->peer[native->team->rank] + (step & 1) * native->half;
+static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                           int peer, uint64_t step) {
+    return native->scratch[kind].peer[peer] + (step & 1) * native->half;
 }
-static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, int peer, uint64_t step) {
-    return native->peer[peer] + (step & 1) * native->half;
+static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                         uint64_t step) {
+    return coll_gpu_native_theirs(native, kind, native->team->rank, step);
 }
 
 /* Tell every peer this rank reached phase of step; wait until every peer did. */
@@ -105,7 +140,8 @@ shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step
  * most ACCEL_REDUCE_MAX_INPUTS inputs chained through dst (dst = in0..in15, then dst = dst,
  * in16..in30 ...).  n == 1 is a copy.  Queued on stream.
  */
-accel_status_t coll_gpu_native_reduce(void *dst, const void *const *srcs, int n, size_t count,
+accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,
+                                      const void *const *srcs, int n, size_t count,
                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
 
 /* Reports a transport error of a native collective (help message naming the call and
@@ -122,7 +158,9 @@ typedef struct {
     accel_op_t op;
     size_t esize;       /* bytes of an element */
     size_t chunk_bytes; /* pipeline chunk (two-shot), within the scratch */
-    accel_stream_h stream;
+    coll_gpu_native_kind_t kind;
+    const coll_gpu_native_mem_t *mem; /* coll_gpu_native_mems[kind] */
+    accel_stream_h stream;            /* NULL on the host */
     const char *mpi_call;
 } coll_gpu_allreduce_native_args_t;
 

@@ -798,6 +798,10 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_allreduce_one_shot_max_bytes", &value)) {
         config->one_shot_max_bytes = value;
     }
+    config->host_buffers = false;
+    if (0 == tu_cvar_read_int("coll_gpu_host_buffers", &value)) {
+        config->host_buffers = 0 != value;
+    }
 }
 
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
@@ -2393,7 +2397,7 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     const tu_coll_params_t *p = &c->p;
     tu_call_class_t mine = tu_call_class(c->base, c->is_root, p->in_place, &p->kind);
     bool uniform = true, any_managed = TU_CLASS_MANAGED == mine, pipelined_size;
-    bool native_call = false;
+    bool native_call = false, native_host_call = false;
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {
@@ -2420,20 +2424,25 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     if (COLL_GPU_ALLREDUCE == p->coll && c->type->contiguous && TU_OP_USER_COMM != p->op &&
         TU_OP_USER_NONCOMM != p->op && 0 != p->count &&
         tu_allreduce_native_expected(config, c->size)) {
-        bool all_device = true, any_device = false;
+        bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank
                                         ? &kind_of_world_rank[p->comm->world_ranks[m]]
                                         : &p->kind;
             bool device =
                 (p->in_place || TU_MEM_DEVICE == kind->send) && TU_MEM_DEVICE == kind->recv;
+            /* host-buffer mode: every buffer host-accessible (host, pinned, managed) */
+            bool host = (p->in_place || TU_MEM_DEVICE != kind->send) && TU_MEM_DEVICE != kind->recv;
             all_device = all_device && device;
             any_device = any_device || device;
+            all_host = all_host && host;
         }
         if (any_device && !all_device && !config->check_memory_kinds) {
             return false;
         }
         native_call = all_device;
+        /* coll_gpu_host_buffers: host buffers everywhere run natively in host memory */
+        native_host_call = config->host_buffers && all_host;
     }
 
     expect->device_payload = c->device_payload;
@@ -2449,6 +2458,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
         /* with check_memory_kinds a mixed call takes the staged path everywhere */
         expect->path =
             (!uniform && config->check_memory_kinds) ? TU_PATH_EITHER : TU_PATH_PASSTHROUGH;
+        if (native_host_call) {
+            expect->path = TU_PATH_NATIVE;
+        }
         break;
     case TU_CLASS_MANAGED:
         expect->path = TU_PATH_EITHER;

@@ -168,6 +168,7 @@ typedef struct {
     int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
     long long ranks_per_node;
     long long one_shot_max_bytes;
+    bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
 } tu_gpu_config_t;
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the

@@ -11,7 +11,11 @@
 #   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
-#   - coll_gpu_verbose 10 says which algorithm ran and why.
+#   - coll_gpu_verbose 10 says which algorithm ran and why;
+#   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same algorithms in host
+#     memory, 1 to 8 ranks, each algorithm forced, the same digests as on device buffers;
+#     with coll_gpu_accelerator=auto on a machine without a GPU the component stays active
+#     for it; without coll_gpu_host_buffers host calls go to Open MPI; multi-node falls back.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -102,5 +106,42 @@ check_run "2 ranks, tuning file: malformed line" 2 \
     "$EMU coll_gpu_tuning_file=$TMP/bad.conf" test_allreduce_native
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "malformed line reported" \
     "bad.conf:2: malformed comm_size range" "defaults apply"
+
+# host-buffer mode
+HOST="coll_gpu_host_buffers=1"
+for np in 1 2 5 8; do
+    check_run "$np ranks, host buffers, auto" $np "$EMU $HOST" test_allreduce_native --kinds=host
+done
+for np in 3 4; do
+    big=""
+    [ $np = 4 ] && big=$BIG
+    for alg in one_shot two_shot auto; do
+        check_run "$np ranks, host buffers, $alg" $np "$EMU $HOST coll_gpu_allreduce_algorithm=$alg" \
+            test_allreduce_native --kinds=host $big
+        digest $np-host-$alg
+        same_digest "$np ranks: host $alg = device two_shot" $np-host-$alg $np-two_shot
+    done
+    check_run "$np ranks, host buffers, two_shot, 4 KiB chunks" $np \
+        "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+        test_allreduce_native --kinds=host $big
+    digest $np-host-two-small
+    same_digest "$np ranks: host small chunks = device two_shot" $np-host-two-small $np-two_shot
+    check_run "$np ranks, host buffers, two_shot, twice in a run" $np \
+        "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot" test_allreduce_native --kinds=host --reps=2
+done
+check_run "3 ranks, host buffers off: Open MPI" 3 "$EMU" test_allreduce_native --kinds=host
+check_run "4 ranks, host buffers, 2 per node" 4 "$EMU $HOST coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
+    test_allreduce_native --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "host buffers: multi-node to Open MPI, one node native" \
+    "host buffers to Open MPI \(multi_node" "MPI_Allreduce on .*host memory: (one|two)_shot"
+# no accelerator (auto on a machine without a GPU): the component stays for host buffers
+if [ "${COLL_GPU_HAVE_GPU:-0}" != 1 ] && ! [ -e /dev/nvidia0 ]; then
+    for np in 2 4; do
+        check_run "$np ranks, host buffers, no accelerator" $np \
+            "coll_gpu_accelerator=auto $HOST coll_gpu_verbose=10" test_allreduce_native --kinds=host
+        [ "$CHECK_RESULT" = PASS ] && check_expect_output "native without an accelerator" \
+            "MPI_Allreduce on .*host memory: (one|two)_shot"
+    done
+fi
 
 check_finish
