@@ -11,6 +11,11 @@
  * OOB allgather, so that a failure on one rank fails the call on every rank
  * instead of leaving the others in the next allgather.
  */
+/* sched_getaffinity, CPU_COUNT */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -35,7 +40,8 @@
 #define SHMEM_DEFAULT_TIMEOUT 60.0
 /* Local peers' liveness is read from /proc at most this often while waiting. */
 #define SHMEM_ALIVE_CHECK_INTERVAL 0.005
-/* Waits spin this many times before they yield the CPU, and sleep after SLEEP_AFTER s. */
+/* Waits spin this many times before they yield the CPU (not at all on an oversubscribed node:
+ * more local ranks than CPUs), and sleep after SLEEP_AFTER s. */
 #define SHMEM_WAIT_SPINS 1024
 #define SHMEM_WAIT_SLEEP_AFTER 0.05
 
@@ -309,6 +315,31 @@ static uint64_t shmem_team_params_hash(const shmem_team_t *team) {
     return h;
 }
 
+/*
+ * CPUs the node's ranks of this team may run on: the union of their affinity masks (peers in
+ * another pid namespace are not seen: this rank's mask stands for them), the online CPUs if
+ * this rank's mask cannot be read.  A node with more ranks than CPUs has ranks descheduled
+ * while a peer waits for them: there, waits yield from the first poll instead of spinning.
+ */
+static int shmem_team_local_cpus(const shmem_team_t *team) {
+    cpu_set_t all, one;
+    long online;
+
+    CPU_ZERO(&all);
+    if (sched_getaffinity(0, sizeof(all), &all) != 0) {
+        online = sysconf(_SC_NPROCESSORS_ONLN);
+        return online > 0 ? (int)online : 1;
+    }
+    for (int i = 0; i < team->nlocal; ++i) {
+        int r = team->local_ranks[i];
+        CPU_ZERO(&one);
+        if (team->alive_checkable[r] && sched_getaffinity(team->pids[r], sizeof(one), &one) == 0) {
+            CPU_OR(&all, &all, &one);
+        }
+    }
+    return CPU_COUNT(&all) > 0 ? CPU_COUNT(&all) : 1;
+}
+
 /* Nodes and local ranks from node_of_rank; SHMEM_ERR_INVALID when out of range. */
 static shmem_status_t shmem_team_init_nodes(shmem_team_t *team) {
     int mynode = team->node_of_rank[team->rank];
@@ -476,6 +507,8 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
     if (status != SHMEM_OK) {
         goto err_destroy;
     }
+    team->local_cpus = shmem_team_local_cpus(team);
+    team->wait_spins = (team->nlocal > team->local_cpus) ? 0 : SHMEM_WAIT_SPINS;
     if (team->nnodes > 1) {
         team->params.net_devices = params->net_devices;
         team->params.ucx_tls = params->ucx_tls;
@@ -493,8 +526,10 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
         goto err_destroy;
     }
     shmem_log(team, 1,
-              "shmem: team %016" PRIx64 " rank %d/%d, %d nodes, %d local ranks, backends%s%s%s",
-              team->team_id, team->rank, team->size, team->nnodes, team->nlocal,
+              "shmem: team %016" PRIx64 " rank %d/%d, %d nodes, %d local ranks on %d CPUs "
+              "(waits %s), backends%s%s%s",
+              team->team_id, team->rank, team->size, team->nnodes, team->nlocal, team->local_cpus,
+              team->wait_spins ? "spin, then yield" : "yield at once",
               (team->backends & SHMEM_BACKEND_POSIX) ? " posix" : "",
               shmem_ipc_available(team) ? " cuda_ipc" : "", team->ucx ? " ucx" : "");
     *team_p = team;
@@ -1361,7 +1396,7 @@ static shmem_status_t shmem_team_wait_slot(shmem_team_t *team, const uint64_t *s
         if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) >= value) {
             return SHMEM_OK;
         }
-        if (spins < SHMEM_WAIT_SPINS) {
+        if (spins < team->wait_spins) {
             if ((spins & 63) == 63 && team->ucx != NULL) {
 #if COLL_GPU_HAVE_UCX
                 shmem_ucx_progress(team->ucx);
