@@ -1,0 +1,71 @@
+#!/bin/bash
+#
+# Failures inside a native MPI_Allreduce (test_allreduce_native_faults, emulated device
+# memory):
+#   - an accelerator copy (memcpy) or reduction failing on one rank, one_shot and two_shot
+#     (several steps: small scratch), 2 and 3 ranks: that rank gets MPI_ERR_OTHER, no rank
+#     hangs, the next allreduce on the communicator is native and correct; the help message
+#     names MPI_Allreduce and the failed accelerator call (emuMemcpy, the reduction);
+#   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce: the
+#     survivors return an error (the transport sees the dead pid) and print so before mpirun
+#     tears the job down, well within coll_gpu_transport_timeout (5 s here).
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
+    no_aggregate=opal_base_help_aggregate=0
+else
+    no_aggregate=orte_base_help_aggregate=0
+fi
+EMU="coll_gpu_accelerator=emulated $no_aggregate"
+# one-shot steps of 4 KiB and two-shot chunks of 16 KiB: every call has many steps
+SMALL="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=4096"
+
+# Open MPI 4.1 loses some help messages on their way to mpirun: the failed calls are looked
+# for in the output of all runs together.
+ALL_LOGS="$CHECK_LOGDIR/all_faults.log"
+: >"$ALL_LOGS"
+for np in 2 3; do
+    for alg in one_shot two_shot; do
+        check_run "$np ranks, $alg, accelerator faults" $np \
+            "$EMU $SMALL coll_gpu_allreduce_algorithm=$alg" test_allreduce_native_faults
+        [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+    done
+done
+if [ -s "$ALL_LOGS" ]; then
+    LAST_LOG=$ALL_LOGS
+    check_expect_output "help messages name MPI_Allreduce and the failed calls" "coll/gpu" \
+        "Call: +MPI_Allreduce on rank" "Failed: +emuMemcpy" "Failed: +emuReduce" \
+        "EMULATED_ERROR_INJECTED"
+fi
+
+# The kill: mpirun ends the job when a rank dies, so the survivors' line is what is checked,
+# and the job's duration (a hang would last the transport timeout, 5 s, or the test's).
+label="3 ranks, one killed inside a native allreduce"
+check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_transport_timeout=5 \
+    coll_gpu_allreduce_algorithm=two_shot
+log="$CHECK_LOGDIR/kill.log"
+LAST_LOG=$log
+echo "=== $label"
+start=$(date +%s.%N)
+timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
+    "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill >"$log" 2>&1
+rc=$?
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+echo "    exit $rc after $elapsed s"
+if grep -aqE '^SKIP:' "$log"; then
+    check_count SKIP "$label"
+elif grep -aqE 'survivor rank [0-9]+ returned error' "$log" &&
+    ! grep -aq 'returned success' "$log" && [ "$(echo "$elapsed < 4.5" | bc)" = 1 ]; then
+    grep -aE 'survivor rank' "$log" | sed 's/^/    /'
+    echo "    PASS"
+    check_count PASS "$label"
+else
+    cat "$log"
+    echo "    FAIL: no survivor reported an error, or the job took ${elapsed}s"
+    check_count FAIL "$label"
+fi
+
+check_finish

@@ -1,0 +1,245 @@
+/*
+ * Failures inside a native MPI_Allreduce (device buffers, emulated backend, whose fault plan
+ * this program's copy of the backend shares with the component's).
+ *
+ * Default mode: for each case an int32 sum runs once healthy, then with the n-th accelerator
+ * copy (MEMCPY) or reduction (REDUCE) failing on one rank, then healthy again on the same
+ * communicator.  Required:
+ *   - the faulting rank's call returns an error of class MPI_ERR_OTHER (Open MPI prints the
+ *     component's help message naming MPI_Allreduce and the failed call: the check script
+ *     looks for it);
+ *   - every rank returns from the call (the case watchdog turns a hang into a failure); the
+ *     other ranks return MPI_SUCCESS with an undefined result (the faulting rank keeps
+ *     signalling so that they finish);
+ *   - the next allreduce on the communicator is correct and native again (the
+ *     coll_gpu_allreduce_algorithm_calls pvar grows for a native algorithm): an accelerator
+ *     error does not put the communicator out of step, unlike a transport error.
+ *
+ * --kill: rank size-1 dies (SIGKILL) while the others are inside a native allreduce (after a
+ * healthy one: team and scratch exist).  Each survivor prints
+ * "survivor rank R returned error C (class K) after T s" and exits without MPI_Finalize;
+ * SIGTERM is ignored so that mpirun's teardown does not kill survivors before they print.
+ * The check script requires the line and a job shorter than coll_gpu_transport_timeout.
+ *
+ * Closing line (rank 0, default mode): "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "test_util.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    accel_emulated_fault_t kind;
+    int nth;
+    bool repeat;
+    bool last_rank; /* else rank 0 */
+} fault_case_t;
+
+static const fault_case_t fault_cases[] = {
+    {ACCEL_EMULATED_FAULT_MEMCPY, 1, false, false}, /* the first copy into the scratch */
+    {ACCEL_EMULATED_FAULT_MEMCPY, 2, false, true},  /* a later copy (allgather or next step) */
+    {ACCEL_EMULATED_FAULT_MEMCPY, 1, true, true},   /* every copy of the call */
+    {ACCEL_EMULATED_FAULT_REDUCE, 1, false, false}, /* the first reduction */
+    {ACCEL_EMULATED_FAULT_REDUCE, 1, true, true},   /* every reduction of the call */
+};
+#define NUM_FAULT_CASES (int)(sizeof(fault_cases) / sizeof(fault_cases[0]))
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, size;
+    size_t count;
+    int32_t *h_in, *h_out, *h_expect;
+    void *d_in, *d_out;
+    tu_pvar_t algs;
+    uint32_t salt;
+} state_t;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int32_t gen(uint32_t salt, int r, size_t i) {
+    return (int32_t)((salt * 2654435761u) ^ ((uint32_t)r * 40503u) ^ (uint32_t)(i * 97u));
+}
+
+/* Fills the inputs of this call, the expected sum (wrapping, as MPI requires). */
+static void prepare(state_t *st) {
+    ++st->salt;
+    for (size_t i = 0; i < st->count; ++i) {
+        uint32_t sum = 0;
+        for (int r = 0; r < st->size; ++r) {
+            sum += (uint32_t)gen(st->salt, r, i);
+        }
+        st->h_in[i] = gen(st->salt, st->rank, i);
+        st->h_expect[i] = (int32_t)sum;
+    }
+    tu_mem_write(TU_MEM_DEVICE, st->d_in, st->h_in, st->count * sizeof(int32_t));
+}
+
+static uint64_t native_calls(state_t *st) {
+    uint64_t v[8] = {0};
+    int n = tu_pvar_read(&st->algs, v, 8);
+    /* elements: auto, staged, one_shot, two_shot */
+    return (n >= 4) ? v[2] + v[3] : 0;
+}
+
+static void healthy(state_t *st, const char *when) {
+    uint64_t before, after;
+    int rc;
+
+    prepare(st);
+    tu_case_begin("%s: healthy allreduce of %zu int32", when, st->count);
+    before = native_calls(st);
+    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    after = native_calls(st);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("returned %d", rc);
+    } else {
+        tu_mem_read(TU_MEM_DEVICE, st->h_out, st->d_out, st->count * sizeof(int32_t));
+        for (size_t i = 0; i < st->count; ++i) {
+            if (st->h_out[i] != st->h_expect[i]) {
+                tu_fail("element %zu: %d, expected %d", i, st->h_out[i], st->h_expect[i]);
+                break;
+            }
+        }
+    }
+    if (after != before + 1) {
+        tu_fail("not native: coll_gpu_allreduce_algorithm_calls one_shot+two_shot went from "
+                "%llu to %llu",
+                (unsigned long long)before, (unsigned long long)after);
+    }
+    tu_case_end();
+}
+
+static void faulty(state_t *st, const fault_case_t *f) {
+    int at = f->last_rank ? st->size - 1 : 0, rc, error_class = MPI_SUCCESS;
+    bool me = at == st->rank;
+
+    prepare(st);
+    tu_case_begin("%s fault %d%s on rank %s", f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "memcpy" : "reduce",
+                  f->nth, f->repeat ? "+" : "", me ? "me" : "other");
+    MPI_Barrier(st->comm);
+    if (me) {
+        accel_emulated_inject_fault(f->kind, f->nth, f->repeat);
+    }
+    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    accel_emulated_inject_fault(f->kind, 0, false);
+    if (MPI_SUCCESS != rc) {
+        MPI_Error_class(rc, &error_class);
+    }
+    if (me) {
+        if (MPI_SUCCESS == rc) {
+            tu_fail("the call succeeded although its %s %d failed",
+                    f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "copy" : "reduction", f->nth);
+        } else if (MPI_ERR_OTHER != error_class) {
+            tu_fail("error class %d, expected MPI_ERR_OTHER (%d)", error_class, MPI_ERR_OTHER);
+        }
+    } else if (MPI_SUCCESS != rc) {
+        tu_fail("a rank without a fault returned %d", rc);
+    }
+    tu_case_end();
+}
+
+static void kill_mode(state_t *st) {
+    double t0;
+    int rc, error_class = MPI_SUCCESS;
+
+    healthy(st, "before the kill");
+    MPI_Barrier(st->comm);
+    if (st->rank == st->size - 1) {
+        /* let the others enter the call and wait for this rank */
+        struct timespec nap = {0, 200000000};
+        nanosleep(&nap, NULL);
+        raise(SIGKILL);
+    }
+    signal(SIGTERM, SIG_IGN);
+    prepare(st);
+    t0 = now_s();
+    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    if (MPI_SUCCESS != rc) {
+        MPI_Error_class(rc, &error_class);
+    }
+    printf("survivor rank %d returned %s %d (class %d) after %.3f s\n", st->rank,
+           (MPI_SUCCESS == rc) ? "success" : "error", rc, error_class, now_s() - t0);
+    fflush(stdout);
+    /* no MPI_Finalize: a peer is gone */
+    _exit((MPI_SUCCESS != rc) ? 0 : 1);
+}
+
+int main(int argc, char **argv) {
+    tu_options_t opts;
+    state_t st;
+    bool kill = false;
+    int rc;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
+    memset(&st, 0, sizeof(st));
+    st.count = 100003;
+    tu_options_default(&opts);
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--kill")) {
+            kill = true;
+        } else if (0 == strncmp(argv[i], "--count=", 8) && atol(argv[i] + 8) > 0) {
+            st.count = (size_t)atol(argv[i] + 8);
+        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
+            if (0 == tu_world_rank) {
+                fprintf(stderr, "test_allreduce_native_faults: bad argument %s\n", argv[i]);
+            }
+            tu_finish(TU_EXIT_FAIL);
+        }
+    }
+    tu_options_parse_one(&opts, "--kinds=device");
+    if (ACCEL_BACKEND_EMULATED != opts.backend || !opts.component) {
+        if (0 == tu_world_rank) {
+            printf("SKIP: fault injection needs the component and the emulated backend\n");
+        }
+        tu_finish(TU_EXIT_SKIP);
+    }
+    rc = tu_setup(&opts);
+    if (TU_EXIT_PASS != rc) {
+        tu_finish(rc);
+    }
+    if (0 != tu_pvar_open("coll_gpu_allreduce_algorithm_calls", &st.algs)) {
+        tu_case_begin("pvar");
+        tu_fail("coll_gpu_allreduce_algorithm_calls not found: component not loaded?");
+        tu_case_end();
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
+    MPI_Comm_set_errhandler(st.comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(st.comm, &st.rank);
+    MPI_Comm_size(st.comm, &st.size);
+    st.h_in = malloc(st.count * sizeof(int32_t));
+    st.h_out = malloc(st.count * sizeof(int32_t));
+    st.h_expect = malloc(st.count * sizeof(int32_t));
+    if (NULL == st.h_in || NULL == st.h_out || NULL == st.h_expect ||
+        0 != tu_mem_alloc(TU_MEM_DEVICE, st.count * sizeof(int32_t), &st.d_in) ||
+        0 != tu_mem_alloc(TU_MEM_DEVICE, st.count * sizeof(int32_t), &st.d_out)) {
+        fprintf(stderr, "[rank %d] out of memory\n", tu_world_rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (kill) {
+        kill_mode(&st);
+    }
+    healthy(&st, "first");
+    for (int i = 0; i < NUM_FAULT_CASES; ++i) {
+        faulty(&st, &fault_cases[i]);
+        healthy(&st, "after the fault");
+    }
+    tu_mem_free(TU_MEM_DEVICE, st.d_in);
+    tu_mem_free(TU_MEM_DEVICE, st.d_out);
+    free(st.h_in);
+    free(st.h_out);
+    free(st.h_expect);
+    MPI_Comm_free(&st.comm);
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
