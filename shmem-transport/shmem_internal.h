@@ -150,8 +150,8 @@ struct shmem_team {
     uint64_t *start_times;
     bool *alive_checkable;
     double next_alive_check;
-    int local_cpus;       /* CPUs the node's ranks may run on (union of their affinities) */
-    unsigned wait_spins;  /* polls a wait spins before it yields: 0 when nlocal > local_cpus */
+    int local_cpus;      /* CPUs the node's ranks may run on (union of their affinities) */
+    unsigned wait_spins; /* polls a wait spins before it yields: 0 when nlocal > local_cpus */
 
     shmem_ucx_t *ucx; /* NULL on a single node */
     bool ucx_device;  /* UCX maps device memory (else remote peers reach host memory only) */

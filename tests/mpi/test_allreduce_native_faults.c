@@ -124,8 +124,9 @@ static void faulty(state_t *st, const fault_case_t *f) {
     bool me = at == st->rank;
 
     prepare(st);
-    tu_case_begin("%s fault %d%s on rank %s", f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "memcpy" : "reduce",
-                  f->nth, f->repeat ? "+" : "", me ? "me" : "other");
+    tu_case_begin("%s fault %d%s on rank %s",
+                  f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "memcpy" : "reduce", f->nth,
+                  f->repeat ? "+" : "", me ? "me" : "other");
     MPI_Barrier(st->comm);
     if (me) {
         accel_emulated_inject_fault(f->kind, f->nth, f->repeat);
