@@ -26,19 +26,10 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         size_t n = (args->count - first < per_step) ? args->count - first : per_step;
         size_t offset = first * args->esize;
         uint64_t step = ++native->step;
+        coll_gpu_native_range_t all = {0, n * args->esize};
 
-        if (ACCEL_OK == astatus) {
-            astatus = mem->copy(coll_gpu_native_mine(native, args->kind, step),
-                                (const char *)args->sbuf + offset, n * args->esize, args->stream);
-        }
-        /* the copy must have landed before peers are told to read it */
-        if (ACCEL_OK == astatus) {
-            astatus = mem->synchronize(args->stream);
-        }
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-        }
+        status = coll_gpu_native_step_ready(native, args, step, (const char *)args->sbuf + offset,
+                                            &all, 1, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }

@@ -43,23 +43,15 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         uint64_t step = ++native->step;
         char *mine = coll_gpu_native_mine(native, args->kind, step);
 
+        coll_gpu_native_range_t peers_shards[2];
+
         /* the peers' shards of my input: before and after my own */
         coll_gpu_two_shot_shard(n, size, rank, &mine_first, &mine_len);
-        if ((ACCEL_OK == astatus) && (mine_first > 0)) {
-            astatus = mem->copy(mine, in, mine_first * esize, args->stream);
-        }
-        if ((ACCEL_OK == astatus) && (mine_first + mine_len < n)) {
-            astatus = mem->copy(mine + (mine_first + mine_len) * esize,
-                                in + (mine_first + mine_len) * esize,
-                                (n - mine_first - mine_len) * esize, args->stream);
-        }
-        if (ACCEL_OK == astatus) {
-            astatus = mem->synchronize(args->stream);
-        }
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-        }
+        peers_shards[0].offset = 0;
+        peers_shards[0].len = mine_first * esize;
+        peers_shards[1].offset = (mine_first + mine_len) * esize;
+        peers_shards[1].len = (n - mine_first - mine_len) * esize;
+        status = coll_gpu_native_step_ready(native, args, step, in, peers_shards, 2, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }

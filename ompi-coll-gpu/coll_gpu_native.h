@@ -164,6 +164,24 @@ typedef struct {
     const char *mpi_call;
 } coll_gpu_allreduce_native_args_t;
 
+/* Bytes [offset, offset + len) of a step's input: where they go in this rank's scratch half. */
+typedef struct {
+    size_t offset, len;
+} coll_gpu_native_range_t;
+
+/*
+ * The prologue of a step: copies the ranges of in (nranges, empty ones skipped) to the same
+ * offsets of this rank's scratch half of step, waits for the copies, announces
+ * COLL_GPU_PHASE_READY to every peer and waits until every peer did.  An accelerator error
+ * (*astatus_p not ACCEL_OK on entry, or set here) skips the copies, never the signals: peers
+ * finish the call.  Returns the transport's status.
+ */
+shmem_status_t coll_gpu_native_step_ready(coll_gpu_native_t *native,
+                                          const coll_gpu_allreduce_native_args_t *args,
+                                          uint64_t step, const char *in,
+                                          const coll_gpu_native_range_t *ranges, int nranges,
+                                          accel_status_t *astatus_p);
+
 int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args);
