@@ -49,17 +49,36 @@ check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_transport_timeout=5 \
 log="$CHECK_LOGDIR/kill.log"
 LAST_LOG=$log
 echo "=== $label"
-start=$(date +%s.%N)
-timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
-    "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill >"$log" 2>&1
-rc=$?
-elapsed=$(echo "$(date +%s.%N) - $start" | bc)
-echo "    exit $rc after $elapsed s"
+# The evidence: a survivor's own line (also written into a file: mpirun may drop a dying
+# job's output) says its call returned an error; when mpirun's teardown kills it before it
+# gets to write (the race is mpirun's), the component's help message, printed inside the
+# failing call, says the same.  Open MPI 4.1 may lose that message too: up to 3 jobs.
+reports="$CHECK_LOGDIR/reports"
+mkdir -p "$reports"
+for try in 1 2 3; do
+    rm -f "$reports"/survivor.*
+    start=$(date +%s.%N)
+    timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
+        "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" >"$log" 2>&1
+    rc=$?
+    elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+    echo "    job $try: exit $rc after $elapsed s"
+    cat "$reports"/survivor.* >>"$log" 2>/dev/null
+    # a hang, or a survivor whose call succeeded, fails at once: no retry hides those
+    if grep -aq 'returned success' "$log" || [ "$(echo "$elapsed < 4.5" | bc)" != 1 ]; then
+        break
+    fi
+    if grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
+        grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; then
+        break
+    fi
+done
 if grep -aqE '^SKIP:' "$log"; then
     check_count SKIP "$label"
-elif grep -aqE 'survivor rank [0-9]+ returned error' "$log" &&
+elif { grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
+    grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; } &&
     ! grep -aq 'returned success' "$log" && [ "$(echo "$elapsed < 4.5" | bc)" = 1 ]; then
-    grep -aE 'survivor rank' "$log" | sed 's/^/    /'
+    sort -u "$reports"/survivor.* 2>/dev/null | sed 's/^/    /'
     echo "    PASS"
     check_count PASS "$label"
 else

@@ -17,8 +17,10 @@
  *
  * --kill: rank size-1 dies (SIGKILL) while the others are inside a native allreduce (after a
  * healthy one: team and scratch exist).  Each survivor prints
- * "survivor rank R returned error C (class K) after T s" and exits without MPI_Finalize;
- * SIGTERM is ignored so that mpirun's teardown does not kill survivors before they print.
+ * "survivor rank R returned error C (class K) after T s", also into the file
+ * DIR/survivor.R with --report=DIR (mpirun's teardown may lose a dying job's output), and
+ * exits without MPI_Finalize; SIGTERM is ignored so that the teardown does not kill
+ * survivors before they report.
  * The check script requires the line and a job shorter than coll_gpu_transport_timeout.
  *
  * Closing line (rank 0, default mode): "N passed, M failed".
@@ -149,7 +151,8 @@ static void faulty(state_t *st, const fault_case_t *f) {
     tu_case_end();
 }
 
-static void kill_mode(state_t *st) {
+static void kill_mode(state_t *st, const char *report_dir) {
+    char line[160];
     double t0;
     int rc, error_class = MPI_SUCCESS;
 
@@ -168,9 +171,20 @@ static void kill_mode(state_t *st) {
     if (MPI_SUCCESS != rc) {
         MPI_Error_class(rc, &error_class);
     }
-    printf("survivor rank %d returned %s %d (class %d) after %.3f s\n", st->rank,
-           (MPI_SUCCESS == rc) ? "success" : "error", rc, error_class, now_s() - t0);
+    snprintf(line, sizeof(line), "survivor rank %d returned %s %d (class %d) after %.3f s\n",
+             st->rank, (MPI_SUCCESS == rc) ? "success" : "error", rc, error_class, now_s() - t0);
+    fputs(line, stdout);
     fflush(stdout);
+    if (NULL != report_dir) {
+        char path[4096];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/survivor.%d", report_dir, st->rank);
+        f = fopen(path, "w");
+        if (NULL != f) {
+            fputs(line, f);
+            fclose(f);
+        }
+    }
     /* no MPI_Finalize: a peer is gone */
     _exit((MPI_SUCCESS != rc) ? 0 : 1);
 }
@@ -179,6 +193,7 @@ int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     bool kill = false;
+    const char *report_dir = NULL;
     int rc;
 
     MPI_Init(&argc, &argv);
@@ -189,6 +204,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--kill")) {
             kill = true;
+        } else if (0 == strncmp(argv[i], "--report=", 9)) {
+            report_dir = argv[i] + 9;
         } else if (0 == strncmp(argv[i], "--count=", 8) && atol(argv[i] + 8) > 0) {
             st.count = (size_t)atol(argv[i] + 8);
         } else if (1 != tu_options_parse_one(&opts, argv[i])) {
@@ -229,7 +246,7 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (kill) {
-        kill_mode(&st);
+        kill_mode(&st, report_dir);
     }
     healthy(&st, "first");
     for (int i = 0; i < NUM_FAULT_CASES; ++i) {
