@@ -329,12 +329,13 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.host_buffers = false;
     (void)mca_base_component_var_register(
         c, "host_buffers",
-        "Also run blocking MPI_Allreduce on host buffers with the native algorithms (one_shot, "
-        "two_shot, chosen as for device buffers) when every rank of the communicator is on "
-        "one node, every rank passes host memory and the op and datatype are a predefined "
-        "pair the kernels define: host scratch in shared segments and the CPU reduction.  "
-        "The component then stays active without an accelerator, for this call only.  Other "
-        "host-buffer calls go to Open MPI as before.  Every rank must set the same value",
+        "Also run blocking MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast "
+        "on host buffers with the native algorithms (chosen as for device buffers) when every "
+        "rank of the communicator is on one node, every rank passes host memory and the "
+        "datatype (and op) are ones the native algorithms take: host scratch in shared "
+        "segments and the CPU reduction.  The component then stays active without an "
+        "accelerator, for these calls only.  Other host-buffer calls go to Open MPI as before.  "
+        "Every rank must set the same value",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.host_buffers);
 }
