@@ -319,12 +319,45 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     free(hashes);
 }
 
+/* --peer-missing: the last rank of a world duplicate skips a native MPI_Bcast; the others must
+ * get an error (not hang) within coll_gpu_transport_timeout, with the help message naming the
+ * call.  A first bcast sets the native context up on every rank. */
+static void run_peer_missing(state_t *st) {
+    MPI_Comm comm;
+    void *buf = NULL;
+    int rank, size, rc;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    tu_case_begin("a peer missing from a native MPI_Bcast");
+    if (tu_mem_alloc(st->mem, 4096, &buf) || tu_mem_write(st->mem, buf, &rank, sizeof(rank))) {
+        setup_fail();
+    }
+    rc = MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("the first bcast returned %d", rc);
+    }
+    if (rank != size - 1) {
+        rc = MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
+        if (MPI_SUCCESS == rc) {
+            tu_fail("MPI_Bcast with a peer missing succeeded");
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    tu_case_end();
+    tu_mem_free(st->mem, buf);
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
     size_t big = 0, counts[4];
     int ncounts = 0, rc, world_size;
+    bool peer_missing = false;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
@@ -335,6 +368,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--kinds=host")) {
             st.mem = TU_MEM_HOST;
+        } else if (0 == strcmp(argv[i], "--peer-missing")) {
+            peer_missing = true;
         } else if (0 == strncmp(argv[i], "--big-bytes=", 12)) {
             big = strtoull(argv[i] + 12, NULL, 0);
         } else if (1 != tu_options_parse_one(&opts, argv[i])) {
@@ -360,6 +395,10 @@ int main(int argc, char **argv) {
         }
     }
     tu_gpu_config_read(&st.config);
+    if (peer_missing) {
+        run_peer_missing(&st);
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
 
     counts[ncounts++] = 1;
     counts[ncounts++] = 7;
