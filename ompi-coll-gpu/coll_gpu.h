@@ -38,6 +38,7 @@ enum {
 /* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
 #define COLL_GPU_MAX_ALGS 8
 #define COLL_GPU_MAX_FALLBACKS 16
+#define COLL_GPU_MAX_NCOLLS 3
 
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
@@ -58,7 +59,10 @@ typedef struct mca_coll_gpu_component_t {
     char *net_devices;
     char *ucx_tls;
     bool transport_check;
-    int allreduce_algorithm;             /* coll_gpu_alg_t (coll_gpu_native.h) */
+    int allreduce_algorithm; /* coll_gpu_alg_t (coll_gpu_native.h) */
+    /* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm: coll_gpu_alg_t, indexed by
+     * coll_gpu_ncoll_t (coll_gpu_native.h) */
+    int ncoll_algorithm[COLL_GPU_MAX_NCOLLS];
     size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
     size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
     char *tuning_file;
@@ -86,6 +90,8 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long teams_created;
     unsigned long long allreduce_algorithm_calls[COLL_GPU_MAX_ALGS];
     unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];
+    /* per coll_gpu_ncoll_t: auto (0), staged, native */
+    unsigned long long ncoll_algorithm_calls[COLL_GPU_MAX_NCOLLS][3];
 } mca_coll_gpu_component_t;
 
 COLL_GPU_EXPORT extern mca_coll_gpu_component_t mca_coll_gpu_component;
@@ -199,7 +205,18 @@ bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_comm
 int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
-/* MPI_Allreduce of a module without an accelerator (coll_gpu_host_buffers): host memory only. */
+/* The collectives of a module without an accelerator (coll_gpu_host_buffers), and blocking calls
+ * on host buffers under coll_gpu_host_buffers: host memory only. */
+int mca_coll_gpu_reduce_scatter_block_host_only(const void *sbuf, void *rbuf, int rcount,
+                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                                struct ompi_communicator_t *comm,
+                                                mca_coll_base_module_t *base);
+int mca_coll_gpu_allgather_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                     void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *base);
+int mca_coll_gpu_bcast_host_only(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *base);
 int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                      struct ompi_communicator_t *comm,

@@ -1,6 +1,7 @@
 /*
  * MPI_Allgather, MPI_Allgatherv and their nonblocking forms on device buffers.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -33,19 +34,73 @@ static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void
                                              rbuf, a->rcount, a->rdtype, a->comm, request);
 }
 
+/* A blocking MPI_Allgather natively in kind's memory; false when it must be staged (device)
+ * or handed to Open MPI (host).  Send and receive blocks of another type or count than each
+ * other are not native (datatype_op). */
+static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_native_kind_t kind,
+                                      const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+    const void *bufs[2] = {rbuf, sbuf};
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    int count = a->rcount;
+    coll_gpu_native_call_t call;
+
+    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
+        count = 0;
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHER, kind, count,
+                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
+                                  rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT(calls_native, ALLGATHER);
+        *rc_p =
+            coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int coll_gpu_allgather_host_buffers(coll_gpu_allgather_args_t *a,
+                                                              const void *sbuf, void *rbuf) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_ALLGATHER, false);
+        }
+        if (coll_gpu_allgather_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+            return rc;
+        }
+    }
+    COLL_GPU_COUNT(calls_passthrough, ALLGATHER);
+    return coll_gpu_allgather_host(sbuf, rbuf, 0, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_coll_t coll,
                                        const char *mpi_call, const void *sbuf, void *rbuf,
                                        ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
+    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
+    bool native = (COLL_GPU_ALLGATHER == coll);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
-                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                                         request, &single_call)) {
+    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_allgather_host_buffers(a, sbuf, rbuf);
+    }
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_allgather_host(sbuf, rbuf, 0, a, request);
+    }
+    if (native &&
+        coll_gpu_allgather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)) {
+        return rc;
     }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allgather_host, a);
@@ -85,10 +140,30 @@ int mca_coll_gpu_allgather(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_allgather_host_only(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                                    comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, ALLGATHER);
         return COLL_GPU_PREV(module, allgather, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
     return coll_gpu_allgather_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
+}
+
+int mca_coll_gpu_allgather_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                     void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *base) {
+    coll_gpu_allgather_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .comm = comm,
+    };
+
+    return coll_gpu_allgather_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

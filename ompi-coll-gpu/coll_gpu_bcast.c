@@ -2,6 +2,7 @@
  * MPI_Bcast and MPI_Ibcast on device buffers: the root's buffer is an input,
  * every other rank's an output.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -22,18 +23,64 @@ static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *ar
     return COLL_GPU_PREV(a->module, ibcast, rbuf, count, a->dtype, a->root, a->comm, request);
 }
 
+/* A blocking MPI_Bcast natively in kind's memory; false when it must be staged (device) or
+ * handed to Open MPI (host). */
+static bool coll_gpu_bcast_native(coll_gpu_bcast_args_t *a, coll_gpu_native_kind_t kind, void *buf,
+                                  int count, bool kinds_mixed, int *rc_p) {
+    const void *bufs[1] = {buf};
+    coll_gpu_native_call_t call;
+
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_BCAST, kind, count, a->dtype,
+                                  NULL, bufs, 1, kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT(calls_native, BCAST);
+        *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, buf, (size_t)count, a->root);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int coll_gpu_bcast_host_buffers(coll_gpu_bcast_args_t *a, void *buf,
+                                                          int count) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_BCAST, false);
+        }
+        if (coll_gpu_bcast_native(a, COLL_GPU_NATIVE_HOST, buf, count, mixed, &rc)) {
+            return rc;
+        }
+    }
+    COLL_GPU_COUNT(calls_passthrough, BCAST);
+    return coll_gpu_bcast_host(NULL, buf, count, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_bcast_dispatch(coll_gpu_bcast_args_t *args, coll_gpu_coll_t coll,
                                    const char *mpi_call, void *buf, int count,
                                    ompi_request_t **request) {
     bool is_root = (ompi_comm_rank(args->comm) == args->root);
+    bool on_device = coll_gpu_on_device(buf);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, coll_gpu_on_device(buf),
-                                         request, &single_call)) {
+    if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_bcast_host_buffers(args, buf, count);
+    }
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_bcast_host(NULL, buf, count, args, request);
+    }
+    if ((NULL == request) &&
+        coll_gpu_bcast_native(args, COLL_GPU_NATIVE_DEVICE, buf, count, single_call, &rc)) {
+        return rc;
     }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_bcast_host, args);
@@ -61,10 +108,21 @@ int mca_coll_gpu_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int 
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(buf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_bcast_host_only(buf, count, dtype, root, comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, BCAST);
         return COLL_GPU_PREV(module, bcast, buf, count, dtype, root, comm);
     }
     return coll_gpu_bcast_classified(buf, count, dtype, root, comm, base);
+}
+
+int mca_coll_gpu_bcast_host_only(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
+    coll_gpu_bcast_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base, .dtype = dtype, .root = root, .comm = comm};
+
+    return coll_gpu_bcast_host_buffers(&args, buf, count);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count,

@@ -81,7 +81,12 @@ typedef struct {
 } coll_gpu_pvar_array_t;
 
 static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms = {
-    mca_coll_gpu_component.allreduce_algorithm_calls, COLL_GPU_ALG_NUM};
+    mca_coll_gpu_component.allreduce_algorithm_calls, COLL_GPU_ALLREDUCE_ALG_NUM};
+static coll_gpu_pvar_array_t coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_NUM] = {
+    {mca_coll_gpu_component.ncoll_algorithm_calls[0], COLL_GPU_NCALLS_NUM},
+    {mca_coll_gpu_component.ncoll_algorithm_calls[1], COLL_GPU_NCALLS_NUM},
+    {mca_coll_gpu_component.ncoll_algorithm_calls[2], COLL_GPU_NCALLS_NUM},
+};
 static coll_gpu_pvar_array_t coll_gpu_pvar_fallbacks = {mca_coll_gpu_component.native_fallbacks,
                                                         COLL_GPU_FALLBACK_NUM};
 
@@ -222,6 +227,59 @@ static const mca_base_var_enum_value_t coll_gpu_alg_values[] = {
     {COLL_GPU_ALG_TWO_SHOT, "two_shot"},
     {0, NULL},
 };
+static const mca_base_var_enum_value_t coll_gpu_direct_values[] = {
+    {COLL_GPU_ALG_AUTO, "auto"},
+    {COLL_GPU_ALG_STAGED, "staged"},
+    {COLL_GPU_ALG_DIRECT, "direct"},
+    {0, NULL},
+};
+static const mca_base_var_enum_value_t coll_gpu_pipelined_values[] = {
+    {COLL_GPU_ALG_AUTO, "auto"},
+    {COLL_GPU_ALG_STAGED, "staged"},
+    {COLL_GPU_ALG_PIPELINED, "pipelined"},
+    {0, NULL},
+};
+
+/* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm */
+static void coll_gpu_register_ncoll(const mca_base_component_t *c) {
+    static const struct {
+        const char *var, *enum_name, *help;
+        const mca_base_var_enum_value_t *values;
+    } vars[COLL_GPU_NCOLL_NUM] = {
+        [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] =
+            {"reduce_scatter_block_algorithm", "coll_gpu_reduce_scatter_block_algorithms",
+             "Algorithm of blocking MPI_Reduce_scatter_block on device buffers (and host buffers "
+             "under host_buffers) of a communicator inside one node: auto (the tuning file's "
+             "rule, else direct), staged (today's path), direct (every rank reduces its block "
+             "from every peer's scratch in rank order: allreduce's bits).  Communicators "
+             "spanning nodes are staged",
+             coll_gpu_direct_values},
+        [COLL_GPU_NCOLL_ALLGATHER] =
+            {"allgather_algorithm", "coll_gpu_allgather_algorithms",
+             "Algorithm of blocking MPI_Allgather on device buffers (and host buffers under "
+             "host_buffers) of a communicator inside one node: auto (the tuning file's rule, "
+             "else direct), staged (today's path), direct (every rank copies every block from "
+             "its owner's scratch).  Communicators spanning nodes are staged",
+             coll_gpu_direct_values},
+        [COLL_GPU_NCOLL_BCAST] =
+            {"bcast_algorithm", "coll_gpu_bcast_algorithms",
+             "Algorithm of blocking MPI_Bcast on device buffers (and host buffers under "
+             "host_buffers) of a communicator inside one node: auto (the tuning file's rule, "
+             "else pipelined), staged (today's path), pipelined (the root's scratch, double "
+             "buffered, read by every rank).  Communicators spanning nodes are staged",
+             coll_gpu_pipelined_values},
+    };
+    mca_base_var_enum_t *alg_enum;
+
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        mca_coll_gpu_component.ncoll_algorithm[k] = COLL_GPU_ALG_AUTO;
+        (void)mca_base_var_enum_create(vars[k].enum_name, vars[k].values, &alg_enum);
+        (void)mca_base_component_var_register(
+            c, vars[k].var, vars[k].help, MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5,
+            MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.ncoll_algorithm[k]);
+        OBJ_RELEASE(alg_enum);
+    }
+}
 
 /* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
 static void coll_gpu_register_native(const mca_base_component_t *c) {
@@ -271,12 +329,13 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.host_buffers = false;
     (void)mca_base_component_var_register(
         c, "host_buffers",
-        "Also run blocking MPI_Allreduce on host buffers with the native algorithms (one_shot, "
-        "two_shot, chosen as for device buffers) when every rank of the communicator is on "
-        "one node, every rank passes host memory and the op and datatype are a predefined "
-        "pair the kernels define: host scratch in shared segments and the CPU reduction.  "
-        "The component then stays active without an accelerator, for this call only.  Other "
-        "host-buffer calls go to Open MPI as before.  Every rank must set the same value",
+        "Also run blocking MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast "
+        "on host buffers with the native algorithms (chosen as for device buffers) when every "
+        "rank of the communicator is on one node, every rank passes host memory and the "
+        "datatype (and op) are ones the native algorithms take: host scratch in shared "
+        "segments and the CPU reduction.  The component then stays active without an "
+        "accelerator, for these calls only.  Other host-buffer calls go to Open MPI as before.  "
+        "Every rank must set the same value",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.host_buffers);
 }
@@ -364,6 +423,7 @@ static int coll_gpu_register(void) {
 
     coll_gpu_register_transport(c);
     coll_gpu_register_native(c);
+    coll_gpu_register_ncoll(c);
 
     coll_gpu_register_pvar("calls_passthrough",
                            "Calls handed straight to the previous module because every buffer "
@@ -398,6 +458,20 @@ static int coll_gpu_register(void) {
                                  "Blocking MPI_Allreduce calls on device buffers per algorithm: "
                                  "auto (always 0), staged, one_shot, two_shot",
                                  &coll_gpu_pvar_algorithms);
+    coll_gpu_register_pvar_array(
+        "reduce_scatter_block_algorithm_calls",
+        "Blocking MPI_Reduce_scatter_block calls on device buffers (and "
+        "native ones on host buffers) per algorithm: auto (always 0), "
+        "staged, direct",
+        &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK]);
+    coll_gpu_register_pvar_array("allgather_algorithm_calls",
+                                 "Blocking MPI_Allgather calls on device buffers (and native ones "
+                                 "on host buffers) per algorithm: auto (always 0), staged, direct",
+                                 &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_ALLGATHER]);
+    coll_gpu_register_pvar_array("bcast_algorithm_calls",
+                                 "Blocking MPI_Bcast calls on device buffers (and native ones on "
+                                 "host buffers) per algorithm: auto (always 0), staged, pipelined",
+                                 &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_BCAST]);
     coll_gpu_register_pvar_array("native_fallbacks",
                                  "Blocking device-buffer calls staged instead of run natively, "
                                  "per reason: native_disabled, algorithm_staged, memory, "

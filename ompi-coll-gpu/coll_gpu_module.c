@@ -183,6 +183,9 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 
     if (host_only) {
         module->super.coll_allreduce = mca_coll_gpu_allreduce_host_only;
+        module->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block_host_only;
+        module->super.coll_allgather = mca_coll_gpu_allgather_host_only;
+        module->super.coll_bcast = mca_coll_gpu_bcast_host_only;
         return &module->super;
     }
 #define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;

@@ -3,8 +3,10 @@
  * signals, the ordered n-input reduction, errors, and the algorithm choice.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_reduce_op.h"
 #include "coll_gpu_tuning.h"
 
+#include "ompi/datatype/ompi_datatype.h"
 #include "opal/util/show_help.h"
 
 #include <stdio.h>
@@ -15,6 +17,23 @@
 
 _Static_assert(COLL_GPU_ALG_NUM <= COLL_GPU_MAX_ALGS, "COLL_GPU_MAX_ALGS too small");
 _Static_assert(COLL_GPU_FALLBACK_NUM <= COLL_GPU_MAX_FALLBACKS, "COLL_GPU_MAX_FALLBACKS too small");
+_Static_assert(COLL_GPU_NCOLL_NUM <= COLL_GPU_MAX_NCOLLS, "COLL_GPU_MAX_NCOLLS too small");
+_Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements");
+
+const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
+    [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] = {.tuning_name = "reduce_scatter_block",
+                                             .param = "coll_gpu_reduce_scatter_block_algorithm",
+                                             .mpi_call = "MPI_Reduce_scatter_block",
+                                             .native = COLL_GPU_ALG_DIRECT},
+    [COLL_GPU_NCOLL_ALLGATHER] = {.tuning_name = "allgather",
+                                  .param = "coll_gpu_allgather_algorithm",
+                                  .mpi_call = "MPI_Allgather",
+                                  .native = COLL_GPU_ALG_DIRECT},
+    [COLL_GPU_NCOLL_BCAST] = {.tuning_name = "bcast",
+                              .param = "coll_gpu_bcast_algorithm",
+                              .mpi_call = "MPI_Bcast",
+                              .native = COLL_GPU_ALG_PIPELINED},
+};
 
 const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM] = {
 #define COLL_GPU_ALG_NAME(id, name) name,
@@ -99,7 +118,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[6];
+    uint64_t words[6 + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
@@ -121,7 +140,11 @@ void coll_gpu_native_tuning_load(void) {
     words[3] = (uint64_t)c->native_chunk_size;
     words[4] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
     words[5] = (uint64_t)c->host_buffers;
-    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words, 6);
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        words[6 + k] = (uint64_t)c->ncoll_algorithm[k];
+    }
+    c->native_config_hash =
+        coll_gpu_native_hash_words(14695981039346656037ULL, words, 6 + COLL_GPU_NCOLL_NUM);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -453,7 +476,8 @@ coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t by
         rule = coll_gpu_tuning_find(&c->tuning->rules, "allreduce", (uint64_t)size,
                                     (uint64_t)ranks_per_node, (uint64_t)bytes);
     }
-    if (NULL != rule) {
+    if ((NULL != rule) && (rule->algorithm < COLL_GPU_ALLREDUCE_ALG_NUM)) {
+        /* a rule naming another collective's algorithm is ignored */
         alg = (coll_gpu_alg_t)rule->algorithm;
         if (0 != rule->chunk) {
             *chunk_p = rule->chunk;
@@ -468,4 +492,137 @@ coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t by
     snprintf(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu", bytes,
              (COLL_GPU_ALG_ONE_SHOT == alg) ? "<=" : ">", c->allreduce_one_shot_max_bytes);
     return alg;
+}
+
+/* The algorithm of a call of coll: the parameter when it forces one, else the first tuning rule
+ * that matches (its chunk ignored: these algorithms step through the whole scratch half), else
+ * the native one. */
+static coll_gpu_alg_t coll_gpu_ncoll_choose(coll_gpu_ncoll_t coll, int size, int ranks_per_node,
+                                            size_t bytes, char *why, size_t why_len) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
+    coll_gpu_alg_t alg = (coll_gpu_alg_t)c->ncoll_algorithm[coll];
+    const coll_gpu_tuning_rule_t *rule = NULL;
+
+    if (COLL_GPU_ALG_AUTO != alg) {
+        snprintf(why, why_len, "%s=%s", info->param, coll_gpu_alg_names[alg]);
+        return alg;
+    }
+    if (NULL != c->tuning) {
+        rule = coll_gpu_tuning_find(&c->tuning->rules, info->tuning_name, (uint64_t)size,
+                                    (uint64_t)ranks_per_node, (uint64_t)bytes);
+    }
+    if ((NULL != rule) && ((COLL_GPU_ALG_STAGED == rule->algorithm) ||
+                           (info->native == (coll_gpu_alg_t)rule->algorithm))) {
+        snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
+        return (coll_gpu_alg_t)rule->algorithm;
+    }
+    snprintf(why, why_len, "%s=auto", info->param);
+    return info->native;
+}
+
+bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              const void *const *bufs, int nbufs, bool kinds_mixed,
+                              coll_gpu_native_call_t *call, int *rc_p) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
+    coll_gpu_fallback_t reason;
+    coll_gpu_alg_t alg;
+    accel_status_t status;
+    ptrdiff_t lb, extent;
+    size_t tsize = 0;
+    char why[256] = "";
+    int ok = 1;
+
+    *rc_p = OMPI_SUCCESS;
+    if (!c->native) {
+        reason = COLL_GPU_FALLBACK_DISABLED;
+        goto fallback;
+    }
+    if (COLL_GPU_ALG_STAGED == c->ncoll_algorithm[coll]) {
+        reason = COLL_GPU_FALLBACK_ALGORITHM;
+        snprintf(why, sizeof(why), ": %s=staged", info->param);
+        goto fallback;
+    }
+    call->dtype = ACCEL_DT_COUNT;
+    call->op = ACCEL_OP_SUM;
+    if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
+        ((NULL != op) && !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op))) {
+        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
+        goto fallback;
+    }
+    /* elements of a predefined type at lb 0 are contiguous: extent bytes each (the padding
+     * of MPI_LONG_INT and the like copied with them) */
+    (void)ompi_datatype_get_extent(dtype, &lb, &extent);
+    tsize = (size_t)extent;
+    if ((0 != lb) || (extent <= 0) || ((NULL != op) && (tsize != accel_dtype_size(call->dtype)))) {
+        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
+        goto fallback;
+    }
+    call->esize = tsize;
+    if (kinds_mixed) {
+        reason = COLL_GPU_FALLBACK_MEMORY;
+        goto fallback;
+    }
+    for (int b = 0; b < nbufs; ++b) {
+        if (COLL_GPU_NATIVE_HOST == kind) {
+            ok = ok && ((NULL == c->accel) || !coll_gpu_on_device(bufs[b]));
+        } else {
+            ok = ok && coll_gpu_on_device(bufs[b]);
+        }
+    }
+    if (c->check_memory_kinds) {
+        if (OMPI_SUCCESS !=
+            COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm)) {
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        reason = COLL_GPU_FALLBACK_MEMORY;
+        goto fallback;
+    }
+    if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
+        goto fallback;
+    }
+    if ((size_t)((COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK == coll) ? call->native->team->size : 1) *
+            tsize >
+        call->native->half) {
+        /* a step must hold an element of every block */
+        reason = COLL_GPU_FALLBACK_TEAM;
+        goto fallback;
+    }
+    alg = coll_gpu_ncoll_choose(coll, call->native->team->size, call->native->team->local_size,
+                                (size_t)count * tsize, why, sizeof(why));
+    if (COLL_GPU_ALG_STAGED == alg) {
+        reason = COLL_GPU_FALLBACK_ALGORITHM;
+        goto fallback;
+    }
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d x %zu bytes, %s memory: %s (%s)",
+                     info->mpi_call, comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
+                     coll_gpu_alg_names[alg], why);
+    call->kind = kind;
+    call->mem = &coll_gpu_native_mems[kind];
+    call->stream = NULL;
+    call->mpi_call = info->mpi_call;
+    ++c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_NATIVE];
+    if (COLL_GPU_NATIVE_DEVICE == kind) {
+        status = coll_gpu_module_stream(module, &call->stream);
+        if (OPAL_UNLIKELY(ACCEL_OK != status)) {
+            *rc_p = coll_gpu_accel_failed(status, info->mpi_call, comm);
+        }
+    }
+    return true;
+
+fallback:
+    ++c->native_fallbacks[reason];
+    if (COLL_GPU_NATIVE_DEVICE == kind) {
+        ++c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_STAGED];
+    }
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s)", info->mpi_call,
+                     comm->c_name, count,
+                     (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
+                     coll_gpu_fallback_names[reason], why);
+    return false;
 }

@@ -19,13 +19,17 @@
 
 BEGIN_C_DECLS
 
-/* Values of coll_gpu_allreduce_algorithm; also the elements of the
- * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted). */
+/* The native algorithms of every collective: what a tuning rule may name.  The first four
+ * are the values of coll_gpu_allreduce_algorithm and the elements of the
+ * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted); direct is
+ * MPI_Reduce_scatter_block's and MPI_Allgather's, pipelined MPI_Bcast's. */
 #define COLL_GPU_FOREACH_ALG(X)                                                                    \
     X(AUTO, "auto")                                                                                \
     X(STAGED, "staged")                                                                            \
     X(ONE_SHOT, "one_shot")                                                                        \
-    X(TWO_SHOT, "two_shot")
+    X(TWO_SHOT, "two_shot")                                                                        \
+    X(DIRECT, "direct")                                                                            \
+    X(PIPELINED, "pipelined")
 
 typedef enum {
 #define COLL_GPU_ALG_ENUM(id, name) COLL_GPU_ALG_##id,
@@ -51,6 +55,9 @@ typedef enum {
 #undef COLL_GPU_FALLBACK_ENUM
         COLL_GPU_FALLBACK_NUM
 } coll_gpu_fallback_t;
+
+/* Elements of coll_gpu_allreduce_algorithm_calls: auto .. two_shot. */
+#define COLL_GPU_ALLREDUCE_ALG_NUM (COLL_GPU_ALG_TWO_SHOT + 1)
 
 extern const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM];
 extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
@@ -188,6 +195,74 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
 int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args);
+
+/*
+ * The native MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast: blocking calls on a
+ * one-node communicator, every buffer of every rank of one memory kind, a contiguous
+ * predefined type.  Their selection parameter (coll_gpu_<coll>_algorithm) takes auto, staged or
+ * the one native algorithm; the coll_gpu_<coll>_algorithm_calls pvar counts auto (always 0),
+ * staged and native.
+ */
+typedef enum {
+    COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK = 0,
+    COLL_GPU_NCOLL_ALLGATHER,
+    COLL_GPU_NCOLL_BCAST,
+    COLL_GPU_NCOLL_NUM
+} coll_gpu_ncoll_t;
+
+/* Elements of the coll_gpu_<coll>_algorithm_calls pvars. */
+enum {
+    COLL_GPU_NCALLS_AUTO = 0,
+    COLL_GPU_NCALLS_STAGED,
+    COLL_GPU_NCALLS_NATIVE,
+    COLL_GPU_NCALLS_NUM
+};
+
+typedef struct {
+    const char *tuning_name; /* the collective in tuning rules: "reduce_scatter_block" */
+    const char *param;       /* "coll_gpu_reduce_scatter_block_algorithm" */
+    const char *mpi_call;    /* "MPI_Reduce_scatter_block" */
+    coll_gpu_alg_t native;   /* its native algorithm */
+} coll_gpu_ncoll_info_t;
+
+extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];
+
+/* One native call of these collectives, as its algorithm gets it. */
+typedef struct {
+    coll_gpu_native_t *native;
+    coll_gpu_native_kind_t kind;
+    const coll_gpu_native_mem_t *mem;
+    accel_stream_h stream; /* NULL on the host */
+    size_t esize;          /* bytes of an element */
+    accel_dtype_t dtype;   /* reduce_scatter_block */
+    accel_op_t op;
+    const char *mpi_call;
+} coll_gpu_native_call_t;
+
+/*
+ * Whether a blocking call runs natively; fills call when it does.  count elements of dtype per
+ * rank (block); op: the reduction (reduce_scatter_block) or NULL; bufs: this rank's nbufs
+ * buffers (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds
+ * differ.  On false the reason was counted and logged: the caller stages (device) or hands the
+ * call to Open MPI (host).  *rc_p is set on true only when the call already failed.
+ */
+bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              const void *const *bufs, int nbufs, bool kinds_mixed,
+                              coll_gpu_native_call_t *call, int *rc_p);
+
+/* The algorithms (coll_gpu_*_native.c).  sbuf: MPI_IN_PLACE resolved by the caller as the
+ * comments say. */
+/* sbuf: size * count elements (rbuf when in place); rbuf: count elements (its start) */
+int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
+                                         const coll_gpu_native_call_t *call, const void *sbuf,
+                                         void *rbuf, size_t count);
+/* sbuf: count elements, NULL when in place (the block already at rbuf + rank * count) */
+int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                              const void *sbuf, void *rbuf, size_t count);
+int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                             void *buf, size_t count, int root);
 
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);

@@ -3,6 +3,7 @@
  * on device buffers.  In place, the receive buffer holds every rank's input
  * (the whole vector) on entry.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -31,6 +32,48 @@ static int coll_gpu_reduce_scatter_host(const void *sbuf, void *rbuf, int count,
                                              a->rcount, a->dtype, a->op, a->comm, request);
 }
 
+/* A blocking MPI_Reduce_scatter_block natively in kind's memory; false when it must be staged
+ * (device) or handed to Open MPI (host). */
+static bool coll_gpu_reduce_scatter_block_native(coll_gpu_reduce_scatter_args_t *a,
+                                                 coll_gpu_native_kind_t kind, const void *sbuf,
+                                                 void *rbuf, bool kinds_mixed, int *rc_p) {
+    const void *bufs[2] = {rbuf, sbuf};
+    coll_gpu_native_call_t call;
+
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK, kind,
+                                  a->rcount, a->dtype, a->op, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2,
+                                  kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT(calls_native, REDUCE_SCATTER_BLOCK);
+        *rc_p = coll_gpu_reduce_scatter_block_direct(
+            a->comm, &call, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf, (size_t)a->rcount);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int
+coll_gpu_reduce_scatter_block_host_buffers(coll_gpu_reduce_scatter_args_t *a, const void *sbuf,
+                                           void *rbuf) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
+                                                false);
+        }
+        if (coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+            return rc;
+        }
+    }
+    COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER_BLOCK);
+    return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, coll_gpu_coll_t coll,
@@ -38,13 +81,22 @@ static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, c
                                             ompi_request_t **request) {
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm);
     size_t total = 0, mine;
+    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
+    bool block = (COLL_GPU_REDUCE_SCATTER_BLOCK == coll);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
-                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                                         request, &single_call)) {
+    if (block && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_reduce_scatter_block_host_buffers(a, sbuf, rbuf);
+    }
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, request);
+    }
+    if (block && coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
+                                                      single_call, &rc)) {
+        return rc;
     }
 
     if (NULL != a->rcounts) {
@@ -115,10 +167,29 @@ int mca_coll_gpu_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_reduce_scatter_block_host_only(sbuf, rbuf, rcount, dtype, op, comm,
+                                                               base);
+        }
         COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER_BLOCK);
         return COLL_GPU_PREV(module, reduce_scatter_block, sbuf, rbuf, rcount, dtype, op, comm);
     }
     return coll_gpu_reduce_scatter_block_classified(sbuf, rbuf, rcount, dtype, op, comm, base);
+}
+
+int mca_coll_gpu_reduce_scatter_block_host_only(const void *sbuf, void *rbuf, int rcount,
+                                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                                struct ompi_communicator_t *comm,
+                                                mca_coll_base_module_t *base) {
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .rcount = rcount,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
+    };
+
+    return coll_gpu_reduce_scatter_block_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -802,6 +802,18 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_host_buffers", &value)) {
         config->host_buffers = 0 != value;
     }
+    config->reduce_scatter_block_algorithm = TU_ALG_AUTO;
+    config->allgather_algorithm = TU_ALG_AUTO;
+    config->bcast_algorithm = TU_ALG_AUTO;
+    if (0 == tu_cvar_read_int("coll_gpu_reduce_scatter_block_algorithm", &value)) {
+        config->reduce_scatter_block_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_allgather_algorithm", &value)) {
+        config->allgather_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_bcast_algorithm", &value)) {
+        config->bcast_algorithm = (int)value;
+    }
 }
 
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
@@ -809,6 +821,28 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
      * on one machine, so every communicator's ranks share one real node) */
     bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
     return config->native && TU_ALG_STAGED != config->allreduce_algorithm && one_node;
+}
+
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
+    bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
+    int alg;
+
+    switch (coll) {
+    case COLL_GPU_ALLREDUCE:
+        return tu_allreduce_native_expected(config, comm_size);
+    case COLL_GPU_REDUCE_SCATTER_BLOCK:
+        alg = config->reduce_scatter_block_algorithm;
+        break;
+    case COLL_GPU_ALLGATHER:
+        alg = config->allgather_algorithm;
+        break;
+    case COLL_GPU_BCAST:
+        alg = config->bcast_algorithm;
+        break;
+    default:
+        return false;
+    }
+    return config->native && TU_ALG_STAGED != alg && one_node;
 }
 
 const char *tu_path_name(tu_path_t path) {
@@ -2421,9 +2455,12 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
      * on the device and the kernels define the reduction (predefined op, predefined
      * contiguous type).  Kinds that differ across ranks then make an erroneous program
      * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
-    if (COLL_GPU_ALLREDUCE == p->coll && c->type->contiguous && TU_OP_USER_COMM != p->op &&
-        TU_OP_USER_NONCOMM != p->op && 0 != p->count &&
-        tu_allreduce_native_expected(config, c->size)) {
+    /* The same for blocking MPI_Reduce_scatter_block (a reduction the kernels define),
+     * MPI_Allgather and MPI_Bcast (any predefined type) */
+    if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll)
+             ? (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)
+             : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll)) &&
+        c->type->contiguous && 0 != p->count && tu_coll_native_expected(config, p->coll, c->size)) {
         bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank
@@ -2433,6 +2470,12 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                 (p->in_place || TU_MEM_DEVICE == kind->send) && TU_MEM_DEVICE == kind->recv;
             /* host-buffer mode: every buffer host-accessible (host, pinned, managed) */
             bool host = (p->in_place || TU_MEM_DEVICE != kind->send) && TU_MEM_DEVICE != kind->recv;
+            if (COLL_GPU_BCAST == p->coll) {
+                /* the root's buffer is its send kind, every other rank's its receive kind */
+                tu_mem_t mem = (m == p->root) ? kind->send : kind->recv;
+                device = TU_MEM_DEVICE == mem;
+                host = !device;
+            }
             all_device = all_device && device;
             any_device = any_device || device;
             all_host = all_host && host;

@@ -19,10 +19,11 @@ if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
 else
     no_aggregate=orte_base_help_aggregate=0
 fi
-# The staged path's faults, copy by copy: allreduce staged too (its native path's faults are
-# check_allreduce_native.sh's).
+# The staged path's faults, copy by copy: the collectives with native algorithms staged too
+# (allreduce, reduce_scatter_block, allgather, bcast).
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536 $no_aggregate"
-EMU="$EMU coll_gpu_allreduce_algorithm=staged"
+EMU="$EMU coll_gpu_allreduce_algorithm=staged coll_gpu_reduce_scatter_block_algorithm=staged"
+EMU="$EMU coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged"
 
 # What every help message must say, and the MPI calls test_faults makes fail.  Open MPI 4.1
 # loses some help messages on their way from the ranks to mpirun (here 14 to 21 of 22 arrive,

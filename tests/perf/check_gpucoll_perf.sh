@@ -7,7 +7,7 @@
 #     for two of them: every run costs an mpirun start, about a second here): no
 #     #wrong, exit 0; in the CSV, algbw = size / time and busbw = algbw * nccl-tests' factor
 #     for n = 3, on every line; JSON and CSV agree; the MPI_T counters show the device calls
-#     were staged by coll/gpu;
+#     were run by coll/gpu (native inside the node where it has an algorithm, else staged);
 #  3. --inject-error (one rank's input corrupted in the checked call): exit 1, and #wrong is
 #     exactly the number of result elements the corrupted input reaches, per row (allreduce:
 #     every rank; reduce: the root; reduce_scatter, alltoall: one rank; allgather: all);
@@ -103,8 +103,10 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
             "$csv"
         if [ $mem = device ]; then
             # the JSON names the counters: every timed and checked call run by coll/gpu
-            # (allreduce natively inside the node, the others staged)
-            if [ $coll = allreduce ]; then
+            # (allreduce, reduce_scatter(_block), allgather, bcast natively inside the node, the
+            # others staged)
+            if [ $coll = allreduce ] || [ $coll = reduce_scatter ] || [ $coll = allgather ] ||
+                [ $coll = bcast ]; then
                 path=native
                 check_expect_output "$coll device: native in coll/gpu" \
                     "^# coll/gpu on rank 0: $coll calls: 0 passed through, 0 staged, [1-9][0-9]* native"

@@ -1,0 +1,113 @@
+#!/bin/bash
+#
+# Native MPI_Reduce_scatter_block (direct), MPI_Allgather (direct) and MPI_Bcast (pipelined)
+# inside a node (test_native_collectives, emulated device memory whose cuda_ipc transport runs
+# over the emulated backend's IPC):
+#   - 1 to 8 ranks, auto; counts 1, odd, not a multiple of the ranks, a few hundred KiB, and
+#     16 MiB per call on 3 and 4 ranks; MPI_IN_PLACE; world, odd/even split, reversed order;
+#     results against references, reduce_scatter_block's blocks = MPI_Allreduce's bit for bit,
+#     the same bits on every rank, the pvar of the path taken;
+#   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
+#     steps: the same digest (staged: its integer part, Open MPI's float order differing);
+#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
+#   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
+#   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
+#   - a peer missing from a native MPI_Bcast: MPI_ERR_OTHER and the help message, no hang.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+BIG=--big-bytes=16777216
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/check_native_collectives.XXXXXX") || exit 1
+trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
+ALL_NATIVE="coll_gpu_reduce_scatter_block_algorithm=direct coll_gpu_allgather_algorithm=direct coll_gpu_bcast_algorithm=pipelined"
+ALL_STAGED="coll_gpu_reduce_scatter_block_algorithm=staged coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged"
+TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
+
+digest() {
+    grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$TMP/$1"
+}
+
+same_digest() {
+    local a b
+    a=$(cat "$TMP/$2" 2>/dev/null)
+    b=$(cat "$TMP/$3" 2>/dev/null)
+    if [ "$4" = int ]; then
+        a=${a%% fp *}
+        b=${b%% fp *}
+    fi
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        echo "    digest check ($1): PASS ($a)"
+        check_count PASS "$1"
+    else
+        echo "    digest check ($1): FAIL: '$a' != '$b'"
+        check_count FAIL "$1"
+    fi
+}
+
+for np in 1 2 5 6 7 8; do
+    check_run "$np ranks, auto" $np "$EMU" test_native_collectives
+done
+
+for np in 3 4; do
+    check_run "$np ranks, native forced" $np "$EMU $ALL_NATIVE" test_native_collectives $BIG
+    digest $np-native
+    check_run "$np ranks, auto" $np "$EMU" test_native_collectives $BIG
+    digest $np-auto
+    check_run "$np ranks, staged" $np "$EMU $ALL_STAGED" test_native_collectives $BIG
+    digest $np-staged
+    check_run "$np ranks, native off" $np "$EMU coll_gpu_native=0" test_native_collectives
+    check_run "$np ranks, 1 KiB scratch halves" $np "$EMU $TINY" test_native_collectives $BIG
+    digest $np-tiny
+    same_digest "$np ranks: auto = native" $np-auto $np-native
+    same_digest "$np ranks: many steps = native" $np-tiny $np-native
+    same_digest "$np ranks: staged integers and copies = native" $np-staged $np-native int
+    check_run "$np ranks, host buffers" $np "$EMU coll_gpu_host_buffers=1" \
+        test_native_collectives --kinds=host $BIG
+    digest $np-host
+    same_digest "$np ranks: host buffers = device" $np-host $np-native
+done
+
+# emulated nodes: world spans 2 nodes and is staged, communicators inside a node native
+check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
+    test_native_collectives
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node staged, one node native" \
+    "MPI_Bcast on .*staged \(multi_node" "MPI_Allgather on .*: direct" \
+    "MPI_Reduce_scatter_block on .*: direct"
+check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_native_collectives
+check_run "4 ranks, host buffers, 2 per node" 4 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2" \
+    test_native_collectives --kinds=host
+
+# a tuning rule staging bcast: the test expects what the parameters say, so force the others
+printf 'bcast * * * staged\nallgather * * * direct\n' >"$TMP/rules.conf"
+check_run "3 ranks, tuning file" 3 \
+    "$EMU coll_gpu_tuning_file=$TMP/rules.conf coll_gpu_bcast_algorithm=staged coll_gpu_verbose=10" \
+    test_native_collectives
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "forced staged bcast, rule for allgather" \
+    "MPI_Bcast on .*staged \(algorithm_staged: coll_gpu_bcast_algorithm=staged" \
+    "MPI_Allgather on .*: direct \(rule at .*rules.conf:2\)"
+
+# a peer missing from a native call: an error with the help message naming the call, never a
+# hang.  Open MPI 4.1 sometimes loses help messages on their way to mpirun (see
+# check_faults.sh): the run is repeated, up to 5 times, until its output has the message.
+if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
+    no_aggregate=opal_base_help_aggregate=0
+else
+    no_aggregate=orte_base_help_aggregate=0
+fi
+all="$CHECK_LOGDIR/peer-missing.log"
+: >"$all"
+for try in 1 2 3 4 5; do
+    check_run "3 ranks, a peer missing from MPI_Bcast" 3 \
+        "$EMU coll_gpu_transport_timeout=2 $no_aggregate" test_native_collectives --peer-missing
+    cat "$LAST_LOG" >>"$all"
+    [ "$CHECK_RESULT" = PASS ] || break
+    grep -aqE "Call: +MPI_Bcast on rank" "$all" && break
+done
+LAST_LOG=$all
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "transport error names the call" \
+    "Call: +MPI_Bcast on rank [01] of a communicator of 3 ranks" "timed out"
+
+check_finish
