@@ -19,117 +19,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "test_native_ref.h"
 #include "test_util.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum {
-    T_FLOAT_SUM,
-    T_DOUBLE_SUM,
-    T_DOUBLE_MAX,
-    T_INT8_SUM,
-    T_INT32_SUM,
-    T_INT64_BXOR,
-    T_NUM
-} test_type_t;
-
-static const struct {
-    const char *name;
-    size_t size;
-    bool fp;
-} types[T_NUM] = {{"float sum", 4, true}, {"double sum", 8, true}, {"double max", 8, true},
-                  {"int8 sum", 1, false}, {"int32 sum", 4, false}, {"int64 bxor", 8, false}};
-
-static MPI_Datatype type_handle(test_type_t t) {
-    switch (t) {
-    case T_FLOAT_SUM:
-        return MPI_FLOAT;
-    case T_DOUBLE_SUM:
-    case T_DOUBLE_MAX:
-        return MPI_DOUBLE;
-    case T_INT8_SUM:
-        return MPI_INT8_T;
-    case T_INT32_SUM:
-        return MPI_INT32_T;
-    default:
-        return MPI_INT64_T;
-    }
-}
-
-static MPI_Op op_handle(test_type_t t) {
-    return (T_DOUBLE_MAX == t) ? MPI_MAX : (T_INT64_BXOR == t) ? MPI_BXOR : MPI_SUM;
-}
-
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-/* Element i of world rank r's input: floating point of mixed magnitudes, so that the sum
- * depends on the order. */
-static void gen(test_type_t t, int r, uint32_t salt, size_t i, void *out) {
-    uint64_t h = mix(((uint64_t)salt << 40) ^ ((uint64_t)r << 32) ^ i);
-    double d = ((double)(h >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)(h % 24) - 12);
-
-    switch (t) {
-    case T_FLOAT_SUM:
-        *(float *)out = (float)d;
-        break;
-    case T_DOUBLE_SUM:
-    case T_DOUBLE_MAX:
-        *(double *)out = d;
-        break;
-    case T_INT8_SUM:
-        *(int8_t *)out = (int8_t)h;
-        break;
-    case T_INT32_SUM:
-        *(int32_t *)out = (int32_t)h;
-        break;
-    default:
-        *(uint64_t *)out = h;
-        break;
-    }
-}
-
-/* acc = acc op x, acc the left operand (as MPI's ops and the kernels have it). */
-static void apply(test_type_t t, void *acc, const void *x) {
-    switch (t) {
-    case T_FLOAT_SUM:
-        *(float *)acc = *(float *)acc + *(const float *)x;
-        break;
-    case T_DOUBLE_SUM:
-        *(double *)acc = *(double *)acc + *(const double *)x;
-        break;
-    case T_DOUBLE_MAX:
-        *(double *)acc =
-            (*(double *)acc > *(const double *)x) ? *(double *)acc : *(const double *)x;
-        break;
-    case T_INT8_SUM:
-        *(int8_t *)acc =
-            (int8_t)(uint8_t)((uint8_t) * (int8_t *)acc + (uint8_t) * (const int8_t *)x);
-        break;
-    case T_INT32_SUM:
-        *(int32_t *)acc = (int32_t)((uint32_t) * (int32_t *)acc + (uint32_t) * (const int32_t *)x);
-        break;
-    default:
-        *(uint64_t *)acc ^= *(const uint64_t *)x;
-        break;
-    }
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t len) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < len; ++i) {
-        h = (h ^ b[i]) * 1099511628211ULL;
-    }
-    return h;
-}
 
 typedef enum { C_RSB, C_ALLGATHER, C_BCAST, C_NUM } coll_t;
 
