@@ -26,29 +26,6 @@ BIG=--big-count=4194304 # 16 MiB of float
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/check_allreduce_native.XXXXXX") || exit 1
 trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
 
-# digest NAME: keeps the last run's digest line as $TMP/NAME
-digest() {
-    grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$TMP/$1"
-}
-
-# same_digest WHAT A B [int]: the digests (or only their integer part) agree
-same_digest() {
-    local a b
-    a=$(cat "$TMP/$2" 2>/dev/null)
-    b=$(cat "$TMP/$3" 2>/dev/null)
-    if [ "$4" = int ]; then
-        a=${a%% fp *}
-        b=${b%% fp *}
-    fi
-    if [ -n "$a" ] && [ "$a" = "$b" ]; then
-        echo "    digest check ($1): PASS ($a)"
-        check_count PASS "$1"
-    else
-        echo "    digest check ($1): FAIL: '$a' != '$b'"
-        check_count FAIL "$1"
-    fi
-}
-
 for np in 1 2 5 6 7 8; do
     check_run "$np ranks, auto" $np "$EMU" test_allreduce_native
 done
@@ -60,26 +37,26 @@ for np in 3 4; do
     for alg in one_shot two_shot auto staged; do
         check_run "$np ranks, $alg" $np "$EMU coll_gpu_allreduce_algorithm=$alg" \
             test_allreduce_native $big
-        digest $np-$alg
+        check_digest $np-$alg
     done
     # many steps: one-shot steps of 1 KiB, two-shot chunks of 4 KiB through a tiny scratch
     check_run "$np ranks, two_shot, 4 KiB chunks" $np \
         "$EMU coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
         test_allreduce_native $big
-    digest $np-two-small
+    check_digest $np-two-small
     check_run "$np ranks, one_shot, 1 KiB steps" $np \
         "$EMU coll_gpu_allreduce_algorithm=one_shot coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024" \
         test_allreduce_native $big
-    digest $np-one-small
+    check_digest $np-one-small
     check_run "$np ranks, two_shot, twice in a run" $np \
         "$EMU coll_gpu_allreduce_algorithm=two_shot" test_allreduce_native --reps=2 $big
-    digest $np-two-again
-    same_digest "$np ranks: one_shot = two_shot" $np-one_shot $np-two_shot
-    same_digest "$np ranks: auto = two_shot" $np-auto $np-two_shot
-    same_digest "$np ranks: small chunks = two_shot" $np-two-small $np-two_shot
-    same_digest "$np ranks: small one-shot steps = two_shot" $np-one-small $np-two_shot
-    same_digest "$np ranks: run to run" $np-two-again $np-two_shot
-    same_digest "$np ranks: staged integers = native" $np-staged $np-two_shot int
+    check_digest $np-two-again
+    check_same_digest "$np ranks: one_shot = two_shot" $np-one_shot $np-two_shot
+    check_same_digest "$np ranks: auto = two_shot" $np-auto $np-two_shot
+    check_same_digest "$np ranks: small chunks = two_shot" $np-two-small $np-two_shot
+    check_same_digest "$np ranks: small one-shot steps = two_shot" $np-one-small $np-two_shot
+    check_same_digest "$np ranks: run to run" $np-two-again $np-two_shot
+    check_same_digest "$np ranks: staged integers = native" $np-staged $np-two_shot int
 done
 
 # emulated nodes: world (4 ranks) spans 2 nodes and is staged, the odd/even halves fit in one
@@ -96,21 +73,8 @@ check_run "3 ranks, tuning file: two_shot" 3 \
     test_allreduce_native --expect=two_shot
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rule named in the log" \
     "two_shot \(rule at .*two_shot.conf:2\)"
-# The tuning file's warnings are help messages, which Open MPI 4.1 sometimes loses on their
-# way to mpirun (see check_faults.sh): a run is repeated, up to 5 times, until its output has
-# the text; the check then looks at all their output.
-check_run_until() {
-    local pattern=$1 all="$CHECK_LOGDIR/until.$#.$RANDOM.log" try
-    shift
-    : >"$all"
-    for try in 1 2 3 4 5; do
-        check_run "$@"
-        cat "$LAST_LOG" >>"$all"
-        [ "$CHECK_RESULT" = PASS ] || break
-        grep -aqE -- "$pattern" "$all" && break
-    done
-    LAST_LOG=$all
-}
+# The tuning file's warnings are help messages, which Open MPI 4.1 sometimes loses: the runs
+# repeat until their output has the text (check_run_until).
 printf 'allreduce * * 0-1K one_shot\nallreduce * * 1K- oops\n' >"$TMP/unknown.conf"
 check_run_until "names unknown algorithm" "2 ranks, tuning file: unknown algorithm" 2 \
     "$EMU coll_gpu_tuning_file=$TMP/unknown.conf" test_allreduce_native
@@ -133,14 +97,14 @@ for np in 3 4; do
     for alg in one_shot two_shot auto; do
         check_run "$np ranks, host buffers, $alg" $np "$EMU $HOST coll_gpu_allreduce_algorithm=$alg" \
             test_allreduce_native --kinds=host $big
-        digest $np-host-$alg
-        same_digest "$np ranks: host $alg = device two_shot" $np-host-$alg $np-two_shot
+        check_digest $np-host-$alg
+        check_same_digest "$np ranks: host $alg = device two_shot" $np-host-$alg $np-two_shot
     done
     check_run "$np ranks, host buffers, two_shot, 4 KiB chunks" $np \
         "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
         test_allreduce_native --kinds=host $big
-    digest $np-host-two-small
-    same_digest "$np ranks: host small chunks = device two_shot" $np-host-two-small $np-two_shot
+    check_digest $np-host-two-small
+    check_same_digest "$np ranks: host small chunks = device two_shot" $np-host-two-small $np-two_shot
     check_run "$np ranks, host buffers, two_shot, twice in a run" $np \
         "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot" test_allreduce_native --kinds=host --reps=2
 done

@@ -14,11 +14,7 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
-    no_aggregate=opal_base_help_aggregate=0
-else
-    no_aggregate=orte_base_help_aggregate=0
-fi
+no_aggregate=$CHECK_NO_HELP_AGGREGATE
 EMU="coll_gpu_accelerator=emulated $no_aggregate"
 # one-shot steps of 4 KiB and two-shot chunks of 16 KiB: every call has many steps
 SMALL="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=4096"

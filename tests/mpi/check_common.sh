@@ -187,6 +187,55 @@ check_expect_output() {
     fi
 }
 
+# Every help message printed, not one per topic (the parameter is ORTE's in Open MPI 4,
+# OPAL's in 5): "NAME=VALUE" for check_run's MCA list, used by the scripts that source this.
+# shellcheck disable=SC2034
+if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
+    CHECK_NO_HELP_AGGREGATE=opal_base_help_aggregate=0
+else
+    CHECK_NO_HELP_AGGREGATE=orte_base_help_aggregate=0
+fi
+
+# check_run_until PATTERN LABEL NP "NAME=VALUE ..." PROGRAM [ARGS...]
+# check_run, repeated (up to 5 runs) until the output of all runs has PATTERN or a run fails:
+# Open MPI 4.1 loses some help messages on their way from the ranks to mpirun.  LAST_LOG is
+# then the output of all runs, for check_expect_output.
+check_run_until() {
+    local pattern=$1 all
+    shift
+    all=$(mktemp "$CHECK_LOGDIR/until.XXXXXX")
+    for _ in 1 2 3 4 5; do
+        check_run "$@"
+        cat "$LAST_LOG" >>"$all"
+        [ "$CHECK_RESULT" = PASS ] || break
+        grep -aqE -- "$pattern" "$all" && break
+    done
+    LAST_LOG=$all
+}
+
+# check_digest NAME: keeps the last run's "digest int X fp Y" line under NAME.
+check_digest() {
+    grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$CHECK_LOGDIR/digest.$1"
+}
+
+# check_same_digest WHAT A B [int]: the digests A and B (or only their integer part) agree.
+check_same_digest() {
+    local a b
+    a=$(cat "$CHECK_LOGDIR/digest.$2" 2>/dev/null)
+    b=$(cat "$CHECK_LOGDIR/digest.$3" 2>/dev/null)
+    if [ "$4" = int ]; then
+        a=${a%% fp *}
+        b=${b%% fp *}
+    fi
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then
+        echo "    digest check ($1): PASS ($a)"
+        check_count PASS "$1"
+    else
+        echo "    digest check ($1): FAIL: '$a' != '$b'"
+        check_count FAIL "$1"
+    fi
+}
+
 # Exit with automake's convention; the last line keeps the tests' format for CI.
 check_finish() {
     echo "=== $CHECK_NAME: $CHECK_PASS passed, $CHECK_FAIL failed, $CHECK_SKIP skipped"

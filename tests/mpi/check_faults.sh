@@ -13,12 +13,7 @@
 . "$(dirname "$0")/check_common.sh"
 
 # every help message printed, not one per topic: the check looks for each MPI call
-# (the parameter is ORTE's in Open MPI 4, OPAL's in 5)
-if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
-    no_aggregate=opal_base_help_aggregate=0
-else
-    no_aggregate=orte_base_help_aggregate=0
-fi
+no_aggregate=$CHECK_NO_HELP_AGGREGATE
 # The staged path's faults, copy by copy: the collectives with native algorithms staged too
 # (allreduce, reduce_scatter_block, allgather, bcast).
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536 $no_aggregate"

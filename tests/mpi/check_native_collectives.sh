@@ -26,48 +26,27 @@ ALL_NATIVE="coll_gpu_reduce_scatter_block_algorithm=direct coll_gpu_allgather_al
 ALL_STAGED="coll_gpu_reduce_scatter_block_algorithm=staged coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged"
 TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
 
-digest() {
-    grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$TMP/$1"
-}
-
-same_digest() {
-    local a b
-    a=$(cat "$TMP/$2" 2>/dev/null)
-    b=$(cat "$TMP/$3" 2>/dev/null)
-    if [ "$4" = int ]; then
-        a=${a%% fp *}
-        b=${b%% fp *}
-    fi
-    if [ -n "$a" ] && [ "$a" = "$b" ]; then
-        echo "    digest check ($1): PASS ($a)"
-        check_count PASS "$1"
-    else
-        echo "    digest check ($1): FAIL: '$a' != '$b'"
-        check_count FAIL "$1"
-    fi
-}
-
 for np in 1 2 5 6 7 8; do
     check_run "$np ranks, auto" $np "$EMU" test_native_collectives
 done
 
 for np in 3 4; do
     check_run "$np ranks, native forced" $np "$EMU $ALL_NATIVE" test_native_collectives $BIG
-    digest $np-native
+    check_digest $np-native
     check_run "$np ranks, auto" $np "$EMU" test_native_collectives $BIG
-    digest $np-auto
+    check_digest $np-auto
     check_run "$np ranks, staged" $np "$EMU $ALL_STAGED" test_native_collectives $BIG
-    digest $np-staged
+    check_digest $np-staged
     check_run "$np ranks, native off" $np "$EMU coll_gpu_native=0" test_native_collectives
     check_run "$np ranks, 1 KiB scratch halves" $np "$EMU $TINY" test_native_collectives $BIG
-    digest $np-tiny
-    same_digest "$np ranks: auto = native" $np-auto $np-native
-    same_digest "$np ranks: many steps = native" $np-tiny $np-native
-    same_digest "$np ranks: staged integers and copies = native" $np-staged $np-native int
+    check_digest $np-tiny
+    check_same_digest "$np ranks: auto = native" $np-auto $np-native
+    check_same_digest "$np ranks: many steps = native" $np-tiny $np-native
+    check_same_digest "$np ranks: staged integers and copies = native" $np-staged $np-native int
     check_run "$np ranks, host buffers" $np "$EMU coll_gpu_host_buffers=1" \
         test_native_collectives --kinds=host $BIG
-    digest $np-host
-    same_digest "$np ranks: host buffers = device" $np-host $np-native
+    check_digest $np-host
+    check_same_digest "$np ranks: host buffers = device" $np-host $np-native
 done
 
 # emulated nodes: world spans 2 nodes and is staged, communicators inside a node native
@@ -92,21 +71,9 @@ check_run "3 ranks, tuning file" 3 \
 # a peer missing from a native call: an error with the help message naming the call, never a
 # hang.  Open MPI 4.1 sometimes loses help messages on their way to mpirun (see
 # check_faults.sh): the run is repeated, up to 5 times, until its output has the message.
-if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
-    no_aggregate=opal_base_help_aggregate=0
-else
-    no_aggregate=orte_base_help_aggregate=0
-fi
-all="$CHECK_LOGDIR/peer-missing.log"
-: >"$all"
-for try in 1 2 3 4 5; do
-    check_run "3 ranks, a peer missing from MPI_Bcast" 3 \
-        "$EMU coll_gpu_transport_timeout=2 $no_aggregate" test_native_collectives --peer-missing
-    cat "$LAST_LOG" >>"$all"
-    [ "$CHECK_RESULT" = PASS ] || break
-    grep -aqE "Call: +MPI_Bcast on rank" "$all" && break
-done
-LAST_LOG=$all
+check_run_until "Call: +MPI_Bcast on rank" "3 ranks, a peer missing from MPI_Bcast" 3 \
+    "$EMU coll_gpu_transport_timeout=2 $CHECK_NO_HELP_AGGREGATE" test_native_collectives \
+    --peer-missing
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "transport error names the call" \
     "Call: +MPI_Bcast on rank [01] of a communicator of 3 ranks" "timed out"
 

@@ -15,20 +15,8 @@ check_run "device memory, kernels" 1 "$EMU" test_reduce_local --kinds=device
 # The kernel failure case: the help message names the call, the failed launch and its error.
 # Open MPI 4.1 loses some help messages on their way to mpirun (see check_faults.sh): the
 # failure runs up to 5 times, and the text is looked for in all their output.
-if [ "${OMPI_MAJOR_VERSION:-4}" -ge 5 ]; then
-    no_aggregate=opal_base_help_aggregate=0
-else
-    no_aggregate=orte_base_help_aggregate=0
-fi
-FAULT_LOGS="$CHECK_LOGDIR/faults.log"
-: >"$FAULT_LOGS"
-for try in 1 2 3 4 5; do
-    check_run "kernel failure ($try)" 1 "$EMU $no_aggregate" test_reduce_local --kinds=device \
-        --fault-only
-    cat "$LAST_LOG" >>"$FAULT_LOGS"
-    grep -q "EMULATED_ERROR_INJECTED" "$FAULT_LOGS" && break
-done
-LAST_LOG=$FAULT_LOGS
+check_run_until "EMULATED_ERROR_INJECTED" "kernel failure" 1 "$EMU $CHECK_NO_HELP_AGGREGATE" \
+    test_reduce_local --kinds=device --fault-only
 check_expect_output "help message of the kernel failure" "coll/gpu" "MPI_Reduce_local" \
     "emuReduce" "EMULATED_ERROR_INJECTED"
 check_run "device memory, 2 ranks" 2 "$EMU" test_reduce_local --kinds=device
