@@ -36,9 +36,9 @@ enum {
 };
 
 /* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
-#define COLL_GPU_MAX_ALGS 8
+#define COLL_GPU_MAX_ALGS 12
 #define COLL_GPU_MAX_FALLBACKS 16
-#define COLL_GPU_MAX_NCOLLS 3
+#define COLL_GPU_MAX_NCOLLS 12
 
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
@@ -83,6 +83,8 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long calls_passthrough[COLL_GPU_NUM_COLLS];
     unsigned long long calls_staged[COLL_GPU_NUM_COLLS];
     unsigned long long calls_native[COLL_GPU_NUM_COLLS];
+    /* bytes of this rank's receive buffer that native calls filled, per collective */
+    unsigned long long native_bytes[COLL_GPU_NUM_COLLS];
     unsigned long long staged_bytes;
     unsigned long long staged_chunks;
     unsigned long long pageable_fallbacks;
@@ -187,6 +189,12 @@ static inline bool coll_gpu_certainly_host(const void *ptr) {
 #define COLL_GPU_SLOW_PATH __attribute__((noinline))
 
 #define COLL_GPU_COUNT(counter, coll) (++mca_coll_gpu_component.counter[COLL_GPU_##coll])
+/* A native call of coll: counted, with the bytes it writes into this rank's receive buffer. */
+#define COLL_GPU_COUNT_NATIVE(coll, bytes)                                                         \
+    do {                                                                                           \
+        ++mca_coll_gpu_component.calls_native[COLL_GPU_##coll];                                    \
+        mca_coll_gpu_component.native_bytes[COLL_GPU_##coll] += (unsigned long long)(bytes);       \
+    } while (0)
 
 /* Calls the saved function of the previous module. */
 #define COLL_GPU_PREV(m, name, ...)                                                                \

@@ -53,7 +53,8 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT(calls_native, ALLGATHER);
+        COLL_GPU_COUNT_NATIVE(ALLGATHER,
+                              (size_t)count * call.esize * (size_t)ompi_comm_size(a->comm));
         *rc_p =
             coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count);
     }

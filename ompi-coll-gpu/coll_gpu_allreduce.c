@@ -105,6 +105,10 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     if (!coll_gpu_native_get(a->module, a->comm, kind, &native, &reason)) {
         goto fallback;
     }
+    if (native->team->nnodes > 1) {
+        reason = COLL_GPU_FALLBACK_MULTI_NODE;
+        goto fallback;
+    }
     alg =
         coll_gpu_allreduce_choose(native->team->size, native->team->local_size,
                                   (size_t)count * args.esize, &args.chunk_bytes, why, sizeof(why));
@@ -130,7 +134,7 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     args.rbuf = rbuf;
     args.count = (size_t)count;
     args.mpi_call = "MPI_Allreduce";
-    COLL_GPU_COUNT(calls_native, ALLREDUCE);
+    COLL_GPU_COUNT_NATIVE(ALLREDUCE, args.count * args.esize);
     ++c->allreduce_algorithm_calls[alg];
     *rc_p = (COLL_GPU_ALG_ONE_SHOT == alg)
                 ? coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args)

@@ -35,7 +35,7 @@ static bool coll_gpu_bcast_native(coll_gpu_bcast_args_t *a, coll_gpu_native_kind
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT(calls_native, BCAST);
+        COLL_GPU_COUNT_NATIVE(BCAST, (size_t)count * call.esize);
         *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, buf, (size_t)count, a->root);
     }
     return true;

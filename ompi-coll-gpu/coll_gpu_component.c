@@ -82,11 +82,7 @@ typedef struct {
 
 static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms = {
     mca_coll_gpu_component.allreduce_algorithm_calls, COLL_GPU_ALLREDUCE_ALG_NUM};
-static coll_gpu_pvar_array_t coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_NUM] = {
-    {mca_coll_gpu_component.ncoll_algorithm_calls[0], COLL_GPU_NCALLS_NUM},
-    {mca_coll_gpu_component.ncoll_algorithm_calls[1], COLL_GPU_NCALLS_NUM},
-    {mca_coll_gpu_component.ncoll_algorithm_calls[2], COLL_GPU_NCALLS_NUM},
-};
+static coll_gpu_pvar_array_t coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_NUM];
 static coll_gpu_pvar_array_t coll_gpu_pvar_fallbacks = {mca_coll_gpu_component.native_fallbacks,
                                                         COLL_GPU_FALLBACK_NUM};
 
@@ -225,58 +221,84 @@ static const mca_base_var_enum_value_t coll_gpu_alg_values[] = {
     {COLL_GPU_ALG_STAGED, "staged"},
     {COLL_GPU_ALG_ONE_SHOT, "one_shot"},
     {COLL_GPU_ALG_TWO_SHOT, "two_shot"},
+    {COLL_GPU_ALG_RING, "ring"},
+    {COLL_GPU_ALG_HIERARCHICAL, "hierarchical"},
     {0, NULL},
 };
-static const mca_base_var_enum_value_t coll_gpu_direct_values[] = {
-    {COLL_GPU_ALG_AUTO, "auto"},
-    {COLL_GPU_ALG_STAGED, "staged"},
-    {COLL_GPU_ALG_DIRECT, "direct"},
-    {0, NULL},
-};
-static const mca_base_var_enum_value_t coll_gpu_pipelined_values[] = {
-    {COLL_GPU_ALG_AUTO, "auto"},
-    {COLL_GPU_ALG_STAGED, "staged"},
-    {COLL_GPU_ALG_PIPELINED, "pipelined"},
-    {0, NULL},
+/* coll_gpu_<coll>_algorithm of the collectives other than MPI_Allreduce: what their native
+ * algorithm does, and the pvar counting their calls per algorithm. */
+static const struct {
+    const char *var, *enum_name, *pvar, *help;
+} coll_gpu_ncoll_vars[COLL_GPU_NCOLL_NUM] = {
+    [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] =
+        {"reduce_scatter_block_algorithm", "coll_gpu_reduce_scatter_block_algorithms",
+         "reduce_scatter_block_algorithm_calls",
+         "direct (every rank reduces its block from every peer's scratch in rank order: "
+         "allreduce's bits)"},
+    [COLL_GPU_NCOLL_ALLGATHER] = {"allgather_algorithm", "coll_gpu_allgather_algorithms",
+                                  "allgather_algorithm_calls",
+                                  "direct (every rank copies every block from its owner's "
+                                  "scratch)"},
+    [COLL_GPU_NCOLL_BCAST] = {"bcast_algorithm", "coll_gpu_bcast_algorithms",
+                              "bcast_algorithm_calls",
+                              "pipelined (the root's scratch, double buffered, read by every "
+                              "rank)"},
+    [COLL_GPU_NCOLL_REDUCE] = {"reduce_algorithm", "coll_gpu_reduce_algorithms",
+                               "reduce_algorithm_calls",
+                               "direct (the root reduces every rank's input in rank order: "
+                               "allreduce's bits)"},
+    [COLL_GPU_NCOLL_GATHER] = {"gather_algorithm", "coll_gpu_gather_algorithms",
+                               "gather_algorithm_calls",
+                               "direct (the root copies every block from its owner's scratch)"},
+    [COLL_GPU_NCOLL_SCATTER] = {"scatter_algorithm", "coll_gpu_scatter_algorithms",
+                                "scatter_algorithm_calls",
+                                "direct (every rank copies its block from the root's scratch)"},
+    [COLL_GPU_NCOLL_ALLGATHERV] = {"allgatherv_algorithm", "coll_gpu_allgatherv_algorithms",
+                                   "allgatherv_algorithm_calls",
+                                   "direct (every rank copies every block from its owner's "
+                                   "scratch)"},
+    [COLL_GPU_NCOLL_REDUCE_SCATTER] =
+        {"reduce_scatter_algorithm", "coll_gpu_reduce_scatter_algorithms",
+         "reduce_scatter_algorithm_calls",
+         "direct (every rank reduces its block from every peer's scratch in rank order: "
+         "allreduce's bits)"},
+    [COLL_GPU_NCOLL_ALLTOALL] = {"alltoall_algorithm", "coll_gpu_alltoall_algorithms",
+                                 "alltoall_algorithm_calls",
+                                 "direct (every rank copies its block out of every peer's "
+                                 "scratch)"},
+    [COLL_GPU_NCOLL_ALLTOALLV] = {"alltoallv_algorithm", "coll_gpu_alltoallv_algorithms",
+                                  "alltoallv_algorithm_calls",
+                                  "direct (every rank copies its block out of every peer's "
+                                  "scratch)"},
 };
 
-/* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm */
 static void coll_gpu_register_ncoll(const mca_base_component_t *c) {
-    static const struct {
-        const char *var, *enum_name, *help;
-        const mca_base_var_enum_value_t *values;
-    } vars[COLL_GPU_NCOLL_NUM] = {
-        [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] =
-            {"reduce_scatter_block_algorithm", "coll_gpu_reduce_scatter_block_algorithms",
-             "Algorithm of blocking MPI_Reduce_scatter_block on device buffers (and host buffers "
-             "under host_buffers) of a communicator inside one node: auto (the tuning file's "
-             "rule, else direct), staged (today's path), direct (every rank reduces its block "
-             "from every peer's scratch in rank order: allreduce's bits).  Communicators "
-             "spanning nodes are staged",
-             coll_gpu_direct_values},
-        [COLL_GPU_NCOLL_ALLGATHER] =
-            {"allgather_algorithm", "coll_gpu_allgather_algorithms",
-             "Algorithm of blocking MPI_Allgather on device buffers (and host buffers under "
-             "host_buffers) of a communicator inside one node: auto (the tuning file's rule, "
-             "else direct), staged (today's path), direct (every rank copies every block from "
-             "its owner's scratch).  Communicators spanning nodes are staged",
-             coll_gpu_direct_values},
-        [COLL_GPU_NCOLL_BCAST] =
-            {"bcast_algorithm", "coll_gpu_bcast_algorithms",
-             "Algorithm of blocking MPI_Bcast on device buffers (and host buffers under "
-             "host_buffers) of a communicator inside one node: auto (the tuning file's rule, "
-             "else pipelined), staged (today's path), pipelined (the root's scratch, double "
-             "buffered, read by every rank).  Communicators spanning nodes are staged",
-             coll_gpu_pipelined_values},
-    };
+    /* static: an enum may keep the values it was given */
+    static mca_base_var_enum_value_t values[COLL_GPU_NCOLL_NUM][4];
     mca_base_var_enum_t *alg_enum;
+    char help[1024];
 
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[k];
+
+        values[k][0] = (mca_base_var_enum_value_t){COLL_GPU_ALG_AUTO, "auto"};
+        values[k][1] = (mca_base_var_enum_value_t){COLL_GPU_ALG_STAGED, "staged"};
+        values[k][2] =
+            (mca_base_var_enum_value_t){(int)info->native, coll_gpu_alg_names[info->native]};
+        values[k][3] = (mca_base_var_enum_value_t){0, NULL};
+        snprintf(help, sizeof(help),
+                 "Algorithm of blocking %s on device buffers (and host buffers under "
+                 "host_buffers): auto (the tuning file's rule, else %s), staged (through host "
+                 "memory and Open MPI's %s), %s.%s",
+                 info->mpi_call, coll_gpu_alg_names[info->native], info->mpi_call,
+                 coll_gpu_ncoll_vars[k].help,
+                 info->multi_node ? "" : "  Communicators spanning nodes are staged");
         mca_coll_gpu_component.ncoll_algorithm[k] = COLL_GPU_ALG_AUTO;
-        (void)mca_base_var_enum_create(vars[k].enum_name, vars[k].values, &alg_enum);
-        (void)mca_base_component_var_register(
-            c, vars[k].var, vars[k].help, MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5,
-            MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.ncoll_algorithm[k]);
+        (void)mca_base_var_enum_create(coll_gpu_ncoll_vars[k].enum_name, values[k], &alg_enum);
+        (void)mca_base_component_var_register(c, coll_gpu_ncoll_vars[k].var, help,
+                                              MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0,
+                                              OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                              &mca_coll_gpu_component.ncoll_algorithm[k]);
         OBJ_RELEASE(alg_enum);
     }
 }
@@ -437,6 +459,10 @@ static int coll_gpu_register(void) {
                            "Calls on device buffers run by coll/gpu's own kernels and algorithms, "
                            "per collective (order of coll_gpu_colls.h)",
                            mca_coll_gpu_component.calls_native, true);
+    coll_gpu_register_pvar("native_bytes",
+                           "Bytes of this rank's receive buffers that native calls filled, per "
+                           "collective (order of coll_gpu_colls.h)",
+                           mca_coll_gpu_component.native_bytes, true);
     coll_gpu_register_pvar("staged_bytes", "Bytes copied between device and host by staging",
                            &mca_coll_gpu_component.staged_bytes, false);
     coll_gpu_register_pvar("staged_chunks",
@@ -458,20 +484,19 @@ static int coll_gpu_register(void) {
                                  "Blocking MPI_Allreduce calls on device buffers per algorithm: "
                                  "auto (always 0), staged, one_shot, two_shot",
                                  &coll_gpu_pvar_algorithms);
-    coll_gpu_register_pvar_array(
-        "reduce_scatter_block_algorithm_calls",
-        "Blocking MPI_Reduce_scatter_block calls on device buffers (and "
-        "native ones on host buffers) per algorithm: auto (always 0), "
-        "staged, direct",
-        &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK]);
-    coll_gpu_register_pvar_array("allgather_algorithm_calls",
-                                 "Blocking MPI_Allgather calls on device buffers (and native ones "
-                                 "on host buffers) per algorithm: auto (always 0), staged, direct",
-                                 &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_ALLGATHER]);
-    coll_gpu_register_pvar_array("bcast_algorithm_calls",
-                                 "Blocking MPI_Bcast calls on device buffers (and native ones on "
-                                 "host buffers) per algorithm: auto (always 0), staged, pipelined",
-                                 &coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_BCAST]);
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        char help[256];
+
+        snprintf(help, sizeof(help),
+                 "Blocking %s calls on device buffers (and native ones on host buffers) per "
+                 "algorithm: auto (always 0), staged, %s",
+                 coll_gpu_ncoll_info[k].mpi_call,
+                 coll_gpu_alg_names[coll_gpu_ncoll_info[k].native]);
+        coll_gpu_pvar_ncoll_algorithms[k].values = mca_coll_gpu_component.ncoll_algorithm_calls[k];
+        coll_gpu_pvar_ncoll_algorithms[k].count = COLL_GPU_NCALLS_NUM;
+        coll_gpu_register_pvar_array(coll_gpu_ncoll_vars[k].pvar, help,
+                                     &coll_gpu_pvar_ncoll_algorithms[k]);
+    }
     coll_gpu_register_pvar_array("native_fallbacks",
                                  "Blocking device-buffer calls staged instead of run natively, "
                                  "per reason: native_disabled, algorithm_staged, memory, "

@@ -20,20 +20,27 @@ _Static_assert(COLL_GPU_FALLBACK_NUM <= COLL_GPU_MAX_FALLBACKS, "COLL_GPU_MAX_FA
 _Static_assert(COLL_GPU_NCOLL_NUM <= COLL_GPU_MAX_NCOLLS, "COLL_GPU_MAX_NCOLLS too small");
 _Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements");
 
+#define COLL_GPU_NCOLL(id, tuning, call, alg, multi, blocks)                                       \
+    [COLL_GPU_NCOLL_##id] = {.tuning_name = tuning,                                                \
+                             .param = "coll_gpu_" tuning "_algorithm",                             \
+                             .mpi_call = call,                                                     \
+                             .native = COLL_GPU_ALG_##alg,                                         \
+                             .multi_node = multi,                                                  \
+                             .per_rank_blocks = blocks}
 const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
-    [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] = {.tuning_name = "reduce_scatter_block",
-                                             .param = "coll_gpu_reduce_scatter_block_algorithm",
-                                             .mpi_call = "MPI_Reduce_scatter_block",
-                                             .native = COLL_GPU_ALG_DIRECT},
-    [COLL_GPU_NCOLL_ALLGATHER] = {.tuning_name = "allgather",
-                                  .param = "coll_gpu_allgather_algorithm",
-                                  .mpi_call = "MPI_Allgather",
-                                  .native = COLL_GPU_ALG_DIRECT},
-    [COLL_GPU_NCOLL_BCAST] = {.tuning_name = "bcast",
-                              .param = "coll_gpu_bcast_algorithm",
-                              .mpi_call = "MPI_Bcast",
-                              .native = COLL_GPU_ALG_PIPELINED},
+    COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
+                   false, true),
+    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false),
+    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, false, false),
+    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, false, false),
+    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, false, false),
+    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, false, false),
+    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false),
+    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false),
+    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true),
+    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, false, false),
 };
+#undef COLL_GPU_NCOLL
 
 const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM] = {
 #define COLL_GPU_ALG_NAME(id, name) name,
@@ -174,12 +181,11 @@ static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_comm
 /* Sets up the context; false with the reason when the communicator cannot have one. */
 static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                    coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
-    int size = ompi_comm_size(comm), nnodes = 0, ok, rc;
+    int size = ompi_comm_size(comm), ok, rc;
     uint64_t hashes[2] = {mca_coll_gpu_component.native_config_hash,
                           ~mca_coll_gpu_component.native_config_hash};
     coll_gpu_native_t *native;
     coll_gpu_team_t *team;
-    int *node_of_rank;
 
     /* Every step below is collective and its outcome the same on every rank. */
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, hashes, 2, MPI_UINT64_T, MPI_MAX, comm);
@@ -199,35 +205,6 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
     }
-    /* The node map alone first: a multi-node communicator needs no team yet. */
-    if (NULL == module->team) {
-        node_of_rank = malloc((size_t)size * sizeof(int));
-        if (NULL == node_of_rank) {
-            ok = 0;
-        } else {
-            ok = (OMPI_SUCCESS == coll_gpu_team_node_map(module, comm,
-                                                         mca_coll_gpu_component.ranks_per_node,
-                                                         node_of_rank));
-            for (int r = 0; ok && r < size; ++r) {
-                nnodes = (node_of_rank[r] + 1 > nnodes) ? node_of_rank[r] + 1 : nnodes;
-            }
-            free(node_of_rank);
-        }
-        if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
-            *reason_p = COLL_GPU_FALLBACK_TEAM;
-            return false;
-        }
-    } else {
-        nnodes = module->team->nnodes;
-    }
-    if (nnodes > 1) {
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                         "%s: %d ranks on %d nodes: no native algorithm "
-                         "across nodes yet",
-                         comm->c_name, size, nnodes);
-        *reason_p = COLL_GPU_FALLBACK_MULTI_NODE;
-        return false;
-    }
     if (OMPI_SUCCESS != coll_gpu_team_get(module, comm, &team)) {
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
@@ -242,7 +219,8 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     }
     native->team = team;
     native->half = coll_gpu_native_half_size();
-    COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of one node", comm->c_name, size);
+    COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of %d node(s)", comm->c_name, size,
+                     team->nnodes);
     *native_p = native;
     return true;
 }
@@ -269,10 +247,12 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         }
     }
     for (int p = 0; ok && p < size; ++p) {
-        /* the algorithms load peers' scratch directly: cuda_ipc (device) or posix (host) for
-         * every peer */
-        scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
-        ok = (NULL != scratch->peer[p]);
+        /* the algorithms load the scratch of the peers of their node directly: cuda_ipc
+         * (device) or posix (host); other nodes' they fetch (coll_gpu_native_fetch) */
+        if (coll_gpu_native_is_local(native, p)) {
+            scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
+            ok = (NULL != scratch->peer[p]);
+        }
     }
     if (SHMEM_OK != status) {
         COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
@@ -353,9 +333,13 @@ void coll_gpu_native_destroy(coll_gpu_native_t *native) {
     if (NULL == native) {
         return;
     }
-    /* Peers may still read this rank's half of the last step. */
+    /* Peers may still read this rank's half of the last step: announcing one step more is
+     * the protocol's proof that a rank finished reading (on every node). */
     if ((native->step > 0) && !native->broken) {
-        (void)shmem_barrier_local(native->team->shmem);
+        uint64_t last = ++native->step;
+        if (SHMEM_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
+            (void)coll_gpu_native_wait_all(native, last, COLL_GPU_PHASE_READY);
+        }
     }
     for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
         if (NULL != native->scratch[k].mem) {
@@ -364,6 +348,49 @@ void coll_gpu_native_destroy(coll_gpu_native_t *native) {
         free(native->scratch[k].peer);
     }
     free(native);
+}
+
+accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                     int peer, uint64_t step, size_t offset, void *dst, size_t len,
+                                     accel_stream_h stream, shmem_status_t *status_p) {
+    coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
+
+    if (coll_gpu_native_is_local(native, peer)) {
+        return coll_gpu_native_mems[kind].copy(
+            dst, coll_gpu_native_theirs(native, kind, peer, step) + offset, len, stream);
+    }
+    native->gets_pending = true;
+    *status_p = shmem_get(native->team->shmem, dst, shmem_mem_peer(scratch->mem, peer),
+                          (step & 1) * native->half + offset, len);
+    return ACCEL_OK;
+}
+
+shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
+                                              coll_gpu_native_kind_t kind, accel_stream_h stream,
+                                              accel_status_t *astatus_p) {
+    shmem_status_t status = SHMEM_OK;
+
+    if (native->gets_pending) {
+        native->gets_pending = false;
+        status = shmem_quiet(native->team->shmem, -1);
+    }
+    if (ACCEL_OK == *astatus_p) {
+        *astatus_p = coll_gpu_native_mems[kind].synchronize(stream);
+    }
+    return status;
+}
+
+shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
+                                      coll_gpu_phase_t phase) {
+    return shmem_signal(native->team->shmem, peer,
+                        COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
+                        2 * step + (uint64_t)phase);
+}
+
+shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+                                    coll_gpu_phase_t phase) {
+    return shmem_wait(native->team->shmem, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
+                      2 * step + (uint64_t)phase);
 }
 
 shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
@@ -586,8 +613,12 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
         goto fallback;
     }
-    if ((size_t)((COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK == coll) ? call->native->team->size : 1) *
-            tsize >
+    if ((call->native->team->nnodes > 1) && !info->multi_node) {
+        reason = COLL_GPU_FALLBACK_MULTI_NODE;
+        snprintf(why, sizeof(why), ": %d nodes", call->native->team->nnodes);
+        goto fallback;
+    }
+    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) * tsize >
         call->native->half) {
         /* a step must hold an element of every block */
         reason = COLL_GPU_FALLBACK_TEAM;

@@ -19,15 +19,17 @@
 
 BEGIN_C_DECLS
 
-/* The native algorithms of every collective: what a tuning rule may name.  The first four
+/* The native algorithms of every collective: what a tuning rule may name.  The first six
  * are the values of coll_gpu_allreduce_algorithm and the elements of the
- * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted); direct is
- * MPI_Reduce_scatter_block's and MPI_Allgather's, pipelined MPI_Bcast's. */
+ * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted); direct is the other
+ * collectives' algorithm, pipelined MPI_Bcast's. */
 #define COLL_GPU_FOREACH_ALG(X)                                                                    \
     X(AUTO, "auto")                                                                                \
     X(STAGED, "staged")                                                                            \
     X(ONE_SHOT, "one_shot")                                                                        \
     X(TWO_SHOT, "two_shot")                                                                        \
+    X(RING, "ring")                                                                                \
+    X(HIERARCHICAL, "hierarchical")                                                                \
     X(DIRECT, "direct")                                                                            \
     X(PIPELINED, "pipelined")
 
@@ -56,8 +58,8 @@ typedef enum {
         COLL_GPU_FALLBACK_NUM
 } coll_gpu_fallback_t;
 
-/* Elements of coll_gpu_allreduce_algorithm_calls: auto .. two_shot. */
-#define COLL_GPU_ALLREDUCE_ALG_NUM (COLL_GPU_ALG_TWO_SHOT + 1)
+/* Elements of coll_gpu_allreduce_algorithm_calls: auto .. hierarchical. */
+#define COLL_GPU_ALLREDUCE_ALG_NUM (COLL_GPU_ALG_HIERARCHICAL + 1)
 
 extern const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM];
 extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
@@ -109,9 +111,10 @@ typedef struct {
 typedef struct coll_gpu_native {
     coll_gpu_team_t *team;
     coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
-    size_t half;   /* bytes of each parity half of a rank's scratch */
-    uint64_t step; /* steps run on this communicator, of either kind (same on every rank) */
-    bool broken;   /* a transport error left the ranks out of step: stage from now on */
+    size_t half;       /* bytes of each parity half of a rank's scratch */
+    uint64_t step;     /* steps run on this communicator, of either kind (same on every rank) */
+    bool broken;       /* a transport error left the ranks out of step: stage from now on */
+    bool gets_pending; /* coll_gpu_native_fetch issued gets not completed yet */
 } coll_gpu_native_t;
 
 /*
@@ -135,6 +138,32 @@ static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, coll_gpu_nat
                                          uint64_t step) {
     return coll_gpu_native_theirs(native, kind, native->team->rank, step);
 }
+
+/*
+ * Reading a peer's scratch, local or not: len bytes at offset of peer's half of step into dst
+ * (this rank's memory of the call's kind).  A peer on this node is loaded directly (a copy on
+ * stream); another node's is fetched with a get over the network.  Both complete at
+ * coll_gpu_native_fetch_complete(), which must run before dst is used or the next step is
+ * announced (after which the peer may reuse that half).
+ */
+accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                     int peer, uint64_t step, size_t offset, void *dst, size_t len,
+                                     accel_stream_h stream, shmem_status_t *status_p);
+/* Completes every fetch (gets, then the stream).  Returns the transport's status; an
+ * accelerator error goes to *astatus_p (ACCEL_OK on entry: the stream is synchronized). */
+shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
+                                              coll_gpu_native_kind_t kind, accel_stream_h stream,
+                                              accel_status_t *astatus_p);
+/* Whether peer's scratch is loaded directly (on this node). */
+static inline bool coll_gpu_native_is_local(const coll_gpu_native_t *native, int peer) {
+    return native->team->node_of_rank[peer] == native->team->node;
+}
+
+/* One peer: signal phase of step to peer; wait for peer's signal of phase of step. */
+shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
+                                      coll_gpu_phase_t phase);
+shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+                                    coll_gpu_phase_t phase);
 
 /* Tell every peer this rank reached phase of step; wait until every peer did. */
 shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
@@ -197,16 +226,22 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                 const coll_gpu_allreduce_native_args_t *args);
 
 /*
- * The native MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast: blocking calls on a
- * one-node communicator, every buffer of every rank of one memory kind, a contiguous
- * predefined type.  Their selection parameter (coll_gpu_<coll>_algorithm) takes auto, staged or
- * the one native algorithm; the coll_gpu_<coll>_algorithm_calls pvar counts auto (always 0),
- * staged and native.
+ * The native forms of the collectives other than MPI_Allreduce: blocking calls, every buffer
+ * of every rank of one memory kind, a contiguous predefined type.  Their selection parameter
+ * (coll_gpu_<coll>_algorithm) takes auto, staged or the one native algorithm; the
+ * coll_gpu_<coll>_algorithm_calls pvar counts auto (always 0), staged and native.
  */
 typedef enum {
     COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK = 0,
     COLL_GPU_NCOLL_ALLGATHER,
     COLL_GPU_NCOLL_BCAST,
+    COLL_GPU_NCOLL_REDUCE,
+    COLL_GPU_NCOLL_GATHER,
+    COLL_GPU_NCOLL_SCATTER,
+    COLL_GPU_NCOLL_ALLGATHERV,
+    COLL_GPU_NCOLL_REDUCE_SCATTER,
+    COLL_GPU_NCOLL_ALLTOALL,
+    COLL_GPU_NCOLL_ALLTOALLV,
     COLL_GPU_NCOLL_NUM
 } coll_gpu_ncoll_t;
 
@@ -223,6 +258,9 @@ typedef struct {
     const char *param;       /* "coll_gpu_reduce_scatter_block_algorithm" */
     const char *mpi_call;    /* "MPI_Reduce_scatter_block" */
     coll_gpu_alg_t native;   /* its native algorithm */
+    bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
+    bool per_rank_blocks;    /* a step holds an element of every rank's block (count is per
+                              * rank): reduce_scatter_block, the alltoalls */
 } coll_gpu_ncoll_info_t;
 
 extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];

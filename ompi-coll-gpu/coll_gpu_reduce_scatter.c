@@ -46,7 +46,7 @@ static bool coll_gpu_reduce_scatter_block_native(coll_gpu_reduce_scatter_args_t 
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT(calls_native, REDUCE_SCATTER_BLOCK);
+        COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER_BLOCK, (size_t)a->rcount * call.esize);
         *rc_p = coll_gpu_reduce_scatter_block_direct(
             a->comm, &call, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf, (size_t)a->rcount);
     }
