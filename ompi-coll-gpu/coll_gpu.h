@@ -59,6 +59,7 @@ typedef struct mca_coll_gpu_component_t {
     char *net_devices;
     char *ucx_tls;
     bool transport_check;
+    bool check_counts; /* debug: the ranks compare count, element size and op per native call */
     int allreduce_algorithm; /* coll_gpu_alg_t (coll_gpu_native.h) */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm: coll_gpu_alg_t, indexed by
      * coll_gpu_ncoll_t (coll_gpu_native.h) */

@@ -66,6 +66,14 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
         snprintf(why, sizeof(why), ": coll_gpu_allreduce_algorithm=staged");
         goto fallback;
     }
+    if (OPAL_UNLIKELY(c->check_counts)) {
+        /* before any decision that depends on the count */
+        *rc_p = coll_gpu_native_check_counts(a->module, a->comm, "MPI_Allreduce", count, a->dtype,
+                                             a->op);
+        if (OMPI_SUCCESS != *rc_p) {
+            return true;
+        }
+    }
     if ((count <= 0) || !coll_gpu_reduce_op_lookup(a->dtype, a->op, &args.dtype, &args.op)) {
         reason = COLL_GPU_FALLBACK_DATATYPE_OP;
         goto fallback;
@@ -105,13 +113,16 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     if (!coll_gpu_native_get(a->module, a->comm, kind, &native, &reason)) {
         goto fallback;
     }
-    if (native->team->nnodes > 1) {
+    alg = coll_gpu_allreduce_choose(native->team->size, native->team->nnodes,
+                                    native->team->local_size, (size_t)count * args.esize,
+                                    &args.chunk_bytes, why, sizeof(why));
+    if ((native->team->nnodes > 1) &&
+        ((COLL_GPU_ALG_ONE_SHOT == alg) || (COLL_GPU_ALG_TWO_SHOT == alg))) {
+        /* they load every peer's scratch directly */
         reason = COLL_GPU_FALLBACK_MULTI_NODE;
+        snprintf(why, sizeof(why), ": %s needs one node", coll_gpu_alg_names[alg]);
         goto fallback;
     }
-    alg =
-        coll_gpu_allreduce_choose(native->team->size, native->team->local_size,
-                                  (size_t)count * args.esize, &args.chunk_bytes, why, sizeof(why));
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;
@@ -136,9 +147,17 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     args.mpi_call = "MPI_Allreduce";
     COLL_GPU_COUNT_NATIVE(ALLREDUCE, args.count * args.esize);
     ++c->allreduce_algorithm_calls[alg];
-    *rc_p = (COLL_GPU_ALG_ONE_SHOT == alg)
-                ? coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args)
-                : coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
+    switch (alg) {
+    case COLL_GPU_ALG_ONE_SHOT:
+        *rc_p = coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args);
+        break;
+    case COLL_GPU_ALG_TWO_SHOT:
+        *rc_p = coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
+        break;
+    default:
+        *rc_p = coll_gpu_allreduce_hierarchical(a->module, a->comm, native, &args);
+        break;
+    }
     return true;
 
 fallback:

@@ -15,14 +15,6 @@
  */
 #include "coll_gpu_native.h"
 
-/* Shard k of n elements over size ranks: the first n % size shards one element longer. */
-static void coll_gpu_two_shot_shard(size_t n, int size, int k, size_t *first_p, size_t *len_p) {
-    size_t base = n / (size_t)size, extra = n % (size_t)size, uk = (size_t)k;
-
-    *first_p = uk * base + ((uk < extra) ? uk : extra);
-    *len_p = base + ((uk < extra) ? 1 : 0);
-}
-
 int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args) {
@@ -46,7 +38,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         coll_gpu_native_range_t peers_shards[2];
 
         /* the peers' shards of my input: before and after my own */
-        coll_gpu_two_shot_shard(n, size, rank, &mine_first, &mine_len);
+        coll_gpu_native_shard(n, size, rank, &mine_first, &mine_len);
         peers_shards[0].offset = 0;
         peers_shards[0].len = mine_first * esize;
         peers_shards[1].offset = (mine_first + mine_len) * esize;
@@ -79,7 +71,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         /* allgather: every shard from its owner; synchronized before the next step's
          * announcement, after which owners may reuse this half */
         for (int k = 0; (k < size) && (ACCEL_OK == astatus); ++k) {
-            coll_gpu_two_shot_shard(n, size, k, &shard_first, &shard_len);
+            coll_gpu_native_shard(n, size, k, &shard_first, &shard_len);
             if (shard_len > 0) {
                 astatus =
                     mem->copy((char *)args->rbuf + offset + shard_first * esize,

@@ -443,6 +443,18 @@ static int coll_gpu_register(void) {
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_memory_kinds);
 
+    mca_coll_gpu_component.check_counts = false;
+    (void)mca_base_component_var_register(
+        c, "check_counts",
+        "Debug: before the native algorithms of a call are chosen, the ranks compare what they "
+        "passed (count, element size, op; one small allgather per call); a mismatch, which "
+        "makes the program erroneous, is reported with a help message naming a rank that "
+        "disagrees, and every rank returns MPI_ERR_COUNT.  Without it such a program reads "
+        "wrong data or times out, but never writes outside its buffers.  The v-variants "
+        "(allgatherv, reduce_scatter, alltoallv) are not compared",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.check_counts);
+
     coll_gpu_register_transport(c);
     coll_gpu_register_native(c);
     coll_gpu_register_ncoll(c);

@@ -7,6 +7,7 @@
 #include "coll_gpu_tuning.h"
 
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/op/op.h"
 #include "opal/util/show_help.h"
 
 #include <stdio.h>
@@ -20,25 +21,27 @@ _Static_assert(COLL_GPU_FALLBACK_NUM <= COLL_GPU_MAX_FALLBACKS, "COLL_GPU_MAX_FA
 _Static_assert(COLL_GPU_NCOLL_NUM <= COLL_GPU_MAX_NCOLLS, "COLL_GPU_MAX_NCOLLS too small");
 _Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements");
 
-#define COLL_GPU_NCOLL(id, tuning, call, alg, multi, blocks)                                       \
+#define COLL_GPU_NCOLL(id, tuning, call, alg, multi, blocks, uniform)                              \
     [COLL_GPU_NCOLL_##id] = {.tuning_name = tuning,                                                \
                              .param = "coll_gpu_" tuning "_algorithm",                             \
                              .mpi_call = call,                                                     \
                              .native = COLL_GPU_ALG_##alg,                                         \
                              .multi_node = multi,                                                  \
-                             .per_rank_blocks = blocks}
+                             .per_rank_blocks = blocks,                                            \
+                             .uniform_count = uniform}
 const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
     COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
-                   false, true),
-    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false),
-    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, false, false),
-    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, false, false),
-    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, false, false),
-    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, false, false),
-    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false),
-    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false),
-    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true),
-    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, false, false),
+                   false, true, true),
+    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false, true),
+    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, false, false, true),
+    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, false, false, true),
+    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, false, false, true),
+    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, false, false, true),
+    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false, false),
+    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false,
+                   false),
+    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true, true),
+    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, false, false, false),
 };
 #undef COLL_GPU_NCOLL
 
@@ -125,7 +128,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[6 + COLL_GPU_NCOLL_NUM];
+    uint64_t words[7 + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
@@ -150,8 +153,9 @@ void coll_gpu_native_tuning_load(void) {
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[6 + k] = (uint64_t)c->ncoll_algorithm[k];
     }
+    words[6 + COLL_GPU_NCOLL_NUM] = (uint64_t)c->check_counts;
     c->native_config_hash =
-        coll_gpu_native_hash_words(14695981039346656037ULL, words, 6 + COLL_GPU_NCOLL_NUM);
+        coll_gpu_native_hash_words(14695981039346656037ULL, words, 7 + COLL_GPU_NCOLL_NUM);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -273,6 +277,33 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
     return true;
 }
 
+/* A device scratch other nodes cannot reach: the host scratch carries what they read
+ * (collective; false when some rank could not allocate it). */
+static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
+                                         struct ompi_communicator_t *comm,
+                                         coll_gpu_native_t *native) {
+    coll_gpu_team_t *team = native->team;
+    int reachable = 1;
+
+    for (int p = 0; p < team->size; ++p) {
+        if (!coll_gpu_native_is_local(native, p) &&
+            (0 == shmem_team_peer_backend(team->shmem, p, ACCEL_MEM_DEVICE))) {
+            reachable = 0;
+        }
+    }
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &reachable))) {
+        return false;
+    }
+    if (reachable) {
+        return true;
+    }
+    native->device_via_host = true;
+    COLL_GPU_VERBOSE(1, "%s: other nodes read device scratch through host scratch", comm->c_name);
+    return (NULL != native->scratch[COLL_GPU_NATIVE_HOST].mem) ||
+           (!native->scratch[COLL_GPU_NATIVE_HOST].unavailable &&
+            coll_gpu_native_scratch_create(module, comm, native, COLL_GPU_NATIVE_HOST));
+}
+
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p) {
@@ -289,6 +320,10 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
             memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
             module->native_setup = true;
             created = coll_gpu_native_scratch_create(module, comm, native, kind);
+            if (created && (COLL_GPU_NATIVE_DEVICE == kind) && (native->team->nnodes > 1)) {
+                created = coll_gpu_native_device_reach(module, comm, native);
+                native->scratch[kind].unavailable = !created;
+            }
             module->native_setup = false;
             memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
             if (!created) {
@@ -312,7 +347,12 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         (void)coll_gpu_team_check(module, comm);
     }
     created = coll_gpu_native_create(module, comm, &module->native, reason_p);
-    if (created && !coll_gpu_native_scratch_create(module, comm, module->native, kind)) {
+    if (created && coll_gpu_native_scratch_create(module, comm, module->native, kind) &&
+        (COLL_GPU_NATIVE_DEVICE == kind) && (module->native->team->nnodes > 1) &&
+        !coll_gpu_native_device_reach(module, comm, module->native)) {
+        module->native->scratch[kind].unavailable = true;
+    }
+    if (created && module->native->scratch[kind].unavailable) {
         module->native_setup = false;
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
@@ -359,10 +399,24 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
         return coll_gpu_native_mems[kind].copy(
             dst, coll_gpu_native_theirs(native, kind, peer, step) + offset, len, stream);
     }
+    if ((COLL_GPU_NATIVE_DEVICE == kind) && native->device_via_host) {
+        scratch = &native->scratch[COLL_GPU_NATIVE_HOST];
+    }
     native->gets_pending = true;
     *status_p = shmem_get(native->team->shmem, dst, shmem_mem_peer(scratch->mem, peer),
                           (step & 1) * native->half + offset, len);
     return ACCEL_OK;
+}
+
+accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                       uint64_t step, size_t offset, size_t len,
+                                       accel_stream_h stream) {
+    if ((COLL_GPU_NATIVE_DEVICE != kind) || !native->device_via_host || (0 == len)) {
+        return ACCEL_OK;
+    }
+    return coll_gpu_native_device_copy(
+        coll_gpu_native_mine(native, COLL_GPU_NATIVE_HOST, step) + offset,
+        coll_gpu_native_mine(native, COLL_GPU_NATIVE_DEVICE, step) + offset, len, stream);
 }
 
 shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
@@ -384,19 +438,19 @@ shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint6
                                       coll_gpu_phase_t phase) {
     return shmem_signal(native->team->shmem, peer,
                         COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
-                        2 * step + (uint64_t)phase);
+                        COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
 shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
                                     coll_gpu_phase_t phase) {
     return shmem_wait(native->team->shmem, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
-                      2 * step + (uint64_t)phase);
+                      COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
 shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
                                           coll_gpu_phase_t phase) {
     coll_gpu_team_t *team = native->team;
-    uint64_t value = 2 * step + (uint64_t)phase;
+    uint64_t value = COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase);
     shmem_status_t status;
 
     for (int p = 0; p < team->size; ++p) {
@@ -414,7 +468,7 @@ shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t st
 shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
                                         coll_gpu_phase_t phase) {
     coll_gpu_team_t *team = native->team;
-    uint64_t value = 2 * step + (uint64_t)phase;
+    uint64_t value = COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase);
     shmem_status_t status;
 
     for (int p = 0; p < team->size; ++p) {
@@ -488,7 +542,41 @@ int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t s
     return MPI_ERR_OTHER;
 }
 
-coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t bytes,
+int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 const char *mpi_call, int count, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op) {
+    int size = ompi_comm_size(comm), bad = -1, rc;
+    unsigned long long mine[3], *all;
+    size_t tsize = 0;
+
+    (void)ompi_datatype_type_size(dtype, &tsize);
+    mine[0] = (unsigned long long)count;
+    mine[1] = (unsigned long long)tsize;
+    mine[2] = (NULL != op) ? (unsigned long long)op->o_f_to_c_index : ~0ULL;
+    all = malloc((size_t)size * sizeof(mine));
+    if (NULL == all) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rc = COLL_GPU_PREV(module, allgather, mine, 3, MPI_UNSIGNED_LONG_LONG, all, 3,
+                       MPI_UNSIGNED_LONG_LONG, comm);
+    for (int r = 1; (OMPI_SUCCESS == rc) && (r < size) && (bad < 0); ++r) {
+        if (0 != memcmp(&all[3 * r], &all[0], sizeof(mine))) {
+            bad = r;
+        }
+    }
+    if (bad >= 0) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_show_help("help-mpi-coll-gpu.txt", "count mismatch", true, COLL_GPU_HOSTNAME,
+                           mpi_call, size, 0, all[0], all[1], (long long)all[2], bad, all[3 * bad],
+                           all[3 * bad + 1], (long long)all[3 * bad + 2]);
+        }
+        rc = MPI_ERR_COUNT;
+    }
+    free(all);
+    return rc;
+}
+
+coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
                                          size_t *chunk_p, char *why, size_t why_len) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_tuning_rule_t *rule = NULL;
@@ -513,6 +601,10 @@ coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t by
         if (COLL_GPU_ALG_AUTO != alg) {
             return alg;
         }
+    }
+    if (nnodes > 1) {
+        snprintf(why, why_len, "%d nodes", nnodes);
+        return COLL_GPU_ALG_HIERARCHICAL;
     }
     alg =
         (bytes <= c->allreduce_one_shot_max_bytes) ? COLL_GPU_ALG_ONE_SHOT : COLL_GPU_ALG_TWO_SHOT;
@@ -572,6 +664,12 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         snprintf(why, sizeof(why), ": %s=staged", info->param);
         goto fallback;
+    }
+    if (OPAL_UNLIKELY(c->check_counts) && info->uniform_count) {
+        *rc_p = coll_gpu_native_check_counts(module, comm, info->mpi_call, count, dtype, op);
+        if (OMPI_SUCCESS != *rc_p) {
+            return true; /* the call failed: no fallback */
+        }
     }
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;

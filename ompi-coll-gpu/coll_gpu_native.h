@@ -4,7 +4,7 @@
  * local peers map by IPC, the step counter that orders its reuse, the signal helpers).
  *
  * Synchronization of a step (one chunk of a collective): every rank has one signal slot per
- * peer, and tells each peer how far it has got by storing a monotone value (2 * step + phase)
+ * peer, and tells each peer how far it has got by storing a monotone value (4 * step + phase)
  * there.  A rank writes its scratch half of step s (parity s & 1) only after every peer
  * announced step s - 1, which each does after it finished step s - 2, the last reader of that
  * half: double buffering plus the next step's announcement is the completion handshake.  The
@@ -71,9 +71,14 @@ extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 
 /* Phases of a step, in the order a rank goes through them. */
 typedef enum {
-    COLL_GPU_PHASE_READY = 0,  /* my input of this step is in my scratch */
-    COLL_GPU_PHASE_REDUCED = 1 /* my shard of this step is reduced (two-shot) */
+    COLL_GPU_PHASE_READY = 0,   /* my input of this step is in my scratch */
+    COLL_GPU_PHASE_REDUCED = 1, /* my shard of this step is reduced (two-shot, hierarchical) */
+    COLL_GPU_PHASE_FINAL = 2,   /* my shard's result of the step before is ready (hierarchical) */
+    COLL_GPU_PHASE_DONE = 3     /* my reads of the steps before are done (hierarchical's last) */
 } coll_gpu_phase_t;
+
+/* The signal value of phase of step: monotone in (step, phase). */
+#define COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase) (4 * (uint64_t)(step) + (uint64_t)(phase))
 
 /*
  * The memory a native call runs in: device buffers (device scratch mapped by IPC, the
@@ -115,6 +120,9 @@ typedef struct coll_gpu_native {
     uint64_t step;     /* steps run on this communicator, of either kind (same on every rank) */
     bool broken;       /* a transport error left the ranks out of step: stage from now on */
     bool gets_pending; /* coll_gpu_native_fetch issued gets not completed yet */
+    /* other nodes cannot reach this rank's device scratch (UCX without device memory): what
+     * they read of it goes through the host scratch at the same offsets (publish, fetch) */
+    bool device_via_host;
 } coll_gpu_native_t;
 
 /*
@@ -149,6 +157,15 @@ static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, coll_gpu_nat
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                      int peer, uint64_t step, size_t offset, void *dst, size_t len,
                                      accel_stream_h stream, shmem_status_t *status_p);
+/*
+ * Makes len bytes at offset of this rank's half of step readable by other nodes' fetches: a
+ * copy from the device scratch to the host scratch when other nodes cannot reach device
+ * memory (device_via_host), nothing otherwise.  Queued on stream: synchronize before the
+ * signal that lets readers in.  Every area another node fetches must be published.
+ */
+accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                       uint64_t step, size_t offset, size_t len,
+                                       accel_stream_h stream);
 /* Completes every fetch (gets, then the stream).  Returns the transport's status; an
  * accelerator error goes to *astatus_p (ACCEL_OK on entry: the stream is synchronized). */
 shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
@@ -164,6 +181,15 @@ shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint6
                                       coll_gpu_phase_t phase);
 shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
                                     coll_gpu_phase_t phase);
+
+/* Shard k of n elements cut into nshards: the first n % nshards shards one element longer. */
+static inline void coll_gpu_native_shard(size_t n, int nshards, int k, size_t *first_p,
+                                         size_t *len_p) {
+    size_t base = n / (size_t)nshards, extra = n % (size_t)nshards, uk = (size_t)k;
+
+    *first_p = uk * base + ((uk < extra) ? uk : extra);
+    *len_p = base + ((uk < extra) ? 1 : 0);
+}
 
 /* Tell every peer this rank reached phase of step; wait until every peer did. */
 shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
@@ -224,6 +250,11 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
 int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args);
+/* Communicators spanning nodes (any on one node too): node reduce-scatter, the shards'
+ * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
+int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                    coll_gpu_native_t *native,
+                                    const coll_gpu_allreduce_native_args_t *args);
 
 /*
  * The native forms of the collectives other than MPI_Allreduce: blocking calls, every buffer
@@ -261,6 +292,7 @@ typedef struct {
     bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
     bool per_rank_blocks;    /* a step holds an element of every rank's block (count is per
                               * rank): reduce_scatter_block, the alltoalls */
+    bool uniform_count;      /* every rank passes the same count (coll_gpu_check_counts) */
 } coll_gpu_ncoll_info_t;
 
 extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];
@@ -302,16 +334,27 @@ int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_n
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              void *buf, size_t count, int root);
 
+/*
+ * coll_gpu_check_counts: the ranks compare count, element size and op (op NULL: none) of a
+ * call (collective, over the saved host allgather).  OMPI_SUCCESS when every rank passed the
+ * same; else rank 0 shows a help message naming the first rank that differs from it and
+ * every rank returns MPI_ERR_COUNT.
+ */
+int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 const char *mpi_call, int count, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op);
+
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);
 void coll_gpu_native_tuning_free(void);
 
 /*
- * The algorithm and chunk for an allreduce of bytes on a one-node communicator of size ranks:
- * the parameter when it forces one, else the first tuning rule that matches, else the size
- * threshold.  why: a sentence for the verbose log.
+ * The algorithm and chunk for an allreduce of bytes on a communicator of size ranks on nnodes
+ * nodes: the parameter when it forces one, else the first tuning rule that matches, else
+ * hierarchical across nodes and the size threshold inside one.  why: a sentence for the
+ * verbose log.
  */
-coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t bytes,
+coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
                                          size_t *chunk_p, char *why, size_t why_len);
 
 END_C_DECLS

@@ -816,15 +816,26 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     }
 }
 
-bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
+int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank) {
+    return (config->ranks_per_node > 0) ? comm_rank / (int)config->ranks_per_node : 0;
+}
+
+bool tu_multi_node(const tu_gpu_config_t *config, int comm_size) {
     /* emulated nodes: a communicator larger than ranks_per_node spans several (the tests run
      * on one machine, so every communicator's ranks share one real node) */
-    bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
-    return config->native && TU_ALG_STAGED != config->allreduce_algorithm && one_node;
+    return config->ranks_per_node > 0 && comm_size > config->ranks_per_node;
+}
+
+bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
+    /* one_shot and two_shot load every peer's scratch: one node only */
+    bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||
+                         TU_ALG_TWO_SHOT == config->allreduce_algorithm;
+    return config->native && TU_ALG_STAGED != config->allreduce_algorithm &&
+           !(one_node_only && tu_multi_node(config, comm_size));
 }
 
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
-    bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
+    bool one_node = !tu_multi_node(config, comm_size);
     int alg;
 
     switch (coll) {

@@ -178,7 +178,21 @@ typedef struct {
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the
  * coll_gpu_allreduce_algorithm_calls pvar. */
-enum { TU_ALG_AUTO = 0, TU_ALG_STAGED, TU_ALG_ONE_SHOT, TU_ALG_TWO_SHOT, TU_NUM_ALGS };
+enum {
+    TU_ALG_AUTO = 0,
+    TU_ALG_STAGED,
+    TU_ALG_ONE_SHOT,
+    TU_ALG_TWO_SHOT,
+    TU_ALG_RING,
+    TU_ALG_HIERARCHICAL,
+    TU_NUM_ALGS
+};
+
+/* The emulated node of comm_rank under coll_gpu_ranks_per_node (the tests run on one machine,
+ * where the component numbers emulated nodes by communicator rank / ranks_per_node), and
+ * whether a communicator of comm_size ranks spans several. */
+int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank);
+bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
 
 /* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
  * this (one) machine, given its parameters, with every rank passing device memory, a

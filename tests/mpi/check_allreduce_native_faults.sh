@@ -2,8 +2,8 @@
 #
 # Failures inside a native MPI_Allreduce (test_allreduce_native_faults, emulated device
 # memory):
-#   - an accelerator copy (memcpy) or reduction failing on one rank, one_shot and two_shot
-#     (several steps: small scratch), 2 and 3 ranks: that rank gets MPI_ERR_OTHER, no rank
+#   - an accelerator copy (memcpy) or reduction failing on one rank, one_shot, two_shot and
+#     hierarchical (several steps: small scratch), 2 and 3 ranks, one node and emulated nodes: that rank gets MPI_ERR_OTHER, no rank
 #     hangs, the next allreduce on the communicator is native and correct; the help message
 #     names MPI_Allreduce and the failed accelerator call (emuMemcpy, the reduction);
 #   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce: the
@@ -24,11 +24,17 @@ SMALL="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=40
 ALL_LOGS="$CHECK_LOGDIR/all_faults.log"
 : >"$ALL_LOGS"
 for np in 2 3; do
-    for alg in one_shot two_shot; do
+    for alg in one_shot two_shot hierarchical; do
         check_run "$np ranks, $alg, accelerator faults" $np \
             "$EMU $SMALL coll_gpu_allreduce_algorithm=$alg" test_allreduce_native_faults
         [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
     done
+done
+# hierarchical across emulated nodes: one and two ranks per node (gets between nodes)
+for rpn in 1 2; do
+    check_run "3 ranks, $rpn per node, hierarchical, accelerator faults" 3 \
+        "$EMU $SMALL coll_gpu_ranks_per_node=$rpn" test_allreduce_native_faults
+    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 done
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS

@@ -39,7 +39,8 @@ typedef struct {
     tu_mem_t mem; /* of the buffers: device, or host (--kinds=host) */
 } state_t;
 
-static const char *const alg_names[TU_NUM_ALGS] = {"auto", "staged", "one_shot", "two_shot"};
+static const char *const alg_names[TU_NUM_ALGS] = {"auto",     "staged", "one_shot",
+                                                   "two_shot", "ring",   "hierarchical"};
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
     if (NULL != st->expect) {
@@ -56,13 +57,49 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
     if (TU_ALG_AUTO != st->config.allreduce_algorithm) {
         return st->config.allreduce_algorithm;
     }
+    if (tu_multi_node(&st->config, comm->size)) {
+        return TU_ALG_HIERARCHICAL;
+    }
     return ((long long)bytes <= st->config.one_shot_max_bytes) ? TU_ALG_ONE_SHOT : TU_ALG_TWO_SHOT;
+}
+
+/*
+ * Element i of the result, in the order alg combines the inputs: rank order (one_shot,
+ * two_shot, and staged within rounding); hierarchical: each node's ranks in rank order, then
+ * the nodes' partial results in node order.
+ */
+static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg, size_t i,
+                      char *out) {
+    char x[8], partial[8];
+    int nodes = 1;
+
+    if (TU_ALG_HIERARCHICAL == alg) {
+        nodes = tu_emulated_node(&st->config, comm->size - 1) + 1;
+    }
+    for (int node = 0; node < nodes; ++node) {
+        bool first = true;
+        for (int r = 0; r < comm->size; ++r) {
+            if ((nodes > 1) && (tu_emulated_node(&st->config, r) != node)) {
+                continue;
+            }
+            gen(t, comm->world_ranks[r], st->salt, i, first ? partial : x);
+            if (!first) {
+                apply(t, partial, x);
+            }
+            first = false;
+        }
+        if (0 == node) {
+            memcpy(out, partial, types[t].size);
+        } else {
+            apply(t, out, partial);
+        }
+    }
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t count,
                      bool in_place) {
     size_t es = types[t].size, bytes = count * es;
-    char *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes), x[8];
+    char *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
     void *d_in = NULL, *d_out = NULL;
     uint64_t before[TU_NUM_ALGS] = {0}, after[TU_NUM_ALGS] = {0}, hash, *hashes;
     int alg = expected_alg(st, comm, bytes), rc;
@@ -74,11 +111,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     hashes = malloc((size_t)comm->size * sizeof(*hashes));
     for (size_t i = 0; i < count; ++i) {
         gen(t, comm->world_ranks[comm->rank], st->salt, i, in + i * es);
-        gen(t, comm->world_ranks[0], st->salt, i, want + i * es);
-        for (int r = 1; r < comm->size; ++r) {
-            gen(t, comm->world_ranks[r], st->salt, i, x);
-            apply(t, want + i * es, x);
-        }
+        reference(st, comm, t, alg, i, want + i * es);
     }
     if (tu_mem_alloc(st->mem, bytes, &d_out) || tu_mem_alloc(st->mem, bytes, &d_in) ||
         tu_mem_write(st->mem, in_place ? d_out : d_in, in, bytes)) {
@@ -162,12 +195,47 @@ static void run_side_cases(const tu_comm_t *comm, tu_mem_t mem) {
     tu_mem_free(mem, d_out);
 }
 
+/*
+ * --mismatch (under coll_gpu_check_counts=1): the last rank passes one element more to
+ * MPI_Allreduce and MPI_Allgather; every rank must get MPI_ERR_COUNT, then a matching call
+ * must succeed.
+ */
+static void run_mismatch(const state_t *st, int world_size) {
+    const size_t n = 1000;
+    int count = (int)n + ((tu_world_rank == world_size - 1) ? 1 : 0), rc, cls;
+    void *d_in, *d_out;
+
+    tu_case_begin("mismatched counts (rank %d passes %d)", world_size - 1, (int)n + 1);
+    if (tu_mem_alloc(st->mem, (n + 1) * 4 * (size_t)world_size, &d_in) ||
+        tu_mem_alloc(st->mem, (n + 1) * 4 * (size_t)world_size, &d_out)) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    rc = MPI_Allreduce(d_in, d_out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    if ((world_size > 1) && (MPI_ERR_COUNT != cls)) {
+        tu_fail("MPI_Allreduce with mismatched counts returned class %d, not MPI_ERR_COUNT", cls);
+    }
+    rc = MPI_Allgather(d_in, count, MPI_INT32_T, d_out, count, MPI_INT32_T, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    if ((world_size > 1) && (MPI_ERR_COUNT != cls)) {
+        tu_fail("MPI_Allgather with mismatched counts returned class %d, not MPI_ERR_COUNT", cls);
+    }
+    rc = MPI_Allreduce(d_in, d_out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("a matching MPI_Allreduce afterwards returned %d", rc);
+    }
+    tu_case_end();
+    tu_mem_free(st->mem, d_in);
+    tu_mem_free(st->mem, d_out);
+}
+
 int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
     size_t big = 0, counts[8];
     int ncounts = 0, rc, world_size, reps = 1;
+    bool mismatch = false;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
@@ -178,6 +246,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--kinds=host")) {
             st.mem = TU_MEM_HOST;
+        } else if (0 == strcmp(argv[i], "--mismatch")) {
+            mismatch = true;
         } else if (0 == strncmp(argv[i], "--expect=", 9)) {
             st.expect = argv[i] + 9;
         } else if (0 == strncmp(argv[i], "--big-count=", 12)) {
@@ -203,6 +273,11 @@ int main(int argc, char **argv) {
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
     tu_gpu_config_read(&st.config);
+    if (mismatch) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        run_mismatch(&st, world_size);
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
 
     counts[ncounts++] = 1;
     counts[ncounts++] = 7;

@@ -1,0 +1,353 @@
+/*
+ * Allreduce, hierarchical (communicators spanning nodes): per chunk,
+ *   1. inside each node a reduce-scatter: the chunk is cut into m shards, m the fewest ranks
+ *      any node has, and local rank l < m (shard l's owner) reduces shard l of its node's
+ *      inputs, in local rank order, into its partial;
+ *   2. between nodes an allreduce of each shard among its owners (local rank l of every
+ *      node): every owner fetches the other owners' partials (gets) and reduces the nnodes
+ *      partials in node order into the shard's result;
+ *   3. inside each node an allgather: every rank copies each shard's result from its owner.
+ * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
+ * network step is pipelined against the node's work: the gets of chunk k are issued as soon
+ * as its partials are announced and completed only after the node reduced chunk k + 1.
+ *
+ * Determinism: every shard's result is computed the same way by every node's owner (the same
+ * partials in node order), then copied: the same bits on every rank and from run to run.  The
+ * bits depend on the node layout (which ranks share a node, m), not on the chunk size; they
+ * differ from one_shot/two_shot's, which reduce all inputs in rank order.
+ *
+ * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging shards].
+ * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
+ * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
+ * REDUCED(s + 1) after their gets of step s completed.  The call ends with one step more, whose
+ * DONE every rank announces to every rank: the next call may write either half.
+ */
+#include "coll_gpu_native.h"
+
+#include <string.h>
+
+#define COLL_GPU_HIER_ALIGN 256
+
+typedef struct {
+    size_t n;           /* elements of a chunk, at most */
+    size_t shard_bytes; /* room of a shard */
+    size_t off_partial, off_result, off_stage;
+} coll_gpu_hier_layout_t;
+
+static size_t coll_gpu_hier_align(size_t bytes) {
+    return (bytes + COLL_GPU_HIER_ALIGN - 1) & ~(size_t)(COLL_GPU_HIER_ALIGN - 1);
+}
+
+/* The layout of chunks of n elements; returns the bytes of a half it needs. */
+static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
+                                   coll_gpu_hier_layout_t *layout) {
+    layout->n = n;
+    layout->shard_bytes = coll_gpu_hier_align((n + (size_t)m - 1) / (size_t)m * esize);
+    layout->off_partial = coll_gpu_hier_align(n * esize);
+    /* one node: the partial is the result */
+    layout->off_result = layout->off_partial + ((nnodes > 1) ? layout->shard_bytes : 0);
+    layout->off_stage = layout->off_result + layout->shard_bytes;
+    return layout->off_stage + ((nnodes > 1) ? (size_t)nnodes * layout->shard_bytes : 0);
+}
+
+typedef struct {
+    coll_gpu_native_t *native;
+    const coll_gpu_allreduce_native_args_t *args;
+    coll_gpu_hier_layout_t layout;
+    int m;            /* shards per chunk: the fewest ranks of a node */
+    int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
+    int *local_owner; /* m entries: the owner of each shard on this node */
+    bool is_owner;
+    accel_status_t astatus;
+} coll_gpu_hier_t;
+
+/* One chunk in flight. */
+typedef struct {
+    uint64_t step;
+    size_t first, n; /* elements */
+} coll_gpu_hier_chunk_t;
+
+static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset) {
+    return coll_gpu_native_mine(h->native, h->args->kind, step) + offset;
+}
+
+/* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
+ * the node's ranks. */
+static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
+                                                const coll_gpu_hier_chunk_t *c) {
+    const coll_gpu_allreduce_native_args_t *args = h->args;
+    coll_gpu_team_t *team = h->native->team;
+    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t esize = args->esize, shard_first = 0, shard_len = 0;
+    const char *in = (const char *)args->sbuf + c->first * esize;
+    coll_gpu_native_range_t others[2] = {{0, c->n * esize}, {0, 0}};
+    shmem_status_t status;
+
+    if (h->is_owner) {
+        /* my own shard is read from my send buffer: only the others go to the scratch */
+        coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
+        others[0].len = shard_first * esize;
+        others[1].offset = (shard_first + shard_len) * esize;
+        others[1].len = (c->n - shard_first - shard_len) * esize;
+    }
+    for (int i = 0; (i < 2) && (ACCEL_OK == h->astatus); ++i) {
+        if (others[i].len > 0) {
+            h->astatus = args->mem->copy(coll_gpu_hier_mine(h, c->step, others[i].offset),
+                                         in + others[i].offset, others[i].len, args->stream);
+        }
+    }
+    if (ACCEL_OK == h->astatus) {
+        h->astatus = args->mem->synchronize(args->stream);
+    }
+    for (int i = 0; i < team->local_size; ++i) {
+        int peer = team->local_ranks[i];
+        if (peer != team->rank) {
+            status = coll_gpu_native_signal(h->native, peer, c->step, COLL_GPU_PHASE_READY);
+            if (SHMEM_OK != status) {
+                return status;
+            }
+        }
+    }
+    for (int i = 0; i < team->local_size; ++i) {
+        int peer = team->local_ranks[i];
+        if (peer != team->rank) {
+            status = coll_gpu_native_wait(h->native, peer, c->step, COLL_GPU_PHASE_READY);
+            if (SHMEM_OK != status) {
+                return status;
+            }
+        }
+    }
+    if (h->is_owner && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
+        for (int i = 0; i < team->local_size; ++i) {
+            int peer = team->local_ranks[i];
+            srcs[i] = (peer == team->rank)
+                          ? in + shard_first * esize
+                          : coll_gpu_native_theirs(h->native, args->kind, peer, c->step) +
+                                shard_first * esize;
+        }
+        h->astatus = coll_gpu_native_reduce(
+            args->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
+            team->local_size, shard_len, args->dtype, args->op, args->stream);
+        if ((ACCEL_OK == h->astatus) && (team->nnodes > 1)) {
+            /* the other nodes' owners fetch it */
+            h->astatus =
+                coll_gpu_native_publish(h->native, args->kind, c->step, h->layout.off_partial,
+                                        shard_len * esize, args->stream);
+        }
+        if (ACCEL_OK == h->astatus) {
+            h->astatus = args->mem->synchronize(args->stream);
+        }
+    }
+    return SHMEM_OK;
+}
+
+/* Phase 3, started: tells the other nodes' owners this rank's partial is ready (and its gets
+ * of the previous chunk done), waits for theirs and issues the gets of them. */
+static shmem_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+    coll_gpu_team_t *team = h->native->team;
+    size_t shard_first, shard_len;
+    shmem_status_t status = SHMEM_OK;
+
+    if (!h->is_owner || (team->nnodes < 2)) {
+        return SHMEM_OK;
+    }
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j != team->node) {
+            status =
+                coll_gpu_native_signal(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
+            if (SHMEM_OK != status) {
+                return status;
+            }
+        }
+    }
+    coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j == team->node) {
+            continue;
+        }
+        status = coll_gpu_native_wait(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
+        if ((SHMEM_OK == status) && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
+            h->astatus = coll_gpu_native_fetch(
+                h->native, h->args->kind, h->owner[j], c->step, h->layout.off_partial,
+                coll_gpu_hier_mine(h, c->step,
+                                   h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
+                shard_len * h->args->esize, h->args->stream, &status);
+        }
+        if (SHMEM_OK != status) {
+            return status;
+        }
+    }
+    return SHMEM_OK;
+}
+
+/* Phase 3, finished, and phase 4: the owners complete their gets and reduce the nodes'
+ * partials in node order; every rank copies each shard's result from its owner.  Runs in the
+ * next step (step): its FINAL signal follows that step's READY to the same peer, keeping each
+ * peer's signal slot monotone. */
+static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
+                                           uint64_t step) {
+    const coll_gpu_allreduce_native_args_t *args = h->args;
+    coll_gpu_team_t *team = h->native->team;
+    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t esize = args->esize, shard_first, shard_len;
+    shmem_status_t status;
+
+    if (h->is_owner) {
+        coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
+        if (team->nnodes > 1) {
+            status =
+                coll_gpu_native_fetch_complete(h->native, args->kind, args->stream, &h->astatus);
+            if (SHMEM_OK != status) {
+                return status;
+            }
+            if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
+                for (int j = 0; j < team->nnodes; ++j) {
+                    srcs[j] = coll_gpu_hier_mine(h, c->step,
+                                                 (j == team->node)
+                                                     ? h->layout.off_partial
+                                                     : h->layout.off_stage +
+                                                           (size_t)j * h->layout.shard_bytes);
+                }
+                h->astatus = coll_gpu_native_reduce(
+                    args->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
+                    team->nnodes, shard_len, args->dtype, args->op, args->stream);
+                if (ACCEL_OK == h->astatus) {
+                    h->astatus = args->mem->synchronize(args->stream);
+                }
+            }
+        }
+        for (int i = 0; i < team->local_size; ++i) {
+            int peer = team->local_ranks[i];
+            if (peer != team->rank) {
+                status = coll_gpu_native_signal(h->native, peer, step, COLL_GPU_PHASE_FINAL);
+                if (SHMEM_OK != status) {
+                    return status;
+                }
+            }
+        }
+    }
+    for (int l = 0; l < h->m; ++l) {
+        int peer = h->local_owner[l];
+        const char *result;
+
+        if (peer != team->rank) {
+            status = coll_gpu_native_wait(h->native, peer, step, COLL_GPU_PHASE_FINAL);
+            if (SHMEM_OK != status) {
+                return status;
+            }
+            result = coll_gpu_native_theirs(h->native, args->kind, peer, c->step);
+        } else {
+            result = coll_gpu_native_mine(h->native, args->kind, c->step);
+        }
+        coll_gpu_native_shard(c->n, h->m, l, &shard_first, &shard_len);
+        if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
+            h->astatus =
+                args->mem->copy((char *)args->rbuf + (c->first + shard_first) * esize,
+                                result + h->layout.off_result, shard_len * esize, args->stream);
+        }
+    }
+    /* the reads of this step's results are done before the next step's announcement */
+    if (ACCEL_OK == h->astatus) {
+        h->astatus = args->mem->synchronize(args->stream);
+    }
+    return SHMEM_OK;
+}
+
+int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                    coll_gpu_native_t *native,
+                                    const coll_gpu_allreduce_native_args_t *args) {
+    coll_gpu_team_t *team = native->team;
+    int counts[COLL_GPU_NATIVE_MAX_RANKS] = {0};
+    int owner[COLL_GPU_NATIVE_MAX_RANKS], local_owner[COLL_GPU_NATIVE_MAX_RANKS];
+    coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
+    bool pending = false;
+    shmem_status_t status = SHMEM_OK;
+    coll_gpu_hier_t h;
+    size_t n;
+
+    (void)module;
+    h.native = native;
+    h.args = args;
+    h.astatus = ACCEL_OK;
+    h.owner = owner;
+    h.local_owner = local_owner;
+    h.m = team->size;
+    for (int r = 0; r < team->size; ++r) {
+        ++counts[team->node_of_rank[r]];
+    }
+    for (int j = 0; j < team->nnodes; ++j) {
+        h.m = (counts[j] < h.m) ? counts[j] : h.m;
+    }
+    h.is_owner = (team->local_rank < h.m);
+    /* the owner of this rank's shard on each node: the node's local_rank-th rank */
+    memset(counts, 0, sizeof(counts));
+    for (int r = 0; r < team->size; ++r) {
+        int j = team->node_of_rank[r];
+        if (counts[j] == team->local_rank) {
+            owner[j] = r;
+        }
+        if ((j == team->node) && (counts[j] < h.m)) {
+            local_owner[counts[j]] = r;
+        }
+        ++counts[j];
+    }
+
+    /* the largest chunk within args->chunk_bytes whose layout fits a scratch half */
+    n = args->chunk_bytes / args->esize;
+    n = (n < args->count) ? n : args->count;
+    n = (n > 0) ? n : 1;
+    while ((n > 1) &&
+           (coll_gpu_hier_layout(n, h.m, team->nnodes, args->esize, &h.layout) > native->half)) {
+        n -= (n + 7) / 8;
+    }
+    if (coll_gpu_hier_layout(n, h.m, team->nnodes, args->esize, &h.layout) > native->half) {
+        return coll_gpu_accel_failed(ACCEL_ERR_INVALID, args->mpi_call, comm);
+    }
+
+    for (size_t first = 0; (first < args->count) || pending; first += n) {
+        bool current = (first < args->count);
+        uint64_t step = ++native->step;
+
+        if (current) {
+            cur.step = step;
+            cur.first = first;
+            cur.n = (args->count - first < n) ? args->count - first : n;
+            status = coll_gpu_hier_node_reduce(&h, &cur);
+            if (SHMEM_OK != status) {
+                goto err_transport;
+            }
+        }
+        if (pending) {
+            status = coll_gpu_hier_finish(&h, &prev, step);
+            if (SHMEM_OK != status) {
+                goto err_transport;
+            }
+        }
+        if (current) {
+            status = coll_gpu_hier_net_start(&h, &cur);
+            if (SHMEM_OK != status) {
+                goto err_transport;
+            }
+            prev = cur;
+        } else {
+            /* the last step: every rank finished reading, as the next call's first step
+             * expects of the one before it */
+            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_DONE);
+            if (SHMEM_OK == status) {
+                status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_DONE);
+            }
+            if (SHMEM_OK != status) {
+                goto err_transport;
+            }
+        }
+        pending = current;
+    }
+    if (OPAL_UNLIKELY(ACCEL_OK != h.astatus)) {
+        return coll_gpu_accel_failed(h.astatus, args->mpi_call, comm);
+    }
+    return OMPI_SUCCESS;
+
+err_transport:
+    (void)coll_gpu_native_fetch_complete(native, args->kind, args->stream, &h.astatus);
+    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+}
