@@ -31,10 +31,10 @@ const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
     COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
                    false, true),
     COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false),
-    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, false, false),
-    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, false, false),
-    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, false, false),
-    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, false, false),
+    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, true, false),
+    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, true, true),
+    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, true, false),
+    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, true, true),
     COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false),
     COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false),
     COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true),
@@ -232,6 +232,7 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
     coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
     shmem_team_t *shmem = native->team->shmem;
     int size = native->team->size, ok;
+    bool remote = true;
     shmem_mem_t *mem = NULL;
     shmem_status_t status;
 
@@ -252,12 +253,16 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         if (coll_gpu_native_is_local(native, p)) {
             scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
             ok = (NULL != scratch->peer[p]);
+        } else if (0 == shmem_team_peer_backend(shmem, p, coll_gpu_native_mems[kind].type)) {
+            remote = false;
         }
     }
     if (SHMEM_OK != status) {
         COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
                          coll_gpu_native_mems[kind].name, shmem_last_error());
     }
+    /* one agreement for both: 0 failed somewhere, 1 some rank cannot fetch from other nodes */
+    ok = ok ? (remote ? 2 : 1) : 0;
     if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
         if (NULL != scratch->mem) {
             shmem_free(shmem, scratch->mem); /* nobody read it: no step ran in it */
@@ -268,8 +273,10 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         scratch->unavailable = true;
         return false;
     }
-    COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
-                     coll_gpu_native_mems[kind].name, native->half);
+    scratch->node_local = (1 == ok) && (native->team->nnodes > 1);
+    COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms%s", comm->c_name,
+                     coll_gpu_native_mems[kind].name, native->half,
+                     scratch->node_local ? ", not reachable from other nodes" : "");
     return true;
 }
 
@@ -613,9 +620,11 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
         goto fallback;
     }
-    if ((call->native->team->nnodes > 1) && !info->multi_node) {
+    if ((call->native->team->nnodes > 1) &&
+        (!info->multi_node || call->native->scratch[kind].node_local)) {
         reason = COLL_GPU_FALLBACK_MULTI_NODE;
-        snprintf(why, sizeof(why), ": %d nodes", call->native->team->nnodes);
+        snprintf(why, sizeof(why), ": %d nodes%s", call->native->team->nnodes,
+                 info->multi_node ? ", the scratch not reachable from other nodes" : "");
         goto fallback;
     }
     if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) * tsize >

@@ -106,6 +106,9 @@ typedef struct {
     shmem_mem_t *mem;
     char **peer;      /* team->size entries: every rank's scratch, mapped here */
     bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
+    bool node_local;  /* other nodes cannot fetch from it (device memory and a UCX without
+                       * device memory support, on some rank): calls of this kind spanning
+                       * nodes are not native */
 } coll_gpu_native_scratch_t;
 
 typedef struct coll_gpu_native {
@@ -259,8 +262,10 @@ typedef struct {
     const char *mpi_call;    /* "MPI_Reduce_scatter_block" */
     coll_gpu_alg_t native;   /* its native algorithm */
     bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
-    bool per_rank_blocks;    /* a step holds an element of every rank's block (count is per
-                              * rank): reduce_scatter_block, the alltoalls */
+    bool per_rank_blocks;    /* a step holds up to an element per rank in a scratch half:
+                              * reduce_scatter_block and the alltoalls (every rank's block),
+                              * scatter (the root's chunk of every block), reduce (the root's
+                              * copies of other nodes' inputs) */
 } coll_gpu_ncoll_info_t;
 
 extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];
@@ -301,6 +306,17 @@ int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_n
                               const void *sbuf, void *rbuf, size_t count);
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              void *buf, size_t count, int root);
+/* sbuf: count elements (rbuf at the root when in place); rbuf: count elements, the root's only */
+int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const void *sbuf, void *rbuf, size_t count, int root);
+/* sbuf: count elements, NULL at the root in place (its block already at rbuf + root * count);
+ * rbuf: size * count elements, the root's only */
+int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const void *sbuf, void *rbuf, size_t count, int root);
+/* sbuf: size * count elements, the root's only; rbuf: count elements, NULL at the root in place
+ * (its block stays at sbuf + root * count) */
+int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                            const void *sbuf, void *rbuf, size_t count, int root);
 
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);
