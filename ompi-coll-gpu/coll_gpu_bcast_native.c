@@ -1,10 +1,10 @@
 /*
- * MPI_Bcast, pipelined: per step, the root copies chunk k into its scratch half (parity k) and
- * announces it; every other rank copies it out of the root's scratch once announced.  Every
- * rank announces every step (the non-roots: their reads of the previous step completed), and
- * the root writes chunk k + 1 into the other half as soon as every rank announced step k, so
- * the writing of chunk k + 1 overlaps the reading of chunk k; chunk k + 2 reuses the half of
- * chunk k only after every rank announced step k + 1, that is finished reading chunk k.
+ * MPI_Bcast, pipelined: per step, the root copies chunk k into its scratch half (parity k),
+ * and once every rank announced step k, every other rank fetches chunk k out of the root's
+ * scratch: a copy from a peer of its node, a get from another node's.  A non-root announces step k
+ * after its reads of chunk k - 1 completed, so the root writes chunk k + 1 into the other half
+ * while chunk k is read, and chunk k + 2 reuses the half of chunk k only after every rank finished
+ * reading it.  Every remote rank gets from the root itself (no relay through its node).
  */
 #include "coll_gpu_native.h"
 
@@ -15,7 +15,7 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
     bool is_root = (native->team->rank == root);
     size_t esize = call->esize, per_step = native->half / esize;
     accel_status_t astatus = ACCEL_OK;
-    shmem_status_t status;
+    shmem_status_t status = SHMEM_OK;
 
     for (size_t first = 0; first < count; first += per_step) {
         size_t n = (count - first < per_step) ? count - first : per_step;
@@ -26,11 +26,14 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
             astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), data, n * esize,
                                 call->stream);
         }
-        /* the root's chunk landed; a non-root's reads of the previous chunk completed */
-        if (ACCEL_OK == astatus) {
-            astatus = mem->synchronize(call->stream);
+        if (is_root && (ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
+            astatus = coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
         }
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+        /* the root's chunk landed; a non-root's reads of the previous chunk completed */
+        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
+        if (SHMEM_OK == status) {
+            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+        }
         if (SHMEM_OK == status) {
             status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
         }
@@ -38,12 +41,16 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
             goto err_transport;
         }
         if (!is_root && (ACCEL_OK == astatus)) {
-            astatus = mem->copy(data, coll_gpu_native_theirs(native, call->kind, root, step),
-                                n * esize, call->stream);
+            astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0, data, n * esize,
+                                            call->stream, &status);
+            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+                goto err_transport;
+            }
         }
     }
-    if (ACCEL_OK == astatus) {
-        astatus = mem->synchronize(call->stream);
+    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
+    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+        goto err_transport;
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         return coll_gpu_accel_failed(astatus, call->mpi_call, comm);

@@ -165,8 +165,8 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         return NULL;
     }
     if (OMPI_SUCCESS != mca_coll_gpu_accel_open()) {
-        /* No accelerator: no device buffers.  Host-buffer mode still runs blocking
-         * MPI_Allreduce natively; everything else stays Open MPI's. */
+        /* No accelerator: no device buffers.  Host-buffer mode still runs the blocking
+         * collectives that have a native algorithm; everything else stays Open MPI's. */
         host_only = mca_coll_gpu_component.host_buffers;
         if (!host_only) {
             return NULL;
@@ -186,6 +186,9 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         module->super.coll_reduce_scatter_block = mca_coll_gpu_reduce_scatter_block_host_only;
         module->super.coll_allgather = mca_coll_gpu_allgather_host_only;
         module->super.coll_bcast = mca_coll_gpu_bcast_host_only;
+        module->super.coll_reduce = mca_coll_gpu_reduce_host_only;
+        module->super.coll_gather = mca_coll_gpu_gather_host_only;
+        module->super.coll_scatter = mca_coll_gpu_scatter_host_only;
         return &module->super;
     }
 #define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;

@@ -290,8 +290,10 @@ typedef struct {
     const char *mpi_call;    /* "MPI_Reduce_scatter_block" */
     coll_gpu_alg_t native;   /* its native algorithm */
     bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
-    bool per_rank_blocks;    /* a step holds an element of every rank's block (count is per
-                              * rank): reduce_scatter_block, the alltoalls */
+    bool per_rank_blocks;    /* a step holds up to an element per rank in a scratch half:
+                              * reduce_scatter_block and the alltoalls (every rank's block),
+                              * scatter (the root's chunk of every block), reduce (the root's
+                              * copies of other nodes' inputs) */
     bool uniform_count;      /* every rank passes the same count (coll_gpu_check_counts) */
 } coll_gpu_ncoll_info_t;
 
@@ -333,6 +335,17 @@ int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_n
                               const void *sbuf, void *rbuf, size_t count);
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              void *buf, size_t count, int root);
+/* sbuf: count elements (rbuf at the root when in place); rbuf: count elements, the root's only */
+int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const void *sbuf, void *rbuf, size_t count, int root);
+/* sbuf: count elements, NULL at the root in place (its block already at rbuf + root * count);
+ * rbuf: size * count elements, the root's only */
+int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const void *sbuf, void *rbuf, size_t count, int root);
+/* sbuf: size * count elements, the root's only; rbuf: count elements, NULL at the root in place
+ * (its block stays at sbuf + root * count) */
+int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                            const void *sbuf, void *rbuf, size_t count, int root);
 
 /*
  * coll_gpu_check_counts: the ranks compare count, element size and op (op NULL: none) of a

@@ -2,6 +2,7 @@
  * MPI_Reduce and MPI_Ireduce on device buffers.  The receive buffer matters
  * at the root only: elsewhere it is neither classified nor touched.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -29,18 +30,75 @@ static bool coll_gpu_reduce_on_device(const void *sbuf, const void *rbuf, int ro
     return coll_gpu_on_device(sbuf) || (ompi_comm_rank(comm) == root && coll_gpu_on_device(rbuf));
 }
 
+/* A blocking MPI_Reduce natively in kind's memory; false when it must be staged (device) or
+ * handed to Open MPI (host).  The buffers looked at are those MPI says are significant: the
+ * send buffer (not at an in-place root), the receive buffer at the root. */
+static bool coll_gpu_reduce_native(coll_gpu_reduce_args_t *a, coll_gpu_native_kind_t kind,
+                                   const void *sbuf, void *rbuf, int count, bool kinds_mixed,
+                                   int *rc_p) {
+    bool is_root = (ompi_comm_rank(a->comm) == a->root),
+         in_place = is_root && (MPI_IN_PLACE == sbuf);
+    const void *bufs[2];
+    coll_gpu_native_call_t call;
+    int nbufs = 0;
+
+    if (!in_place) {
+        bufs[nbufs++] = sbuf;
+    }
+    if (is_root) {
+        bufs[nbufs++] = rbuf;
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE, kind, count, a->dtype,
+                                  a->op, bufs, nbufs, kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT_NATIVE(REDUCE, (size_t)count * call.esize);
+        *rc_p = coll_gpu_reduce_direct(a->comm, &call, in_place ? rbuf : sbuf, rbuf, (size_t)count,
+                                       a->root);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int
+coll_gpu_reduce_host_buffers(coll_gpu_reduce_args_t *a, const void *sbuf, void *rbuf, int count) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_REDUCE, false);
+        }
+        if (coll_gpu_reduce_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
+            return rc;
+        }
+    }
+    COLL_GPU_COUNT(calls_passthrough, REDUCE);
+    return coll_gpu_reduce_host(sbuf, rbuf, count, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_reduce_dispatch(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
                                     const char *mpi_call, const void *sbuf, void *rbuf, int count,
                                     ompi_request_t **request) {
+    bool on_device = coll_gpu_reduce_on_device(sbuf, rbuf, args->root, args->comm);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(
-            args->module, args->comm, coll,
-            coll_gpu_reduce_on_device(sbuf, rbuf, args->root, args->comm), request, &single_call)) {
+    if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_reduce_host_buffers(args, sbuf, rbuf, count);
+    }
+    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_reduce_host(sbuf, rbuf, count, args, request);
+    }
+    if ((NULL == request) &&
+        coll_gpu_reduce_native(args, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, count, single_call, &rc)) {
+        return rc;
     }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_reduce_host, args);
@@ -74,10 +132,25 @@ int mca_coll_gpu_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dat
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_reduce_host_only(sbuf, rbuf, count, dtype, op, root, comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, REDUCE);
         return COLL_GPU_PREV(module, reduce, sbuf, rbuf, count, dtype, op, root, comm);
     }
     return coll_gpu_reduce_classified(sbuf, rbuf, count, dtype, op, root, comm, base);
+}
+
+int mca_coll_gpu_reduce_host_only(const void *sbuf, void *rbuf, int count,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
+    coll_gpu_reduce_args_t args = {.module = (mca_coll_gpu_module_t *)base,
+                                   .dtype = dtype,
+                                   .op = op,
+                                   .root = root,
+                                   .comm = comm};
+
+    return coll_gpu_reduce_host_buffers(&args, sbuf, rbuf, count);
 }
 
 static COLL_GPU_SLOW_PATH int

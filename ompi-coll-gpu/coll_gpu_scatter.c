@@ -3,6 +3,7 @@
  * The send buffer matters at the root only: elsewhere it is neither
  * classified nor touched.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -41,19 +42,81 @@ static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int r
     return (ompi_comm_rank(comm) == root && coll_gpu_on_device(sbuf)) || coll_gpu_on_device(rbuf);
 }
 
+/* A blocking MPI_Scatter natively in kind's memory; false when it must be staged (device) or
+ * handed to Open MPI (host).  Only the arguments MPI says are significant are looked at: the
+ * receive block everywhere but at an in-place root, the send buffer at the root, whose send and
+ * receive blocks must then have the same type and count (else datatype_op). */
+static bool coll_gpu_scatter_native(coll_gpu_scatter_args_t *a, coll_gpu_native_kind_t kind,
+                                    const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+    bool is_root = (ompi_comm_rank(a->comm) == a->root),
+         in_place = is_root && (MPI_IN_PLACE == rbuf);
+    struct ompi_datatype_t *dtype = is_root ? a->sdtype : a->rdtype;
+    int count = is_root ? a->scount : a->rcount, nbufs = 0;
+    const void *bufs[2];
+    coll_gpu_native_call_t call;
+
+    if (is_root && !in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
+        count = 0;
+    }
+    if (!in_place) {
+        bufs[nbufs++] = rbuf;
+    }
+    if (is_root) {
+        bufs[nbufs++] = sbuf;
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_SCATTER, kind, count, dtype,
+                                  NULL, bufs, nbufs, kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT_NATIVE(SCATTER, in_place ? 0 : (size_t)count * call.esize);
+        *rc_p = coll_gpu_scatter_direct(a->comm, &call, sbuf, in_place ? NULL : rbuf, (size_t)count,
+                                        a->root);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int coll_gpu_scatter_host_buffers(coll_gpu_scatter_args_t *a,
+                                                            const void *sbuf, void *rbuf) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_SCATTER, false);
+        }
+        if (coll_gpu_scatter_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+            return rc;
+        }
+    }
+    COLL_GPU_COUNT(calls_passthrough, SCATTER);
+    return coll_gpu_scatter_host(sbuf, rbuf, 0, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_scatter_dispatch(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
                                      const char *mpi_call, const void *sbuf, void *rbuf,
                                      ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
+    bool on_device = coll_gpu_scatter_on_device(sbuf, rbuf, a->root, a->comm);
+    bool native = (COLL_GPU_SCATTER == coll);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
-                                         coll_gpu_scatter_on_device(sbuf, rbuf, a->root, a->comm),
-                                         request, &single_call)) {
+    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_scatter_host_buffers(a, sbuf, rbuf);
+    }
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_scatter_host(sbuf, rbuf, 0, a, request);
+    }
+    if (native &&
+        coll_gpu_scatter_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)) {
+        return rc;
     }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scatter_host, a);
@@ -93,12 +156,32 @@ int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *s
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_scatter_host_only(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                                                  comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, SCATTER);
         return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
                              comm);
     }
     return coll_gpu_scatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                                        base);
+}
+
+int mca_coll_gpu_scatter_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                   void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
+    coll_gpu_scatter_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcount = rcount,
+        .rdtype = rdtype,
+        .root = root,
+        .comm = comm,
+    };
+
+    return coll_gpu_scatter_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -814,6 +814,21 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_bcast_algorithm", &value)) {
         config->bcast_algorithm = (int)value;
     }
+    config->reduce_algorithm = config->gather_algorithm = config->scatter_algorithm = TU_ALG_AUTO;
+    /* other nodes read device scratch directly (a CUDA-aware UCX) or through host scratch
+     * (coll_gpu_native_publish): always, unless the environment says otherwise */
+    config->device_scratch_across_nodes =
+        NULL == getenv("TU_DEVICE_SCRATCH_ACROSS_NODES") ||
+        0 != strcmp(getenv("TU_DEVICE_SCRATCH_ACROSS_NODES"), "0");
+    if (0 == tu_cvar_read_int("coll_gpu_reduce_algorithm", &value)) {
+        config->reduce_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_gather_algorithm", &value)) {
+        config->gather_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_scatter_algorithm", &value)) {
+        config->scatter_algorithm = (int)value;
+    }
 }
 
 int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank) {
@@ -834,8 +849,9 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
            !(one_node_only && tu_multi_node(config, comm_size));
 }
 
-bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size, bool device) {
     bool one_node = !tu_multi_node(config, comm_size);
+    bool multi_node = false;
     int alg;
 
     switch (coll) {
@@ -849,11 +865,26 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
         break;
     case COLL_GPU_BCAST:
         alg = config->bcast_algorithm;
+        multi_node = true; /* these algorithms fetch from other nodes too */
+        break;
+    case COLL_GPU_REDUCE:
+        alg = config->reduce_algorithm;
+        multi_node = true;
+        break;
+    case COLL_GPU_GATHER:
+        alg = config->gather_algorithm;
+        multi_node = true;
+        break;
+    case COLL_GPU_SCATTER:
+        alg = config->scatter_algorithm;
+        multi_node = true;
         break;
     default:
         return false;
     }
-    return config->native && TU_ALG_STAGED != alg && one_node;
+    /* device memory across nodes: only where other nodes can fetch from the device scratch */
+    multi_node = multi_node && (!device || config->device_scratch_across_nodes);
+    return config->native && TU_ALG_STAGED != alg && (one_node || multi_node);
 }
 
 const char *tu_path_name(tu_path_t path) {
@@ -2443,6 +2474,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     tu_call_class_t mine = tu_call_class(c->base, c->is_root, p->in_place, &p->kind);
     bool uniform = true, any_managed = TU_CLASS_MANAGED == mine, pipelined_size;
     bool native_call = false, native_host_call = false;
+    bool device_native = tu_coll_native_expected(config, p->coll, c->size, true);
+    bool host_native =
+        config->host_buffers && tu_coll_native_expected(config, p->coll, c->size, false);
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {
@@ -2466,12 +2500,14 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
      * on the device and the kernels define the reduction (predefined op, predefined
      * contiguous type).  Kinds that differ across ranks then make an erroneous program
      * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
-    /* The same for blocking MPI_Reduce_scatter_block (a reduction the kernels define),
-     * MPI_Allgather and MPI_Bcast (any predefined type) */
-    if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll)
+    /* The same for blocking MPI_Reduce_scatter_block and MPI_Reduce (a reduction the kernels
+     * define), MPI_Allgather, MPI_Bcast, MPI_Gather and MPI_Scatter (any predefined type) */
+    if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll ||
+          COLL_GPU_REDUCE == p->coll)
              ? (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)
-             : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll)) &&
-        c->type->contiguous && 0 != p->count && tu_coll_native_expected(config, p->coll, c->size)) {
+             : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll ||
+                COLL_GPU_GATHER == p->coll || COLL_GPU_SCATTER == p->coll)) &&
+        c->type->contiguous && 0 != p->count && (device_native || host_native)) {
         bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank
@@ -2486,6 +2522,15 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                 tu_mem_t mem = (m == p->root) ? kind->send : kind->recv;
                 device = TU_MEM_DEVICE == mem;
                 host = !device;
+            } else if (tu_coll_has_root(p->coll)) {
+                /* only the buffers MPI says are significant on that rank */
+                bool root = m == p->root, scatter = COLL_GPU_SCATTER == p->coll;
+                bool send_used = scatter ? root : !(root && p->in_place);
+                bool recv_used = scatter ? !(root && p->in_place) : root;
+                device = (!send_used || TU_MEM_DEVICE == kind->send) &&
+                         (!recv_used || TU_MEM_DEVICE == kind->recv);
+                host = (!send_used || TU_MEM_DEVICE != kind->send) &&
+                       (!recv_used || TU_MEM_DEVICE != kind->recv);
             }
             all_device = all_device && device;
             any_device = any_device || device;
@@ -2494,9 +2539,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
         if (any_device && !all_device && !config->check_memory_kinds) {
             return false;
         }
-        native_call = all_device;
+        native_call = all_device && device_native;
         /* coll_gpu_host_buffers: host buffers everywhere run natively in host memory */
-        native_host_call = config->host_buffers && all_host;
+        native_host_call = host_native && all_host;
     }
 
     expect->device_payload = c->device_payload;

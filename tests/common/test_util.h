@@ -169,11 +169,17 @@ typedef struct {
     long long ranks_per_node;
     long long one_shot_max_bytes;
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
-    /* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm: TU_ALG_AUTO, TU_ALG_STAGED or
-     * the native one */
+    /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
+     * TU_ALG_AUTO, TU_ALG_STAGED or the native one */
     int reduce_scatter_block_algorithm;
     int allgather_algorithm;
     int bcast_algorithm;
+    int reduce_algorithm;
+    int gather_algorithm;
+    int scatter_algorithm;
+    /* other nodes can fetch from the device scratch (a UCX with device memory support; never
+     * with the emulated accelerator): TU_DEVICE_SCRATCH_ACROSS_NODES=1 in the environment */
+    bool device_scratch_across_nodes;
 } tu_gpu_config_t;
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the
@@ -198,9 +204,11 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * this (one) machine, given its parameters, with every rank passing device memory, a
  * predefined op on a predefined contiguous type and count > 0. */
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
-/* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast (coll: their
- * COLL_GPU_* value) and MPI_Allreduce; false for every other collective. */
-bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size);
+/* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce,
+ * MPI_Gather, MPI_Scatter (coll: their COLL_GPU_* value; the last four on communicators
+ * spanning emulated nodes too, in device memory only with device_scratch_across_nodes) and
+ * MPI_Allreduce, in device (device) or host memory; false for every other collective. */
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size, bool device);
 void tu_gpu_config_read(tu_gpu_config_t *config);
 
 typedef enum {

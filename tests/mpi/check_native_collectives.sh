@@ -1,18 +1,22 @@
 #!/bin/bash
 #
-# Native MPI_Reduce_scatter_block (direct), MPI_Allgather (direct) and MPI_Bcast (pipelined)
-# inside a node (test_native_collectives, emulated device memory whose cuda_ipc transport runs
-# over the emulated backend's IPC):
+# Native MPI_Reduce_scatter_block (direct), MPI_Allgather (direct), MPI_Bcast (pipelined),
+# MPI_Reduce, MPI_Gather and MPI_Scatter (direct) (test_native_collectives, emulated device
+# memory whose cuda_ipc transport runs over the emulated backend's IPC):
 #   - 1 to 8 ranks, auto; counts 1, odd, not a multiple of the ranks, a few hundred KiB, and
 #     16 MiB per call on 3 and 4 ranks; MPI_IN_PLACE; world, odd/even split, reversed order;
 #     results against references, reduce_scatter_block's blocks = MPI_Allreduce's bit for bit,
 #     the same bits on every rank, the pvar of the path taken;
 #   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
 #     steps: the same digest (staged: its integer part, Open MPI's float order differing);
-#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
+#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged, but in
+#     host-buffer mode the rooted collectives (bcast, reduce, gather, scatter) run natively
+#     across nodes (gets over UCX), also with many steps, with the same integer digest; the
+#     emulated device's scratch is not reachable from other nodes, so device buffers stage;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
-#   - a peer missing from a native MPI_Bcast: MPI_ERR_OTHER and the help message, no hang.
+#   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
+#     and the help message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -22,8 +26,8 @@ EMU="coll_gpu_accelerator=emulated"
 BIG=--big-bytes=16777216
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/check_native_collectives.XXXXXX") || exit 1
 trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
-ALL_NATIVE="coll_gpu_reduce_scatter_block_algorithm=direct coll_gpu_allgather_algorithm=direct coll_gpu_bcast_algorithm=pipelined"
-ALL_STAGED="coll_gpu_reduce_scatter_block_algorithm=staged coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged"
+ALL_NATIVE="coll_gpu_reduce_scatter_block_algorithm=direct coll_gpu_allgather_algorithm=direct coll_gpu_bcast_algorithm=pipelined coll_gpu_reduce_algorithm=direct coll_gpu_gather_algorithm=direct coll_gpu_scatter_algorithm=direct"
+ALL_STAGED="coll_gpu_reduce_scatter_block_algorithm=staged coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged coll_gpu_reduce_algorithm=staged coll_gpu_gather_algorithm=staged coll_gpu_scatter_algorithm=staged"
 TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
 
 for np in 1 2 5 6 7 8; do
@@ -48,6 +52,9 @@ for np in 3 4; do
     check_digest $np-host
     check_same_digest "$np ranks: host buffers = device" $np-host $np-native
 done
+check_run "4 ranks, host buffers, one node" 4 "$EMU coll_gpu_host_buffers=1" \
+    test_native_collectives --kinds=host
+check_digest 4-host-small
 
 # emulated nodes: world spans 2 nodes and is staged, communicators inside a node native
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
@@ -55,9 +62,26 @@ check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbo
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node staged, one node native" \
     "MPI_Bcast on .*staged \(multi_node" "MPI_Allgather on .*: direct" \
     "MPI_Reduce_scatter_block on .*: direct"
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted, device memory across nodes staged" \
+    "MPI_Reduce on MPI COMMUNICATOR 3 DUP FROM 0: .*staged \(multi_node: 2 nodes, the scratch not reachable" \
+    "MPI_Scatter on .*: direct"
 check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_native_collectives
-check_run "4 ranks, host buffers, 2 per node" 4 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2" \
+check_run "4 ranks, host buffers, 2 per node" 4 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
     test_native_collectives --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes" \
+    "MPI_Bcast on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: pipelined" \
+    "MPI_Reduce on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Gather on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Scatter on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Allgather on MPI COMMUNICATOR 3 DUP FROM 0: .*\(multi_node"
+check_digest 4-host-nodes
+check_same_digest "4 ranks: host buffers across nodes = one node (integers and copies)" \
+    4-host-nodes 4-host-small int
+check_run "4 ranks, host buffers, 2 per node, 1 KiB scratch halves" 4 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $TINY" test_native_collectives --kinds=host
+check_digest 4-host-nodes-tiny
+check_same_digest "4 ranks across nodes: many steps = one step" 4-host-nodes-tiny 4-host-nodes
 
 # a tuning rule staging bcast: the test expects what the parameters say, so force the others
 printf 'bcast * * * staged\nallgather * * * direct\n' >"$TMP/rules.conf"
@@ -76,5 +100,10 @@ check_run_until "Call: +MPI_Bcast on rank" "3 ranks, a peer missing from MPI_Bca
     --peer-missing
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "transport error names the call" \
     "Call: +MPI_Bcast on rank [01] of a communicator of 3 ranks" "timed out"
+check_run_until "Call: +MPI_Reduce on rank" "4 ranks on 2 nodes, a peer missing from MPI_Reduce" 4 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_transport_timeout=2 $CHECK_NO_HELP_AGGREGATE" \
+    test_native_collectives --kinds=host --peer-missing=reduce
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "transport error across nodes names the call" \
+    "Call: +MPI_Reduce on rank [0-2] of a communicator of 4 ranks" "timed out"
 
 check_finish

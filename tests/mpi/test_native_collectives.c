@@ -1,16 +1,20 @@
 /*
- * Native MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast on device buffers (or, with
+ * Native MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce, MPI_Gather and
+ * MPI_Scatter on device buffers (or, with
  * --kinds=host, host buffers under coll_gpu_host_buffers), checked for correctness, path and
  * determinism, as test_allreduce_native checks MPI_Allreduce:
  *
  *   types (float and double sum and max of order-dependent values, int8 sum that wraps, int32
  *   sum, int64 bxor) x counts (1, odd, not a multiple of the ranks, --big-count bytes per call
- *   in all) x MPI_IN_PLACE (reduce_scatter_block, allgather) x communicators (dup of world,
- *   odd/even split, reversed rank order) x roots (bcast).
+ *   in all) x MPI_IN_PLACE (all but bcast) x communicators (dup of world, odd/even split,
+ *   reversed rank order) x roots (the rooted ones, every root in turn).  Arguments MPI says are
+ *   not significant are NULL (a non-root's receive buffer in reduce and gather, its send buffer
+ *   in scatter): the component must not touch them.
  *
- * Reduce_scatter_block: a native block must equal the rank-order reference and the same block
- * of MPI_Allreduce's result on the same inputs BIT FOR BIT; a staged one (Open MPI's order)
- * bit for bit on integers, within rounding on floating point.  Allgather and bcast: exact.
+ * Reduce_scatter_block and reduce: a native result must equal the rank-order reference and
+ * the same elements of MPI_Allreduce's result on the same inputs BIT FOR BIT; a staged one
+ * (Open MPI's order) bit for bit on integers, within rounding on floating point.  Allgather,
+ * bcast, gather and scatter: exact.
  * The coll_gpu_<coll>_algorithm_calls pvar must count the path the parameters select.  Every
  * result is hashed, the hashes compared across the communicator, and rank 0 prints "digest int
  * 0x... fp 0x..." (fp: the floating-point reduce_scatter_block results) for the check script.
@@ -27,11 +31,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { C_RSB, C_ALLGATHER, C_BCAST, C_NUM } coll_t;
+typedef enum { C_RSB, C_ALLGATHER, C_BCAST, C_REDUCE, C_GATHER, C_SCATTER, C_NUM } coll_t;
 
-static const char *const coll_names[C_NUM] = {"reduce_scatter_block", "allgather", "bcast"};
-static const int coll_ids[C_NUM] = {COLL_GPU_REDUCE_SCATTER_BLOCK, COLL_GPU_ALLGATHER,
-                                    COLL_GPU_BCAST};
+static const char *const coll_names[C_NUM] = {
+    "reduce_scatter_block", "allgather", "bcast", "reduce", "gather", "scatter"};
+static const int coll_ids[C_NUM] = {COLL_GPU_REDUCE_SCATTER_BLOCK,
+                                    COLL_GPU_ALLGATHER,
+                                    COLL_GPU_BCAST,
+                                    COLL_GPU_REDUCE,
+                                    COLL_GPU_GATHER,
+                                    COLL_GPU_SCATTER};
+
+/* the collectives whose result is a reduction (reference in rank order) */
+static bool reduces(coll_t c) { return C_RSB == c || C_REDUCE == c; }
 
 typedef struct {
     tu_gpu_config_t config;
@@ -47,8 +59,9 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     if (C_BCAST == c && 1 == comm->size) {
         return -1;
     }
-    bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
-                  (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
+    bool native =
+        tu_coll_native_expected(&st->config, coll_ids[c], comm->size, TU_MEM_DEVICE == st->mem) &&
+        (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
     return native ? 2 : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 
@@ -66,18 +79,23 @@ static void setup_fail(void) {
 static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t, size_t count,
                      bool in_place, int root) {
     size_t es = types[t].size, n = (size_t)comm->size, blk = count * es;
-    size_t in_elems = (C_RSB == c) ? n * count : count;
-    size_t out_elems = (C_RSB == c)         ? (in_place ? n * count : count)
-                       : (C_ALLGATHER == c) ? n * count
-                                            : count;
-    size_t want_elems = (C_ALLGATHER == c) ? n * count : count;
-    char *in = malloc(in_elems * es), *want = malloc(want_elems * es),
-         *got = malloc(want_elems * es);
+    bool is_root = comm->rank == root;
+    size_t in_elems = (C_RSB == c || C_SCATTER == c) ? n * count : count;
+    size_t out_elems = (C_RSB == c)                          ? (in_place ? n * count : count)
+                       : (C_ALLGATHER == c || C_GATHER == c) ? n * count
+                                                             : count;
+    /* the elements of the result this rank holds */
+    size_t want_elems = (C_ALLGATHER == c) ? n * count
+                        : (C_GATHER == c)  ? (is_root ? n * count : 0)
+                        : (C_REDUCE == c)  ? (is_root ? count : 0)
+                                           : count;
+    char *in = malloc(in_elems * es), *want = malloc(want_elems * es + 1),
+         *got = malloc(out_elems * es);
     char *ar = NULL, x[8];
-    void *d_in = NULL, *d_out = NULL, *d_ar = NULL;
+    void *d_in = NULL, *d_out = NULL, *d_ar = NULL, *sarg, *rarg, *result;
     uint64_t before[3] = {0}, after[3] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
-    bool exact = !types[t].fp || C_RSB != c || 2 == slot;
+    bool exact = !types[t].fp || !reduces(c) || 2 == slot;
     long bad = 0;
 
     ++st->salt;
@@ -98,14 +116,32 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
                 apply(t, want + i * es, x);
             }
         }
-    } else if (C_ALLGATHER == c) {
+    } else if (C_REDUCE == c) {
         for (size_t i = 0; i < count; ++i) {
             gen(t, me, st->salt, i, in + i * es);
         }
-        for (int r = 0; r < comm->size; ++r) {
-            for (size_t i = 0; i < count; ++i) {
-                gen(t, comm->world_ranks[r], st->salt, i, want + ((size_t)r * count + i) * es);
+        for (size_t i = 0; i < want_elems; ++i) {
+            gen(t, comm->world_ranks[0], st->salt, i, want + i * es);
+            for (int r = 1; r < comm->size; ++r) {
+                gen(t, comm->world_ranks[r], st->salt, i, x);
+                apply(t, want + i * es, x);
             }
+        }
+    } else if (C_ALLGATHER == c || C_GATHER == c) {
+        for (size_t i = 0; i < count; ++i) {
+            gen(t, me, st->salt, i, in + i * es);
+        }
+        for (size_t e = 0; e < want_elems; ++e) {
+            gen(t, comm->world_ranks[e / count], st->salt, e % count, want + e * es);
+        }
+    } else if (C_SCATTER == c) {
+        /* the root's vector: block r for rank r; garbage off the root */
+        for (size_t e = 0; e < in_elems; ++e) {
+            gen(t, comm->world_ranks[root], st->salt + (is_root ? 0 : 1000000), e, in + e * es);
+        }
+        for (size_t i = 0; i < count; ++i) {
+            gen(t, comm->world_ranks[root], st->salt, (size_t)comm->rank * count + i,
+                want + i * es);
         }
     } else {
         for (size_t i = 0; i < count; ++i) {
@@ -120,30 +156,61 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         tu_mem_alloc(st->mem, in_elems * es, &d_in)) {
         setup_fail();
     }
+    /* the arguments of the call; in place, MPI_IN_PLACE only where MPI allows it */
+    sarg = d_in;
+    rarg = d_out;
+    result = d_out;
+    memset(got, 0xa5, out_elems * es);
     if (C_BCAST == c) {
         rc = tu_mem_write(st->mem, d_out, in, blk);
-    } else if (C_RSB == c) {
+    } else if (C_RSB == c || (C_REDUCE == c && in_place && is_root)) {
         rc = tu_mem_write(st->mem, in_place ? d_out : d_in, in, in_elems * es);
-    } else if (in_place) {
+        sarg = in_place ? MPI_IN_PLACE : d_in;
+    } else if (C_SCATTER == c) {
+        rc = tu_mem_write(st->mem, d_in, in, in_elems * es) ||
+             tu_mem_write(st->mem, d_out, got, out_elems * es);
+        if (in_place && is_root) {
+            /* the root's block stays in its send buffer */
+            rarg = MPI_IN_PLACE;
+            result = (char *)d_in + (size_t)root * blk;
+        }
+    } else if (in_place && (C_ALLGATHER == c || is_root)) {
         /* the rank's block already in place, the others garbage */
-        memset(got, 0xa5, n * blk);
         memcpy(got + (size_t)comm->rank * blk, in, blk);
         rc = tu_mem_write(st->mem, d_out, got, n * blk);
+        sarg = MPI_IN_PLACE;
     } else {
         rc = tu_mem_write(st->mem, d_in, in, blk);
     }
     if (0 != rc) {
         setup_fail();
     }
+    /* not significant off the root: NULL, which the component must not look at */
+    if (!is_root && (C_REDUCE == c || C_GATHER == c)) {
+        rarg = NULL;
+    } else if (!is_root && C_SCATTER == c) {
+        sarg = NULL;
+    }
     tu_pvar_read(&st->algs[c], before, 3);
     switch (c) {
     case C_RSB:
-        rc = MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : d_in, d_out, (int)count,
-                                      type_handle(t), op_handle(t), comm->comm);
+        rc = MPI_Reduce_scatter_block(sarg, d_out, (int)count, type_handle(t), op_handle(t),
+                                      comm->comm);
         break;
     case C_ALLGATHER:
-        rc = MPI_Allgather(in_place ? MPI_IN_PLACE : d_in, (int)count, type_handle(t), d_out,
-                           (int)count, type_handle(t), comm->comm);
+        rc = MPI_Allgather(sarg, (int)count, type_handle(t), d_out, (int)count, type_handle(t),
+                           comm->comm);
+        break;
+    case C_REDUCE:
+        rc = MPI_Reduce(sarg, rarg, (int)count, type_handle(t), op_handle(t), root, comm->comm);
+        break;
+    case C_GATHER:
+        rc = MPI_Gather(sarg, (int)count, type_handle(t), rarg, (int)count, type_handle(t), root,
+                        comm->comm);
+        break;
+    case C_SCATTER:
+        rc = MPI_Scatter(sarg, (int)count, type_handle(t), rarg, (int)count, type_handle(t), root,
+                         comm->comm);
         break;
     default:
         rc = MPI_Bcast(d_out, (int)count, type_handle(t), root, comm->comm);
@@ -153,7 +220,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     if (MPI_SUCCESS != rc) {
         tu_fail("MPI call returned %d", rc);
     }
-    tu_mem_read(st->mem, got, d_out, want_elems * es);
+    tu_mem_read(st->mem, got, result, want_elems * es);
     for (size_t i = 0; i < want_elems; ++i) {
         bool same = 0 == memcmp(got + i * es, want + i * es, es);
         if (!same && !exact) {
@@ -166,8 +233,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     if (bad > 0) {
         tu_fail("%ld of %zu elements wrong", bad, want_elems);
     }
-    /* reduce_scatter_block = allreduce's block, bit for bit, when both run natively */
-    if ((C_RSB == c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size)) {
+    /* reduce_scatter_block and reduce = allreduce's elements, bit for bit, when both run
+     * natively */
+    if (reduces(c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size)) {
         ar = malloc(in_elems * es);
         if (tu_mem_alloc(st->mem, in_elems * es, &d_ar) ||
             tu_mem_write(st->mem, d_in, in, in_elems * es)) {
@@ -175,8 +243,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         }
         rc = MPI_Allreduce(d_in, d_ar, (int)in_elems, type_handle(t), op_handle(t), comm->comm);
         tu_mem_read(st->mem, ar, d_ar, in_elems * es);
-        if ((MPI_SUCCESS != rc) || (0 != memcmp(ar + (size_t)comm->rank * blk, got, blk))) {
-            tu_fail("block %d differs from MPI_Allreduce's (rc %d)", comm->rank, rc);
+        if ((MPI_SUCCESS != rc) || (0 != memcmp(ar + ((C_RSB == c) ? (size_t)comm->rank * blk : 0),
+                                                got, want_elems * es))) {
+            tu_fail("result of rank %d differs from MPI_Allreduce's (rc %d)", comm->rank, rc);
         }
         tu_mem_free(st->mem, d_ar);
         free(ar);
@@ -189,7 +258,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         }
     }
     hash = fnv(14695981039346656037ULL, got, want_elems * es);
-    if (C_RSB != c) {
+    if (C_ALLGATHER == c || C_BCAST == c) {
         /* every rank holds the same data */
         MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
         for (int r = 0; r < comm->size; ++r) {
@@ -201,7 +270,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     }
     /* the digest: every rank's result hash, in rank order */
     MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-    if (types[t].fp && C_RSB == c) {
+    if (types[t].fp && reduces(c)) {
         st->digest_fp = fnv(st->digest_fp, hashes, n * sizeof(*hashes));
     } else {
         st->digest_int = fnv(st->digest_int, hashes, n * sizeof(*hashes));
@@ -215,10 +284,20 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     free(hashes);
 }
 
-/* --peer-missing: the last rank of a world duplicate skips a native MPI_Bcast; the others must
- * get an error (not hang) within coll_gpu_transport_timeout, with the help message naming the
- * call.  A first bcast sets the native context up on every rank. */
-static void run_peer_missing(state_t *st) {
+/* --peer-missing[=reduce]: the last rank of a world duplicate skips a native MPI_Bcast (or
+ * MPI_Reduce to rank 0); the others must get an error (not hang) within
+ * coll_gpu_transport_timeout, with the help message naming the call.  A first call sets the
+ * native context up on every rank. */
+static int missing_call(bool reduce, int rank, void *buf, MPI_Comm comm) {
+    if (!reduce) {
+        return MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
+    }
+    /* in place at the root; elsewhere the receive buffer is not significant */
+    return MPI_Reduce((0 == rank) ? MPI_IN_PLACE : buf, (0 == rank) ? buf : NULL, 1024, MPI_FLOAT,
+                      MPI_SUM, 0, comm);
+}
+
+static void run_peer_missing(state_t *st, bool reduce) {
     MPI_Comm comm;
     void *buf = NULL;
     int rank, size, rc;
@@ -227,18 +306,18 @@ static void run_peer_missing(state_t *st) {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    tu_case_begin("a peer missing from a native MPI_Bcast");
+    tu_case_begin("a peer missing from a native %s", reduce ? "MPI_Reduce" : "MPI_Bcast");
     if (tu_mem_alloc(st->mem, 4096, &buf) || tu_mem_write(st->mem, buf, &rank, sizeof(rank))) {
         setup_fail();
     }
-    rc = MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
+    rc = missing_call(reduce, rank, buf, comm);
     if (MPI_SUCCESS != rc) {
-        tu_fail("the first bcast returned %d", rc);
+        tu_fail("the first call returned %d", rc);
     }
     if (rank != size - 1) {
-        rc = MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
+        rc = missing_call(reduce, rank, buf, comm);
         if (MPI_SUCCESS == rc) {
-            tu_fail("MPI_Bcast with a peer missing succeeded");
+            tu_fail("the call with a peer missing succeeded");
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -253,7 +332,7 @@ int main(int argc, char **argv) {
     tu_comm_t comms[TU_NUM_COMMS];
     size_t big = 0, counts[4];
     int ncounts = 0, rc, world_size;
-    bool peer_missing = false;
+    bool peer_missing = false, missing_reduce = false;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
@@ -266,6 +345,8 @@ int main(int argc, char **argv) {
             st.mem = TU_MEM_HOST;
         } else if (0 == strcmp(argv[i], "--peer-missing")) {
             peer_missing = true;
+        } else if (0 == strcmp(argv[i], "--peer-missing=reduce")) {
+            peer_missing = missing_reduce = true;
         } else if (0 == strncmp(argv[i], "--big-bytes=", 12)) {
             big = strtoull(argv[i] + 12, NULL, 0);
         } else if (1 != tu_options_parse_one(&opts, argv[i])) {
@@ -292,7 +373,7 @@ int main(int argc, char **argv) {
     }
     tu_gpu_config_read(&st.config);
     if (peer_missing) {
-        run_peer_missing(&st);
+        run_peer_missing(&st, missing_reduce);
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
@@ -324,6 +405,12 @@ int main(int argc, char **argv) {
         run_case(&st, rev, C_ALLGATHER, T_INT8_SUM, big / (size_t)rev->size, true, 0);
         run_case(&st, w, C_BCAST, T_FLOAT_SUM, big / 4, false, 0);
         run_case(&st, rev, C_BCAST, T_INT8_SUM, big + 3, false, rev->size - 1);
+        run_case(&st, w, C_REDUCE, T_FLOAT_SUM, big / 4, false, w->size - 1);
+        run_case(&st, rev, C_REDUCE, T_INT32_SUM, big / 4 + 1, true, 0);
+        run_case(&st, w, C_GATHER, T_DOUBLE_SUM, big / 8 / (size_t)w->size + 1, true, 1 % w->size);
+        run_case(&st, rev, C_GATHER, T_INT8_SUM, big / (size_t)rev->size, false, 0);
+        run_case(&st, w, C_SCATTER, T_FLOAT_SUM, big / 4 / (size_t)w->size + 1, false, 0);
+        run_case(&st, rev, C_SCATTER, T_INT8_SUM, big / (size_t)rev->size, true, rev->size - 1);
     }
     if (0 == tu_world_rank) {
         printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest_int,
