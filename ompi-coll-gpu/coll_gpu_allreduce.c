@@ -1,7 +1,7 @@
 /*
  * MPI_Allreduce and MPI_Iallreduce on device buffers: the native algorithms (one-shot,
- * two-shot) for blocking calls on a one-node communicator when the kernels define the
- * reduction; the staged path for everything else.  With coll_gpu_host_buffers, blocking
+ * two-shot inside a node, ring on any communicator) for blocking calls when the kernels define
+ * the reduction; the staged path for everything else.  With coll_gpu_host_buffers, blocking
  * calls on host buffers run the same algorithms in host memory (the CPU reduction); those
  * that cannot go to Open MPI as before.
  */
@@ -105,15 +105,21 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     if (!coll_gpu_native_get(a->module, a->comm, kind, &native, &reason)) {
         goto fallback;
     }
-    if (native->team->nnodes > 1) {
-        reason = COLL_GPU_FALLBACK_MULTI_NODE;
-        goto fallback;
-    }
-    alg =
-        coll_gpu_allreduce_choose(native->team->size, native->team->local_size,
-                                  (size_t)count * args.esize, &args.chunk_bytes, why, sizeof(why));
+    alg = coll_gpu_allreduce_choose(native->team->size, native->team->nnodes,
+                                    native->team->local_size, (size_t)count * args.esize,
+                                    &args.chunk_bytes, why, sizeof(why));
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
+        goto fallback;
+    }
+    if ((native->team->nnodes > 1) &&
+        ((COLL_GPU_ALG_RING != alg) || !native->scratch[kind].remote)) {
+        /* only the ring reaches other nodes' scratch (coll_gpu_native_fetch), where the
+         * network reaches memory of this kind */
+        reason = COLL_GPU_FALLBACK_MULTI_NODE;
+        snprintf(why, sizeof(why), ": %d nodes, %s%s", native->team->nnodes,
+                 coll_gpu_alg_names[alg],
+                 native->scratch[kind].remote ? "" : ", other nodes' scratch out of reach");
         goto fallback;
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d x %s %s, %s memory: %s (%s)",
@@ -136,9 +142,17 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
     args.mpi_call = "MPI_Allreduce";
     COLL_GPU_COUNT_NATIVE(ALLREDUCE, args.count * args.esize);
     ++c->allreduce_algorithm_calls[alg];
-    *rc_p = (COLL_GPU_ALG_ONE_SHOT == alg)
-                ? coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args)
-                : coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
+    switch (alg) {
+    case COLL_GPU_ALG_ONE_SHOT:
+        *rc_p = coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args);
+        break;
+    case COLL_GPU_ALG_RING:
+        *rc_p = coll_gpu_allreduce_ring(a->module, a->comm, native, &args);
+        break;
+    default:
+        *rc_p = coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
+        break;
+    }
     return true;
 
 fallback:

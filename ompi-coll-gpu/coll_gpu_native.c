@@ -173,9 +173,15 @@ static size_t coll_gpu_native_half_size(void) {
     return (half < 2 * COLL_GPU_NATIVE_ALIGN) ? 2 * COLL_GPU_NATIVE_ALIGN : half;
 }
 
+/* ok[0 .. n-1] = their minimum over the ranks */
+static int coll_gpu_native_agree_n(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                   int *ok, int n) {
+    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, n, MPI_INT, MPI_MIN, comm);
+}
+
 static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  int *ok) {
-    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
+    return coll_gpu_native_agree_n(module, comm, ok, 1);
 }
 
 /* Sets up the context; false with the reason when the communicator cannot have one. */
@@ -231,34 +237,38 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
                                            coll_gpu_native_t *native, coll_gpu_native_kind_t kind) {
     coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
     shmem_team_t *shmem = native->team->shmem;
-    int size = native->team->size, ok;
+    int size = native->team->size, ok[2];
     shmem_mem_t *mem = NULL;
     shmem_status_t status;
 
     scratch->peer = calloc((size_t)size, sizeof(*scratch->peer));
     /* collective whatever this rank's allocation did: every rank allocates, then all agree */
     status = shmem_alloc(shmem, 2 * native->half, coll_gpu_native_mems[kind].type, &mem);
-    ok = (SHMEM_OK == status) && (NULL != scratch->peer);
+    ok[0] = (SHMEM_OK == status) && (NULL != scratch->peer);
+    ok[1] = 1;
     if (SHMEM_OK == status) {
-        if (ok) {
+        if (ok[0]) {
             scratch->mem = mem;
         } else {
             shmem_free(shmem, mem); /* nobody wrote to it */
         }
     }
-    for (int p = 0; ok && p < size; ++p) {
+    for (int p = 0; ok[0] && p < size; ++p) {
         /* the algorithms load the scratch of the peers of their node directly: cuda_ipc
-         * (device) or posix (host); other nodes' they fetch (coll_gpu_native_fetch) */
+         * (device) or posix (host); other nodes' they fetch (coll_gpu_native_fetch), where
+         * the network reaches it */
         if (coll_gpu_native_is_local(native, p)) {
             scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
-            ok = (NULL != scratch->peer[p]);
+            ok[0] = (NULL != scratch->peer[p]);
+        } else if (0 == shmem_rmem_size(shmem_mem_peer(scratch->mem, p))) {
+            ok[1] = 0;
         }
     }
     if (SHMEM_OK != status) {
         COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
                          coll_gpu_native_mems[kind].name, shmem_last_error());
     }
-    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+    if ((OMPI_SUCCESS != coll_gpu_native_agree_n(module, comm, ok, 2)) || !ok[0]) {
         if (NULL != scratch->mem) {
             shmem_free(shmem, scratch->mem); /* nobody read it: no step ran in it */
             scratch->mem = NULL;
@@ -268,8 +278,12 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         scratch->unavailable = true;
         return false;
     }
-    COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
-                     coll_gpu_native_mems[kind].name, native->half);
+    scratch->remote = (0 != ok[1]);
+    COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms%s", comm->c_name,
+                     coll_gpu_native_mems[kind].name, native->half,
+                     (native->team->nnodes > 1) && !scratch->remote
+                         ? " (other nodes' out of the network's reach)"
+                         : "");
     return true;
 }
 
@@ -488,7 +502,7 @@ int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t s
     return MPI_ERR_OTHER;
 }
 
-coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t bytes,
+coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
                                          size_t *chunk_p, char *why, size_t why_len) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_tuning_rule_t *rule = NULL;
@@ -513,6 +527,13 @@ coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int ranks_per_node, size_t by
         if (COLL_GPU_ALG_AUTO != alg) {
             return alg;
         }
+    }
+    if (nnodes > 1) {
+        /* across nodes: the ring when every node has one rank, else hierarchical */
+        alg = (nnodes == size) ? COLL_GPU_ALG_RING : COLL_GPU_ALG_HIERARCHICAL;
+        snprintf(why, why_len, "%d nodes, %s", nnodes,
+                 (COLL_GPU_ALG_RING == alg) ? "one rank each" : "some with several ranks");
+        return alg;
     }
     alg =
         (bytes <= c->allreduce_one_shot_max_bytes) ? COLL_GPU_ALG_ONE_SHOT : COLL_GPU_ALG_TWO_SHOT;

@@ -820,7 +820,9 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
     /* emulated nodes: a communicator larger than ranks_per_node spans several (the tests run
      * on one machine, so every communicator's ranks share one real node) */
     bool one_node = config->ranks_per_node <= 0 || comm_size <= config->ranks_per_node;
-    return config->native && TU_ALG_STAGED != config->allreduce_algorithm && one_node;
+    bool ring = TU_ALG_RING == config->allreduce_algorithm ||
+                (TU_ALG_AUTO == config->allreduce_algorithm && 1 == config->ranks_per_node);
+    return config->native && TU_ALG_STAGED != config->allreduce_algorithm && (one_node || ring);
 }
 
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {

@@ -178,11 +178,20 @@ typedef struct {
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the
  * coll_gpu_allreduce_algorithm_calls pvar. */
-enum { TU_ALG_AUTO = 0, TU_ALG_STAGED, TU_ALG_ONE_SHOT, TU_ALG_TWO_SHOT, TU_NUM_ALGS };
+enum {
+    TU_ALG_AUTO = 0,
+    TU_ALG_STAGED,
+    TU_ALG_ONE_SHOT,
+    TU_ALG_TWO_SHOT,
+    TU_ALG_RING,
+    TU_ALG_HIERARCHICAL,
+    TU_NUM_ALGS
+};
 
 /* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
  * this (one) machine, given its parameters, with every rank passing device memory, a
- * predefined op on a predefined contiguous type and count > 0. */
+ * predefined op on a predefined contiguous type and count > 0.  Across emulated nodes only
+ * the ring runs natively (forced, or auto with one rank per node). */
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
 /* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast (coll: their
  * COLL_GPU_* value) and MPI_Allreduce; false for every other collective. */

@@ -8,7 +8,14 @@
 #     message into many steps: one_shot, two_shot and auto must print the same digest (the
 #     same bits for every case), staged the same integer digest;
 #   - repeated runs and repetitions within a run: the same digest;
-#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
+#   - the ring (coll_gpu_allreduce_algorithm=ring), 1 to 8 ranks: checked bit for bit against
+#     the ring-order reference (each element's reduction starts at the rank of its segment),
+#     its digest independent of the chunk size (tiny chunks: many steps), integers equal to
+#     two_shot's, the same on host buffers, across emulated nodes whatever their layout;
+#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged, but
+#     with the ring on host buffers (UCX gets from other nodes; auto picks it with one rank
+#     per node); on device buffers the ring across nodes is staged (UCX cannot reach
+#     emulated device memory);
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
 #   - coll_gpu_verbose 10 says which algorithm ran and why;
@@ -28,6 +35,9 @@ trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
 
 for np in 1 2 5 6 7 8; do
     check_run "$np ranks, auto" $np "$EMU" test_allreduce_native
+done
+for np in 1 2 5 7 8; do
+    check_run "$np ranks, ring" $np "$EMU coll_gpu_allreduce_algorithm=ring" test_allreduce_native
 done
 
 for np in 3 4; do
@@ -57,6 +67,18 @@ for np in 3 4; do
     check_same_digest "$np ranks: small one-shot steps = two_shot" $np-one-small $np-two_shot
     check_same_digest "$np ranks: run to run" $np-two-again $np-two_shot
     check_same_digest "$np ranks: staged integers = native" $np-staged $np-two_shot int
+    # the ring: its own order; the same bits whatever the chunk (tiny chunks on 3 ranks, 64 KiB
+    # ones through the 16 MiB cases on 4)
+    check_run "$np ranks, ring" $np "$EMU coll_gpu_allreduce_algorithm=ring" \
+        test_allreduce_native $big
+    check_digest $np-ring
+    small="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
+    [ $np = 4 ] && small="coll_gpu_native_chunk_size=65536"
+    check_run "$np ranks, ring, small chunks" $np \
+        "$EMU coll_gpu_allreduce_algorithm=ring $small" test_allreduce_native $big
+    check_digest $np-ring-small
+    check_same_digest "$np ranks: ring, small chunks = ring" $np-ring-small $np-ring
+    check_same_digest "$np ranks: ring integers = two_shot" $np-ring $np-two_shot int
 done
 
 # emulated nodes: world (4 ranks) spans 2 nodes and is staged, the odd/even halves fit in one
@@ -65,9 +87,21 @@ check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbo
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node staged, one node native" \
     "staged \(multi_node" "MPI_Allreduce on .*: (one|two)_shot"
 check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_allreduce_native
+# the ring on device buffers across emulated nodes: staged (UCX cannot reach emulated device
+# memory), native on the one-node halves
+check_run "4 ranks, 2 per node, ring" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=ring coll_gpu_verbose=10" \
+    test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "ring across nodes on device buffers staged" \
+    "staged \(multi_node: 2 nodes, ring, other nodes' scratch out of reach" \
+    "MPI_Allreduce on .*device memory: ring"
 
 # tuning files
 printf '# test rules\nallreduce * * * two_shot 8K\n' >"$TMP/two_shot.conf"
+printf 'allreduce * * * ring 16K\n' >"$TMP/ring.conf"
+check_run "3 ranks, tuning file: ring" 3 "$EMU coll_gpu_tuning_file=$TMP/ring.conf" \
+    test_allreduce_native --expect=ring
+check_digest 3-ring-rule
+check_same_digest "3 ranks: ring by rule, 16 KiB chunks = ring" 3-ring-rule 3-ring
 check_run "3 ranks, tuning file: two_shot" 3 \
     "$EMU coll_gpu_tuning_file=$TMP/two_shot.conf coll_gpu_verbose=10" \
     test_allreduce_native --expect=two_shot
@@ -100,6 +134,10 @@ for np in 3 4; do
         check_digest $np-host-$alg
         check_same_digest "$np ranks: host $alg = device two_shot" $np-host-$alg $np-two_shot
     done
+    check_run "$np ranks, host buffers, ring" $np "$EMU $HOST coll_gpu_allreduce_algorithm=ring" \
+        test_allreduce_native --kinds=host $big
+    check_digest $np-host-ring
+    check_same_digest "$np ranks: host ring = device ring" $np-host-ring $np-ring
     check_run "$np ranks, host buffers, two_shot, 4 KiB chunks" $np \
         "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
         test_allreduce_native --kinds=host $big
@@ -113,6 +151,23 @@ check_run "4 ranks, host buffers, 2 per node" 4 "$EMU $HOST coll_gpu_ranks_per_n
     test_allreduce_native --kinds=host
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "host buffers: multi-node to Open MPI, one node native" \
     "host buffers to Open MPI \(multi_node" "MPI_Allreduce on .*host memory: (one|two)_shot"
+# the ring across emulated nodes on host buffers: gets from the other nodes, loads inside one;
+# the same bits as on one node, whatever the layout and the chunk
+check_run "3 ranks, host buffers, 1 per node (auto: ring)" 3 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_verbose=10" test_allreduce_native --kinds=host
+check_digest 3-host-ring-nodes
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each: ring" \
+    "MPI_Allreduce on .*host memory: ring \(3 nodes, one rank each\)"
+check_same_digest "3 ranks: ring across nodes = ring on one node" 3-host-ring-nodes 3-ring
+check_run "4 ranks, host buffers, 1 per node, ring, 128 KiB chunks" 4 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=ring coll_gpu_native_chunk_size=131072" \
+    test_allreduce_native --kinds=host
+check_digest 4-host-ring-nodes1
+check_run "4 ranks, host buffers, 2 per node, ring" 4 \
+    "$EMU $HOST coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=ring" \
+    test_allreduce_native --kinds=host
+check_digest 4-host-ring-nodes2
+check_same_digest "4 ranks: ring, 1 per node = 2 per node" 4-host-ring-nodes1 4-host-ring-nodes2
 # no accelerator (auto on a machine without a GPU): the component stays for host buffers
 if [ "${COLL_GPU_HAVE_GPU:-0}" != 1 ] && ! [ -e /dev/nvidia0 ]; then
     for np in 2 4; do

@@ -10,13 +10,16 @@
  *
  * The reference is computed here in rank order, acc = in0 op in1 op ... op in(n-1), from
  * inputs every rank generates for every peer: a native call must match it BIT FOR BIT
- * (that is the order both algorithms promise); a staged one (Open MPI's order) bit for bit
- * on integers, within rounding on floating point.  Every result is hashed, the hashes
- * compared across the communicator (MPI_Allgather: the same bits on every rank), and rank 0
- * prints a digest of all of them ("digest int 0x... fp 0x...") that the check script compares
- * between runs with each algorithm forced and between repeated runs.  The
+ * (that is the order one_shot and two_shot promise; the ring's reference starts at the rank
+ * of the element's segment, j, and goes round: ((in_j op in_j+1) op ...) op in_j-1); a staged
+ * one (Open MPI's order) bit for bit on integers, within rounding on floating point.  Every result
+ * is hashed, the hashes compared across the communicator (MPI_Allgather: the same bits on every
+ * rank), and rank 0 prints a digest of all of them ("digest int 0x... fp 0x...") that the check
+ * script compares between runs with each algorithm forced and between repeated runs.  The
  * coll_gpu_allreduce_algorithm_calls pvar must show the algorithm the parameters select
- * (--expect=ALG overrides, e.g. under a tuning file).
+ * (--expect=ALG overrides, e.g. under a tuning file): across emulated nodes the ring (forced,
+ * or auto with one rank per node) on host buffers, staged on device buffers (emulated device
+ * memory is out of UCX's reach; --remote-device expects the ring there too).
  *
  * Closing line (rank 0): "N passed, M failed".
  */
@@ -33,15 +36,21 @@
 typedef struct {
     tu_gpu_config_t config;
     const char *expect; /* --expect: algorithm name, NULL: from the parameters */
+    /* --remote-device: the network reaches other (emulated) nodes' device memory (a
+     * CUDA-aware UCX); without it device-buffer calls across nodes are staged */
+    bool remote_device;
     tu_pvar_t algs;
     uint64_t digest_int, digest_fp;
     uint32_t salt;
     tu_mem_t mem; /* of the buffers: device, or host (--kinds=host) */
 } state_t;
 
-static const char *const alg_names[TU_NUM_ALGS] = {"auto", "staged", "one_shot", "two_shot"};
+static const char *const alg_names[TU_NUM_ALGS] = {"auto",     "staged", "one_shot",
+                                                   "two_shot", "ring",   "hierarchical"};
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
+    bool multi_node = st->config.ranks_per_node > 0 && comm->size > st->config.ranks_per_node;
+
     if (NULL != st->expect) {
         for (int a = 0; a < TU_NUM_ALGS; ++a) {
             if (0 == strcmp(st->expect, alg_names[a])) {
@@ -53,16 +62,47 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
         (TU_MEM_HOST == st->mem && !st->config.host_buffers)) {
         return TU_ALG_STAGED; /* host buffers: Open MPI's, counted nowhere */
     }
+    if (multi_node && TU_MEM_DEVICE == st->mem && !st->remote_device) {
+        return TU_ALG_STAGED; /* the ring cannot fetch other nodes' device scratch */
+    }
     if (TU_ALG_AUTO != st->config.allreduce_algorithm) {
         return st->config.allreduce_algorithm;
     }
+    if (multi_node) {
+        return TU_ALG_RING; /* auto across nodes of one rank each (the only native case) */
+    }
     return ((long long)bytes <= st->config.one_shot_max_bytes) ? TU_ALG_ONE_SHOT : TU_ALG_TWO_SHOT;
+}
+
+/* The ring's segment of element i of count over size ranks: two-shot's shards of the whole
+ * message, the first count % size one element longer. */
+static int ring_segment(size_t count, int size, size_t i) {
+    size_t base = count / (size_t)size, extra = count % (size_t)size;
+
+    if (i < extra * (base + 1)) {
+        return (int)(i / (base + 1));
+    }
+    return (int)(extra + (i - extra * (base + 1)) / base);
+}
+
+/* Element i's reference: in rank order (one_shot, two_shot, staged), or in the ring's order
+ * starting at the rank of its segment, ((x_j op x_j+1) op ...) op x_j-1. */
+static void reference(test_type_t t, const tu_comm_t *comm, uint32_t salt, size_t count, size_t i,
+                      bool ring, char *want) {
+    int first = ring ? ring_segment(count, comm->size, i) : 0;
+    char x[8];
+
+    gen(t, comm->world_ranks[first], salt, i, want);
+    for (int m = 1; m < comm->size; ++m) {
+        gen(t, comm->world_ranks[(first + m) % comm->size], salt, i, x);
+        apply(t, want, x);
+    }
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t count,
                      bool in_place) {
     size_t es = types[t].size, bytes = count * es;
-    char *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes), x[8];
+    char *in = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
     void *d_in = NULL, *d_out = NULL;
     uint64_t before[TU_NUM_ALGS] = {0}, after[TU_NUM_ALGS] = {0}, hash, *hashes;
     int alg = expected_alg(st, comm, bytes), rc;
@@ -74,11 +114,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     hashes = malloc((size_t)comm->size * sizeof(*hashes));
     for (size_t i = 0; i < count; ++i) {
         gen(t, comm->world_ranks[comm->rank], st->salt, i, in + i * es);
-        gen(t, comm->world_ranks[0], st->salt, i, want + i * es);
-        for (int r = 1; r < comm->size; ++r) {
-            gen(t, comm->world_ranks[r], st->salt, i, x);
-            apply(t, want + i * es, x);
-        }
+        reference(t, comm, st->salt, count, i, TU_ALG_RING == alg, want + i * es);
     }
     if (tu_mem_alloc(st->mem, bytes, &d_out) || tu_mem_alloc(st->mem, bytes, &d_in) ||
         tu_mem_write(st->mem, in_place ? d_out : d_in, in, bytes)) {
@@ -102,7 +138,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
             same = fabs(g - w) <= ((4 == es) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
         }
         if (!same && bad++ < 3) {
-            tu_fail("element %zu differs from the rank-order reference", i);
+            tu_fail("element %zu differs from the %s reference", i,
+                    (TU_ALG_RING == alg) ? "ring-order" : "rank-order");
         }
     }
     if (bad > 0) {
@@ -178,6 +215,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (0 == strcmp(argv[i], "--kinds=host")) {
             st.mem = TU_MEM_HOST;
+        } else if (0 == strcmp(argv[i], "--remote-device")) {
+            st.remote_device = true;
         } else if (0 == strncmp(argv[i], "--expect=", 9)) {
             st.expect = argv[i] + 9;
         } else if (0 == strncmp(argv[i], "--big-count=", 12)) {
