@@ -1,7 +1,7 @@
 /*
  * MPI_Allreduce and MPI_Iallreduce on device buffers: the native algorithms (one-shot,
- * two-shot) for blocking calls on a one-node communicator when the kernels define the
- * reduction; the staged path for everything else.  With coll_gpu_host_buffers, blocking
+ * two-shot inside a node, ring on any communicator) for blocking calls when the kernels define
+ * the reduction; the staged path for everything else.  With coll_gpu_host_buffers, blocking
  * calls on host buffers run the same algorithms in host memory (the CPU reduction); those
  * that cannot go to Open MPI as before.
  */
@@ -153,6 +153,9 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
         break;
     case COLL_GPU_ALG_TWO_SHOT:
         *rc_p = coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
+        break;
+    case COLL_GPU_ALG_RING:
+        *rc_p = coll_gpu_allreduce_ring(a->module, a->comm, native, &args);
         break;
     default:
         *rc_p = coll_gpu_allreduce_hierarchical(a->module, a->comm, native, &args);

@@ -311,11 +311,14 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     (void)mca_base_var_enum_create("coll_gpu_allreduce_algorithms", coll_gpu_alg_values, &alg_enum);
     (void)mca_base_component_var_register(
         c, "allreduce_algorithm",
-        "Algorithm of MPI_Allreduce on device buffers of a communicator inside one node: auto "
-        "(the tuning file's rule, else one_shot up to allreduce_one_shot_max_bytes and "
-        "two_shot above), staged (through host memory and Open MPI's allreduce), one_shot "
-        "(every rank reads every input), two_shot (reduce-scatter then allgather).  one_shot "
-        "and two_shot give the same bits.  Communicators spanning nodes are staged",
+        "Algorithm of MPI_Allreduce on device buffers: auto (the tuning file's rule, else "
+        "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; across "
+        "nodes of one rank each ring, across other nodes hierarchical), staged (through host "
+        "memory and Open MPI's allreduce), one_shot (every rank reads every input), two_shot "
+        "(reduce-scatter then allgather), ring (pipelined ring between neighbours, on any "
+        "communicator).  one_shot and two_shot give the same bits, ring other bits (another "
+        "order), independent of the chunk size.  Communicators spanning nodes are staged but "
+        "with ring",
         MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_algorithm);
     OBJ_RELEASE(alg_enum);
@@ -331,7 +334,8 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.native_chunk_size = 1024 * 1024;
     (void)mca_base_component_var_register(
         c, "native_chunk_size",
-        "Pipeline chunk of the native two-shot algorithm (bytes).  Each communicator "
+        "Pipeline chunk of the native two-shot and ring algorithms (bytes; ring: each step "
+        "moves chunk / ranks).  Each communicator "
         "allocates device scratch of 2 x max(allreduce_one_shot_max_bytes, 2 x this) bytes "
         "per rank on its first native collective; a tuning rule's chunk is capped by it",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,

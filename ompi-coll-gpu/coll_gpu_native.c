@@ -177,9 +177,15 @@ static size_t coll_gpu_native_half_size(void) {
     return (half < 2 * COLL_GPU_NATIVE_ALIGN) ? 2 * COLL_GPU_NATIVE_ALIGN : half;
 }
 
+/* ok[0 .. n-1] = their minimum over the ranks */
+static int coll_gpu_native_agree_n(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                   int *ok, int n) {
+    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, n, MPI_INT, MPI_MIN, comm);
+}
+
 static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  int *ok) {
-    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
+    return coll_gpu_native_agree_n(module, comm, ok, 1);
 }
 
 /* Sets up the context; false with the reason when the communicator cannot have one. */
@@ -603,8 +609,11 @@ coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_nod
         }
     }
     if (nnodes > 1) {
-        snprintf(why, why_len, "%d nodes", nnodes);
-        return COLL_GPU_ALG_HIERARCHICAL;
+        /* across nodes: the ring when every node has one rank, else hierarchical */
+        alg = (nnodes == size) ? COLL_GPU_ALG_RING : COLL_GPU_ALG_HIERARCHICAL;
+        snprintf(why, why_len, "%d nodes, %s", nnodes,
+                 (COLL_GPU_ALG_RING == alg) ? "one rank each" : "some with several ranks");
+        return alg;
     }
     alg =
         (bytes <= c->allreduce_one_shot_max_bytes) ? COLL_GPU_ALG_ONE_SHOT : COLL_GPU_ALG_TWO_SHOT;

@@ -73,8 +73,10 @@ extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 typedef enum {
     COLL_GPU_PHASE_READY = 0,   /* my input of this step is in my scratch */
     COLL_GPU_PHASE_REDUCED = 1, /* my shard of this step is reduced (two-shot, hierarchical) */
-    COLL_GPU_PHASE_FINAL = 2,   /* my shard's result of the step before is ready (hierarchical) */
-    COLL_GPU_PHASE_DONE = 3     /* my reads of the steps before are done (hierarchical's last) */
+    /* ring: I finished reading my left neighbour's scratch of this step (sent to it only) */
+    COLL_GPU_PHASE_CONSUMED = 1,
+    COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
+    COLL_GPU_PHASE_DONE = 3   /* my reads of the steps before are done (hierarchical's last) */
 } coll_gpu_phase_t;
 
 /* The signal value of phase of step: monotone in (step, phase). */
@@ -219,7 +221,7 @@ typedef struct {
     accel_dtype_t dtype;
     accel_op_t op;
     size_t esize;       /* bytes of an element */
-    size_t chunk_bytes; /* pipeline chunk (two-shot), within the scratch */
+    size_t chunk_bytes; /* pipeline chunk (two-shot, ring), within the scratch */
     coll_gpu_native_kind_t kind;
     const coll_gpu_native_mem_t *mem; /* coll_gpu_native_mems[kind] */
     accel_stream_h stream;            /* NULL on the host */
@@ -255,6 +257,11 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
 int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                     coll_gpu_native_t *native,
                                     const coll_gpu_allreduce_native_args_t *args);
+/* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by
+ * coll_gpu_native_fetch when it is on another node. */
+int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                            coll_gpu_native_t *native,
+                            const coll_gpu_allreduce_native_args_t *args);
 
 /*
  * The native forms of the collectives other than MPI_Allreduce: blocking calls, every buffer
@@ -364,8 +371,8 @@ void coll_gpu_native_tuning_free(void);
 /*
  * The algorithm and chunk for an allreduce of bytes on a communicator of size ranks on nnodes
  * nodes: the parameter when it forces one, else the first tuning rule that matches, else
- * hierarchical across nodes and the size threshold inside one.  why: a sentence for the
- * verbose log.
+ * (auto) the size threshold inside a node, ring across nodes of one rank each, hierarchical
+ * across other nodes.  why: a sentence for the verbose log.
  */
 coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
                                          size_t *chunk_p, char *why, size_t why_len);

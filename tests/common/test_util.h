@@ -202,7 +202,8 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
 
 /* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
  * this (one) machine, given its parameters, with every rank passing device memory, a
- * predefined op on a predefined contiguous type and count > 0. */
+ * predefined op on a predefined contiguous type and count > 0.  Across emulated nodes only
+ * the ring runs natively (forced, or auto with one rank per node). */
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
 /* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce,
  * MPI_Gather, MPI_Scatter (coll: their COLL_GPU_* value; the last four on communicators

@@ -13,6 +13,11 @@
 #     equal to two_shot's on one node; one_shot/two_shot forced across nodes are staged;
 #   - coll_gpu_check_counts: mismatched counts give MPI_ERR_COUNT on every rank and a help
 #     message naming the rank;
+#   - the ring (coll_gpu_allreduce_algorithm=ring), 1 to 8 ranks: checked bit for bit against
+#     the ring-order reference (each element's reduction starts at the rank of its segment),
+#     its digest independent of the chunk size (tiny chunks: many steps), integers equal to
+#     two_shot's, the same on host buffers, across emulated nodes whatever their layout
+#     (auto picks it with one rank per node);
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
 #   - coll_gpu_verbose 10 says which algorithm ran and why;
@@ -32,6 +37,9 @@ trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
 
 for np in 1 2 5 6 7 8; do
     check_run "$np ranks, auto" $np "$EMU" test_allreduce_native
+done
+for np in 1 2 5 7 8; do
+    check_run "$np ranks, ring" $np "$EMU coll_gpu_allreduce_algorithm=ring" test_allreduce_native
 done
 
 for np in 3 4; do
@@ -61,6 +69,18 @@ for np in 3 4; do
     check_same_digest "$np ranks: small one-shot steps = two_shot" $np-one-small $np-two_shot
     check_same_digest "$np ranks: run to run" $np-two-again $np-two_shot
     check_same_digest "$np ranks: staged integers = native" $np-staged $np-two_shot int
+    # the ring: its own order; the same bits whatever the chunk (tiny chunks on 3 ranks, 64 KiB
+    # ones through the 16 MiB cases on 4)
+    check_run "$np ranks, ring" $np "$EMU coll_gpu_allreduce_algorithm=ring" \
+        test_allreduce_native $big
+    check_digest $np-ring
+    small="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
+    [ $np = 4 ] && small="coll_gpu_native_chunk_size=65536"
+    check_run "$np ranks, ring, small chunks" $np \
+        "$EMU coll_gpu_allreduce_algorithm=ring $small" test_allreduce_native $big
+    check_digest $np-ring-small
+    check_same_digest "$np ranks: ring, small chunks = ring" $np-ring-small $np-ring
+    check_same_digest "$np ranks: ring integers = two_shot" $np-ring $np-two_shot int
 done
 
 # emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes run hierarchical
@@ -77,20 +97,21 @@ check_run "4 ranks, 2 per node, two_shot forced" 4 \
     test_allreduce_native
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "two_shot across nodes staged" \
     "staged \(multi_node: two_shot needs one node"
+HIER="coll_gpu_allreduce_algorithm=hierarchical"
 HIER_SMALL="coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024"
 for cfg in 2:1 3:1 4:2 5:2 6:3 7:3 8:3; do
     np=${cfg%:*} rpn=${cfg#*:}
-    check_run "$np ranks, $rpn per node, auto" $np "$EMU coll_gpu_ranks_per_node=$rpn" \
+    check_run "$np ranks, $rpn per node, hierarchical" $np "$EMU $HIER coll_gpu_ranks_per_node=$rpn" \
         test_allreduce_native
     check_digest $np-$rpn-hier
     check_run "$np ranks, $rpn per node, 4 KiB chunks" $np \
-        "$EMU coll_gpu_ranks_per_node=$rpn $HIER_SMALL" test_allreduce_native
+        "$EMU $HIER coll_gpu_ranks_per_node=$rpn $HIER_SMALL" test_allreduce_native
     check_digest $np-$rpn-hier-small
     check_same_digest "$np ranks, $rpn per node: small chunks = default" $np-$rpn-hier-small \
         $np-$rpn-hier
     check_run "$np ranks, $rpn per node, host buffers" $np \
-        "$EMU coll_gpu_ranks_per_node=$rpn coll_gpu_host_buffers=1" test_allreduce_native \
-        --kinds=host
+        "$EMU $HIER coll_gpu_ranks_per_node=$rpn coll_gpu_host_buffers=1" \
+        test_allreduce_native --kinds=host
     check_digest $np-$rpn-hier-host
     check_same_digest "$np ranks, $rpn per node: host = device" $np-$rpn-hier-host $np-$rpn-hier
 done
@@ -116,9 +137,20 @@ for kind in device host; do
         "Call: +MPI_Allreduce on a communicator of 3 ranks" "Rank 0: +1000 elements of 4 bytes" \
         "Rank 2: +1001 elements of 4 bytes"
 done
+# the ring on device buffers across emulated nodes: other nodes' device scratch read through
+# host scratch; the one-node halves load it
+check_run "4 ranks, 2 per node, ring" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=ring coll_gpu_verbose=10" \
+    test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "ring across nodes on device buffers" \
+    "MPI_Allreduce on .*device memory: ring"
 
 # tuning files
 printf '# test rules\nallreduce * * * two_shot 8K\n' >"$TMP/two_shot.conf"
+printf 'allreduce * * * ring 16K\n' >"$TMP/ring.conf"
+check_run "3 ranks, tuning file: ring" 3 "$EMU coll_gpu_tuning_file=$TMP/ring.conf" \
+    test_allreduce_native --expect=ring
+check_digest 3-ring-rule
+check_same_digest "3 ranks: ring by rule, 16 KiB chunks = ring" 3-ring-rule 3-ring
 check_run "3 ranks, tuning file: two_shot" 3 \
     "$EMU coll_gpu_tuning_file=$TMP/two_shot.conf coll_gpu_verbose=10" \
     test_allreduce_native --expect=two_shot
@@ -151,6 +183,10 @@ for np in 3 4; do
         check_digest $np-host-$alg
         check_same_digest "$np ranks: host $alg = device two_shot" $np-host-$alg $np-two_shot
     done
+    check_run "$np ranks, host buffers, ring" $np "$EMU $HOST coll_gpu_allreduce_algorithm=ring" \
+        test_allreduce_native --kinds=host $big
+    check_digest $np-host-ring
+    check_same_digest "$np ranks: host ring = device ring" $np-host-ring $np-ring
     check_run "$np ranks, host buffers, two_shot, 4 KiB chunks" $np \
         "$EMU $HOST coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
         test_allreduce_native --kinds=host $big
@@ -164,6 +200,23 @@ check_run "4 ranks, host buffers, 2 per node" 4 "$EMU $HOST coll_gpu_ranks_per_n
     test_allreduce_native --kinds=host
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "host buffers: multi-node hierarchical, one node native" \
     "MPI_Allreduce on .*host memory: hierarchical" "MPI_Allreduce on .*host memory: (one|two)_shot"
+# the ring across emulated nodes on host buffers: gets from the other nodes, loads inside one;
+# the same bits as on one node, whatever the layout and the chunk
+check_run "3 ranks, host buffers, 1 per node (auto: ring)" 3 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_verbose=10" test_allreduce_native --kinds=host
+check_digest 3-host-ring-nodes
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each: ring" \
+    "MPI_Allreduce on .*host memory: ring \(3 nodes, one rank each\)"
+check_same_digest "3 ranks: ring across nodes = ring on one node" 3-host-ring-nodes 3-ring
+check_run "4 ranks, host buffers, 1 per node, ring, 128 KiB chunks" 4 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=ring coll_gpu_native_chunk_size=131072" \
+    test_allreduce_native --kinds=host
+check_digest 4-host-ring-nodes1
+check_run "4 ranks, host buffers, 2 per node, ring" 4 \
+    "$EMU $HOST coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=ring" \
+    test_allreduce_native --kinds=host
+check_digest 4-host-ring-nodes2
+check_same_digest "4 ranks: ring, 1 per node = 2 per node" 4-host-ring-nodes1 4-host-ring-nodes2
 # no accelerator (auto on a machine without a GPU): the component stays for host buffers
 if [ "${COLL_GPU_HAVE_GPU:-0}" != 1 ] && ! [ -e /dev/nvidia0 ]; then
     for np in 2 4; do

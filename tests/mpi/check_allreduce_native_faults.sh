@@ -3,12 +3,13 @@
 # Failures inside a native MPI_Allreduce (test_allreduce_native_faults, emulated device
 # memory):
 #   - an accelerator copy (memcpy) or reduction failing on one rank, one_shot, two_shot and
-#     hierarchical (several steps: small scratch), 2 and 3 ranks, one node and emulated nodes: that rank gets MPI_ERR_OTHER, no rank
+#     ring and hierarchical (several steps: small scratch), 2 and 3 ranks, one node and emulated nodes: that rank gets MPI_ERR_OTHER, no rank
 #     hangs, the next allreduce on the communicator is native and correct; the help message
 #     names MPI_Allreduce and the failed accelerator call (emuMemcpy, the reduction);
-#   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce: the
-#     survivors return an error (the transport sees the dead pid) and print so before mpirun
-#     tears the job down, well within coll_gpu_transport_timeout (5 s here).
+#   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce (two_shot,
+#     ring: its neighbours and the others): the survivors return an error (the transport sees
+#     the dead pid) and print so before mpirun tears the job down, well within
+#     coll_gpu_transport_timeout (5 s here).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -24,7 +25,7 @@ SMALL="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=40
 ALL_LOGS="$CHECK_LOGDIR/all_faults.log"
 : >"$ALL_LOGS"
 for np in 2 3; do
-    for alg in one_shot two_shot hierarchical; do
+    for alg in one_shot two_shot ring hierarchical; do
         check_run "$np ranks, $alg, accelerator faults" $np \
             "$EMU $SMALL coll_gpu_allreduce_algorithm=$alg" test_allreduce_native_faults
         [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
@@ -45,48 +46,56 @@ fi
 
 # The kill: mpirun ends the job when a rank dies, so the survivors' line is what is checked,
 # and the job's duration (a hang would last the transport timeout, 5 s, or the test's).
-label="3 ranks, one killed inside a native allreduce"
-check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_transport_timeout=5 \
-    coll_gpu_allreduce_algorithm=two_shot
-log="$CHECK_LOGDIR/kill.log"
-LAST_LOG=$log
-echo "=== $label"
-# The evidence: a survivor's own line (also written into a file: mpirun may drop a dying
-# job's output) says its call returned an error; when mpirun's teardown kills it before it
-# gets to write (the race is mpirun's), the component's help message, printed inside the
-# failing call, says the same.  Open MPI 4.1 may lose that message too: up to 3 jobs.
-reports="$CHECK_LOGDIR/reports"
-mkdir -p "$reports"
-for try in 1 2 3; do
-    rm -f "$reports"/survivor.*
-    start_ms=$(($(date +%s%N) / 1000000))
-    timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
-        "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" >"$log" 2>&1
-    rc=$?
-    elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms)) # shell arithmetic: no bc needed
-    echo "    job $try: exit $rc after $elapsed_ms ms"
-    cat "$reports"/survivor.* >>"$log" 2>/dev/null
-    # a hang, or a survivor whose call succeeded, fails at once: no retry hides those
-    if grep -aq 'returned success' "$log" || [ "$elapsed_ms" -ge 4500 ]; then
-        break
+check_kill() {
+    local alg=$1 label="3 ranks, one killed inside a native allreduce ($1)" log reports try rc
+    local start_ms elapsed_ms
+    # shellcheck disable=SC2086
+    check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_transport_timeout=5 \
+        coll_gpu_allreduce_algorithm=$alg
+    log="$CHECK_LOGDIR/kill-$alg.log"
+    LAST_LOG=$log
+    echo "=== $label"
+    # The evidence: a survivor's own line (also written into a file: mpirun may drop a dying
+    # job's output) says its call returned an error; when mpirun's teardown kills it before it
+    # gets to write (the race is mpirun's), the component's help message, printed inside the
+    # failing call, says the same.  Open MPI 4.1 may lose that message too: up to 3 jobs.
+    reports="$CHECK_LOGDIR/reports-$alg"
+    mkdir -p "$reports"
+    for try in 1 2 3; do
+        rm -f "$reports"/survivor.*
+        start_ms=$(($(date +%s%N) / 1000000))
+        timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
+            "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" >"$log" 2>&1
+        rc=$?
+        elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms)) # shell arithmetic: no bc needed
+        echo "    job $try: exit $rc after $elapsed_ms ms"
+        cat "$reports"/survivor.* >>"$log" 2>/dev/null
+        # a hang, or a survivor whose call succeeded, fails at once: no retry hides those
+        if grep -aq 'returned success' "$log" || [ "$elapsed_ms" -ge 4500 ]; then
+            break
+        fi
+        if grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
+            grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; then
+            break
+        fi
+    done
+    if grep -aqE '^SKIP:' "$log"; then
+        check_count SKIP "$label"
+    elif { grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
+        grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; } &&
+        ! grep -aq 'returned success' "$log" && [ "$elapsed_ms" -lt 4500 ]; then
+        sort -u "$reports"/survivor.* 2>/dev/null | sed 's/^/    /'
+        echo "    PASS"
+        check_count PASS "$label"
+    else
+        cat "$log"
+        echo "    FAIL: no survivor reported an error, or the job took ${elapsed_ms} ms"
+        check_count FAIL "$label"
     fi
-    if grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
-        grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; then
-        break
-    fi
+}
+
+for alg in two_shot ring; do
+    check_kill $alg
 done
-if grep -aqE '^SKIP:' "$log"; then
-    check_count SKIP "$label"
-elif { grep -aqE 'survivor rank [0-9]+ returned error' "$log" ||
-    grep -aqE 'Detail: +rank 2 \(pid [0-9]+, on this node\) has died' "$log"; } &&
-    ! grep -aq 'returned success' "$log" && [ "$elapsed_ms" -lt 4500 ]; then
-    sort -u "$reports"/survivor.* 2>/dev/null | sed 's/^/    /'
-    echo "    PASS"
-    check_count PASS "$label"
-else
-    cat "$log"
-    echo "    FAIL: no survivor reported an error, or the job took ${elapsed_ms} ms"
-    check_count FAIL "$label"
-fi
 
 check_finish

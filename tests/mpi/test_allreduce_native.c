@@ -10,13 +10,16 @@
  *
  * The reference is computed here in rank order, acc = in0 op in1 op ... op in(n-1), from
  * inputs every rank generates for every peer: a native call must match it BIT FOR BIT
- * (that is the order both algorithms promise); a staged one (Open MPI's order) bit for bit
- * on integers, within rounding on floating point.  Every result is hashed, the hashes
- * compared across the communicator (MPI_Allgather: the same bits on every rank), and rank 0
- * prints a digest of all of them ("digest int 0x... fp 0x...") that the check script compares
- * between runs with each algorithm forced and between repeated runs.  The
+ * (that is the order one_shot and two_shot promise; the ring's reference starts at the rank
+ * of the element's segment, j, and goes round: ((in_j op in_j+1) op ...) op in_j-1); a staged
+ * one (Open MPI's order) bit for bit on integers, within rounding on floating point.  Every result
+ * is hashed, the hashes compared across the communicator (MPI_Allgather: the same bits on every
+ * rank), and rank 0 prints a digest of all of them ("digest int 0x... fp 0x...") that the check
+ * script compares between runs with each algorithm forced and between repeated runs.  The
  * coll_gpu_allreduce_algorithm_calls pvar must show the algorithm the parameters select
- * (--expect=ALG overrides, e.g. under a tuning file).
+ * (--expect=ALG overrides, e.g. under a tuning file): across emulated nodes the ring (forced,
+ * or auto with one rank per node) or hierarchical (forced, or auto), on host and device
+ * buffers alike (other nodes read emulated device scratch through host scratch).
  *
  * Closing line (rank 0): "N passed, M failed".
  */
@@ -58,21 +61,43 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
         return st->config.allreduce_algorithm;
     }
     if (tu_multi_node(&st->config, comm->size)) {
-        return TU_ALG_HIERARCHICAL;
+        /* auto across nodes: the ring when every node has one rank, else hierarchical */
+        return (1 == st->config.ranks_per_node) ? TU_ALG_RING : TU_ALG_HIERARCHICAL;
     }
     return ((long long)bytes <= st->config.one_shot_max_bytes) ? TU_ALG_ONE_SHOT : TU_ALG_TWO_SHOT;
 }
 
+/* The ring's segment of element i of count over size ranks: two-shot's shards of the whole
+ * message, the first count % size one element longer. */
+static int ring_segment(size_t count, int size, size_t i) {
+    size_t base = count / (size_t)size, extra = count % (size_t)size;
+
+    if (i < extra * (base + 1)) {
+        return (int)(i / (base + 1));
+    }
+    return (int)(extra + (i - extra * (base + 1)) / base);
+}
+
 /*
  * Element i of the result, in the order alg combines the inputs: rank order (one_shot,
- * two_shot, and staged within rounding); hierarchical: each node's ranks in rank order, then
- * the nodes' partial results in node order.
+ * two_shot, and staged within rounding); ring: starting at the rank of its segment,
+ * ((x_j op x_j+1) op ...) op x_j-1; hierarchical: each node's ranks in rank order, then the
+ * nodes' partial results in node order.
  */
-static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg, size_t i,
-                      char *out) {
+static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg,
+                      size_t count, size_t i, char *out) {
     char x[8], partial[8];
     int nodes = 1;
 
+    if (TU_ALG_RING == alg) {
+        int first = ring_segment(count, comm->size, i);
+        gen(t, comm->world_ranks[first], st->salt, i, out);
+        for (int m = 1; m < comm->size; ++m) {
+            gen(t, comm->world_ranks[(first + m) % comm->size], st->salt, i, x);
+            apply(t, out, x);
+        }
+        return;
+    }
     if (TU_ALG_HIERARCHICAL == alg) {
         nodes = tu_emulated_node(&st->config, comm->size - 1) + 1;
     }
@@ -111,7 +136,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     hashes = malloc((size_t)comm->size * sizeof(*hashes));
     for (size_t i = 0; i < count; ++i) {
         gen(t, comm->world_ranks[comm->rank], st->salt, i, in + i * es);
-        reference(st, comm, t, alg, i, want + i * es);
+        reference(st, comm, t, alg, count, i, want + i * es);
     }
     if (tu_mem_alloc(st->mem, bytes, &d_out) || tu_mem_alloc(st->mem, bytes, &d_in) ||
         tu_mem_write(st->mem, in_place ? d_out : d_in, in, bytes)) {
@@ -135,7 +160,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
             same = fabs(g - w) <= ((4 == es) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
         }
         if (!same && bad++ < 3) {
-            tu_fail("element %zu differs from the rank-order reference", i);
+            tu_fail("element %zu differs from the %s reference", i,
+                    (TU_ALG_RING == alg) ? "ring-order" : "rank-order");
         }
     }
     if (bad > 0) {

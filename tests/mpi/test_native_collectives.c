@@ -235,7 +235,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     }
     /* reduce_scatter_block and reduce = allreduce's elements, bit for bit, when both run
      * natively */
-    if (reduces(c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size)) {
+    if (reduces(c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size) &&
+        !tu_multi_node(&st->config, comm->size)) {
+        /* (across nodes allreduce runs ring or hierarchical: another order) */
         ar = malloc(in_elems * es);
         if (tu_mem_alloc(st->mem, in_elems * es, &d_ar) ||
             tu_mem_write(st->mem, d_in, in, in_elems * es)) {
