@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# perf/cost_model: the model's closed forms, its arithmetic and its verdicts can fail:
+#
+#  1. --self-test: ring busbw -> the link's bandwidth as S grows (one node: bw_intra; two:
+#     bw_net), hierarchical on one node = two_shot + its DONE round, the bytes over the
+#     fabric / NIC / reduced per algorithm, monotone in size and in nodes, per preset;
+#  2. the table and --json of the h200-8x preset: one row per (nodes, size), busbw =
+#     size / time * 2(n-1)/n recomputed here, one_shot and two_shot only on one node, the
+#     component's auto rule (one_shot <= 64 KiB, two_shot above, hierarchical on nodes);
+#  3. --check against a canned gpucoll_perf JSON built from the model's own predictions:
+#     within the tolerance it passes, with one measurement 20x too slow (or too fast) it
+#     fails and names the row, and the tolerance's edge is where it says;
+#  4. --fit-from a canned set of benchmark numbers gives the parameters worked out by hand.
+# No MPI: runs in a second or two.
+#
+# Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
+here=$(cd "$(dirname "$0")" && pwd)
+MODEL=${COST_MODEL:-$here/../../perf/cost_model}
+PASS=0
+FAIL=0
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/check_cost_model.XXXXXX") || exit 1
+trap 'rm -rf "$WORK"' EXIT
+
+if ! command -v python3 >/dev/null; then
+    echo "SKIP: no python3"
+    echo "0 passed, 0 failed"
+    exit 77
+fi
+[ -x "$MODEL" ] || {
+    echo "cost_model not found at $MODEL"
+    echo "0 passed, 1 failed"
+    exit 1
+}
+
+# result LABEL OK(0|1) [LOG]
+result() {
+    if [ "$2" = 0 ]; then
+        echo "  PASS $1"
+        PASS=$((PASS + 1))
+    else
+        echo "  FAIL $1"
+        [ -n "$3" ] && sed 's/^/      /' "$3"
+        FAIL=$((FAIL + 1))
+    fi
+}
+
+# expect_exit LABEL WANT CMD...: the command's exit status is WANT (output in $WORK/out)
+expect_exit() {
+    local label=$1 want=$2 rc
+    shift 2
+    "$@" >"$WORK/out" 2>&1
+    rc=$?
+    [ "$rc" = "$want" ]
+    result "$label (exit $rc, want $want)" $? "$WORK/out"
+}
+
+# 1. closed forms
+expect_exit "self-test" 0 "$MODEL" --self-test
+grep -q '^0 failure(s)' "$WORK/out"
+result "self-test: 0 failures" $? "$WORK/out"
+
+# 2. the table and its JSON
+expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
+    --sizes 8,64K,1M,16M,256M
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+[KMG]? ' "$WORK/out")" = 20 ]
+result "h200-8x table: 4 x 5 rows" $? "$WORK/out"
+expect_exit "h200-8x --json" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
+    --sizes 8,64K,1M,16M,256M --json
+cp "$WORK/out" "$WORK/pred.json"
+python3 - "$WORK/pred.json" >"$WORK/out" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = []
+if len(d["rows"]) != 20:
+    bad.append("%d rows" % len(d["rows"]))
+for r in d["rows"]:
+    n, S, N = r["ranks"], r["size"], r["nodes"]
+    if n != 8 * N:
+        bad.append("ranks %d on %d nodes" % (n, N))
+    for alg, e in r["algorithms"].items():
+        want = S / (e["time_us"] * 1e-6) * 2 * (n - 1) / n / 1e9
+        if abs(e["busbw_gbs"] - want) > 1e-9 * max(1.0, want):
+            bad.append("%s %d %d: busbw %g != %g" % (alg, N, S, e["busbw_gbs"], want))
+        if e["time_us"] <= 0:
+            bad.append("%s %d %d: time %g" % (alg, N, S, e["time_us"]))
+    single = {"one_shot", "two_shot"} & set(r["algorithms"])
+    if (N > 1) == bool(single):
+        bad.append("one_shot/two_shot on %d nodes: %s" % (N, sorted(single)))
+    want_auto = "hierarchical" if N > 1 else ("one_shot" if S <= 65536 else "two_shot")
+    if r["auto"] != want_auto:
+        bad.append("auto %s at %d nodes %d B, want %s" % (r["auto"], N, S, want_auto))
+    best = min(r["algorithms"], key=lambda a: r["algorithms"][a]["time_us"])
+    if r["pick"] != best:
+        bad.append("pick %s, fastest %s" % (r["pick"], best))
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/out")" = ok ]
+result "h200-8x --json: busbw = S/t * 2(n-1)/n, one-node algorithms, auto rule, pick" $? \
+    "$WORK/out"
+
+# 3. --check verdicts: a gpucoll_perf JSON whose times are the model's this-vm predictions
+#    (2 ranks, one node, two_shot) times FACTOR, one row (1 MiB) times BAD
+canned() { # canned FACTOR BAD FILE
+    "$MODEL" --preset this-vm --gpus-per-node 2 --nodes 1 --sizes 8,1K,64K,1M,4M --json |
+        python3 -c '
+import json, sys
+factor, bad, path = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+d = json.load(sys.stdin)
+rows = []
+for r in d["rows"]:
+    t = r["algorithms"]["two_shot"]["time_us"] * factor * (bad if r["size"] == 1 << 20 else 1)
+    rows.append({"size": r["size"], "count": r["size"] // 4, "in_place": None,
+                 "out_of_place": {"time_us": t, "algbw": r["size"] / t / 1e3, "busbw": 0.0,
+                                  "wrong": 0}})
+json.dump({"benchmark": "gpucoll_perf", "collective": "allreduce", "datatype": "float",
+           "nranks": 2, "memory": "host", "results": rows}, open(path, "w"))
+' "$1" "$2" "$3"
+}
+canned 1.5 1 "$WORK/good.json"
+expect_exit "--check: measured = 1.5 x predicted passes" 0 "$MODEL" --preset this-vm \
+    --check "two_shot@2=$WORK/good.json"
+canned 1.5 20 "$WORK/slow.json"
+expect_exit "--check: one row 20 x slower fails" 1 "$MODEL" --preset this-vm \
+    --check "two_shot@2=$WORK/slow.json"
+grep -qE '^two_shot +2 +2 +1M .* OUT' "$WORK/out" && [ "$(grep -c ' OUT' "$WORK/out")" = 1 ]
+result "--check: names the 1M row, and only it" $? "$WORK/out"
+canned 1 0.05 "$WORK/fast.json"
+expect_exit "--check: one row 20 x faster fails" 1 "$MODEL" --preset this-vm \
+    --check "two_shot@2=$WORK/fast.json"
+canned 2.9 1 "$WORK/edge_in.json"
+expect_exit "--check: 2.9 x within --tolerance 3" 0 "$MODEL" --preset this-vm --tolerance 3 \
+    --check "two_shot@2=$WORK/edge_in.json"
+canned 3.1 1 "$WORK/edge_out.json"
+expect_exit "--check: 3.1 x outside --tolerance 3" 1 "$MODEL" --preset this-vm --tolerance 3 \
+    --check "two_shot@2=$WORK/edge_out.json"
+expect_exit "--check: small rows only informational (--check-min-bytes 2M)" 0 "$MODEL" \
+    --preset this-vm --check-min-bytes 2M --check "two_shot@2=$WORK/slow.json"
+expect_exit "--check: one_shot on 2 nodes refused" 1 "$MODEL" --preset this-vm \
+    --check "one_shot@1=$WORK/good.json"
+
+# 4. --fit-from: latencies are medians over <= 64 B, bandwidths over >= 1 MiB (ucx >= 256
+#    KiB), the reduction's (inputs + 1) * size GB/s turned into input bytes per second
+cat >"$WORK/fit.json" <<'EOF'
+{"gpus_per_node": 2, "params": {"cores": 2}, "measurements": {
+ "posix": [[[8, 1.0, 0.01, 1.0], [64, 3.0, 0.02, 1.0], [1048576, 50, 4.0, 8.0],
+            [4194304, 90, 6.0, 10.0]],
+           [[8, 2.0, 0.01, 1.0], [64, 2.0, 0.02, 1.0], [1048576, 50, 5.0, 9.0],
+            [4194304, 90, 5.0, 9.0]],
+           [[8, 9.0, 0.01, 1.0], [64, 9.0, 0.02, 1.0], [1048576, 50, 5.0, 9.0],
+            [4194304, 90, 5.0, 9.0]]],
+ "ucx": [[[8, 40.0, 0.0, 1.0], [262144, 900, 0.5, 1.0]],
+         [[8, 50.0, 0.0, 1.0], [262144, 900, 0.7, 1.0]],
+         [[8, 60.0, 0.0, 1.0], [262144, 900, 0.6, 1.0]]],
+ "reduce": [[[16, 2, 30.0, 10.0], [16, 4, 25.0, 10.0]],
+            [[16, 2, 33.0, 10.0], [16, 4, 25.0, 10.0]],
+            [[16, 2, 36.0, 10.0], [16, 4, 25.0, 10.0]]]}}
+EOF
+expect_exit "--fit-from canned numbers" 0 "$MODEL" --fit-from "$WORK/fit.json"
+# posix latency: the smallest, 1 us; put at the largest: 6, 5, 5 -> 5 GB/s; memcpy 9;
+# ucx: 40 us / 3 (one way), 0.6 GB/s; reduction: medians of (20, 20), (22, 20), (24, 20) -> 21 GB/s
+python3 - "$WORK/out" >"$WORK/check" 2>&1 <<'EOF'
+import sys
+got = {}
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) == 2 and not line.startswith("#"):
+        got[p[0]] = None if p[1] == "None" else float(p[1])
+want = {"alpha_intra": 1e-6, "bw_intra": 5e9, "bw_copy": 9e9, "alpha_net": 40e-6 / 3,
+        "bw_net": 0.6e9, "bw_reduce": 21e9, "cores": 2}
+bad = ["%s = %s, want %s" % (k, got.get(k), v) for k, v in want.items()
+       if got.get(k) is None or abs(got[k] - v) > 1e-9 * abs(v)]
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/check")" = ok ]
+result "--fit-from: parameters worked out by hand" $? "$WORK/check"
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]
