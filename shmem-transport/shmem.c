@@ -555,16 +555,21 @@ void shmem_team_destroy(shmem_team_t *team) {
         elem = team->regs.next;
         shmem_reg_destroy(team, shmem_container_of(elem, shmem_reg_t, lru));
     }
+#if COLL_GPU_HAVE_UCX
+    /* UCX before the symmetric memory: its progress while closing may still run a late
+     * peer's put into it (a peer that timed out, or that a failed call left behind), which
+     * must land in mapped memory; after the worker is gone nothing arrives.  It releases the
+     * memory's keys and mappings itself. */
+    if (team->ucx != NULL) {
+        shmem_ucx_destroy(team->ucx);
+        team->ucx = NULL;
+    }
+#endif
     while (!shmem_list_empty(&team->mems)) {
         elem = team->mems.next;
         shmem_mem_destroy(team, shmem_container_of(elem, shmem_mem_t, list));
     }
     team->signals = NULL;
-#if COLL_GPU_HAVE_UCX
-    if (team->ucx != NULL) {
-        shmem_ucx_destroy(team->ucx);
-    }
-#endif
     free(team->bounce);
     free(team->alive_checkable);
     free(team->start_times);
@@ -748,12 +753,13 @@ static void shmem_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
         shmem_mem_forget_maps(team, mem);
     }
 #if COLL_GPU_HAVE_UCX
-    for (int r = 0; r < team->size; ++r) {
+    /* (no UCX left: shmem_team_destroy released the keys and mappings with it) */
+    for (int r = 0; (team->ucx != NULL) && (r < team->size); ++r) {
         if (mem->peers[r].rkey != NULL) {
             shmem_ucx_rkey_release(team->ucx, mem->peers[r].rkey);
         }
     }
-    if (mem->ucx_mem != NULL) {
+    if ((team->ucx != NULL) && (mem->ucx_mem != NULL)) {
         shmem_ucx_mem_unmap(team->ucx, mem->ucx_mem);
     }
 #endif
