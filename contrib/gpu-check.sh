@@ -120,6 +120,31 @@ step "teams: transport check, 4 ranks as 2 nodes (ucx)" 300 \
     "$build/tests/mpi/test_team" --device=cuda --kinds=device --cycles=3
 step "nonblocking, 4 ranks, device" 300 \
     $MPIRUN -np 4 $mca "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device,mixed
+# The native algorithms on real CUDA IPC: 4 processes on one GPU, each allreduce algorithm
+# (bit-exact against the tests' references, the pvar of the path taken), as one node and as
+# 2 emulated nodes (hierarchical and ring over UCX), and the other native collectives
+tan=$build/tests/mpi/test_allreduce_native
+for alg in auto one_shot two_shot ring hierarchical; do
+    step "native allreduce, 4 ranks, cuda, $alg" 300 \
+        $MPIRUN -np 4 $mca --mca coll_gpu_allreduce_algorithm $alg "$tan" --device=cuda \
+        --big-count=4194304
+done
+for alg in auto ring; do
+    step "native allreduce, 4 ranks as 2 nodes, cuda, $alg" 300 \
+        $MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 --mca coll_gpu_allreduce_algorithm $alg \
+        "$tan" --device=cuda
+done
+step "native collectives, 4 ranks, cuda" 300 \
+    $MPIRUN -np 4 $mca "$build/tests/mpi/test_native_collectives" --device=cuda --big-bytes=16777216
+step "native collectives, 4 ranks as 2 nodes, cuda" 300 \
+    $MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 "$build/tests/mpi/test_native_collectives" \
+    --device=cuda
+# The issue's targets: float allreduce on 4 ranks, 256 MiB native >= 20x the staged path's
+# bandwidth, 8 B latency <= 30 us
+for native in 1 0; do
+    step "bench: native=$native allreduce, 4 ranks, cuda, 8 B - 256 MiB" 300 \
+        bash -o pipefail -c "$MPIRUN -np 4 $mca --mca coll_gpu_native $native $build/perf/gpucoll_perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 20 -w 3 -T 1 | tee $out/bench-native$native.txt"
+done
 step "selection: auto picks cuda" 120 \
     bash -c "$MPIRUN -np 2 $COLL_GPU_MCA --mca coll_gpu_verbose 1 tests/mpi/test_selection 2>&1 | grep -q 'backend cuda selected'"
 

@@ -127,6 +127,15 @@ static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_nat
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;
     }
+    if ((COLL_GPU_ALG_HIERARCHICAL == alg) &&
+        !coll_gpu_allreduce_hierarchical_fits(native, args.esize)) {
+        reason = COLL_GPU_FALLBACK_TEAM;
+        snprintf(why, sizeof(why),
+                 ": the scratch half (%zu bytes) cannot hold hierarchical's "
+                 "layout",
+                 native->half);
+        goto fallback;
+    }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d x %s %s, %s memory: %s (%s)",
                      a->comm->c_name, count, accel_dtype_string(args.dtype),
                      accel_op_string(args.op), coll_gpu_native_mems[kind].name,

@@ -26,7 +26,7 @@
 
 #include <string.h>
 
-#define COLL_GPU_HIER_ALIGN 256
+#define COLL_GPU_HIER_ALIGN 64
 
 typedef struct {
     size_t n;           /* elements of a chunk, at most */
@@ -253,6 +253,26 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
     return SHMEM_OK;
 }
 
+/* The fewest ranks a node of the team has: the shards of a chunk. */
+static int coll_gpu_hier_shards(const coll_gpu_team_t *team) {
+    int counts[COLL_GPU_NATIVE_MAX_RANKS] = {0}, m = team->size;
+
+    for (int r = 0; r < team->size; ++r) {
+        ++counts[team->node_of_rank[r]];
+    }
+    for (int j = 0; j < team->nnodes; ++j) {
+        m = (counts[j] < m) ? counts[j] : m;
+    }
+    return m;
+}
+
+bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
+    coll_gpu_hier_layout_t layout;
+
+    return coll_gpu_hier_layout(1, coll_gpu_hier_shards(native->team), native->team->nnodes, esize,
+                                &layout) <= native->half;
+}
+
 int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                     coll_gpu_native_t *native,
                                     const coll_gpu_allreduce_native_args_t *args) {
@@ -271,16 +291,9 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     h.astatus = ACCEL_OK;
     h.owner = owner;
     h.local_owner = local_owner;
-    h.m = team->size;
-    for (int r = 0; r < team->size; ++r) {
-        ++counts[team->node_of_rank[r]];
-    }
-    for (int j = 0; j < team->nnodes; ++j) {
-        h.m = (counts[j] < h.m) ? counts[j] : h.m;
-    }
+    h.m = coll_gpu_hier_shards(team);
     h.is_owner = (team->local_rank < h.m);
     /* the owner of this rank's shard on each node: the node's local_rank-th rank */
-    memset(counts, 0, sizeof(counts));
     for (int r = 0; r < team->size; ++r) {
         int j = team->node_of_rank[r];
         if (counts[j] == team->local_rank) {

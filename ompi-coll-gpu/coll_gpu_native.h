@@ -254,6 +254,9 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                 const coll_gpu_allreduce_native_args_t *args);
 /* Communicators spanning nodes (any on one node too): node reduce-scatter, the shards'
  * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
+/* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
+ * (the same answer on every rank). */
+bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                     coll_gpu_native_t *native,
                                     const coll_gpu_allreduce_native_args_t *args);

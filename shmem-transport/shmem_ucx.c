@@ -83,6 +83,7 @@ typedef struct shmem_ucx_peer {
     ucs_status_t op_error; /* an operation completed with an error (reported by flush) */
     size_t outstanding;    /* callback-tracked requests not yet completed */
     void *flush_req;       /* flush in progress (shmem_ucx_flush) */
+    uint64_t signal_puts;  /* signal puts posted to this peer so far */
 } shmem_ucx_peer_t;
 
 typedef enum {
@@ -97,6 +98,7 @@ typedef struct {
     uint64_t value; /* the put's source: lives here until the put completes locally */
     void *req;
     shmem_ucx_signal_state_t state;
+    uint64_t flushed_puts; /* flush order: the peer's signal_puts when the flush was issued */
 } shmem_ucx_signal_t;
 
 struct shmem_ucx_mem {
@@ -499,6 +501,28 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
             shmem_ucx_signal_pop(ucx); /* the caller learns of it from flush */
             continue;
         }
+        if ((ucx->signal_order == SHMEM_UCX_SIGNAL_ORDER_FLUSH) &&
+            (sig->flushed_puts != sig->peer->signal_puts)) {
+            /* its flush was issued before an earlier signal's put to the peer was posted, so
+             * it does not order them: the later value could land first (another lane) and
+             * the earlier one overwrite it, or reach memory the peer freed once it saw the
+             * later one.  Flush again, behind that put. */
+            ucp_request_param_t flush_param = {.op_attr_mask = 0};
+            sig->flushed_puts = sig->peer->signal_puts;
+            req = ucp_ep_flush_nbx(sig->peer->ep, &flush_param);
+            if (UCS_PTR_IS_ERR(req)) {
+                if (sig->peer->op_error == UCS_OK) {
+                    sig->peer->op_error = UCS_PTR_STATUS(req);
+                }
+                shmem_ucx_signal_pop(ucx); /* the caller learns of it from flush */
+                continue;
+            }
+            sig->req = req;
+            if (req != NULL) {
+                continue; /* checked at the top */
+            }
+        }
+        ++sig->peer->signal_puts;
         req = ucp_put_nbx(sig->peer->ep, &sig->value, sizeof(sig->value), sig->remote_addr,
                           sig->rkey, &param);
         sig->peer->dirty = true;
@@ -1421,6 +1445,7 @@ shmem_status_t shmem_ucx_put_signal(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, si
     sig->value = value;
     sig->req = req;
     sig->state = SHMEM_UCX_SIGNAL_FLUSHING;
+    sig->flushed_puts = rkey->peer->signal_puts;
     ++ucx->signal_count;
     shmem_ucx_signals_progress(ucx);
     return SHMEM_OK;
