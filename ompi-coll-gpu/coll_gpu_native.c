@@ -29,16 +29,16 @@ _Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements")
                              .per_rank_blocks = blocks}
 const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
     COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
-                   false, true),
-    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false),
+                   true, true),
+    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, true, false),
     COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, false, false),
     COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, false, false),
     COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, false, false),
     COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, false, false),
-    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false),
-    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false),
-    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true),
-    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, false, false),
+    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, true, false),
+    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, true, true),
+    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, true, true),
+    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, true, true),
 };
 #undef COLL_GPU_NCOLL
 
@@ -267,6 +267,25 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         scratch->peer = NULL;
         scratch->unavailable = true;
         return false;
+    }
+    if (native->team->nnodes > 1) {
+        /* gets reach other nodes' scratch only where the transport mapped it (UCX without
+         * device memory support maps no device scratch): agreed, since a rank staging a call
+         * that its peers run natively would hang them */
+        ok = 1;
+        for (int p = 0; p < size; ++p) {
+            if (!coll_gpu_native_is_local(native, p) &&
+                (shmem_rmem_size(shmem_mem_peer(scratch->mem, p)) < 2 * native->half)) {
+                ok = 0;
+            }
+        }
+        if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+            scratch->nodes_unreachable = true;
+            COLL_GPU_VERBOSE(1,
+                             "%s: other nodes' %s scratch cannot be fetched: calls spanning "
+                             "nodes are staged",
+                             comm->c_name, coll_gpu_native_mems[kind].name);
+        }
     }
     COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
                      coll_gpu_native_mems[kind].name, native->half);
@@ -613,14 +632,18 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
         goto fallback;
     }
-    if ((call->native->team->nnodes > 1) && !info->multi_node) {
+    if ((call->native->team->nnodes > 1) &&
+        (!info->multi_node || call->native->scratch[kind].nodes_unreachable)) {
         reason = COLL_GPU_FALLBACK_MULTI_NODE;
-        snprintf(why, sizeof(why), ": %d nodes", call->native->team->nnodes);
+        snprintf(why, sizeof(why), ": %d nodes%s", call->native->team->nnodes,
+                 info->multi_node ? ", other nodes' scratch not reachable" : "");
         goto fallback;
     }
-    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) * tsize >
+    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) *
+            (((NULL != op) && (call->native->team->nnodes > 1)) ? 2 : 1) * tsize >
         call->native->half) {
-        /* a step must hold an element of every block */
+        /* a step must hold an element of every block, and a reduction spanning nodes as many
+         * fetched from the other nodes */
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }

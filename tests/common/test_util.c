@@ -814,6 +814,22 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_bcast_algorithm", &value)) {
         config->bcast_algorithm = (int)value;
     }
+    config->allgatherv_algorithm = TU_ALG_AUTO;
+    config->reduce_scatter_algorithm = TU_ALG_AUTO;
+    config->alltoall_algorithm = TU_ALG_AUTO;
+    config->alltoallv_algorithm = TU_ALG_AUTO;
+    if (0 == tu_cvar_read_int("coll_gpu_allgatherv_algorithm", &value)) {
+        config->allgatherv_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_reduce_scatter_algorithm", &value)) {
+        config->reduce_scatter_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_alltoall_algorithm", &value)) {
+        config->alltoall_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_alltoallv_algorithm", &value)) {
+        config->alltoallv_algorithm = (int)value;
+    }
 }
 
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
@@ -830,12 +846,19 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     switch (coll) {
     case COLL_GPU_ALLREDUCE:
         return tu_allreduce_native_expected(config, comm_size);
+    /* native on communicators spanning nodes too */
     case COLL_GPU_REDUCE_SCATTER_BLOCK:
-        alg = config->reduce_scatter_block_algorithm;
-        break;
+        return config->native && TU_ALG_STAGED != config->reduce_scatter_block_algorithm;
     case COLL_GPU_ALLGATHER:
-        alg = config->allgather_algorithm;
-        break;
+        return config->native && TU_ALG_STAGED != config->allgather_algorithm;
+    case COLL_GPU_ALLGATHERV:
+        return config->native && TU_ALG_STAGED != config->allgatherv_algorithm;
+    case COLL_GPU_REDUCE_SCATTER:
+        return config->native && TU_ALG_STAGED != config->reduce_scatter_algorithm;
+    case COLL_GPU_ALLTOALL:
+        return config->native && TU_ALG_STAGED != config->alltoall_algorithm;
+    case COLL_GPU_ALLTOALLV:
+        return config->native && TU_ALG_STAGED != config->alltoallv_algorithm;
     case COLL_GPU_BCAST:
         alg = config->bcast_algorithm;
         break;
@@ -2455,12 +2478,18 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
      * on the device and the kernels define the reduction (predefined op, predefined
      * contiguous type).  Kinds that differ across ranks then make an erroneous program
      * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
-    /* The same for blocking MPI_Reduce_scatter_block (a reduction the kernels define),
-     * MPI_Allgather and MPI_Bcast (any predefined type) */
-    if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll)
+    /* The same for blocking MPI_Reduce_scatter(_block) (a reduction the kernels define),
+     * MPI_Allgather(v), MPI_Alltoall(v) and MPI_Bcast (any predefined type).  A native
+     * MPI_Alltoallv agrees on its counts (a host allreduce) before it can tell that they are all
+     * zero: kinds that differ are erroneous for it even then. */
+    if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll ||
+          COLL_GPU_REDUCE_SCATTER == p->coll)
              ? (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)
-             : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll)) &&
-        c->type->contiguous && 0 != p->count && tu_coll_native_expected(config, p->coll, c->size)) {
+             : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll ||
+                COLL_GPU_ALLGATHERV == p->coll || COLL_GPU_ALLTOALL == p->coll ||
+                COLL_GPU_ALLTOALLV == p->coll)) &&
+        c->type->contiguous && (0 != p->count || COLL_GPU_ALLTOALLV == p->coll) &&
+        tu_coll_native_expected(config, p->coll, c->size)) {
         bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank

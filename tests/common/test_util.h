@@ -174,6 +174,11 @@ typedef struct {
     int reduce_scatter_block_algorithm;
     int allgather_algorithm;
     int bcast_algorithm;
+    /* coll_gpu_{allgatherv,reduce_scatter,alltoall,alltoallv}_algorithm, alike */
+    int allgatherv_algorithm;
+    int reduce_scatter_algorithm;
+    int alltoall_algorithm;
+    int alltoallv_algorithm;
 } tu_gpu_config_t;
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the
@@ -184,8 +189,9 @@ enum { TU_ALG_AUTO = 0, TU_ALG_STAGED, TU_ALG_ONE_SHOT, TU_ALG_TWO_SHOT, TU_NUM_
  * this (one) machine, given its parameters, with every rank passing device memory, a
  * predefined op on a predefined contiguous type and count > 0. */
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
-/* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast (coll: their
- * COLL_GPU_* value) and MPI_Allreduce; false for every other collective. */
+/* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Allgatherv,
+ * MPI_Reduce_scatter, MPI_Alltoall, MPI_Alltoallv (coll: their COLL_GPU_* value) and
+ * MPI_Allreduce; false for every other collective. */
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size);
 void tu_gpu_config_read(tu_gpu_config_t *config);
 

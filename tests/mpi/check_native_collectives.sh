@@ -9,7 +9,9 @@
 #     the same bits on every rank, the pvar of the path taken;
 #   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
 #     steps: the same digest (staged: its integer part, Open MPI's float order differing);
-#   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes are staged;
+#   - emulated nodes (coll_gpu_ranks_per_node): reduce_scatter_block and allgather native
+#     across nodes on host buffers (UCX gets), staged on emulated device buffers (UCX reaches
+#     no emulated device memory); bcast staged across nodes;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast: MPI_ERR_OTHER and the help message, no hang.
@@ -49,15 +51,29 @@ for np in 3 4; do
     check_same_digest "$np ranks: host buffers = device" $np-host $np-native
 done
 
-# emulated nodes: world spans 2 nodes and is staged, communicators inside a node native
+# emulated nodes: world spans 2 nodes; device buffers staged there (no UCX path to emulated
+# device scratch), communicators inside a node native
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
     test_native_collectives
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node staged, one node native" \
     "MPI_Bcast on .*staged \(multi_node" "MPI_Allgather on .*: direct" \
     "MPI_Reduce_scatter_block on .*: direct"
 check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_native_collectives
-check_run "4 ranks, host buffers, 2 per node" 4 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2" \
+# host buffers: allgather and reduce_scatter_block native across nodes, the bits of one node
+check_run "4 ranks, host buffers, 2 per node" 4 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
     test_native_collectives --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgather, reduce_scatter_block across nodes" \
+    "MPI_Allgather on MPI COMMUNICATOR 3 DUP.*host memory: direct" \
+    "MPI_Reduce_scatter_block on MPI COMMUNICATOR 3 DUP.*host memory: direct"
+check_digest 4-host-nodes
+check_run "4 ranks, host buffers" 4 "$EMU coll_gpu_host_buffers=1" test_native_collectives \
+    --kinds=host
+check_digest 4-host-small
+check_same_digest "4 ranks: 2 nodes = 1 node" 4-host-nodes 4-host-small
+check_run "7 ranks, host buffers, 3 per node, 1 KiB scratch halves" 7 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3 $TINY" test_native_collectives \
+    --kinds=host --small
 
 # a tuning rule staging bcast: the test expects what the parameters say, so force the others
 printf 'bcast * * * staged\nallgather * * * direct\n' >"$TMP/rules.conf"
