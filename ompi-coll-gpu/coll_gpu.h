@@ -235,6 +235,23 @@ int mca_coll_gpu_gather_host_only(const void *sbuf, int scount, struct ompi_data
 int mca_coll_gpu_scatter_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *base);
+int mca_coll_gpu_allgatherv_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                      void *rbuf, const int *rcounts, const int *displs,
+                                      struct ompi_datatype_t *rdtype,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *base);
+int mca_coll_gpu_reduce_scatter_host_only(const void *sbuf, void *rbuf, const int *rcounts,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *base);
+int mca_coll_gpu_alltoall_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                    struct ompi_communicator_t *comm, mca_coll_base_module_t *base);
+int mca_coll_gpu_alltoallv_host_only(const void *sbuf, const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                     const int *rdispls, struct ompi_datatype_t *rdtype,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *base);
 int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
                                      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                      struct ompi_communicator_t *comm,

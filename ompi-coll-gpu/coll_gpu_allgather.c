@@ -4,6 +4,8 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
+#include <limits.h>
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     bool vector; /* the v-variant: counts and displacements may be NULL off the root */
@@ -61,22 +63,63 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
     return true;
 }
 
+/* The same for MPI_Allgatherv.  Every rank knows every block's count: eligibility and the
+ * tuning rules see the largest block.  Negative displacements are not native (datatype_op). */
+static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_native_kind_t kind,
+                                       const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+    const void *bufs[2] = {rbuf, sbuf};
+    size_t counts[COLL_GPU_NATIVE_MAX_RANKS], displs[COLL_GPU_NATIVE_MAX_RANKS], total = 0;
+    int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    coll_gpu_native_call_t call;
+
+    for (int p = 0; p < size; ++p) {
+        largest = (a->rcounts[p] > largest) ? a->rcounts[p] : largest;
+        if ((a->rcounts[p] < 0) || (a->displs[p] < 0)) {
+            largest = INT_MIN;
+        }
+    }
+    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcounts[rank]))) {
+        largest = 0;
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV, kind,
+                                  (largest > 0) ? largest : 0, a->rdtype, NULL, bufs,
+                                  in_place ? 1 : 2, kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        for (int p = 0; p < size; ++p) {
+            counts[p] = (size_t)a->rcounts[p];
+            displs[p] = (size_t)a->displs[p];
+            total += counts[p];
+        }
+        COLL_GPU_COUNT_NATIVE(ALLGATHERV, total * call.esize);
+        *rc_p = coll_gpu_allgatherv_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, counts,
+                                           displs);
+    }
+    return true;
+}
+
 /* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
 static COLL_GPU_SLOW_PATH int coll_gpu_allgather_host_buffers(coll_gpu_allgather_args_t *a,
                                                               const void *sbuf, void *rbuf) {
+    coll_gpu_coll_t coll = a->vector ? COLL_GPU_ALLGATHERV : COLL_GPU_ALLGATHER;
     bool mixed = false;
     int rc;
 
     if (OPAL_LIKELY(!a->module->native_setup)) {
         if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
             (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_ALLGATHER, false);
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
         }
-        if (coll_gpu_allgather_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+        if (a->vector
+                ? coll_gpu_allgatherv_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
+                : coll_gpu_allgather_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
             return rc;
         }
     }
-    COLL_GPU_COUNT(calls_passthrough, ALLGATHER);
+    ++mca_coll_gpu_component.calls_passthrough[coll];
     return coll_gpu_allgather_host(sbuf, rbuf, 0, a, NULL);
 }
 
@@ -87,7 +130,7 @@ static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_co
                                        ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
     bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
-    bool native = (COLL_GPU_ALLGATHER == coll);
+    bool native = (COLL_GPU_ALLGATHER == coll) || (COLL_GPU_ALLGATHERV == coll);
     coll_gpu_call_t call;
     bool single_call = true;
     int rc;
@@ -99,8 +142,10 @@ static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_co
                                          &single_call)) {
         return coll_gpu_allgather_host(sbuf, rbuf, 0, a, request);
     }
-    if (native &&
-        coll_gpu_allgather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)) {
+    if (native && (a->vector ? coll_gpu_allgatherv_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
+                                                          single_call, &rc)
+                             : coll_gpu_allgather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
+                                                         single_call, &rc))) {
         return rc;
     }
 
@@ -194,12 +239,35 @@ int mca_coll_gpu_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_allgatherv_host_only(sbuf, scount, sdtype, rbuf, rcounts, displs,
+                                                     rdtype, comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, ALLGATHERV);
         return COLL_GPU_PREV(module, allgatherv, sbuf, scount, sdtype, rbuf, rcounts, displs,
                              rdtype, comm);
     }
     return coll_gpu_allgatherv_classified(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
                                           base);
+}
+
+int mca_coll_gpu_allgatherv_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                      void *rbuf, const int *rcounts, const int *displs,
+                                      struct ompi_datatype_t *rdtype,
+                                      struct ompi_communicator_t *comm,
+                                      mca_coll_base_module_t *base) {
+    coll_gpu_allgather_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .vector = true,
+        .scount = scount,
+        .sdtype = sdtype,
+        .rcounts = rcounts,
+        .displs = displs,
+        .rdtype = rdtype,
+        .comm = comm,
+    };
+
+    return coll_gpu_allgather_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -1,7 +1,10 @@
 /*
  * MPI_Alltoall, MPI_Alltoallv and their nonblocking forms on device buffers.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
+
+#include "ompi/datatype/ompi_datatype.h"
 
 typedef struct {
     mca_coll_gpu_module_t *module;
@@ -31,19 +34,139 @@ static int coll_gpu_alltoall_host(const void *sbuf, void *rbuf, int count, void 
                                              a->rcount, a->rdtype, a->comm, request);
 }
 
+/* A blocking MPI_Alltoall natively in kind's memory; false when it must be staged (device)
+ * or handed to Open MPI (host).  Send and receive blocks of another type or count than each
+ * other are not native (datatype_op). */
+static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
+                                     const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+    const void *bufs[2] = {rbuf, sbuf};
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    int count = a->rcount;
+    coll_gpu_native_call_t call;
+
+    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
+        count = 0;
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALL, kind, count,
+                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
+                                  rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        COLL_GPU_COUNT_NATIVE(ALLTOALL,
+                              (size_t)count * call.esize * (size_t)ompi_comm_size(a->comm));
+        *rc_p =
+            coll_gpu_alltoall_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count);
+    }
+    return true;
+}
+
+/*
+ * The same for MPI_Alltoallv.  A rank knows only its own counts, while the number of steps
+ * (the longest block of any pair of ranks), the eligibility and the tuning rule must be the
+ * same on every rank: the ranks agree on them with one max-reduction over Open MPI's allreduce
+ * per call, which also carries whether some rank's arguments (another send type, a negative
+ * count or displacement) rule the native algorithm out.  A few microseconds on host memory,
+ * next to an alltoallv's own step signals; skipped when the call cannot be native anyway.
+ */
+static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
+                                      const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    size_t scounts[COLL_GPU_NATIVE_MAX_RANKS], sdispls[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t rcounts[COLL_GPU_NATIVE_MAX_RANKS], rdispls[COLL_GPU_NATIVE_MAX_RANKS], total = 0;
+    const void *bufs[2] = {rbuf, sbuf};
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    int size = ompi_comm_size(a->comm), count = 1; /* 1: refused for another reason */
+    int64_t agreed[2] = {0, 0};                    /* the largest block, unusable */
+    coll_gpu_native_call_t call;
+
+    if (!ompi_datatype_is_predefined(a->rdtype)) {
+        count = 0; /* datatype_op, whatever the counts: no agreement needed */
+    } else if (!kinds_mixed && c->native &&
+               (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
+        for (int p = 0; p < size; ++p) {
+            int sc = in_place ? 0 : a->scounts[p], sd = in_place ? 0 : a->sdispls[p];
+            agreed[0] = (a->rcounts[p] > agreed[0]) ? a->rcounts[p] : agreed[0];
+            agreed[0] = (sc > agreed[0]) ? sc : agreed[0];
+            if ((sc < 0) || (sd < 0) || (a->rcounts[p] < 0) || (a->rdispls[p] < 0)) {
+                agreed[1] = 1;
+            }
+        }
+        if (!in_place && (a->sdtype != a->rdtype)) {
+            agreed[1] = 1;
+        }
+        if (OMPI_SUCCESS != COLL_GPU_PREV(a->module, allreduce, MPI_IN_PLACE, agreed, 2,
+                                          MPI_INT64_T, MPI_MAX, a->comm)) {
+            agreed[1] = 1;
+        }
+        count = (0 != agreed[1]) ? 0 : (int)agreed[0];
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
+                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
+                                  rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        for (int p = 0; p < size; ++p) {
+            scounts[p] = in_place ? 0 : (size_t)a->scounts[p];
+            sdispls[p] = in_place ? 0 : (size_t)a->sdispls[p];
+            rcounts[p] = (size_t)a->rcounts[p];
+            rdispls[p] = (size_t)a->rdispls[p];
+            total += rcounts[p];
+        }
+        COLL_GPU_COUNT_NATIVE(ALLTOALLV, total * call.esize);
+        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : sbuf, scounts, sdispls,
+                                          rbuf, rcounts, rdispls, (size_t)count);
+    }
+    return true;
+}
+
+/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
+static COLL_GPU_SLOW_PATH int coll_gpu_alltoall_host_buffers(coll_gpu_alltoall_args_t *a,
+                                                             const void *sbuf, void *rbuf) {
+    coll_gpu_coll_t coll = a->vector ? COLL_GPU_ALLTOALLV : COLL_GPU_ALLTOALL;
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
+        }
+        if (a->vector ? coll_gpu_alltoallv_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
+                      : coll_gpu_alltoall_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+            return rc;
+        }
+    }
+    ++mca_coll_gpu_component.calls_passthrough[coll];
+    return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, NULL);
+}
+
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_alltoall_dispatch(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t coll,
                                       const char *mpi_call, const void *sbuf, void *rbuf,
                                       ompi_request_t **request) {
     int size = ompi_comm_size(a->comm);
+    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
+    bool native = (COLL_GPU_ALLTOALL == coll) || (COLL_GPU_ALLTOALLV == coll);
     coll_gpu_call_t call;
     bool single_call = true;
+    int rc;
 
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll,
-                                         coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf),
-                                         request, &single_call)) {
+    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_alltoall_host_buffers(a, sbuf, rbuf);
+    }
+    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
+                                         &single_call)) {
         return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, request);
+    }
+    if (native &&
+        (a->vector
+             ? coll_gpu_alltoallv_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)
+             : coll_gpu_alltoall_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc))) {
+        return rc;
     }
 
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_alltoall_host, a);
@@ -87,10 +210,30 @@ int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_alltoall_host_only(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                                   base);
+        }
         COLL_GPU_COUNT(calls_passthrough, ALLTOALL);
         return COLL_GPU_PREV(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
     }
     return coll_gpu_alltoall_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
+}
+
+int mca_coll_gpu_alltoall_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                                    struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *base) {
+    coll_gpu_alltoall_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .scount = scount,
+        .rcount = rcount,
+        .sdtype = sdtype,
+        .rdtype = rdtype,
+        .comm = comm,
+    };
+
+    return coll_gpu_alltoall_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int
@@ -120,12 +263,36 @@ int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdis
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_alltoallv_host_only(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
+                                                    rdispls, rdtype, comm, base);
+        }
         COLL_GPU_COUNT(calls_passthrough, ALLTOALLV);
         return COLL_GPU_PREV(module, alltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
                              rdispls, rdtype, comm);
     }
     return coll_gpu_alltoallv_classified(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
                                          rdtype, comm, base);
+}
+
+int mca_coll_gpu_alltoallv_host_only(const void *sbuf, const int *scounts, const int *sdispls,
+                                     struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                                     const int *rdispls, struct ompi_datatype_t *rdtype,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_t *base) {
+    coll_gpu_alltoall_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .vector = true,
+        .scounts = scounts,
+        .sdispls = sdispls,
+        .rcounts = rcounts,
+        .rdispls = rdispls,
+        .sdtype = sdtype,
+        .rdtype = rdtype,
+        .comm = comm,
+    };
+
+    return coll_gpu_alltoall_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -189,6 +189,10 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         module->super.coll_reduce = mca_coll_gpu_reduce_host_only;
         module->super.coll_gather = mca_coll_gpu_gather_host_only;
         module->super.coll_scatter = mca_coll_gpu_scatter_host_only;
+        module->super.coll_allgatherv = mca_coll_gpu_allgatherv_host_only;
+        module->super.coll_reduce_scatter = mca_coll_gpu_reduce_scatter_host_only;
+        module->super.coll_alltoall = mca_coll_gpu_alltoall_host_only;
+        module->super.coll_alltoallv = mca_coll_gpu_alltoallv_host_only;
         return &module->super;
     }
 #define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;

@@ -31,17 +31,17 @@ _Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements")
                              .uniform_count = uniform}
 const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
     COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
-                   false, true, true),
-    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, false, false, true),
+                   true, true, true),
+    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, true, false, true),
     COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, true, false, true),
     COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, true, true, true),
     COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, true, false, true),
     COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, true, true, true),
-    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, false, false, false),
-    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, false, false,
+    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, true, false, false),
+    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, true, true,
                    false),
-    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, false, true, true),
-    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, false, false, false),
+    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, true, true, true),
+    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, true, true, false),
 };
 #undef COLL_GPU_NCOLL
 
@@ -725,9 +725,11 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         snprintf(why, sizeof(why), ": %d nodes", call->native->team->nnodes);
         goto fallback;
     }
-    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) * tsize >
+    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) *
+            (((NULL != op) && (call->native->team->nnodes > 1)) ? 2 : 1) * tsize >
         call->native->half) {
-        /* a step must hold an element of every block */
+        /* a step must hold an element of every block, and a reduction spanning nodes as many
+         * fetched from the other nodes */
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }

@@ -301,7 +301,7 @@ typedef struct {
     coll_gpu_alg_t native;   /* its native algorithm */
     bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
     bool per_rank_blocks;    /* a step holds up to an element per rank in a scratch half:
-                              * reduce_scatter_block and the alltoalls (every rank's block),
+                              * reduce_scatter(_block) and the alltoalls (every rank's block),
                               * scatter (the root's chunk of every block), reduce (the root's
                               * copies of other nodes' inputs) */
     bool uniform_count;      /* every rank passes the same count (coll_gpu_check_counts) */
@@ -323,10 +323,11 @@ typedef struct {
 
 /*
  * Whether a blocking call runs natively; fills call when it does.  count elements of dtype per
- * rank (block); op: the reduction (reduce_scatter_block) or NULL; bufs: this rank's nbufs
- * buffers (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds
- * differ.  On false the reason was counted and logged: the caller stages (device) or hands the
- * call to Open MPI (host).  *rc_p is set on true only when the call already failed.
+ * rank (block; the v-variants: the largest block, the same on every rank); op: the reduction
+ * (reduce_scatter_block) or NULL; bufs: this rank's nbufs buffers (MPI_IN_PLACE ones left out);
+ * kinds_mixed: the ranks agreed their memory kinds differ.  On false the reason was counted and
+ * logged: the caller stages (device) or hands the call to Open MPI (host).  *rc_p is set on true
+ * only when the call already failed.
  */
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
@@ -345,6 +346,27 @@ int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_n
                               const void *sbuf, void *rbuf, size_t count);
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              void *buf, size_t count, int root);
+/* The v-variants and the alltoalls: counts and displacements in elements, one per rank of the
+ * team (at most COLL_GPU_NATIVE_MAX_RANKS), the same type on both sides.
+ * allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf: counts[rank] elements,
+ * NULL when in place. */
+int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                               const void *sbuf, void *rbuf, const size_t *counts,
+                               const size_t *displs);
+/* reduce_scatter: sbuf: the blocks one after the other (rbuf when in place); rbuf: counts[rank]
+ * elements (its start) */
+int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
+                                   const coll_gpu_native_call_t *call, const void *sbuf, void *rbuf,
+                                   const size_t *counts);
+/* alltoall(v): send block d goes to rank d, receive block p comes from rank p; sbuf NULL when in
+ * place (rbuf's blocks sent, scounts/sdispls ignored); largest: the longest block of any pair of
+ * ranks, the same on every rank.  alltoall: count elements per block, sbuf NULL in place. */
+int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                              const void *sbuf, const size_t *scounts, const size_t *sdispls,
+                              void *rbuf, const size_t *rcounts, const size_t *rdispls,
+                              size_t largest);
+int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                             const void *sbuf, void *rbuf, size_t count);
 /* sbuf: count elements (rbuf at the root when in place); rbuf: count elements, the root's only */
 int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                            const void *sbuf, void *rbuf, size_t count, int root);

@@ -6,6 +6,8 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
+#include <limits.h>
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     int rcount;         /* reduce_scatter_block */
@@ -53,24 +55,61 @@ static bool coll_gpu_reduce_scatter_block_native(coll_gpu_reduce_scatter_args_t 
     return true;
 }
 
+/* The same for MPI_Reduce_scatter.  Every rank knows every block's count: eligibility and the
+ * tuning rules see the largest block. */
+static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
+                                           coll_gpu_native_kind_t kind, const void *sbuf,
+                                           void *rbuf, bool kinds_mixed, int *rc_p) {
+    const void *bufs[2] = {rbuf, sbuf};
+    size_t counts[COLL_GPU_NATIVE_MAX_RANKS];
+    int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
+    coll_gpu_native_call_t call;
+
+    for (int b = 0; b < size; ++b) {
+        largest = (a->rcounts[b] > largest) ? a->rcounts[b] : largest;
+        if (a->rcounts[b] < 0) {
+            largest = INT_MIN;
+        }
+    }
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER, kind,
+                                  (largest > 0) ? largest : 0, a->dtype, a->op, bufs,
+                                  (MPI_IN_PLACE == sbuf) ? 1 : 2, kinds_mixed, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        for (int b = 0; b < size; ++b) {
+            counts[b] = (size_t)a->rcounts[b];
+        }
+        COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER, counts[rank] * call.esize);
+        *rc_p = coll_gpu_reduce_scatter_direct(a->comm, &call, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf,
+                                               rbuf, counts);
+    }
+    return true;
+}
+
 /* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
 static COLL_GPU_SLOW_PATH int
-coll_gpu_reduce_scatter_block_host_buffers(coll_gpu_reduce_scatter_args_t *a, const void *sbuf,
-                                           void *rbuf) {
+coll_gpu_reduce_scatter_host_buffers(coll_gpu_reduce_scatter_args_t *a, const void *sbuf,
+                                     void *rbuf) {
+    coll_gpu_coll_t coll =
+        (NULL != a->rcounts) ? COLL_GPU_REDUCE_SCATTER : COLL_GPU_REDUCE_SCATTER_BLOCK;
     bool mixed = false;
     int rc;
 
     if (OPAL_LIKELY(!a->module->native_setup)) {
         if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
             (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
-                                                false);
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
         }
-        if (coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
+        if ((NULL != a->rcounts)
+                ? coll_gpu_reduce_scatter_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
+                : coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed,
+                                                       &rc)) {
             return rc;
         }
     }
-    COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER_BLOCK);
+    ++mca_coll_gpu_component.calls_passthrough[coll];
     return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, NULL);
 }
 
@@ -83,19 +122,22 @@ static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, c
     size_t total = 0, mine;
     bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
     bool block = (COLL_GPU_REDUCE_SCATTER_BLOCK == coll);
+    bool native = block || (COLL_GPU_REDUCE_SCATTER == coll);
     coll_gpu_call_t call;
     bool single_call = true;
     int rc;
 
-    if (block && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_reduce_scatter_block_host_buffers(a, sbuf, rbuf);
+    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
+        return coll_gpu_reduce_scatter_host_buffers(a, sbuf, rbuf);
     }
     if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, request);
     }
-    if (block && coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
-                                                      single_call, &rc)) {
+    if (native && (block ? coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_DEVICE, sbuf,
+                                                                rbuf, single_call, &rc)
+                         : coll_gpu_reduce_scatter_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
+                                                          single_call, &rc))) {
         return rc;
     }
 
@@ -139,10 +181,29 @@ int mca_coll_gpu_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
     if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
+        if (mca_coll_gpu_component.host_buffers) {
+            return mca_coll_gpu_reduce_scatter_host_only(sbuf, rbuf, rcounts, dtype, op, comm,
+                                                         base);
+        }
         COLL_GPU_COUNT(calls_passthrough, REDUCE_SCATTER);
         return COLL_GPU_PREV(module, reduce_scatter, sbuf, rbuf, rcounts, dtype, op, comm);
     }
     return coll_gpu_reduce_scatter_classified(sbuf, rbuf, rcounts, dtype, op, comm, base);
+}
+
+int mca_coll_gpu_reduce_scatter_host_only(const void *sbuf, void *rbuf, const int *rcounts,
+                                          struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                          struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *base) {
+    coll_gpu_reduce_scatter_args_t args = {
+        .module = (mca_coll_gpu_module_t *)base,
+        .rcounts = rcounts,
+        .dtype = dtype,
+        .op = op,
+        .comm = comm,
+    };
+
+    return coll_gpu_reduce_scatter_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(
@@ -189,7 +250,7 @@ int mca_coll_gpu_reduce_scatter_block_host_only(const void *sbuf, void *rbuf, in
         .comm = comm,
     };
 
-    return coll_gpu_reduce_scatter_block_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_reduce_scatter_host_buffers(&args, sbuf, rbuf);
 }
 
 static COLL_GPU_SLOW_PATH int

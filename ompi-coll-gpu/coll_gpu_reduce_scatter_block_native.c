@@ -1,68 +1,118 @@
 /*
- * MPI_Reduce_scatter_block, direct: per step, every rank copies its chunk of every other
- * rank's block into its scratch half (block b's chunk at b * chunk), announces it, and once
- * every peer has, reduces its own block's chunk from every peer's scratch (its own from its
- * send buffer), in rank order, into its receive buffer.  Every element is combined exactly as
- * the allreduce algorithms combine it (coll_gpu_native_reduce over the n inputs in rank
- * order): the result is allreduce's result block, bit for bit.
+ * MPI_Reduce_scatter(_block), direct: per step, every rank copies its chunk of every other
+ * rank's block into its scratch half (block b's chunk at b * per_step elements), announces it,
+ * and once every peer has, reduces its own block's chunk from every peer's scratch (its own
+ * from its send buffer), in rank order, into its receive buffer.  A peer of this node is read
+ * where it is; another node's chunk is first fetched (a get) into this rank's staging area, the
+ * second part of its scratch half on communicators spanning nodes.  Every element is combined
+ * exactly as the allreduce algorithms combine it (coll_gpu_native_reduce over the n inputs in
+ * rank order): the result is allreduce's result block, bit for bit.
  *
- * MPI_IN_PLACE: the input is rbuf; the result goes to its first count elements.  Rank 0
- * reduces its block in place (the first input is the destination, which the reduction
- * allows), other ranks read their block past the first count elements, which are written
- * only after the block 0 chunks they hold were copied into the scratch.
+ * The blocks may differ in length (MPI_Reduce_scatter's recvcounts, the same on every rank):
+ * step s carries elements [s * per_step, (s + 1) * per_step) of every block, and the largest
+ * block sets the number of steps.
+ *
+ * MPI_IN_PLACE: the input is rbuf; the result goes to its first counts[rank] elements, where
+ * step s writes elements that no later step reads (block b's elements of step s' > s lie past
+ * them).  Rank 0 reduces its block in place (its own input is the first one and the
+ * destination, which the reduction allows); another rank whose own input could overlap what
+ * the same step writes reads it from a copy in its scratch (its own block's place there).
  *
  * An accelerator error does not stop the signals: peers finish the call and the error is
  * returned at the end.
  */
 #include "coll_gpu_native.h"
 
-int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
-                                         const coll_gpu_native_call_t *call, const void *sbuf,
-                                         void *rbuf, size_t count) {
+int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
+                                   const coll_gpu_native_call_t *call, const void *sbuf, void *rbuf,
+                                   const size_t *counts) {
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t displs[COLL_GPU_NATIVE_MAX_RANKS];
     int size = native->team->size, rank = native->team->rank;
-    size_t esize = call->esize, per_step = native->half / ((size_t)size * esize);
+    /* the staging area of other nodes' chunks: as many places as blocks, so that every rank
+     * lays its scratch out alike whatever the size of its node */
+    size_t slots = (size_t)size * ((native->team->nnodes > 1) ? 2 : 1);
+    size_t esize = call->esize, per_step = native->half / (slots * esize), largest = 0;
+    bool copy_own = false;
     accel_status_t astatus = ACCEL_OK;
-    shmem_status_t status;
+    shmem_status_t status = SHMEM_OK;
 
-    for (size_t first = 0; first < count; first += per_step) {
-        size_t n = (count - first < per_step) ? count - first : per_step;
+    for (int b = 0; b < size; ++b) {
+        displs[b] = (0 == b) ? 0 : displs[b - 1] + counts[b - 1];
+        largest = (counts[b] > largest) ? counts[b] : largest;
+    }
+    /* in place, this rank's input chunk [displs + first, + n) and the result chunk
+     * [first, + n) it writes overlap unless they coincide or lie a whole chunk apart */
+    copy_own = (sbuf == rbuf) && (0 != rank) && (displs[rank] < per_step);
+    for (size_t first = 0; first < largest; first += per_step) {
         uint64_t step = ++native->step;
         char *mine = coll_gpu_native_mine(native, call->kind, step);
+        char *staging = mine + (size_t)size * per_step * esize;
+        size_t n = (counts[rank] <= first)             ? 0
+                   : (counts[rank] - first < per_step) ? counts[rank] - first
+                                                       : per_step;
 
         for (int b = 0; (b < size) && (ACCEL_OK == astatus); ++b) {
-            if (b != rank) {
-                astatus = mem->copy(mine + (size_t)b * n * esize,
-                                    (const char *)sbuf + ((size_t)b * count + first) * esize,
-                                    n * esize, call->stream);
+            size_t nb = (counts[b] <= first)             ? 0
+                        : (counts[b] - first < per_step) ? counts[b] - first
+                                                         : per_step;
+            if ((nb > 0) && ((b != rank) || copy_own)) {
+                astatus = mem->copy(mine + (size_t)b * per_step * esize,
+                                    (const char *)sbuf + (displs[b] + first) * esize, nb * esize,
+                                    call->stream);
             }
         }
-        /* the copies must have landed (and the previous step's reads completed) before
-         * peers are told */
-        if (ACCEL_OK == astatus) {
-            astatus = mem->synchronize(call->stream);
+        if ((ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
+            astatus = coll_gpu_native_publish(native, call->kind, step, 0,
+                                              (size_t)size * per_step * esize, call->stream);
         }
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+        /* the copies have landed and the previous step's reads are complete before peers are
+         * told */
+        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
+        if (SHMEM_OK == status) {
+            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+        }
         if (SHMEM_OK == status) {
             status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
         }
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }
-        if (ACCEL_OK == astatus) {
-            for (int p = 0; p < size; ++p) {
+        if ((ACCEL_OK != astatus) || (0 == n)) {
+            continue;
+        }
+        for (int p = 0; (p < size) && (ACCEL_OK == astatus); ++p) {
+            size_t offset = (size_t)rank * per_step * esize;
+            if (p == rank) {
                 srcs[p] =
-                    coll_gpu_native_theirs(native, call->kind, p, step) + (size_t)rank * n * esize;
+                    copy_own ? mine + offset : (const char *)sbuf + (displs[rank] + first) * esize;
+            } else if (coll_gpu_native_is_local(native, p)) {
+                srcs[p] = coll_gpu_native_theirs(native, call->kind, p, step) + offset;
+            } else {
+                char *slot = staging + (size_t)p * per_step * esize;
+                astatus = coll_gpu_native_fetch(native, call->kind, p, step, offset, slot,
+                                                n * esize, call->stream, &status);
+                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+                    goto err_transport;
+                }
+                srcs[p] = slot;
             }
-            srcs[rank] = (const char *)sbuf + ((size_t)rank * count + first) * esize;
+        }
+        /* the other nodes' chunks have arrived */
+        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
+        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+            goto err_transport;
+        }
+        if (ACCEL_OK == astatus) {
             astatus = coll_gpu_native_reduce(mem, (char *)rbuf + first * esize, srcs, size, n,
                                              call->dtype, call->op, call->stream);
         }
     }
-    if (ACCEL_OK == astatus) {
-        astatus = mem->synchronize(call->stream);
+    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
+    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+        goto err_transport;
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
@@ -70,6 +120,19 @@ int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
     return OMPI_SUCCESS;
 
 err_transport:
-    (void)mem->synchronize(call->stream);
+    /* nothing may still be landing in the scratch after the return */
+    astatus = ACCEL_OK;
+    (void)coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
     return coll_gpu_native_transport_failed(native, status, call->mpi_call, comm);
+}
+
+int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
+                                         const coll_gpu_native_call_t *call, const void *sbuf,
+                                         void *rbuf, size_t count) {
+    size_t counts[COLL_GPU_NATIVE_MAX_RANKS];
+
+    for (int b = 0; b < call->native->team->size; ++b) {
+        counts[b] = count;
+    }
+    return coll_gpu_reduce_scatter_direct(comm, call, sbuf, rbuf, counts);
 }

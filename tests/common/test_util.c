@@ -814,12 +814,23 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     if (0 == tu_cvar_read_int("coll_gpu_bcast_algorithm", &value)) {
         config->bcast_algorithm = (int)value;
     }
+    config->allgatherv_algorithm = TU_ALG_AUTO;
+    config->reduce_scatter_algorithm = TU_ALG_AUTO;
+    config->alltoall_algorithm = TU_ALG_AUTO;
+    config->alltoallv_algorithm = TU_ALG_AUTO;
+    if (0 == tu_cvar_read_int("coll_gpu_allgatherv_algorithm", &value)) {
+        config->allgatherv_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_reduce_scatter_algorithm", &value)) {
+        config->reduce_scatter_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_alltoall_algorithm", &value)) {
+        config->alltoall_algorithm = (int)value;
+    }
+    if (0 == tu_cvar_read_int("coll_gpu_alltoallv_algorithm", &value)) {
+        config->alltoallv_algorithm = (int)value;
+    }
     config->reduce_algorithm = config->gather_algorithm = config->scatter_algorithm = TU_ALG_AUTO;
-    /* other nodes read device scratch directly (a CUDA-aware UCX) or through host scratch
-     * (coll_gpu_native_publish): always, unless the environment says otherwise */
-    config->device_scratch_across_nodes =
-        NULL == getenv("TU_DEVICE_SCRATCH_ACROSS_NODES") ||
-        0 != strcmp(getenv("TU_DEVICE_SCRATCH_ACROSS_NODES"), "0");
     if (0 == tu_cvar_read_int("coll_gpu_reduce_algorithm", &value)) {
         config->reduce_algorithm = (int)value;
     }
@@ -849,11 +860,10 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
            !(one_node_only && tu_multi_node(config, comm_size));
 }
 
-bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size, bool device) {
-    bool one_node = !tu_multi_node(config, comm_size);
-    bool multi_node = false;
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
     int alg;
 
+    (void)comm_size; /* every native algorithm but allreduce's one-node ones spans nodes */
     switch (coll) {
     case COLL_GPU_ALLREDUCE:
         return tu_allreduce_native_expected(config, comm_size);
@@ -863,28 +873,34 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     case COLL_GPU_ALLGATHER:
         alg = config->allgather_algorithm;
         break;
+    case COLL_GPU_ALLGATHERV:
+        alg = config->allgatherv_algorithm;
+        break;
+    case COLL_GPU_REDUCE_SCATTER:
+        alg = config->reduce_scatter_algorithm;
+        break;
+    case COLL_GPU_ALLTOALL:
+        alg = config->alltoall_algorithm;
+        break;
+    case COLL_GPU_ALLTOALLV:
+        alg = config->alltoallv_algorithm;
+        break;
     case COLL_GPU_BCAST:
         alg = config->bcast_algorithm;
-        multi_node = true; /* these algorithms fetch from other nodes too */
         break;
     case COLL_GPU_REDUCE:
         alg = config->reduce_algorithm;
-        multi_node = true;
         break;
     case COLL_GPU_GATHER:
         alg = config->gather_algorithm;
-        multi_node = true;
         break;
     case COLL_GPU_SCATTER:
         alg = config->scatter_algorithm;
-        multi_node = true;
         break;
     default:
         return false;
     }
-    /* device memory across nodes: only where other nodes can fetch from the device scratch */
-    multi_node = multi_node && (!device || config->device_scratch_across_nodes);
-    return config->native && TU_ALG_STAGED != alg && (one_node || multi_node);
+    return config->native && TU_ALG_STAGED != alg;
 }
 
 const char *tu_path_name(tu_path_t path) {
@@ -2474,9 +2490,8 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     tu_call_class_t mine = tu_call_class(c->base, c->is_root, p->in_place, &p->kind);
     bool uniform = true, any_managed = TU_CLASS_MANAGED == mine, pipelined_size;
     bool native_call = false, native_host_call = false;
-    bool device_native = tu_coll_native_expected(config, p->coll, c->size, true);
-    bool host_native =
-        config->host_buffers && tu_coll_native_expected(config, p->coll, c->size, false);
+    bool device_native = tu_coll_native_expected(config, p->coll, c->size);
+    bool host_native = config->host_buffers && tu_coll_native_expected(config, p->coll, c->size);
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {
@@ -2500,14 +2515,19 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
      * on the device and the kernels define the reduction (predefined op, predefined
      * contiguous type).  Kinds that differ across ranks then make an erroneous program
      * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
-    /* The same for blocking MPI_Reduce_scatter_block and MPI_Reduce (a reduction the kernels
-     * define), MPI_Allgather, MPI_Bcast, MPI_Gather and MPI_Scatter (any predefined type) */
+    /* The same for blocking MPI_Reduce_scatter(_block) and MPI_Reduce (a reduction the kernels
+     * define), MPI_Allgather(v), MPI_Alltoall(v), MPI_Bcast, MPI_Gather and MPI_Scatter (any
+     * predefined type).  A native MPI_Alltoallv agrees on its counts (a host allreduce) before
+     * it can tell that they are all zero: kinds that differ are erroneous for it even then. */
     if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll ||
-          COLL_GPU_REDUCE == p->coll)
+          COLL_GPU_REDUCE_SCATTER == p->coll || COLL_GPU_REDUCE == p->coll)
              ? (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)
              : (COLL_GPU_ALLGATHER == p->coll || COLL_GPU_BCAST == p->coll ||
-                COLL_GPU_GATHER == p->coll || COLL_GPU_SCATTER == p->coll)) &&
-        c->type->contiguous && 0 != p->count && (device_native || host_native)) {
+                COLL_GPU_GATHER == p->coll || COLL_GPU_SCATTER == p->coll ||
+                COLL_GPU_ALLGATHERV == p->coll || COLL_GPU_ALLTOALL == p->coll ||
+                COLL_GPU_ALLTOALLV == p->coll)) &&
+        c->type->contiguous && (0 != p->count || COLL_GPU_ALLTOALLV == p->coll) &&
+        (device_native || host_native)) {
         bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank

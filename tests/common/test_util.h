@@ -177,9 +177,11 @@ typedef struct {
     int reduce_algorithm;
     int gather_algorithm;
     int scatter_algorithm;
-    /* other nodes can fetch from the device scratch (a UCX with device memory support; never
-     * with the emulated accelerator): TU_DEVICE_SCRATCH_ACROSS_NODES=1 in the environment */
-    bool device_scratch_across_nodes;
+    /* coll_gpu_{allgatherv,reduce_scatter,alltoall,alltoallv}_algorithm, alike */
+    int allgatherv_algorithm;
+    int reduce_scatter_algorithm;
+    int alltoall_algorithm;
+    int alltoallv_algorithm;
 } tu_gpu_config_t;
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the
@@ -206,10 +208,10 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * the ring runs natively (forced, or auto with one rank per node). */
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
 /* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce,
- * MPI_Gather, MPI_Scatter (coll: their COLL_GPU_* value; the last four on communicators
- * spanning emulated nodes too, in device memory only with device_scratch_across_nodes) and
- * MPI_Allreduce, in device (device) or host memory; false for every other collective. */
-bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size, bool device);
+ * MPI_Gather, MPI_Scatter, MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall, MPI_Alltoallv (coll:
+ * their COLL_GPU_* value; across emulated nodes too) and MPI_Allreduce; false for every other
+ * collective. */
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size);
 void tu_gpu_config_read(tu_gpu_config_t *config);
 
 typedef enum {
