@@ -44,13 +44,7 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_
         }
         /* the copy has landed and the previous step's fetches are complete: peers may read
          * this half and reuse theirs of the previous step */
-        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-        }
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-        }
+        status = coll_gpu_native_announce(call, step, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }
@@ -71,20 +65,10 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_
             }
         }
     }
-    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-        goto err_transport;
-    }
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
+    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
 
 err_transport:
-    /* nothing may still be landing in the receive buffer or the scratch after the return */
-    astatus = ACCEL_OK;
-    (void)coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-    return coll_gpu_native_transport_failed(native, status, call->mpi_call, comm);
+    return coll_gpu_native_finish(call, comm, status, astatus);
 }
 
 int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,

@@ -539,6 +539,38 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
     return status;
 }
 
+shmem_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64_t step,
+                                        accel_status_t *astatus_p) {
+    shmem_status_t status;
+
+    status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, astatus_p);
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_signal_all(call->native, step, COLL_GPU_PHASE_READY);
+    }
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_wait_all(call->native, step, COLL_GPU_PHASE_READY);
+    }
+    return status;
+}
+
+int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                           shmem_status_t status, accel_status_t astatus) {
+    accel_status_t ignored = ACCEL_OK;
+
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &astatus);
+    } else {
+        (void)coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &ignored);
+    }
+    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+        return coll_gpu_native_transport_failed(call->native, status, call->mpi_call, comm);
+    }
+    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
+        return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
+    }
+    return OMPI_SUCCESS;
+}
+
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm) {
     native->broken = true;

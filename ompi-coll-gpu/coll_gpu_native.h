@@ -208,6 +208,22 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
                                       const void *const *srcs, int n, size_t count,
                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
 
+/*
+ * The collectives' step handshake (struct coll_gpu_native_call is below): completes this rank's
+ * copies into its half and its fetches of the previous step, then announces READY of step to
+ * every peer and waits until every peer did.  An accelerator error in *astatus_p skips nothing
+ * of the handshake: peers finish the call.
+ */
+struct coll_gpu_native_call;
+shmem_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
+                                        accel_status_t *astatus_p);
+/* The end of a native collective: completes its fetches and copies (nothing lands in the
+ * caller's buffers after it returns) and returns MPI_ERR_OTHER with the help message for a
+ * transport error (status) or an accelerator error (astatus), else OMPI_SUCCESS. */
+int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
+                           struct ompi_communicator_t *comm, shmem_status_t status,
+                           accel_status_t astatus);
+
 /* Reports a transport error of a native collective (help message naming the call and
  * shmem_last_error()), marks the context broken; returns MPI_ERR_OTHER. */
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
@@ -310,7 +326,7 @@ typedef struct {
 extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];
 
 /* One native call of these collectives, as its algorithm gets it. */
-typedef struct {
+typedef struct coll_gpu_native_call {
     coll_gpu_native_t *native;
     coll_gpu_native_kind_t kind;
     const coll_gpu_native_mem_t *mem;

@@ -70,13 +70,7 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
         }
         /* the copies have landed and the previous step's reads are complete before peers are
          * told */
-        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-        }
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-        }
+        status = coll_gpu_native_announce(call, step, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }
@@ -110,20 +104,10 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
                                              call->dtype, call->op, call->stream);
         }
     }
-    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-        goto err_transport;
-    }
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
+    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
 
 err_transport:
-    /* nothing may still be landing in the scratch after the return */
-    astatus = ACCEL_OK;
-    (void)coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-    return coll_gpu_native_transport_failed(native, status, call->mpi_call, comm);
+    return coll_gpu_native_finish(call, comm, status, astatus);
 }
 
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,

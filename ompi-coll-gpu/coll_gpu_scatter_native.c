@@ -37,13 +37,7 @@ int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_nat
                                               (size_t)(size - 1) * n * esize, call->stream);
         }
         /* the root's chunks landed; a non-root's read of the previous step completed */
-        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-        }
-        if (SHMEM_OK == status) {
-            status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-        }
+        status = coll_gpu_native_announce(call, step, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto err_transport;
         }
@@ -63,16 +57,8 @@ int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_nat
                                 n * esize, call->stream);
         }
     }
-    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-        goto err_transport;
-    }
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
+    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
 
 err_transport:
-    (void)mem->synchronize(call->stream);
-    return coll_gpu_native_transport_failed(native, status, call->mpi_call, comm);
+    return coll_gpu_native_finish(call, comm, status, astatus);
 }

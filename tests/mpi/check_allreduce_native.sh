@@ -91,7 +91,7 @@ done
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
     test_allreduce_native
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "multi-node hierarchical, one node native" \
-    "MPI_Allreduce on .*: hierarchical \(2 nodes\)" "MPI_Allreduce on .*: (one|two)_shot"
+    "MPI_Allreduce on .*: hierarchical \(2 nodes, some with several ranks\)" "MPI_Allreduce on .*: (one|two)_shot"
 check_run "4 ranks, 2 per node, two_shot forced" 4 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=two_shot coll_gpu_verbose=10" \
     test_allreduce_native

@@ -34,7 +34,8 @@ done
 # hierarchical across emulated nodes: one and two ranks per node (gets between nodes)
 for rpn in 1 2; do
     check_run "3 ranks, $rpn per node, hierarchical, accelerator faults" 3 \
-        "$EMU $SMALL coll_gpu_ranks_per_node=$rpn" test_allreduce_native_faults
+        "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=hierarchical" \
+        test_allreduce_native_faults
     [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 done
 if [ -s "$ALL_LOGS" ]; then
