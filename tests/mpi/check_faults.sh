@@ -14,12 +14,14 @@
 
 # every help message printed, not one per topic: the check looks for each MPI call
 no_aggregate=$CHECK_NO_HELP_AGGREGATE
-# The staged path's faults, copy by copy: the collectives with native algorithms staged too
-# (allreduce, reduce_scatter_block, allgather, bcast, alltoallv).
+# The staged path's faults, copy by copy: the collectives with native algorithms staged too.
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536 $no_aggregate"
 EMU="$EMU coll_gpu_allreduce_algorithm=staged coll_gpu_reduce_scatter_block_algorithm=staged"
 EMU="$EMU coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged"
-EMU="$EMU coll_gpu_alltoallv_algorithm=staged"
+EMU="$EMU coll_gpu_alltoallv_algorithm=staged coll_gpu_alltoall_algorithm=staged"
+EMU="$EMU coll_gpu_reduce_algorithm=staged coll_gpu_gather_algorithm=staged"
+EMU="$EMU coll_gpu_scatter_algorithm=staged coll_gpu_allgatherv_algorithm=staged"
+EMU="$EMU coll_gpu_reduce_scatter_algorithm=staged"
 
 # What every help message must say, and the MPI calls test_faults makes fail.  Open MPI 4.1
 # loses some help messages on their way from the ranks to mpirun (here 14 to 21 of 22 arrive,
