@@ -132,7 +132,8 @@ done
 # coll_gpu_check_counts: a rank passing another count gets MPI_ERR_COUNT everywhere and the
 # help message naming it (Open MPI 4.1 may lose help messages: rerun until it shows)
 for kind in device host; do
-    check_run_until "Rank 2: +1001 elements" "3 ranks, mismatched counts, $kind" 3 \
+    check_run_until "Call: +MPI_Allreduce on a communicator of 3 ranks" \
+        "3 ranks, mismatched counts, $kind" 3 \
         "$EMU coll_gpu_check_counts=1 coll_gpu_host_buffers=1 $CHECK_NO_HELP_AGGREGATE" \
         test_allreduce_native --mismatch --kinds=$kind
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "mismatch names the rank" \
