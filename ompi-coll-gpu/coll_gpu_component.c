@@ -331,13 +331,13 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_one_shot_max_bytes);
 
-    mca_coll_gpu_component.native_chunk_size = 1024 * 1024;
+    mca_coll_gpu_component.native_chunk_size = 4 * 1024 * 1024;
     (void)mca_base_component_var_register(
         c, "native_chunk_size",
-        "Pipeline chunk of the native two-shot and ring algorithms (bytes; ring: each step "
-        "moves chunk / ranks).  Each communicator "
-        "allocates device scratch of 2 x max(allreduce_one_shot_max_bytes, 2 x this) bytes "
-        "per rank on its first native collective; a tuning rule's chunk is capped by it",
+        "Pipeline chunk of the native two-shot, ring and hierarchical algorithms (bytes; ring: "
+        "each step moves chunk / ranks).  Each communicator allocates scratch of 2 x "
+        "max(allreduce_one_shot_max_bytes, 2 x this) bytes per rank and memory kind on its "
+        "first native collective of that kind; a tuning rule's chunk is capped by it",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native_chunk_size);
 
