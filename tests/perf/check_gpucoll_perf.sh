@@ -102,19 +102,11 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
             END { if (rows < 4) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
             "$csv"
         if [ $mem = device ]; then
-            # the JSON names the counters: every timed and checked call run by coll/gpu
-            # (allreduce, reduce_scatter(_block), allgather, bcast natively inside the node, the
-            # others staged)
-            if [ $coll = allreduce ] || [ $coll = reduce_scatter ] || [ $coll = allgather ] ||
-                [ $coll = bcast ]; then
-                path=native
-                check_expect_output "$coll device: native in coll/gpu" \
-                    "^# coll/gpu on rank 0: $coll calls: 0 passed through, 0 staged, [1-9][0-9]* native"
-            else
-                path=staged
-                check_expect_output "$coll device: staged by coll/gpu" \
-                    "^# coll/gpu on rank 0: $coll calls: 0 passed through, [1-9][0-9]* staged"
-            fi
+            # the JSON names the counters: every timed and checked call run natively by
+            # coll/gpu (every collective here has a native algorithm)
+            path=native
+            check_expect_output "$coll device: native in coll/gpu" \
+                "^# coll/gpu on rank 0: $coll calls: 0 passed through, 0 staged, [1-9][0-9]* native"
             if grep -q "\"calls_$path\": [1-9]" "$json" && grep -q '"memory": "device"' "$json" &&
                 [ "$(grep -c '"size":' "$json")" = "$(grep -c out_of_place "$csv")" ]; then
                 echo "    $coll device: JSON agrees with CSV: PASS"
