@@ -62,22 +62,22 @@ check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbo
     test_native_collectives
 check_digest 4-dev-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes, device memory" \
-    "MPI_Bcast on MPI COMMUNICATOR 3 DUP FROM 0: .*device memory: pipelined" \
-    "MPI_Reduce on MPI COMMUNICATOR 3 DUP FROM 0: .*device memory: direct" \
-    "MPI_Gather on MPI COMMUNICATOR 3 DUP FROM 0: .*device memory: direct" \
-    "MPI_Scatter on MPI COMMUNICATOR 3 DUP FROM 0: .*device memory: direct" \
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: pipelined" \
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
     "other nodes read device scratch through host scratch"
 check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_native_collectives
 check_run "4 ranks, host buffers, 2 per node" 4 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
     test_native_collectives --kinds=host
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes" \
-    "MPI_Bcast on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: pipelined" \
-    "MPI_Reduce on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
-    "MPI_Gather on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
-    "MPI_Scatter on MPI COMMUNICATOR 3 DUP FROM 0: .*host memory: direct" \
-    "MPI_Allgather on MPI COMMUNICATOR 3 DUP.*host memory: direct" \
-    "MPI_Reduce_scatter_block on MPI COMMUNICATOR 3 DUP.*host memory: direct"
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: pipelined" \
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
+    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct"
 check_digest 4-host-nodes
 check_same_digest "4 ranks: host buffers across nodes = one node (integers and copies)" \
     4-host-nodes 4-host-small int
