@@ -177,15 +177,10 @@ static size_t coll_gpu_native_half_size(void) {
     return (half < 2 * COLL_GPU_NATIVE_ALIGN) ? 2 * COLL_GPU_NATIVE_ALIGN : half;
 }
 
-/* ok[0 .. n-1] = their minimum over the ranks */
-static int coll_gpu_native_agree_n(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                   int *ok, int n) {
-    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, n, MPI_INT, MPI_MIN, comm);
-}
-
+/* *ok = its minimum over the ranks */
 static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  int *ok) {
-    return coll_gpu_native_agree_n(module, comm, ok, 1);
+    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
 }
 
 /* Sets up the context; false with the reason when the communicator cannot have one. */
