@@ -202,6 +202,14 @@ static inline bool coll_gpu_certainly_host(const void *ptr) {
     ((m)->prev.coll_##name(__VA_ARGS__, (m)->prev.coll_##name##_module))
 
 /*
+ * Runs the previous module's collective on host buffers.  count is the
+ * element count of an element-wise collective (a chunk of it when
+ * pipelining; unused by the others); request is NULL for a blocking call.
+ */
+typedef int (*coll_gpu_host_fn_t)(const void *sbuf, void *rbuf, int count, void *args,
+                                  ompi_request_t **request);
+
+/*
  * With coll_gpu_check_memory_kinds, every call first counts the ranks that
  * pass device memory.  Returns true when the kinds are mixed: the caller then
  * takes the path that issues exactly one host collective, whatever its

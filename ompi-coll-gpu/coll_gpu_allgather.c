@@ -68,11 +68,15 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
 static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_native_kind_t kind,
                                        const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
     const void *bufs[2] = {rbuf, sbuf};
-    size_t counts[COLL_GPU_NATIVE_MAX_RANKS], displs[COLL_GPU_NATIVE_MAX_RANKS], total = 0;
+    size_t total = 0;
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
     bool in_place = (MPI_IN_PLACE == sbuf);
     coll_gpu_native_call_t call;
 
+    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
+                                                   a->rcounts, NULL, a->rdtype, NULL, rc_p))) {
+        return true; /* the call failed: no fallback */
+    }
     for (int p = 0; p < size; ++p) {
         largest = (a->rcounts[p] > largest) ? a->rcounts[p] : largest;
         if ((a->rcounts[p] < 0) || (a->displs[p] < 0)) {
@@ -88,7 +92,8 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        size_t *counts = call.native->counts, *displs = call.native->displs;
+
         for (int p = 0; p < size; ++p) {
             counts[p] = (size_t)a->rcounts[p];
             displs[p] = (size_t)a->displs[p];
@@ -101,26 +106,15 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
     return true;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int coll_gpu_allgather_host_buffers(coll_gpu_allgather_args_t *a,
-                                                              const void *sbuf, void *rbuf) {
-    coll_gpu_coll_t coll = a->vector ? COLL_GPU_ALLGATHERV : COLL_GPU_ALLGATHER;
-    bool mixed = false;
-    int rc;
+/* coll_gpu_native_try_fn_t: the blocking form a describes. */
+static bool coll_gpu_allgather_try_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
+                                          void *rbuf, int unused_count, bool kinds_mixed,
+                                          int *rc_p) {
+    coll_gpu_allgather_args_t *a = args;
 
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
-        }
-        if (a->vector
-                ? coll_gpu_allgatherv_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
-                : coll_gpu_allgather_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
-            return rc;
-        }
-    }
-    ++mca_coll_gpu_component.calls_passthrough[coll];
-    return coll_gpu_allgather_host(sbuf, rbuf, 0, a, NULL);
+    (void)unused_count;
+    return (a->vector) ? coll_gpu_allgatherv_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p)
+                       : coll_gpu_allgather_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p);
 }
 
 /* Classifies the buffers, then hands the call to the previous module or
@@ -136,16 +130,15 @@ static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_co
     int rc;
 
     if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_allgather_host_buffers(a, sbuf, rbuf);
+        return coll_gpu_native_host_buffers(a->module, a->comm, coll, coll_gpu_allgather_try_native,
+                                            coll_gpu_allgather_host, a, sbuf, rbuf, 0);
     }
     if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_allgather_host(sbuf, rbuf, 0, a, request);
     }
-    if (native && (a->vector ? coll_gpu_allgatherv_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
-                                                          single_call, &rc)
-                             : coll_gpu_allgather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
-                                                         single_call, &rc))) {
+    if (native &&
+        coll_gpu_allgather_try_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0, single_call, &rc)) {
         return rc;
     }
 
@@ -209,7 +202,9 @@ int mca_coll_gpu_allgather_host_only(const void *sbuf, int scount, struct ompi_d
         .comm = comm,
     };
 
-    return coll_gpu_allgather_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLGATHER,
+                                        coll_gpu_allgather_try_native, coll_gpu_allgather_host,
+                                        &args, sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int
@@ -267,7 +262,9 @@ int mca_coll_gpu_allgatherv_host_only(const void *sbuf, int scount, struct ompi_
         .comm = comm,
     };
 
-    return coll_gpu_allgather_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLGATHERV,
+                                        coll_gpu_allgather_try_native, coll_gpu_allgather_host,
+                                        &args, sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int

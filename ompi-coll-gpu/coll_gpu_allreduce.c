@@ -45,9 +45,10 @@ static inline bool coll_gpu_host_accessible(const void *buf) {
  * some ranks and device memory on others erroneous here, unless coll_gpu_check_memory_kinds
  * makes the ranks agree on them.
  */
-static bool coll_gpu_allreduce_native(coll_gpu_allreduce_args_t *a, coll_gpu_native_kind_t kind,
+static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t kind,
                                       const void *sbuf, void *rbuf, int count, bool kinds_mixed,
                                       int *rc_p) {
+    coll_gpu_allreduce_args_t *a = call_args;
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     coll_gpu_allreduce_native_args_t args;
     coll_gpu_fallback_t reason;
@@ -184,29 +185,6 @@ fallback:
     return false;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_host_buffers(coll_gpu_allreduce_args_t *args,
-                                                              const void *sbuf, void *rbuf,
-                                                              int count) {
-    bool mixed = false;
-    int rc;
-
-    if (OPAL_UNLIKELY(args->module->native_setup)) {
-        /* the native context's own setup (a communicator being created): Open MPI's */
-        COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
-        return coll_gpu_allreduce_host(sbuf, rbuf, count, args, NULL);
-    }
-    if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-        (NULL != mca_coll_gpu_component.accel)) {
-        mixed = coll_gpu_memory_kinds_mixed(args->module, args->comm, COLL_GPU_ALLREDUCE, false);
-    }
-    if (coll_gpu_allreduce_native(args, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
-        return rc;
-    }
-    COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
-    return coll_gpu_allreduce_host(sbuf, rbuf, count, args, NULL);
-}
-
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_allreduce_dispatch(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
@@ -218,7 +196,9 @@ static int coll_gpu_allreduce_dispatch(coll_gpu_allreduce_args_t *args, coll_gpu
     int rc;
 
     if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_allreduce_host_buffers(args, sbuf, rbuf, count);
+        return coll_gpu_native_host_buffers(args->module, args->comm, COLL_GPU_ALLREDUCE,
+                                            coll_gpu_allreduce_native, coll_gpu_allreduce_host,
+                                            args, sbuf, rbuf, count);
     }
     if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
                                          &single_call)) {
@@ -261,7 +241,9 @@ int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_
         if (mca_coll_gpu_component.host_buffers) {
             coll_gpu_allreduce_args_t args = {
                 .module = module, .dtype = dtype, .op = op, .comm = comm};
-            return coll_gpu_allreduce_host_buffers(&args, sbuf, rbuf, count);
+            return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLREDUCE,
+                                                coll_gpu_allreduce_native, coll_gpu_allreduce_host,
+                                                &args, sbuf, rbuf, count);
         }
         COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
         return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
@@ -276,7 +258,9 @@ int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
     coll_gpu_allreduce_args_t args = {
         .module = (mca_coll_gpu_module_t *)base, .dtype = dtype, .op = op, .comm = comm};
 
-    return coll_gpu_allreduce_host_buffers(&args, sbuf, rbuf, count);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLREDUCE,
+                                        coll_gpu_allreduce_native, coll_gpu_allreduce_host, &args,
+                                        sbuf, rbuf, count);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(

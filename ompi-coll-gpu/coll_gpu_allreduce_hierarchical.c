@@ -54,9 +54,9 @@ typedef struct {
     coll_gpu_native_t *native;
     const coll_gpu_allreduce_native_args_t *args;
     coll_gpu_hier_layout_t layout;
-    int m;            /* shards per chunk: the fewest ranks of a node */
-    int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
-    int *local_owner; /* m entries: the owner of each shard on this node */
+    int m;                  /* shards per chunk: the fewest ranks of a node */
+    const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
+    const int *local_owner; /* m entries: the owner of each shard on this node */
     bool is_owner;
     accel_status_t astatus;
 } coll_gpu_hier_t;
@@ -77,7 +77,7 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
                                                 const coll_gpu_hier_chunk_t *c) {
     const coll_gpu_allreduce_native_args_t *args = h->args;
     coll_gpu_team_t *team = h->native->team;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    const void **srcs = h->native->srcs;
     size_t esize = args->esize, shard_first = 0, shard_len = 0;
     const char *in = (const char *)args->sbuf + c->first * esize;
     coll_gpu_native_range_t others[2] = {{0, c->n * esize}, {0, 0}};
@@ -188,7 +188,7 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
                                            uint64_t step) {
     const coll_gpu_allreduce_native_args_t *args = h->args;
     coll_gpu_team_t *team = h->native->team;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    const void **srcs = h->native->srcs;
     size_t esize = args->esize, shard_first, shard_len;
     shmem_status_t status;
 
@@ -253,23 +253,10 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
     return SHMEM_OK;
 }
 
-/* The fewest ranks a node of the team has: the shards of a chunk. */
-static int coll_gpu_hier_shards(const coll_gpu_team_t *team) {
-    int counts[COLL_GPU_NATIVE_MAX_RANKS] = {0}, m = team->size;
-
-    for (int r = 0; r < team->size; ++r) {
-        ++counts[team->node_of_rank[r]];
-    }
-    for (int j = 0; j < team->nnodes; ++j) {
-        m = (counts[j] < m) ? counts[j] : m;
-    }
-    return m;
-}
-
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
     coll_gpu_hier_layout_t layout;
 
-    return coll_gpu_hier_layout(1, coll_gpu_hier_shards(native->team), native->team->nnodes, esize,
+    return coll_gpu_hier_layout(1, native->team->min_local_size, native->team->nnodes, esize,
                                 &layout) <= native->half;
 }
 
@@ -277,8 +264,6 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
                                     coll_gpu_native_t *native,
                                     const coll_gpu_allreduce_native_args_t *args) {
     coll_gpu_team_t *team = native->team;
-    int counts[COLL_GPU_NATIVE_MAX_RANKS] = {0};
-    int owner[COLL_GPU_NATIVE_MAX_RANKS], local_owner[COLL_GPU_NATIVE_MAX_RANKS];
     coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
     bool pending = false;
     shmem_status_t status = SHMEM_OK;
@@ -289,21 +274,12 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     h.native = native;
     h.args = args;
     h.astatus = ACCEL_OK;
-    h.owner = owner;
-    h.local_owner = local_owner;
-    h.m = coll_gpu_hier_shards(team);
+    /* the shards of a chunk: as many as the smallest node has ranks; the owner of this rank's
+     * shard on each node is the node's local_rank-th rank, shard l's on this node its l-th */
+    h.m = team->min_local_size;
     h.is_owner = (team->local_rank < h.m);
-    /* the owner of this rank's shard on each node: the node's local_rank-th rank */
-    for (int r = 0; r < team->size; ++r) {
-        int j = team->node_of_rank[r];
-        if (counts[j] == team->local_rank) {
-            owner[j] = r;
-        }
-        if ((j == team->node) && (counts[j] < h.m)) {
-            local_owner[counts[j]] = r;
-        }
-        ++counts[j];
-    }
+    h.owner = team->node_peers;
+    h.local_owner = team->local_ranks;
 
     /* the largest chunk within args->chunk_bytes whose layout fits a scratch half */
     n = args->chunk_bytes / args->esize;

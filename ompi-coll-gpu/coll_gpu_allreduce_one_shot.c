@@ -15,7 +15,7 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args) {
     const coll_gpu_native_mem_t *mem = args->mem;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    const void **srcs = native->srcs;
     size_t per_step = native->half / args->esize;
     int size = native->team->size;
     accel_status_t astatus = ACCEL_OK;

@@ -19,7 +19,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                 coll_gpu_native_t *native,
                                 const coll_gpu_allreduce_native_args_t *args) {
     const coll_gpu_native_mem_t *mem = args->mem;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    const void **srcs = native->srcs;
     size_t shard_area = native->half / 2, chunk, shard_first, shard_len, esize = args->esize;
     int size = native->team->size, rank = native->team->rank;
     accel_status_t astatus = ACCEL_OK;

@@ -72,14 +72,19 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
 static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
                                       const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    size_t scounts[COLL_GPU_NATIVE_MAX_RANKS], sdispls[COLL_GPU_NATIVE_MAX_RANKS];
-    size_t rcounts[COLL_GPU_NATIVE_MAX_RANKS], rdispls[COLL_GPU_NATIVE_MAX_RANKS], total = 0;
+    size_t total = 0;
     const void *bufs[2] = {rbuf, sbuf};
     bool in_place = (MPI_IN_PLACE == sbuf);
     int size = ompi_comm_size(a->comm), count = 1; /* 1: refused for another reason */
     int64_t agreed[2] = {0, 0};                    /* the largest block, unusable */
     coll_gpu_native_call_t call;
 
+    /* in place, the receive counts are the send counts too */
+    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV,
+                                                   in_place ? a->rcounts : a->scounts, a->rcounts,
+                                                   a->rdtype, NULL, rc_p))) {
+        return true; /* the call failed: no fallback */
+    }
     if (!ompi_datatype_is_predefined(a->rdtype)) {
         count = 0; /* datatype_op, whatever the counts: no agreement needed */
     } else if (!kinds_mixed && c->native &&
@@ -107,7 +112,9 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        size_t *scounts = call.native->send_counts, *sdispls = call.native->send_displs;
+        size_t *rcounts = call.native->counts, *rdispls = call.native->displs;
+
         for (int p = 0; p < size; ++p) {
             scounts[p] = in_place ? 0 : (size_t)a->scounts[p];
             sdispls[p] = in_place ? 0 : (size_t)a->sdispls[p];
@@ -122,25 +129,15 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
     return true;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int coll_gpu_alltoall_host_buffers(coll_gpu_alltoall_args_t *a,
-                                                             const void *sbuf, void *rbuf) {
-    coll_gpu_coll_t coll = a->vector ? COLL_GPU_ALLTOALLV : COLL_GPU_ALLTOALL;
-    bool mixed = false;
-    int rc;
+/* coll_gpu_native_try_fn_t: the blocking form a describes. */
+static bool coll_gpu_alltoall_try_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
+                                         void *rbuf, int unused_count, bool kinds_mixed,
+                                         int *rc_p) {
+    coll_gpu_alltoall_args_t *a = args;
 
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
-        }
-        if (a->vector ? coll_gpu_alltoallv_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
-                      : coll_gpu_alltoall_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
-            return rc;
-        }
-    }
-    ++mca_coll_gpu_component.calls_passthrough[coll];
-    return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, NULL);
+    (void)unused_count;
+    return (a->vector) ? coll_gpu_alltoallv_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p)
+                       : coll_gpu_alltoall_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p);
 }
 
 /* Classifies the buffers, then hands the call to the previous module or
@@ -156,16 +153,15 @@ static int coll_gpu_alltoall_dispatch(coll_gpu_alltoall_args_t *a, coll_gpu_coll
     int rc;
 
     if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_alltoall_host_buffers(a, sbuf, rbuf);
+        return coll_gpu_native_host_buffers(a->module, a->comm, coll, coll_gpu_alltoall_try_native,
+                                            coll_gpu_alltoall_host, a, sbuf, rbuf, 0);
     }
     if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, request);
     }
     if (native &&
-        (a->vector
-             ? coll_gpu_alltoallv_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)
-             : coll_gpu_alltoall_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc))) {
+        coll_gpu_alltoall_try_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0, single_call, &rc)) {
         return rc;
     }
 
@@ -233,7 +229,9 @@ int mca_coll_gpu_alltoall_host_only(const void *sbuf, int scount, struct ompi_da
         .comm = comm,
     };
 
-    return coll_gpu_alltoall_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLTOALL,
+                                        coll_gpu_alltoall_try_native, coll_gpu_alltoall_host, &args,
+                                        sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int
@@ -292,7 +290,9 @@ int mca_coll_gpu_alltoallv_host_only(const void *sbuf, const int *scounts, const
         .comm = comm,
     };
 
-    return coll_gpu_alltoall_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLTOALLV,
+                                        coll_gpu_alltoall_try_native, coll_gpu_alltoall_host, &args,
+                                        sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -87,7 +87,7 @@ err_transport:
 
 int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              const void *sbuf, void *rbuf, size_t count) {
-    size_t counts[COLL_GPU_NATIVE_MAX_RANKS], displs[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t *counts = call->native->counts, *displs = call->native->displs;
 
     for (int p = 0; p < call->native->team->size; ++p) {
         counts[p] = count;

@@ -25,11 +25,13 @@ static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *ar
 
 /* A blocking MPI_Bcast natively in kind's memory; false when it must be staged (device) or
  * handed to Open MPI (host). */
-static bool coll_gpu_bcast_native(coll_gpu_bcast_args_t *a, coll_gpu_native_kind_t kind, void *buf,
-                                  int count, bool kinds_mixed, int *rc_p) {
+static bool coll_gpu_bcast_native(void *args, coll_gpu_native_kind_t kind, const void *unused_sbuf,
+                                  void *buf, int count, bool kinds_mixed, int *rc_p) {
+    coll_gpu_bcast_args_t *a = args;
     const void *bufs[1] = {buf};
     coll_gpu_native_call_t call;
 
+    (void)unused_sbuf;
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_BCAST, kind, count, a->dtype,
                                   NULL, bufs, 1, kinds_mixed, &call, rc_p)) {
         return false;
@@ -39,25 +41,6 @@ static bool coll_gpu_bcast_native(coll_gpu_bcast_args_t *a, coll_gpu_native_kind
         *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, buf, (size_t)count, a->root);
     }
     return true;
-}
-
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int coll_gpu_bcast_host_buffers(coll_gpu_bcast_args_t *a, void *buf,
-                                                          int count) {
-    bool mixed = false;
-    int rc;
-
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_BCAST, false);
-        }
-        if (coll_gpu_bcast_native(a, COLL_GPU_NATIVE_HOST, buf, count, mixed, &rc)) {
-            return rc;
-        }
-    }
-    COLL_GPU_COUNT(calls_passthrough, BCAST);
-    return coll_gpu_bcast_host(NULL, buf, count, a, NULL);
 }
 
 /* Classifies the buffers, then hands the call to the previous module or
@@ -72,14 +55,16 @@ static int coll_gpu_bcast_dispatch(coll_gpu_bcast_args_t *args, coll_gpu_coll_t 
     int rc;
 
     if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_bcast_host_buffers(args, buf, count);
+        return coll_gpu_native_host_buffers(args->module, args->comm, COLL_GPU_BCAST,
+                                            coll_gpu_bcast_native, coll_gpu_bcast_host, args, NULL,
+                                            buf, count);
     }
     if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_bcast_host(NULL, buf, count, args, request);
     }
     if ((NULL == request) &&
-        coll_gpu_bcast_native(args, COLL_GPU_NATIVE_DEVICE, buf, count, single_call, &rc)) {
+        coll_gpu_bcast_native(args, COLL_GPU_NATIVE_DEVICE, NULL, buf, count, single_call, &rc)) {
         return rc;
     }
 
@@ -122,7 +107,8 @@ int mca_coll_gpu_bcast_host_only(void *buf, int count, struct ompi_datatype_t *d
     coll_gpu_bcast_args_t args = {
         .module = (mca_coll_gpu_module_t *)base, .dtype = dtype, .root = root, .comm = comm};
 
-    return coll_gpu_bcast_host_buffers(&args, buf, count);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_BCAST, coll_gpu_bcast_native,
+                                        coll_gpu_bcast_host, &args, NULL, buf, count);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_ibcast_classified(void *buf, int count,

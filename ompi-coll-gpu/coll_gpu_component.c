@@ -455,7 +455,8 @@ static int coll_gpu_register(void) {
         "makes the program erroneous, is reported with a help message naming a rank that "
         "disagrees, and every rank returns MPI_ERR_COUNT.  Without it such a program reads "
         "wrong data or times out, but never writes outside its buffers.  The v-variants "
-        "(allgatherv, reduce_scatter, alltoallv) are not compared",
+        "compare their count arrays: allgatherv's and reduce_scatter's recvcounts against "
+        "rank 0's, alltoallv's sendcounts against the receivers' recvcounts",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_counts);
 

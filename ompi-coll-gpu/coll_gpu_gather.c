@@ -46,8 +46,9 @@ static bool coll_gpu_gather_on_device(const void *sbuf, const void *rbuf, int ro
  * handed to Open MPI (host).  Only the arguments MPI says are significant are looked at: the
  * send block everywhere but at an in-place root, the receive buffer at the root, whose send and
  * receive blocks must then have the same type and count (else datatype_op). */
-static bool coll_gpu_gather_native(coll_gpu_gather_args_t *a, coll_gpu_native_kind_t kind,
-                                   const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
+                                   void *rbuf, int unused_count, bool kinds_mixed, int *rc_p) {
+    coll_gpu_gather_args_t *a = args;
     bool is_root = (ompi_comm_rank(a->comm) == a->root),
          in_place = is_root && (MPI_IN_PLACE == sbuf);
     struct ompi_datatype_t *dtype = is_root ? a->rdtype : a->sdtype;
@@ -55,6 +56,7 @@ static bool coll_gpu_gather_native(coll_gpu_gather_args_t *a, coll_gpu_native_ki
     const void *bufs[2];
     coll_gpu_native_call_t call;
 
+    (void)unused_count;
     if (is_root && !in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
         count = 0;
     }
@@ -77,25 +79,6 @@ static bool coll_gpu_gather_native(coll_gpu_gather_args_t *a, coll_gpu_native_ki
     return true;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int coll_gpu_gather_host_buffers(coll_gpu_gather_args_t *a,
-                                                           const void *sbuf, void *rbuf) {
-    bool mixed = false;
-    int rc;
-
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_GATHER, false);
-        }
-        if (coll_gpu_gather_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)) {
-            return rc;
-        }
-    }
-    COLL_GPU_COUNT(calls_passthrough, GATHER);
-    return coll_gpu_gather_host(sbuf, rbuf, 0, a, NULL);
-}
-
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_gather_dispatch(coll_gpu_gather_args_t *a, coll_gpu_coll_t coll,
@@ -109,13 +92,16 @@ static int coll_gpu_gather_dispatch(coll_gpu_gather_args_t *a, coll_gpu_coll_t c
     int rc;
 
     if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_gather_host_buffers(a, sbuf, rbuf);
+        return coll_gpu_native_host_buffers(a->module, a->comm, COLL_GPU_GATHER,
+                                            coll_gpu_gather_native, coll_gpu_gather_host, a, sbuf,
+                                            rbuf, 0);
     }
     if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_gather_host(sbuf, rbuf, 0, a, request);
     }
-    if (native && coll_gpu_gather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, single_call, &rc)) {
+    if (native &&
+        coll_gpu_gather_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0, single_call, &rc)) {
         return rc;
     }
 
@@ -184,7 +170,8 @@ int mca_coll_gpu_gather_host_only(const void *sbuf, int scount, struct ompi_data
         .comm = comm,
     };
 
-    return coll_gpu_gather_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_GATHER, coll_gpu_gather_native,
+                                        coll_gpu_gather_host, &args, sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int

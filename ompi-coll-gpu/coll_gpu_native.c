@@ -183,6 +183,14 @@ static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_comm
     return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
 }
 
+static void coll_gpu_native_free(coll_gpu_native_t *native) {
+    if (NULL != native) {
+        free(native->srcs);
+        free(native->counts); /* and the other size_t arrays */
+        free(native);
+    }
+}
+
 /* Sets up the context; false with the reason when the communicator cannot have one. */
 static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                    coll_gpu_native_t **native_p, coll_gpu_fallback_t *reason_p) {
@@ -206,22 +214,25 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
         *reason_p = COLL_GPU_FALLBACK_MISMATCH;
         return false;
     }
-    if (size > COLL_GPU_NATIVE_MAX_RANKS) {
-        *reason_p = COLL_GPU_FALLBACK_TEAM;
-        return false;
-    }
     if (OMPI_SUCCESS != coll_gpu_team_get(module, comm, &team)) {
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
     }
 
     native = calloc(1, sizeof(*native));
-    ok = (NULL != native);
+    if (NULL != native) {
+        native->srcs = calloc((size_t)size, sizeof(*native->srcs));
+        native->counts = calloc(4 * (size_t)size, sizeof(size_t));
+    }
+    ok = (NULL != native) && (NULL != native->srcs) && (NULL != native->counts);
     if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
-        free(native);
+        coll_gpu_native_free(native);
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
     }
+    native->displs = native->counts + size;
+    native->send_counts = native->displs + size;
+    native->send_displs = native->send_counts + size;
     native->team = team;
     native->half = coll_gpu_native_half_size();
     COLL_GPU_VERBOSE(1, "%s: native algorithms on %d ranks of %d node(s)", comm->c_name, size,
@@ -388,7 +399,7 @@ void coll_gpu_native_destroy(coll_gpu_native_t *native) {
         }
         free(native->scratch[k].peer);
     }
-    free(native);
+    coll_gpu_native_free(native);
 }
 
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
@@ -607,6 +618,93 @@ int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_comm
     }
     free(all);
     return rc;
+}
+
+COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *module,
+                                                    struct ompi_communicator_t *comm,
+                                                    coll_gpu_coll_t coll,
+                                                    coll_gpu_native_try_fn_t try_native,
+                                                    coll_gpu_host_fn_t host_fn, void *args,
+                                                    const void *sbuf, void *rbuf, int count) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!module->native_setup)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(module, comm, coll, false);
+        }
+        if (try_native(args, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
+            return rc;
+        }
+    }
+    ++mca_coll_gpu_component.calls_passthrough[coll];
+    return host_fn(sbuf, rbuf, count, args, NULL);
+}
+
+bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                  coll_gpu_ncoll_t coll, const int *counts, const int *peer_counts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *rc_p) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
+    int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), bad = -1;
+    int mine[3] = {-1, 0, 0}, *theirs, *all;
+
+    /* where coll_gpu_native_eligible compares counts: the same parameters on every rank */
+    if (OPAL_LIKELY(!c->check_counts) || !c->native ||
+        (COLL_GPU_ALG_STAGED == c->ncoll_algorithm[coll])) {
+        return false;
+    }
+    theirs = malloc((size_t)size * sizeof(int));
+    all = malloc(3 * (size_t)size * sizeof(int));
+    if ((NULL == theirs) || (NULL == all)) {
+        free(theirs);
+        free(all);
+        *rc_p = OMPI_ERR_OUT_OF_RESOURCE;
+        return true;
+    }
+    if (NULL == peer_counts) {
+        /* theirs: rank 0's counts */
+        memcpy(theirs, counts, (size_t)size * sizeof(int));
+        *rc_p = COLL_GPU_PREV(module, bcast, theirs, size, MPI_INT, 0, comm);
+    } else {
+        /* theirs[p]: what p sends this rank */
+        *rc_p = COLL_GPU_PREV(module, alltoall, counts, 1, MPI_INT, theirs, 1, MPI_INT, comm);
+    }
+    for (int p = 0; (OMPI_SUCCESS == *rc_p) && (p < size) && (mine[0] < 0); ++p) {
+        int expected = (NULL == peer_counts) ? counts[p] : peer_counts[p];
+        if (expected != theirs[p]) {
+            mine[0] = p;
+            mine[1] = expected;
+            mine[2] = theirs[p];
+        }
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        *rc_p = COLL_GPU_PREV(module, allgather, mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+    }
+    for (int r = 0; (OMPI_SUCCESS == *rc_p) && (r < size) && (bad < 0); ++r) {
+        bad = (all[3 * r] >= 0) ? r : -1;
+    }
+    if (bad >= 0) {
+        int p = all[3 * bad];
+        if (0 == rank) {
+            /* same counts: rank bad's recvcounts[p] against rank 0's; transposed: rank bad's
+             * recvcounts[p] against rank p's sendcounts[bad] */
+            opal_show_help("help-mpi-coll-gpu.txt", "block count mismatch", true, COLL_GPU_HOSTNAME,
+                           info->mpi_call, size, bad, "recvcounts", p, all[3 * bad + 1],
+                           (NULL == peer_counts) ? 0 : p,
+                           (NULL == peer_counts) ? "recvcounts" : "sendcounts",
+                           (NULL == peer_counts) ? p : bad, all[3 * bad + 2]);
+        }
+        *rc_p = MPI_ERR_COUNT;
+    }
+    free(theirs);
+    free(all);
+    if (OMPI_SUCCESS == *rc_p) {
+        /* the blocks agree: element size and op, as for the other collectives */
+        *rc_p = coll_gpu_native_check_counts(module, comm, info->mpi_call, 0, dtype, op);
+    }
+    return OMPI_SUCCESS != *rc_p;
 }
 
 coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,

@@ -64,10 +64,9 @@ typedef enum {
 extern const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM];
 extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 
-/* Signal slots of the native algorithms: COLL_GPU_NATIVE_SLOT0 + peer's rank (slot 0 stays
- * the transport check's). */
-#define COLL_GPU_NATIVE_SLOT0 1
-#define COLL_GPU_NATIVE_MAX_RANKS (SHMEM_MAX_SIGNALS - COLL_GPU_NATIVE_SLOT0)
+/* Signal slots of the native algorithms: COLL_GPU_NATIVE_SLOT0 + peer's rank (the team has
+ * one per rank after the transport check's). */
+#define COLL_GPU_NATIVE_SLOT0 COLL_GPU_TEAM_SLOT_PEER0
 
 /* Phases of a step, in the order a rank goes through them. */
 typedef enum {
@@ -125,6 +124,11 @@ typedef struct coll_gpu_native {
     /* other nodes cannot reach this rank's device scratch (UCX without device memory): what
      * they read of it goes through the host scratch at the same offsets (publish, fetch) */
     bool device_via_host;
+    /* Work arrays of team->size entries for one call (calls do not nest): the inputs of a
+     * reduction, and the blocks of a v-collective in elements (the receive side; the send
+     * side for the alltoalls), filled by the dispatch or the algorithm. */
+    const void **srcs;
+    size_t *counts, *displs, *send_counts, *send_displs;
 } coll_gpu_native_t;
 
 /*
@@ -363,7 +367,7 @@ int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_n
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                              void *buf, size_t count, int root);
 /* The v-variants and the alltoalls: counts and displacements in elements, one per rank of the
- * team (at most COLL_GPU_NATIVE_MAX_RANKS), the same type on both sides.
+ * team, the same type on both sides (native->counts ... may be passed).
  * allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf: counts[rank] elements,
  * NULL when in place. */
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
@@ -404,6 +408,37 @@ int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_nat
 int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  const char *mpi_call, int count, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op);
+
+/*
+ * coll_gpu_check_counts for the v-collectives, where the uniform count of
+ * coll_gpu_native_check_counts does not apply: with peer_counts NULL every rank must pass the
+ * same counts (size entries: allgatherv's and reduce_scatter's recvcounts); else counts are
+ * this rank's sendcounts and peer_counts its recvcounts, and what rank p sends rank q must be
+ * what q receives from p (alltoallv).  Then element size and op must match.  Does nothing and
+ * returns false unless the parameters ask for the check and allow coll natively (the same on
+ * every rank); else collective, and true when the call must fail with *rc_p (MPI_ERR_COUNT
+ * after rank 0's help message naming the first rank that differs).
+ */
+bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                  coll_gpu_ncoll_t coll, const int *counts, const int *peer_counts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *rc_p);
+
+/*
+ * A collective's native attempt in kind's memory, args its dispatch's arguments (count: the
+ * call's, where it has one): false when the call is not native and must be staged (device) or
+ * handed to Open MPI (host), else true with its result in *rc_p.
+ */
+typedef bool (*coll_gpu_native_try_fn_t)(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
+                                         void *rbuf, int count, bool kinds_mixed, int *rc_p);
+/*
+ * A blocking call of coll on host buffers under coll_gpu_host_buffers: native in host memory
+ * (try_native), else Open MPI's (host_fn, counted as passed through).  While the native context
+ * sets itself up (its own collectives on comm) always Open MPI's.
+ */
+int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, coll_gpu_native_try_fn_t try_native,
+                                 coll_gpu_host_fn_t host_fn, void *args, const void *sbuf,
+                                 void *rbuf, int count);
 
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);

@@ -33,9 +33,9 @@ static bool coll_gpu_reduce_on_device(const void *sbuf, const void *rbuf, int ro
 /* A blocking MPI_Reduce natively in kind's memory; false when it must be staged (device) or
  * handed to Open MPI (host).  The buffers looked at are those MPI says are significant: the
  * send buffer (not at an in-place root), the receive buffer at the root. */
-static bool coll_gpu_reduce_native(coll_gpu_reduce_args_t *a, coll_gpu_native_kind_t kind,
-                                   const void *sbuf, void *rbuf, int count, bool kinds_mixed,
-                                   int *rc_p) {
+static bool coll_gpu_reduce_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
+                                   void *rbuf, int count, bool kinds_mixed, int *rc_p) {
+    coll_gpu_reduce_args_t *a = args;
     bool is_root = (ompi_comm_rank(a->comm) == a->root),
          in_place = is_root && (MPI_IN_PLACE == sbuf);
     const void *bufs[2];
@@ -60,25 +60,6 @@ static bool coll_gpu_reduce_native(coll_gpu_reduce_args_t *a, coll_gpu_native_ki
     return true;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int
-coll_gpu_reduce_host_buffers(coll_gpu_reduce_args_t *a, const void *sbuf, void *rbuf, int count) {
-    bool mixed = false;
-    int rc;
-
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, COLL_GPU_REDUCE, false);
-        }
-        if (coll_gpu_reduce_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
-            return rc;
-        }
-    }
-    COLL_GPU_COUNT(calls_passthrough, REDUCE);
-    return coll_gpu_reduce_host(sbuf, rbuf, count, a, NULL);
-}
-
 /* Classifies the buffers, then hands the call to the previous module or
  * stages it: the blocking (request NULL) and nonblocking forms alike. */
 static int coll_gpu_reduce_dispatch(coll_gpu_reduce_args_t *args, coll_gpu_coll_t coll,
@@ -90,7 +71,9 @@ static int coll_gpu_reduce_dispatch(coll_gpu_reduce_args_t *args, coll_gpu_coll_
     int rc;
 
     if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_reduce_host_buffers(args, sbuf, rbuf, count);
+        return coll_gpu_native_host_buffers(args->module, args->comm, COLL_GPU_REDUCE,
+                                            coll_gpu_reduce_native, coll_gpu_reduce_host, args,
+                                            sbuf, rbuf, count);
     }
     if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
                                          &single_call)) {
@@ -150,7 +133,8 @@ int mca_coll_gpu_reduce_host_only(const void *sbuf, void *rbuf, int count,
                                    .root = root,
                                    .comm = comm};
 
-    return coll_gpu_reduce_host_buffers(&args, sbuf, rbuf, count);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_REDUCE, coll_gpu_reduce_native,
+                                        coll_gpu_reduce_host, &args, sbuf, rbuf, count);
 }
 
 static COLL_GPU_SLOW_PATH int

@@ -22,7 +22,7 @@ int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
     const coll_gpu_native_mem_t *mem = call->mem;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
+    const void **srcs = native->srcs;
     bool is_root = (team->rank == root), own_slot = (root >= ACCEL_REDUCE_MAX_INPUTS);
     size_t esize = call->esize, slots = own_slot ? 1 : 0, per_step;
     accel_status_t astatus = ACCEL_OK;

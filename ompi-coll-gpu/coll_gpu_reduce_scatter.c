@@ -61,10 +61,14 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
                                            coll_gpu_native_kind_t kind, const void *sbuf,
                                            void *rbuf, bool kinds_mixed, int *rc_p) {
     const void *bufs[2] = {rbuf, sbuf};
-    size_t counts[COLL_GPU_NATIVE_MAX_RANKS];
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
     coll_gpu_native_call_t call;
 
+    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
+                                                   COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts, NULL,
+                                                   a->dtype, a->op, rc_p))) {
+        return true; /* the call failed: no fallback */
+    }
     for (int b = 0; b < size; ++b) {
         largest = (a->rcounts[b] > largest) ? a->rcounts[b] : largest;
         if (a->rcounts[b] < 0) {
@@ -77,7 +81,8 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        /* the native context exists: size <= COLL_GPU_NATIVE_MAX_RANKS */
+        size_t *counts = call.native->counts;
+
         for (int b = 0; b < size; ++b) {
             counts[b] = (size_t)a->rcounts[b];
         }
@@ -88,29 +93,16 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
     return true;
 }
 
-/* A blocking call on host buffers under coll_gpu_host_buffers: native, else Open MPI. */
-static COLL_GPU_SLOW_PATH int
-coll_gpu_reduce_scatter_host_buffers(coll_gpu_reduce_scatter_args_t *a, const void *sbuf,
-                                     void *rbuf) {
-    coll_gpu_coll_t coll =
-        (NULL != a->rcounts) ? COLL_GPU_REDUCE_SCATTER : COLL_GPU_REDUCE_SCATTER_BLOCK;
-    bool mixed = false;
-    int rc;
+/* coll_gpu_native_try_fn_t: the blocking form a describes. */
+static bool coll_gpu_reduce_scatter_try_native(void *args, coll_gpu_native_kind_t kind,
+                                               const void *sbuf, void *rbuf, int unused_count,
+                                               bool kinds_mixed, int *rc_p) {
+    coll_gpu_reduce_scatter_args_t *a = args;
 
-    if (OPAL_LIKELY(!a->module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, coll, false);
-        }
-        if ((NULL != a->rcounts)
-                ? coll_gpu_reduce_scatter_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed, &rc)
-                : coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_HOST, sbuf, rbuf, mixed,
-                                                       &rc)) {
-            return rc;
-        }
-    }
-    ++mca_coll_gpu_component.calls_passthrough[coll];
-    return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, NULL);
+    (void)unused_count;
+    return (NULL != a->rcounts)
+               ? coll_gpu_reduce_scatter_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p)
+               : coll_gpu_reduce_scatter_block_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p);
 }
 
 /* Classifies the buffers, then hands the call to the previous module or
@@ -128,16 +120,16 @@ static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, c
     int rc;
 
     if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_reduce_scatter_host_buffers(a, sbuf, rbuf);
+        return coll_gpu_native_host_buffers(a->module, a->comm, coll,
+                                            coll_gpu_reduce_scatter_try_native,
+                                            coll_gpu_reduce_scatter_host, a, sbuf, rbuf, 0);
     }
     if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
                                          &single_call)) {
         return coll_gpu_reduce_scatter_host(sbuf, rbuf, 0, a, request);
     }
-    if (native && (block ? coll_gpu_reduce_scatter_block_native(a, COLL_GPU_NATIVE_DEVICE, sbuf,
-                                                                rbuf, single_call, &rc)
-                         : coll_gpu_reduce_scatter_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
-                                                          single_call, &rc))) {
+    if (native && coll_gpu_reduce_scatter_try_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0,
+                                                     single_call, &rc)) {
         return rc;
     }
 
@@ -203,7 +195,9 @@ int mca_coll_gpu_reduce_scatter_host_only(const void *sbuf, void *rbuf, const in
         .comm = comm,
     };
 
-    return coll_gpu_reduce_scatter_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_REDUCE_SCATTER,
+                                        coll_gpu_reduce_scatter_try_native,
+                                        coll_gpu_reduce_scatter_host, &args, sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int coll_gpu_reduce_scatter_block_classified(
@@ -250,7 +244,9 @@ int mca_coll_gpu_reduce_scatter_block_host_only(const void *sbuf, void *rbuf, in
         .comm = comm,
     };
 
-    return coll_gpu_reduce_scatter_host_buffers(&args, sbuf, rbuf);
+    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_REDUCE_SCATTER_BLOCK,
+                                        coll_gpu_reduce_scatter_try_native,
+                                        coll_gpu_reduce_scatter_host, &args, sbuf, rbuf, 0);
 }
 
 static COLL_GPU_SLOW_PATH int

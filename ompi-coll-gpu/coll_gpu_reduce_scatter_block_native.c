@@ -28,8 +28,9 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
                                    const size_t *counts) {
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
-    const void *srcs[COLL_GPU_NATIVE_MAX_RANKS];
-    size_t displs[COLL_GPU_NATIVE_MAX_RANKS];
+    /* counts may be native->counts: the displacements go to the other array */
+    const void **srcs = native->srcs;
+    size_t *displs = native->displs;
     int size = native->team->size, rank = native->team->rank;
     /* the staging area of other nodes' chunks: as many places as blocks, so that every rank
      * lays its scratch out alike whatever the size of its node */
@@ -113,7 +114,7 @@ err_transport:
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
                                          const coll_gpu_native_call_t *call, const void *sbuf,
                                          void *rbuf, size_t count) {
-    size_t counts[COLL_GPU_NATIVE_MAX_RANKS];
+    size_t *counts = call->native->counts;
 
     for (int b = 0; b < call->native->team->size; ++b) {
         counts[b] = count;

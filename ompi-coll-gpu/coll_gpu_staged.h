@@ -80,14 +80,6 @@ static inline void coll_gpu_stage_set_rc(coll_gpu_stage_t *stage, int rc) {
     }
 }
 
-/*
- * Runs the previous module's collective on host buffers.  count is the
- * element count of an element-wise collective (a chunk of it when
- * pipelining; unused by the others); request is NULL for a blocking call.
- */
-typedef int (*coll_gpu_host_fn_t)(const void *sbuf, void *rbuf, int count, void *args,
-                                  ompi_request_t **request);
-
 /* One collective call as the staged path runs it. */
 typedef struct {
     coll_gpu_coll_t coll;

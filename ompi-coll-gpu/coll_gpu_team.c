@@ -124,6 +124,26 @@ out:
     return rc;
 }
 
+/* node_sizes, min_local_size and node_peers, from node_of_rank and this rank's local_rank. */
+static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
+    for (int j = 0; j < team->nnodes; ++j) {
+        team->node_sizes[j] = 0;
+        team->node_peers[j] = -1;
+    }
+    for (int r = 0; r < team->size; ++r) {
+        int j = team->node_of_rank[r];
+
+        if (team->node_sizes[j]++ == team->local_rank) {
+            team->node_peers[j] = r;
+        }
+    }
+    team->min_local_size = team->size;
+    for (int j = 0; j < team->nnodes; ++j) {
+        team->min_local_size = (team->node_sizes[j] < team->min_local_size) ? team->node_sizes[j]
+                                                                            : team->min_local_size;
+    }
+}
+
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
@@ -148,7 +168,11 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     team->size = ompi_comm_size(comm);
     team->node_of_rank = malloc((size_t)team->size * sizeof(int));
     team->local_ranks = malloc((size_t)team->size * sizeof(int));
-    if ((NULL == team->node_of_rank) || (NULL == team->local_ranks)) {
+    /* nnodes <= size entries */
+    team->node_sizes = malloc((size_t)team->size * sizeof(int));
+    team->node_peers = malloc((size_t)team->size * sizeof(int));
+    if ((NULL == team->node_of_rank) || (NULL == team->local_ranks) || (NULL == team->node_sizes) ||
+        (NULL == team->node_peers)) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto err_free;
     }
@@ -167,6 +191,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
             team->local_ranks[team->local_size++] = r;
         }
     }
+    coll_gpu_team_node_peers(team);
 
     memset(&params, 0, sizeof(params));
     params.rank = team->rank;
@@ -184,6 +209,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.net_devices =
         (NULL != c->net_devices && '\0' != c->net_devices[0]) ? c->net_devices : NULL;
     params.ucx_tls = (NULL != c->ucx_tls && '\0' != c->ucx_tls[0]) ? c->ucx_tls : NULL;
+    params.num_signals = COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)team->size;
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
     status = shmem_team_create(&params, &team->shmem);
@@ -222,6 +248,8 @@ err_destroy_shmem:
 err_free:
     free(team->node_of_rank);
     free(team->local_ranks);
+    free(team->node_sizes);
+    free(team->node_peers);
     free(team);
     module->team_failed = true;
     return rc;
@@ -316,10 +344,10 @@ int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_
         /* a signal around the ring, then the local barrier */
         next = (team->rank + 1) % team->size;
         what = "shmem_signal";
-        status = shmem_signal(team->shmem, next, 0, 1);
+        status = shmem_signal(team->shmem, next, COLL_GPU_TEAM_SLOT_CHECK, 1);
         if (SHMEM_OK == status) {
             what = "shmem_wait";
-            status = shmem_wait(team->shmem, 0, 1);
+            status = shmem_wait(team->shmem, COLL_GPU_TEAM_SLOT_CHECK, 1);
         }
         if (SHMEM_OK == status) {
             what = "shmem_barrier_local";
@@ -353,5 +381,7 @@ void coll_gpu_team_destroy(coll_gpu_team_t *team) {
     }
     free(team->node_of_rank);
     free(team->local_ranks);
+    free(team->node_sizes);
+    free(team->node_peers);
     free(team);
 }

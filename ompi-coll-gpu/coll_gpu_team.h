@@ -31,8 +31,18 @@ typedef struct coll_gpu_team {
     int *node_of_rank; /* size entries */
     int local_rank;    /* among the ranks of this rank's node, in communicator order */
     int local_size;
-    int *local_ranks; /* communicator ranks of this node, local_size entries */
+    int *local_ranks;   /* communicator ranks of this node, local_size entries */
+    int *node_sizes;    /* nnodes entries: the ranks of each node */
+    int min_local_size; /* ranks of the node that has the fewest */
+    /* nnodes entries: the rank of each node whose local_rank is this rank's (-1: that node
+     * has fewer ranks) */
+    int *node_peers;
 } coll_gpu_team_t;
+
+/* Signal slots of the team's transport: the transport check's, then one per rank for the
+ * native algorithms (COLL_GPU_NATIVE_SLOT0 + rank). */
+#define COLL_GPU_TEAM_SLOT_CHECK 0
+#define COLL_GPU_TEAM_SLOT_PEER0 1
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

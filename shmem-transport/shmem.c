@@ -277,6 +277,8 @@ int shmem_team_rank(const shmem_team_t *team) { return team->rank; }
 int shmem_team_size(const shmem_team_t *team) { return team->size; }
 int shmem_team_nnodes(const shmem_team_t *team) { return team->nnodes; }
 
+unsigned shmem_team_num_signals(const shmem_team_t *team) { return team->num_signals; }
+
 bool shmem_team_peer_is_local(const shmem_team_t *team, int peer) {
     return peer >= 0 && peer < team->size && shmem_team_is_local(team, peer);
 }
@@ -481,6 +483,7 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
     team->backends = params->backends ? params->backends : SHMEM_BACKEND_ALL;
     team->timeout = params->timeout > 0 ? params->timeout : SHMEM_DEFAULT_TIMEOUT;
     team->cache_max = params->reg_cache_max ? params->reg_cache_max : SHMEM_DEFAULT_CACHE_MAX;
+    team->num_signals = params->num_signals ? params->num_signals : SHMEM_DEFAULT_SIGNALS;
     team->next_alive_check = 0;
     shmem_list_init(&team->mems);
     shmem_list_init(&team->regs);
@@ -520,8 +523,8 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
         }
     }
     /* the signal area: host memory whatever the backend mask says (posix inside the node) */
-    status = shmem_mem_create(team, sizeof(uint64_t) * SHMEM_SIGNAL_AREA_SLOTS, ACCEL_MEM_HOST,
-                              true, &team->signals);
+    status = shmem_mem_create(team, sizeof(uint64_t) * (team->num_signals + SHMEM_BARRIER_ROUNDS),
+                              ACCEL_MEM_HOST, true, &team->signals);
     if (status != SHMEM_OK) {
         goto err_destroy;
     }
@@ -1455,7 +1458,7 @@ void shmem_team_progress(shmem_team_t *team) {
 }
 
 shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value) {
-    if (team == NULL || peer < 0 || peer >= team->size || idx >= SHMEM_MAX_SIGNALS) {
+    if (team == NULL || peer < 0 || peer >= team->size || idx >= team->num_signals) {
         return shmem_error_set(team, SHMEM_ERR_INVALID,
                                "shmem_signal: peer %d or slot %u out of range", peer, idx);
     }
@@ -1463,7 +1466,7 @@ shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t
 }
 
 shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
-    if (team == NULL || idx >= SHMEM_MAX_SIGNALS) {
+    if (team == NULL || idx >= team->num_signals) {
         return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_wait: slot %u out of range", idx);
     }
     return shmem_team_wait_slot(team, shmem_signal_slot(team, idx), value, "shmem_wait");
@@ -1472,7 +1475,7 @@ shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
 volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx) {
     /* accel.h has no host-register op: the slot is host memory; a kernel can poll it only
      * where the device reaches host memory (the emulated backend, CUDA's HMM/ATS systems) */
-    if (team == NULL || idx >= SHMEM_MAX_SIGNALS) {
+    if (team == NULL || idx >= team->num_signals) {
         shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_signal_addr: slot %u out of range", idx);
         return NULL;
     }
@@ -1496,11 +1499,11 @@ shmem_status_t shmem_barrier_local(shmem_team_t *team) {
     epoch = ++team->barrier_epoch;
     for (int dist = 1; dist < team->nlocal; dist <<= 1, ++round) {
         partner = team->local_ranks[(team->local_index + dist) % team->nlocal];
-        status = shmem_signal_store(team, partner, SHMEM_MAX_SIGNALS + round, epoch);
+        status = shmem_signal_store(team, partner, team->num_signals + round, epoch);
         if (status != SHMEM_OK) {
             return status;
         }
-        status = shmem_team_wait_slot(team, shmem_signal_slot(team, SHMEM_MAX_SIGNALS + round),
+        status = shmem_team_wait_slot(team, shmem_signal_slot(team, team->num_signals + round),
                                       epoch, "shmem_barrier_local");
         if (status != SHMEM_OK) {
             return status;

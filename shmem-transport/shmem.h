@@ -83,6 +83,7 @@ typedef struct {
     void (*progress)(void);  /* called while waiting (opal_progress), may be NULL */
     const char *net_devices; /* UCX devices ("mlx5_0:1,mlx5_1:1"); NULL: nearest NIC */
     const char *ucx_tls;     /* UCX transports for the team's context (NULL: UCX's default) */
+    unsigned num_signals;    /* signal slots per rank (0: SHMEM_DEFAULT_SIGNALS) */
     shmem_log_fn_t log;
     int verbose;
 } shmem_team_params_t;
@@ -92,8 +93,8 @@ typedef struct shmem_mem shmem_mem_t;   /* symmetric allocation */
 typedef struct shmem_reg shmem_reg_t;   /* local registration */
 typedef struct shmem_rmem shmem_rmem_t; /* a peer's memory, target of put/get */
 
-/* The team's signal slots per rank (64-bit counters). */
-#define SHMEM_MAX_SIGNALS 64
+/* The team's signal slots per rank (64-bit counters) unless its params ask for more. */
+#define SHMEM_DEFAULT_SIGNALS 64
 /* Bytes of a packed registration handle, at most. */
 #define SHMEM_PACKED_MAX 1024
 
@@ -106,6 +107,8 @@ SHMEM_API void shmem_team_destroy(shmem_team_t *team);
 SHMEM_API int shmem_team_rank(const shmem_team_t *team);
 SHMEM_API int shmem_team_size(const shmem_team_t *team);
 SHMEM_API int shmem_team_nnodes(const shmem_team_t *team);
+/* Signal slots per rank: valid idx of shmem_signal/shmem_wait are below it. */
+SHMEM_API unsigned shmem_team_num_signals(const shmem_team_t *team);
 SHMEM_API bool shmem_team_peer_is_local(const shmem_team_t *team, int peer);
 /* The backend that carries puts to peer's memory of that type (0: none). */
 SHMEM_API shmem_backend_t shmem_team_peer_backend(const shmem_team_t *team, int peer,
@@ -145,7 +148,7 @@ SHMEM_API shmem_status_t shmem_get(shmem_team_t *team, void *dst, shmem_rmem_t *
 /* Complete every put/get issued to peer (-1: to every peer). */
 SHMEM_API shmem_status_t shmem_quiet(shmem_team_t *team, int peer);
 
-/* Signals: slot idx < SHMEM_MAX_SIGNALS of every rank, a 64-bit counter.  signal
+/* Signals: slot idx < shmem_team_num_signals of every rank, a 64-bit counter.  signal
  * sets peer's slot to value after earlier puts to peer are visible there. */
 SHMEM_API shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value);
 /* Wait until own slot idx >= value (acquire); SHMEM_ERR_TIMEOUT after the team's

@@ -42,10 +42,9 @@ static inline void shmem_list_push_front(shmem_list_t *head, shmem_list_t *elem)
 #define shmem_container_of(_ptr, _type, _member)                                                   \
     ((_type *)(void *)((char *)(_ptr)-offsetof(_type, _member)))
 
-/* Signal area: the user's slots, then one slot per round of the local barrier
+/* Signal area: the user's num_signals slots, then one slot per round of the local barrier
  * (dissemination: ceil(log2(local ranks)) rounds). */
 #define SHMEM_BARRIER_ROUNDS 32
-#define SHMEM_SIGNAL_AREA_SLOTS (SHMEM_MAX_SIGNALS + SHMEM_BARRIER_ROUNDS)
 
 /* How a put/get reaches a peer's memory. */
 typedef enum {
@@ -158,7 +157,8 @@ struct shmem_team {
 
     uint64_t next_mem_id;
     shmem_list_t mems;
-    shmem_mem_t *signals; /* SHMEM_SIGNAL_AREA_SLOTS per rank */
+    unsigned num_signals; /* the user's slots per rank; the barrier's follow them */
+    shmem_mem_t *signals; /* num_signals + SHMEM_BARRIER_ROUNDS slots per rank */
     uint64_t barrier_epoch;
 
     shmem_list_t regs;

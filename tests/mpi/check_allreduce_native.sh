@@ -11,8 +11,8 @@
 #   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes run hierarchical
 #     (1-3 ranks per node, uneven splits), bits independent of chunk size and memory kind,
 #     equal to two_shot's on one node; one_shot/two_shot forced across nodes are staged;
-#   - coll_gpu_check_counts: mismatched counts give MPI_ERR_COUNT on every rank and a help
-#     message naming the rank;
+#   - coll_gpu_check_counts: mismatched counts (and the v-collectives' block counts, an op
+#     of its own) give MPI_ERR_COUNT on every rank and a help message naming the rank;
 #   - the ring (coll_gpu_allreduce_algorithm=ring), 1 to 8 ranks: checked bit for bit against
 #     the ring-order reference (each element's reduction starts at the rank of its segment),
 #     its digest independent of the chunk size (tiny chunks: many steps), integers equal to
@@ -132,13 +132,23 @@ done
 # coll_gpu_check_counts: a rank passing another count gets MPI_ERR_COUNT everywhere and the
 # help message naming it (Open MPI 4.1 may lose help messages: rerun until it shows)
 for kind in device host; do
-    check_run_until "Call: +MPI_Allreduce on a communicator of 3 ranks" \
+    check_run_until "Call: +MPI_Allreduce on a communicator of 3 ranks
+Call: +MPI_Allgatherv on a communicator of 3 ranks
+Call: +MPI_Alltoallv on a communicator of 3 ranks
+Rank 2: +0 elements of 4 bytes, op" \
         "3 ranks, mismatched counts, $kind" 3 \
         "$EMU coll_gpu_check_counts=1 coll_gpu_host_buffers=1 $CHECK_NO_HELP_AGGREGATE" \
         test_allreduce_native --mismatch --kinds=$kind
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "mismatch names the rank" \
         "Call: +MPI_Allreduce on a communicator of 3 ranks" "Rank 0: +1000 elements of 4 bytes" \
         "Rank 2: +1001 elements of 4 bytes"
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "mismatched block counts name the ranks" \
+        "Call: +MPI_Allgatherv on a communicator of 3 ranks" \
+        "Rank 2: +recvcounts\[0\] = 11" "Rank 0: +recvcounts\[0\] = 10" \
+        "Call: +MPI_Reduce_scatter on a communicator of 3 ranks" \
+        "Call: +MPI_Alltoallv on a communicator of 3 ranks" \
+        "Rank 0: +recvcounts\[2\] = 10" "Rank 2: +sendcounts\[0\] = 11" \
+        "Rank 2: +0 elements of 4 bytes, op [0-9]+"
 done
 # the ring on device buffers across emulated nodes: other nodes' device scratch read through
 # host scratch; the one-node halves load it

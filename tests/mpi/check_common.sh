@@ -196,19 +196,23 @@ else
     CHECK_NO_HELP_AGGREGATE=orte_base_help_aggregate=0
 fi
 
-# check_run_until PATTERN LABEL NP "NAME=VALUE ..." PROGRAM [ARGS...]
-# check_run, repeated (up to 5 runs) until the output of all runs has PATTERN or a run fails:
-# Open MPI 4.1 loses some help messages on their way from the ranks to mpirun.  LAST_LOG is
-# then the output of all runs, for check_expect_output.
+# check_run_until PATTERNS LABEL NP "NAME=VALUE ..." PROGRAM [ARGS...]
+# check_run, repeated (up to 5 runs) until the output of all runs has every pattern of PATTERNS
+# (one per line) or a run fails: Open MPI 4.1 loses some help messages on their way from the
+# ranks to mpirun.  LAST_LOG is then the output of all runs, for check_expect_output.
 check_run_until() {
-    local pattern=$1 all
+    local patterns=$1 all pattern found
     shift
     all=$(mktemp "$CHECK_LOGDIR/until.XXXXXX")
     for _ in 1 2 3 4 5; do
         check_run "$@"
         cat "$LAST_LOG" >>"$all"
         [ "$CHECK_RESULT" = PASS ] || break
-        grep -aqE -- "$pattern" "$all" && break
+        found=1
+        while IFS= read -r pattern; do
+            grep -aqE -- "$pattern" "$all" || found=0
+        done <<<"$patterns"
+        [ $found = 1 ] && break
     done
     LAST_LOG=$all
 }

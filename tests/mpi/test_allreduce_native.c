@@ -221,10 +221,56 @@ static void run_side_cases(const tu_comm_t *comm, tu_mem_t mem) {
     tu_mem_free(mem, d_out);
 }
 
+/* rc must be MPI_ERR_COUNT (a communicator of one rank cannot disagree with itself). */
+static void expect_err_count(int rc, int world_size, const char *what) {
+    int cls = MPI_SUCCESS;
+
+    MPI_Error_class(rc, &cls);
+    if ((world_size > 1) && (MPI_ERR_COUNT != cls)) {
+        tu_fail("%s returned class %d, not MPI_ERR_COUNT", what, cls);
+    }
+}
+
+/* The v-collectives: counts of 10 elements per block (in and out hold 10 * size + 1 each), the
+ * last rank's first one 11.  Every rank must get MPI_ERR_COUNT. */
+static void run_mismatch_blocks(int world_size, void *d_in, void *d_out) {
+    int *counts = malloc(2 * (size_t)world_size * sizeof(int)), *displs, last = world_size - 1;
+
+    if (NULL == counts) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    displs = counts + world_size;
+    for (int p = 0; p < world_size; ++p) {
+        counts[p] = 10;
+        displs[p] = 10 * p + ((p > 0) ? 1 : 0);
+    }
+    if (tu_world_rank == last) {
+        counts[0] = 11;
+    }
+    /* recvcounts differ between ranks */
+    expect_err_count(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_INT32_T, d_out, counts, displs,
+                                    MPI_INT32_T, MPI_COMM_WORLD),
+                     world_size, "MPI_Allgatherv with mismatched recvcounts");
+    expect_err_count(MPI_Reduce_scatter(d_in, d_out, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+                     world_size, "MPI_Reduce_scatter with mismatched recvcounts");
+    /* the last rank sends rank 0 one element more than rank 0 receives from it */
+    expect_err_count(MPI_Alltoallv(d_in, counts, displs, MPI_INT32_T, d_out, counts, displs,
+                                   MPI_INT32_T, MPI_COMM_WORLD),
+                     world_size, "MPI_Alltoallv with mismatched counts");
+    /* equal counts, another op on the last rank */
+    counts[0] = 10;
+    expect_err_count(MPI_Reduce_scatter(d_in, d_out, counts, MPI_FLOAT,
+                                        (tu_world_rank == last) ? MPI_MAX : MPI_SUM,
+                                        MPI_COMM_WORLD),
+                     world_size, "MPI_Reduce_scatter with mismatched ops");
+    free(counts);
+}
+
 /*
  * --mismatch (under coll_gpu_check_counts=1): the last rank passes one element more to
- * MPI_Allreduce and MPI_Allgather; every rank must get MPI_ERR_COUNT, then a matching call
- * must succeed.
+ * MPI_Allreduce and MPI_Allgather, and block counts of its own to MPI_Allgatherv,
+ * MPI_Reduce_scatter and MPI_Alltoallv, another op to MPI_Reduce_scatter; every rank must get
+ * MPI_ERR_COUNT, then a matching call must succeed.
  */
 static void run_mismatch(const state_t *st, int world_size) {
     const size_t n = 1000;
@@ -246,6 +292,7 @@ static void run_mismatch(const state_t *st, int world_size) {
     if ((world_size > 1) && (MPI_ERR_COUNT != cls)) {
         tu_fail("MPI_Allgather with mismatched counts returned class %d, not MPI_ERR_COUNT", cls);
     }
+    run_mismatch_blocks(world_size, d_in, d_out);
     rc = MPI_Allreduce(d_in, d_out, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     if (MPI_SUCCESS != rc) {
         tu_fail("a matching MPI_Allreduce afterwards returned %d", rc);

@@ -27,6 +27,7 @@ typedef struct {
     double timeout;
     size_t cache_max;
     unsigned backends;
+    unsigned num_signals;
 } st_opts_t;
 
 static inline double st_now(void) {
@@ -65,6 +66,7 @@ static inline shmem_status_t st_team_create(test_oob_t *oob, int rank, int size,
     p.reg_cache_max = o->cache_max;
     p.timeout = o->timeout;
     p.ucx_tls = o->ucx_tls;
+    p.num_signals = o->num_signals;
     p.log = st_log;
     p.verbose = verbose ? atoi(verbose) : 0;
     return shmem_team_create(&p, team_p);

@@ -67,12 +67,45 @@ static int posix_main(test_oob_t *oob, int rank, int size, void *arg) {
     status = shmem_peer_map(team, size, all[0].buf, all[0].len, &rmem);
     CHECK(status == SHMEM_ERR_INVALID, "[%d] mapping a rank out of range fails", rank);
 
+    /* a team asks for more signal slots than the default (a communicator of many ranks): the
+     * slots past the default work, the one past its count does not, the barrier's still do */
+    CHECK(shmem_team_num_signals(team) == SHMEM_DEFAULT_SIGNALS &&
+              shmem_signal(team, rank, SHMEM_DEFAULT_SIGNALS, 1) == SHMEM_ERR_INVALID,
+          "[%d] the default team has %d signal slots", rank, SHMEM_DEFAULT_SIGNALS);
+    o.num_signals = 3 * SHMEM_DEFAULT_SIGNALS + 5;
+    status = st_team_create(oob, rank, size, &o, &team2);
+    o.num_signals = 0;
+    if (CHECK(status == SHMEM_OK && shmem_team_num_signals(team2) == 3 * SHMEM_DEFAULT_SIGNALS + 5,
+              "[%d] team with %d signal slots", rank, 3 * SHMEM_DEFAULT_SIGNALS + 5)) {
+        unsigned last = shmem_team_num_signals(team2) - 1;
+
+        for (int i = 0; i < size; ++i) {
+            status = shmem_signal(team2, i, last - (unsigned)rank, 10 + (uint64_t)rank);
+        }
+        for (int i = 0; i < size && status == SHMEM_OK; ++i) {
+            status = shmem_wait(team2, last - (unsigned)i, 10 + (uint64_t)i);
+        }
+        CHECK(status == SHMEM_OK, "[%d] every rank signals its slot among the last ones", rank);
+        CHECK(shmem_signal(team2, rank, last + 1, 1) == SHMEM_ERR_INVALID &&
+                  shmem_wait(team2, last + 1, 1) == SHMEM_ERR_INVALID &&
+                  shmem_signal_addr(team2, last + 1) == NULL,
+              "[%d] slot %u is out of range", rank, last + 1);
+        for (int i = 0; i < 20 && status == SHMEM_OK; ++i) {
+            status = shmem_barrier_local(team2);
+        }
+        CHECK(status == SHMEM_OK &&
+                  *shmem_signal_addr(team2, last - (unsigned)rank) == 10 + (uint64_t)rank,
+              "[%d] the barrier's slots follow the signals and leave them alone", rank);
+        test_oob_barrier(oob);
+        shmem_team_destroy(team2);
+    }
+
     /* a wait nobody answers ends with the timeout */
     o.timeout = 0.3;
     status = st_team_create(oob, rank, size, &o, &team_short);
     if (CHECK(status == SHMEM_OK, "[%d] team with a 0.3 s timeout", rank)) {
         t0 = st_now();
-        status = shmem_wait(team_short, SHMEM_MAX_SIGNALS - 1, 1);
+        status = shmem_wait(team_short, SHMEM_DEFAULT_SIGNALS - 1, 1);
         dt = st_now() - t0;
         CHECK(status == SHMEM_ERR_TIMEOUT && dt >= 0.3 && dt < 3,
               "[%d] unanswered wait times out after %.2f s: %s", rank, dt, shmem_last_error());
