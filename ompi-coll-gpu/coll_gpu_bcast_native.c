@@ -1,15 +1,67 @@
 /*
- * MPI_Bcast, pipelined: per step, the root copies chunk k into its scratch half (parity k),
- * and once every rank announced step k, every other rank fetches chunk k out of the root's
- * scratch: a copy from a peer of its node, a get from another node's.  A non-root announces step k
- * after its reads of chunk k - 1 completed, so the root writes chunk k + 1 into the other half
- * while chunk k is read, and chunk k + 2 reuses the half of chunk k only after every rank finished
- * reading it.  Every remote rank gets from the root itself (no relay through its node).
+ * MPI_Bcast, pipelined: the root copies chunk k of its buffer into its scratch half of step k
+ * before announcing step k, and the other ranks read it once every rank announced it.
+ *
+ * Flat (one node, or every other node has a single rank): every non-root rank fetches chunk k
+ * out of the root's scratch in step k: a load from a peer of its node, a get from another
+ * node's.  One step per chunk.
+ *
+ * Two-level (some node other than the root's has several ranks): only one rank of each other
+ * node, its leader, gets from the root; the rest of its node loads from the leader, so the
+ * root's node sends each chunk once per node instead of once per rank.  In step s (chunk k):
+ *   - the root's node loads chunk k from the root, as in the flat form;
+ *   - a leader gets chunk k from the root's half of step s into its own half of step s + 1,
+ *     and copies chunk k - 1 from its half of step s into its buffer;
+ *   - the other ranks of a leader's node load chunk k - 1 from the leader's half of step s.
+ * So a node reads chunk k - 1 from its leader while the leader gets chunk k from the root:
+ * one step more than chunks.  Nobody on another node reads a leader's scratch: it is never
+ * published (coll_gpu_native_publish), only the root's is.
+ *
+ * Reuse: every read of a half of step s happens in step s and completes before the reader
+ * announces step s + 1 (coll_gpu_native_announce completes a rank's fetches first), as every
+ * native algorithm requires, so the next call of any collective may reuse the halves.  What
+ * tells a writer that its half is free is the announcement of the step before by every peer:
+ * the root writes its half of step s before announcing s, once every peer announced s - 1
+ * (the last reads of that parity were in step s - 2); a leader writes its half of step s + 1
+ * during step s, after every peer announced s (the last reads of that parity, its node's loads
+ * of chunk k - 2, were in step s - 1).  Why the leader writes ahead into the half of step s + 1
+ * rather than its half of step s: its node reads the chunk in step s + 1, and a half of step s
+ * read in step s + 1 could be overwritten by the next call's first step.
+ *
+ * The leader of a node is its rank with the root's index among the root's node (modulo the
+ * node's size): the ranks of the same local index usually share a rail of the network (GPU i
+ * and NIC i of every node on one leaf switch), where the root's data already travels, and the
+ * role moves with the root instead of always loading the node's first rank.
  */
 #include "coll_gpu_native.h"
 
-int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                             void *buf, size_t count, int root) {
+/* Who this rank reads from in a two-level bcast, computed from the team alone (the same on
+ * every rank of a node). */
+typedef struct {
+    bool two_level;  /* some node other than the root's has several ranks */
+    int leader;      /* the rank this rank's node gets the data through (the root on its node) */
+    int node_others; /* the other ranks of this rank's node */
+} coll_gpu_bcast_relay_t;
+
+static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
+                                 coll_gpu_bcast_relay_t *relay) {
+    int root_node = team->node_of_rank[root], root_index = 0, root_node_size = 0;
+
+    for (int r = 0; r < team->size; ++r) {
+        if (team->node_of_rank[r] == root_node) {
+            root_index += (r < root) ? 1 : 0;
+            ++root_node_size;
+        }
+    }
+    /* more ranks than nodes off the root's node: a node with several */
+    relay->two_level = (team->size - root_node_size) > (team->nnodes - 1);
+    relay->leader =
+        (team->node == root_node) ? root : team->local_ranks[root_index % team->local_size];
+    relay->node_others = team->local_size - 1;
+}
+
+static int coll_gpu_bcast_flat(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                               void *buf, size_t count, int root) {
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     bool is_root = (native->team->rank == root);
@@ -46,4 +98,119 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
 
 err_transport:
     return coll_gpu_native_finish(call, comm, status, astatus);
+}
+
+static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
+                                    const coll_gpu_native_call_t *call,
+                                    const coll_gpu_bcast_relay_t *relay, void *buf, size_t count,
+                                    int root) {
+    coll_gpu_native_t *native = call->native;
+    const coll_gpu_native_mem_t *mem = call->mem;
+    int rank = native->team->rank;
+    bool is_root = (rank == root), on_root_node = coll_gpu_native_is_local(native, root);
+    bool is_leader = !on_root_node && (rank == relay->leader);
+    /* a leader alone on its node needs no relay copy: it gets straight into its buffer */
+    bool relays = is_leader && (relay->node_others > 0);
+    size_t esize = call->esize, per_step = native->half / esize;
+    size_t nchunks = (count + per_step - 1) / per_step;
+    accel_status_t astatus = ACCEL_OK;
+    shmem_status_t status = SHMEM_OK;
+
+    /* step s carries chunk k from the root and chunk k - 1 out of the leaders */
+    for (size_t k = 0; k < nchunks + 1; ++k) {
+        size_t first = k * per_step, n = (k < nchunks) ? count - first : 0;
+        size_t prev_n = (k > 0) ? count - (first - per_step) : 0;
+        uint64_t step = ++native->step;
+        char *data = (char *)buf + first * esize, *prev = data - per_step * esize;
+
+        n = (n < per_step) ? n : per_step;
+        prev_n = (prev_n < per_step) ? prev_n : per_step;
+        if (is_root && (n > 0) && (ACCEL_OK == astatus)) {
+            astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), data, n * esize,
+                                call->stream);
+            if (ACCEL_OK == astatus) {
+                astatus =
+                    coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
+            }
+        }
+        /* the root's chunk k and the leaders' chunk k - 1 landed; every rank's reads of the
+         * step before completed */
+        status = coll_gpu_native_announce(call, step, &astatus);
+        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+            goto err_transport;
+        }
+        if (is_root || (ACCEL_OK != astatus)) {
+            continue; /* an accelerator error still takes part in every handshake */
+        }
+        if (on_root_node || (is_leader && !relays)) {
+            if (n > 0) {
+                astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0, data, n * esize,
+                                                call->stream, &status);
+            }
+        } else if (relays) {
+            if (n > 0) {
+                astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0,
+                                                coll_gpu_native_mine(native, call->kind, step + 1),
+                                                n * esize, call->stream, &status);
+            }
+            if ((prev_n > 0) && (ACCEL_OK == astatus)) {
+                astatus = mem->copy(prev, coll_gpu_native_mine(native, call->kind, step),
+                                    prev_n * esize, call->stream);
+            }
+        } else if (prev_n > 0) {
+            astatus = coll_gpu_native_fetch(native, call->kind, relay->leader, step, 0, prev,
+                                            prev_n * esize, call->stream, &status);
+        }
+        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+            goto err_transport;
+        }
+    }
+    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
+
+err_transport:
+    return coll_gpu_native_finish(call, comm, status, astatus);
+}
+
+/* Which form runs, and this rank's part in it: the verbose log of every call. */
+static void coll_gpu_bcast_log(struct ompi_communicator_t *comm, const coll_gpu_team_t *team,
+                               const coll_gpu_bcast_relay_t *relay, int root) {
+    if (!relay->two_level) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Bcast on %s: pipelined flat from root %d",
+                         comm->c_name, root);
+    } else if (team->rank == root) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: pipelined two-level from root %d over %d nodes: "
+                         "rank %d is the root",
+                         comm->c_name, root, team->nnodes, team->rank);
+    } else if (relay->leader == root) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: pipelined two-level from root %d over %d nodes: "
+                         "rank %d loads from the root",
+                         comm->c_name, root, team->nnodes, team->rank);
+    } else if (relay->leader == team->rank) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: pipelined two-level from root %d over %d nodes: "
+                         "rank %d gets from the root for %d rank(s) of its node",
+                         comm->c_name, root, team->nnodes, team->rank, relay->node_others);
+    } else {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: pipelined two-level from root %d over %d nodes: "
+                         "rank %d loads from its node's leader %d",
+                         comm->c_name, root, team->nnodes, team->rank, relay->leader);
+    }
+}
+
+int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                             void *buf, size_t count, int root) {
+    coll_gpu_team_t *team = call->native->team;
+    coll_gpu_bcast_relay_t relay = {.two_level = false};
+
+    if (team->nnodes > 1) {
+        coll_gpu_bcast_relay(team, root, &relay);
+    }
+    coll_gpu_bcast_log(comm, team, &relay, root);
+    if (!relay.two_level) {
+        return coll_gpu_bcast_flat(comm, call, buf, count, root);
+    }
+    return coll_gpu_bcast_two_level(comm, call, &relay, buf, count, root);
 }

@@ -242,7 +242,9 @@ static const struct {
     [COLL_GPU_NCOLL_BCAST] = {"bcast_algorithm", "coll_gpu_bcast_algorithms",
                               "bcast_algorithm_calls",
                               "pipelined (the root's scratch, double buffered, read by every "
-                              "rank)"},
+                              "rank; across nodes, where a node other than the root's has "
+                              "several ranks, two-level: one leader per node gets each chunk "
+                              "from the root, its node loads it from the leader)"},
     [COLL_GPU_NCOLL_REDUCE] = {"reduce_algorithm", "coll_gpu_reduce_algorithms",
                                "reduce_algorithm_calls",
                                "direct (the root reduces every rank's input in rank order: "

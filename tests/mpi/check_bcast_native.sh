@@ -1,0 +1,127 @@
+#!/bin/bash
+#
+# Native MPI_Bcast across emulated nodes (test_bcast_native, emulated device memory and host
+# buffers): the two-level form (one leader per node gets each chunk from the root, the rest of
+# its node loads it from the leader) on 2 nodes (4 ranks), 3 uneven nodes (7 ranks, 3 per
+# node: 3 + 3 + 1) and 4 nodes (8 ranks), and 3 ranks on nodes of 2 + 1, where a root on the
+# big node leaves every other node one rank (flat) and the lone rank as root needs the relay:
+#   - every root, counts 0, 1, odd, many steps (1 KiB scratch halves), 16 MiB, five types: the
+#     root's pattern, the guard after the buffer, the pvar, the same bits on every rank;
+#   - the same digest across nodes as on one node, staged (Open MPI's bcast), with many steps
+#     and on host buffers;
+#   - the relay really runs: the verbose log names each rank's part (who leads which node, who
+#     loads from which leader, with the leader at the root's index of its node), and no
+#     MPI_Bcast of the world communicator across nodes runs flat where a node has several ranks;
+#   - a leader or a rank reading from a leader missing from a call: MPI_ERR_OTHER with the help
+#     message, no hang.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
+WORLD="MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0"
+
+# check_refute_output LABEL PATTERN: PATTERN is nowhere in the last run's output.
+check_refute_output() {
+    if grep -aEq -- "$2" "$LAST_LOG"; then
+        echo "    output check ($1): FAIL: found '$2':"
+        grep -aE -- "$2" "$LAST_LOG" | head -n 3
+        check_count FAIL "$1: found '$2'"
+    else
+        echo "    output check ($1): PASS"
+        check_count PASS "$1"
+    fi
+}
+
+# The parts of the relay the verbose log of the world communicator must show, per topology
+# ("NP RANKS_PER_NODE"); the leader of a node is its rank at the root's index in its node.
+relay_patterns() {
+    case $1 in
+    "4 2")
+        echo "$WORLD: pipelined two-level from root 1 over 2 nodes: rank 3 gets from the root for 1 rank"
+        echo "$WORLD: pipelined two-level from root 1 over 2 nodes: rank 2 loads from its node's leader 3"
+        echo "$WORLD: pipelined two-level from root 1 over 2 nodes: rank 0 loads from the root"
+        echo "$WORLD: pipelined two-level from root 0 over 2 nodes: rank 3 loads from its node's leader 2"
+        echo "$WORLD: pipelined two-level from root 3 over 2 nodes: rank 0 loads from its node's leader 1"
+        ;;
+    "7 3")
+        echo "$WORLD: pipelined two-level from root 4 over 3 nodes: rank 1 gets from the root for 2 rank"
+        echo "$WORLD: pipelined two-level from root 4 over 3 nodes: rank 0 loads from its node's leader 1"
+        echo "$WORLD: pipelined two-level from root 4 over 3 nodes: rank 6 gets from the root for 0 rank"
+        echo "$WORLD: pipelined two-level from root 2 over 3 nodes: rank 3 loads from its node's leader 5"
+        echo "$WORLD: pipelined two-level from root 6 over 3 nodes: rank 5 loads from its node's leader 3"
+        ;;
+    "8 2")
+        echo "$WORLD: pipelined two-level from root 7 over 4 nodes: rank 4 loads from its node's leader 5"
+        echo "$WORLD: pipelined two-level from root 7 over 4 nodes: rank 1 gets from the root for 1 rank"
+        echo "$WORLD: pipelined two-level from root 0 over 4 nodes: rank 7 loads from its node's leader 6"
+        ;;
+    "3 2")
+        echo "$WORLD: pipelined flat from root 0"
+        echo "$WORLD: pipelined two-level from root 2 over 2 nodes: rank 1 loads from its node's leader 0"
+        ;;
+    esac
+}
+
+for topo in "4 2" "7 3" "8 2" "3 2"; do
+    read -r np rpn <<<"$topo"
+    nodes="coll_gpu_ranks_per_node=$rpn"
+    mapfile -t patterns < <(relay_patterns "$topo")
+    check_run "$np ranks, $rpn per node, device" $np "$EMU $nodes coll_gpu_verbose=10" \
+        test_bcast_native
+    check_digest $np-nodes
+    if [ "$CHECK_RESULT" = PASS ]; then
+        check_expect_output "$np ranks, $rpn per node: the relay's parts" "${patterns[@]}"
+        [ "$np" = 3 ] || check_refute_output "$np ranks, $rpn per node: never flat on the world" \
+            "$WORLD: pipelined flat"
+    fi
+    check_run "$np ranks, one node, device" $np "$EMU" test_bcast_native
+    check_digest $np-one
+    check_run "$np ranks, $rpn per node, staged" $np "$EMU $nodes coll_gpu_bcast_algorithm=staged" \
+        test_bcast_native
+    check_digest $np-staged
+    check_run "$np ranks, $rpn per node, 1 KiB scratch halves" $np "$EMU $nodes $TINY" \
+        test_bcast_native
+    check_digest $np-tiny
+    check_run "$np ranks, $rpn per node, host buffers" $np \
+        "$EMU $nodes coll_gpu_host_buffers=1 coll_gpu_verbose=10" test_bcast_native --kinds=host
+    check_digest $np-host
+    [ "$CHECK_RESULT" = PASS ] &&
+        check_expect_output "$np ranks, $rpn per node, host buffers: the relay's parts" "${patterns[@]}"
+    check_same_digest "$np ranks: across nodes = one node" $np-nodes $np-one
+    check_same_digest "$np ranks: across nodes = staged" $np-nodes $np-staged
+    check_same_digest "$np ranks: many steps = one step" $np-tiny $np-nodes
+    check_same_digest "$np ranks: host buffers = device" $np-host $np-nodes
+done
+
+# 16 MiB: chunks of the default scratch (3 steps of 8 MiB), and 33 steps of 512 KiB
+check_run "4 ranks, 2 per node, 16 MiB" 4 "$EMU coll_gpu_ranks_per_node=2" test_bcast_native \
+    --big-bytes=16777216
+check_digest 4-big-nodes
+check_run "4 ranks, one node, 16 MiB" 4 "$EMU" test_bcast_native --big-bytes=16777216
+check_digest 4-big-one
+check_same_digest "4 ranks, 16 MiB: across nodes = one node" 4-big-nodes 4-big-one
+# (512 KiB halves: 1 KiB ones would take 16384 handshakes of 7 ranks on 2 cores, minutes)
+check_run "7 ranks, 3 per node, host buffers, 512 KiB scratch halves, 16 MiB" 7 \
+    "$EMU coll_gpu_ranks_per_node=3 coll_gpu_host_buffers=1 coll_gpu_native_chunk_size=262144 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+    test_bcast_native --kinds=host --big-bytes=16777216
+check_digest 7-big-nodes
+check_run "7 ranks, one node, host buffers, 16 MiB" 7 "$EMU coll_gpu_host_buffers=1" \
+    test_bcast_native --kinds=host --big-bytes=16777216
+check_digest 7-big-one
+check_same_digest "7 ranks, 16 MiB: across nodes = one node" 7-big-nodes 7-big-one
+
+# a leader (rank 2 for root 0) or a rank loading from it (rank 3) missing: an error naming the
+# call within coll_gpu_transport_timeout, never a hang (the run repeated until mpirun shows the
+# help message: Open MPI 4.1 loses some)
+for missing in 2 3; do
+    check_run_until "Call: +MPI_Bcast on rank" "4 ranks on 2 nodes, rank $missing missing" 4 \
+        "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_transport_timeout=2 $CHECK_NO_HELP_AGGREGATE" \
+        test_bcast_native --kinds=host --missing-rank=$missing
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "rank $missing missing: the error names the call" \
+        "Call: +MPI_Bcast on rank [0-3] of a communicator of 4 ranks" "timed out"
+done
+
+check_finish
