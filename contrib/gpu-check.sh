@@ -139,6 +139,10 @@ step "native collectives, 4 ranks, cuda" 300 \
 step "native collectives, 4 ranks as 2 nodes, cuda" 300 \
     $MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 "$build/tests/mpi/test_native_collectives" \
     --device=cuda
+# the two-level bcast: a leader per node gets from the root over UCX, its node loads from it
+step "native bcast two-level, 4 ranks as 2 nodes, cuda" 300 \
+    $MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 "$build/tests/mpi/test_bcast_native" \
+    --device=cuda --big-bytes=16777216
 # The targets: float allreduce on 4 ranks, 256 MiB native >= 20x the staged path's
 # bandwidth, 8 B latency <= 30 us
 for native in 1 0; do
