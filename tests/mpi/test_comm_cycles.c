@@ -12,8 +12,8 @@
  *   - the emulated backend's live allocations (device, managed, pinned) are back to the
  *     baseline: nothing allocated for a communicator survives it;
  *   - the process has the same number of open file descriptors;
- *   - no new entry in /dev/shm (checked by rank 0 between barriers; the check assumes no other
- *     job creates segments meanwhile).
+ *   - no new coll/gpu segment of this job's processes in /dev/shm (cgshm-PID-...; checked by
+ *     rank 0 between barriers: other jobs, which make check runs alongside, may create theirs).
  *
  * Closing line (rank 0): "N passed, M failed".
  */
@@ -166,6 +166,37 @@ static void snapshot_take(snapshot_t *s) {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The pids of the job's processes (MPI_COMM_WORLD order), for telling its segments apart. */
+static pid_t *job_pids;
+
+static void job_pids_gather(void) {
+    pid_t mine = getpid();
+
+    job_pids = calloc((size_t)tu_world_size, sizeof(pid_t));
+    if (NULL == job_pids) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, job_pids, (int)sizeof(mine), MPI_BYTE,
+                  MPI_COMM_WORLD);
+}
+
+/* A segment of coll/gpu's shmem transport ("cgshm-PID-...") created by a process of this job. */
+static bool shm_is_ours(const char *name) {
+    const char *prefix = "cgshm-";
+    long pid;
+
+    if (0 != strncmp(name, prefix, strlen(prefix))) {
+        return false;
+    }
+    pid = strtol(name + strlen(prefix), NULL, 10);
+    for (int r = 0; r < tu_world_size; r++) {
+        if ((pid_t)pid == job_pids[r]) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool shm_has(const snapshot_t *s, const char *name) {
     for (int i = 0; i < s->nshm && i < MAX_SHM_ENTRIES; i++) {
         if (0 == strcmp(s->shm[i], name)) {
@@ -195,15 +226,9 @@ static void check_against(const options_t *o, const snapshot_t *base, const snap
     }
     if (0 == tu_world_rank) {
         for (int i = 0; i < now->nshm && i < MAX_SHM_ENTRIES; i++) {
-            /* btl/vader's (4.1) and btl/sm's (5.0) segments are Open MPI's,
-             * not coll/gpu's: those that appear now belong to other jobs (make
-             * check runs tests in parallel); this job's were there at the
-             * baseline. */
-            if (0 == strncmp(now->shm[i], "vader_segment.", strlen("vader_segment.")) ||
-                0 == strncmp(now->shm[i], "sm_segment.", strlen("sm_segment."))) {
-                continue;
-            }
-            if (!shm_has(base, now->shm[i])) {
+            /* Open MPI's and UCX's segments, and other jobs' (make check runs tests in
+             * parallel), are not this test's business */
+            if (shm_is_ours(now->shm[i]) && !shm_has(base, now->shm[i])) {
                 tu_fail("new entry in /dev/shm: %s", now->shm[i]);
             }
         }
@@ -333,11 +358,14 @@ int main(int argc, char **argv) {
         tu_finish(rc);
     }
     tu_gpu_config_read(&config);
+    job_pids_gather();
     if (o.plain) {
         run_phase(&o, &o.opts.kinds[0], false, &config);
     }
     if (o.device) {
         run_phase(&o, &o.opts.kinds[0], true, &config);
     }
-    tu_finish(tu_summary(MPI_COMM_WORLD));
+    rc = tu_summary(MPI_COMM_WORLD);
+    free(job_pids);
+    tu_finish(rc);
 }
