@@ -316,7 +316,6 @@ static void run_phase(const options_t *o, const tu_kind_t *kind, bool with_colle
 int main(int argc, char **argv) {
     options_t o;
     tu_gpu_config_t config;
-    int rc;
 
     MPI_Init(&argc, &argv);
     if (0 != parse_options(argc, argv, &o)) {
@@ -328,10 +327,7 @@ int main(int argc, char **argv) {
         }
         tu_finish(TU_EXIT_FAIL);
     }
-    rc = tu_setup(&o.opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&o.opts);
     tu_gpu_config_read(&config);
     if (o.plain) {
         run_phase(&o, &o.opts.kinds[0], false, &config);
