@@ -1,7 +1,8 @@
 /*
  * The types, inputs, reference operation and hash shared by the native-collective tests
- * (test_allreduce_native, test_native_collectives): inputs whose sums depend on the order,
- * and the rank-order reference the native algorithms must match bit for bit.
+ * (test_allreduce_native, test_native_collectives, test_native_vcolls; their set-up and checks
+ * are in test_native_util.h): inputs whose sums depend on the order, and the rank-order
+ * reference the native algorithms must match bit for bit.
  */
 #ifndef TEST_NATIVE_REF_H
 #define TEST_NATIVE_REF_H

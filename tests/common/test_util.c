@@ -392,6 +392,62 @@ int tu_options_parse_one(tu_options_t *opts, const char *arg) {
     return 0;
 }
 
+/* 1: arg is one of own and is stored, 0: not one of them, -1: one of them with a bad value */
+static int tu_parse_own_arg(const tu_arg_t *own, const char *arg) {
+    for (; NULL != own && NULL != own->name; ++own) {
+        size_t len = strlen(own->name);
+        const char *value = arg + len;
+
+        if (TU_ARG_FLAG == own->kind) {
+            if (0 == strcmp(arg, own->name)) {
+                *(bool *)own->value = true;
+                return 1;
+            }
+            continue;
+        }
+        if (0 != strncmp(arg, own->name, len)) {
+            continue;
+        }
+        switch (own->kind) {
+        case TU_ARG_SIZE:
+            *(size_t *)own->value = strtoull(value, NULL, 0);
+            break;
+        case TU_ARG_INT:
+            *(int *)own->value = atoi(value);
+            break;
+        case TU_ARG_COUNT:
+            if (atol(value) <= 0) {
+                return -1;
+            }
+            *(size_t *)own->value = (size_t)atol(value);
+            break;
+        default:
+            *(const char **)own->value = value;
+            break;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+void tu_parse_args(int argc, char **argv, const char *program, const tu_arg_t *own,
+                   tu_options_t *opts) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
+    tu_options_default(opts);
+    for (int i = 1; i < argc; ++i) {
+        int rc = tu_parse_own_arg(own, argv[i]);
+        if (0 == rc) {
+            rc = tu_options_parse_one(opts, argv[i]);
+        }
+        if (1 != rc) {
+            if (0 == tu_world_rank) {
+                fprintf(stderr, "%s: bad argument %s\n", program, argv[i]);
+            }
+            tu_finish(TU_EXIT_FAIL);
+        }
+    }
+}
+
 void tu_options_usage(void) {
     printf(
         "common options:\n"
@@ -438,6 +494,13 @@ static bool tu_options_need_accel(const tu_options_t *opts) {
         }
     }
     return false;
+}
+
+void tu_setup_or_exit(const tu_options_t *opts) {
+    int rc = tu_setup(opts);
+    if (TU_EXIT_PASS != rc) {
+        tu_finish(rc);
+    }
 }
 
 int tu_accel_init(accel_backend_kind_t backend, const char **reason_p) {
@@ -523,6 +586,15 @@ static int tu_mpit_init(void) {
     }
     tu_mpit_ready = true;
     return 0;
+}
+
+void tu_pvar_open_required(const char *name, tu_pvar_t *pvar) {
+    if (0 != tu_pvar_open(name, pvar)) {
+        tu_case_begin("pvar");
+        tu_fail("%s not found: component not loaded?", name);
+        tu_case_end();
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
 }
 
 int tu_pvar_open(const char *name, tu_pvar_t *pvar) {
@@ -1727,6 +1799,21 @@ void tu_comm_free(tu_comm_t *comm) {
     }
     free(comm->world_ranks);
     comm->world_ranks = NULL;
+}
+
+void tu_comms_create_all(tu_comm_t comms[TU_NUM_COMMS]) {
+    for (int i = 0; i < TU_NUM_COMMS; i++) {
+        if (0 != tu_comm_create((tu_comm_id_t)i, &comms[i])) {
+            tu_fail("cannot create communicator %d", i);
+            tu_finish(tu_summary(MPI_COMM_WORLD));
+        }
+    }
+}
+
+void tu_comms_free_all(tu_comm_t comms[TU_NUM_COMMS]) {
+    for (int i = 0; i < TU_NUM_COMMS; i++) {
+        tu_comm_free(&comms[i]);
+    }
 }
 
 /* ------------------------------------------------------------------------------------------ */

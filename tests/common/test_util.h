@@ -11,6 +11,7 @@
  *   intercepted collective, post it (blocking or nonblocking), verify every byte the call may
  *   and may not touch, and say which path (passthrough / staged / pipelined) the component
  *   must have taken;
+ * - the command line (common options and a program's own), the standard communicators;
  * - pass/fail accounting closed by one line "N passed, M failed" (parsed by CI).
  */
 #ifndef TEST_UTIL_H
@@ -87,10 +88,35 @@ void tu_options_usage(void);
 tu_kind_t tu_options_rank_kind(const tu_options_t *opts, const tu_kind_t *kind, int world_rank);
 bool tu_options_ranks_differ(const tu_options_t *opts);
 
+/* A program's own command-line option, looked at before the common ones.  A name ending in
+ * '=' takes a value ("--big-bytes="), any other is a flag matched whole ("--small"). */
+typedef enum {
+    TU_ARG_FLAG,   /* bool *: set to true */
+    TU_ARG_SIZE,   /* size_t *: strtoull, any base */
+    TU_ARG_INT,    /* int *: atoi */
+    TU_ARG_COUNT,  /* size_t *: a number > 0, anything else is a bad argument */
+    TU_ARG_STRING, /* const char **: the text after '=' */
+} tu_arg_kind_t;
+
+typedef struct {
+    const char *name;
+    tu_arg_kind_t kind;
+    void *value;
+} tu_arg_t;
+
+/* After MPI_Init: sets tu_world_rank, the defaults in opts, then reads argv[1..] into the
+ * program's options (`own`, ended by a NULL name; NULL for none) and the common ones.  An
+ * argument that is neither: rank 0 prints "PROGRAM: bad argument ARG" and the program ends
+ * (TU_EXIT_FAIL). */
+void tu_parse_args(int argc, char **argv, const char *program, const tu_arg_t *own,
+                   tu_options_t *opts);
+
 /* After MPI_Init and option parsing: brings up the accelerator when a kind needs it and opens
  * the component's counters.  Returns TU_EXIT_PASS, TU_EXIT_SKIP (kind cuda without a GPU:
  * "SKIP: <reason>" printed by rank 0) or TU_EXIT_FAIL.  Collective over MPI_COMM_WORLD. */
 int tu_setup(const tu_options_t *opts);
+/* tu_setup, ending the program (tu_finish) with its code unless it passed. */
+void tu_setup_or_exit(const tu_options_t *opts);
 /* Accelerator init usable before MPI_Init (test_faults injects faults before MPI_Init). */
 int tu_accel_init(accel_backend_kind_t backend, const char **reason_p);
 extern const accel_ops_t *tu_accel;           /* NULL until initialized */
@@ -128,6 +154,9 @@ typedef struct {
 
 /* Found by name in any class; 0 on success, -1 when no such pvar exists. */
 int tu_pvar_open(const char *name, tu_pvar_t *pvar);
+/* A pvar the test cannot do without: when it is missing, a failed case "pvar" ("NAME not
+ * found: component not loaded?") and the program ends with the summary. */
+void tu_pvar_open_required(const char *name, tu_pvar_t *pvar);
 /* Reads all elements (up to max_values) converted to uint64_t; returns the count read. */
 int tu_pvar_read(const tu_pvar_t *pvar, uint64_t *values, int max_values);
 uint64_t tu_pvar_read_element(const tu_pvar_t *pvar, int element);
@@ -367,6 +396,11 @@ typedef enum {
 int tu_comm_create(tu_comm_id_t id, tu_comm_t *comm);
 int tu_comm_wrap(MPI_Comm mpi_comm, const char *name, tu_comm_t *comm);
 void tu_comm_free(tu_comm_t *comm);
+/* Every tu_comm_id_t in order (the order of creation gives Open MPI's communicator names,
+ * "MPI COMM 3 DUP FROM 0" for the world dup, which check scripts grep); one that cannot be
+ * created is a failure that ends the program. */
+void tu_comms_create_all(tu_comm_t comms[TU_NUM_COMMS]);
+void tu_comms_free_all(tu_comm_t comms[TU_NUM_COMMS]);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Collective cases                                                                           */

@@ -25,10 +25,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "test_native_ref.h"
-#include "test_util.h"
+#include "test_native_util.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +35,7 @@ typedef struct {
     tu_gpu_config_t config;
     const char *expect; /* --expect: algorithm name, NULL: from the parameters */
     tu_pvar_t algs;
-    uint64_t digest_int, digest_fp;
+    tn_digest_t digest;
     uint32_t salt;
     tu_mem_t mem; /* of the buffers: device, or host (--kinds=host) */
 } state_t;
@@ -128,7 +126,6 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     void *d_in = NULL, *d_out = NULL;
     uint64_t before[TU_NUM_ALGS] = {0}, after[TU_NUM_ALGS] = {0}, hash, *hashes;
     int alg = expected_alg(st, comm, bytes), rc;
-    long bad = 0;
 
     ++st->salt;
     tu_case_begin("%s count=%zu%s comm=%s(%d/%d) expect %s", types[t].name, count,
@@ -140,8 +137,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     }
     if (tu_mem_alloc(st->mem, bytes, &d_out) || tu_mem_alloc(st->mem, bytes, &d_in) ||
         tu_mem_write(st->mem, in_place ? d_out : d_in, in, bytes)) {
-        fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        tn_setup_failed();
     }
     tu_pvar_read(&st->algs, before, TU_NUM_ALGS);
     rc = MPI_Allreduce(in_place ? MPI_IN_PLACE : d_in, d_out, (int)count, type_handle(t),
@@ -151,46 +147,19 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
         tu_fail("MPI_Allreduce returned %d", rc);
     }
     tu_mem_read(st->mem, got, d_out, bytes);
-    for (size_t i = 0; i < count; ++i) {
-        bool same = 0 == memcmp(got + i * es, want + i * es, es);
-        if (!same && types[t].fp && TU_ALG_STAGED == alg) {
-            /* Open MPI's order: within rounding */
-            double g = (4 == es) ? *(float *)(got + i * es) : *(double *)(got + i * es);
-            double w = (4 == es) ? *(float *)(want + i * es) : *(double *)(want + i * es);
-            same = fabs(g - w) <= ((4 == es) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
-        }
-        if (!same && bad++ < 3) {
-            tu_fail("element %zu differs from the %s reference", i,
-                    (TU_ALG_RING == alg) ? "ring-order" : "rank-order");
-        }
-    }
-    if (bad > 0) {
-        tu_fail("%ld of %zu elements wrong", bad, count);
-    }
-    for (int a = 0; a < TU_NUM_ALGS; ++a) {
-        /* a host-buffer call not run natively is Open MPI's: no algorithm counted */
-        bool counted = (a == alg) && !(TU_MEM_HOST == st->mem && TU_ALG_STAGED == alg);
-        uint64_t want_delta = counted ? 1 : 0;
-        if (after[a] - before[a] != want_delta) {
-            tu_fail("coll_gpu_allreduce_algorithm_calls[%s] +%llu, expected +%llu", alg_names[a],
-                    (unsigned long long)(after[a] - before[a]), (unsigned long long)want_delta);
-        }
-    }
+    /* staged: Open MPI's order, within rounding */
+    tn_check_elements(t, got, want, count, !types[t].fp || TU_ALG_STAGED != alg,
+                      (TU_ALG_RING == alg) ? "the ring-order reference"
+                                           : "the rank-order reference");
+    /* a host-buffer call not run natively is Open MPI's: no algorithm counted */
+    tn_check_algorithm_calls("allreduce", before, after, TU_NUM_ALGS,
+                             (TU_MEM_HOST == st->mem && TU_ALG_STAGED == alg) ? -1 : alg,
+                             alg_names);
     /* the same bits on every rank */
-    hash = fnv(14695981039346656037ULL, got, bytes);
-    MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-    for (int r = 0; r < comm->size; ++r) {
-        if (hashes[r] != hash) {
-            tu_fail("rank %d of %s got other bits (hash %016llx, here %016llx)", r, comm->name,
-                    (unsigned long long)hashes[r], (unsigned long long)hash);
-            break;
-        }
-    }
-    if (types[t].fp) {
-        st->digest_fp = fnv(st->digest_fp, &hash, sizeof(hash));
-    } else {
-        st->digest_int = fnv(st->digest_int, &hash, sizeof(hash));
-    }
+    hash = fnv(TN_HASH_BASIS, got, bytes);
+    tn_gather_hashes(hash, comm, hashes);
+    tn_check_same_hash(hash, comm, hashes);
+    tn_digest_add(&st->digest, types[t].fp, &hash, sizeof(hash));
     tu_case_end();
     tu_mem_free(st->mem, d_in);
     tu_mem_free(st->mem, d_out);
@@ -306,63 +275,34 @@ int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
-    size_t big = 0, counts[8];
-    int ncounts = 0, rc, world_size, reps = 1;
-    bool mismatch = false;
+    size_t big = 0, counts[TN_MAX_COUNTS];
+    int ncounts, reps = 1;
+    bool host = false, mismatch = false;
+    const tu_arg_t args[] = {
+        {"--kinds=host", TU_ARG_FLAG, &host},     {"--mismatch", TU_ARG_FLAG, &mismatch},
+        {"--expect=", TU_ARG_STRING, &st.expect}, {"--big-count=", TU_ARG_SIZE, &big},
+        {"--reps=", TU_ARG_INT, &reps},           {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     memset(&st, 0, sizeof(st));
-    st.mem = TU_MEM_DEVICE;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--kinds=host")) {
-            st.mem = TU_MEM_HOST;
-        } else if (0 == strcmp(argv[i], "--mismatch")) {
-            mismatch = true;
-        } else if (0 == strncmp(argv[i], "--expect=", 9)) {
-            st.expect = argv[i] + 9;
-        } else if (0 == strncmp(argv[i], "--big-count=", 12)) {
-            big = strtoull(argv[i] + 12, NULL, 0);
-        } else if (0 == strncmp(argv[i], "--reps=", 7)) {
-            reps = atoi(argv[i] + 7);
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == tu_world_rank) {
-                fprintf(stderr, "test_allreduce_native: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
-    tu_options_parse_one(&opts, (TU_MEM_HOST == st.mem) ? "--kinds=host" : "--kinds=device");
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
-    if (0 != tu_pvar_open("coll_gpu_allreduce_algorithm_calls", &st.algs)) {
-        tu_case_begin("pvar");
-        tu_fail("coll_gpu_allreduce_algorithm_calls not found: component not loaded?");
-        tu_case_end();
-        tu_finish(tu_summary(MPI_COMM_WORLD));
-    }
+    tu_parse_args(argc, argv, "test_allreduce_native", args, &opts);
+    st.mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
+    tn_setup(&opts, st.mem);
+    tn_algorithm_pvar_open("allreduce", &st.algs);
     tu_gpu_config_read(&st.config);
     if (mismatch) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        run_mismatch(&st, world_size);
+        run_mismatch(&st, tu_world_size);
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
-    counts[ncounts++] = 1;
-    counts[ncounts++] = 7;
-    counts[ncounts++] = (size_t)world_size * 5 + 3; /* not a multiple of any comm size > 1 */
-    counts[ncounts++] = 3 * 65536 / 8 + 1;          /* above the one-shot threshold */
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_create((tu_comm_id_t)c, &comms[c]);
-    }
+    ncounts = tn_counts(tu_world_size, false, counts);
+    tu_comms_create_all(comms);
     for (int rep = 0; rep < reps; ++rep) {
         /* the same inputs every repetition, and the digest of the last one: the same */
         st.salt = 0;
-        st.digest_int = st.digest_fp = 14695981039346656037ULL;
+        tn_digest_init(&st.digest);
         for (int c = 0; c < TU_NUM_COMMS; ++c) {
             for (int t = 0; t < T_NUM; ++t) {
                 for (int k = 0; k < ncounts; ++k) {
@@ -376,12 +316,7 @@ int main(int argc, char **argv) {
             run_case(&st, &comms[TU_COMM_SPLIT_REVERSED], T_INT32_SUM, big + 1, true);
         }
     }
-    if (0 == tu_world_rank) {
-        printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest_int,
-               (unsigned long long)st.digest_fp);
-    }
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_free(&comms[c]);
-    }
+    tn_digest_print(&st.digest);
+    tu_comms_free_all(comms);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

@@ -197,27 +197,17 @@ int main(int argc, char **argv) {
     state_t st;
     bool kill = false;
     const char *report_dir = NULL;
-    int rc;
+    const tu_arg_t args[] = {
+        {"--kill", TU_ARG_FLAG, &kill},
+        {"--report=", TU_ARG_STRING, &report_dir},
+        {"--count=", TU_ARG_COUNT, &st.count},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
     memset(&st, 0, sizeof(st));
     st.count = 100003;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--kill")) {
-            kill = true;
-        } else if (0 == strncmp(argv[i], "--report=", 9)) {
-            report_dir = argv[i] + 9;
-        } else if (0 == strncmp(argv[i], "--count=", 8) && atol(argv[i] + 8) > 0) {
-            st.count = (size_t)atol(argv[i] + 8);
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == tu_world_rank) {
-                fprintf(stderr, "test_allreduce_native_faults: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
+    tu_parse_args(argc, argv, "test_allreduce_native_faults", args, &opts);
     tu_options_parse_one(&opts, "--kinds=device");
     if (ACCEL_BACKEND_EMULATED != opts.backend || !opts.component) {
         if (0 == tu_world_rank) {
@@ -225,16 +215,8 @@ int main(int argc, char **argv) {
         }
         tu_finish(TU_EXIT_SKIP);
     }
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
-    if (0 != tu_pvar_open("coll_gpu_allreduce_algorithm_calls", &st.algs)) {
-        tu_case_begin("pvar");
-        tu_fail("coll_gpu_allreduce_algorithm_calls not found: component not loaded?");
-        tu_case_end();
-        tu_finish(tu_summary(MPI_COMM_WORLD));
-    }
+    tu_setup_or_exit(&opts);
+    tu_pvar_open_required("coll_gpu_allreduce_algorithm_calls", &st.algs);
     MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
     MPI_Comm_set_errhandler(st.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(st.comm, &st.rank);

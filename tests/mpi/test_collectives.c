@@ -344,7 +344,6 @@ static void run_big(state_t *st, const tu_kind_t *my_kind) {
 int main(int argc, char **argv) {
     options_t opts;
     state_t st;
-    int rc;
 
     MPI_Init(&argc, &argv);
     memset(&st, 0, sizeof(st));
@@ -358,10 +357,7 @@ int main(int argc, char **argv) {
         tu_finish(TU_EXIT_FAIL);
     }
     st.opts = &opts;
-    rc = tu_setup(&opts.common);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&opts.common);
     if (0 == tu_world_rank && tu_op_avx_int8_bug_present()) {
         tu_note("this Open MPI's MPI_SUM saturates int8 (op/avx, open-mpi/ompi#8045): int8/uint8 "
                 "sums will fail; run with --mca op ^avx");
@@ -376,12 +372,7 @@ int main(int argc, char **argv) {
         /* nothing to pipeline without the component: never skip a case for it */
         st.config.pipeline = false;
     }
-    for (int i = 0; i < TU_NUM_COMMS; i++) {
-        if (0 != tu_comm_create(i, &st.comms[i])) {
-            tu_fail("cannot create communicator %d", i);
-            tu_finish(tu_summary(MPI_COMM_WORLD));
-        }
-    }
+    tu_comms_create_all(st.comms);
 
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {
@@ -408,9 +399,7 @@ int main(int argc, char **argv) {
                 st.skipped);
     }
 
-    for (int i = 0; i < TU_NUM_COMMS; i++) {
-        tu_comm_free(&st.comms[i]);
-    }
+    tu_comms_free_all(st.comms);
     free(st.kind_of_world_rank);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

@@ -341,7 +341,6 @@ static void run_phase(const options_t *o, const tu_kind_t *kind, bool with_colle
 int main(int argc, char **argv) {
     options_t o;
     tu_gpu_config_t config;
-    int rc;
 
     MPI_Init(&argc, &argv);
     if (0 != parse_options(argc, argv, &o)) {
@@ -353,10 +352,7 @@ int main(int argc, char **argv) {
         }
         tu_finish(TU_EXIT_FAIL);
     }
-    rc = tu_setup(&o.opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&o.opts);
     tu_gpu_config_read(&config);
     job_pids_gather();
     if (o.plain) {

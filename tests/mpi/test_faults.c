@@ -300,7 +300,6 @@ static void run_pinned_fault(state_t *st) {
 
 int main(int argc, char **argv) {
     state_t st;
-    int rc;
     MPI_Comm dup;
 
     memset(&st, 0, sizeof(st));
@@ -331,10 +330,7 @@ int main(int argc, char **argv) {
         }
         tu_finish(TU_EXIT_SKIP);
     }
-    rc = tu_setup(&st.opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&st.opts);
     tu_gpu_config_read(&st.config);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     tu_comm_wrap(dup, "dup", &st.comm);

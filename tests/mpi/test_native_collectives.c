@@ -25,10 +25,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "test_native_ref.h"
-#include "test_util.h"
+#include "test_native_util.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +48,7 @@ static bool reduces(coll_t c) { return C_RSB == c || C_REDUCE == c; }
 typedef struct {
     tu_gpu_config_t config;
     tu_pvar_t algs[C_NUM];
-    uint64_t digest_int, digest_fp;
+    tn_digest_t digest;
     uint32_t salt;
     tu_mem_t mem;
 } state_t;
@@ -64,17 +62,6 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
     return native ? 2 : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
-}
-
-static bool fp_close(test_type_t t, const char *g, const char *w) {
-    double gv = (4 == types[t].size) ? *(const float *)g : *(const double *)g;
-    double wv = (4 == types[t].size) ? *(const float *)w : *(const double *)w;
-    return fabs(gv - wv) <= ((4 == types[t].size) ? 1e-4 : 1e-12) * (fabs(wv) + 1.0);
-}
-
-static void setup_fail(void) {
-    fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
-    MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t, size_t count,
@@ -92,12 +79,11 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
                                            : count;
     char *in = malloc(in_elems * es), *want = malloc(want_elems * es + 1),
          *got = malloc(out_elems * es);
-    char *ar = NULL, x[8];
-    void *d_in = NULL, *d_out = NULL, *d_ar = NULL, *sarg, *rarg, *result;
+    char x[8];
+    void *d_in = NULL, *d_out = NULL, *sarg, *rarg, *result;
     uint64_t before[3] = {0}, after[3] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
     bool exact = !types[t].fp || !reduces(c) || 2 == slot;
-    long bad = 0;
 
     ++st->salt;
     tu_case_begin("%s %s count=%zu%s root=%d comm=%s(%d/%d) expect %s", coll_names[c],
@@ -155,7 +141,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     }
     if (tu_mem_alloc(st->mem, out_elems * es, &d_out) ||
         tu_mem_alloc(st->mem, in_elems * es, &d_in)) {
-        setup_fail();
+        tn_setup_failed();
     }
     /* the arguments of the call; in place, MPI_IN_PLACE only where MPI allows it */
     sarg = d_in;
@@ -184,7 +170,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         rc = tu_mem_write(st->mem, d_in, in, blk);
     }
     if (0 != rc) {
-        setup_fail();
+        tn_setup_failed();
     }
     /* not significant off the root: NULL, which the component must not look at */
     if (!is_root && (C_REDUCE == c || C_GATHER == c)) {
@@ -222,62 +208,25 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         tu_fail("MPI call returned %d", rc);
     }
     tu_mem_read(st->mem, got, result, want_elems * es);
-    for (size_t i = 0; i < want_elems; ++i) {
-        bool same = 0 == memcmp(got + i * es, want + i * es, es);
-        if (!same && !exact) {
-            same = fp_close(t, got + i * es, want + i * es);
-        }
-        if (!same && bad++ < 3) {
-            tu_fail("element %zu differs from the reference", i);
-        }
-    }
-    if (bad > 0) {
-        tu_fail("%ld of %zu elements wrong", bad, want_elems);
-    }
+    tn_check_elements(t, got, want, want_elems, exact, "the reference");
     /* reduce_scatter_block and reduce = allreduce's elements, bit for bit, when both run
      * natively */
     if (reduces(c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size) &&
         !tu_multi_node(&st->config, comm->size)) {
         /* (across nodes allreduce runs ring or hierarchical: another order) */
-        ar = malloc(in_elems * es);
-        if (tu_mem_alloc(st->mem, in_elems * es, &d_ar) ||
-            tu_mem_write(st->mem, d_in, in, in_elems * es)) {
-            setup_fail();
-        }
-        rc = MPI_Allreduce(d_in, d_ar, (int)in_elems, type_handle(t), op_handle(t), comm->comm);
-        tu_mem_read(st->mem, ar, d_ar, in_elems * es);
-        if ((MPI_SUCCESS != rc) || (0 != memcmp(ar + ((C_RSB == c) ? (size_t)comm->rank * blk : 0),
-                                                got, want_elems * es))) {
-            tu_fail("result of rank %d differs from MPI_Allreduce's (rc %d)", comm->rank, rc);
-        }
-        tu_mem_free(st->mem, d_ar);
-        free(ar);
+        tn_check_allreduce_elements(st->mem, t, in, in_elems, got,
+                                    (C_RSB == c) ? (size_t)comm->rank * count : 0, want_elems,
+                                    comm);
     }
-    for (int a = 0; a < 3; ++a) {
-        uint64_t want_delta = (a == slot) ? 1 : 0;
-        if (after[a] - before[a] != want_delta) {
-            tu_fail("coll_gpu_%s_algorithm_calls[%d] +%llu, expected +%llu", coll_names[c], a,
-                    (unsigned long long)(after[a] - before[a]), (unsigned long long)want_delta);
-        }
-    }
-    hash = fnv(14695981039346656037ULL, got, want_elems * es);
+    tn_check_algorithm_calls(coll_names[c], before, after, 3, slot, NULL);
+    /* the digest: every rank's result hash, in rank order */
+    hash = fnv(TN_HASH_BASIS, got, want_elems * es);
+    tn_gather_hashes(hash, comm, hashes);
     if (C_ALLGATHER == c || C_BCAST == c) {
         /* every rank holds the same data */
-        MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-        for (int r = 0; r < comm->size; ++r) {
-            if (hashes[r] != hash) {
-                tu_fail("rank %d of %s got other bits", r, comm->name);
-                break;
-            }
-        }
+        tn_check_same_hash(hash, comm, hashes);
     }
-    /* the digest: every rank's result hash, in rank order */
-    MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-    if (types[t].fp && reduces(c)) {
-        st->digest_fp = fnv(st->digest_fp, hashes, n * sizeof(*hashes));
-    } else {
-        st->digest_int = fnv(st->digest_int, hashes, n * sizeof(*hashes));
-    }
+    tn_digest_add(&st->digest, types[t].fp && reduces(c), hashes, n * sizeof(*hashes));
     tu_case_end();
     tu_mem_free(st->mem, d_in);
     tu_mem_free(st->mem, d_out);
@@ -287,111 +236,55 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     free(hashes);
 }
 
-/* --peer-missing[=reduce]: the last rank of a world duplicate skips a native MPI_Bcast (or
- * MPI_Reduce to rank 0); the others must get an error (not hang) within
- * coll_gpu_transport_timeout, with the help message naming the call.  A first call sets the
- * native context up on every rank. */
-static int missing_call(bool reduce, int rank, void *buf, MPI_Comm comm) {
-    if (!reduce) {
-        return MPI_Bcast(buf, 1024, MPI_FLOAT, 0, comm);
-    }
-    /* in place at the root; elsewhere the receive buffer is not significant */
-    return MPI_Reduce((0 == rank) ? MPI_IN_PLACE : buf, (0 == rank) ? buf : NULL, 1024, MPI_FLOAT,
-                      MPI_SUM, 0, comm);
+/* --peer-missing[=reduce]: the last rank skips a native MPI_Bcast (or an MPI_Reduce to rank
+ * 0, in place there; elsewhere the receive buffer is not significant). */
+static int missing_bcast(MPI_Comm comm, int rank, void *sbuf, void *rbuf) {
+    (void)rank;
+    (void)rbuf;
+    return MPI_Bcast(sbuf, 1024, MPI_FLOAT, 0, comm);
 }
 
-static void run_peer_missing(state_t *st, bool reduce) {
-    MPI_Comm comm;
-    void *buf = NULL;
-    int rank, size, rc;
-
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    tu_case_begin("a peer missing from a native %s", reduce ? "MPI_Reduce" : "MPI_Bcast");
-    if (tu_mem_alloc(st->mem, 4096, &buf) || tu_mem_write(st->mem, buf, &rank, sizeof(rank))) {
-        setup_fail();
-    }
-    rc = missing_call(reduce, rank, buf, comm);
-    if (MPI_SUCCESS != rc) {
-        tu_fail("the first call returned %d", rc);
-    }
-    if (rank != size - 1) {
-        rc = missing_call(reduce, rank, buf, comm);
-        if (MPI_SUCCESS == rc) {
-            tu_fail("the call with a peer missing succeeded");
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    tu_case_end();
-    tu_mem_free(st->mem, buf);
-    MPI_Comm_free(&comm);
+static int missing_reduce(MPI_Comm comm, int rank, void *sbuf, void *rbuf) {
+    (void)rbuf;
+    return MPI_Reduce((0 == rank) ? MPI_IN_PLACE : sbuf, (0 == rank) ? sbuf : NULL, 1024, MPI_FLOAT,
+                      MPI_SUM, 0, comm);
 }
 
 int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
-    size_t big = 0, counts[4];
-    int ncounts = 0, rc, world_size;
-    bool peer_missing = false, missing_reduce = false, small = false;
+    size_t big = 0, counts[TN_MAX_COUNTS];
+    int ncounts;
+    bool host = false, peer_missing = false, missing_in_reduce = false, small = false;
+    const tu_arg_t args[] = {
+        {"--kinds=host", TU_ARG_FLAG, &host},
+        {"--peer-missing", TU_ARG_FLAG, &peer_missing},
+        {"--peer-missing=reduce", TU_ARG_FLAG, &missing_in_reduce},
+        /* no count of a few hundred KiB: many-step runs across nodes */
+        {"--small", TU_ARG_FLAG, &small},
+        {"--big-bytes=", TU_ARG_SIZE, &big},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    tu_parse_args(argc, argv, "test_native_collectives", args, &opts);
     memset(&st, 0, sizeof(st));
-    st.mem = TU_MEM_DEVICE;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--kinds=host")) {
-            st.mem = TU_MEM_HOST;
-        } else if (0 == strcmp(argv[i], "--peer-missing")) {
-            peer_missing = true;
-        } else if (0 == strcmp(argv[i], "--peer-missing=reduce")) {
-            peer_missing = missing_reduce = true;
-        } else if (0 == strcmp(argv[i], "--small")) {
-            small = true; /* no count of a few hundred KiB: many-step runs across nodes */
-        } else if (0 == strncmp(argv[i], "--big-bytes=", 12)) {
-            big = strtoull(argv[i] + 12, NULL, 0);
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == tu_world_rank) {
-                fprintf(stderr, "test_native_collectives: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
-    tu_options_parse_one(&opts, (TU_MEM_HOST == st.mem) ? "--kinds=host" : "--kinds=device");
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    st.mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
+    tn_setup(&opts, st.mem);
     for (int c = 0; c < C_NUM; ++c) {
-        char name[64];
-        snprintf(name, sizeof(name), "coll_gpu_%s_algorithm_calls", coll_names[c]);
-        if (0 != tu_pvar_open(name, &st.algs[c])) {
-            tu_case_begin("pvar");
-            tu_fail("%s not found: component not loaded?", name);
-            tu_case_end();
-            tu_finish(tu_summary(MPI_COMM_WORLD));
-        }
+        tn_algorithm_pvar_open(coll_names[c], &st.algs[c]);
     }
     tu_gpu_config_read(&st.config);
-    if (peer_missing) {
-        run_peer_missing(&st, missing_reduce);
+    if (peer_missing || missing_in_reduce) {
+        tn_run_peer_missing(st.mem, missing_in_reduce ? "MPI_Reduce" : "MPI_Bcast",
+                            missing_in_reduce ? missing_reduce : missing_bcast);
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
-    counts[ncounts++] = 1;
-    counts[ncounts++] = 7;
-    counts[ncounts++] = (size_t)world_size * 5 + 3;
-    if (!small) {
-        counts[ncounts++] = 3 * 65536 / 8 + 1;
-    }
-    st.digest_int = st.digest_fp = 14695981039346656037ULL;
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_create((tu_comm_id_t)c, &comms[c]);
-    }
+    ncounts = tn_counts(tu_world_size, small, counts);
+    tn_digest_init(&st.digest);
+    tu_comms_create_all(comms);
     for (int c = 0; c < TU_NUM_COMMS; ++c) {
         for (int k = 0; k < C_NUM; ++k) {
             for (int t = 0; t < T_NUM; ++t) {
@@ -419,12 +312,7 @@ int main(int argc, char **argv) {
         run_case(&st, w, C_SCATTER, T_FLOAT_SUM, big / 4 / (size_t)w->size + 1, false, 0);
         run_case(&st, rev, C_SCATTER, T_INT8_SUM, big / (size_t)rev->size, true, rev->size - 1);
     }
-    if (0 == tu_world_rank) {
-        printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest_int,
-               (unsigned long long)st.digest_fp);
-    }
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_free(&comms[c]);
-    }
+    tn_digest_print(&st.digest);
+    tu_comms_free_all(comms);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

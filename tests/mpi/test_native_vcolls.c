@@ -25,10 +25,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "test_native_ref.h"
-#include "test_util.h"
+#include "test_native_util.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +48,7 @@ static const test_type_t copy_types[] = {T_INT8_SUM, T_FLOAT_SUM, T_INT64_BXOR};
 typedef struct {
     tu_gpu_config_t config;
     tu_pvar_t algs[C_NUM];
-    uint64_t digest_int, digest_fp;
+    tn_digest_t digest;
     uint32_t salt;
     tu_mem_t mem;
 } state_t;
@@ -85,34 +83,6 @@ static size_t layout(const size_t *counts, int n, size_t *displs) {
 /* The data world rank from sends to world rank to (alltoall(v)). */
 static uint32_t pair_salt(uint32_t salt, int to) { return salt + 100003u * (uint32_t)(to + 1); }
 
-static bool fp_close(test_type_t t, const char *g, const char *w) {
-    double gv = (4 == types[t].size) ? *(const float *)g : *(const double *)g;
-    double wv = (4 == types[t].size) ? *(const float *)w : *(const double *)w;
-    return fabs(gv - wv) <= ((4 == types[t].size) ? 1e-4 : 1e-12) * (fabs(wv) + 1.0);
-}
-
-static void setup_fail(void) {
-    fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (NULL == p) {
-        setup_fail();
-    }
-    return p;
-}
-
-static void *dev_copy(const state_t *st, const void *host, size_t bytes) {
-    void *d = NULL;
-    if (tu_mem_alloc(st->mem, bytes > 0 ? bytes : 8, &d) ||
-        ((bytes > 0) && tu_mem_write(st->mem, d, host, bytes))) {
-        setup_fail();
-    }
-    return d;
-}
-
 static void to_ints(const size_t *v, int n, int *out) {
     for (int i = 0; i < n; ++i) {
         out[i] = (int)v[i];
@@ -141,13 +111,12 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     void *d_in = NULL, *d_out = NULL;
     char *got, x[8];
     bufs_t b;
-    long bad = 0;
 
     ++st->salt;
     memset(&b, 0, sizeof(b));
     tu_case_begin("%s %s count=%zu%s comm=%s(%d/%d) expect %s", coll_names[c], types[t].name, count,
                   in_place ? " in-place" : "", comm->name, r, n, (2 == slot) ? "native" : "staged");
-    hashes = xmalloc((size_t)n * sizeof(*hashes));
+    hashes = tn_malloc((size_t)n * sizeof(*hashes));
 
     switch (c) {
     case C_ALLGATHERV: {
@@ -158,9 +127,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         span = layout(rc, n, rd);
         b.rbytes = span * es;
         b.in_bytes = rc[r] * es;
-        b.in = xmalloc(b.in_bytes);
-        b.rbuf0 = xmalloc(b.rbytes);
-        b.want = xmalloc(b.rbytes);
+        b.in = tn_malloc(b.in_bytes);
+        b.rbuf0 = tn_malloc(b.rbytes);
+        b.want = tn_malloc(b.rbytes);
         memset(b.rbuf0, GAP_BYTE, b.rbytes);
         memset(b.want, GAP_BYTE, b.rbytes);
         for (size_t i = 0; i < rc[r]; ++i) {
@@ -184,19 +153,19 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
             b.total += rc[p];
         }
         b.in_bytes = b.total * es;
-        b.in = xmalloc(b.in_bytes);
+        b.in = tn_malloc(b.in_bytes);
         for (size_t e = 0; e < b.total; ++e) {
             gen(t, me, st->salt, e, b.in + e * es);
         }
         /* in place: the input in the receive buffer, the result at its start */
         b.rbytes = rc[r] * es;
-        b.rbuf0 = xmalloc(in_place ? b.in_bytes : b.rbytes);
+        b.rbuf0 = tn_malloc(in_place ? b.in_bytes : b.rbytes);
         if (in_place) {
             memcpy(b.rbuf0, b.in, b.in_bytes);
         } else {
             memset(b.rbuf0, GAP_BYTE, b.rbytes);
         }
-        b.want = xmalloc(b.rbytes);
+        b.want = tn_malloc(b.rbytes);
         for (size_t i = 0; i < rc[r]; ++i) {
             gen(t, comm->world_ranks[0], st->salt, offset + i, b.want + i * es);
             for (int q = 1; q < n; ++q) {
@@ -224,9 +193,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         }
         b.in_bytes = sspan * es;
         b.rbytes = rspan * es;
-        b.in = xmalloc(b.in_bytes);
-        b.rbuf0 = xmalloc(b.rbytes);
-        b.want = xmalloc(b.rbytes);
+        b.in = tn_malloc(b.in_bytes);
+        b.rbuf0 = tn_malloc(b.rbytes);
+        b.want = tn_malloc(b.rbytes);
         memset(b.in, GAP_BYTE, b.in_bytes);
         memset(b.rbuf0, GAP_BYTE, b.rbytes);
         memset(b.want, GAP_BYTE, b.rbytes);
@@ -252,8 +221,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     to_ints(sd, n, b.sdispls);
     to_ints(rc, n, b.rcounts);
     to_ints(rd, n, b.rdispls);
-    d_in = in_place ? NULL : dev_copy(st, b.in, b.in_bytes);
-    d_out = dev_copy(st, b.rbuf0, (C_REDUCE_SCATTER == c && in_place) ? b.in_bytes : b.rbytes);
+    d_in = in_place ? NULL : tn_mem_copy_of(st->mem, b.in, b.in_bytes);
+    d_out = tn_mem_copy_of(st->mem, b.rbuf0,
+                           (C_REDUCE_SCATTER == c && in_place) ? b.in_bytes : b.rbytes);
 
     tu_pvar_read(&st->algs[c], before, 3);
     switch (c) {
@@ -279,59 +249,27 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     if (MPI_SUCCESS != mrc) {
         tu_fail("MPI call returned %d", mrc);
     }
-    got = xmalloc(b.rbytes);
+    got = tn_malloc(b.rbytes);
     if ((b.rbytes > 0) && tu_mem_read(st->mem, got, d_out, b.rbytes)) {
-        setup_fail();
+        tn_setup_failed();
     }
-    for (size_t i = 0; i < b.rbytes / es; ++i) {
-        bool same = 0 == memcmp(got + i * es, b.want + i * es, es);
-        if (!same && !exact) {
-            same = fp_close(t, got + i * es, b.want + i * es);
-        }
-        if (!same && bad++ < 3) {
-            tu_fail("element %zu differs from the reference", i);
-        }
-    }
-    if (bad > 0) {
-        tu_fail("%ld of %zu elements wrong", bad, b.rbytes / es);
-    }
+    tn_check_elements(t, got, b.want, b.rbytes / es, exact, "the reference");
     /* reduce_scatter = allreduce's elements, bit for bit, when both run natively in rank
      * order (across nodes allreduce runs ring or hierarchical: another order) */
     if ((C_REDUCE_SCATTER == c) && (2 == slot) && tu_allreduce_native_expected(&st->config, n) &&
         !tu_multi_node(&st->config, n)) {
         size_t offset = 0;
-        char *ar = xmalloc(b.in_bytes);
-        void *d_ar = NULL, *d_all = dev_copy(st, b.in, b.in_bytes);
         for (int p = 0; p < r; ++p) {
             offset += rc[p];
         }
-        if (tu_mem_alloc(st->mem, b.in_bytes, &d_ar)) {
-            setup_fail();
-        }
-        mrc = MPI_Allreduce(d_all, d_ar, (int)b.total, dt, op_handle(t), comm->comm);
-        if ((MPI_SUCCESS != mrc) || tu_mem_read(st->mem, ar, d_ar, b.in_bytes) ||
-            (0 != memcmp(ar + offset * es, got, b.rbytes))) {
-            tu_fail("block %d differs from MPI_Allreduce's (rc %d)", r, mrc);
-        }
-        tu_mem_free(st->mem, d_ar);
-        tu_mem_free(st->mem, d_all);
-        free(ar);
+        tn_check_allreduce_elements(st->mem, t, b.in, b.total, got, offset, rc[r], comm);
     }
-    for (int a = 0; a < 3; ++a) {
-        uint64_t want_delta = (a == slot) ? 1 : 0;
-        if (after[a] - before[a] != want_delta) {
-            tu_fail("coll_gpu_%s_algorithm_calls[%d] +%llu, expected +%llu", coll_names[c], a,
-                    (unsigned long long)(after[a] - before[a]), (unsigned long long)want_delta);
-        }
-    }
+    tn_check_algorithm_calls(coll_names[c], before, after, 3, slot, NULL);
     /* the digest: every rank's result hash, in rank order */
-    hash = fnv(14695981039346656037ULL, got, b.rbytes);
-    MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-    if (types[t].fp && C_REDUCE_SCATTER == c) {
-        st->digest_fp = fnv(st->digest_fp, hashes, (size_t)n * sizeof(*hashes));
-    } else {
-        st->digest_int = fnv(st->digest_int, hashes, (size_t)n * sizeof(*hashes));
-    }
+    hash = fnv(TN_HASH_BASIS, got, b.rbytes);
+    tn_gather_hashes(hash, comm, hashes);
+    tn_digest_add(&st->digest, types[t].fp && C_REDUCE_SCATTER == c, hashes,
+                  (size_t)n * sizeof(*hashes));
     tu_case_end();
     if (NULL != d_in) {
         tu_mem_free(st->mem, d_in);
@@ -344,108 +282,51 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     free(hashes);
 }
 
-/* --peer-missing: the last rank of a world duplicate skips a native MPI_Alltoall; the others
- * must get an error (not hang) within coll_gpu_transport_timeout, with the help message naming
- * the call.  A first alltoall sets the native context up on every rank. */
-static void run_peer_missing(state_t *st) {
-    MPI_Comm comm;
-    void *sbuf = NULL, *rbuf = NULL;
-    int rank, size, rc;
-    size_t bytes;
-
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    bytes = (size_t)size * 1024 * sizeof(float);
-    tu_case_begin("a peer missing from a native MPI_Alltoall");
-    if (tu_mem_alloc(st->mem, bytes, &sbuf) || tu_mem_alloc(st->mem, bytes, &rbuf)) {
-        setup_fail();
-    }
-    rc = MPI_Alltoall(sbuf, 1024, MPI_FLOAT, rbuf, 1024, MPI_FLOAT, comm);
-    if (MPI_SUCCESS != rc) {
-        tu_fail("the first alltoall returned %d", rc);
-    }
-    if (rank != size - 1) {
-        rc = MPI_Alltoall(sbuf, 1024, MPI_FLOAT, rbuf, 1024, MPI_FLOAT, comm);
-        if (MPI_SUCCESS == rc) {
-            tu_fail("MPI_Alltoall with a peer missing succeeded");
-        }
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    tu_case_end();
-    tu_mem_free(st->mem, sbuf);
-    tu_mem_free(st->mem, rbuf);
-    MPI_Comm_free(&comm);
+/* --peer-missing: the last rank skips a native MPI_Alltoall. */
+static int missing_alltoall(MPI_Comm comm, int rank, void *sbuf, void *rbuf) {
+    (void)rank;
+    return MPI_Alltoall(sbuf, 1024, MPI_FLOAT, rbuf, 1024, MPI_FLOAT, comm);
 }
 
 int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
-    size_t big = 0, counts[4];
-    int ncounts = 0, rc, world_size;
-    bool peer_missing = false, small = false;
+    size_t big = 0, counts[TN_MAX_COUNTS];
+    int ncounts;
+    bool host = false, peer_missing = false, small = false;
+    const tu_arg_t args[] = {
+        {"--kinds=host", TU_ARG_FLAG, &host},
+        {"--peer-missing", TU_ARG_FLAG, &peer_missing},
+        /* no count of a few hundred KiB: many-step runs across nodes */
+        {"--small", TU_ARG_FLAG, &small},
+        {"--big-bytes=", TU_ARG_SIZE, &big},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    tu_parse_args(argc, argv, "test_native_vcolls", args, &opts);
     memset(&st, 0, sizeof(st));
-    st.mem = TU_MEM_DEVICE;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--kinds=host")) {
-            st.mem = TU_MEM_HOST;
-        } else if (0 == strcmp(argv[i], "--peer-missing")) {
-            peer_missing = true;
-        } else if (0 == strcmp(argv[i], "--small")) {
-            small = true; /* no count of a few hundred KiB: many-step runs across nodes */
-        } else if (0 == strncmp(argv[i], "--big-bytes=", 12)) {
-            big = strtoull(argv[i] + 12, NULL, 0);
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == tu_world_rank) {
-                fprintf(stderr, "test_native_vcolls: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
-    tu_options_parse_one(&opts, (TU_MEM_HOST == st.mem) ? "--kinds=host" : "--kinds=device");
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
-    if (world_size > MAX_RANKS) {
+    st.mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
+    tn_setup(&opts, st.mem);
+    if (tu_world_size > MAX_RANKS) {
         if (0 == tu_world_rank) {
             printf("SKIP: more than %d ranks\n", MAX_RANKS);
         }
         tu_finish(TU_EXIT_SKIP);
     }
     for (int c = 0; c < C_NUM; ++c) {
-        char name[64];
-        snprintf(name, sizeof(name), "coll_gpu_%s_algorithm_calls", coll_names[c]);
-        if (0 != tu_pvar_open(name, &st.algs[c])) {
-            tu_case_begin("pvar");
-            tu_fail("%s not found: component not loaded?", name);
-            tu_case_end();
-            tu_finish(tu_summary(MPI_COMM_WORLD));
-        }
+        tn_algorithm_pvar_open(coll_names[c], &st.algs[c]);
     }
     tu_gpu_config_read(&st.config);
     if (peer_missing) {
-        run_peer_missing(&st);
+        tn_run_peer_missing(st.mem, "MPI_Alltoall", missing_alltoall);
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
-    counts[ncounts++] = 1;
-    counts[ncounts++] = 7;
-    counts[ncounts++] = (size_t)world_size * 5 + 3;
-    if (!small) {
-        counts[ncounts++] = 3 * 65536 / 8 + 1;
-    }
-    st.digest_int = st.digest_fp = 14695981039346656037ULL;
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_create((tu_comm_id_t)c, &comms[c]);
-    }
+    ncounts = tn_counts(tu_world_size, small, counts);
+    tn_digest_init(&st.digest);
+    tu_comms_create_all(comms);
     for (int c = 0; c < TU_NUM_COMMS; ++c) {
         for (int k = 0; k < C_NUM; ++k) {
             int ntypes = (C_REDUCE_SCATTER == k) ? T_NUM : NUM_COPY_TYPES;
@@ -471,12 +352,7 @@ int main(int argc, char **argv) {
         run_case(&st, w, C_ALLTOALLV, T_FLOAT_SUM, big / 4 / nw, false);
         run_case(&st, rev, C_ALLTOALLV, T_INT8_SUM, big / nr + 3, true);
     }
-    if (0 == tu_world_rank) {
-        printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest_int,
-               (unsigned long long)st.digest_fp);
-    }
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_free(&comms[c]);
-    }
+    tn_digest_print(&st.digest);
+    tu_comms_free_all(comms);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

@@ -388,7 +388,6 @@ static void run_kind(state_t *st, const tu_kind_t *kind) {
 
 int main(int argc, char **argv) {
     state_t st;
-    int rc;
 
     MPI_Init(&argc, &argv);
     memset(&st, 0, sizeof(st));
@@ -401,17 +400,9 @@ int main(int argc, char **argv) {
         }
         tu_finish(TU_EXIT_FAIL);
     }
-    rc = tu_setup(&st.opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&st.opts);
     tu_gpu_config_read(&st.config);
-    for (int i = 0; i < TU_NUM_COMMS; i++) {
-        if (0 != tu_comm_create(i, &st.comms[i])) {
-            tu_fail("cannot create communicator %d", i);
-            tu_finish(tu_summary(MPI_COMM_WORLD));
-        }
-    }
+    tu_comms_create_all(st.comms);
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {
         int passes = st.opts.num_rank_mems > 0 ? 1 : st.opts.num_kinds;
@@ -424,9 +415,7 @@ int main(int argc, char **argv) {
             run_kind(&st, &mine);
         }
     }
-    for (int i = 0; i < TU_NUM_COMMS; i++) {
-        tu_comm_free(&st.comms[i]);
-    }
+    tu_comms_free_all(st.comms);
     free(st.kind_of_world_rank);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

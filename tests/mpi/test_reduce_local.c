@@ -711,7 +711,6 @@ static void user_sum(void *in, void *io, int *len, MPI_Datatype *dt) {
 int main(int argc, char **argv) {
     static const size_t counts[] = {1, 3, 17, 1000, 65537};
     state_t st;
-    int rc;
 
     memset(&st, 0, sizeof(st));
     MPI_Init(&argc, &argv);
@@ -734,10 +733,7 @@ int main(int argc, char **argv) {
             tu_finish(TU_EXIT_FAIL);
         }
     }
-    rc = tu_setup(&st.opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&st.opts);
     st.mem = st.opts.kinds[0].recv;
     st.counters = st.opts.component && (0 == tu_pvar_open("coll_gpu_calls_native", &st.native)) &&
                   (0 == tu_pvar_open("coll_gpu_calls_staged", &st.staged));

@@ -196,10 +196,7 @@ int main(int argc, char **argv) {
     }
     /* the counters are required only when the component must be active */
     opts.component = EXPECT_ENABLED == mode;
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
+    tu_setup_or_exit(&opts);
     tu_gpu_config_read(&config);
 
     tu_case_begin("the component's parameters and counters (%s)", EXPECT_ENABLED == mode ? "enabled"

@@ -95,38 +95,22 @@ out:
 int main(int argc, char **argv) {
     tu_options_t opts;
     tu_pvar_t teams;
-    int cycles = 10, rc, fds0 = 0, world_rank, world_size;
+    int cycles = 10, fds0 = 0, world_rank, world_size;
     bool host_only = false;
     uint64_t teams0, expected = 0;
     size_t device0 = 0;
+    const tu_arg_t args[] = {
+        {"--cycles=", TU_ARG_INT, &cycles},
+        {"--host", TU_ARG_FLAG, &host_only},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    tu_world_rank = world_rank;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strncmp(argv[i], "--cycles=", 9)) {
-            cycles = atoi(argv[i] + 9);
-        } else if (0 == strcmp(argv[i], "--host")) {
-            host_only = true;
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == world_rank) {
-                fprintf(stderr, "test_team: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
-    if (0 != tu_pvar_open("coll_gpu_teams_created", &teams)) {
-        tu_case_begin("pvar");
-        tu_fail("coll_gpu_teams_created not found: component not loaded?");
-        tu_case_end();
-        tu_finish(tu_summary(MPI_COMM_WORLD));
-    }
+    tu_parse_args(argc, argv, "test_team", args, &opts);
+    tu_setup_or_exit(&opts);
+    tu_pvar_open_required("coll_gpu_teams_created", &teams);
     teams0 = tu_pvar_read_element(&teams, 0);
 
     for (int cycle = 0; cycle < cycles; ++cycle) {
