@@ -10,7 +10,7 @@
  * Every rank checks its whole buffer against the root's pattern, computed here, and that the
  * bytes after it were not touched; the coll_gpu_bcast_algorithm_calls pvar must count the path
  * the parameters select; the results' hashes must agree on every rank, and rank 0 prints
- * "digest int 0x... fp 0" (the check script compares it across forms and topologies).
+ * "digest int X fp Y" (the check script compares it across forms and topologies).
  *
  * --missing-rank=R: world rank R skips the second of two native calls from root 0 on a world
  * duplicate; every other rank must get an error (MPI_ERR_OTHER, no hang).
@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_native_ref.h"
+#include "test_native_util.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -56,17 +57,12 @@ typedef struct {
     tu_pvar_t calls;
     tu_mem_t mem;
     uint32_t salt;
-    uint64_t digest;
+    tn_digest_t digest;
 } state_t;
 
 /* byte i of the root's buffer (its world rank, the case's salt); another salt off the root */
 static unsigned char pattern(int world_root, uint32_t salt, size_t i) {
     return (unsigned char)mix(((uint64_t)salt << 40) ^ ((uint64_t)world_root << 32) ^ i);
-}
-
-static void setup_fail(void) {
-    fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
-    MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count, int root) {
@@ -80,8 +76,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count,
     int slot = native                                                            ? 2
                : ((TU_MEM_DEVICE == st->mem) && (count > 0) && (comm->size > 1)) ? 1
                                                                                  : -1;
-    char *host = malloc(len), *want = malloc(len);
-    uint64_t before[3] = {0}, after[3] = {0}, hash, *hashes = malloc(comm->size * sizeof(*hashes));
+    char *host = tn_malloc(len), *want = tn_malloc(len);
+    uint64_t before[3] = {0}, after[3] = {0}, hash;
+    uint64_t *hashes = tn_malloc((size_t)comm->size * sizeof(*hashes));
     void *dev = NULL;
     long bad = 0;
 
@@ -90,9 +87,6 @@ static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count,
                   (2 == slot)   ? "native"
                   : (1 == slot) ? "staged"
                                 : "nothing");
-    if ((NULL == host) || (NULL == want) || (NULL == hashes)) {
-        setup_fail();
-    }
     for (size_t i = 0; i < len; ++i) {
         /* the root's data, then a guard every rank keeps */
         want[i] =
@@ -101,7 +95,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count,
                                                                 : pattern(me, st->salt + 7777, i));
     }
     if (tu_mem_alloc(st->mem, len, &dev) || tu_mem_write(st->mem, dev, host, len)) {
-        setup_fail();
+        tn_setup_failed();
     }
     tu_pvar_read(&st->calls, before, 3);
     rc = MPI_Bcast(dev, (int)count, type_of(t), root, comm->comm);
@@ -111,7 +105,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count,
     }
     memset(host, 0x5a, len);
     if (tu_mem_read(st->mem, host, dev, len)) {
-        setup_fail();
+        tn_setup_failed();
     }
     for (size_t i = 0; i < len; ++i) {
         if ((host[i] != want[i]) && (bad++ < 3)) {
@@ -123,23 +117,12 @@ static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count,
     if (bad > 0) {
         tu_fail("%ld of %zu bytes wrong", bad, len);
     }
-    for (int a = 0; a < 3; ++a) {
-        uint64_t want_delta = (a == slot) ? 1 : 0;
-        if (after[a] - before[a] != want_delta) {
-            tu_fail("coll_gpu_bcast_algorithm_calls[%d] +%llu, expected +%llu", a,
-                    (unsigned long long)(after[a] - before[a]), (unsigned long long)want_delta);
-        }
-    }
+    tn_check_algorithm_calls("bcast", before, after, 3, slot, NULL);
     /* the same bits on every rank, and into the digest in rank order */
-    hash = fnv(14695981039346656037ULL, host, bytes);
-    MPI_Allgather(&hash, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, comm->comm);
-    for (int r = 0; r < comm->size; ++r) {
-        if (hashes[r] != hash) {
-            tu_fail("rank %d of %s got other bits", r, comm->name);
-            break;
-        }
-    }
-    st->digest = fnv(st->digest, hashes, (size_t)comm->size * sizeof(*hashes));
+    hash = fnv(TN_HASH_BASIS, host, bytes);
+    tn_gather_hashes(hash, comm, hashes);
+    tn_check_same_hash(hash, comm, hashes);
+    tn_digest_add(&st->digest, false, hashes, (size_t)comm->size * sizeof(*hashes));
     tu_case_end();
     tu_mem_free(st->mem, dev);
     free(host);
@@ -158,7 +141,7 @@ static void run_missing(state_t *st, int missing) {
     MPI_Comm_rank(comm, &rank);
     tu_case_begin("rank %d missing from a native MPI_Bcast", missing);
     if (tu_mem_alloc(st->mem, 4096 * 4, &buf) || tu_mem_write(st->mem, buf, &rank, sizeof(rank))) {
-        setup_fail();
+        tn_setup_failed();
     }
     rc = MPI_Bcast(buf, 4096, MPI_FLOAT, 0, comm);
     if (MPI_SUCCESS != rc) {
@@ -181,51 +164,31 @@ int main(int argc, char **argv) {
     state_t st;
     tu_comm_t comms[TU_NUM_COMMS];
     size_t big = 0;
-    int rc, world_size, missing = -1;
+    int missing = -1;
+    bool host = false;
     /* elements 0, 1 and 7; then bytes: many 1 KiB steps, a few hundred KiB */
     const size_t counts[] = {0, 1, 7, 3001, 3 * 65536 + 5};
+    const tu_arg_t args[] = {
+        {"--kinds=host", TU_ARG_FLAG, &host},
+        {"--missing-rank=", TU_ARG_INT, &missing},
+        {"--big-bytes=", TU_ARG_SIZE, &big},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
 
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &tu_world_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    tu_parse_args(argc, argv, "test_bcast_native", args, &opts);
     memset(&st, 0, sizeof(st));
-    st.mem = TU_MEM_DEVICE;
-    tu_options_default(&opts);
-    for (int i = 1; i < argc; ++i) {
-        if (0 == strcmp(argv[i], "--kinds=host")) {
-            st.mem = TU_MEM_HOST;
-        } else if (0 == strncmp(argv[i], "--missing-rank=", 15)) {
-            missing = atoi(argv[i] + 15);
-        } else if (0 == strncmp(argv[i], "--big-bytes=", 12)) {
-            big = strtoull(argv[i] + 12, NULL, 0);
-        } else if (1 != tu_options_parse_one(&opts, argv[i])) {
-            if (0 == tu_world_rank) {
-                fprintf(stderr, "test_bcast_native: bad argument %s\n", argv[i]);
-            }
-            tu_finish(TU_EXIT_FAIL);
-        }
-    }
-    tu_options_parse_one(&opts, (TU_MEM_HOST == st.mem) ? "--kinds=host" : "--kinds=device");
-    rc = tu_setup(&opts);
-    if (TU_EXIT_PASS != rc) {
-        tu_finish(rc);
-    }
-    if (0 != tu_pvar_open("coll_gpu_bcast_algorithm_calls", &st.calls)) {
-        tu_case_begin("pvar");
-        tu_fail("coll_gpu_bcast_algorithm_calls not found: component not loaded?");
-        tu_case_end();
-        tu_finish(tu_summary(MPI_COMM_WORLD));
-    }
+    st.mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
+    tn_setup(&opts, st.mem);
+    tn_algorithm_pvar_open("bcast", &st.calls);
     tu_gpu_config_read(&st.config);
     if (missing >= 0) {
         run_missing(&st, missing);
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
-    st.digest = 14695981039346656037ULL;
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_create((tu_comm_id_t)c, &comms[c]);
-    }
+    tn_digest_init(&st.digest);
+    tu_comms_create_all(comms);
     for (int c = 0; c < TU_NUM_COMMS; ++c) {
         for (int root = 0; root < comms[c].size; ++root) {
             for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); ++i) {
@@ -250,11 +213,7 @@ int main(int argc, char **argv) {
         st.salt = 0x7fffff01;
         run_case(&st, w, 3, big / 8, w->size / 2);
     }
-    if (0 == tu_world_rank) {
-        printf("digest int %016llx fp %016llx\n", (unsigned long long)st.digest, 0ULL);
-    }
-    for (int c = 0; c < TU_NUM_COMMS; ++c) {
-        tu_comm_free(&comms[c]);
-    }
+    tn_digest_print(&st.digest);
+    tu_comms_free_all(comms);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

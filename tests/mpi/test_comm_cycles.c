@@ -361,7 +361,6 @@ int main(int argc, char **argv) {
     if (o.device) {
         run_phase(&o, &o.opts.kinds[0], true, &config);
     }
-    rc = tu_summary(MPI_COMM_WORLD);
     free(job_pids);
-    tu_finish(rc);
+    tu_finish(tu_summary(MPI_COMM_WORLD));
 }
