@@ -23,6 +23,11 @@ packages=build-essential,autoconf,automake,libtool,pkg-config,dpkg-dev,valgrind,
 command -v debootstrap >/dev/null ||
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
 
+# Mounts an interrupted earlier run left under the root (a killed run skips its EXIT trap):
+# gone first, so that nothing below goes through them (rm -rf would, into /dev and the tree).
+findmnt -rn -o TARGET | awk -v r="$root/" 'index($0, r) == 1' | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
+
 t0=$(date +%s)
 if [ ! -x "$root/usr/bin/mpicc" ]; then
     rm -rf "$root"
