@@ -433,19 +433,22 @@ static int coll_gpu_register(void) {
     mca_coll_gpu_component.native = true;
     (void)mca_base_component_var_register(
         c, "native",
-        "Run device-buffer collectives with coll/gpu's own kernels and algorithms where it has "
-        "them (MPI_Reduce_local, MPI_Allreduce inside a node); false: stage every device-buffer "
-        "collective through "
-        "host memory and Open MPI's own collectives (a baseline for benchmarks, a fallback)",
+        "Run device-buffer collectives with coll/gpu's own kernels and native algorithms where "
+        "it has them (MPI_Reduce_local and every collective with a coll_gpu_<coll>_algorithm "
+        "parameter); false: stage every device-buffer collective through host memory and Open "
+        "MPI's own collectives (a baseline for benchmarks, a fallback)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native);
 
     mca_coll_gpu_component.check_memory_kinds = false;
     (void)mca_base_component_var_register(
         c, "check_memory_kinds",
-        "Debug: before every collective the ranks agree on whether they pass device memory "
-        "(one small allreduce); a mix is reported with a warning and run correctly through a "
-        "single staged host collective.  Costs a collective per call",
+        "Before every collective the ranks agree on whether they pass device memory and on "
+        "whether each can run the native algorithms (one small allreduce); a mix is run "
+        "correctly through the staged path.  Needed by programs whose ranks pass different "
+        "memory kinds to one call, or types of one signature that are derived on some ranks "
+        "and predefined on others (legal for data-movement collectives; MPI_Alltoallv agrees "
+        "on its own).  Costs a collective per call",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_memory_kinds);
 

@@ -781,7 +781,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                               coll_gpu_native_call_t *call, int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
-    coll_gpu_fallback_t reason;
+    coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_MEMORY; /* of buffers this rank refuses */
     coll_gpu_alg_t alg;
     accel_status_t status;
     ptrdiff_t lb, extent;
@@ -807,25 +807,30 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
-    if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
-        ((NULL != op) && !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op))) {
-        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
-        goto fallback;
-    }
     /* elements of a predefined type at lb 0 are contiguous: extent bytes each (the padding
      * of MPI_LONG_INT and the like copied with them) */
-    (void)ompi_datatype_get_extent(dtype, &lb, &extent);
-    tsize = (size_t)extent;
-    if ((0 != lb) || (extent <= 0) || ((NULL != op) && (tsize != accel_dtype_size(call->dtype)))) {
+    if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
+        ((NULL != op) && !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op)) ||
+        (OMPI_SUCCESS != ompi_datatype_get_extent(dtype, &lb, &extent)) || (0 != lb) ||
+        (extent <= 0) || ((NULL != op) && ((size_t)extent != accel_dtype_size(call->dtype)))) {
+        /* MPI lets the ranks of a data-movement collective pass different types of the same
+         * signature (a derived type at the root, MPI_INT elsewhere): where the ranks agree per
+         * call, this rank's refusal goes into the agreement below, else every rank must pass
+         * a type that decides alike (the README's limits) */
         reason = COLL_GPU_FALLBACK_DATATYPE_OP;
-        goto fallback;
+        if (!c->check_memory_kinds || (NULL != op)) {
+            goto fallback;
+        }
+        ok = 0;
+    } else {
+        tsize = (size_t)extent;
+        call->esize = tsize;
     }
-    call->esize = tsize;
     if (kinds_mixed) {
         reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
-    for (int b = 0; b < nbufs; ++b) {
+    for (int b = 0; ok && (b < nbufs); ++b) {
         if (COLL_GPU_NATIVE_HOST == kind) {
             ok = ok && ((NULL == c->accel) || !coll_gpu_on_device(bufs[b]));
         } else {
@@ -833,13 +838,19 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         }
     }
     if (c->check_memory_kinds) {
+        int mine = ok;
+
         if (OMPI_SUCCESS !=
             COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm)) {
             ok = 0;
         }
+        if (mine && !ok) {
+            /* another rank's memory or datatype */
+            reason = COLL_GPU_FALLBACK_MEMORY;
+            snprintf(why, sizeof(why), ": another rank cannot run it natively");
+        }
     }
     if (!ok) {
-        reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
     if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
