@@ -65,11 +65,11 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
  * The same for MPI_Alltoallv.  A rank knows only its own counts, while the number of steps
  * (the longest block of any pair of ranks), the eligibility and the tuning rule must be the
  * same on every rank: the ranks agree on them with one max-reduction over Open MPI's allreduce
- * per call, which also carries whether some rank's arguments (a derived type, which MPI lets
- * one rank pass where another passes a predefined one of the same signature, another send
- * type, a negative count or displacement) rule the native algorithm out.  A few microseconds
- * on host memory, next to an alltoallv's own step signals; skipped when the parameters rule
- * it out (the same on every rank).
+ * per call, which also carries whether some rank's arguments (another send type, a negative
+ * count or displacement) rule the native algorithm out.  A few microseconds on host memory,
+ * next to an alltoallv's own step signals; skipped when the call cannot be native anyway,
+ * unless coll_gpu_check_memory_kinds asks the ranks to agree on every call (a derived type on
+ * some ranks and a predefined one of the same signature on others is legal MPI).
  */
 static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
                                       const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
@@ -87,8 +87,10 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
                                                    a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
-    if (!kinds_mixed && c->native &&
-        (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
+    if (!ompi_datatype_is_predefined(a->rdtype) && !c->check_memory_kinds) {
+        count = 0; /* datatype_op, whatever the counts */
+    } else if (!kinds_mixed && c->native &&
+               (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
             int sc = in_place ? 0 : a->scounts[p], sd = in_place ? 0 : a->sdispls[p];
             agreed[0] = (a->rcounts[p] > agreed[0]) ? a->rcounts[p] : agreed[0];

@@ -447,8 +447,8 @@ static int coll_gpu_register(void) {
         "whether each can run the native algorithms (one small allreduce); a mix is run "
         "correctly through the staged path.  Needed by programs whose ranks pass different "
         "memory kinds to one call, or types of one signature that are derived on some ranks "
-        "and predefined on others (legal for data-movement collectives; MPI_Alltoallv agrees "
-        "on its own).  Costs a collective per call",
+        "and predefined on others (legal for data-movement collectives).  Costs a collective "
+        "per call",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_memory_kinds);
 

@@ -2,12 +2,11 @@
 #
 # Ranks passing types of the same signature, a derived one on some ranks and MPI_INT on the
 # others (legal MPI for the data-movement collectives; test_mixed_types): the rank with the
-# derived type cannot run a native algorithm, so every rank must stage the call.
-#   - MPI_Alltoallv by default (its per-call agreement carries the datatype);
-#   - gather, scatter, bcast (derived at the root), allgather and allgatherv under
-#     coll_gpu_check_memory_kinds=1 (the ranks agree per call), on one node and across
-#     emulated nodes, device and host buffers.
-# Without the agreement a call would hang or time out; the data is checked on every rank.
+# derived type cannot run a native algorithm, so under coll_gpu_check_memory_kinds=1 (the ranks
+# agree per call) every rank must stage the call: gather, scatter, bcast (derived at the root),
+# allgather, allgatherv and alltoallv, on one node and across emulated nodes, device and host
+# buffers.  Without the agreement a call would hang or time out; the data is checked on every
+# rank.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -16,12 +15,10 @@
 EMU="coll_gpu_accelerator=emulated coll_gpu_transport_timeout=20"
 trap 'rm -rf "$CHECK_LOGDIR"' EXIT
 
-check_run "4 ranks, alltoallv" 4 "$EMU" test_mixed_types
-check_run "4 ranks, every collective, agreeing per call" 4 "$EMU coll_gpu_check_memory_kinds=1" \
-    test_mixed_types --all
-check_run "4 ranks, 2 per node, every collective, agreeing per call" 4 \
-    "$EMU coll_gpu_check_memory_kinds=1 coll_gpu_ranks_per_node=2" test_mixed_types --all
-check_run "3 ranks, host buffers, every collective, agreeing per call" 3 \
-    "$EMU coll_gpu_check_memory_kinds=1 coll_gpu_host_buffers=1" test_mixed_types --all --kinds=host
+check_run "4 ranks" 4 "$EMU coll_gpu_check_memory_kinds=1" test_mixed_types
+check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_check_memory_kinds=1 coll_gpu_ranks_per_node=2" \
+    test_mixed_types
+check_run "3 ranks, host buffers" 3 "$EMU coll_gpu_check_memory_kinds=1 coll_gpu_host_buffers=1" \
+    test_mixed_types --kinds=host
 
 check_finish

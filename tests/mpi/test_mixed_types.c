@@ -2,13 +2,11 @@
  * Legal MPI that makes the ranks' native decisions differ: in a data-movement collective a rank
  * may pass a derived type where another passes a predefined one of the same type signature
  * (here MPI_Type_contiguous(1, MPI_INT) against MPI_INT).  The rank with the derived type cannot
- * run the native algorithms; the others could.  Every call must complete with the right data on
- * every rank, staged everywhere:
- *   - MPI_Alltoallv always (its per-call agreement carries the datatype);
- *   - MPI_Gather, MPI_Scatter, MPI_Bcast (the derived type at the root), MPI_Allgather and
- *     MPI_Allgatherv (on rank 0) under coll_gpu_check_memory_kinds=1, where the ranks agree per
- *     call (--all).  Without it they would wait on each other in different collectives.
- * Device buffers (or --kinds=host under coll_gpu_host_buffers=1).
+ * run the native algorithms; the others could.  Under coll_gpu_check_memory_kinds=1, where
+ * the ranks agree per call, every call must complete with the right data on every rank, staged
+ * everywhere: MPI_Gather, MPI_Scatter, MPI_Bcast (the derived type at the root), MPI_Allgather,
+ * MPI_Allgatherv and MPI_Alltoallv (on rank 0).  Without it they would wait on each other in
+ * different collectives.  Device buffers (or --kinds=host under coll_gpu_host_buffers=1).
  *
  * Closing line (rank 0): "N passed, M failed".
  */
@@ -191,12 +189,10 @@ static void run_alltoallv(int size) {
 
 int main(int argc, char **argv) {
     tu_options_t opts;
-    bool host = false, all = false;
+    bool host = false;
     int size;
     const tu_arg_t args[] = {
         {"--kinds=host", TU_ARG_FLAG, &host},
-        /* every collective (under coll_gpu_check_memory_kinds=1), not only MPI_Alltoallv */
-        {"--all", TU_ARG_FLAG, &all},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -212,11 +208,9 @@ int main(int argc, char **argv) {
 
     for (int rep = 0; rep < 2; ++rep) { /* twice: nothing of the first call may linger */
         run_alltoallv(size);
-        if (all) {
-            run_rooted(size, 0);
-            run_rooted(size, size - 1);
-            run_allgathers(size);
-        }
+        run_rooted(size, 0);
+        run_rooted(size, size - 1);
+        run_allgathers(size);
     }
     MPI_Type_free(&derived);
     tu_finish(tu_summary(MPI_COMM_WORLD));
