@@ -45,13 +45,11 @@ typedef struct {
 
 static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
                                  coll_gpu_bcast_relay_t *relay) {
-    int root_node = team->node_of_rank[root], root_index = 0, root_node_size = 0;
+    int root_node = team->node_of_rank[root], root_node_size = team->node_sizes[root_node];
+    int root_index = 0;
 
-    for (int r = 0; r < team->size; ++r) {
-        if (team->node_of_rank[r] == root_node) {
-            root_index += (r < root) ? 1 : 0;
-            ++root_node_size;
-        }
+    for (int r = 0; r < root; ++r) {
+        root_index += (team->node_of_rank[r] == root_node) ? 1 : 0;
     }
     /* more ranks than nodes off the root's node: a node with several */
     relay->two_level = (team->size - root_node_size) > (team->nnodes - 1);
