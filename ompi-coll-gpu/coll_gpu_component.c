@@ -171,11 +171,13 @@ static void coll_gpu_register_transport(const mca_base_component_t *c) {
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.transports);
     OBJ_RELEASE(transports_enum);
 
-    mca_coll_gpu_component.transport_timeout = 60.0;
+    mca_coll_gpu_component.transport_timeout = 0.0;
     (void)mca_base_component_var_register(
         c, "transport_timeout",
-        "Seconds a native collective waits for a peer before it fails with an error (a peer "
-        "that died or hangs); also bounds UCX flushes",
+        "Hang detector, off by default (0): seconds a native collective may wait for a live peer "
+        "(or a UCX flush) before the job is aborted with a message naming the call.  A slow "
+        "peer is never an error otherwise; a dead one is found without a timeout (its process "
+        "gone, its UCX endpoint failed, Open MPI's runtime)",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.transport_timeout);
 

@@ -8,6 +8,7 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/show_help.h"
 
 #include <stdio.h>
@@ -579,6 +580,16 @@ int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_commu
 
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm) {
+    if (SHMEM_ERR_TIMEOUT == status) {
+        /* Only a user-set coll_gpu_transport_timeout ends a wait on a live peer.  Returning an
+         * error would leave this rank out of step with peers that completed the call (or are
+         * still in it): the one outcome every rank shares is the job's end. */
+        opal_show_help("help-mpi-coll-gpu.txt", "transport timeout", true, COLL_GPU_HOSTNAME,
+                       mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), shmem_last_error());
+        ompi_mpi_abort(comm, MPI_ERR_OTHER);
+    }
+    /* Evidence that a peer is gone: the job is failing (Open MPI's runtime ends it by default);
+     * this rank's later calls stage, so that they meet Open MPI's own error handling. */
     native->broken = true;
     opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
                    mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm),

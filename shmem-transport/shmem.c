@@ -37,7 +37,6 @@
 #endif
 
 #define SHMEM_DEFAULT_CACHE_MAX 64
-#define SHMEM_DEFAULT_TIMEOUT 60.0
 /* Local peers' liveness is read from /proc at most this often while waiting. */
 #define SHMEM_ALIVE_CHECK_INTERVAL 0.005
 /* Waits spin this many times before they yield the CPU (not at all on an oversubscribed node:
@@ -414,7 +413,7 @@ static shmem_status_t shmem_team_exchange_info(shmem_team_t *team) {
         if (r != team->rank && shmem_team_is_local(team, r) && !team->alive_checkable[r]) {
             shmem_log(team, 1,
                       "shmem: cannot watch local rank %d (pid %d): its death is seen "
-                      "only by the timeout",
+                      "only by the job's runtime (or the timeout)",
                       r, all[r].pid);
         }
     }
@@ -481,7 +480,7 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
     team->rank = params->rank;
     team->size = params->size;
     team->backends = params->backends ? params->backends : SHMEM_BACKEND_ALL;
-    team->timeout = params->timeout > 0 ? params->timeout : SHMEM_DEFAULT_TIMEOUT;
+    team->timeout = params->timeout; /* <= 0: no deadline */
     team->cache_max = params->reg_cache_max ? params->reg_cache_max : SHMEM_DEFAULT_CACHE_MAX;
     team->num_signals = params->num_signals ? params->num_signals : SHMEM_DEFAULT_SIGNALS;
     team->next_alive_check = 0;
@@ -1394,7 +1393,7 @@ static shmem_status_t shmem_team_check_peers(shmem_team_t *team) {
 }
 
 /* Wait until *slot >= value: spin, then yield, then sleep; progress the caller and UCX, watch
- * the peers, give up after the team's timeout. */
+ * the peers, give up after the team's timeout if it has one. */
 static shmem_status_t shmem_team_wait_slot(shmem_team_t *team, const uint64_t *slot, uint64_t value,
                                            const char *what) {
     double start = 0, now;
@@ -1433,7 +1432,7 @@ static shmem_status_t shmem_team_wait_slot(shmem_team_t *team, const uint64_t *s
             }
             team->next_alive_check = now + SHMEM_ALIVE_CHECK_INTERVAL;
         }
-        if (now - start > team->timeout) {
+        if ((team->timeout > 0) && (now - start > team->timeout)) {
             return shmem_error_set(
                 team, SHMEM_ERR_TIMEOUT,
                 "%s: waited %.1f s for the value %" PRIu64 " (it holds %" PRIu64 ")", what,

@@ -79,7 +79,7 @@ typedef struct {
     const accel_ops_t *accel;
     unsigned backends;       /* shmem_backend_t mask the team may use (0: all) */
     size_t reg_cache_max;    /* registrations and peer mappings kept per team, LRU (0: 64) */
-    double timeout;          /* seconds before a wait fails with SHMEM_ERR_TIMEOUT (<= 0: 60) */
+    double timeout;          /* seconds before a wait fails with SHMEM_ERR_TIMEOUT (<= 0: never) */
     void (*progress)(void);  /* called while waiting (opal_progress), may be NULL */
     const char *net_devices; /* UCX devices ("mlx5_0:1,mlx5_1:1"); NULL: nearest NIC */
     const char *ucx_tls;     /* UCX transports for the team's context (NULL: UCX's default) */
@@ -151,8 +151,9 @@ SHMEM_API shmem_status_t shmem_quiet(shmem_team_t *team, int peer);
 /* Signals: slot idx < shmem_team_num_signals of every rank, a 64-bit counter.  signal
  * sets peer's slot to value after earlier puts to peer are visible there. */
 SHMEM_API shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value);
-/* Wait until own slot idx >= value (acquire); SHMEM_ERR_TIMEOUT after the team's
- * timeout, SHMEM_ERR_PEER_FAILED as soon as a peer is known dead. */
+/* Wait until own slot idx >= value (acquire); SHMEM_ERR_PEER_FAILED as soon as a peer is known
+ * dead (its process gone, its UCX endpoint failed); SHMEM_ERR_TIMEOUT only after the team's
+ * timeout, if it has one. */
 SHMEM_API shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value);
 /* Address of own slot idx, for a kernel to poll (device-mapped when the team has an
  * accelerator), and its current value. */

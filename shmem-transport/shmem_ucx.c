@@ -3,9 +3,10 @@
  *
  * Endpoints.  Worker addresses are exchanged once (shmem_ucx_create); the endpoint to a peer
  * is created the first time an rkey of that peer is unpacked, with UCP_ERR_HANDLING_MODE_PEER
- * and an error callback that marks the peer failed.  Every wait (flush, staging, signals) is
- * bounded by the team's timeout: a peer that stops answering costs SHMEM_ERR_TIMEOUT and its
- * endpoint is closed (its outstanding operations canceled, so that nothing lands in a buffer
+ * and an error callback that marks the peer failed.  A wait (flush, staging, signals) ends when
+ * its operation completes or the peer is known failed; only a team given a timeout bounds it
+ * too (a slow peer is no dead one): a peer that stops answering then costs SHMEM_ERR_TIMEOUT and
+ * its endpoint is closed (its outstanding operations canceled, so that nothing lands in a buffer
  * after the caller gave up); a connection that breaks costs SHMEM_ERR_PEER_FAILED as soon as
  * UCX reports it.  Later calls to a failed peer return SHMEM_ERR_PEER_FAILED at once.
  *
@@ -57,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 /* Staging of device memory UCX cannot reach: slots in flight and the size of each. */
@@ -66,7 +68,9 @@
 #define SHMEM_UCX_SIGNAL_RING 64
 /* Packed rkey: magic "SUCX". */
 #define SHMEM_UCX_PACKED_MAGIC 0x58435553u
-#define SHMEM_UCX_DEFAULT_TIMEOUT 60.0
+/* Destroy waits this long at most for its endpoints to close when the team has no timeout: a
+ * peer that is gone must not hold MPI_Comm_free, and everything was flushed before. */
+#define SHMEM_UCX_DESTROY_LINGER 10.0
 
 typedef enum {
     SHMEM_UCX_SIGNAL_ORDER_FENCE,
@@ -221,6 +225,12 @@ static double shmem_ucx_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* When a wait started now gives up: never, unless the team was given a timeout (a slow peer is
+ * not a dead one; a dead one is reported by its endpoint or by Open MPI's runtime). */
+static double shmem_ucx_deadline(const shmem_ucx_t *ucx) {
+    return (ucx->timeout > 0) ? shmem_ucx_now() + ucx->timeout : HUGE_VAL;
+}
+
 static bool shmem_ucx_peer_valid(const shmem_ucx_t *ucx, int peer) {
     return (peer >= 0) && (peer < ucx->size);
 }
@@ -347,8 +357,9 @@ static shmem_status_t shmem_ucx_peer_ep(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer
             peer->no_err_handling = true;
             shmem_ucx_log(ucx, 1,
                           "ucx: rank %d: the transports to rank %d cannot report peer "
-                          "failures: a dead peer is found by the %.1f s timeout",
-                          ucx->rank, peer->rank, ucx->timeout);
+                          "failures: a dead peer is found by Open MPI's runtime (or "
+                          "coll_gpu_transport_timeout)",
+                          ucx->rank, peer->rank);
         }
     }
     if (status != UCS_OK) {
@@ -391,7 +402,7 @@ void shmem_ucx_progress(shmem_ucx_t *ucx) {
 /* Wait for one request (put, get or flush) to peer to complete; the request is released. */
 static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer, void **req_p,
                                          const char *what) {
-    double deadline = shmem_ucx_now() + ucx->timeout;
+    double deadline = shmem_ucx_deadline(ucx);
     ucs_status_t status;
 
     while (*req_p != NULL) {
@@ -538,9 +549,9 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
     }
 }
 
-/* Every queued signal posted and locally complete, within the timeout. */
+/* Every queued signal posted and locally complete (within the timeout, if the team has one). */
 static shmem_status_t shmem_ucx_signals_drain(shmem_ucx_t *ucx) {
-    double deadline = shmem_ucx_now() + ucx->timeout;
+    double deadline = shmem_ucx_deadline(ucx);
 
     while (ucx->signal_count > 0) {
         shmem_ucx_progress(ucx);
@@ -809,7 +820,7 @@ shmem_status_t shmem_ucx_create(const shmem_team_params_t *params, shmem_ucx_t *
     ucx->accel = params->accel;
     ucx->log = params->log;
     ucx->verbose = params->verbose;
-    ucx->timeout = (params->timeout > 0) ? params->timeout : SHMEM_UCX_DEFAULT_TIMEOUT;
+    ucx->timeout = params->timeout; /* <= 0: waits end by completion or a peer failure */
     ucx->peers = calloc((size_t)params->size, sizeof(*ucx->peers));
     if (ucx->peers == NULL) {
         free(ucx);
@@ -851,7 +862,7 @@ static void shmem_ucx_stage_fini(shmem_ucx_t *ucx) {
 void shmem_ucx_destroy(shmem_ucx_t *ucx) {
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS};
     void **close_reqs = NULL;
-    double deadline;
+    double deadline, linger;
     size_t leftover = 0;
     int i, pending;
 
@@ -876,7 +887,7 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
     }
 
     /* Close every endpoint at once (flush mode, FORCE for failed peers), then wait for all,
-     * within the timeout: a peer that is gone must not hold the destroy. */
+     * for a bounded time: a peer that is gone must not hold the destroy. */
     if (ucx->num_eps > 0) {
         close_reqs = calloc((size_t)ucx->size, sizeof(*close_reqs));
     }
@@ -897,7 +908,8 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         }
         shmem_ucx_ep_forget(ucx, peer);
     }
-    deadline = shmem_ucx_now() + ucx->timeout;
+    linger = (ucx->timeout > 0) ? ucx->timeout : SHMEM_UCX_DESTROY_LINGER;
+    deadline = shmem_ucx_now() + linger;
     do {
         pending = 0;
         for (i = 0; (close_reqs != NULL) && (i < ucx->size); ++i) {
@@ -921,7 +933,7 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
     free(close_reqs);
     if (pending > 0) {
         shmem_ucx_log(ucx, 2, "ucx: rank %d: %d endpoint(s) not closed within %.1f s", ucx->rank,
-                      pending, ucx->timeout);
+                      pending, linger);
     }
 
     if (ucx->address != NULL) {
@@ -1413,7 +1425,7 @@ shmem_status_t shmem_ucx_put_signal(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, si
                                "put_signal at offset %zu: not 8-byte aligned at rank %d", offset,
                                rkey->peer->rank);
     }
-    deadline = shmem_ucx_now() + ucx->timeout;
+    deadline = shmem_ucx_deadline(ucx);
     while (ucx->signal_count == SHMEM_UCX_SIGNAL_RING) {
         shmem_ucx_progress(ucx);
         if ((ucx->signal_count == SHMEM_UCX_SIGNAL_RING) && (shmem_ucx_now() > deadline)) {
@@ -1488,7 +1500,7 @@ shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer) {
             ret = (ret == SHMEM_OK) ? status : ret;
         }
         /* the completion callbacks of what the flush completed */
-        deadline = shmem_ucx_now() + ucx->timeout;
+        deadline = shmem_ucx_deadline(ucx);
         while ((p->outstanding > 0) && !p->failed && (shmem_ucx_now() < deadline)) {
             shmem_ucx_progress(ucx);
         }

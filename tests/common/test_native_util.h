@@ -66,10 +66,11 @@ void tn_check_allreduce_elements(tu_mem_t mem, test_type_t t, const void *in, si
 /* A native call of a peer-missing test: on comm, with this rank's two buffers of
  * comm size x 1024 floats (the first holding the rank). */
 typedef int (*tn_missing_call_t)(MPI_Comm comm, int rank, void *sbuf, void *rbuf);
-/* --peer-missing: on a duplicate of world, a first call sets the native context up on every
- * rank; then the last rank skips the second call, which every other rank must see fail (not
- * hang) within coll_gpu_transport_timeout; the component's help message names the call for the
- * check script.  One case. */
+/* --peer-missing (an erroneous program): on a duplicate of world, a first call sets the native
+ * context up on every rank; then the last rank skips the second call.  Run with
+ * coll_gpu_transport_timeout set, the job must abort (not hang) with the component's help message
+ * naming the call, which the check script looks for; should the call return instead, success is
+ * a failure of the case.  One case. */
 void tn_run_peer_missing(tu_mem_t mem, const char *call_name, tn_missing_call_t call);
 
 #endif /* TEST_NATIVE_UTIL_H */

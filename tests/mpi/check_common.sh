@@ -123,6 +123,8 @@ check_mca_args() {
 
 # check_run LABEL NP "NAME=VALUE ..." PROGRAM [ARGS...]
 # Runs one mpirun; sets CHECK_RESULT to PASS, FAIL or SKIP and LAST_LOG to its output.
+# CHECK_EXPECT_ABORT=1: the job must end by itself with a non-zero exit (an abort), within the
+# timeout; what it printed is for check_expect_output.
 check_run() {
     local label=$1 np=$2 mca=$3 prog=$4 rc summary log
     shift 4
@@ -142,6 +144,8 @@ check_run() {
         echo "    timed out after ${TEST_TIMEOUT}s (a hang)"
     elif [ $rc = 77 ] || grep -aq '^SKIP:' "$log"; then
         CHECK_RESULT=SKIP
+    elif [ "${CHECK_EXPECT_ABORT:-0}" = 1 ]; then
+        if [ $rc != 0 ]; then CHECK_RESULT=PASS; else CHECK_RESULT=FAIL; fi
     elif [ $rc = 0 ] && [ -n "$summary" ] && [ "${summary#* passed, }" = "0 failed" ] &&
         [ "${summary%% passed*}" != 0 ]; then
         CHECK_RESULT=PASS
@@ -215,6 +219,12 @@ check_run_until() {
         [ $found = 1 ] && break
     done
     LAST_LOG=$all
+}
+
+# check_run_aborts PATTERNS LABEL NP "NAME=VALUE ..." PROGRAM [ARGS...]
+# check_run_until for a job that must abort (CHECK_EXPECT_ABORT) with PATTERNS in its output.
+check_run_aborts() {
+    CHECK_EXPECT_ABORT=1 check_run_until "$@"
 }
 
 # check_digest NAME: keeps the last run's "digest int X fp Y" line under NAME.

@@ -1,0 +1,36 @@
+#!/bin/bash
+#
+# A slow rank is not a dead one (test_late_rank): one rank enters collectives 3 s after the
+# others, twice.  With the defaults (no coll_gpu_transport_timeout) every call returns the right
+# data with MPI_SUCCESS on every rank: host buffers through the native algorithms (posix, and
+# UCX across emulated nodes) and emulated device memory.  With coll_gpu_transport_timeout=1, a
+# hang detector, the job aborts with the help message naming the call; no rank ever reports a
+# wrong result first.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+HOST="$EMU coll_gpu_host_buffers=1"
+
+check_run "2 ranks, host buffers, one late by 3 s" 2 "$HOST" test_late_rank --kinds=host
+check_run "3 ranks, device memory, one late by 3 s" 3 "$EMU" test_late_rank
+check_run "2 ranks on 2 emulated nodes, host buffers, one late by 3 s" 2 \
+    "$HOST coll_gpu_ranks_per_node=1" test_late_rank --kinds=host --late-rank=0
+
+# the timeout set below the lateness: an abort naming the call, on every rank alike; never a
+# result reported wrong (what happened before: wrong sums returned as success, then a hang)
+check_run_aborts "still alive" "2 ranks, host buffers, coll_gpu_transport_timeout 1, one late by 3 s" 2 \
+    "$HOST coll_gpu_transport_timeout=1 $CHECK_NO_HELP_AGGREGATE" test_late_rank --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the abort names the call and the timeout" \
+    "Call: +MPI_[A-Za-z]+ on rank [01] of a communicator of 2 ranks" "coll_gpu_transport_timeout"
+if grep -aqE "iteration [0-9]+: .*(expected|returned)" "$LAST_LOG"; then
+    echo "    a wrong result or an error before the abort: FAIL"
+    check_count FAIL "timeout: no wrong result before the abort"
+else
+    echo "    no wrong result before the abort: PASS"
+    check_count PASS "timeout: no wrong result before the abort"
+fi
+
+check_finish

@@ -1,0 +1,169 @@
+/*
+ * A slow rank is not a dead one.  One rank enters some collectives --late-ms later than the
+ * others (a checkpoint, a long I/O phase, a debugger); every call must still return the right
+ * data on every rank with MPI_SUCCESS, as on plain Open MPI.  Before coll/gpu's failure model,
+ * the ranks that waited longer than coll_gpu_transport_timeout got an error and staged from
+ * then on while the late rank stayed native: every later call paired call k of one rank with
+ * call k + 1 of another, wrong data returned as success.
+ *
+ * Each iteration runs MPI_Allreduce (one small and one large message, so both one_shot and
+ * two_shot run), MPI_Bcast from a rotating root and MPI_Allgather, with contents that depend
+ * on the iteration, checked against references computed here.  The late rank sleeps before
+ * the iterations listed by --late-at.  Run under a set coll_gpu_transport_timeout shorter than
+ * the lateness, the job must abort (the timeout is a hang detector): never print a wrong result.
+ *
+ * Closing line (rank 0): "N passed, M failed".
+ */
+#include "test_native_util.h"
+#include "test_util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ITERATIONS 8
+#define SMALL 256          /* ints: one_shot */
+#define LARGE (256 * 1024) /* ints: 1 MiB, two_shot */
+
+static tu_mem_t mem = TU_MEM_DEVICE;
+static int my_rank, world_size;
+
+static int value(int r, int i, int iter) { return (iter + 1) * 7919 + r * 104729 + (i % 977); }
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static int *host_values(int n, int r, int iter) {
+    int *host = tn_malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; ++i) {
+        host[i] = (r < 0) ? -1 : value(r, i, iter);
+    }
+    return host;
+}
+
+static void check_ints(const char *what, int iter, const int *got, const int *want, int n) {
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+        if ((got[i] != want[i]) && (bad++ < 3)) {
+            tu_fail("iteration %d: %s: element %d is %d, expected %d", iter, what, i, got[i],
+                    want[i]);
+        }
+    }
+}
+
+static void run_allreduce(int n, int iter) {
+    int *host = host_values(n, my_rank, iter), *want = tn_malloc((size_t)n * sizeof(int));
+    int *sbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    int *rbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    int rc;
+
+    for (int i = 0; i < n; ++i) {
+        unsigned sum = 0; /* wraps as MPI_SUM must */
+        for (int r = 0; r < world_size; ++r) {
+            sum += (unsigned)value(r, i, iter);
+        }
+        want[i] = (int)sum;
+    }
+    rc = MPI_Allreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Allreduce of %d ints returned %d", iter, n, rc);
+    } else if (tu_mem_read(mem, host, rbuf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Allreduce", iter, host, want, n);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(host);
+    free(want);
+}
+
+static void run_bcast(int n, int iter) {
+    int root = iter % world_size;
+    int *host = host_values(n, (my_rank == root) ? root : -1, iter);
+    int *want = host_values(n, root, iter);
+    int *buf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    int rc = MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD);
+
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Bcast returned %d", iter, rc);
+    } else if (tu_mem_read(mem, host, buf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Bcast", iter, host, want, n);
+    }
+    tu_mem_free(mem, buf);
+    free(host);
+    free(want);
+}
+
+static void run_allgather(int n, int iter) {
+    int total = n * world_size;
+    int *mine = host_values(n, my_rank, iter), *want = tn_malloc((size_t)total * sizeof(int));
+    int *got = tn_malloc((size_t)total * sizeof(int));
+    int *sbuf = tn_mem_copy_of(mem, mine, (size_t)n * sizeof(int));
+    int *rbuf = tn_mem_copy_of(mem, want, (size_t)total * sizeof(int)); /* contents: any */
+    int rc;
+
+    for (int r = 0; r < world_size; ++r) {
+        for (int i = 0; i < n; ++i) {
+            want[r * n + i] = value(r, i, iter);
+        }
+    }
+    rc = MPI_Allgather(sbuf, n, MPI_INT, rbuf, n, MPI_INT, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Allgather returned %d", iter, rc);
+    } else if (tu_mem_read(mem, got, rbuf, (size_t)total * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Allgather", iter, got, want, total);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(mine);
+    free(want);
+    free(got);
+}
+
+int main(int argc, char **argv) {
+    tu_options_t opts;
+    bool host = false;
+    int late_ms = 3000, late_rank = -1, late_mask = (1 << 2) | (1 << 5);
+    const tu_arg_t args[] = {
+        {"--kinds=host", TU_ARG_FLAG, &host},
+        {"--late-ms", TU_ARG_INT, &late_ms},
+        {"--late-rank", TU_ARG_INT, &late_rank},
+        {"--late-at", TU_ARG_INT, &late_mask}, /* bit k: late before iteration k */
+        {NULL, TU_ARG_FLAG, NULL},
+    };
+
+    MPI_Init(&argc, &argv);
+    tu_parse_args(argc, argv, "test_late_rank", args, &opts);
+    mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
+    tn_setup(&opts, mem);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (late_rank < 0) {
+        late_rank = world_size - 1;
+    }
+
+    tu_case_begin("%d iterations, rank %d late by %d ms before iterations 0x%x", ITERATIONS,
+                  late_rank, late_ms, late_mask);
+    for (int iter = 0; iter < ITERATIONS; ++iter) {
+        if ((my_rank == late_rank) && (late_mask & (1 << iter))) {
+            sleep_ms(late_ms);
+        }
+        run_allreduce(SMALL, iter);
+        run_allreduce(LARGE, iter);
+        run_bcast(LARGE, iter);
+        run_allgather(SMALL, iter);
+    }
+    tu_case_end();
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
