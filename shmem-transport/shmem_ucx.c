@@ -53,12 +53,12 @@
 #include <ucp/api/ucp.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
 #include <time.h>
 
 /* Staging of device memory UCX cannot reach: slots in flight and the size of each. */
