@@ -2,6 +2,7 @@
  * MPI_Allgather, MPI_Allgatherv and their nonblocking forms on device buffers.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
 #include <limits.h>
@@ -37,8 +38,8 @@ static int coll_gpu_allgather_host(const void *sbuf, void *rbuf, int count, void
 }
 
 /* A blocking MPI_Allgather natively in kind's memory; false when it must be staged (device)
- * or handed to Open MPI (host).  Send and receive blocks of another type or count than each
- * other are not native (datatype_op). */
+ * or handed to Open MPI (host).  Blocks move as bytes of the type signature
+ * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
 static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_native_kind_t kind,
                                       const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
     const void *bufs[2] = {rbuf, sbuf};
@@ -46,25 +47,33 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
     int count = a->rcount;
     coll_gpu_native_call_t call;
 
-    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
-        count = 0;
-    }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHER, kind, count,
                                   a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
                                   rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(ALLGATHER,
-                              (size_t)count * call.esize * (size_t)ompi_comm_size(a->comm));
-        *rc_p =
-            coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count);
+        coll_gpu_sig_buf_t send = {0}, recv;
+
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, 1, a->scount, NULL, NULL, NULL,
+                                  NULL, true);
+        }
+        /* in place, this rank's own block is read from the receive buffer */
+        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
+                              NULL, NULL, NULL, in_place);
+        COLL_GPU_COUNT_NATIVE(ALLGATHER, recv.bytes);
+        *rc_p = coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
+                                          coll_gpu_signature_bytes(count, a->rdtype));
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }
 
-/* The same for MPI_Allgatherv.  Every rank knows every block's count: eligibility and the
- * tuning rules see the largest block.  Negative displacements are not native (datatype_op). */
+/* The same for MPI_Allgatherv.  Every rank knows every block's signature bytes (each passes its
+ * own receive type, the counts that go with it): eligibility and the tuning rules see the
+ * largest block. */
 static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_native_kind_t kind,
                                        const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
     const void *bufs[2] = {rbuf, sbuf};
@@ -77,14 +86,12 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
                                                    a->rcounts, NULL, a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
+    (void)rank;
     for (int p = 0; p < size; ++p) {
         largest = (a->rcounts[p] > largest) ? a->rcounts[p] : largest;
-        if ((a->rcounts[p] < 0) || (a->displs[p] < 0)) {
-            largest = INT_MIN;
+        if (a->rcounts[p] < 0) {
+            largest = INT_MIN; /* erroneous: Open MPI's collective reports it */
         }
-    }
-    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcounts[rank]))) {
-        largest = 0;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV, kind,
                                   (largest > 0) ? largest : 0, a->rdtype, NULL, bufs,
@@ -92,16 +99,21 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        size_t *counts = call.native->counts, *displs = call.native->displs;
+        coll_gpu_sig_buf_t send = {0}, recv;
 
-        for (int p = 0; p < size; ++p) {
-            counts[p] = (size_t)a->rcounts[p];
-            displs[p] = (size_t)a->displs[p];
-            total += counts[p];
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, 1, a->scount, NULL, NULL, NULL,
+                                  NULL, true);
         }
-        COLL_GPU_COUNT_NATIVE(ALLGATHERV, total * call.esize);
-        *rc_p = coll_gpu_allgatherv_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, counts,
-                                           displs);
+        /* in place, this rank's own block is read from the receive buffer */
+        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->displs,
+                              call.native->counts, call.native->displs, in_place);
+        total = recv.bytes;
+        COLL_GPU_COUNT_NATIVE(ALLGATHERV, total);
+        *rc_p = coll_gpu_allgatherv_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
+                                           recv.counts, recv.displs);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }

@@ -24,7 +24,7 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_
     int size = native->team->size, rank = native->team->rank;
     size_t esize = call->esize, per_step = native->half / esize, largest = 0;
     char *own = (char *)rbuf + displs[rank] * esize;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (int p = 0; p < size; ++p) {

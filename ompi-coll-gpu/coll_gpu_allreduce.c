@@ -144,11 +144,13 @@ static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t ki
     args.kind = kind;
     args.mem = &coll_gpu_native_mems[kind];
     args.stream = NULL;
+    args.entry_status = ACCEL_OK;
     if (COLL_GPU_NATIVE_DEVICE == kind) {
+        /* a stream this rank alone could not create: the algorithm still runs the protocol */
         status = coll_gpu_module_stream(a->module, &args.stream);
         if (OPAL_UNLIKELY(ACCEL_OK != status)) {
-            *rc_p = coll_gpu_accel_failed(status, "MPI_Allreduce", a->comm);
-            return true;
+            args.entry_status = status;
+            args.stream = NULL;
         }
     }
     args.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;

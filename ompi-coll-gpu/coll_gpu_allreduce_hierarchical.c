@@ -273,7 +273,7 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     (void)module;
     h.native = native;
     h.args = args;
-    h.astatus = ACCEL_OK;
+    h.astatus = args->entry_status;
     /* the shards of a chunk: as many as the smallest node has ranks; the owner of this rank's
      * shard on each node is the node's local_rank-th rank, shard l's on this node its l-th */
     h.m = team->min_local_size;

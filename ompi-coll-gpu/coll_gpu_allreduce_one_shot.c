@@ -18,7 +18,7 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
     const void **srcs = native->srcs;
     size_t per_step = native->half / args->esize;
     int size = native->team->size;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = args->entry_status;
     shmem_status_t status;
 
     (void)module;

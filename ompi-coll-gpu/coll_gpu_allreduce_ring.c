@@ -81,7 +81,7 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
     size_t esize = args->esize, chunk, piece, nchunks;
     const char *in = args->sbuf;
     char *out = args->rbuf;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = args->entry_status;
     shmem_status_t status = SHMEM_OK;
     bool first_step = true;
     uint64_t step = 0;

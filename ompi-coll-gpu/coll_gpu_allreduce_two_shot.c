@@ -22,7 +22,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
     const void **srcs = native->srcs;
     size_t shard_area = native->half / 2, chunk, shard_first, shard_len, esize = args->esize;
     int size = native->team->size, rank = native->team->rank;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = args->entry_status;
     shmem_status_t status;
 
     (void)module;

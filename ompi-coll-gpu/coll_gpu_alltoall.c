@@ -1,7 +1,10 @@
 /*
  * MPI_Alltoall, MPI_Alltoallv and their nonblocking forms on device buffers.
  */
+#include <limits.h>
+
 #include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -35,8 +38,8 @@ static int coll_gpu_alltoall_host(const void *sbuf, void *rbuf, int count, void 
 }
 
 /* A blocking MPI_Alltoall natively in kind's memory; false when it must be staged (device)
- * or handed to Open MPI (host).  Send and receive blocks of another type or count than each
- * other are not native (datatype_op). */
+ * or handed to Open MPI (host).  Blocks move as bytes of the type signature
+ * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
 static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
                                      const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
     const void *bufs[2] = {rbuf, sbuf};
@@ -44,32 +47,39 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
     int count = a->rcount;
     coll_gpu_native_call_t call;
 
-    if (!in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
-        count = 0;
-    }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALL, kind, count,
                                   a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
                                   rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(ALLTOALL,
-                              (size_t)count * call.esize * (size_t)ompi_comm_size(a->comm));
-        *rc_p =
-            coll_gpu_alltoall_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count);
+        int size = ompi_comm_size(a->comm);
+        coll_gpu_sig_buf_t send = {0}, recv;
+
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, size, a->scount, NULL, NULL, NULL,
+                                  NULL, true);
+        }
+        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, count, NULL, NULL, NULL, NULL,
+                              in_place);
+        COLL_GPU_COUNT_NATIVE(ALLTOALL, recv.bytes);
+        *rc_p = coll_gpu_alltoall_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
+                                         coll_gpu_signature_bytes(count, a->rdtype));
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }
 
 /*
  * The same for MPI_Alltoallv.  A rank knows only its own counts, while the number of steps
- * (the longest block of any pair of ranks), the eligibility and the tuning rule must be the
- * same on every rank: the ranks agree on them with one max-reduction over Open MPI's allreduce
- * per call, which also carries whether some rank's arguments (another send type, a negative
- * count or displacement) rule the native algorithm out.  A few microseconds on host memory,
- * next to an alltoallv's own step signals; skipped when the call cannot be native anyway,
- * unless coll_gpu_check_memory_kinds asks the ranks to agree on every call (a derived type on
- * some ranks and a predefined one of the same signature on others is legal MPI).
+ * (the longest block of any pair of ranks, in bytes of the type signature), the eligibility and
+ * the tuning rule must be the same on every rank: the ranks agree on them with one
+ * max-reduction over Open MPI's allreduce per call, which also carries whether some rank's
+ * arguments (a negative count, a block too large) rule the native algorithm out.  A few
+ * microseconds on host memory, next to an alltoallv's own step signals; skipped only where the
+ * parameters rule the native algorithm out on every rank alike.  Datatypes play no part in the
+ * decision: ranks may pass different ones of one signature (coll_gpu_signature.h).
  */
 static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
                                       const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
@@ -87,46 +97,46 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
                                                    a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
-    if (!ompi_datatype_is_predefined(a->rdtype) && !c->check_memory_kinds) {
-        count = 0; /* datatype_op, whatever the counts */
-    } else if (!kinds_mixed && c->native &&
-               (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
+    if (!kinds_mixed && c->native &&
+        (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
-            int sc = in_place ? 0 : a->scounts[p], sd = in_place ? 0 : a->sdispls[p];
-            agreed[0] = (a->rcounts[p] > agreed[0]) ? a->rcounts[p] : agreed[0];
-            agreed[0] = (sc > agreed[0]) ? sc : agreed[0];
-            if ((sc < 0) || (sd < 0) || (a->rcounts[p] < 0) || (a->rdispls[p] < 0)) {
-                agreed[1] = 1;
+            int64_t sent = in_place ? 0 : (int64_t)coll_gpu_signature_bytes(a->scounts[p], a->sdtype);
+            int64_t received = (int64_t)coll_gpu_signature_bytes(a->rcounts[p], a->rdtype);
+            agreed[0] = (received > agreed[0]) ? received : agreed[0];
+            agreed[0] = (sent > agreed[0]) ? sent : agreed[0];
+            if ((!in_place && (a->scounts[p] < 0)) || (a->rcounts[p] < 0)) {
+                agreed[1] = 1; /* erroneous: Open MPI's collective reports it */
             }
-        }
-        if (!ompi_datatype_is_predefined(a->rdtype) || (!in_place && (a->sdtype != a->rdtype))) {
-            agreed[1] = 1;
         }
         if (OMPI_SUCCESS != COLL_GPU_PREV(a->module, allreduce, MPI_IN_PLACE, agreed, 2,
                                           MPI_INT64_T, MPI_MAX, a->comm)) {
             agreed[1] = 1;
         }
-        count = (0 != agreed[1]) ? 0 : (int)agreed[0];
+        /* the native eligibility sees the agreed largest block as that many bytes */
+        count = ((0 != agreed[1]) || (agreed[0] > INT_MAX)) ? 0 : (int)agreed[0];
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
-                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
+                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
                                   rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        size_t *scounts = call.native->send_counts, *sdispls = call.native->send_displs;
-        size_t *rcounts = call.native->counts, *rdispls = call.native->displs;
+        coll_gpu_sig_buf_t send = {0}, recv;
 
-        for (int p = 0; p < size; ++p) {
-            scounts[p] = in_place ? 0 : (size_t)a->scounts[p];
-            sdispls[p] = in_place ? 0 : (size_t)a->sdispls[p];
-            rcounts[p] = (size_t)a->rcounts[p];
-            rdispls[p] = (size_t)a->rdispls[p];
-            total += rcounts[p];
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, size, 0, a->scounts, a->sdispls,
+                                  call.native->send_counts, call.native->send_displs, true);
         }
-        COLL_GPU_COUNT_NATIVE(ALLTOALLV, total * call.esize);
-        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : sbuf, scounts, sdispls,
-                                          rbuf, rcounts, rdispls, (size_t)count);
+        /* in place, the receive buffer's blocks are sent: packed in first */
+        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->rdispls,
+                              call.native->counts, call.native->displs, in_place);
+        total = recv.bytes;
+        COLL_GPU_COUNT_NATIVE(ALLTOALLV, total);
+        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : send.data,
+                                          send.counts, send.displs, recv.data, recv.counts,
+                                          recv.displs, (size_t)count);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }

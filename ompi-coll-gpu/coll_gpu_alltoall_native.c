@@ -30,7 +30,7 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_n
     int size = native->team->size, rank = native->team->rank;
     size_t esize = call->esize, per_step = native->half / ((size_t)size * esize);
     size_t area = per_step * esize;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
     const char *in = (NULL != sbuf) ? (const char *)sbuf : (const char *)rbuf;
 

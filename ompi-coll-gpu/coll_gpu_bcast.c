@@ -3,6 +3,7 @@
  * every other rank's an output.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -37,8 +38,14 @@ static bool coll_gpu_bcast_native(void *args, coll_gpu_native_kind_t kind, const
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(BCAST, (size_t)count * call.esize);
-        *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, buf, (size_t)count, a->root);
+        bool is_root = (ompi_comm_rank(a->comm) == a->root);
+        coll_gpu_sig_buf_t bytes;
+
+        coll_gpu_sig_buf_init(&call, &bytes, buf, a->dtype, 1, count, NULL, NULL, NULL, NULL,
+                              is_root);
+        COLL_GPU_COUNT_NATIVE(BCAST, bytes.bytes);
+        *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, bytes.data, bytes.bytes, a->root);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &bytes, !is_root, *rc_p, a->comm);
     }
     return true;
 }

@@ -64,7 +64,7 @@ static int coll_gpu_bcast_flat(struct ompi_communicator_t *comm, const coll_gpu_
     const coll_gpu_native_mem_t *mem = call->mem;
     bool is_root = (native->team->rank == root);
     size_t esize = call->esize, per_step = native->half / esize;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (size_t first = 0; first < count; first += per_step) {
@@ -111,7 +111,7 @@ static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
     bool relays = is_leader && (relay->node_others > 0);
     size_t esize = call->esize, per_step = native->half / esize;
     size_t nchunks = (count + per_step - 1) / per_step;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     /* step s carries chunk k from the root and chunk k - 1 out of the leaders */

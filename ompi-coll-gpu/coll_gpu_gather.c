@@ -4,6 +4,7 @@
  * classified nor touched.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -44,8 +45,8 @@ static bool coll_gpu_gather_on_device(const void *sbuf, const void *rbuf, int ro
 
 /* A blocking MPI_Gather natively in kind's memory; false when it must be staged (device) or
  * handed to Open MPI (host).  Only the arguments MPI says are significant are looked at: the
- * send block everywhere but at an in-place root, the receive buffer at the root, whose send and
- * receive blocks must then have the same type and count (else datatype_op). */
+ * send block everywhere but at an in-place root, the receive buffer at the root.  Blocks move as
+ * bytes of the type signature (coll_gpu_signature.h), whatever datatype each rank passes. */
 static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
                                    void *rbuf, int unused_count, bool kinds_mixed, int *rc_p) {
     coll_gpu_gather_args_t *a = args;
@@ -57,9 +58,6 @@ static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, cons
     coll_gpu_native_call_t call;
 
     (void)unused_count;
-    if (is_root && !in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
-        count = 0;
-    }
     if (!in_place) {
         bufs[nbufs++] = sbuf;
     }
@@ -71,10 +69,24 @@ static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, cons
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(GATHER, (size_t)count * call.esize *
-                                          (size_t)(is_root ? ompi_comm_size(a->comm) : 0));
-        *rc_p = coll_gpu_gather_direct(a->comm, &call, in_place ? NULL : sbuf, rbuf, (size_t)count,
-                                       a->root);
+        int size = ompi_comm_size(a->comm);
+        coll_gpu_sig_buf_t send = {0}, recv = {0};
+
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, 1, a->scount, NULL, NULL, NULL,
+                                  NULL, true);
+        }
+        if (is_root) {
+            /* in place, the root's own block is read from the receive buffer */
+            coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, a->rcount, NULL, NULL,
+                                  NULL, NULL, in_place);
+        }
+        COLL_GPU_COUNT_NATIVE(GATHER, recv.bytes);
+        *rc_p = coll_gpu_gather_direct(a->comm, &call, in_place ? NULL : send.data,
+                                       is_root ? recv.data : rbuf,
+                                       coll_gpu_signature_bytes(count, dtype), a->root);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, is_root, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }

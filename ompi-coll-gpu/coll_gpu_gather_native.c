@@ -14,7 +14,7 @@ int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
     int size = native->team->size, rank = native->team->rank;
     bool is_root = (rank == root);
     size_t esize = call->esize, per_step = native->half / esize;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (size_t first = 0; first < count; first += per_step) {

@@ -4,6 +4,7 @@
  */
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_tuning.h"
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -607,6 +608,11 @@ int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_comm
     (void)ompi_datatype_type_size(dtype, &tsize);
     mine[0] = (unsigned long long)count;
     mine[1] = (unsigned long long)tsize;
+    if (NULL == op) {
+        /* data movement: ranks may pass different datatypes of one signature; its bytes match */
+        mine[0] = (unsigned long long)coll_gpu_signature_bytes(count, dtype);
+        mine[1] = 1;
+    }
     mine[2] = (NULL != op) ? (unsigned long long)op->o_f_to_c_index : ~0ULL;
     all = malloc((size_t)size * sizeof(mine));
     if (NULL == all) {
@@ -818,21 +824,24 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
-    /* elements of a predefined type at lb 0 are contiguous: extent bytes each (the padding
-     * of MPI_LONG_INT and the like copied with them) */
-    if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
-        ((NULL != op) && !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op)) ||
-        (OMPI_SUCCESS != ompi_datatype_get_extent(dtype, &lb, &extent)) || (0 != lb) ||
-        (extent <= 0) || ((NULL != op) && ((size_t)extent != accel_dtype_size(call->dtype)))) {
-        /* MPI lets the ranks of a data-movement collective pass different types of the same
-         * signature (a derived type at the root, MPI_INT elsewhere): where the ranks agree per
-         * call, this rank's refusal goes into the agreement below, else every rank must pass
-         * a type that decides alike (the README's limits) */
-        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
-        if (!c->check_memory_kinds || (NULL != op)) {
+    call->entry_status = ACCEL_OK;
+    if (NULL == op) {
+        /* data movement: the type signature's bytes decide, the same on every rank whatever
+         * datatype each passes (a rank whose layout is not dense packs: coll_gpu_signature.h) */
+        tsize = coll_gpu_signature_bytes(count, dtype);
+        call->esize = 1;
+        if (0 == tsize) {
+            reason = COLL_GPU_FALLBACK_DATATYPE_OP; /* nothing to move, on every rank */
             goto fallback;
         }
-        ok = 0;
+        tsize = 1;
+    } else if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
+               !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op) ||
+               (OMPI_SUCCESS != ompi_datatype_get_extent(dtype, &lb, &extent)) || (0 != lb) ||
+               ((size_t)extent != accel_dtype_size(call->dtype))) {
+        /* a reduction: MPI requires the same count, datatype and op on every rank */
+        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
+        goto fallback;
     } else {
         tsize = (size_t)extent;
         call->esize = tsize;
@@ -881,7 +890,9 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         goto fallback;
     }
     alg = coll_gpu_ncoll_choose(coll, call->native->team->size, call->native->team->local_size,
-                                (size_t)count * tsize, why, sizeof(why));
+                                (NULL == op) ? coll_gpu_signature_bytes(count, dtype)
+                                             : (size_t)count * tsize,
+                                why, sizeof(why));
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;
@@ -895,9 +906,11 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     call->mpi_call = info->mpi_call;
     ++c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_NATIVE];
     if (COLL_GPU_NATIVE_DEVICE == kind) {
+        /* a stream this rank alone could not create: the algorithm still runs the protocol */
         status = coll_gpu_module_stream(module, &call->stream);
         if (OPAL_UNLIKELY(ACCEL_OK != status)) {
-            *rc_p = coll_gpu_accel_failed(status, info->mpi_call, comm);
+            call->entry_status = status;
+            call->stream = NULL;
         }
     }
     return true;

@@ -246,6 +246,7 @@ typedef struct {
     const coll_gpu_native_mem_t *mem; /* coll_gpu_native_mems[kind] */
     accel_stream_h stream;            /* NULL on the host */
     const char *mpi_call;
+    accel_status_t entry_status; /* as coll_gpu_native_call_t's: the steps run, nothing copied */
 } coll_gpu_allreduce_native_args_t;
 
 /* Bytes [offset, offset + len) of a step's input: where they go in this rank's scratch half. */
@@ -339,13 +340,19 @@ typedef struct coll_gpu_native_call {
     accel_dtype_t dtype;   /* reduce_scatter_block */
     accel_op_t op;
     const char *mpi_call;
+    /* An error before the algorithm started on this rank (no stream, no memory to pack a
+     * buffer): the algorithm still runs every step's handshake with its peers, copies nothing,
+     * and returns the error, so no peer waits for a step that never comes. */
+    accel_status_t entry_status;
 } coll_gpu_native_call_t;
 
 /*
  * Whether a blocking call runs natively; fills call when it does.  count elements of dtype per
  * rank (block; the v-variants: the largest block, the same on every rank); op: the reduction
- * (reduce_scatter_block) or NULL; bufs: this rank's nbufs buffers (MPI_IN_PLACE ones left out);
- * kinds_mixed: the ranks agreed their memory kinds differ.  On false the reason was counted and
+ * (reduce_scatter_block) or NULL.  A data-movement call (op NULL) is decided on its type
+ * signature alone, the same on every rank whatever datatype each passes: call->esize is then 1,
+ * and the algorithm runs on bytes (coll_gpu_signature.h).  bufs: this rank's nbufs buffers
+ * (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds differ.  On false the reason was counted and
  * logged: the caller stages (device) or hands the call to Open MPI (host).  *rc_p is set on true
  * only when the call already failed.
  */

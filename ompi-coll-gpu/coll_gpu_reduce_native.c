@@ -25,7 +25,7 @@ int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
     const void **srcs = native->srcs;
     bool is_root = (team->rank == root), own_slot = (root >= ACCEL_REDUCE_MAX_INPUTS);
     size_t esize = call->esize, slots = own_slot ? 1 : 0, per_step;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (int p = 0; p < team->size; ++p) {

@@ -37,7 +37,7 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
     size_t slots = (size_t)size * ((native->team->nnodes > 1) ? 2 : 1);
     size_t esize = call->esize, per_step = native->half / (slots * esize), largest = 0;
     bool copy_own = false;
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (int b = 0; b < size; ++b) {

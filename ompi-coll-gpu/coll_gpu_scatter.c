@@ -4,6 +4,7 @@
  * classified nor touched.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
 typedef struct {
@@ -44,8 +45,8 @@ static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int r
 
 /* A blocking MPI_Scatter natively in kind's memory; false when it must be staged (device) or
  * handed to Open MPI (host).  Only the arguments MPI says are significant are looked at: the
- * receive block everywhere but at an in-place root, the send buffer at the root, whose send and
- * receive blocks must then have the same type and count (else datatype_op). */
+ * receive block everywhere but at an in-place root, the send buffer at the root.  Blocks move
+ * as bytes of the type signature (coll_gpu_signature.h), whatever datatype each rank passes. */
 static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
                                     void *rbuf, int unused_count, bool kinds_mixed, int *rc_p) {
     coll_gpu_scatter_args_t *a = args;
@@ -57,9 +58,6 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
     coll_gpu_native_call_t call;
 
     (void)unused_count;
-    if (is_root && !in_place && ((a->sdtype != a->rdtype) || (a->scount != a->rcount))) {
-        count = 0;
-    }
     if (!in_place) {
         bufs[nbufs++] = rbuf;
     }
@@ -71,9 +69,22 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(SCATTER, in_place ? 0 : (size_t)count * call.esize);
-        *rc_p = coll_gpu_scatter_direct(a->comm, &call, sbuf, in_place ? NULL : rbuf, (size_t)count,
-                                        a->root);
+        coll_gpu_sig_buf_t send = {0}, recv = {0};
+
+        if (is_root) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, ompi_comm_size(a->comm),
+                                  a->scount, NULL, NULL, NULL, NULL, true);
+        }
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, 1, a->rcount, NULL, NULL, NULL,
+                                  NULL, false);
+        }
+        COLL_GPU_COUNT_NATIVE(SCATTER, recv.bytes);
+        *rc_p = coll_gpu_scatter_direct(a->comm, &call, is_root ? send.data : sbuf,
+                                        in_place ? NULL : recv.data,
+                                        coll_gpu_signature_bytes(count, dtype), a->root);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, !in_place, *rc_p, a->comm);
+        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }
     return true;
 }

@@ -17,7 +17,7 @@ int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_nat
     bool is_root = (rank == root);
     size_t esize = call->esize, slots = (size > 1) ? (size_t)size - 1 : 1;
     size_t per_step = native->half / (slots * esize);
-    accel_status_t astatus = ACCEL_OK;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
 
     for (size_t first = 0; first < count; first += per_step) {

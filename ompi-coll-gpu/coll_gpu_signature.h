@@ -1,0 +1,57 @@
+/*
+ * Data by type signature.  MPI lets the ranks of a data-movement collective pass different
+ * datatypes of one signature (a vector at the root, n MPI_DOUBLE elsewhere; a contiguous type of
+ * 3 floats against 3 x MPI_FLOAT), so nothing a rank decides alone may depend on its local
+ * datatype: the native data-movement algorithms see every buffer as bytes of the signature.
+ * A rank whose layout is dense (its bytes lie one after the other) lends its own memory; any
+ * other layout is packed into a temporary of the same memory kind before the call and unpacked
+ * after it.  That is this rank's business only: its peers run the same steps either way.
+ */
+#ifndef COLL_GPU_SIGNATURE_H
+#define COLL_GPU_SIGNATURE_H
+
+#include "coll_gpu_native.h"
+
+BEGIN_C_DECLS
+
+/* Bytes of count elements of dtype in the type signature (0 for a count <= 0). */
+size_t coll_gpu_signature_bytes(int count, struct ompi_datatype_t *dtype);
+
+/* One buffer argument of a native data-movement call: blocks of dtype (block p: counts[p]
+ * elements at displs[p] extents from user), as signature bytes. */
+typedef struct {
+    char *data;        /* the bytes the algorithm reads or writes: user memory or temp */
+    void *temp;        /* the packed temporary, NULL when the user's memory serves */
+    size_t bytes;      /* all blocks' signature bytes */
+    size_t *displs;    /* each block's first byte in data, nblocks entries */
+    size_t *counts;    /* each block's bytes */
+    /* what unpack needs */
+    void *user;
+    struct ompi_datatype_t *dtype;
+    int nblocks;
+    const int *ecounts, *edispls; /* elements and extents; NULL: uniform (ecount each) */
+    int ecount;
+    bool owns_counts; /* counts/displs allocated here (packed uniform blocks) */
+} coll_gpu_sig_buf_t;
+
+/*
+ * Describes user's blocks for call (nblocks of ecount elements each, block p at p * ecount
+ * extents, when ecounts is NULL) and gives the algorithm their bytes: in place when the layout is
+ * dense, else in a temporary holding the packed blocks when copy_in.  counts_p/displs_p: arrays
+ * of nblocks entries for the byte counts and displacements (may be NULL for uniform blocks).
+ * A failure (no memory for the temporary, a copy that failed) is put into call->entry_status
+ * and data then points at user: the algorithm still runs every step with its peers, copies
+ * nothing, and the call returns the error.
+ */
+void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf, const void *user,
+                           struct ompi_datatype_t *dtype, int nblocks, int ecount,
+                           const int *ecounts, const int *edispls, size_t *counts_p,
+                           size_t *displs_p, bool copy_in);
+/* After the algorithm: unpacks the temporary into the user's blocks when copy_out (holes keep
+ * their contents), frees it; returns rc, or an error of its own when rc was OMPI_SUCCESS. */
+int coll_gpu_sig_buf_fini(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf, bool copy_out,
+                          int rc, struct ompi_communicator_t *comm);
+
+END_C_DECLS
+
+#endif /* COLL_GPU_SIGNATURE_H */
