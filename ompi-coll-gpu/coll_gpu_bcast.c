@@ -6,6 +6,10 @@
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/runtime/mpiruntime.h"
+#include "opal/util/show_help.h"
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     struct ompi_datatype_t *dtype;
@@ -22,6 +26,81 @@ static int coll_gpu_bcast_host(const void *sbuf, void *rbuf, int count, void *ar
         return COLL_GPU_PREV(a->module, bcast, rbuf, count, a->dtype, a->root, a->comm);
     }
     return COLL_GPU_PREV(a->module, ibcast, rbuf, count, a->dtype, a->root, a->comm, request);
+}
+
+/* The host collective of a bcast cut in bytes of the type signature. */
+static int coll_gpu_bcast_bytes_host(const void *sbuf, void *rbuf, int count, void *args,
+                                     ompi_request_t **request) {
+    coll_gpu_bcast_args_t *a = args;
+
+    (void)sbuf;
+    (void)request;
+    return COLL_GPU_PREV(a->module, bcast, rbuf, count, MPI_BYTE, a->root, a->comm);
+}
+
+/*
+ * A blocking staged MPI_Bcast large enough to be pipelined: cut into chunks of the type
+ * signature's bytes, the same on every rank whatever datatype each passes (a cut in elements of
+ * one rank's datatype would pair different chunks of different ranks).  A dense layout is
+ * pipelined in place; any other is packed into host memory first (unpacked after), and runs the
+ * same chunks without the device copies.
+ */
+static int coll_gpu_bcast_staged_bytes(coll_gpu_bcast_args_t *args, void *buf, int count,
+                                       size_t bytes) {
+    bool is_root = (ompi_comm_rank(args->comm) == args->root);
+    ptrdiff_t true_lb, true_extent, lb, extent;
+    char *packed = NULL, *region = NULL;
+    coll_gpu_call_t call;
+    size_t tsize = 0;
+    int rc, staged_rc;
+
+    ompi_datatype_get_true_extent(args->dtype, &true_lb, &true_extent);
+    ompi_datatype_get_extent(args->dtype, &lb, &extent);
+    (void)ompi_datatype_type_size(args->dtype, &tsize);
+    coll_gpu_call_init(&call, COLL_GPU_BCAST, "MPI_Bcast", coll_gpu_bcast_bytes_host, args);
+    call.elementwise = true;
+    call.count = (int)bytes;
+    call.dtype = MPI_BYTE;
+    call.recv_in = is_root;
+    call.recv_out = !is_root;
+    if ((extent == (ptrdiff_t)tsize) && (true_extent == (ptrdiff_t)tsize) &&
+        ompi_datatype_is_contiguous_memory_layout(args->dtype, 1)) {
+        coll_gpu_buf_init(&call.recv, (char *)buf + true_lb, MPI_BYTE, bytes);
+        return coll_gpu_staged_call(args->module, args->comm, &call, false);
+    }
+    /* not dense: the whole region through host memory, packed; the holes keep their bytes */
+    coll_gpu_region(args->dtype, (size_t)count, &lb, &extent);
+    region = malloc((size_t)(extent - lb) + 1);
+    packed = malloc(bytes);
+    if ((NULL == region) || (NULL == packed)) {
+        /* the peers wait for these chunks: the one outcome every rank shares is the job's end */
+        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME,
+                       (unsigned long)(bytes + (size_t)(extent - lb)));
+        ompi_mpi_abort(args->comm, MPI_ERR_NO_MEM);
+    }
+    rc = OMPI_SUCCESS;
+    if (ACCEL_OK != mca_coll_gpu_component.accel->memcpy(region, (char *)buf + lb,
+                                                          (size_t)(extent - lb))) {
+        rc = coll_gpu_accel_failed(ACCEL_ERR_DEVICE, "MPI_Bcast", args->comm);
+    } else if (is_root) {
+        rc = ompi_datatype_sndrcv(region - lb, count, args->dtype, packed, (int)bytes, MPI_BYTE);
+    }
+    coll_gpu_buf_init(&call.recv, packed, MPI_BYTE, bytes); /* host memory: no copies */
+    call.recv.on_device = false;
+    /* run whatever happened above: the peers wait for these chunks */
+    staged_rc = coll_gpu_staged_call(args->module, args->comm, &call, false);
+    rc = (OMPI_SUCCESS != rc) ? rc : staged_rc;
+    if ((OMPI_SUCCESS == rc) && !is_root) {
+        rc = ompi_datatype_sndrcv(packed, (int)bytes, MPI_BYTE, region - lb, count, args->dtype);
+        if ((OMPI_SUCCESS == rc) &&
+            (ACCEL_OK != mca_coll_gpu_component.accel->memcpy((char *)buf + lb, region,
+                                                               (size_t)(extent - lb)))) {
+            rc = coll_gpu_accel_failed(ACCEL_ERR_DEVICE, "MPI_Bcast", args->comm);
+        }
+    }
+    free(region);
+    free(packed);
+    return rc;
 }
 
 /* A blocking MPI_Bcast natively in kind's memory; false when it must be staged (device) or
@@ -75,14 +154,17 @@ static int coll_gpu_bcast_dispatch(coll_gpu_bcast_args_t *args, coll_gpu_coll_t 
         return rc;
     }
 
+    if ((NULL == request) && !single_call &&
+        coll_gpu_pipeline_bytes_applies(coll_gpu_signature_bytes(count, args->dtype))) {
+        return coll_gpu_bcast_staged_bytes(args, buf, count,
+                                           coll_gpu_signature_bytes(count, args->dtype));
+    }
+    /* one host collective, with the user's datatype */
     coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_bcast_host, args);
     coll_gpu_buf_init(&call.recv, buf, args->dtype, (size_t)count);
     call.recv_in = is_root;
     call.recv_out = !is_root;
     call.recv_holes = coll_gpu_has_holes(args->dtype, count);
-    call.elementwise = true;
-    call.count = count;
-    call.dtype = args->dtype;
     return coll_gpu_staged_run(args->module, args->comm, &call, request, single_call);
 }
 

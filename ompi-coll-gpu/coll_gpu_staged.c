@@ -5,6 +5,7 @@
 #include "coll_gpu_staged.h"
 #include "coll_gpu_team.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,6 +265,10 @@ static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count) 
     /* One chunk is a single host collective either way: the plain path does it
      * without the pipeline's bookkeeping. */
     return (size_t)count > slot / (size_t)extent;
+}
+
+bool coll_gpu_pipeline_bytes_applies(size_t bytes) {
+    return (bytes <= INT_MAX) && coll_gpu_pipeline_applies(MPI_BYTE, (int)bytes);
 }
 
 /* One chunk of a pipeline: which elements, and the host copies standing for

@@ -104,6 +104,10 @@ typedef struct {
 void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char *mpi_call,
                         coll_gpu_host_fn_t host_fn, void *args);
 
+/* Whether a staged element-wise call of bytes bytes of dense data is pipelined (the same on
+ * every rank for the same bytes and parameters). */
+bool coll_gpu_pipeline_bytes_applies(size_t bytes);
+
 /* Whether count elements of dtype leave holes in their region. */
 bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count);
 
