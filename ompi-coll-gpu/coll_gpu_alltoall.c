@@ -100,7 +100,8 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
     if (!kinds_mixed && c->native &&
         (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
-            int64_t sent = in_place ? 0 : (int64_t)coll_gpu_signature_bytes(a->scounts[p], a->sdtype);
+            int64_t sent =
+                in_place ? 0 : (int64_t)coll_gpu_signature_bytes(a->scounts[p], a->sdtype);
             int64_t received = (int64_t)coll_gpu_signature_bytes(a->rcounts[p], a->rdtype);
             agreed[0] = (received > agreed[0]) ? received : agreed[0];
             agreed[0] = (sent > agreed[0]) ? sent : agreed[0];
@@ -132,9 +133,9 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
         COLL_GPU_COUNT_NATIVE(ALLTOALLV, total);
-        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : send.data,
-                                          send.counts, send.displs, recv.data, recv.counts,
-                                          recv.displs, (size_t)count);
+        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : send.data, send.counts,
+                                          send.displs, recv.data, recv.counts, recv.displs,
+                                          (size_t)count);
         *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
         *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
     }

@@ -79,8 +79,8 @@ static int coll_gpu_bcast_staged_bytes(coll_gpu_bcast_args_t *args, void *buf, i
         ompi_mpi_abort(args->comm, MPI_ERR_NO_MEM);
     }
     rc = OMPI_SUCCESS;
-    if (ACCEL_OK != mca_coll_gpu_component.accel->memcpy(region, (char *)buf + lb,
-                                                          (size_t)(extent - lb))) {
+    if (ACCEL_OK !=
+        mca_coll_gpu_component.accel->memcpy(region, (char *)buf + lb, (size_t)(extent - lb))) {
         rc = coll_gpu_accel_failed(ACCEL_ERR_DEVICE, "MPI_Bcast", args->comm);
     } else if (is_root) {
         rc = ompi_datatype_sndrcv(region - lb, count, args->dtype, packed, (int)bytes, MPI_BYTE);
@@ -94,7 +94,7 @@ static int coll_gpu_bcast_staged_bytes(coll_gpu_bcast_args_t *args, void *buf, i
         rc = ompi_datatype_sndrcv(packed, (int)bytes, MPI_BYTE, region - lb, count, args->dtype);
         if ((OMPI_SUCCESS == rc) &&
             (ACCEL_OK != mca_coll_gpu_component.accel->memcpy((char *)buf + lb, region,
-                                                               (size_t)(extent - lb)))) {
+                                                              (size_t)(extent - lb)))) {
             rc = coll_gpu_accel_failed(ACCEL_ERR_DEVICE, "MPI_Bcast", args->comm);
         }
     }
@@ -165,6 +165,8 @@ static int coll_gpu_bcast_dispatch(coll_gpu_bcast_args_t *args, coll_gpu_coll_t 
     call.recv_in = is_root;
     call.recv_out = !is_root;
     call.recv_holes = coll_gpu_has_holes(args->dtype, count);
+    call.count = count;
+    call.dtype = args->dtype;
     return coll_gpu_staged_run(args->module, args->comm, &call, request, single_call);
 }
 

@@ -78,8 +78,8 @@ static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, cons
         }
         if (is_root) {
             /* in place, the root's own block is read from the receive buffer */
-            coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, a->rcount, NULL, NULL,
-                                  NULL, NULL, in_place);
+            coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, a->rcount, NULL, NULL, NULL,
+                                  NULL, in_place);
         }
         COLL_GPU_COUNT_NATIVE(GATHER, recv.bytes);
         *rc_p = coll_gpu_gather_direct(a->comm, &call, in_place ? NULL : send.data,

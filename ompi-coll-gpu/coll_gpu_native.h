@@ -352,9 +352,9 @@ typedef struct coll_gpu_native_call {
  * (reduce_scatter_block) or NULL.  A data-movement call (op NULL) is decided on its type
  * signature alone, the same on every rank whatever datatype each passes: call->esize is then 1,
  * and the algorithm runs on bytes (coll_gpu_signature.h).  bufs: this rank's nbufs buffers
- * (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds differ.  On false the reason was counted and
- * logged: the caller stages (device) or hands the call to Open MPI (host).  *rc_p is set on true
- * only when the call already failed.
+ * (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds differ.  On false
+ * the reason was counted and logged: the caller stages (device) or hands the call to Open MPI
+ * (host).  *rc_p is set on true only when the call already failed.
  */
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,

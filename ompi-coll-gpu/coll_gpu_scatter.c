@@ -72,8 +72,8 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
         coll_gpu_sig_buf_t send = {0}, recv = {0};
 
         if (is_root) {
-            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, ompi_comm_size(a->comm),
-                                  a->scount, NULL, NULL, NULL, NULL, true);
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, ompi_comm_size(a->comm), a->scount,
+                                  NULL, NULL, NULL, NULL, true);
         }
         if (!in_place) {
             coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, 1, a->rcount, NULL, NULL, NULL,

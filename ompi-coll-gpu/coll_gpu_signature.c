@@ -60,9 +60,8 @@ static bool coll_gpu_sig_convert(const coll_gpu_sig_buf_t *buf, char *host_user,
                                                      (int)buf->counts[p], MPI_BYTE)) {
                 return false;
             }
-        } else if (OMPI_SUCCESS != ompi_datatype_sndrcv(bytes + buf->displs[p],
-                                                        (int)buf->counts[p], MPI_BYTE, block, n,
-                                                        buf->dtype)) {
+        } else if (OMPI_SUCCESS != ompi_datatype_sndrcv(bytes + buf->displs[p], (int)buf->counts[p],
+                                                        MPI_BYTE, block, n, buf->dtype)) {
             return false;
         }
     }
@@ -80,7 +79,7 @@ static accel_status_t coll_gpu_sig_transfer(const coll_gpu_native_call_t *call,
 
     if (COLL_GPU_NATIVE_HOST == call->kind) {
         return coll_gpu_sig_convert(buf, buf->user, buf->temp, to_bytes) ? ACCEL_OK
-                                                                          : ACCEL_ERR_UNSUPPORTED;
+                                                                         : ACCEL_ERR_UNSUPPORTED;
     }
     coll_gpu_sig_region(buf, &lo, &hi);
     region = malloc((size_t)(hi - lo) + 1);
@@ -139,7 +138,8 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
         size_t n = (size_t)((coll_gpu_sig_ecount(buf, p) > 0) ? coll_gpu_sig_ecount(buf, p) : 0);
         if (NULL != counts_p) {
             counts_p[p] = n * tsize;
-            displs_p[p] = (dense && (n > 0)) ? (size_t)(coll_gpu_sig_edispl(buf, p) * extent) : total;
+            displs_p[p] =
+                (dense && (n > 0)) ? (size_t)(coll_gpu_sig_edispl(buf, p) * extent) : total;
         }
         total += n * tsize;
     }

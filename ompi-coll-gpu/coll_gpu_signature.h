@@ -20,11 +20,11 @@ size_t coll_gpu_signature_bytes(int count, struct ompi_datatype_t *dtype);
 /* One buffer argument of a native data-movement call: blocks of dtype (block p: counts[p]
  * elements at displs[p] extents from user), as signature bytes. */
 typedef struct {
-    char *data;        /* the bytes the algorithm reads or writes: user memory or temp */
-    void *temp;        /* the packed temporary, NULL when the user's memory serves */
-    size_t bytes;      /* all blocks' signature bytes */
-    size_t *displs;    /* each block's first byte in data, nblocks entries */
-    size_t *counts;    /* each block's bytes */
+    char *data;     /* the bytes the algorithm reads or writes: user memory or temp */
+    void *temp;     /* the packed temporary, NULL when the user's memory serves */
+    size_t bytes;   /* all blocks' signature bytes */
+    size_t *displs; /* each block's first byte in data, nblocks entries */
+    size_t *counts; /* each block's bytes */
     /* what unpack needs */
     void *user;
     struct ompi_datatype_t *dtype;

@@ -987,12 +987,19 @@ static void accel_emu_count(accel_emu_header_t *hdr, size_t *counter, int delta)
 static accel_status_t accel_emu_stream_create(accel_stream_h *stream_p) {
     accel_emu_header_t *hdr = accel_emu_state();
     accel_stream_h stream;
+    bool hit;
 
     if (hdr == NULL) {
         return accel_emu_no_state("emuStreamCreate");
     }
     if (stream_p == NULL) {
         return accel_emu_invalid("emuStreamCreate");
+    }
+    pthread_mutex_lock(&hdr->lock);
+    hit = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_STREAM_CREATE);
+    pthread_mutex_unlock(&hdr->lock);
+    if (hit) {
+        return accel_emu_injected("emuStreamCreate");
     }
     stream = malloc(sizeof(*stream));
     if (stream == NULL) {

@@ -28,12 +28,13 @@ extern "C" {
 #endif
 
 typedef enum {
-    ACCEL_EMULATED_FAULT_MEMCPY = 0,   /* memcpy and memcpy_async */
-    ACCEL_EMULATED_FAULT_PINNED_ALLOC, /* mem_alloc(ACCEL_MEM_HOST_PINNED) */
-    ACCEL_EMULATED_FAULT_DEVICE_ALLOC, /* mem_alloc(ACCEL_MEM_DEVICE / MANAGED) */
-    ACCEL_EMULATED_FAULT_IPC_EXPORT,   /* ipc_export */
-    ACCEL_EMULATED_FAULT_IPC_IMPORT,   /* ipc_import (a second import of a mapping too) */
-    ACCEL_EMULATED_FAULT_REDUCE,       /* reduce (a failed kernel launch) */
+    ACCEL_EMULATED_FAULT_MEMCPY = 0,    /* memcpy and memcpy_async */
+    ACCEL_EMULATED_FAULT_PINNED_ALLOC,  /* mem_alloc(ACCEL_MEM_HOST_PINNED) */
+    ACCEL_EMULATED_FAULT_DEVICE_ALLOC,  /* mem_alloc(ACCEL_MEM_DEVICE / MANAGED) */
+    ACCEL_EMULATED_FAULT_IPC_EXPORT,    /* ipc_export */
+    ACCEL_EMULATED_FAULT_IPC_IMPORT,    /* ipc_import (a second import of a mapping too) */
+    ACCEL_EMULATED_FAULT_REDUCE,        /* reduce (a failed kernel launch) */
+    ACCEL_EMULATED_FAULT_STREAM_CREATE, /* stream_create */
     ACCEL_EMULATED_FAULT_KINDS
 } accel_emulated_fault_t;
 

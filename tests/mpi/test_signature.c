@@ -146,7 +146,8 @@ static void run_rooted(int root, int salt) {
     const layout_t *l = lay(my_rank, salt);
     int size = world_size, n_el = N / l->per, total_el = (N * size) / l->per;
     bool is_root = (my_rank == root);
-    ctx_t mine = {N, my_rank, 0, NULL, -1}, rootv = {N, root, 0, NULL, -1}, blocks = {N, -1, 0, NULL, -1};
+    ctx_t mine = {N, my_rank, 0, NULL, -1}, rootv = {N, root, 0, NULL, -1},
+          blocks = {N, -1, 0, NULL, -1};
     void *s, *r;
 
     tu_case_begin("root %d, %s layout here (layouts by rank, salt %d)", root, l->name, salt);
@@ -187,9 +188,9 @@ static void run_rooted(int root, int salt) {
         ctx_t got = {N, my_rank, 0, NULL, -1};
         s = is_root ? make(l, (size_t)N * size, fill_ctx, &to_me) : NULL;
         r = skip_recv ? MPI_IN_PLACE : make(l, N, NULL, NULL);
-        expect_success(MPI_Scatter(s, is_root ? n_el : -1, is_root ? l->type : MPI_DATATYPE_NULL,
-                                   r, skip_recv ? -1 : n_el,
-                                   skip_recv ? MPI_DATATYPE_NULL : l->type, root, MPI_COMM_WORLD),
+        expect_success(MPI_Scatter(s, is_root ? n_el : -1, is_root ? l->type : MPI_DATATYPE_NULL, r,
+                                   skip_recv ? -1 : n_el, skip_recv ? MPI_DATATYPE_NULL : l->type,
+                                   root, MPI_COMM_WORLD),
                        what);
         if (!skip_recv) {
             check(what, l, r, N, fill_ctx, &got);
@@ -208,15 +209,18 @@ static void run_all(int salt) {
     ctx_t mine = {N, my_rank, 0, NULL, -1}, blocks = {N, -1, 0, NULL, -1};
     ctx_t to_all = {N, my_rank, -1, NULL, -1}, from_all = {N, -1, my_rank, NULL, -1};
     size_t *firsts = tn_malloc((size_t)(size + 1) * sizeof(size_t));
-    int *rcounts = tn_malloc((size_t)size * sizeof(int)), *rdispls = tn_malloc((size_t)size * sizeof(int));
-    int *scounts = tn_malloc((size_t)size * sizeof(int)), *sdispls = tn_malloc((size_t)size * sizeof(int));
+    int *rcounts = tn_malloc((size_t)size * sizeof(int)),
+        *rdispls = tn_malloc((size_t)size * sizeof(int));
+    int *scounts = tn_malloc((size_t)size * sizeof(int)),
+        *sdispls = tn_malloc((size_t)size * sizeof(int));
     void *s, *r;
 
     tu_case_begin("send %s, receive %s layout here (salt %d)", ls->name, lr->name, salt);
     s = make(ls, N, fill_ctx, &mine);
     r = make(lr, (size_t)N * size, NULL, NULL);
-    expect_success(MPI_Allgather(s, N / ls->per, ls->type, r, N / lr->per, lr->type, MPI_COMM_WORLD),
-                   "MPI_Allgather");
+    expect_success(
+        MPI_Allgather(s, N / ls->per, ls->type, r, N / lr->per, lr->type, MPI_COMM_WORLD),
+        "MPI_Allgather");
     tu_mem_free(mem, s);
     check("MPI_Allgather", lr, r, (size_t)N * size, fill_ctx, &blocks);
 

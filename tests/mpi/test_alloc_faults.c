@@ -1,0 +1,174 @@
+/*
+ * One rank failing to allocate (emulated backend, whose fault plan this program's copy of the
+ * backend shares with the component's): no rank may hang, no rank may get a wrong result
+ * reported as success, and the communicator must work right after.  Each case runs on a fresh
+ * duplicate of MPI_COMM_WORLD, the fault injected on the last rank only, right before the call:
+ *   - stream: the first stream the component creates on that rank fails (the native algorithms'
+ *     stream on one node; the UCX staging stream inside team creation across emulated nodes);
+ *   - scratch: the first device allocation fails (the native scratch on one node): every rank
+ *     must then take the same path;
+ *   - pack: a non-dense receive type on the last rank, whose packing temporary cannot be had;
+ *   - staging: with --staged (coll_gpu_native=0), the staging stream fails: temporaries serve.
+ * Outcome of the faulted call, checked on every rank: either every rank succeeded with the
+ * right data, or exactly the faulting rank returned an error and the others succeeded (with
+ * the right data for MPI_Bcast; MPI_Allreduce's result then includes an undefined
+ * contribution).  The next call on the communicator must succeed everywhere, right.
+ *
+ * Closing line (rank 0): "N passed, M failed".
+ */
+#include "test_native_util.h"
+#include "test_util.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COUNT 4097
+
+static int my_rank, world_size;
+
+typedef enum { CALL_ALLREDUCE, CALL_BCAST, CALL_BCAST_GAPPY } call_t;
+
+static int value(int r, int i, int rep) { return rep * 1000003 + r * 10007 + i; }
+
+/* Runs one call of kind on comm (rep: 0 the faulted one, 1 the next); returns the rc and sets
+ * *right to whether this rank's result is right. */
+static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emulated_fault_t fault,
+               bool *right) {
+    bool gappy = (CALL_BCAST_GAPPY == kind) && (my_rank == world_size - 1);
+    size_t ints = gappy ? 2 * COUNT : COUNT, bytes = ints * sizeof(int);
+    int *host = tn_malloc(bytes), *got = tn_malloc(bytes);
+    MPI_Datatype type = MPI_INT;
+    void *sbuf = NULL, *rbuf = NULL;
+    int rc;
+
+    for (size_t i = 0; i < ints; ++i) {
+        host[i] = (CALL_ALLREDUCE == kind) ? value(my_rank, (int)i, rep)
+                  : (0 == my_rank)         ? value(0, (int)i, rep)
+                                           : -7;
+    }
+    if (tu_mem_alloc(TU_MEM_DEVICE, bytes, &rbuf) ||
+        tu_mem_write(TU_MEM_DEVICE, rbuf, host, bytes) ||
+        ((CALL_ALLREDUCE == kind) && (tu_mem_alloc(TU_MEM_DEVICE, bytes, &sbuf) ||
+                                      tu_mem_write(TU_MEM_DEVICE, sbuf, host, bytes)))) {
+        tn_setup_failed();
+    }
+    if (gappy) {
+        MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &type);
+        MPI_Type_commit(&type);
+    }
+    if (inject_here) {
+        accel_emulated_inject_fault(fault, 1, false);
+    }
+    rc = (CALL_ALLREDUCE == kind) ? MPI_Allreduce(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm)
+                                  : MPI_Bcast(rbuf, COUNT, type, 0, comm);
+    accel_emulated_inject_fault(fault, 0, false);
+    if (tu_mem_read(TU_MEM_DEVICE, got, rbuf, bytes)) {
+        tn_setup_failed();
+    }
+    *right = true;
+    for (size_t i = 0; i < ints; ++i) {
+        int want;
+        if (CALL_ALLREDUCE == kind) {
+            unsigned sum = 0;
+            for (int r = 0; r < world_size; ++r) {
+                sum += (unsigned)value(r, (int)i, rep);
+            }
+            want = (int)sum;
+        } else {
+            /* gappy: data at even ints, holes (-7) at odd ones */
+            want = (gappy && (i & 1)) ? -7 : value(0, (int)(gappy ? i / 2 : i), rep);
+        }
+        *right = *right && (got[i] == want);
+    }
+    if (gappy) {
+        MPI_Type_free(&type);
+    }
+    tu_mem_free(TU_MEM_DEVICE, rbuf);
+    if (NULL != sbuf) {
+        tu_mem_free(TU_MEM_DEVICE, sbuf);
+    }
+    free(host);
+    free(got);
+    return rc;
+}
+
+static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault) {
+    MPI_Comm comm;
+    int last = world_size - 1, *rcs = tn_malloc((size_t)world_size * sizeof(int)), failed = 0;
+    int *rights = tn_malloc((size_t)world_size * sizeof(int)), rc, right_int;
+    bool right;
+
+    tu_case_begin("%s fails on rank %d", name, last);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (CALL_BCAST_GAPPY == kind) {
+        /* the communicator's native context first, so that the fault hits the packing */
+        rc = run(comm, CALL_BCAST, 2, false, fault, &right);
+        if ((MPI_SUCCESS != rc) || !right) {
+            tu_fail("the healthy bcast before: rc %d, result %s", rc, right ? "right" : "wrong");
+        }
+    }
+    rc = run(comm, kind, 0, my_rank == last, fault, &right);
+    right_int = right;
+    MPI_Allgather(&rc, 1, MPI_INT, rcs, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Allgather(&right_int, 1, MPI_INT, rights, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < world_size; ++r) {
+        failed += (MPI_SUCCESS != rcs[r]);
+    }
+    if ((failed > 1) || ((1 == failed) && (MPI_SUCCESS == rcs[last]))) {
+        tu_fail("%d rank(s) failed, the faulting rank's rc %d: only it may fail", failed,
+                rcs[last]);
+    } else if ((0 == failed) && !right) {
+        tu_fail("every rank succeeded, but rank %d's result is wrong", my_rank);
+    } else if ((1 == failed) && (my_rank != last) && (CALL_ALLREDUCE != kind) && !right) {
+        tu_fail("rank %d succeeded with a wrong result while rank %d failed", my_rank, last);
+    }
+    if ((0 == my_rank)) {
+        printf("NOTE: %s: %s\n", name,
+               failed ? "the faulting rank alone returned an error"
+                      : "every rank succeeded (a common fallback)");
+    }
+    rc = run(comm, kind, 1, false, fault, &right);
+    if ((MPI_SUCCESS != rc) || !right) {
+        tu_fail("the next call on the communicator: rc %d, result %s", rc,
+                right ? "right" : "wrong");
+    }
+    MPI_Comm_free(&comm);
+    tu_case_end();
+    free(rcs);
+    free(rights);
+}
+
+int main(int argc, char **argv) {
+    tu_options_t opts;
+    bool staged = false;
+    const tu_arg_t args[] = {
+        {"--staged", TU_ARG_FLAG, &staged},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
+
+    MPI_Init(&argc, &argv);
+    tu_parse_args(argc, argv, "test_alloc_faults", args, &opts);
+    tn_setup(&opts, TU_MEM_DEVICE);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+
+    if (staged) {
+        run_case("the staging stream (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_STREAM_CREATE);
+        run_case("the staging stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE);
+    } else {
+        run_case("the first stream (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_STREAM_CREATE);
+        run_case("the first stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE);
+        run_case("the first device allocation (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+        run_case("the first device allocation (bcast)", CALL_BCAST,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+        run_case("the packing temporary (bcast, non-dense type)", CALL_BCAST_GAPPY,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+    }
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
