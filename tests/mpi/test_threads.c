@@ -16,7 +16,7 @@
  *
  * Options: --kinds=host, --iterations=N (default 1000), --dup-every=K (the collective on the
  * duplicate every K-th iteration only; the duplicate and free stay every iteration),
- * --expect-native.
+ * --expect-native, --threads=1 (one thread only: the time without concurrency).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -308,13 +308,11 @@ int main(int argc, char **argv) {
     tu_counters_t before, after;
     tu_options_t opts;
     bool host = false, expect_native = false;
-    int iterations = 1000, dup_every = 1, provided = MPI_THREAD_SINGLE;
+    int iterations = 1000, dup_every = 1, provided = MPI_THREAD_SINGLE, nthreads = NTHREADS;
     const tu_arg_t args[] = {
-        {"--kinds=host", TU_ARG_FLAG, &host},
-        {"--iterations=", TU_ARG_INT, &iterations},
-        {"--dup-every=", TU_ARG_INT, &dup_every},
-        {"--expect-native", TU_ARG_FLAG, &expect_native},
-        {NULL, TU_ARG_FLAG, NULL},
+        {"--kinds=host", TU_ARG_FLAG, &host},     {"--iterations=", TU_ARG_INT, &iterations},
+        {"--dup-every=", TU_ARG_INT, &dup_every}, {"--expect-native", TU_ARG_FLAG, &expect_native},
+        {"--threads=", TU_ARG_INT, &nthreads},    {NULL, TU_ARG_FLAG, NULL},
     };
     double start;
 
@@ -331,10 +329,9 @@ int main(int argc, char **argv) {
         return TU_EXIT_SKIP;
     }
     tn_setup(&opts, host ? TU_MEM_HOST : TU_MEM_DEVICE);
-    if ((iterations < 1) || (dup_every < 1)) {
-        iterations = (iterations < 1) ? 1 : iterations;
-        dup_every = (dup_every < 1) ? 1 : dup_every;
-    }
+    iterations = (iterations < 1) ? 1 : iterations;
+    dup_every = (dup_every < 1) ? 1 : dup_every;
+    nthreads = (nthreads < 1) ? 1 : (nthreads > NTHREADS) ? NTHREADS : nthreads;
     /* the whole run is one case: its watchdog must outlast it */
     tu_case_timeout = 0;
 
@@ -349,18 +346,18 @@ int main(int argc, char **argv) {
     }
     tu_counters_read(&before);
     start = MPI_Wtime();
-    for (int t = 0; t < NTHREADS; ++t) {
+    for (int t = 0; t < nthreads; ++t) {
         if (0 != pthread_create(&threads[t], NULL, thread_main, &ts[t])) {
             fprintf(stderr, "[rank %d] pthread_create failed\n", world_rank);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
-    for (int t = 0; t < NTHREADS; ++t) {
+    for (int t = 0; t < nthreads; ++t) {
         pthread_join(threads[t], NULL);
     }
     tu_counters_read(&after);
 
-    for (int t = 0; t < NTHREADS; ++t) {
+    for (int t = 0; t < nthreads; ++t) {
         tu_case_begin("thread %d: %d iterations of 6 collectives + dup/free on its communicator", t,
                       iterations);
         if (ts[t].failures > 0) {
@@ -368,6 +365,8 @@ int main(int argc, char **argv) {
                     ts[t].first);
         }
         tu_case_end();
+    }
+    for (int t = 0; t < NTHREADS; ++t) {
         MPI_Comm_free(&ts[t].comm);
     }
     if (expect_native) {
@@ -388,7 +387,7 @@ int main(int argc, char **argv) {
     }
     if (0 == world_rank) {
         printf("NOTE: %d ranks x %d threads x %d iterations (%s memory) in %.1f s\n", world_size,
-               NTHREADS, iterations, host ? "host" : "device", MPI_Wtime() - start);
+               nthreads, iterations, host ? "host" : "device", MPI_Wtime() - start);
     }
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }
