@@ -72,6 +72,9 @@ typedef struct mca_coll_gpu_component_t {
     uint64_t native_config_hash; /* of everything above: ranks must agree on it */
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
+    /* MPI_THREAD_MULTIPLE (init_query's enable_mpi_threads): shared state is locked and
+     * counted atomically, UCX workers run in UCS_THREAD_MODE_MULTI */
+    bool thread_multiple;
 
     /* The accelerator backend; NULL when none could be opened (the component
      * then declines every communicator, or with host_buffers installs only its
@@ -189,12 +192,24 @@ static inline bool coll_gpu_certainly_host(const void *ptr) {
  * instructions, with no registers to save. */
 #define COLL_GPU_SLOW_PATH __attribute__((noinline))
 
-#define COLL_GPU_COUNT(counter, coll) (++mca_coll_gpu_component.counter[COLL_GPU_##coll])
+/* Adds to a pvar counter: atomically under MPI_THREAD_MULTIPLE, else a plain add (the
+ * pass-through path of host buffers pays one predictable branch, no locked instruction). */
+static inline void coll_gpu_count_add(unsigned long long *counter, unsigned long long n) {
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.thread_multiple)) {
+        (void)__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+    } else {
+        *counter += n;
+    }
+}
+
+#define COLL_GPU_COUNT(counter, coll)                                                              \
+    coll_gpu_count_add(&mca_coll_gpu_component.counter[COLL_GPU_##coll], 1)
 /* A native call of coll: counted, with the bytes it writes into this rank's receive buffer. */
 #define COLL_GPU_COUNT_NATIVE(coll, bytes)                                                         \
     do {                                                                                           \
-        ++mca_coll_gpu_component.calls_native[COLL_GPU_##coll];                                    \
-        mca_coll_gpu_component.native_bytes[COLL_GPU_##coll] += (unsigned long long)(bytes);       \
+        coll_gpu_count_add(&mca_coll_gpu_component.calls_native[COLL_GPU_##coll], 1);              \
+        coll_gpu_count_add(&mca_coll_gpu_component.native_bytes[COLL_GPU_##coll],                  \
+                           (unsigned long long)(bytes));                                           \
     } while (0)
 
 /* Calls the saved function of the previous module. */

@@ -158,7 +158,7 @@ static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t ki
     args.count = (size_t)count;
     args.mpi_call = "MPI_Allreduce";
     COLL_GPU_COUNT_NATIVE(ALLREDUCE, args.count * args.esize);
-    ++c->allreduce_algorithm_calls[alg];
+    coll_gpu_count_add(&c->allreduce_algorithm_calls[alg], 1);
     switch (alg) {
     case COLL_GPU_ALG_ONE_SHOT:
         *rc_p = coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args);
@@ -176,9 +176,9 @@ static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t ki
     return true;
 
 fallback:
-    ++c->native_fallbacks[reason];
+    coll_gpu_count_add(&c->native_fallbacks[reason], 1);
     if (COLL_GPU_NATIVE_DEVICE == kind) {
-        ++c->allreduce_algorithm_calls[COLL_GPU_ALG_STAGED];
+        coll_gpu_count_add(&c->allreduce_algorithm_calls[COLL_GPU_ALG_STAGED], 1);
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d elements: %s (%s%s)",
                      a->comm->c_name, count,

@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -572,7 +573,25 @@ static int coll_gpu_close(void) {
 
 /* Opens the accelerator backend on first use: MPI_Init's first communicator,
  * not ompi_info, pays for loading a driver. */
+/* Communicators may be created on several threads at once (MPI_THREAD_MULTIPLE): one
+ * opens the backend, the others wait for its answer. */
+static pthread_mutex_t coll_gpu_accel_open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int coll_gpu_accel_open_locked(void);
+
 int mca_coll_gpu_accel_open(void) {
+    int rc;
+
+    if (__atomic_load_n(&mca_coll_gpu_component.accel_opened, __ATOMIC_ACQUIRE)) {
+        return (NULL != mca_coll_gpu_component.accel) ? OMPI_SUCCESS : OMPI_ERR_NOT_AVAILABLE;
+    }
+    pthread_mutex_lock(&coll_gpu_accel_open_lock);
+    rc = coll_gpu_accel_open_locked();
+    pthread_mutex_unlock(&coll_gpu_accel_open_lock);
+    return rc;
+}
+
+static int coll_gpu_accel_open_locked(void) {
     static const char *const backend_names[] = {"auto", "cuda", "emulated"};
     accel_status_t status;
     const char *reason = NULL;
@@ -580,13 +599,16 @@ int mca_coll_gpu_accel_open(void) {
     if (mca_coll_gpu_component.accel_opened) {
         return (NULL != mca_coll_gpu_component.accel) ? OMPI_SUCCESS : OMPI_ERR_NOT_AVAILABLE;
     }
-    mca_coll_gpu_component.accel_opened = true;
     status = accel_init((accel_backend_kind_t)mca_coll_gpu_component.accelerator,
                         &mca_coll_gpu_component.accel, &reason);
     if (ACCEL_OK != status) {
         mca_coll_gpu_component.accel = NULL;
         mca_coll_gpu_component.accel_unavailable_reason =
             (NULL != reason) ? reason : accel_status_string(status);
+    }
+    /* published once accel (or the reason) is set: readers that see it take no lock */
+    __atomic_store_n(&mca_coll_gpu_component.accel_opened, true, __ATOMIC_RELEASE);
+    if (ACCEL_OK != status) {
         COLL_GPU_VERBOSE(1, "disabled: %s", mca_coll_gpu_component.accel_unavailable_reason);
         if (COLL_GPU_ACCELERATOR_AUTO != mca_coll_gpu_component.accelerator) {
             opal_show_help("help-mpi-coll-gpu.txt", "accelerator unavailable", true,

@@ -98,7 +98,7 @@ int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
                           struct ompi_communicator_t *comm) {
     const accel_error_t *error = accel_last_error();
 
-    ++mca_coll_gpu_component.accelerator_errors;
+    coll_gpu_count_add(&mca_coll_gpu_component.accelerator_errors, 1);
     opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME, mpi_call,
                    ompi_comm_rank(comm), ompi_comm_size(comm),
                    ('\0' != error->call[0]) ? error->call : "accelerator",
@@ -109,9 +109,16 @@ int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
 OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
                    mca_coll_gpu_module_destruct);
 
+/* Every thread level is supported.  Under MPI_THREAD_MULTIPLE (enable_mpi_threads) the
+ * process-wide state is locked or atomic (the team list and its progress callback, the
+ * counters, the op cache, the accelerator's opening); a team that reaches peers over UCX
+ * locks itself against the progress callback of other threads and runs its worker in
+ * UCS_THREAD_MODE_MULTI.  Per-communicator state needs no lock: MPI orders the collectives
+ * of one communicator. */
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
     (void)enable_progress_threads;
-    (void)enable_mpi_threads;
+    mca_coll_gpu_component.thread_multiple = enable_mpi_threads;
+    COLL_GPU_VERBOSE(10, "init: MPI_THREAD_MULTIPLE %s", enable_mpi_threads ? "yes" : "no");
     return OMPI_SUCCESS;
 }
 

@@ -318,6 +318,24 @@ static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
             coll_gpu_native_scratch_create(module, comm, native, COLL_GPU_NATIVE_HOST));
 }
 
+/* The host collectives of a communicator's setup come back through this component and would
+ * count as the application's pass-through calls: the counters are put back afterwards.  Not
+ * under MPI_THREAD_MULTIPLE, where that would undo other threads' counts too: there the
+ * setup's calls are counted. */
+static void coll_gpu_native_passthrough_save(unsigned long long *saved) {
+    if (!mca_coll_gpu_component.thread_multiple) {
+        memcpy(saved, mca_coll_gpu_component.calls_passthrough,
+               sizeof(mca_coll_gpu_component.calls_passthrough));
+    }
+}
+
+static void coll_gpu_native_passthrough_restore(const unsigned long long *saved) {
+    if (!mca_coll_gpu_component.thread_multiple) {
+        memcpy(mca_coll_gpu_component.calls_passthrough, saved,
+               sizeof(mca_coll_gpu_component.calls_passthrough));
+    }
+}
+
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p) {
@@ -331,7 +349,7 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
             return false;
         }
         if (OPAL_UNLIKELY(NULL == native->scratch[kind].mem)) {
-            memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+            coll_gpu_native_passthrough_save(passthrough);
             module->native_setup = true;
             created = coll_gpu_native_scratch_create(module, comm, native, kind);
             if (created && (COLL_GPU_NATIVE_DEVICE == kind) && (native->team->nnodes > 1)) {
@@ -339,7 +357,7 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
                 native->scratch[kind].unavailable = !created;
             }
             module->native_setup = false;
-            memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+            coll_gpu_native_passthrough_restore(passthrough);
             if (!created) {
                 *reason_p = COLL_GPU_FALLBACK_TEAM;
                 return false;
@@ -354,7 +372,7 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     }
     /* The host collectives of the setup (MPI_Comm_split_type's among them) come back through
      * this component: not the application's calls, not counted. */
-    memcpy(passthrough, mca_coll_gpu_component.calls_passthrough, sizeof(passthrough));
+    coll_gpu_native_passthrough_save(passthrough);
     module->native_setup = true;
     if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
         !module->team_failed) {
@@ -369,11 +387,11 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     if (created && module->native->scratch[kind].unavailable) {
         module->native_setup = false;
         *reason_p = COLL_GPU_FALLBACK_TEAM;
-        memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+        coll_gpu_native_passthrough_restore(passthrough);
         return false;
     }
     module->native_setup = false;
-    memcpy(mca_coll_gpu_component.calls_passthrough, passthrough, sizeof(passthrough));
+    coll_gpu_native_passthrough_restore(passthrough);
     if (!created) {
         module->native = NULL;
         module->native_unavailable = 1 + (int)*reason_p;
@@ -655,7 +673,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *modul
             return rc;
         }
     }
-    ++mca_coll_gpu_component.calls_passthrough[coll];
+    coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[coll], 1);
     return host_fn(sbuf, rbuf, count, args, NULL);
 }
 
@@ -904,7 +922,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     call->mem = &coll_gpu_native_mems[kind];
     call->stream = NULL;
     call->mpi_call = info->mpi_call;
-    ++c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_NATIVE];
+    coll_gpu_count_add(&c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_NATIVE], 1);
     if (COLL_GPU_NATIVE_DEVICE == kind) {
         /* a stream this rank alone could not create: the algorithm still runs the protocol */
         status = coll_gpu_module_stream(module, &call->stream);
@@ -916,9 +934,9 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     return true;
 
 fallback:
-    ++c->native_fallbacks[reason];
+    coll_gpu_count_add(&c->native_fallbacks[reason], 1);
     if (COLL_GPU_NATIVE_DEVICE == kind) {
-        ++c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_STAGED];
+        coll_gpu_count_add(&c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_STAGED], 1);
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s)", info->mpi_call,
                      comm->c_name, count,

@@ -19,6 +19,7 @@
 #include "ompi/op/op.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #define COLL_GPU_DT_NONE ((int8_t)-1)
@@ -57,6 +58,8 @@ typedef struct {
 
 static coll_gpu_ext_op_t coll_gpu_ext_ops[COLL_GPU_EXT_CACHE_SIZE];
 static unsigned coll_gpu_ext_next;
+/* Under MPI_THREAD_MULTIPLE calls with user ops run on several threads at once. */
+static pthread_mutex_t coll_gpu_ext_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static accel_dtype_t coll_gpu_int_dtype(size_t size, bool is_signed) {
     switch (size) {
@@ -124,6 +127,18 @@ void coll_gpu_reduce_op_init(void) {
     /* MPI_LONG_DOUBLE(_INT), MPI_C_LONG_DOUBLE_COMPLEX, Fortran types: staged. */
 }
 
+static void coll_gpu_ext_lock_take(void) {
+    if (mca_coll_gpu_component.thread_multiple) {
+        pthread_mutex_lock(&coll_gpu_ext_lock);
+    }
+}
+
+static void coll_gpu_ext_lock_release(void) {
+    if (mca_coll_gpu_component.thread_multiple) {
+        pthread_mutex_unlock(&coll_gpu_ext_lock);
+    }
+}
+
 /* An op of coll_gpu_ext.h on its own type: ask the op what it computes. */
 static bool coll_gpu_ext_lookup(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                 accel_dtype_t *dtype_p, accel_op_t *op_p) {
@@ -135,7 +150,7 @@ static bool coll_gpu_ext_lookup(struct ompi_datatype_t *dtype, struct ompi_op_t 
     ompi_op_c_handler_fn_t *fn = op->o_func.c_fn;
     struct ompi_datatype_t *query_dtype = dtype;
     accel_dtype_t accel_dtype;
-    coll_gpu_ext_op_t *slot;
+    coll_gpu_ext_op_t *slot, found;
     int zero = 0;
 
     if (0 == strcmp(dtype->name, COLL_GPU_BFLOAT16_NAME)) {
@@ -149,30 +164,37 @@ static bool coll_gpu_ext_lookup(struct ompi_datatype_t *dtype, struct ompi_op_t 
         return false;
     }
 
+    coll_gpu_ext_lock_take();
     for (unsigned i = 0; i < COLL_GPU_EXT_CACHE_SIZE; ++i) {
         slot = &coll_gpu_ext_ops[i];
         if ((slot->op == op) && (slot->fn == fn)) {
+            found = *slot;
+            coll_gpu_ext_lock_release();
             goto found;
         }
     }
+    coll_gpu_ext_lock_release();
+    /* the query runs the application's op: outside the lock */
     fn(NULL, &query, &zero, &query_dtype);
     if ((query.op < COLL_GPU_EXT_SUM) || (query.op > COLL_GPU_EXT_MIN) ||
         (query.type !=
          ((accel_dtype == ACCEL_DT_BFLOAT16) ? COLL_GPU_EXT_BFLOAT16 : COLL_GPU_EXT_FLOAT16))) {
         return false; /* some other user op on our type: Open MPI runs it */
     }
-    slot = &coll_gpu_ext_ops[coll_gpu_ext_next++ % COLL_GPU_EXT_CACHE_SIZE];
-    slot->op = op;
-    slot->fn = fn;
-    slot->accel_op = ext_ops[query.op];
-    slot->accel_dtype = accel_dtype;
+    found.op = op;
+    found.fn = fn;
+    found.accel_op = ext_ops[query.op];
+    found.accel_dtype = accel_dtype;
+    coll_gpu_ext_lock_take();
+    coll_gpu_ext_ops[coll_gpu_ext_next++ % COLL_GPU_EXT_CACHE_SIZE] = found;
+    coll_gpu_ext_lock_release();
 
 found:
-    if (slot->accel_dtype != accel_dtype) {
+    if (found.accel_dtype != accel_dtype) {
         return false;
     }
-    *dtype_p = slot->accel_dtype;
-    *op_p = slot->accel_op;
+    *dtype_p = found.accel_dtype;
+    *op_p = found.accel_op;
     return true;
 }
 

@@ -90,7 +90,7 @@ static void coll_gpu_copy(coll_gpu_stage_t *stage, void *dst, const void *src, s
         coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
         return;
     }
-    mca_coll_gpu_component.staged_bytes += len;
+    coll_gpu_count_add(&mca_coll_gpu_component.staged_bytes, len);
 }
 
 /* Creates the communicator's staging buffer, stream and events. */
@@ -109,7 +109,7 @@ static int coll_gpu_staging_create(mca_coll_gpu_module_t *module) {
         /* Pageable memory still works, at the price of synchronous copies. */
         COLL_GPU_VERBOSE(1, "pinning a %zu-byte staging buffer failed (%s); using pageable memory",
                          staging->size, accel_last_error()->error);
-        ++mca_coll_gpu_component.pageable_fallbacks;
+        coll_gpu_count_add(&mca_coll_gpu_component.pageable_fallbacks, 1);
         if (0 != posix_memalign(&staging->buffer, COLL_GPU_HOST_ALIGN, staging->size)) {
             goto err_free_staging;
         }
@@ -167,7 +167,7 @@ int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
     stage->module = module;
     stage->coll = coll;
     stage->rc = OMPI_SUCCESS;
-    ++mca_coll_gpu_component.calls_staged[coll];
+    coll_gpu_count_add(&mca_coll_gpu_component.calls_staged[coll], 1);
     if (NULL != module && NULL == module->staging) {
         /* Without a staging buffer every host copy is a temporary. */
         if (OMPI_SUCCESS != coll_gpu_staging_create(module)) {
@@ -235,7 +235,7 @@ int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm
     }
     stage->num_temps = 0;
     if (OMPI_SUCCESS != stage->rc && NULL != stage->error.call) {
-        ++mca_coll_gpu_component.accelerator_errors;
+        coll_gpu_count_add(&mca_coll_gpu_component.accelerator_errors, 1);
         opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME,
                        mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), stage->error.call,
                        stage->error.error);
@@ -292,7 +292,7 @@ static void coll_gpu_pipeline_copy(coll_gpu_stage_t *stage, accel_stream_h strea
         coll_gpu_stage_fail(stage, MPI_ERR_OTHER);
         return;
     }
-    mca_coll_gpu_component.staged_bytes += len;
+    coll_gpu_count_add(&mca_coll_gpu_component.staged_bytes, len);
 }
 
 /*
@@ -386,7 +386,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
             }
             coll_gpu_stage_set_rc(
                 stage, call->host_fn(cur->sbuf_host, cur->rbuf_host, cur->count, call->args, NULL));
-            ++mca_coll_gpu_component.staged_chunks;
+            coll_gpu_count_add(&mca_coll_gpu_component.staged_chunks, 1);
             if (call->recv_out && NULL != rbuf && call->recv.on_device) {
                 char *user = (char *)rbuf + cur->first * (size_t)extent;
                 coll_gpu_pipeline_copy(stage, stream, user + true_lb,

@@ -9,6 +9,7 @@
 #include "opal/util/show_help.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,30 +27,60 @@ static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len,
 
 /* Live teams.  Their transport moves data also while the rank is inside another MPI call
  * (a UCX signal queued behind a flush, a peer's get served over tcp): opal_progress
- * progresses them.  The callback is registered with the first team. */
+ * progresses them.  The callback is registered with the first team.  Under
+ * MPI_THREAD_MULTIPLE opal_progress runs on every thread that waits in MPI, while others
+ * create and free communicators: the list is locked, the callback only tries the lock (a
+ * thread that finds it taken leaves the walk to its holder), and a team busy on another
+ * thread is skipped by shmem_team_progress itself. */
 static coll_gpu_team_t *coll_gpu_teams;
 static bool coll_gpu_teams_progress_registered;
+static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int coll_gpu_teams_progress(void) {
+    if (mca_coll_gpu_component.thread_multiple) {
+        if (NULL == __atomic_load_n(&coll_gpu_teams, __ATOMIC_RELAXED) ||
+            (0 != pthread_mutex_trylock(&coll_gpu_teams_lock))) {
+            return 0;
+        }
+    }
     for (coll_gpu_team_t *team = coll_gpu_teams; NULL != team; team = team->next) {
         shmem_team_progress(team->shmem);
+    }
+    if (mca_coll_gpu_component.thread_multiple) {
+        pthread_mutex_unlock(&coll_gpu_teams_lock);
     }
     return 0;
 }
 
+static void coll_gpu_teams_lock_take(void) {
+    if (mca_coll_gpu_component.thread_multiple) {
+        pthread_mutex_lock(&coll_gpu_teams_lock);
+    }
+}
+
+static void coll_gpu_teams_lock_release(void) {
+    if (mca_coll_gpu_component.thread_multiple) {
+        pthread_mutex_unlock(&coll_gpu_teams_lock);
+    }
+}
+
 static void coll_gpu_teams_add(coll_gpu_team_t *team) {
+    coll_gpu_teams_lock_take();
     team->next = coll_gpu_teams;
-    coll_gpu_teams = team;
+    __atomic_store_n(&coll_gpu_teams, team, __ATOMIC_RELAXED);
     if (!coll_gpu_teams_progress_registered) {
         opal_progress_register(coll_gpu_teams_progress);
         coll_gpu_teams_progress_registered = true;
     }
+    coll_gpu_teams_lock_release();
 }
 
+/* After it returns no thread progresses the team: a walk holds the lock throughout. */
 static void coll_gpu_teams_remove(coll_gpu_team_t *team) {
+    coll_gpu_teams_lock_take();
     for (coll_gpu_team_t **link = &coll_gpu_teams; NULL != *link; link = &(*link)->next) {
         if (*link == team) {
-            *link = team->next;
+            __atomic_store_n(link, team->next, __ATOMIC_RELAXED);
             break;
         }
     }
@@ -57,6 +88,7 @@ static void coll_gpu_teams_remove(coll_gpu_team_t *team) {
         opal_progress_unregister(coll_gpu_teams_progress);
         coll_gpu_teams_progress_registered = false;
     }
+    coll_gpu_teams_lock_release();
 }
 
 static void coll_gpu_team_log(int level, const char *msg) {
@@ -212,6 +244,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.num_signals = COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)team->size;
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
+    params.thread_multiple = c->thread_multiple;
     status = shmem_team_create(&params, &team->shmem);
     if (SHMEM_OK != status) {
         team->shmem = NULL;
@@ -237,7 +270,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
                      team->local_size, team->node);
     module->team = team;
     coll_gpu_teams_add(team);
-    ++mca_coll_gpu_component.teams_created;
+    coll_gpu_count_add(&mca_coll_gpu_component.teams_created, 1);
     *team_p = team;
     return OMPI_SUCCESS;
 

@@ -460,6 +460,25 @@ static shmem_status_t shmem_team_create_ucx(shmem_team_t *team) {
     return status;
 }
 
+static shmem_status_t shmem_team_lock_init(shmem_team_t *team) {
+    pthread_mutexattr_t attr;
+    int rc;
+
+    if (pthread_mutexattr_init(&attr) != 0) {
+        return shmem_error_set(NULL, SHMEM_ERR_NO_MEMORY, "pthread_mutexattr_init failed");
+    }
+    rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    if (rc == 0) {
+        rc = pthread_mutex_init(&team->lock, &attr);
+    }
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
+        return shmem_error_set(NULL, SHMEM_ERR_NO_MEMORY, "pthread_mutex_init: %s", strerror(rc));
+    }
+    team->lock_init = true;
+    return SHMEM_OK;
+}
+
 shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t **team_p) {
     shmem_team_t *team;
     shmem_status_t status;
@@ -499,6 +518,10 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
         status = shmem_error_set(NULL, SHMEM_ERR_NO_MEMORY, "shmem_team_create: out of memory");
         goto err_destroy;
     }
+    if (shmem_team_lock_init(team) != SHMEM_OK) {
+        status = SHMEM_ERR_NO_MEMORY;
+        goto err_destroy;
+    }
     memcpy(team->node_of_rank, params->node_of_rank, sizeof(int) * n);
     team->params.node_of_rank = team->node_of_rank;
     /* net_devices, ucx_tls: the caller's strings, needed only during creation */
@@ -521,6 +544,8 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
             goto err_destroy;
         }
     }
+    /* before anyone but the creator can see the team */
+    team->locking = params->thread_multiple && (team->ucx != NULL);
     /* the signal area: host memory whatever the backend mask says (posix inside the node) */
     status = shmem_mem_create(team, sizeof(uint64_t) * (team->num_signals + SHMEM_BARRIER_ROUNDS),
                               ACCEL_MEM_HOST, true, &team->signals);
@@ -578,6 +603,9 @@ void shmem_team_destroy(shmem_team_t *team) {
     free(team->pids);
     free(team->local_ranks);
     free(team->node_of_rank);
+    if (team->lock_init) {
+        pthread_mutex_destroy(&team->lock);
+    }
     free(team);
 }
 
@@ -775,19 +803,35 @@ static void shmem_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
     free(mem);
 }
 
-shmem_status_t shmem_alloc(shmem_team_t *team, size_t len, accel_mem_type_t type,
-                           shmem_mem_t **mem_p) {
+static shmem_status_t shmem_alloc_unlocked(shmem_team_t *team, size_t len, accel_mem_type_t type,
+                                           shmem_mem_t **mem_p) {
     if (team == NULL || mem_p == NULL) {
         return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_alloc: NULL argument");
     }
     return shmem_mem_create(team, len, type, false, mem_p);
 }
 
-void shmem_free(shmem_team_t *team, shmem_mem_t *mem) {
+shmem_status_t shmem_alloc(shmem_team_t *team, size_t len, accel_mem_type_t type,
+                           shmem_mem_t **mem_p) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_alloc_unlocked(team, len, type, mem_p);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static void shmem_free_unlocked(shmem_team_t *team, shmem_mem_t *mem) {
     if (team == NULL || mem == NULL || mem == team->signals) {
         return;
     }
     shmem_mem_destroy(team, mem);
+}
+
+void shmem_free(shmem_team_t *team, shmem_mem_t *mem) {
+    shmem_team_lock(team);
+    shmem_free_unlocked(team, mem);
+    shmem_team_unlock(team);
 }
 
 void *shmem_mem_local(const shmem_mem_t *mem) { return mem->local; }
@@ -837,7 +881,8 @@ static shmem_mem_t *shmem_mem_find_host(shmem_team_t *team, const void *ptr, siz
     return NULL;
 }
 
-shmem_status_t shmem_register(shmem_team_t *team, void *ptr, size_t len, shmem_reg_t **reg_p) {
+static shmem_status_t shmem_register_unlocked(shmem_team_t *team, void *ptr, size_t len,
+                                              shmem_reg_t **reg_p) {
     const accel_ops_t *accel = team != NULL ? team->params.accel : NULL;
     accel_mem_attr_t attr = {.type = ACCEL_MEM_HOST, .device = -1};
     shmem_list_t *elem, *next;
@@ -939,7 +984,16 @@ err_free:
     return status;
 }
 
-void shmem_deregister(shmem_team_t *team, shmem_reg_t *reg) {
+shmem_status_t shmem_register(shmem_team_t *team, void *ptr, size_t len, shmem_reg_t **reg_p) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_register_unlocked(team, ptr, len, reg_p);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static void shmem_deregister_unlocked(shmem_team_t *team, shmem_reg_t *reg) {
     if (team == NULL || reg == NULL || reg->refcount == 0) {
         return;
     }
@@ -947,8 +1001,14 @@ void shmem_deregister(shmem_team_t *team, shmem_reg_t *reg) {
     shmem_reg_cache_trim(team);
 }
 
-shmem_status_t shmem_reg_pack(shmem_team_t *team, const shmem_reg_t *reg, void *buf,
-                              size_t *len_p) {
+void shmem_deregister(shmem_team_t *team, shmem_reg_t *reg) {
+    shmem_team_lock(team);
+    shmem_deregister_unlocked(team, reg);
+    shmem_team_unlock(team);
+}
+
+static shmem_status_t shmem_reg_pack_unlocked(shmem_team_t *team, const shmem_reg_t *reg, void *buf,
+                                              size_t *len_p) {
     shmem_packed_t *packed = buf;
     size_t ucx_len = 0;
 
@@ -986,6 +1046,16 @@ shmem_status_t shmem_reg_pack(shmem_team_t *team, const shmem_reg_t *reg, void *
     packed->ucx_len = (uint32_t)ucx_len;
     *len_p = sizeof(*packed) + ucx_len;
     return SHMEM_OK;
+}
+
+shmem_status_t shmem_reg_pack(shmem_team_t *team, const shmem_reg_t *reg, void *buf,
+                              size_t *len_p) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_reg_pack_unlocked(team, reg, buf, len_p);
+    shmem_team_unlock(team);
+    return status;
 }
 
 /* ---- peer mappings -------------------------------------------------------------------------- */
@@ -1150,8 +1220,8 @@ static shmem_status_t shmem_map_remote(shmem_team_t *team, shmem_map_t *map,
 #endif
 }
 
-shmem_status_t shmem_peer_map(shmem_team_t *team, int peer, const void *buf, size_t len,
-                              shmem_rmem_t **rmem_p) {
+static shmem_status_t shmem_peer_map_unlocked(shmem_team_t *team, int peer, const void *buf,
+                                              size_t len, shmem_rmem_t **rmem_p) {
     shmem_list_t *elem, *next;
     shmem_packed_t packed;
     shmem_status_t status;
@@ -1224,7 +1294,17 @@ shmem_status_t shmem_peer_map(shmem_team_t *team, int peer, const void *buf, siz
     return SHMEM_OK;
 }
 
-void shmem_peer_unmap(shmem_team_t *team, shmem_rmem_t *rmem) {
+shmem_status_t shmem_peer_map(shmem_team_t *team, int peer, const void *buf, size_t len,
+                              shmem_rmem_t **rmem_p) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_peer_map_unlocked(team, peer, buf, len, rmem_p);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static void shmem_peer_unmap_unlocked(shmem_team_t *team, shmem_rmem_t *rmem) {
     shmem_map_t *map;
 
     /* the parts of a symmetric allocation live as long as it */
@@ -1236,6 +1316,12 @@ void shmem_peer_unmap(shmem_team_t *team, shmem_rmem_t *rmem) {
         --map->refcount;
     }
     shmem_map_cache_trim(team);
+}
+
+void shmem_peer_unmap(shmem_team_t *team, shmem_rmem_t *rmem) {
+    shmem_team_lock(team);
+    shmem_peer_unmap_unlocked(team, rmem);
+    shmem_team_unlock(team);
 }
 
 void *shmem_rmem_ptr(const shmem_rmem_t *rmem) {
@@ -1273,8 +1359,8 @@ static shmem_status_t shmem_rmem_check(shmem_team_t *team, const shmem_rmem_t *r
     return SHMEM_OK;
 }
 
-shmem_status_t shmem_put(shmem_team_t *team, shmem_rmem_t *dst, size_t dst_offset, const void *src,
-                         size_t len) {
+static shmem_status_t shmem_put_unlocked(shmem_team_t *team, shmem_rmem_t *dst, size_t dst_offset,
+                                         const void *src, size_t len) {
     shmem_status_t status;
 
     status = shmem_rmem_check(team, dst, dst_offset, len, src, "shmem_put");
@@ -1298,8 +1384,18 @@ shmem_status_t shmem_put(shmem_team_t *team, shmem_rmem_t *dst, size_t dst_offse
     return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "shmem_put: no path to rank %d", dst->peer);
 }
 
-shmem_status_t shmem_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_t src_offset,
+shmem_status_t shmem_put(shmem_team_t *team, shmem_rmem_t *dst, size_t dst_offset, const void *src,
                          size_t len) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_put_unlocked(team, dst, dst_offset, src, len);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static shmem_status_t shmem_get_unlocked(shmem_team_t *team, void *dst, shmem_rmem_t *src,
+                                         size_t src_offset, size_t len) {
     shmem_status_t status;
 
     status = shmem_rmem_check(team, src, src_offset, len, dst, "shmem_get");
@@ -1323,7 +1419,17 @@ shmem_status_t shmem_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_
     return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED, "shmem_get: no path to rank %d", src->peer);
 }
 
-shmem_status_t shmem_quiet(shmem_team_t *team, int peer) {
+shmem_status_t shmem_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_t src_offset,
+                         size_t len) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_get_unlocked(team, dst, src, src_offset, len);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static shmem_status_t shmem_quiet_unlocked(shmem_team_t *team, int peer) {
     if (team == NULL || peer < -1 || peer >= team->size) {
         return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_quiet: peer %d out of range", peer);
     }
@@ -1334,6 +1440,15 @@ shmem_status_t shmem_quiet(shmem_team_t *team, int peer) {
     }
 #endif
     return SHMEM_OK;
+}
+
+shmem_status_t shmem_quiet(shmem_team_t *team, int peer) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_quiet_unlocked(team, peer);
+    shmem_team_unlock(team);
+    return status;
 }
 
 /* ---- signals and waits ---------------------------------------------------------------------- */
@@ -1448,15 +1563,26 @@ static shmem_status_t shmem_team_wait_slot(shmem_team_t *team, const uint64_t *s
 
 void shmem_team_progress(shmem_team_t *team) {
 #if COLL_GPU_HAVE_UCX
-    if (team != NULL && team->ucx != NULL) {
+    if (team == NULL || team->ucx == NULL) {
+        return;
+    }
+    if (!team->locking) {
         shmem_ucx_progress(team->ucx);
+        return;
+    }
+    /* Busy on another thread: that thread progresses it.  The lock is recursive, so a wait of
+     * this thread on this team (which calls params.progress) gets here and progresses it. */
+    if (pthread_mutex_trylock(&team->lock) == 0) {
+        shmem_ucx_progress(team->ucx);
+        pthread_mutex_unlock(&team->lock);
     }
 #else
     (void)team;
 #endif
 }
 
-shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value) {
+static shmem_status_t shmem_signal_unlocked(shmem_team_t *team, int peer, unsigned idx,
+                                            uint64_t value) {
     if (team == NULL || peer < 0 || peer >= team->size || idx >= team->num_signals) {
         return shmem_error_set(team, SHMEM_ERR_INVALID,
                                "shmem_signal: peer %d or slot %u out of range", peer, idx);
@@ -1464,11 +1590,29 @@ shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t
     return shmem_signal_store(team, peer, idx, value);
 }
 
-shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
+shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx, uint64_t value) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_signal_unlocked(team, peer, idx, value);
+    shmem_team_unlock(team);
+    return status;
+}
+
+static shmem_status_t shmem_wait_unlocked(shmem_team_t *team, unsigned idx, uint64_t value) {
     if (team == NULL || idx >= team->num_signals) {
         return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_wait: slot %u out of range", idx);
     }
     return shmem_team_wait_slot(team, shmem_signal_slot(team, idx), value, "shmem_wait");
+}
+
+shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_wait_unlocked(team, idx, value);
+    shmem_team_unlock(team);
+    return status;
 }
 
 volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx) {
@@ -1481,7 +1625,7 @@ volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx) {
     return shmem_signal_slot(team, idx);
 }
 
-shmem_status_t shmem_barrier_local(shmem_team_t *team) {
+static shmem_status_t shmem_barrier_local_unlocked(shmem_team_t *team) {
     unsigned round = 0;
     shmem_status_t status;
     uint64_t epoch;
@@ -1509,4 +1653,13 @@ shmem_status_t shmem_barrier_local(shmem_team_t *team) {
         }
     }
     return SHMEM_OK;
+}
+
+shmem_status_t shmem_barrier_local(shmem_team_t *team) {
+    shmem_status_t status;
+
+    shmem_team_lock(team);
+    status = shmem_barrier_local_unlocked(team);
+    shmem_team_unlock(team);
+    return status;
 }

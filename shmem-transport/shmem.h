@@ -23,8 +23,13 @@
  * of a put may then be reused, the destination of a get read).
  *
  * Errors: every call returns a shmem_status_t; shmem_last_error() says what
- * failed in words (thread local), for the caller's help message.  Nothing is
- * thread safe within one team (one team per communicator, MPI's rules).
+ * failed in words (thread local), for the caller's help message.
+ *
+ * Threads: one thread at a time calls a team (one team per communicator, MPI's rules);
+ * different teams may be used by different threads at once.  With params.thread_multiple,
+ * shmem_team_progress may also be called on a team by any thread at any time (a progress
+ * loop walking every team): it then skips a team another thread is inside, and UCX runs in
+ * UCS_THREAD_MODE_MULTI.
  */
 #ifndef SHMEM_H
 #define SHMEM_H
@@ -86,6 +91,7 @@ typedef struct {
     unsigned num_signals;    /* signal slots per rank (0: SHMEM_DEFAULT_SIGNALS) */
     shmem_log_fn_t log;
     int verbose;
+    bool thread_multiple; /* shmem_team_progress may run on other threads (see above) */
 } shmem_team_params_t;
 
 typedef struct shmem_team shmem_team_t;

@@ -11,6 +11,7 @@
 #include "shmem.h"
 #include "shmem_ucx.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -169,7 +170,29 @@ struct shmem_team {
 
     void *bounce; /* CMA puts/gets of device memory go through it */
     size_t bounce_size;
+
+    /* Under params.thread_multiple, a team with UCX peers is progressed (shmem_team_progress)
+     * by any thread that waits in MPI, also while the thread that owns it runs a collective on
+     * it: every call of shmem.h that touches the team holds this lock, progress only tries
+     * it.  Recursive: a wait of the owner calls params.progress, which comes back into
+     * shmem_team_progress on the same thread (as without threads).  Teams without UCX have
+     * nothing that progress touches: they never lock. */
+    pthread_mutex_t lock;
+    bool lock_init;
+    bool locking;
 };
+
+static inline void shmem_team_lock(shmem_team_t *team) {
+    if ((team != NULL) && team->locking) {
+        pthread_mutex_lock(&team->lock);
+    }
+}
+
+static inline void shmem_team_unlock(shmem_team_t *team) {
+    if ((team != NULL) && team->locking) {
+        pthread_mutex_unlock(&team->lock);
+    }
+}
 
 /* ---- errors and logs (shmem.c) -------------------------------------------------------------- */
 

@@ -712,15 +712,35 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
                              (ucx->accel != NULL) && (strcmp(ucx->accel->name, "cuda") == 0);
     }
 
+    /* Under MPI_THREAD_MULTIPLE the worker is progressed from whichever thread waits in MPI
+     * (shmem_team_progress), not only from the one running the team's collective.  The
+     * team's lock already keeps them apart (shmem_internal.h); MULTI makes UCX itself safe
+     * too.  A UCX built without thread support grants less: the lock still serializes. */
     memset(&worker_params, 0, sizeof(worker_params));
     worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    worker_params.thread_mode =
+        params->thread_multiple ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
     status = ucp_worker_create(ucx->context, &worker_params, &ucx->worker);
     if (status != UCS_OK) {
         ucx->worker = NULL;
         ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_worker_create: %s",
                               ucs_status_string(status));
         goto err_cleanup_context;
+    }
+    if (params->thread_multiple) {
+        ucp_worker_attr_t worker_attr;
+
+        memset(&worker_attr, 0, sizeof(worker_attr));
+        worker_attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+        if ((ucp_worker_query(ucx->worker, &worker_attr) == UCS_OK) &&
+            (worker_attr.thread_mode != UCS_THREAD_MODE_MULTI)) {
+            shmem_ucx_log(ucx, 1,
+                          "ucx: rank %d: UCX grants thread mode %s, not multi: the team's "
+                          "lock serializes its worker",
+                          ucx->rank,
+                          (worker_attr.thread_mode == UCS_THREAD_MODE_SERIALIZED) ? "serialized"
+                                                                                  : "single");
+        }
     }
     status = ucp_worker_get_address(ucx->worker, &ucx->address, &ucx->address_len);
     if (status != UCS_OK) {
