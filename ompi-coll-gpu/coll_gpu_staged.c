@@ -240,7 +240,8 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     char *shadow;
     size_t len;
 
-    static char no_data;
+    /* one per buffer of a call: Open MPI (libnbc) takes sbuf == rbuf for MPI_IN_PLACE */
+    static char stand_ins[2];
 
     buf->host = buf->user;
     if (!buf->on_device) {
@@ -249,7 +250,7 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     if (buf->hi <= buf->lo) {
         /* Nothing is read or written, but Open MPI still gets a host address: never a
          * device pointer. */
-        buf->host = &no_data;
+        buf->host = &stand_ins[stage->num_stand_ins++ % 2];
         return OMPI_SUCCESS;
     }
     len = (size_t)(buf->hi - buf->lo);

@@ -33,6 +33,7 @@ typedef struct {
     size_t arena_used; /* bytes of the staging buffer handed out to this call */
     void *temps[COLL_GPU_STAGE_MAX_TEMPS];
     int num_temps;
+    int num_stand_ins;   /* host addresses handed out for buffers of no data */
     int rc;              /* first error; the call goes on so peers don't hang */
     accel_error_t error; /* the accelerator error behind rc, if any */
 } coll_gpu_stage_t;
