@@ -3,6 +3,11 @@
  * MPI_T counters (coll_gpu_calls_passthrough, coll_gpu_calls_staged): element
  * i of those array pvars counts collective i of this list.  Plain C with no
  * Open MPI headers, so tests can include it.
+ *
+ * Two groups, each its blocking collectives, then their nonblocking forms in
+ * the same order (reduce_local has none): the first the collectives of the
+ * first releases, the second MPI_Alltoallw and the neighborhood collectives
+ * (appended, so that the first elements of the counters kept their meaning).
  */
 #ifndef COLL_GPU_COLLS_H
 #define COLL_GPU_COLLS_H
@@ -39,7 +44,19 @@
     X(IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block")                                          \
     X(ISCAN, "MPI_Iscan")                                                                          \
     X(ISCATTER, "MPI_Iscatter")                                                                    \
-    X(ISCATTERV, "MPI_Iscatterv")
+    X(ISCATTERV, "MPI_Iscatterv")                                                                  \
+    X(ALLTOALLW, "MPI_Alltoallw")                                                                  \
+    X(NEIGHBOR_ALLGATHER, "MPI_Neighbor_allgather")                                                \
+    X(NEIGHBOR_ALLGATHERV, "MPI_Neighbor_allgatherv")                                              \
+    X(NEIGHBOR_ALLTOALL, "MPI_Neighbor_alltoall")                                                  \
+    X(NEIGHBOR_ALLTOALLV, "MPI_Neighbor_alltoallv")                                                \
+    X(NEIGHBOR_ALLTOALLW, "MPI_Neighbor_alltoallw")                                                \
+    X(IALLTOALLW, "MPI_Ialltoallw")                                                                \
+    X(INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgather")                                              \
+    X(INEIGHBOR_ALLGATHERV, "MPI_Ineighbor_allgatherv")                                            \
+    X(INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall")                                                \
+    X(INEIGHBOR_ALLTOALLV, "MPI_Ineighbor_alltoallv")                                              \
+    X(INEIGHBOR_ALLTOALLW, "MPI_Ineighbor_alltoallw")
 
 typedef enum {
 #define COLL_GPU_ENUM_ENTRY(id, name) COLL_GPU_##id,

@@ -45,7 +45,19 @@
     X(ireduce_scatter_block)                                                                       \
     X(iscan)                                                                                       \
     X(iscatter)                                                                                    \
-    X(iscatterv)
+    X(iscatterv)                                                                                   \
+    X(alltoallw)                                                                                   \
+    X(ialltoallw)                                                                                  \
+    X(neighbor_allgather)                                                                          \
+    X(neighbor_allgatherv)                                                                         \
+    X(neighbor_alltoall)                                                                           \
+    X(neighbor_alltoallv)                                                                          \
+    X(neighbor_alltoallw)                                                                          \
+    X(ineighbor_allgather)                                                                         \
+    X(ineighbor_allgatherv)                                                                        \
+    X(ineighbor_alltoall)                                                                          \
+    X(ineighbor_alltoallv)                                                                         \
+    X(ineighbor_alltoallw)
 
 static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     memset(&module->prev, 0, sizeof(module->prev));

@@ -27,27 +27,46 @@ static size_t coll_gpu_align_up(size_t n) {
 
 void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p,
                      ptrdiff_t *hi_p) {
-    ptrdiff_t gap;
-    ptrdiff_t span = opal_datatype_span(&dtype->super, count, &gap);
+    ptrdiff_t lb, extent, true_lb, true_extent, stride;
+    size_t size;
 
-    *lo_p = gap;
-    *hi_p = gap + span;
+    ompi_datatype_type_size(dtype, &size);
+    *lo_p = *hi_p = 0;
+    if (0 == count || 0 == size) {
+        return; /* nothing is touched, wherever the type's bounds lie */
+    }
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    /* the last element's offset; a (resized) type may have a negative extent */
+    stride = (ptrdiff_t)(count - 1) * extent;
+    *lo_p = true_lb + ((stride < 0) ? stride : 0);
+    *hi_p = true_lb + true_extent + ((stride > 0) ? stride : 0);
 }
 
-void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
-                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
-    ptrdiff_t lb, extent, lo, hi;
+void coll_gpu_region_layout(const coll_gpu_layout_t *layout, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
     bool any = false;
 
-    ompi_datatype_get_extent(dtype, &lb, &extent);
     *lo_p = *hi_p = 0;
-    for (int i = 0; i < n; ++i) {
-        if (counts[i] <= 0) {
+    for (int i = 0; i < layout->n; ++i) {
+        struct ompi_datatype_t *dtype =
+            (NULL != layout->dtypes) ? layout->dtypes[i] : layout->dtype;
+        ptrdiff_t lb, extent, displ, lo, hi;
+
+        if (layout->counts[i] <= 0) {
             continue;
         }
-        coll_gpu_region(dtype, (size_t)counts[i], &lo, &hi);
-        lo += (ptrdiff_t)displs[i] * extent;
-        hi += (ptrdiff_t)displs[i] * extent;
+        coll_gpu_region(dtype, (size_t)layout->counts[i], &lo, &hi);
+        if (hi <= lo) {
+            continue; /* a zero-size type: its displacement need not be a valid address */
+        }
+        displ = (NULL != layout->adispls) ? (ptrdiff_t)layout->adispls[i]
+                                          : (ptrdiff_t)layout->displs[i];
+        if (!layout->displs_in_bytes) {
+            ompi_datatype_get_extent(dtype, &lb, &extent);
+            displ *= extent;
+        }
+        lo += displ;
+        hi += displ;
         if (!any || lo < *lo_p) {
             *lo_p = lo;
         }
@@ -56,6 +75,18 @@ void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, co
         }
         any = true;
     }
+}
+
+void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
+                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
+    coll_gpu_layout_t layout = {
+        .n = n,
+        .counts = counts,
+        .displs = displs,
+        .dtype = dtype,
+    };
+
+    coll_gpu_region_layout(&layout, lo_p, hi_p);
 }
 
 void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
@@ -70,6 +101,14 @@ void coll_gpu_buf_init_blocks(coll_gpu_buf_t *buf, const void *user, struct ompi
                               const int *counts, const int *displs, int n) {
     buf->user = (void *)user;
     coll_gpu_region_blocks(dtype, counts, displs, n, &buf->lo, &buf->hi);
+    buf->on_device = coll_gpu_on_device(user);
+    buf->host = buf->user;
+}
+
+void coll_gpu_buf_init_layout(coll_gpu_buf_t *buf, const void *user,
+                              const coll_gpu_layout_t *layout) {
+    buf->user = (void *)user;
+    coll_gpu_region_layout(layout, &buf->lo, &buf->hi);
     buf->on_device = coll_gpu_on_device(user);
     buf->host = buf->user;
 }
@@ -202,8 +241,17 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     char *shadow;
     size_t len;
 
+    /* one per buffer of a call: Open MPI (libnbc) takes sbuf == rbuf for MPI_IN_PLACE */
+    static char stand_ins[2];
+
     buf->host = buf->user;
-    if (!buf->on_device || buf->hi <= buf->lo) {
+    if (!buf->on_device) {
+        return OMPI_SUCCESS;
+    }
+    if (buf->hi <= buf->lo) {
+        /* Nothing is read or written, but Open MPI still gets a host address: never a
+         * device pointer. */
+        buf->host = &stand_ins[stage->num_stand_ins++ % 2];
         return OMPI_SUCCESS;
     }
     len = (size_t)(buf->hi - buf->lo);

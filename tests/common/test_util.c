@@ -750,19 +750,30 @@ const char *tu_coll_name(coll_gpu_coll_t coll) {
     return coll < COLL_GPU_NUM_COLLS ? tu_coll_names[coll] : "?";
 }
 
-bool tu_coll_is_nonblocking(coll_gpu_coll_t coll) { return coll >= COLL_GPU_IALLGATHER; }
+/* coll_gpu_colls.h: two groups, each its blocking collectives, then their i-variants in the
+ * same order (reduce_local has none). */
+bool tu_coll_is_nonblocking(coll_gpu_coll_t coll) {
+    return (coll >= COLL_GPU_IALLGATHER && coll < COLL_GPU_ALLTOALLW) ||
+           coll >= COLL_GPU_IALLTOALLW;
+}
 
-/* The i-variants follow the blocking ones in the same order, without REDUCE_LOCAL. */
 coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll) {
-    return tu_coll_is_nonblocking(coll) ? coll - COLL_GPU_IALLGATHER + COLL_GPU_ALLGATHER : coll;
+    if (!tu_coll_is_nonblocking(coll)) {
+        return coll;
+    }
+    return (coll >= COLL_GPU_IALLTOALLW) ? coll - COLL_GPU_IALLTOALLW + COLL_GPU_ALLTOALLW
+                                         : coll - COLL_GPU_IALLGATHER + COLL_GPU_ALLGATHER;
 }
 
 coll_gpu_coll_t tu_coll_nonblocking(coll_gpu_coll_t coll) {
     if (tu_coll_is_nonblocking(coll) || COLL_GPU_REDUCE_LOCAL == coll) {
         return coll;
     }
-    return coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER;
+    return (coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_IALLTOALLW
+                                        : coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER;
 }
+
+bool tu_coll_case_supported(coll_gpu_coll_t coll) { return coll < COLL_GPU_ALLTOALLW; }
 
 int tu_coll_from_name(const char *name) {
     if (0 == strncasecmp(name, "MPI_", 4)) {
@@ -2339,8 +2350,13 @@ static int tu_case_setup_alltoall(tu_coll_case_t *c) {
 }
 
 int tu_coll_case_create(const tu_coll_params_t *params, tu_coll_case_t **case_p) {
-    tu_coll_case_t *c = calloc(1, sizeof(*c));
+    tu_coll_case_t *c;
     int rc;
+
+    if (!tu_coll_case_supported(params->coll)) {
+        return -1;
+    }
+    c = calloc(1, sizeof(*c));
 
     c->p = *params;
     c->base = tu_coll_blocking(params->coll);

@@ -184,6 +184,9 @@ const char *tu_coll_name(coll_gpu_coll_t coll);
 bool tu_coll_is_nonblocking(coll_gpu_coll_t coll);
 coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll);    /* IALLREDUCE -> ALLREDUCE */
 coll_gpu_coll_t tu_coll_nonblocking(coll_gpu_coll_t coll); /* ALLREDUCE -> IALLREDUCE */
+/* Whether the case engine below (tu_coll_case_*) runs coll: not MPI_Alltoallw and the
+ * neighborhood collectives, which test_neighbor checks. */
+bool tu_coll_case_supported(coll_gpu_coll_t coll);
 /* Case-insensitive "allreduce" or "MPI_Allreduce"; -1 if unknown. */
 int tu_coll_from_name(const char *name);
 

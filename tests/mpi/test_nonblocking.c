@@ -69,7 +69,7 @@ static void usage(void) {
 static int parse_options(int argc, char **argv, state_t *st) {
     tu_options_default(&st->opts);
     for (int i = 0; i < COLL_GPU_NUM_COLLS; i++) {
-        st->colls[i] = tu_coll_is_nonblocking(i);
+        st->colls[i] = tu_coll_is_nonblocking(i) && tu_coll_case_supported(i);
     }
     for (int i = 1; i < argc; i++) {
         int rc = tu_options_parse_one(&st->opts, argv[i]);
@@ -84,7 +84,7 @@ static int parse_options(int argc, char **argv, state_t *st) {
             for (char *tok = strtok_r(copy, ",", &save); NULL != tok;
                  tok = strtok_r(NULL, ",", &save)) {
                 int coll = tu_coll_from_name(tok);
-                if (coll < 0 || COLL_GPU_REDUCE_LOCAL == coll) {
+                if (coll < 0 || COLL_GPU_REDUCE_LOCAL == coll || !tu_coll_case_supported(coll)) {
                     free(copy);
                     return -1;
                 }
