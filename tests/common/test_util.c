@@ -2608,8 +2608,10 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
         }
     }
     /* Contiguous data larger than half the staging buffer is cut into chunks, which changes
-     * the number of host collectives: only valid when every rank stages. */
-    pipelined_size = tu_coll_pipelines(p->coll) && c->type->contiguous &&
+     * the number of host collectives: only valid when every rank stages.  MPI_Bcast cuts in
+     * bytes of the type signature, whatever the layout (ranks may pass different datatypes). */
+    pipelined_size = tu_coll_pipelines(p->coll) &&
+                     (c->type->contiguous || (COLL_GPU_BCAST == p->coll)) &&
                      (long long)tu_coll_case_data_bytes(c) > config->staging_buffer_size / 2;
     if (!uniform && pipelined_size && config->pipeline && !config->check_memory_kinds) {
         return false;
@@ -2620,8 +2622,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
      * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
     /* The same for blocking MPI_Reduce_scatter(_block) and MPI_Reduce (a reduction the kernels
      * define), MPI_Allgather(v), MPI_Alltoall(v), MPI_Bcast, MPI_Gather and MPI_Scatter (any
-     * predefined type).  A native MPI_Alltoallv agrees on its counts (a host allreduce) before
-     * it can tell that they are all zero: kinds that differ are erroneous for it even then. */
+     * datatype: they move bytes of the type signature, a non-dense layout packed).  A native
+     * MPI_Alltoallv agrees on its counts (a host allreduce) before it can tell that they are
+     * all zero: kinds that differ are erroneous for it even then. */
     if (((COLL_GPU_ALLREDUCE == p->coll || COLL_GPU_REDUCE_SCATTER_BLOCK == p->coll ||
           COLL_GPU_REDUCE_SCATTER == p->coll || COLL_GPU_REDUCE == p->coll)
              ? (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)
@@ -2629,8 +2632,8 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                 COLL_GPU_GATHER == p->coll || COLL_GPU_SCATTER == p->coll ||
                 COLL_GPU_ALLGATHERV == p->coll || COLL_GPU_ALLTOALL == p->coll ||
                 COLL_GPU_ALLTOALLV == p->coll)) &&
-        c->type->contiguous && (0 != p->count || COLL_GPU_ALLTOALLV == p->coll) &&
-        (device_native || host_native)) {
+        (c->type->contiguous || !tu_coll_is_reduction(p->coll)) &&
+        (0 != p->count || COLL_GPU_ALLTOALLV == p->coll) && (device_native || host_native)) {
         bool all_device = true, any_device = false, all_host = true;
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = NULL != kind_of_world_rank
