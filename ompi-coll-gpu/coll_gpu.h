@@ -94,6 +94,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long pageable_fallbacks;
     unsigned long long accelerator_errors;
     unsigned long long teams_created;
+    unsigned long long teams_retiring; /* freed communicators' teams waiting for their peers */
     unsigned long long allreduce_algorithm_calls[COLL_GPU_MAX_ALGS];
     unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];
     /* per coll_gpu_ncoll_t: auto (0), staged, native */

@@ -161,7 +161,7 @@ static int coll_gpu_allgather_dispatch(coll_gpu_allgather_args_t *a, coll_gpu_co
         call.recv_holes = true;
     } else {
         coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-        call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount * size);
+        call.recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
     }
     call.recv_in = (MPI_IN_PLACE == sbuf);
     call.recv_out = true;

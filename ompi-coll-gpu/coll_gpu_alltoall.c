@@ -190,7 +190,7 @@ static int coll_gpu_alltoall_dispatch(coll_gpu_alltoall_args_t *a, coll_gpu_coll
     } else {
         coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
         coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-        call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount * size);
+        call.recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
     }
     call.recv_in = (MPI_IN_PLACE == sbuf);
     call.recv_out = true;

@@ -7,8 +7,6 @@
 #include "coll_gpu_staged.h"
 
 #include "ompi/datatype/ompi_datatype.h"
-#include "ompi/runtime/mpiruntime.h"
-#include "opal/util/show_help.h"
 
 typedef struct {
     mca_coll_gpu_module_t *module;
@@ -73,10 +71,7 @@ static int coll_gpu_bcast_staged_bytes(coll_gpu_bcast_args_t *args, void *buf, i
     region = malloc((size_t)(extent - lb) + 1);
     packed = malloc(bytes);
     if ((NULL == region) || (NULL == packed)) {
-        /* the peers wait for these chunks: the one outcome every rank shares is the job's end */
-        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME,
-                       (unsigned long)(bytes + (size_t)(extent - lb)));
-        ompi_mpi_abort(args->comm, MPI_ERR_NO_MEM);
+        coll_gpu_out_of_host_memory(bytes + (size_t)(extent - lb)); /* the peers wait for it */
     }
     rc = OMPI_SUCCESS;
     if (ACCEL_OK !=

@@ -501,6 +501,13 @@ static int coll_gpu_register(void) {
                            "Transport teams set up (one per communicator that ran a native "
                            "collective or a transport check)",
                            &mca_coll_gpu_component.teams_created, false);
+    (void)mca_base_component_pvar_register(
+        &mca_coll_gpu_component.super.collm_version, "teams_retiring",
+        "Transport teams of freed communicators not destroyed yet: they wait for their peers to "
+        "be done with this rank's memory (MPI_Comm_free does not wait; MPI_Finalize does)",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_LEVEL, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+        MCA_BASE_VAR_BIND_NO_OBJECT, MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+        NULL, NULL, NULL, &mca_coll_gpu_component.teams_retiring);
     coll_gpu_register_pvar("accelerator_errors",
                            "Collectives that failed because an accelerator operation failed",
                            &mca_coll_gpu_component.accelerator_errors, false);
@@ -556,6 +563,8 @@ static int coll_gpu_open(void) {
 }
 
 static int coll_gpu_close(void) {
+    /* the retired teams' peers finalize too: their last announcements come */
+    coll_gpu_teams_drain();
     coll_gpu_native_tuning_free();
     if (mca_coll_gpu_component.accel_opened) {
         if (NULL != mca_coll_gpu_component.accel) {

@@ -125,7 +125,7 @@ static int coll_gpu_gather_dispatch(coll_gpu_gather_args_t *a, coll_gpu_coll_t c
             call.recv_holes = true;
         } else {
             coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-            call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount * size);
+            call.recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
         }
         /* In place, the root's own block is already in the receive buffer. */
         call.recv_in = (MPI_IN_PLACE == sbuf);

@@ -81,10 +81,9 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
 
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
-    /* before the team: the scratch is the team's memory */
-    coll_gpu_native_destroy(module->native);
+    /* the scratch is the team's memory: both go once the peers are done with them */
+    coll_gpu_native_retire(module->native, module->team);
     module->native = NULL;
-    coll_gpu_team_destroy(module->team);
     module->team = NULL;
     if (NULL != module->stream) {
         (void)mca_coll_gpu_component.accel->stream_destroy(module->stream);

@@ -401,18 +401,33 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     return true;
 }
 
-void coll_gpu_native_destroy(coll_gpu_native_t *native) {
-    if (NULL == native) {
-        return;
-    }
-    /* Peers may still read this rank's half of the last step: announcing one step more is
-     * the protocol's proof that a rank finished reading (on every node). */
-    if ((native->step > 0) && !native->broken) {
-        uint64_t last = ++native->step;
-        if (SHMEM_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
-            (void)coll_gpu_native_wait_all(native, last, COLL_GPU_PHASE_READY);
+/* coll_gpu_team_retire's test: every peer announced the retiring step, or one is dead. */
+static bool coll_gpu_native_retired(void *arg) {
+    coll_gpu_native_t *native = arg;
+    coll_gpu_team_t *team = native->team;
+    bool reached;
+
+    for (; (0 != native->retire_value) && (native->retire_peer < team->size);
+         ++native->retire_peer) {
+        if (native->retire_peer == team->rank) {
+            continue;
+        }
+        if (SHMEM_OK != shmem_test(team->shmem,
+                                   COLL_GPU_NATIVE_SLOT0 + (unsigned)native->retire_peer,
+                                   native->retire_value, &reached)) {
+            return true; /* a peer is dead: nobody reads this scratch any more */
+        }
+        if (!reached) {
+            return false;
         }
     }
+    return true;
+}
+
+/* coll_gpu_team_retire's release: the scratch, then the context. */
+static void coll_gpu_native_release(void *arg) {
+    coll_gpu_native_t *native = arg;
+
     for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
         if (NULL != native->scratch[k].mem) {
             shmem_free(native->team->shmem, native->scratch[k].mem);
@@ -420,6 +435,24 @@ void coll_gpu_native_destroy(coll_gpu_native_t *native) {
         free(native->scratch[k].peer);
     }
     coll_gpu_native_free(native);
+}
+
+void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
+    if (NULL == native) {
+        coll_gpu_team_destroy(team);
+        return;
+    }
+    native->retire_value = 0;
+    native->retire_peer = 0;
+    /* Peers may still read this rank's half of the last step: announcing one step more is
+     * the protocol's proof that a rank finished reading (on every node). */
+    if ((native->step > 0) && !native->broken) {
+        uint64_t last = ++native->step;
+        if (SHMEM_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
+            native->retire_value = COLL_GPU_NATIVE_SIGNAL_VALUE(last, COLL_GPU_PHASE_READY);
+        }
+    }
+    coll_gpu_team_retire(native->team, coll_gpu_native_retired, coll_gpu_native_release, native);
 }
 
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,

@@ -129,6 +129,10 @@ typedef struct coll_gpu_native {
      * side for the alltoalls), filled by the dispatch or the algorithm. */
     const void **srcs;
     size_t *counts, *displs, *send_counts, *send_displs;
+    /* retiring (coll_gpu_native_retire): the signal every peer must reach before the scratch
+     * goes (0: none), and the first peer not seen there yet */
+    uint64_t retire_value;
+    int retire_peer;
 } coll_gpu_native_t;
 
 /*
@@ -140,8 +144,11 @@ typedef struct coll_gpu_native {
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);
-/* Local: waits for the node's ranks to stop reading this rank's scratch, then frees it. */
-void coll_gpu_native_destroy(coll_gpu_native_t *native);
+/* The communicator is freed: announces one step more (the protocol's proof that this rank
+ * finished reading its peers' scratch) and retires team with the context, which goes once every
+ * peer announced it too or is known dead (coll_gpu_team_retire): MPI_Comm_free never waits for
+ * a peer.  native NULL: team is destroyed now. */
+void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
 
 /* Bytes at the start of this rank's half of step s (local) and of peer's. */
 static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,

@@ -126,8 +126,8 @@ static int coll_gpu_neighbor_dispatch(coll_gpu_neighbor_args_t *a, coll_gpu_coll
                               (size_t)((COLL_GPU_NEIGHBOR_ALLTOALL == a->coll) ? outdegree : 1));
         coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)indegree);
         /* a cartesian neighbor may be MPI_PROC_NULL: its block is left as it was */
-        call.recv_holes =
-            OMPI_COMM_IS_CART(a->comm) || coll_gpu_has_holes(a->rdtype, a->rcount * indegree);
+        call.recv_holes = OMPI_COMM_IS_CART(a->comm) ||
+                          coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)indegree);
         break;
     case COLL_GPU_NEIGHBOR_ALLGATHERV:
         coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount);

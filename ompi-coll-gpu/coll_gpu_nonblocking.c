@@ -173,7 +173,7 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
     (void)module;
     req = OBJ_NEW(coll_gpu_nb_request_t);
     if (NULL == req) {
-        return MPI_ERR_NO_MEM;
+        coll_gpu_out_of_host_memory(sizeof(*req)); /* the peers post theirs */
     }
     ompi_req = &req->super.super;
     OMPI_REQUEST_INIT(ompi_req, false);

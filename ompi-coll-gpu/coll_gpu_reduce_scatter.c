@@ -147,7 +147,7 @@ static int coll_gpu_reduce_scatter_dispatch(coll_gpu_reduce_scatter_args_t *a, c
     call.recv_in = (MPI_IN_PLACE == sbuf);
     coll_gpu_buf_init(&call.recv, rbuf, a->dtype, call.recv_in ? total : mine);
     call.recv_out = true;
-    call.recv_holes = coll_gpu_has_holes(a->dtype, (int)mine);
+    call.recv_holes = coll_gpu_has_holes(a->dtype, (size_t)mine);
     return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/show_help.h"
 
 /* Host buffers are aligned so that the host collective's own vectorized
@@ -219,6 +220,12 @@ int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
 
 /* Host memory for len bytes: from the staging buffer while it lasts, then
  * temporary pageable buffers. */
+void coll_gpu_out_of_host_memory(size_t len) {
+    opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME, len);
+    ompi_mpi_abort(&ompi_mpi_comm_world.comm, MPI_ERR_NO_MEM);
+    abort(); /* not reached: ompi_mpi_abort ends the process */
+}
+
 static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len) {
     coll_gpu_staging_t *staging = (NULL != stage->module) ? stage->module->staging : NULL;
     void *ptr;
@@ -257,9 +264,7 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
     len = (size_t)(buf->hi - buf->lo);
     shadow = coll_gpu_stage_alloc(stage, len);
     if (NULL == shadow) {
-        opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME, len);
-        stage->rc = MPI_ERR_NO_MEM;
-        return MPI_ERR_NO_MEM;
+        coll_gpu_out_of_host_memory(len);
     }
     buf->host = shadow - buf->lo;
     if (copy_in) {
@@ -377,10 +382,7 @@ static void coll_gpu_pipeline_run(coll_gpu_stage_t *stage, const coll_gpu_call_t
         /* No staging buffer: the same chunks through a temporary, unpipelined. */
         slots = coll_gpu_stage_alloc(stage, COLL_GPU_PIPELINE_SLOTS * slot);
         if (NULL == slots) {
-            opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME,
-                           COLL_GPU_PIPELINE_SLOTS * slot);
-            stage->rc = MPI_ERR_NO_MEM;
-            return;
+            coll_gpu_out_of_host_memory(COLL_GPU_PIPELINE_SLOTS * slot);
         }
     }
 
@@ -457,8 +459,10 @@ void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char 
     call->args = args;
 }
 
-bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count) {
-    return count > 0 && !ompi_datatype_is_contiguous_memory_layout(dtype, count);
+bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, size_t count) {
+    /* two elements tell whatever the count (an int product of counts and ranks could
+     * overflow): elements that leave no gap between each other leave none among more */
+    return count > 0 && !ompi_datatype_is_contiguous_memory_layout(dtype, (count > 1) ? 2 : 1);
 }
 
 /* Host copies of the call's buffers; false when host memory ran out. */

@@ -38,6 +38,11 @@ typedef struct {
     accel_error_t error; /* the accelerator error behind rc, if any */
 } coll_gpu_stage_t;
 
+/* Host memory for staging (len bytes) could not be had.  The peers are already in, or on
+ * their way into, the host collective this rank would have to join with that memory: the one
+ * outcome every rank shares is the job's end.  Shows the help message, aborts the job. */
+void coll_gpu_out_of_host_memory(size_t len) __attribute__((noreturn));
+
 /* Bytes [lo, hi) that count elements of dtype starting at a buffer touch. */
 void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
 
@@ -135,7 +140,7 @@ void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char 
 bool coll_gpu_pipeline_bytes_applies(size_t bytes);
 
 /* Whether count elements of dtype leave holes in their region. */
-bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, int count);
+bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, size_t count);
 
 /* A blocking collective through host staging.  single_call: never pipeline
  * (the ranks pass different kinds of memory). */

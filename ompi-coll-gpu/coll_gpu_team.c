@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,18 +37,38 @@ static coll_gpu_team_t *coll_gpu_teams;
 static bool coll_gpu_teams_progress_registered;
 static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void coll_gpu_team_free(coll_gpu_team_t *team);
+
+/* Progresses the live teams, and destroys the retired ones whose peers are done. */
 static int coll_gpu_teams_progress(void) {
+    coll_gpu_team_t *done = NULL, *team, **link;
+
     if (mca_coll_gpu_component.thread_multiple) {
         if (NULL == __atomic_load_n(&coll_gpu_teams, __ATOMIC_RELAXED) ||
             (0 != pthread_mutex_trylock(&coll_gpu_teams_lock))) {
             return 0;
         }
     }
-    for (coll_gpu_team_t *team = coll_gpu_teams; NULL != team; team = team->next) {
+    link = &coll_gpu_teams;
+    while (NULL != (team = *link)) {
         shmem_team_progress(team->shmem);
+        if ((NULL != team->retire_test) && team->retire_test(team->retire_arg)) {
+            __atomic_store_n(link, team->next, __ATOMIC_RELAXED);
+            team->next = done;
+            done = team;
+        } else {
+            link = &team->next;
+        }
     }
     if (mca_coll_gpu_component.thread_multiple) {
         pthread_mutex_unlock(&coll_gpu_teams_lock);
+    }
+    /* outside the lock; the callback stays registered (it is running) */
+    while (NULL != (team = done)) {
+        done = team->next;
+        __atomic_sub_fetch(&mca_coll_gpu_component.teams_retiring, 1, __ATOMIC_RELAXED);
+        team->retire_release(team->retire_arg);
+        coll_gpu_team_free(team);
     }
     return 0;
 }
@@ -409,6 +430,56 @@ void coll_gpu_team_destroy(coll_gpu_team_t *team) {
         return;
     }
     coll_gpu_teams_remove(team);
+    coll_gpu_team_free(team);
+}
+
+/* A few tries before the team is left to opal_progress: no clock, a count of yields. */
+#define COLL_GPU_TEAM_RETIRE_TRIES 256
+
+void coll_gpu_team_retire(coll_gpu_team_t *team, bool (*test)(void *arg),
+                          void (*release)(void *arg), void *arg) {
+    for (int i = 0; i < COLL_GPU_TEAM_RETIRE_TRIES; ++i) {
+        if (test(arg)) {
+            release(arg);
+            coll_gpu_team_destroy(team);
+            return;
+        }
+        sched_yield();
+    }
+    COLL_GPU_VERBOSE(10, "team of %d ranks retired: destroyed once its peers are done with it",
+                     team->size);
+    __atomic_add_fetch(&mca_coll_gpu_component.teams_retiring, 1, __ATOMIC_RELAXED);
+    coll_gpu_teams_lock_take();
+    team->retire_release = release;
+    team->retire_arg = arg;
+    __atomic_store_n(&team->retire_test, test, __ATOMIC_RELEASE);
+    coll_gpu_teams_lock_release();
+}
+
+void coll_gpu_teams_drain(void) {
+    bool retired = true;
+
+    while (retired) {
+        retired = false;
+        coll_gpu_teams_lock_take();
+        for (coll_gpu_team_t *team = coll_gpu_teams; NULL != team; team = team->next) {
+            retired = retired || (NULL != team->retire_test);
+        }
+        coll_gpu_teams_lock_release();
+        if (retired) {
+            (void)coll_gpu_teams_progress();
+            sched_yield();
+        }
+    }
+    coll_gpu_teams_lock_take();
+    if ((NULL == coll_gpu_teams) && coll_gpu_teams_progress_registered) {
+        opal_progress_unregister(coll_gpu_teams_progress);
+        coll_gpu_teams_progress_registered = false;
+    }
+    coll_gpu_teams_lock_release();
+}
+
+static void coll_gpu_team_free(coll_gpu_team_t *team) {
     if (NULL != team->shmem) {
         shmem_team_destroy(team->shmem);
     }

@@ -37,6 +37,11 @@ typedef struct coll_gpu_team {
     /* nnodes entries: the rank of each node whose local_rank is this rank's (-1: that node
      * has fewer ranks) */
     int *node_peers;
+    /* Retired (coll_gpu_team_retire): the communicator is gone, the team waits until
+     * retire_test(retire_arg) says its peers are done with this rank's memory. */
+    bool (*retire_test)(void *arg);
+    void (*retire_release)(void *arg);
+    void *retire_arg;
 } coll_gpu_team_t;
 
 /* Signal slots of the team's transport: the transport check's, then one per rank for the
@@ -53,6 +58,18 @@ typedef struct coll_gpu_team {
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p);
 void coll_gpu_team_destroy(coll_gpu_team_t *team);
+
+/*
+ * A freed communicator's team, and what lives in its memory, go once test(arg) holds: peers may
+ * still read this rank's memory or signal it, and MPI_Comm_free must not wait for them (Open MPI's
+ * own does not).  Tried a few times at once (every rank freeing together ends there), then
+ * from opal_progress; release(arg) runs just before the team is destroyed.  test must be true
+ * once a peer is known dead.
+ */
+void coll_gpu_team_retire(coll_gpu_team_t *team, bool (*test)(void *arg),
+                          void (*release)(void *arg), void *arg);
+/* Component close (MPI_Finalize, which every rank reaches): waits for the retired teams. */
+void coll_gpu_teams_drain(void);
 
 /*
  * coll_gpu_transport_check: create the communicator's team now and check that

@@ -1615,6 +1615,30 @@ shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value) {
     return status;
 }
 
+shmem_status_t shmem_test(shmem_team_t *team, unsigned idx, uint64_t value, bool *reached_p) {
+    shmem_status_t status = SHMEM_OK;
+    double now;
+
+    *reached_p = false;
+    if (team == NULL || idx >= team->num_signals) {
+        return shmem_error_set(team, SHMEM_ERR_INVALID, "shmem_test: slot %u out of range", idx);
+    }
+    shmem_team_lock(team);
+#if COLL_GPU_HAVE_UCX
+    if (team->ucx != NULL) {
+        shmem_ucx_progress(team->ucx);
+    }
+#endif
+    *reached_p = __atomic_load_n(shmem_signal_slot(team, idx), __ATOMIC_ACQUIRE) >= value;
+    now = shmem_time_now();
+    if (!*reached_p && (now >= team->next_alive_check)) {
+        status = shmem_team_check_peers(team);
+        team->next_alive_check = now + SHMEM_ALIVE_CHECK_INTERVAL;
+    }
+    shmem_team_unlock(team);
+    return status;
+}
+
 volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx) {
     /* accel.h has no host-register op: the slot is host memory; a kernel can poll it only
      * where the device reaches host memory (the emulated backend, CUDA's HMM/ATS systems) */

@@ -161,6 +161,10 @@ SHMEM_API shmem_status_t shmem_signal(shmem_team_t *team, int peer, unsigned idx
  * dead (its process gone, its UCX endpoint failed); SHMEM_ERR_TIMEOUT only after the team's
  * timeout, if it has one. */
 SHMEM_API shmem_status_t shmem_wait(shmem_team_t *team, unsigned idx, uint64_t value);
+/* shmem_wait's test without the wait: *reached_p says whether own slot idx >= value (acquire);
+ * returns SHMEM_ERR_PEER_FAILED when not and a peer is known dead.  Progresses UCX once. */
+SHMEM_API shmem_status_t shmem_test(shmem_team_t *team, unsigned idx, uint64_t value,
+                                    bool *reached_p);
 /* Address of own slot idx, for a kernel to poll (device-mapped when the team has an
  * accelerator), and its current value. */
 SHMEM_API volatile uint64_t *shmem_signal_addr(shmem_team_t *team, unsigned idx);

@@ -10,7 +10,11 @@
  * process is killed.  A process killed in the short window between creating
  * its segment and unlinking it (team or scratch setup) leaves one behind: the
  * first segment a process creates sweeps /dev/shm for segments whose creator
- * (the pid in the name) no longer exists, and unlinks them.
+ * is proven gone, and unlinks them.  The name says who created it: its pid, its
+ * start time and its pid namespace ("/cgshm-PID-START-PIDNS-" and 32 random hex
+ * digits).  Only a segment of this pid namespace whose pid is gone, or now
+ * belongs to a process started at another time, is swept: a /dev/shm shared by
+ * containers holds segments of live processes whose pids mean nothing here.
  *
  * Other registered host memory (a user's buffer) cannot be put into a segment
  * after the fact: local peers reach it by cross-memory attach
@@ -42,8 +46,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* "/cgshm-PID-" and 32 hex digits */
-#define SHMEM_POSIX_NAME_LEN 64
+/* "/cgshm-PID-START-PIDNS-" and 32 hex digits */
+#define SHMEM_POSIX_NAME_LEN 96
 #define SHMEM_POSIX_PREFIX "/cgshm-"
 #define SHMEM_CMA_BOUNCE_SIZE ((size_t)1 << 20)
 
@@ -58,23 +62,47 @@ static size_t shmem_posix_map_len(size_t len) {
     return (len + page - 1) & ~(page - 1);
 }
 
-/* Unlinks the segments of processes that died before unlinking their own (see above).  A
- * live process's segments, and names not ours, are left alone. */
+/* This process's pid namespace (the inode of /proc/self/ns/pid; 0: unknown). */
+static unsigned long long shmem_posix_pid_ns(void) {
+    struct stat st;
+
+    return (stat("/proc/self/ns/pid", &st) == 0) ? (unsigned long long)st.st_ino : 0;
+}
+
+/* Whether the creator named by a segment name (after the prefix: "PID-START-PIDNS-...") is
+ * proven gone: this pid namespace, and its pid gone or reused by a later process. */
+static bool shmem_posix_creator_gone(const char *name, unsigned long long my_ns) {
+    unsigned long long pid, start, ns;
+    char *end;
+
+    pid = strtoull(name, &end, 10);
+    if ((end == name) || (*end != '-')) {
+        return false;
+    }
+    start = strtoull(end + 1, &end, 10);
+    if (*end != '-') {
+        return false;
+    }
+    ns = strtoull(end + 1, &end, 10);
+    if ((*end != '-') || (my_ns == 0) || (ns != my_ns) || (pid == 0) || (pid > INT32_MAX)) {
+        return false; /* another namespace, or a name that proves nothing */
+    }
+    return !shmem_proc_alive((pid_t)pid, start);
+}
+
+/* Unlinks the segments of processes that died before unlinking their own (see above).  Live
+ * processes' segments, segments of other pid namespaces and names not ours are left alone. */
 static void shmem_posix_sweep_stale(void) {
     char path[sizeof(((struct dirent *)0)->d_name) + 1];
     struct dirent *de;
     DIR *dir = opendir("/dev/shm");
     const char *prefix = SHMEM_POSIX_PREFIX + 1; /* without the '/' */
     size_t prefix_len = strlen(prefix);
-    char *end;
-    long pid;
+    unsigned long long my_ns = shmem_posix_pid_ns();
 
     while ((dir != NULL) && ((de = readdir(dir)) != NULL)) {
-        if (strncmp(de->d_name, prefix, prefix_len) != 0) {
-            continue;
-        }
-        pid = strtol(de->d_name + prefix_len, &end, 10);
-        if ((pid <= 0) || (*end != '-') || (kill((pid_t)pid, 0) == 0) || (errno != ESRCH)) {
+        if ((strncmp(de->d_name, prefix, prefix_len) != 0) ||
+            !shmem_posix_creator_gone(de->d_name + prefix_len, my_ns)) {
             continue;
         }
         snprintf(path, sizeof(path), "/%s", de->d_name);
@@ -99,7 +127,8 @@ static shmem_status_t shmem_posix_segment_create(shmem_team_t *team, size_t len,
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
         return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
     }
-    ret = snprintf(name, SHMEM_POSIX_NAME_LEN, SHMEM_POSIX_PREFIX "%d-", (int)getpid());
+    ret = snprintf(name, SHMEM_POSIX_NAME_LEN, SHMEM_POSIX_PREFIX "%d-%" PRIu64 "-%llu-",
+                   (int)getpid(), shmem_proc_start_time(getpid()), shmem_posix_pid_ns());
     for (size_t i = 0; i < sizeof(rnd); ++i) {
         ret += snprintf(name + ret, SHMEM_POSIX_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
     }

@@ -695,6 +695,21 @@ uint64_t tu_pvar_read_element(const tu_pvar_t *pvar, int element) {
     return values[element];
 }
 
+void tu_settle_retired_teams(void) {
+    static tu_pvar_t pvar;
+    static int opened = 0; /* 1: open, -1: no such pvar */
+    uint64_t mine, any = 1;
+
+    if (0 == opened) {
+        opened = (0 == tu_pvar_open("coll_gpu_teams_retiring", &pvar)) ? 1 : -1;
+    }
+    for (int round = 0; (opened > 0) && (0 != any); ++round) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        mine = tu_pvar_read_element(&pvar, 0);
+        MPI_Allreduce(&mine, &any, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    }
+}
+
 int tu_cvar_read_int(const char *name, long long *value_p) {
     int num = 0;
 

@@ -160,6 +160,10 @@ void tu_pvar_open_required(const char *name, tu_pvar_t *pvar);
 /* Reads all elements (up to max_values) converted to uint64_t; returns the count read. */
 int tu_pvar_read(const tu_pvar_t *pvar, uint64_t *values, int max_values);
 uint64_t tu_pvar_read_element(const tu_pvar_t *pvar, int element);
+/* Collective over MPI_COMM_WORLD: returns once no rank has a freed communicator's team left
+ * (the coll_gpu_teams_retiring pvar is 0 everywhere; the barriers progress them), so that
+ * resources can be counted.  Does nothing without the pvar. */
+void tu_settle_retired_teams(void);
 /* An integer or boolean cvar by its full name ("coll_gpu_staging_buffer_size"); 0 or -1. */
 int tu_cvar_read_int(const char *name, long long *value_p);
 

@@ -148,7 +148,7 @@ static void snapshot_free(snapshot_t *s) {
 /* Collective: the barriers put every rank's creations and releases inside the window. */
 static void snapshot_take(snapshot_t *s) {
     memset(s, 0, sizeof(*s));
-    MPI_Barrier(MPI_COMM_WORLD);
+    tu_settle_retired_teams(); /* freed communicators' teams go once their peers are done */
 #ifdef __GLIBC__
     /* give freed heap back so that RSS measures what is still in use */
     malloc_trim(0);

@@ -281,6 +281,9 @@ static void run_pinned_fault(state_t *st) {
         {COLL_GPU_BCAST, TU_TYPE_INT8, TU_OP_SUM, 0, false, true, AT_ALL, 0, false},
         {COLL_GPU_ALLGATHERV, TU_TYPE_VECTOR, TU_OP_SUM, 77, false, false, AT_ALL, 0, false},
         {COLL_GPU_IALLREDUCE, TU_TYPE_DOUBLE, TU_OP_MAX, 1001, false, false, AT_ALL, 0, false},
+        /* a user op: staged whatever the native algorithms can do, so a staging buffer is made */
+        {COLL_GPU_ALLREDUCE, TU_TYPE_VECTOR, TU_OP_USER_NONCOMM, 101, false, false, AT_ALL, 0,
+         false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         healthy(st, &cases[i], "pinned allocations failing");

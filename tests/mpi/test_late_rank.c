@@ -12,6 +12,11 @@
  * the iterations listed by --late-at.  Run under a set coll_gpu_transport_timeout shorter than
  * the lateness, the job must abort (the timeout is a hang detector): never print a wrong result.
  *
+ * First, MPI_Comm_free must not wait for the peers either (Open MPI's own does not): rank 0
+ * frees a communicator that ran native collectives, then receives from the last rank, which
+ * sends synchronously (MPI_Ssend) before it frees its own.  A free that waits for the last
+ * rank's free deadlocks there.
+ *
  * Closing line (rank 0): "N passed, M failed".
  */
 #include "test_native_util.h"
@@ -130,6 +135,40 @@ static void run_allgather(int n, int iter) {
     free(got);
 }
 
+static void run_comm_free_first(void) {
+    MPI_Comm comm;
+    int token = 42, last = world_size - 1;
+
+    tu_case_begin("MPI_Comm_free on rank 0 while rank %d is still in MPI_Ssend", last);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int iter = 0; iter < 2; ++iter) {
+        run_allreduce(SMALL, iter); /* on world: sets up its native context */
+    }
+    {
+        int *host = host_values(SMALL, my_rank, 0);
+        int *buf = tn_mem_copy_of(mem, host, SMALL * sizeof(int));
+        if (MPI_SUCCESS != MPI_Allreduce(MPI_IN_PLACE, buf, SMALL, MPI_INT, MPI_SUM, comm)) {
+            tu_fail("MPI_Allreduce on the duplicate failed");
+        }
+        tu_mem_free(mem, buf);
+        free(host);
+    }
+    if ((0 == my_rank) && (last > 0)) {
+        MPI_Comm_free(&comm);
+        MPI_Recv(&token, 1, MPI_INT, last, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (my_rank == last) {
+        MPI_Ssend(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+        MPI_Comm_free(&comm);
+    } else {
+        MPI_Comm_free(&comm);
+    }
+    if (42 != token) {
+        tu_fail("the message carried %d", token);
+    }
+    tu_case_end();
+}
+
 int main(int argc, char **argv) {
     tu_options_t opts;
     bool host = false;
@@ -153,6 +192,7 @@ int main(int argc, char **argv) {
         late_rank = world_size - 1;
     }
 
+    run_comm_free_first();
     tu_case_begin("%d iterations, rank %d late by %d ms before iterations 0x%x", ITERATIONS,
                   late_rank, late_ms, late_mask);
     for (int iter = 0; iter < ITERATIONS; ++iter) {

@@ -15,8 +15,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define KILL_TIMEOUT 8.0
 #define KILL_BOUND (KILL_TIMEOUT + 4.0)
@@ -113,40 +119,94 @@ static int sweep_main(test_oob_t *oob, int rank, int size, void *arg) {
     return test_failed;
 }
 
+/* Whether /dev/shm holds name. */
+static bool shm_exists(const char *name) {
+    int fd = shm_open(name, O_RDONLY, 0);
+
+    if (fd < 0) {
+        return false;
+    }
+    close(fd);
+    return true;
+}
+
 /* A process killed between creating its segment and unlinking it leaves the segment behind:
- * the next process that creates a segment unlinks it (its creator's pid is dead). */
+ * the next process that creates a segment unlinks it when its creator is proven gone (same pid
+ * namespace; the pid dead, or reused by a process started at another time), and leaves alone
+ * what it cannot prove dead: a segment of another pid namespace (a container sharing /dev/shm:
+ * its pids mean nothing here), a live process's, a name without start time and namespace. */
 static int stale_sweep_case(void) {
-    char name[96];
+    struct {
+        const char *what;
+        bool swept;
+        char name[128];
+    } segs[5];
+    struct stat ns;
+    unsigned long long my_ns, my_start = 0;
     pid_t dead = fork();
-    int fd, left, status;
+    int status, bad = 0;
+    char stat_path[64], buf[1024];
+    FILE *f;
 
     if (dead == 0) {
         _exit(0);
     }
     waitpid(dead, &status, 0);
-    snprintf(name, sizeof(name), "/cgshm-%d-00000000000000000000000000000000", (int)dead);
-    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        printf("FAIL: cannot create a stale segment %s\n", name);
-        return 1;
+    my_ns = (stat("/proc/self/ns/pid", &ns) == 0) ? (unsigned long long)ns.st_ino : 0;
+    snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)getpid());
+    if ((f = fopen(stat_path, "r")) != NULL) {
+        if (fgets(buf, sizeof(buf), f) != NULL) {
+            char *p = strrchr(buf, ')');
+            for (int field = 2; (p != NULL) && (field < 22); ++field) {
+                p = strchr(p + 1, ' ');
+            }
+            my_start = (p != NULL) ? strtoull(p + 1, NULL, 10) : 0;
+        }
+        fclose(f);
     }
-    close(fd);
+    const char *hex = "00000000000000000000000000000000";
+    segs[0].what = "a dead process of this namespace";
+    segs[0].swept = true;
+    snprintf(segs[0].name, sizeof(segs[0].name), "/cgshm-%d-0-%llu-%s", (int)dead, my_ns, hex);
+    segs[1].what = "a live process's pid reused (another start time)";
+    segs[1].swept = true;
+    snprintf(segs[1].name, sizeof(segs[1].name), "/cgshm-%d-%llu-%llu-%s", (int)getpid(),
+             my_start + 12345, my_ns, hex);
+    segs[2].what = "a dead pid of another pid namespace";
+    segs[2].swept = false;
+    snprintf(segs[2].name, sizeof(segs[2].name), "/cgshm-%d-0-%llu-%s", (int)dead, my_ns + 1, hex);
+    segs[3].what = "a live process of this namespace";
+    segs[3].swept = false;
+    snprintf(segs[3].name, sizeof(segs[3].name), "/cgshm-%d-%llu-%llu-%s", (int)getpid(), my_start,
+             my_ns, hex);
+    segs[4].what = "a name without start time and namespace";
+    segs[4].swept = false;
+    snprintf(segs[4].name, sizeof(segs[4].name), "/cgshm-%d-%s", (int)dead, hex);
+    for (int i = 0; i < 5; ++i) {
+        int fd = shm_open(segs[i].name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0) {
+            printf("FAIL: cannot create the segment %s\n", segs[i].name);
+            return 1;
+        }
+        close(fd);
+    }
     /* a team of 2 creates segments (the sweep runs once per process: in a fresh child) */
     {
         int st[TEST_OOB_MAX_PROCS];
         test_oob_run(2, 60, sweep_main, NULL, st);
         if (st[0] != 0 || st[1] != 0) {
             printf("FAIL: the team that should sweep failed\n");
-            return 1;
+            bad = 1;
         }
     }
-    left = st_shm_leftovers(dead);
-    printf("%s: a dead process's leftover segment is swept by the next team\n",
-           left ? "FAIL" : "PASS");
-    if (left) {
-        shm_unlink(name);
+    for (int i = 0; i < 5; ++i) {
+        bool there = shm_exists(segs[i].name);
+        bool ok = (there != segs[i].swept) && (my_ns != 0) && (my_start != 0);
+        printf("%s: %s: %s\n", ok ? "PASS" : "FAIL", segs[i].what, there ? "left alone" : "swept");
+        bad += !ok;
+        shm_unlink(segs[i].name);
     }
-    return left != 0;
+    return bad != 0;
 }
 
 int main(int argc, char **argv) {
