@@ -39,7 +39,7 @@ done
 
 id=$$
 sw=cgmh$id-sw
-hosts=(cgmh$id-h1 cgmh$id-h2)
+hosts=("cgmh$id-h1" "cgmh$id-h2")
 addrs=(10.213.0.1 10.213.0.2)
 names=(cgmh-host1 cgmh-host2)
 made=()
