@@ -163,7 +163,7 @@ bench=$build/perf/coll_gpu_bench
 [ "$quick" -eq 1 ] || step "bench: allreduce, 4 ranks, host" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 256M -n 20 -w 3 | tee $out/bench-allreduce-host.txt"
 [ "$quick" -eq 1 ] || step "bench: host allreduce without coll/gpu, 4 ranks" 300 \
-    bash -o pipefail -c "$MPIRUN -np 4 --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
+    bash -o pipefail -c "$MPIRUN -np 4 --mca coll ^gpu --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
 [ "$quick" -eq 1 ] || step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
 

@@ -83,7 +83,9 @@ chroot "$root" bash -c "
 " || status=$?
 t2=$(date +%s)
 if [ "$status" -eq 0 ]; then
-    chroot "$root" bash -c "cd /tmp/build && make -j$(nproc) check >check.log 2>&1" || status=$?
+    # MPICH's collective suite runs in the Open MPI 4.1 part only (its time; and its dtpools
+    # use MPI-1 functions Open MPI 5 no longer has)
+    chroot "$root" bash -c "cd /tmp/build && COLL_GPU_SKIP_MPICH=1 make -j$(nproc) check >check.log 2>&1" || status=$?
 fi
 t3=$(date +%s)
 

@@ -40,6 +40,12 @@ for f in $(grep -lE '^:test-result: (FAIL|ERROR)' $logs /dev/null); do
     echo "===== ${f%.trs}.log"
     tail -n 60 "${f%.trs}.log"
 done
+# MPICH's collective suite: its per-mode counts (the whole table is in its log)
+mpich_log=$build/tests/mpich/run-mpich-coll.log
+if [ -r "$mpich_log" ]; then
+    echo "===== MPICH test/mpi/coll (tests/mpich/run-mpich-coll.log):"
+    grep -aE '^(mode +passed|(plain|host|nodes) +[0-9]+ +[0-9]+ +[0-9]+$|SKIP:|times:)' "$mpich_log"
+fi
 echo "Open MPI 4.1 times: dependencies $((t1 - t0)) s, build $((t2 - t1)) s, tests $((t3 - t2)) s"
 echo "Open MPI 4.1: $pass passed, $fail failed, $skip skipped"
 [ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1

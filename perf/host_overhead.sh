@@ -29,7 +29,8 @@ trap 'rm -rf "$out"' EXIT
 
 for np in 2 4; do
     for r in $(seq "$reps"); do
-        $MPIRUN -np "$np" "$bench" -c allreduce -m host -b 8 -e "$max_bytes" -n "$iters" \
+        # coll ^gpu: not an installed copy (make install) from Open MPI's own directory either
+        $MPIRUN -np "$np" --mca coll ^gpu "$bench" -c allreduce -m host -b 8 -e "$max_bytes" -n "$iters" \
             >"$out/without.$np.$r"
         $MPIRUN -np "$np" $COLL_GPU_MCA --mca coll_gpu_accelerator emulated "$bench" -c allreduce \
             -m host -b 8 -e "$max_bytes" -n "$iters" >"$out/with.$np.$r"

@@ -92,9 +92,15 @@ CHECK_DEFAULT_MCA="op=^avx"
 # parameter given twice.  Usage: check_mca_args NAME=VALUE...  (result in CHECK_MCA_ARGS)
 check_mca_args() {
     local words=() i=0 name skip pair
-    # CHECK_NO_COMPONENT=1: a run without the component path (Open MPI alone)
-    [ "${CHECK_NO_COMPONENT:-0}" = 1 ] || read -r -a words <<<"$COLL_GPU_MCA"
+    # CHECK_NO_COMPONENT=1: Open MPI alone: without the component path, and with coll/gpu
+    # excluded by name, since an installed copy (make install) lies in Open MPI's own
+    # component directory, where mpirun finds it without any path
     CHECK_MCA_ARGS=()
+    if [ "${CHECK_NO_COMPONENT:-0}" = 1 ]; then
+        CHECK_MCA_ARGS=(--mca coll "^gpu")
+    else
+        read -r -a words <<<"$COLL_GPU_MCA"
+    fi
     while [ $i -lt ${#words[@]} ]; do
         if [ "${words[$i]}" = "--mca" ] || [ "${words[$i]}" = "-mca" ]; then
             name=${words[$((i + 1))]}
