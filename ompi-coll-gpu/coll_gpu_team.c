@@ -266,6 +266,9 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
     params.thread_multiple = c->thread_multiple;
+    /* Open MPI's runtime knows the whole host (emulated nodes share it): it asks idle
+     * processes to yield when the host holds more of them than cores */
+    params.oversubscribed = opal_progress_yield_when_idle;
     status = shmem_team_create(&params, &team->shmem);
     if (SHMEM_OK != status) {
         team->shmem = NULL;

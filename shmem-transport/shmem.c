@@ -533,7 +533,9 @@ shmem_status_t shmem_team_create(const shmem_team_params_t *params, shmem_team_t
         goto err_destroy;
     }
     team->local_cpus = shmem_team_local_cpus(team);
-    team->wait_spins = (team->nlocal > team->local_cpus) ? 0 : SHMEM_WAIT_SPINS;
+    team->wait_spins =
+        (params->oversubscribed || (team->nlocal > team->local_cpus)) ? 0 : SHMEM_WAIT_SPINS;
+    team->params.oversubscribed = (0 == team->wait_spins); /* the UCX waits yield too */
     if (team->nnodes > 1) {
         team->params.net_devices = params->net_devices;
         team->params.ucx_tls = params->ucx_tls;

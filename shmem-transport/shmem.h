@@ -89,6 +89,9 @@ typedef struct {
     const char *net_devices; /* UCX devices ("mlx5_0:1,mlx5_1:1"); NULL: nearest NIC */
     const char *ucx_tls;     /* UCX transports for the team's context (NULL: UCX's default) */
     unsigned num_signals;    /* signal slots per rank (0: SHMEM_DEFAULT_SIGNALS) */
+    /* the host runs more processes than it has cores (the caller knows better than the team,
+     * whose node may be one of several emulated on the host): waits yield at once */
+    bool oversubscribed;
     shmem_log_fn_t log;
     int verbose;
     bool thread_multiple; /* shmem_team_progress may run on other threads (see above) */

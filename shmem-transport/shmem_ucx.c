@@ -55,6 +55,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,7 @@ struct shmem_ucx {
     shmem_log_fn_t log;
     int verbose;
     double timeout;
+    bool yield_when_idle; /* the host is oversubscribed: waits yield (shmem_ucx_wait_turn) */
 
     ucp_context_h context;
     ucp_worker_h worker;
@@ -399,6 +401,16 @@ void shmem_ucx_progress(shmem_ucx_t *ucx) {
     }
 }
 
+/* One turn of a wait for the network: progress, and on an oversubscribed host let the peer
+ * whose progress completes the operation run (over tcp and shared-memory FIFOs the target's
+ * worker must progress: spinning here would keep it off the core for a whole time slice). */
+static void shmem_ucx_wait_turn(shmem_ucx_t *ucx) {
+    shmem_ucx_progress(ucx);
+    if (ucx->yield_when_idle) {
+        sched_yield();
+    }
+}
+
 /* Wait for one request (put, get or flush) to peer to complete; the request is released. */
 static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer, void **req_p,
                                          const char *what) {
@@ -419,7 +431,7 @@ static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *pee
             return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "%s to rank %d: %s", what, peer->rank,
                                    ucs_status_string(status));
         }
-        shmem_ucx_progress(ucx);
+        shmem_ucx_wait_turn(ucx);
         if (peer->failed || (shmem_ucx_now() > deadline)) {
             /* released by UCX when it completes (canceled by the closing endpoint) */
             ucp_request_free(*req_p);
@@ -554,7 +566,7 @@ static shmem_status_t shmem_ucx_signals_drain(shmem_ucx_t *ucx) {
     double deadline = shmem_ucx_deadline(ucx);
 
     while (ucx->signal_count > 0) {
-        shmem_ucx_progress(ucx);
+        shmem_ucx_wait_turn(ucx);
         if ((ucx->signal_count > 0) && (shmem_ucx_now() > deadline)) {
             /* the oldest is stuck, and the others wait behind it: all are dropped */
             shmem_ucx_peer_t *peer = ucx->signals[ucx->signal_head].peer;
@@ -841,6 +853,7 @@ shmem_status_t shmem_ucx_create(const shmem_team_params_t *params, shmem_ucx_t *
     ucx->log = params->log;
     ucx->verbose = params->verbose;
     ucx->timeout = params->timeout; /* <= 0: waits end by completion or a peer failure */
+    ucx->yield_when_idle = params->oversubscribed;
     ucx->peers = calloc((size_t)params->size, sizeof(*ucx->peers));
     if (ucx->peers == NULL) {
         free(ucx);
@@ -1447,7 +1460,7 @@ shmem_status_t shmem_ucx_put_signal(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, si
     }
     deadline = shmem_ucx_deadline(ucx);
     while (ucx->signal_count == SHMEM_UCX_SIGNAL_RING) {
-        shmem_ucx_progress(ucx);
+        shmem_ucx_wait_turn(ucx);
         if ((ucx->signal_count == SHMEM_UCX_SIGNAL_RING) && (shmem_ucx_now() > deadline)) {
             return shmem_ucx_signals_drain(ucx); /* names the peer that does not answer */
         }
@@ -1522,7 +1535,7 @@ shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer) {
         /* the completion callbacks of what the flush completed */
         deadline = shmem_ucx_deadline(ucx);
         while ((p->outstanding > 0) && !p->failed && (shmem_ucx_now() < deadline)) {
-            shmem_ucx_progress(ucx);
+            shmem_ucx_wait_turn(ucx);
         }
         if (p->dirty && (ret == SHMEM_OK)) {
             if (p->failed) {
