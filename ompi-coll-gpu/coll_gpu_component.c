@@ -428,8 +428,9 @@ static int coll_gpu_register(void) {
         "Pipeline the staging of allreduce, reduce, bcast, scan, exscan and reduce_local on "
         "contiguous device data: chunks overlap the device-to-host copy, the host collective "
         "and the host-to-device copy.  This issues one host collective per chunk, so every "
-        "rank must pass the same kind of memory (all device, or all host) and the same "
-        "datatype to a given call; set it to false, or set check_memory_kinds, otherwise",
+        "rank must pass the same kind of memory (all device, or all host) to a given call "
+        "(datatypes may differ if their type signature is the same: bcast cuts in signature "
+        "bytes); set it to false, or set check_memory_kinds, otherwise",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.staged_pipeline);
 
@@ -449,9 +450,8 @@ static int coll_gpu_register(void) {
         "Before every collective the ranks agree on whether they pass device memory and on "
         "whether each can run the native algorithms (one small allreduce); a mix is run "
         "correctly through the staged path.  Needed by programs whose ranks pass different "
-        "memory kinds to one call, or types of one signature that are derived on some ranks "
-        "and predefined on others (legal for data-movement collectives).  Costs a collective "
-        "per call",
+        "memory kinds to one call (datatypes that differ across ranks need nothing: calls are "
+        "decided on the type signature).  Costs a collective per call",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.check_memory_kinds);
 
