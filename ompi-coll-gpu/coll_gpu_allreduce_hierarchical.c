@@ -331,6 +331,7 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
         }
         pending = current;
     }
+    h.astatus = coll_gpu_native_drain(args->mem, args->stream, h.astatus);
     if (OPAL_UNLIKELY(ACCEL_OK != h.astatus)) {
         return coll_gpu_accel_failed(h.astatus, args->mpi_call, comm);
     }

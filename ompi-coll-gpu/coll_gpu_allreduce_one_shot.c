@@ -43,9 +43,7 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                              args->dtype, args->op, args->stream);
         }
     }
-    if (ACCEL_OK == astatus) {
-        astatus = mem->synchronize(args->stream);
-    }
+    astatus = coll_gpu_native_drain(mem, args->stream, astatus);
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
     }

@@ -484,6 +484,13 @@ accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_nativ
         coll_gpu_native_mine(native, COLL_GPU_NATIVE_DEVICE, step) + offset, len, stream);
 }
 
+accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_stream_h stream,
+                                     accel_status_t astatus) {
+    accel_status_t synced = mem->synchronize(stream);
+
+    return (ACCEL_OK != astatus) ? astatus : synced;
+}
+
 shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
                                               coll_gpu_native_kind_t kind, accel_stream_h stream,
                                               accel_status_t *astatus_p) {
@@ -493,9 +500,7 @@ shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
         native->gets_pending = false;
         status = shmem_quiet(native->team->shmem, -1);
     }
-    if (ACCEL_OK == *astatus_p) {
-        *astatus_p = coll_gpu_native_mems[kind].synchronize(stream);
-    }
+    *astatus_p = coll_gpu_native_drain(&coll_gpu_native_mems[kind], stream, *astatus_p);
     return status;
 }
 

@@ -179,6 +179,11 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
 accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                        uint64_t step, size_t offset, size_t len,
                                        accel_stream_h stream);
+/* The end of an algorithm: whatever failed, nothing queued on stream may run into the caller's
+ * buffers (or the scratch) after the return.  Synchronizes stream; returns astatus, or the
+ * synchronization's error when astatus is ACCEL_OK. */
+accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_stream_h stream,
+                                     accel_status_t astatus);
 /* Completes every fetch (gets, then the stream).  Returns the transport's status; an
  * accelerator error goes to *astatus_p (ACCEL_OK on entry: the stream is synchronized). */
 shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
