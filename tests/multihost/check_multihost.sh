@@ -10,6 +10,8 @@
 #   - test_collectives, 2 hosts x 2 ranks, through the component: host buffers in host-buffer
 #     mode (coll_gpu_host_buffers=1, native algorithms across the hosts) and emulated device
 #     memory (native where it has an algorithm, else staged);
+#   - test_late_rank (host-buffer mode) and test_alloc_faults (emulated device memory) across
+#     the hosts: the failure model where Open MPI itself sees 2 nodes;
 #   - with MULTIHOST_MPICH=1: MPICH's test/mpi/coll (tests/mpich/run-mpich-coll.sh, modes
 #     plain and host) with the ranks of every test spread over the 2 hosts (2 slots each,
 #     oversubscribed beyond).  Off by default: over tcp between the namespaces on 2 busy cores
@@ -136,6 +138,13 @@ check_run "2 hosts x 2 ranks, host buffers, host-buffer mode" 4 "$NET $EMU coll_
     test_collectives --kinds=host --big=4m
 check_run "2 hosts x 2 ranks, emulated device memory" 4 "$NET $EMU" test_collectives \
     --kinds=host,device --big=4m
+
+# the failure model across real hosts: a rank 3 s late (no error, right results; a freed
+# communicator does not wait for its peers), one rank failing to allocate or to create a stream
+check_run "2 hosts x 2 ranks, host-buffer mode, a rank late" 4 "$NET $EMU coll_gpu_host_buffers=1" \
+    test_late_rank --kinds=host
+check_run "2 hosts x 2 ranks, device memory, one rank failing to allocate" 4 \
+    "$NET $EMU $CHECK_NO_HELP_AGGREGATE" test_alloc_faults
 
 if [ "${MULTIHOST_MPICH:-0}" = 1 ]; then
     echo "=== MPICH test/mpi/coll across the 2 hosts (plain, and through the component)"
