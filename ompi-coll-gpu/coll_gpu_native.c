@@ -452,6 +452,15 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
             native->retire_value = COLL_GPU_NATIVE_SIGNAL_VALUE(last, COLL_GPU_PHASE_READY);
         }
     }
+    if ((native->team->nnodes > 1) && (0 != native->retire_value)) {
+        /* Across nodes the free still waits for the peers' announcements (or their death), as
+         * before: a UCX worker destroyed later, from progress, left puts unacknowledged, and
+         * UCX 1.18 aborts the peer that must acknowledge them. */
+        (void)coll_gpu_native_wait_all(native, native->step, COLL_GPU_PHASE_READY);
+        coll_gpu_native_release(native);
+        coll_gpu_team_destroy(team);
+        return;
+    }
     coll_gpu_team_retire(native->team, coll_gpu_native_retired, coll_gpu_native_release, native);
 }
 

@@ -139,10 +139,10 @@ check_run "2 hosts x 2 ranks, host buffers, host-buffer mode" 4 "$NET $EMU coll_
 check_run "2 hosts x 2 ranks, emulated device memory" 4 "$NET $EMU" test_collectives \
     --kinds=host,device --big=4m
 
-# the failure model across real hosts: a rank 3 s late (no error, right results; a freed
-# communicator does not wait for its peers), one rank failing to allocate or to create a stream
+# the failure model across real hosts: a rank 3 s late (no error, right results), one rank
+# failing to allocate or to create a stream
 check_run "2 hosts x 2 ranks, host-buffer mode, a rank late" 4 "$NET $EMU coll_gpu_host_buffers=1" \
-    test_late_rank --kinds=host
+    test_late_rank --kinds=host --free-waits
 check_run "2 hosts x 2 ranks, device memory, one rank failing to allocate" 4 \
     "$NET $EMU $CHECK_NO_HELP_AGGREGATE" test_alloc_faults
 
