@@ -93,6 +93,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long staged_chunks;
     unsigned long long pageable_fallbacks;
     unsigned long long accelerator_errors;
+    unsigned long long peer_errors; /* calls that failed on another rank (native agreement) */
     unsigned long long teams_created;
     unsigned long long teams_retiring; /* freed communicators' teams waiting for their peers */
     unsigned long long allreduce_algorithm_calls[COLL_GPU_MAX_ALGS];

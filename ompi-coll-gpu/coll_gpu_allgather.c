@@ -62,11 +62,12 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
         /* in place, this rank's own block is read from the receive buffer */
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
                               NULL, NULL, NULL, in_place);
+        coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLGATHER, recv.bytes);
         *rc_p = coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
                                           coll_gpu_signature_bytes(count, a->rdtype));
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }
@@ -109,11 +110,12 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->displs,
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
+        coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLGATHERV, total);
         *rc_p = coll_gpu_allgatherv_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
                                            recv.counts, recv.displs);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }

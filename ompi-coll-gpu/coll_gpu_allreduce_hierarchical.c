@@ -303,19 +303,19 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
             cur.n = (args->count - first < n) ? args->count - first : n;
             status = coll_gpu_hier_node_reduce(&h, &cur);
             if (SHMEM_OK != status) {
-                goto err_transport;
+                goto conclude;
             }
         }
         if (pending) {
             status = coll_gpu_hier_finish(&h, &prev, step);
             if (SHMEM_OK != status) {
-                goto err_transport;
+                goto conclude;
             }
         }
         if (current) {
             status = coll_gpu_hier_net_start(&h, &cur);
             if (SHMEM_OK != status) {
-                goto err_transport;
+                goto conclude;
             }
             prev = cur;
         } else {
@@ -326,18 +326,13 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
                 status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_DONE);
             }
             if (SHMEM_OK != status) {
-                goto err_transport;
+                goto conclude;
             }
         }
         pending = current;
     }
-    h.astatus = coll_gpu_native_drain(args->mem, args->stream, h.astatus);
-    if (OPAL_UNLIKELY(ACCEL_OK != h.astatus)) {
-        return coll_gpu_accel_failed(h.astatus, args->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
-
-err_transport:
-    (void)coll_gpu_native_fetch_complete(native, args->kind, args->stream, &h.astatus);
-    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+    status = SHMEM_OK;
+conclude:
+    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
+                                    h.astatus);
 }

@@ -5,9 +5,8 @@
  * per step; a message larger than a scratch half is cut into steps.  Device or host memory
  * alike: args->mem says how to copy, reduce and wait for completion.
  *
- * An accelerator error does not stop the signals: peers finish the call (with this rank's
- * undefined contribution) instead of waiting for a timeout, and the error is returned at
- * the end.
+ * An accelerator error does not stop the signals: peers finish the call instead of waiting
+ * for a timeout, and every rank returns the error at the end (coll_gpu_native_conclude).
  */
 #include "coll_gpu_native.h"
 
@@ -31,7 +30,7 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         status = coll_gpu_native_step_ready(native, args, step, (const char *)args->sbuf + offset,
                                             &all, 1, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
+            goto conclude;
         }
         if (ACCEL_OK == astatus) {
             for (int p = 0; p < size; ++p) {
@@ -43,13 +42,8 @@ int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_commu
                                              args->dtype, args->op, args->stream);
         }
     }
-    astatus = coll_gpu_native_drain(mem, args->stream, astatus);
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
-
-err_transport:
-    (void)mem->synchronize(args->stream);
-    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+    status = SHMEM_OK;
+conclude:
+    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
+                                    astatus);
 }

@@ -27,9 +27,9 @@
  * follows CONSUMED(s - 1) in its program, so the values stay monotone.
  * The other algorithms let every peer read every half, and assume a half is free once every
  * peer announced the next step: the ring's first step announces READY to every peer and waits
- * for every peer's (its peers finished reading the previous call's halves), and its last wait
- * is for the right neighbour's CONSUMED(last step - 1), so that the next call, of whatever
- * algorithm, may write its first half at once.
+ * for every peer's (its peers finished reading the previous call's halves); the call's last
+ * step, coll_gpu_native_conclude's agreement, is every peer's announcement again, so that the
+ * next call, of whatever algorithm, may write its first half at once.
  *
  * Determinism: every element is reduced exactly once, by the ring order that starts at its
  * segment j, ((x_j op x_j+1) op ...) op x_j-1 (legal: the predefined ops are commutative),
@@ -40,7 +40,7 @@
  * on floating point except in segment 0.
  *
  * An accelerator error skips the data movement, never the signals (peers finish the call);
- * it is returned at the end.
+ * every rank returns it at the end (coll_gpu_native_conclude).
  */
 #include "coll_gpu_native.h"
 
@@ -91,7 +91,7 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
         if (in != out) {
             astatus = mem->copy(out, in, args->count * esize, args->stream);
         }
-        goto out;
+        goto conclude;
     }
     /* a piece and the landing area of a get fit in a half: 2 * chunk / size <= half */
     chunk = ((args->chunk_bytes < native->half) ? args->chunk_bytes : native->half) / esize;
@@ -114,7 +114,7 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                 /* publish my own segment's piece, the start of its reduction */
                 status = coll_gpu_ring_wait_reader(native, right, step);
                 if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto err_transport;
+                    goto conclude;
                 }
                 coll_gpu_ring_piece(args->count, size, rank, k, piece, &first, &len);
                 if ((ACCEL_OK == astatus) && (len > 0)) {
@@ -147,7 +147,7 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                 status = coll_gpu_ring_wait_reader(native, right, step + 1);
             }
             if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto err_transport;
+                goto conclude;
             }
 
             coll_gpu_ring_piece(args->count, size, seg, k, piece, &first, &len);
@@ -162,11 +162,11 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                     astatus = coll_gpu_native_fetch(native, kind, left, step, 0, (char *)src, bytes,
                                                     args->stream, &status);
                     if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                        goto err_transport;
+                        goto conclude;
                     }
                     status = coll_gpu_native_fetch_complete(native, kind, args->stream, &astatus);
                     if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                        goto err_transport;
+                        goto conclude;
                     }
                 }
                 if ((ACCEL_OK == astatus) && reduce) {
@@ -192,24 +192,11 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                 status = coll_gpu_native_signal(native, left, step, COLL_GPU_PHASE_CONSUMED);
             }
             if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto err_transport;
+                goto conclude;
             }
         }
     }
-    /* the next call may write my half of step + 1 at once: its reader is done with it */
-    status = coll_gpu_ring_wait_reader(native, right, step + 1);
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-        goto err_transport;
-    }
-
-out:
-    astatus = coll_gpu_native_drain(mem, args->stream, astatus);
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
-
-err_transport:
-    (void)mem->synchronize(args->stream);
-    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+conclude:
+    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
+                                    astatus);
 }

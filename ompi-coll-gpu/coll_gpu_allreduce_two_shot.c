@@ -45,7 +45,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         peers_shards[1].len = (n - mine_first - mine_len) * esize;
         status = coll_gpu_native_step_ready(native, args, step, in, peers_shards, 2, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
+            goto conclude;
         }
 
         /* reduce-scatter: my shard from every rank's input, mine from my send buffer */
@@ -65,7 +65,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
             status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_REDUCED);
         }
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
+            goto conclude;
         }
 
         /* allgather: every shard from its owner; synchronized before the next step's
@@ -80,13 +80,8 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
             }
         }
     }
-    astatus = coll_gpu_native_drain(mem, args->stream, astatus);
-    if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, args->mpi_call, comm);
-    }
-    return OMPI_SUCCESS;
-
-err_transport:
-    (void)mem->synchronize(args->stream);
-    return coll_gpu_native_transport_failed(native, status, args->mpi_call, comm);
+    status = SHMEM_OK;
+conclude:
+    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
+                                    astatus);
 }

@@ -62,11 +62,12 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
         }
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, count, NULL, NULL, NULL, NULL,
                               in_place);
+        coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLTOALL, recv.bytes);
         *rc_p = coll_gpu_alltoall_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
                                          coll_gpu_signature_bytes(count, a->rdtype));
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }
@@ -132,12 +133,13 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->rdispls,
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
+        coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLTOALLV, total);
         *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : send.data, send.counts,
                                           send.displs, recv.data, recv.counts, recv.displs,
                                           (size_t)count);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, true, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }

@@ -12,8 +12,8 @@
  * chunk s of every block into the scratch before any rank is told, and fetches overwrite only
  * chunk s of each block, which no later step reads: no block needs a copy of its own.
  *
- * An accelerator error does not stop the signals: peers finish the call and the error is
- * returned at the end.
+ * An accelerator error does not stop the signals: peers finish the call and every
+ * rank returns the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_native.h"
 

@@ -117,9 +117,12 @@ static bool coll_gpu_bcast_native(void *args, coll_gpu_native_kind_t kind, const
 
         coll_gpu_sig_buf_init(&call, &bytes, buf, a->dtype, 1, count, NULL, NULL, NULL, NULL,
                               is_root);
+        if (!is_root) {
+            coll_gpu_sig_buf_receive(&call, &bytes);
+        }
         COLL_GPU_COUNT_NATIVE(BCAST, bytes.bytes);
         *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, bytes.data, bytes.bytes, a->root);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &bytes, !is_root, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &bytes);
     }
     return true;
 }

@@ -511,6 +511,10 @@ static int coll_gpu_register(void) {
     coll_gpu_register_pvar("accelerator_errors",
                            "Collectives that failed because an accelerator operation failed",
                            &mca_coll_gpu_component.accelerator_errors, false);
+    coll_gpu_register_pvar("peer_errors",
+                           "Native collectives that returned an error because the call failed on "
+                           "another rank of the communicator (every rank of the call returns it)",
+                           &mca_coll_gpu_component.peer_errors, false);
 
     coll_gpu_register_pvar_array("allreduce_algorithm_calls",
                                  "Blocking MPI_Allreduce calls on device buffers per algorithm: "
@@ -565,6 +569,7 @@ static int coll_gpu_open(void) {
 static int coll_gpu_close(void) {
     /* the retired teams' peers finalize too: their last announcements come */
     coll_gpu_teams_drain();
+    coll_gpu_nonblocking_fini();
     coll_gpu_native_tuning_free();
     if (mca_coll_gpu_component.accel_opened) {
         if (NULL != mca_coll_gpu_component.accel) {

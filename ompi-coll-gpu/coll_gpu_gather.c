@@ -81,12 +81,15 @@ static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, cons
             coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, a->rcount, NULL, NULL, NULL,
                                   NULL, in_place);
         }
+        if (is_root) {
+            coll_gpu_sig_buf_receive(&call, &recv);
+        }
         COLL_GPU_COUNT_NATIVE(GATHER, recv.bytes);
         *rc_p = coll_gpu_gather_direct(a->comm, &call, in_place ? NULL : send.data,
                                        is_root ? recv.data : rbuf,
                                        coll_gpu_signature_bytes(count, dtype), a->root);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, is_root, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }

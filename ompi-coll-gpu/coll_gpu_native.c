@@ -626,40 +626,111 @@ shmem_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint
     return status;
 }
 
-int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
-                           shmem_status_t status, accel_status_t astatus) {
+/* A failed call's word in a peer's failure slot: the agreement step, then the MPI error class
+ * (monotone, as slots must be: steps only grow). */
+#define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
+    (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
+
+/* coll_gpu_native_conclude's agreement: my_class MPI_SUCCESS when the call succeeded here.  On
+ * return *peer_p is the first peer whose call failed (-1: none), *class_p its error class.  A peer
+ * can write its failure slot only at the end of a call, after this rank's announcement of a step of
+ * that call: what the slot holds is this call's word or an older one. */
+static shmem_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int my_class,
+                                                    int *peer_p, int *class_p) {
+    coll_gpu_team_t *team = native->team;
+    unsigned failed0 = COLL_GPU_TEAM_SLOT_FAILED0(team->size);
+    uint64_t step = ++native->step;
+    shmem_status_t status = SHMEM_OK;
+
+    *peer_p = -1;
+    *class_p = MPI_SUCCESS;
+    /* signals to one peer arrive in order: the word is there before the announcement */
+    for (int p = 0; (MPI_SUCCESS != my_class) && (p < team->size) && (SHMEM_OK == status); ++p) {
+        if (p != team->rank) {
+            status = shmem_signal(team->shmem, p, failed0 + (unsigned)team->rank,
+                                  COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class));
+        }
+    }
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+    }
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
+    }
+    for (int p = 0; (SHMEM_OK == status) && (p < team->size) && (*peer_p < 0); ++p) {
+        volatile uint64_t *slot = shmem_signal_addr(team->shmem, failed0 + (unsigned)p);
+        uint64_t word = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+        if ((p != team->rank) && ((word >> 8) == step)) {
+            *peer_p = p;
+            *class_p = (int)(word & 0xff);
+        }
+    }
+    return status;
+}
+
+int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                             accel_stream_h stream, const char *mpi_call,
+                             struct ompi_communicator_t *comm, shmem_status_t status,
+                             accel_status_t astatus) {
     accel_status_t ignored = ACCEL_OK;
+    int rc = OMPI_SUCCESS, peer = -1, peer_class = MPI_SUCCESS;
 
     if (SHMEM_OK == status) {
-        status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &astatus);
+        status = coll_gpu_native_fetch_complete(native, kind, stream, &astatus);
     } else {
-        (void)coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &ignored);
-    }
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-        return coll_gpu_native_transport_failed(call->native, status, call->mpi_call, comm);
+        (void)coll_gpu_native_fetch_complete(native, kind, stream, &ignored);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
-        return coll_gpu_accel_failed(astatus, call->mpi_call, comm);
+        rc = coll_gpu_accel_failed(astatus, mpi_call, comm);
     }
-    return OMPI_SUCCESS;
+    if (SHMEM_OK == status) {
+        status = coll_gpu_native_agree_outcome(native, rc, &peer, &peer_class);
+    }
+    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+        return coll_gpu_native_transport_failed(native, status, mpi_call, comm);
+    }
+    if (OPAL_UNLIKELY((OMPI_SUCCESS == rc) && (peer >= 0))) {
+        coll_gpu_count_add(&mca_coll_gpu_component.peer_errors, 1);
+        opal_show_help("help-mpi-coll-gpu.txt", "peer error", true, COLL_GPU_HOSTNAME, mpi_call,
+                       ompi_comm_rank(comm), ompi_comm_size(comm), peer, peer_class);
+        rc = peer_class;
+    }
+    return rc;
+}
+
+int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                           shmem_status_t status, accel_status_t astatus) {
+    if ((SHMEM_OK == status) && (ACCEL_OK == astatus) && (NULL != call->unpack)) {
+        /* the algorithm's copies and gets into the packed buffer must be done before it is read */
+        status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &astatus);
+        if ((SHMEM_OK == status) && (ACCEL_OK == astatus)) {
+            astatus = coll_gpu_sig_buf_unpack(call, call->unpack);
+        }
+    }
+    return coll_gpu_native_conclude(call->native, call->kind, call->stream, call->mpi_call, comm,
+                                    status, astatus);
 }
 
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm) {
     if (SHMEM_ERR_TIMEOUT == status) {
-        /* Only a user-set coll_gpu_transport_timeout ends a wait on a live peer.  Returning an
-         * error would leave this rank out of step with peers that completed the call (or are
-         * still in it): the one outcome every rank shares is the job's end. */
+        /* Only a user-set coll_gpu_transport_timeout ends a wait on a live peer. */
         opal_show_help("help-mpi-coll-gpu.txt", "transport timeout", true, COLL_GPU_HOSTNAME,
                        mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), shmem_last_error());
         ompi_mpi_abort(comm, MPI_ERR_OTHER);
     }
-    /* Evidence that a peer is gone: the job is failing (Open MPI's runtime ends it by default);
-     * this rank's later calls stage, so that they meet Open MPI's own error handling. */
-    native->broken = true;
     opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
                    mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm),
-                   shmem_status_string(status), shmem_last_error());
+                   shmem_status_string(status), shmem_last_error(),
+                   (SHMEM_ERR_PEER_FAILED == status)
+                       ? "The call returns MPI_ERR_OTHER; its receive buffer is undefined.  Later\n"
+                         "device-buffer collectives of this communicator are staged."
+                       : "Its peers cannot be told: the job is aborted, on every rank alike.");
+    if (SHMEM_ERR_PEER_FAILED != status) {
+        ompi_mpi_abort(comm, MPI_ERR_OTHER);
+    }
+    native->broken = true;
     return MPI_ERR_OTHER;
 }
 
@@ -890,6 +961,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
     call->entry_status = ACCEL_OK;
+    call->unpack = NULL;
     if (NULL == op) {
         /* data movement: the type signature's bytes decide, the same on every rank whatever
          * datatype each passes (a rank whose layout is not dense packs: coll_gpu_signature.h) */

@@ -233,15 +233,36 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
 struct coll_gpu_native_call;
 shmem_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
                                         accel_status_t *astatus_p);
-/* The end of a native collective: completes its fetches and copies (nothing lands in the
- * caller's buffers after it returns) and returns MPI_ERR_OTHER with the help message for a
- * transport error (status) or an accelerator error (astatus), else OMPI_SUCCESS. */
+/*
+ * The end of every native algorithm, whatever failed: completes its fetches and copies (nothing
+ * lands in the caller's buffers or the scratch after it returns), then agrees with every peer on
+ * the call's outcome in one more step: a rank whose call failed (astatus, including an error
+ * before it started, entry_status) says so in its peers' failure slots before it announces the
+ * step, and every rank waits for every peer's announcement.  So an error reaches every rank of
+ * the call: the failing rank returns it with the help message naming the cause, its peers the
+ * same error class with a message naming that rank, and no rank returns a result a peer's
+ * failure made undefined as MPI_SUCCESS.  The step is also the barrier after which no peer reads
+ * this rank's scratch of the call.  A transport error (status) goes to
+ * coll_gpu_native_transport_failed instead.  Returns OMPI_SUCCESS or the MPI error.
+ */
+int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                             accel_stream_h stream, const char *mpi_call,
+                             struct ompi_communicator_t *comm, shmem_status_t status,
+                             accel_status_t astatus);
+/* coll_gpu_native_conclude for a call of the collectives other than MPI_Allreduce: first unpacks
+ * its receive buffer (call->unpack), whose failure is the call's too. */
 int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
                            struct ompi_communicator_t *comm, shmem_status_t status,
                            accel_status_t astatus);
 
-/* Reports a transport error of a native collective (help message naming the call and
- * shmem_last_error()), marks the context broken; returns MPI_ERR_OTHER. */
+/*
+ * A transport error of a native collective.  Evidence that a peer is gone (its process, its
+ * endpoint): help message naming the call and shmem_last_error(), the context marked broken
+ * (the job is failing; later calls stage and meet Open MPI's own error handling), returns
+ * MPI_ERR_OTHER.  Any other transport error (a wait past a user-set coll_gpu_transport_timeout,
+ * a put UCX refused) leaves this rank unable to tell its peers, which are in the call or past
+ * it: the one outcome every rank shares is the job's end (help message, ompi_mpi_abort).
+ */
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm);
 
@@ -356,6 +377,9 @@ typedef struct coll_gpu_native_call {
      * buffer): the algorithm still runs every step's handshake with its peers, copies nothing,
      * and returns the error, so no peer waits for a step that never comes. */
     accel_status_t entry_status;
+    /* A receive buffer packed for the algorithm (a layout that is not dense): unpacked by
+     * coll_gpu_native_finish before the ranks agree on the outcome; NULL: none */
+    struct coll_gpu_sig_buf *unpack;
 } coll_gpu_native_call_t;
 
 /*

@@ -134,15 +134,57 @@ static int coll_gpu_nb_request_cancel(ompi_request_t *request, int complete) {
     return MPI_ERR_REQUEST;
 }
 
+/* Progresses until no request is pending: every one has its results back and is complete
+ * (released, when the application freed it). */
+static void coll_gpu_nb_drain(void) {
+    for (;;) {
+        bool empty;
+
+        OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
+        empty = (NULL == coll_gpu_nb_pending.head);
+        OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+        if (empty) {
+            return;
+        }
+        opal_progress();
+    }
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else is finalized (MPI-4.0
+ * section 11.2.4): where a request the application freed before it completed (MPI_Request_free
+ * is legal on a pending collective) gets completed, results copied back, while every peer can
+ * still progress its part. */
+static int coll_gpu_nb_finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    coll_gpu_nb_drain();
+    return MPI_SUCCESS;
+}
+
 static void coll_gpu_nb_enqueue(coll_gpu_nb_request_t *req) {
+    bool first;
+
     OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
     req->next = coll_gpu_nb_pending.head;
     coll_gpu_nb_pending.head = req;
-    if (!coll_gpu_nb_pending.progress_registered) {
+    first = !coll_gpu_nb_pending.progress_registered;
+    if (first) {
         coll_gpu_nb_pending.progress_registered = true;
         opal_progress_register(coll_gpu_nb_progress);
     }
     OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+    if (first) {
+        int keyval;
+
+        /* through the MPI interface: Open MPI's attribute internals are not exported */
+        if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                                    coll_gpu_nb_finalize_hook, &keyval, NULL)) &&
+            (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
+            (void)PMPI_Comm_free_keyval(&keyval);
+        }
+    }
 }
 
 void coll_gpu_nonblocking_init(void) {
@@ -157,6 +199,7 @@ void coll_gpu_nonblocking_fini(void) {
         return;
     }
     if (coll_gpu_nb_pending.progress_registered) {
+        coll_gpu_nb_drain(); /* nothing left after MPI_Finalize's hook; ompi_info: never any */
         opal_progress_unregister(coll_gpu_nb_progress);
         coll_gpu_nb_pending.progress_registered = false;
     }

@@ -12,8 +12,8 @@
  * many inputs is chained through the destination, which would overwrite an in-place input
  * before its turn (ranks before that are in the first pass, which may read the destination).
  *
- * An accelerator error does not stop the signals: peers finish the call and the error is
- * returned at the end.
+ * An accelerator error does not stop the signals: peers finish the call and every
+ * rank returns the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_native.h"
 

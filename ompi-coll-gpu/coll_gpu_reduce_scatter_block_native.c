@@ -18,8 +18,8 @@
  * destination, which the reduction allows); another rank whose own input could overlap what
  * the same step writes reads it from a copy in its scratch (its own block's place there).
  *
- * An accelerator error does not stop the signals: peers finish the call and the error is
- * returned at the end.
+ * An accelerator error does not stop the signals: peers finish the call and every
+ * rank returns the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_native.h"
 

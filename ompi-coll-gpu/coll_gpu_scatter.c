@@ -79,12 +79,15 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
             coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, 1, a->rcount, NULL, NULL, NULL,
                                   NULL, false);
         }
+        if (!in_place) {
+            coll_gpu_sig_buf_receive(&call, &recv);
+        }
         COLL_GPU_COUNT_NATIVE(SCATTER, recv.bytes);
         *rc_p = coll_gpu_scatter_direct(a->comm, &call, is_root ? send.data : sbuf,
                                         in_place ? NULL : recv.data,
                                         coll_gpu_signature_bytes(count, dtype), a->root);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &recv, !in_place, *rc_p, a->comm);
-        *rc_p = coll_gpu_sig_buf_fini(&call, &send, false, *rc_p, a->comm);
+        coll_gpu_sig_buf_fini(&call, &recv);
+        coll_gpu_sig_buf_fini(&call, &send);
     }
     return true;
 }

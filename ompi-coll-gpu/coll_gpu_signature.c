@@ -39,33 +39,38 @@ static void coll_gpu_sig_region(const coll_gpu_sig_buf_t *buf, ptrdiff_t *lo_p, 
 }
 
 /* Packs (to_bytes) or unpacks every block between host_user (standing for user) and the host
- * bytes; false when a block is too large for the datatype engine's counts. */
+ * bytes; false when the datatype engine fails.  The bytes side is described as n elements of a
+ * contiguous type of the element's size, so a block of any size fits the engine's int counts. */
 static bool coll_gpu_sig_convert(const coll_gpu_sig_buf_t *buf, char *host_user, char *bytes,
                                  bool to_bytes) {
+    struct ompi_datatype_t *element = NULL;
     ptrdiff_t lb, extent;
+    size_t tsize = 0;
+    bool ok = true;
 
     ompi_datatype_get_extent(buf->dtype, &lb, &extent);
-    for (int p = 0; p < buf->nblocks; ++p) {
+    (void)ompi_datatype_type_size(buf->dtype, &tsize);
+    if ((tsize > INT_MAX) ||
+        (OMPI_SUCCESS != ompi_datatype_create_contiguous((int)tsize, MPI_BYTE, &element)) ||
+        (OMPI_SUCCESS != ompi_datatype_commit(&element))) {
+        ok = false;
+    }
+    for (int p = 0; ok && (p < buf->nblocks); ++p) {
         int n = coll_gpu_sig_ecount(buf, p);
         char *block = host_user + coll_gpu_sig_edispl(buf, p) * extent;
 
         if ((n <= 0) || (0 == buf->counts[p])) {
             continue;
         }
-        if (buf->counts[p] > INT_MAX) {
-            return false;
-        }
-        if (to_bytes) {
-            if (OMPI_SUCCESS != ompi_datatype_sndrcv(block, n, buf->dtype, bytes + buf->displs[p],
-                                                     (int)buf->counts[p], MPI_BYTE)) {
-                return false;
-            }
-        } else if (OMPI_SUCCESS != ompi_datatype_sndrcv(bytes + buf->displs[p], (int)buf->counts[p],
-                                                        MPI_BYTE, block, n, buf->dtype)) {
-            return false;
-        }
+        ok = OMPI_SUCCESS ==
+             (to_bytes
+                  ? ompi_datatype_sndrcv(block, n, buf->dtype, bytes + buf->displs[p], n, element)
+                  : ompi_datatype_sndrcv(bytes + buf->displs[p], n, element, block, n, buf->dtype));
     }
-    return true;
+    if (NULL != element) {
+        (void)ompi_datatype_destroy(&element);
+    }
+    return ok;
 }
 
 /* Packs or unpacks between user's blocks and the temporary, through host memory when they are
@@ -179,16 +184,12 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
     }
 }
 
-int coll_gpu_sig_buf_fini(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf, bool copy_out,
-                          int rc, struct ompi_communicator_t *comm) {
-    accel_status_t status = ACCEL_OK;
+accel_status_t coll_gpu_sig_buf_unpack(const coll_gpu_native_call_t *call,
+                                       coll_gpu_sig_buf_t *buf) {
+    return (NULL != buf->temp) ? coll_gpu_sig_transfer(call, buf, false) : ACCEL_OK;
+}
 
-    if ((NULL != buf->temp) && copy_out && (OMPI_SUCCESS == rc)) {
-        status = coll_gpu_sig_transfer(call, buf, false);
-        if (ACCEL_OK != status) {
-            rc = coll_gpu_accel_failed(status, call->mpi_call, comm);
-        }
-    }
+void coll_gpu_sig_buf_fini(const coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf) {
     if (NULL != buf->temp) {
         if (COLL_GPU_NATIVE_HOST == call->kind) {
             free(buf->temp);
@@ -199,5 +200,4 @@ int coll_gpu_sig_buf_fini(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf,
     if (buf->owns_counts) {
         free(buf->counts);
     }
-    return rc;
 }

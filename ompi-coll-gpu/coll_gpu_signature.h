@@ -19,7 +19,7 @@ size_t coll_gpu_signature_bytes(int count, struct ompi_datatype_t *dtype);
 
 /* One buffer argument of a native data-movement call: blocks of dtype (block p: counts[p]
  * elements at displs[p] extents from user), as signature bytes. */
-typedef struct {
+typedef struct coll_gpu_sig_buf {
     char *data;     /* the bytes the algorithm reads or writes: user memory or temp */
     void *temp;     /* the packed temporary, NULL when the user's memory serves */
     size_t bytes;   /* all blocks' signature bytes */
@@ -47,10 +47,16 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
                            struct ompi_datatype_t *dtype, int nblocks, int ecount,
                            const int *ecounts, const int *edispls, size_t *counts_p,
                            size_t *displs_p, bool copy_in);
-/* After the algorithm: unpacks the temporary into the user's blocks when copy_out (holes keep
- * their contents), frees it; returns rc, or an error of its own when rc was OMPI_SUCCESS. */
-int coll_gpu_sig_buf_fini(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf, bool copy_out,
-                          int rc, struct ompi_communicator_t *comm);
+/* The receive side: buf is unpacked into the user's blocks at the end of the algorithm, before
+ * the ranks agree on the call's outcome (coll_gpu_native_finish), when it has a temporary. */
+static inline void coll_gpu_sig_buf_receive(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf) {
+    call->unpack = buf;
+}
+/* Unpacks the temporary into the user's blocks (holes keep their contents); nothing without
+ * one. */
+accel_status_t coll_gpu_sig_buf_unpack(const coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf);
+/* After the algorithm: frees the temporary. */
+void coll_gpu_sig_buf_fini(const coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf);
 
 END_C_DECLS
 

@@ -2,8 +2,9 @@
 #
 # One rank failing to allocate (test_alloc_faults, emulated device memory): a stream, the
 # native scratch, a packing temporary or the staging stream that one rank alone cannot have.
-# No rank hangs; only the faulting rank may return an error (with the help message naming the
-# call); nobody gets a wrong result reported as success; the next call is right everywhere.
+# No rank hangs; either every rank takes a common fallback and succeeds, or every rank returns
+# the faulting rank's error (its help message names the call and the cause, the peers' names
+# the rank); nobody gets a wrong result reported as success; the next call is right everywhere.
 # One node, 2 emulated nodes, and the staged path.
 # Exit 0 pass, 1 fail, 77 skip.
 #

@@ -6,6 +6,8 @@
 # requests interleaved, and big requests outstanding together; host and emulated-device
 # memory, mixed kinds, ranks with different kinds (nonblocking calls never pipeline, so that
 # is valid without coll_gpu_check_memory_kinds), and real CUDA memory (skips without a GPU).
+# Requests freed before they complete, then MPI_Finalize (test_finalize_pending): every
+# result must have landed in the device buffers when MPI_Finalize returns.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -20,6 +22,9 @@ done
 check_run "3 ranks, mixed kinds" 3 "$EMU" test_nonblocking --kinds=mixed --big=256k
 check_run "4 ranks, host/device per rank" 4 "$EMU" test_nonblocking \
     --rank-kinds=host,device --big=256k
+for np in 2 3; do
+    check_run "$np ranks, freed requests pending at MPI_Finalize" $np "$EMU" test_finalize_pending
+done
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
     --device=cuda --kinds=host,device --big=4m
 

@@ -8,9 +8,10 @@
  *   - the faulting rank's call returns an error of class MPI_ERR_OTHER (Open MPI prints the
  *     component's help message naming MPI_Allreduce and the failed call: the check script
  *     looks for it);
- *   - every rank returns from the call (the case watchdog turns a hang into a failure); the
- *     other ranks return MPI_SUCCESS with an undefined result (the faulting rank keeps
- *     signalling so that they finish);
+ *   - every rank returns from the call (the case watchdog turns a hang into a failure), and
+ *     every other rank returns the same error class: an error reaches every rank of the call
+ *     (the component's agreement step), none returns a result the fault made undefined as
+ *     MPI_SUCCESS (their help message names the faulting rank: the check script looks for it);
  *   - the next allreduce on the communicator is correct and native again (the
  *     coll_gpu_allreduce_algorithm_calls pvar grows for a native algorithm): an accelerator
  *     error does not put the communicator out of step, unlike a transport error.
@@ -141,15 +142,11 @@ static void faulty(state_t *st, const fault_case_t *f) {
     if (MPI_SUCCESS != rc) {
         MPI_Error_class(rc, &error_class);
     }
-    if (me) {
-        if (MPI_SUCCESS == rc) {
-            tu_fail("the call succeeded although its %s %d failed",
-                    f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "copy" : "reduction", f->nth);
-        } else if (MPI_ERR_OTHER != error_class) {
-            tu_fail("error class %d, expected MPI_ERR_OTHER (%d)", error_class, MPI_ERR_OTHER);
-        }
-    } else if (MPI_SUCCESS != rc) {
-        tu_fail("a rank without a fault returned %d", rc);
+    if (MPI_SUCCESS == rc) {
+        tu_fail("the call succeeded although rank %d's %s %d failed", at,
+                f->kind == ACCEL_EMULATED_FAULT_MEMCPY ? "copy" : "reduction", f->nth);
+    } else if (MPI_ERR_OTHER != error_class) {
+        tu_fail("error class %d, expected MPI_ERR_OTHER (%d)", error_class, MPI_ERR_OTHER);
     }
     tu_case_end();
 }
