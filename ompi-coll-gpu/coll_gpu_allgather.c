@@ -84,7 +84,8 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
     coll_gpu_native_call_t call;
 
     if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
-                                                   a->rcounts, NULL, a->rdtype, NULL, rc_p))) {
+                                                   a->rcounts, a->rdtype, NULL, NULL, NULL,
+                                                   rc_p))) {
         return true; /* the call failed: no fallback */
     }
     (void)rank;

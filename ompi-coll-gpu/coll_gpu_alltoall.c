@@ -93,9 +93,9 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
     coll_gpu_native_call_t call;
 
     /* in place, the receive counts are the send counts too */
-    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV,
-                                                   in_place ? a->rcounts : a->scounts, a->rcounts,
-                                                   a->rdtype, NULL, rc_p))) {
+    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(
+            a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, in_place ? a->rcounts : a->scounts,
+            in_place ? a->rdtype : a->sdtype, a->rcounts, a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
     if (!kinds_mixed && c->native &&

@@ -452,7 +452,7 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
             native->retire_value = COLL_GPU_NATIVE_SIGNAL_VALUE(last, COLL_GPU_PHASE_READY);
         }
     }
-    if ((native->team->nnodes > 1) && (0 != native->retire_value)) {
+    if ((team->nnodes > 1) && (0 != native->retire_value)) {
         /* Across nodes the free still waits for the peers' announcements (or their death), as
          * before: a UCX worker destroyed later, from progress, left puts unacknowledged, and
          * UCX 1.18 aborts the peer that must acknowledge them. */
@@ -461,7 +461,7 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
         coll_gpu_team_destroy(team);
         return;
     }
-    coll_gpu_team_retire(native->team, coll_gpu_native_retired, coll_gpu_native_release, native);
+    coll_gpu_team_retire(team, coll_gpu_native_retired, coll_gpu_native_release, native);
 }
 
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
@@ -795,63 +795,83 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *modul
     return host_fn(sbuf, rbuf, count, args, NULL);
 }
 
+/* Block p of counts in the unit the ranks compare: bytes of the type signature for data
+ * movement (the ranks may pass different datatypes of one signature), elements for a
+ * reduction (one datatype everywhere). */
+static int64_t coll_gpu_block_units(const int *counts, int p, struct ompi_datatype_t *dtype,
+                                    struct ompi_op_t *op) {
+    if ((NULL != op) || (counts[p] < 0)) {
+        return counts[p];
+    }
+    return (int64_t)coll_gpu_signature_bytes(counts[p], dtype);
+}
+
 bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                  coll_gpu_ncoll_t coll, const int *counts, const int *peer_counts,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *rc_p) {
+                                  coll_gpu_ncoll_t coll, const int *counts,
+                                  struct ompi_datatype_t *dtype, const int *peer_counts,
+                                  struct ompi_datatype_t *peer_dtype, struct ompi_op_t *op,
+                                  int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
     int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), bad = -1;
-    int mine[3] = {-1, 0, 0}, *theirs, *all;
+    int64_t mine[3] = {-1, 0, 0}, *ours, *theirs, *all;
 
     /* where coll_gpu_native_eligible compares counts: the same parameters on every rank */
     if (OPAL_LIKELY(!c->check_counts) || !c->native ||
         (COLL_GPU_ALG_STAGED == c->ncoll_algorithm[coll])) {
         return false;
     }
-    theirs = malloc((size_t)size * sizeof(int));
-    all = malloc(3 * (size_t)size * sizeof(int));
-    if ((NULL == theirs) || (NULL == all)) {
-        free(theirs);
+    ours = calloc(2 * (size_t)size, sizeof(int64_t));
+    all = malloc(3 * (size_t)size * sizeof(int64_t));
+    if ((NULL == ours) || (NULL == all)) {
+        free(ours);
         free(all);
         *rc_p = OMPI_ERR_OUT_OF_RESOURCE;
         return true;
     }
+    theirs = ours + size;
+    for (int p = 0; p < size; ++p) {
+        ours[p] = coll_gpu_block_units(counts, p, dtype, op);
+    }
     if (NULL == peer_counts) {
         /* theirs: rank 0's counts */
-        memcpy(theirs, counts, (size_t)size * sizeof(int));
-        *rc_p = COLL_GPU_PREV(module, bcast, theirs, size, MPI_INT, 0, comm);
+        memcpy(theirs, ours, (size_t)size * sizeof(int64_t));
+        *rc_p = COLL_GPU_PREV(module, bcast, theirs, size, MPI_INT64_T, 0, comm);
     } else {
-        /* theirs[p]: what p sends this rank */
-        *rc_p = COLL_GPU_PREV(module, alltoall, counts, 1, MPI_INT, theirs, 1, MPI_INT, comm);
+        /* theirs[p]: what p sends this rank; ours[p] then: what this rank receives from p */
+        *rc_p = COLL_GPU_PREV(module, alltoall, ours, 1, MPI_INT64_T, theirs, 1, MPI_INT64_T, comm);
+        for (int p = 0; p < size; ++p) {
+            ours[p] = coll_gpu_block_units(peer_counts, p, peer_dtype, op);
+        }
     }
     for (int p = 0; (OMPI_SUCCESS == *rc_p) && (p < size) && (mine[0] < 0); ++p) {
-        int expected = (NULL == peer_counts) ? counts[p] : peer_counts[p];
-        if (expected != theirs[p]) {
+        if (ours[p] != theirs[p]) {
             mine[0] = p;
-            mine[1] = expected;
+            mine[1] = ours[p];
             mine[2] = theirs[p];
         }
     }
     if (OMPI_SUCCESS == *rc_p) {
-        *rc_p = COLL_GPU_PREV(module, allgather, mine, 3, MPI_INT, all, 3, MPI_INT, comm);
+        *rc_p = COLL_GPU_PREV(module, allgather, mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, comm);
     }
     for (int r = 0; (OMPI_SUCCESS == *rc_p) && (r < size) && (bad < 0); ++r) {
         bad = (all[3 * r] >= 0) ? r : -1;
     }
     if (bad >= 0) {
-        int p = all[3 * bad];
+        int p = (int)all[3 * bad];
+        const char *unit = (NULL == op) ? "bytes" : "elements";
         if (0 == rank) {
             /* same counts: rank bad's recvcounts[p] against rank 0's; transposed: rank bad's
              * recvcounts[p] against rank p's sendcounts[bad] */
             opal_show_help("help-mpi-coll-gpu.txt", "block count mismatch", true, COLL_GPU_HOSTNAME,
-                           info->mpi_call, size, bad, "recvcounts", p, all[3 * bad + 1],
-                           (NULL == peer_counts) ? 0 : p,
+                           info->mpi_call, size, bad, "recvcounts", p, (long long)all[3 * bad + 1],
+                           unit, (NULL == peer_counts) ? 0 : p,
                            (NULL == peer_counts) ? "recvcounts" : "sendcounts",
-                           (NULL == peer_counts) ? p : bad, all[3 * bad + 2]);
+                           (NULL == peer_counts) ? p : bad, (long long)all[3 * bad + 2], unit);
         }
         *rc_p = MPI_ERR_COUNT;
     }
-    free(theirs);
+    free(ours);
     free(all);
     if (OMPI_SUCCESS == *rc_p) {
         /* the blocks agree: element size and op, as for the other collectives */

@@ -145,9 +145,10 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);
 /* The communicator is freed: announces one step more (the protocol's proof that this rank
- * finished reading its peers' scratch) and retires team with the context, which goes once every
- * peer announced it too or is known dead (coll_gpu_team_retire): MPI_Comm_free never waits for
- * a peer.  native NULL: team is destroyed now. */
+ * finished reading its peers' scratch) and retires team (native's) with the context, which goes
+ * once every peer announced it too or is known dead (coll_gpu_team_retire): MPI_Comm_free never
+ * waits for a peer inside a node; across nodes it waits for the peers' announcements (UCX: see
+ * docs/failure-model.md).  native NULL: team is destroyed now. */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
 
 /* Bytes at the start of this rank's half of step s (local) and of peer's. */
@@ -455,16 +456,20 @@ int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_comm
 /*
  * coll_gpu_check_counts for the v-collectives, where the uniform count of
  * coll_gpu_native_check_counts does not apply: with peer_counts NULL every rank must pass the
- * same counts (size entries: allgatherv's and reduce_scatter's recvcounts); else counts are
- * this rank's sendcounts and peer_counts its recvcounts, and what rank p sends rank q must be
- * what q receives from p (alltoallv).  Then element size and op must match.  Does nothing and
- * returns false unless the parameters ask for the check and allow coll natively (the same on
- * every rank); else collective, and true when the call must fail with *rc_p (MPI_ERR_COUNT
- * after rank 0's help message naming the first rank that differs).
+ * same counts of dtype (size entries: allgatherv's and reduce_scatter's recvcounts); else counts
+ * of dtype are this rank's sendcounts and peer_counts of peer_dtype its recvcounts, and what rank
+ * p sends rank q must be what q receives from p (alltoallv).  Blocks compare in bytes of the type
+ * signature when op is NULL (data movement: datatypes may differ, signatures may not), else in
+ * elements.  Then element size and op must match.  Does nothing and returns false unless the
+ * parameters ask for the check and allow coll natively (the same on every rank); else collective,
+ * and true when the call must fail with *rc_p (MPI_ERR_COUNT after rank 0's help message naming
+ * the first rank that differs).
  */
 bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                  coll_gpu_ncoll_t coll, const int *counts, const int *peer_counts,
-                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int *rc_p);
+                                  coll_gpu_ncoll_t coll, const int *counts,
+                                  struct ompi_datatype_t *dtype, const int *peer_counts,
+                                  struct ompi_datatype_t *peer_dtype, struct ompi_op_t *op,
+                                  int *rc_p);
 
 /*
  * A collective's native attempt in kind's memory, args its dispatch's arguments (count: the

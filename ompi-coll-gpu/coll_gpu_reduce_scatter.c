@@ -65,8 +65,8 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
     coll_gpu_native_call_t call;
 
     if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
-                                                   COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts, NULL,
-                                                   a->dtype, a->op, rc_p))) {
+                                                   COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts,
+                                                   a->dtype, NULL, NULL, a->op, rc_p))) {
         return true; /* the call failed: no fallback */
     }
     for (int b = 0; b < size; ++b) {

@@ -232,6 +232,28 @@ static void run_mismatch_blocks(int world_size, void *d_in, void *d_out) {
                                         (tu_world_rank == last) ? MPI_MAX : MPI_SUM,
                                         MPI_COMM_WORLD),
                      world_size, "MPI_Reduce_scatter with mismatched ops");
+    /* legal: the last rank counts its blocks in pairs of int32, the others in int32 (equal type
+     * signatures): the check compares bytes of the signature, so every rank succeeds */
+    {
+        MPI_Datatype pair;
+        int rc, all_ok = 0, ok;
+
+        MPI_Type_contiguous(2, MPI_INT32_T, &pair);
+        MPI_Type_commit(&pair);
+        for (int p = 0; p < world_size; ++p) {
+            counts[p] = (tu_world_rank == last) ? 5 : 10;
+            displs[p] = (tu_world_rank == last) ? 5 * p : 10 * p;
+        }
+        rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_INT32_T, d_out, counts, displs,
+                            (tu_world_rank == last) ? pair : MPI_INT32_T, MPI_COMM_WORLD);
+        ok = (MPI_SUCCESS == rc);
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+        if (!all_ok) {
+            tu_fail("MPI_Allgatherv with equal signatures in other datatypes failed (rc %d here)",
+                    rc);
+        }
+        MPI_Type_free(&pair);
+    }
     free(counts);
 }
 
