@@ -124,7 +124,8 @@ sed 's/^/  /' "$work/installed"
 version=$(sed -n 's/^VERSION = //p' "$work/build/Makefile")
 for f in lib/openmpi/mca_coll_gpu.so lib/openmpi/mca_coll_gpu.la \
     share/coll-gpu/help-mpi-coll-gpu.txt include/coll_gpu_ext.h share/man/man7/coll_gpu.7 \
-    share/doc/coll-gpu/README.md share/doc/coll-gpu/openmpi-mca-params.conf \
+    share/doc/coll-gpu/README.md share/doc/coll-gpu/LICENSE share/doc/coll-gpu/docs/README.md \
+    share/doc/coll-gpu/openmpi-mca-params.conf \
     "share/doc/coll-gpu/modulefiles/lmod/coll-gpu/$version.lua" \
     "share/doc/coll-gpu/modulefiles/tcl/coll-gpu/$version"; do
     grep -qx "$f" "$work/installed" || fail "not installed: $f"
