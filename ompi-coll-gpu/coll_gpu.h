@@ -3,8 +3,9 @@
  *
  * The component wraps the collectives of the module Open MPI selected before
  * it (tuned, han, basic, libnbc, self ...).  Host buffers go straight to that
- * module; device buffers are staged through host memory around it (this
- * file's staged path), until native algorithms take them over.
+ * module; device buffers run the component's native algorithms where it has
+ * one for the call (coll_gpu_native.h), and are staged through host memory
+ * around that module otherwise (coll_gpu_staged.h).
  */
 #ifndef MCA_COLL_GPU_H
 #define MCA_COLL_GPU_H

@@ -19,7 +19,8 @@
  * another node.  Chunk k + 1 follows chunk k without a pause: a rank is never more than a step
  * ahead of its neighbours, all links busy at once.
  *
- * Synchronization, neighbours only (values 2 * step + phase, monotone per pair):
+ * Synchronization, neighbours only (COLL_GPU_NATIVE_SIGNAL_VALUE: 4 * step + phase, monotone
+ * per pair):
  *   - READY(s) to the right: my piece of step s is in my half of s;
  *   - CONSUMED(s) to the left: I finished reading its half of s.
  * A rank writes its half of x only after its right neighbour, the only reader, sent
