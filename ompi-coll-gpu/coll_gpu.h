@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu: collectives on GPU device buffers for Open MPI.
  *

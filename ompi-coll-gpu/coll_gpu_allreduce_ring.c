@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce, pipelined ring (large messages; communicators spanning nodes with one rank per
  * node, ring topologies): every rank talks only to its neighbours, left = rank - 1 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu component: MCA parameters, MPI_T performance variables and the
  * accelerator backend, opened once per process.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check-recipe.sh: checks contrib/spack/package.py without Spack and without network.
 #
 #   contrib/spack/check-recipe.sh [--args-only] [--variants 'SPEC'] [--work DIR] [--keep]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # "make install DESTDIR=STAGE" installs exactly the component (mca_coll_gpu.so and its .la),
 # its help file, the public header coll_gpu_ext.h, coll_gpu(7), and the docs (README.md,
