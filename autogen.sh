@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Generate configure and the Makefile.in files from configure.ac and the Makefile.am files.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # nvcc_wrap.sh NVCC ARGS...
 #

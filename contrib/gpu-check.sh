@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # GPU check: on a machine with one (or more) NVIDIA GPUs, build coll/gpu with
 # CUDA and run what CI cannot: the CUDA backend and the device tests with
 # several processes on the GPU, plus the device benchmark.  Finishes in a few

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Install what coll/gpu needs to build and test on Debian 12 (bookworm) or a close relative
 # (gnuplot-nox: the PNG plots of perf/compare, which works without it; tcl and lua5.3: make

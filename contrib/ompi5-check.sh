@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds coll/gpu against Open MPI 5.0 and runs its whole test suite there:
 # inside a Debian 13 (trixie) root made with debootstrap, whose Open MPI is
 # 5.0.7.  Debian 13's libopenmpi-dev lacks some devel headers; they come from

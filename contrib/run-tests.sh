@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The test command: on a fresh Debian 12 machine, installs what is missing,
 # builds coll/gpu (with CUDA when /usr/local/cuda exists) and runs every test
 # (make check: unit tests, mpirun tests on 1-5 ranks over host and emulated

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Set up and run: on a fresh Debian 12 machine, installs the dependencies,
 # builds coll/gpu, installs mca_coll_gpu.so into Open MPI's component
 # directory (make install; root or a writable Open MPI) and runs an

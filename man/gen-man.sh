@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # gen-man.sh: writes coll_gpu(7) from its hand-written source (coll_gpu.7.in) and the
 # parameters and performance variables of the component itself, as ompi_info lists them.

@@ -1,10 +1,12 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu: collectives on GPU device buffers for Open MPI.
  *
  * The component wraps the collectives of the module Open MPI selected before
  * it (tuned, han, basic, libnbc, self ...).  Host buffers go straight to that
- * module; device buffers are staged through host memory around it (this
- * file's staged path), until native algorithms take them over.
+ * module; device buffers run the component's native algorithms where it has
+ * one for the call (coll_gpu_native.h), and are staged through host memory
+ * around that module otherwise (coll_gpu_staged.h).
  */
 #ifndef MCA_COLL_GPU_H
 #define MCA_COLL_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allgather(v), direct: per step, every rank copies a chunk of its block into its scratch
  * half, announces it, and once every peer has, fetches every peer's chunk out of the peer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce and MPI_Iallreduce on device buffers: the native algorithms (one-shot,
  * two-shot inside a node, ring on any communicator) for blocking calls when the kernels define

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce, hierarchical (communicators spanning nodes): per chunk,
  *   1. inside each node a reduce-scatter: the chunk is cut into m shards, m the fewest ranks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce, one-shot (small messages, latency bound): every rank puts its input in its own
  * scratch half, announces it, and once every peer has, reduces all n inputs straight from

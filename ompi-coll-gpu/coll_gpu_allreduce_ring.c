@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce, pipelined ring (large messages; communicators spanning nodes with one rank per
  * node, ring topologies): every rank talks only to its neighbours, left = rank - 1 and
@@ -19,7 +20,8 @@
  * another node.  Chunk k + 1 follows chunk k without a pause: a rank is never more than a step
  * ahead of its neighbours, all links busy at once.
  *
- * Synchronization, neighbours only (values 2 * step + phase, monotone per pair):
+ * Synchronization, neighbours only (COLL_GPU_NATIVE_SIGNAL_VALUE: 4 * step + phase, monotone
+ * per pair):
  *   - READY(s) to the right: my piece of step s is in my half of s;
  *   - CONSUMED(s) to the left: I finished reading its half of s.
  * A rank writes its half of x only after its right neighbour, the only reader, sent

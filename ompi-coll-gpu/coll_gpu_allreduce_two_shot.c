@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce, two-shot (medium and large messages, bandwidth bound): per chunk, a
  * reduce-scatter (rank k reduces shard k of the chunk from every peer's scratch, in rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Alltoall, MPI_Alltoallv and their nonblocking forms on device buffers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Alltoall(v), direct: a rank's scratch half holds one area per destination rank (area d
  * at d * per_step elements).  Per step, every rank copies a chunk of each of its send blocks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Bcast and MPI_Ibcast on device buffers: the root's buffer is an input,
  * every other rank's an output.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Bcast, pipelined: the root copies chunk k of its buffer into its scratch half of step k
  * before announcing step k, and the other ranks read it once every rank announced it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives coll/gpu intercepts, in the order of the per-collective
  * MPI_T counters (coll_gpu_calls_passthrough, coll_gpu_calls_staged): element

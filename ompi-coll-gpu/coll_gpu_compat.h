@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The differences between the coll framework interfaces of the Open MPI
  * releases coll/gpu builds against, in one place.  Everything else in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu component: MCA parameters, MPI_T performance variables and the
  * accelerator backend, opened once per process.
@@ -316,14 +317,16 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     (void)mca_base_var_enum_create("coll_gpu_allreduce_algorithms", coll_gpu_alg_values, &alg_enum);
     (void)mca_base_component_var_register(
         c, "allreduce_algorithm",
-        "Algorithm of MPI_Allreduce on device buffers: auto (the tuning file's rule, else "
-        "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; across "
-        "nodes of one rank each ring, across other nodes hierarchical), staged (through host "
-        "memory and Open MPI's allreduce), one_shot (every rank reads every input), two_shot "
-        "(reduce-scatter then allgather), ring (pipelined ring between neighbours, on any "
-        "communicator).  one_shot and two_shot give the same bits, ring other bits (another "
-        "order), independent of the chunk size.  Communicators spanning nodes are staged but "
-        "with ring",
+        "Algorithm of blocking MPI_Allreduce on device buffers (and host buffers under "
+        "host_buffers): auto (the tuning file's rule, else inside a node one_shot up to "
+        "allreduce_one_shot_max_bytes and two_shot above; across nodes of one rank each ring, "
+        "across other nodes hierarchical), staged (through host memory and Open MPI's "
+        "allreduce), one_shot (every rank reads every input), two_shot (reduce-scatter then "
+        "allgather), ring (pipelined ring between neighbours, on any communicator), "
+        "hierarchical (reduce-scatter inside each node, the shards' allreduce between nodes, "
+        "allgather inside each node).  one_shot and two_shot give the same bits, ring and "
+        "hierarchical other bits (another order), independent of the chunk size.  one_shot and "
+        "two_shot need one node: forced on a communicator spanning nodes, they are staged",
         MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_algorithm);
     OBJ_RELEASE(alg_enum);
@@ -360,13 +363,13 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.host_buffers = false;
     (void)mca_base_component_var_register(
         c, "host_buffers",
-        "Also run blocking MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather and MPI_Bcast "
-        "on host buffers with the native algorithms (chosen as for device buffers) when every "
-        "rank of the communicator is on one node, every rank passes host memory and the "
-        "datatype (and op) are ones the native algorithms take: host scratch in shared "
-        "segments and the CPU reduction.  The component then stays active without an "
-        "accelerator, for these calls only.  Other host-buffer calls go to Open MPI as before.  "
-        "Every rank must set the same value",
+        "Also run the blocking collectives that have native algorithms (those with a "
+        "<coll>_algorithm parameter) on host buffers with the native algorithms (chosen as for "
+        "device buffers) when every rank passes host memory and the datatype (and op) are ones "
+        "the native algorithms take, inside a node or across nodes: host scratch in shared "
+        "segments (other nodes read it with UCX gets) and the CPU reduction.  The component "
+        "then stays active without an accelerator, for these calls only.  Other host-buffer "
+        "calls go to Open MPI as before.  Every rank must set the same value",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.host_buffers);
 }
@@ -517,8 +520,9 @@ static int coll_gpu_register(void) {
                            &mca_coll_gpu_component.peer_errors, false);
 
     coll_gpu_register_pvar_array("allreduce_algorithm_calls",
-                                 "Blocking MPI_Allreduce calls on device buffers per algorithm: "
-                                 "auto (always 0), staged, one_shot, two_shot",
+                                 "Blocking MPI_Allreduce calls on device buffers (and native "
+                                 "ones on host buffers) per algorithm: auto (always 0), staged, "
+                                 "one_shot, two_shot, ring, hierarchical",
                                  &coll_gpu_pvar_algorithms);
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         char help[256];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_gpu_ext.h: bfloat16 and float16 reductions in MPI, through coll/gpu.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Gather, MPI_Gatherv and their nonblocking forms on device buffers.  The
  * receive buffer matters at the root only: elsewhere it is neither

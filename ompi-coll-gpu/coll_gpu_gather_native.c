@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Gather, direct: per step, every rank but the root copies its block's chunk into its
  * scratch half; once every rank announced the step, the root fetches every peer's chunk straight

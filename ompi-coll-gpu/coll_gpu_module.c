@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu module: one per communicator.  It saves the functions of the
  * module selected before it for every collective it wraps (retaining those

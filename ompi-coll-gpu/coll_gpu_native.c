@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The native algorithms' common ground: context setup (node check, agreement, team, scratch),
  * signals, the ordered n-input reduction, errors, and the algorithm choice.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the native algorithms share: the algorithm names of the selection parameters, the
  * fallback reasons, and the per-communicator native context (symmetric device scratch that

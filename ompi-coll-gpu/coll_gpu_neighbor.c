@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Alltoallw, the neighborhood collectives (MPI_Neighbor_allgather(v),
  * MPI_Neighbor_alltoall(v,w)) and their nonblocking forms on device buffers:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Nonblocking collectives on device buffers.  Inputs are staged when the
  * call is posted and the previous module's nonblocking collective runs on the

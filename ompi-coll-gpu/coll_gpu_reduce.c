@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce and MPI_Ireduce on device buffers.  The receive buffer matters
  * at the root only: elsewhere it is neither classified nor touched.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce_local on device buffers (Open MPI routes it through
  * MPI_COMM_SELF's coll module): the accelerator's reduction kernel when both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce, direct: per step, every rank but the root copies its chunk into its scratch half;
  * once every rank announced the step, the root reduces the chunks of all ranks, in rank

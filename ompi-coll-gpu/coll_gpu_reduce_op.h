@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which reductions the accelerator's kernels run: an MPI (datatype, op) pair
  * mapped onto an accel (dtype, op) pair, or "no" (the staged path then runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce_scatter, MPI_Reduce_scatter_block and their nonblocking forms
  * on device buffers.  In place, the receive buffer holds every rank's input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce_scatter(_block), direct: per step, every rank copies its chunk of every other
  * rank's block into its scratch half (block b's chunk at b * per_step elements), announces it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Scan, MPI_Exscan and their nonblocking forms on device buffers.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Scatter, MPI_Scatterv and their nonblocking forms on device buffers.
  * The send buffer matters at the root only: elsewhere it is neither

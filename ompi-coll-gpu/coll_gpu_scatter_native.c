@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Scatter, direct: per step, the root copies its chunk of every other rank's block into its
  * scratch half (rank p's at slot p, or p - 1 past the root); once every rank announced the

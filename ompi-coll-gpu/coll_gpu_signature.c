@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Buffers of native data-movement calls as bytes of the type signature; see
  * coll_gpu_signature.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Data by type signature.  MPI lets the ranks of a data-movement collective pass different
  * datatypes of one signature (a vector at the root, n MPI_DOUBLE elsewhere; a contiguous type of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The staged path: host copies of device buffers around the previous
  * module's collective.  See coll_gpu_staged.h.

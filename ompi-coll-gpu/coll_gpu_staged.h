@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The staged path: device buffers copied to host memory, the previous
  * module's collective run on the host copies, results copied back.

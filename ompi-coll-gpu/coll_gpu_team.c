@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transport teams: the node map and the bootstrap of shmem-transport over the
  * communicator's saved host collectives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The transport team of a communicator: which rank is on which node, and the
  * shmem-transport team the native algorithms move data with.  Created on the

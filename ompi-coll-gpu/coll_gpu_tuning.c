@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tuning-file parser (coll_gpu_tuning.h).  No Open MPI here: tests/unit/test_tuning.c
  * links this file alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tuning rules of the native algorithms (coll_gpu_tuning_file): which algorithm, and which
  * pipeline chunk, a collective runs for a communicator size, a ranks-per-node count and a

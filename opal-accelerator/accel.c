@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * opal-accelerator front end: backend choice and reference counting, the
  * log sink, the thread's last error and status / memory type names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * opal-accelerator: the device abstraction used by coll/gpu.
  *

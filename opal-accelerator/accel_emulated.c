@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Emulated backend: CPU memory that behaves as device memory, for tests.
  *

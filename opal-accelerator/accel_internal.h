@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * opal-accelerator internals shared by the front end (accel.c) and the
  * backends: logging, the thread's last error, backend entry points.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the reductions implement: which (op, type) pairs MPI defines, element
  * sizes, names.  The kernels themselves are accel_reduce_ops.h (the op

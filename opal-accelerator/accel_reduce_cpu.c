@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The CPU reductions: the op definitions of accel_reduce_ops.h run by loops
  * the compiler vectorizes (built with -O3 -ffp-contract=off, see Makefile.am).

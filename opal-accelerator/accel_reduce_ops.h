@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What each reduction computes: one definition of every (op, type) pair MPI
  * defines, shared by the CPU loops (accel_reduce_cpu.c, C) and the CUDA

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * accel_reduce_bench: bandwidth of the reduction kernels against a plain copy
  * of the same bytes on the same device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll_gpu_bench: time one collective over a range of message sizes, on host
  * or device buffers, the way the OSU micro-benchmarks do (warm-up, then the

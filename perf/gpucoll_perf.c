@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpucoll_perf: an nccl-tests-style sweep of one MPI collective over message
  * sizes, on host or device buffers, with every result checked bit-exactly.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Wall time of host-buffer MPI_Allreduce with and without coll/gpu (active,
 # accelerator=emulated), on 2 and 4 ranks, alternating the two configurations
 # so that machine noise hits both alike.  Prints, per size, the best of the

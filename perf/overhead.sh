@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions coll/gpu adds to a host-buffer MPI_Allreduce, counted with
 # callgrind (wall time on a shared machine is noisier than the effect).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport put latency and bandwidth per backend, against a plain copy of the same
  * size in one process (the bound).  Two processes (forked: no MPI), rank 0 puts into rank 1.

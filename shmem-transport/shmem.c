@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport core: teams, symmetric allocations, the registration and
  * peer-mapping caches, put/get dispatch, signals and waits.

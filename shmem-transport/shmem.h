@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport: symmetric memory per communicator, put/get and signals.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport internals: the team, symmetric allocations, registrations and
  * peer mappings, shared by the core (shmem.c) and the node-local backends

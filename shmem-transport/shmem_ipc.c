@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuda_ipc backend ("accelerator IPC"): device memory of the local peers.
  *

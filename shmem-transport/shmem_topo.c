@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The NIC nearest to a GPU, as a UCX_NET_DEVICES value.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The ucx backend of shmem-transport: one UCP context and worker per team.
  *

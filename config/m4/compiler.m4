@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # compiler.m4: build modes (--enable-debug, --enable-asan, --enable-werror), warnings,
 # symbol visibility.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # cuda.m4: CUDA toolkit (cuda.h, nvcc, static cudart) and the GPU architectures to build for.
 #
 # COLL_GPU_CHECK_CUDA: AM_CONDITIONAL HAVE_CUDA, AC_DEFINE HAVE_CUDA and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # hwloc.m4: hwloc, for the node topology (GPU/NIC affinity).
 #
 # COLL_GPU_CHECK_HWLOC: --with-hwloc[=DIR] / --without-hwloc.  Found through pkg-config

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ompi.m4: find Open MPI, its devel headers, version, component directory and tools.
 #
 # COLL_GPU_CHECK_OMPI substitutes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # rdma.m4: rdma-core (libibverbs; librdmacm alongside when present).
 #
 # COLL_GPU_CHECK_VERBS: --with-verbs[=DIR] / --without-verbs.  Checked with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ucx.m4: UCX (ucp), for the inter-node transport.
 #
 # COLL_GPU_CHECK_UCX: --with-ucx[=DIR] / --without-ucx.  Found through pkg-config (ucx) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cg: a distributed conjugate-gradient solver of the kind HPC codes run, as an example of
  * an application that uses coll/gpu without a change.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cg_vec.h: the few vector operations the conjugate-gradient example needs, on whichever
  * memory its build uses.  cg.c, the solver, is written once against this header; the build

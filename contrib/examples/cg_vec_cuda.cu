@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cg_vec.h on a CUDA GPU: vectors and reduction buffers in cudaMalloc'ed memory, one kernel
  * per operation.  The dot product reduces in a fixed order (a tree per block of a fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cg_vec.h on the host: plain loops.  Built twice: cg_host keeps its reduction buffers in
  * host memory; cg_emulated (CG_EMULATED) keeps them in emulated device memory, allocated and

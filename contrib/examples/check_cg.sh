@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The cg example, unchanged, with and without coll/gpu: the same answer, bit for bit.
 #
 #   1. cg_host, Open MPI alone                                  -> the reference answer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check-recipe.sh: checks contrib/spack/package.py without Spack and without network.
 #
 #   contrib/spack/check-recipe.sh [--args-only] [--variants 'SPEC'] [--work DIR] [--keep]
@@ -124,7 +125,8 @@ sed 's/^/  /' "$work/installed"
 version=$(sed -n 's/^VERSION = //p' "$work/build/Makefile")
 for f in lib/openmpi/mca_coll_gpu.so lib/openmpi/mca_coll_gpu.la \
     share/coll-gpu/help-mpi-coll-gpu.txt include/coll_gpu_ext.h share/man/man7/coll_gpu.7 \
-    share/doc/coll-gpu/README.md share/doc/coll-gpu/openmpi-mca-params.conf \
+    share/doc/coll-gpu/README.md share/doc/coll-gpu/LICENSE share/doc/coll-gpu/docs/README.md \
+    share/doc/coll-gpu/openmpi-mca-params.conf \
     "share/doc/coll-gpu/modulefiles/lmod/coll-gpu/$version.lua" \
     "share/doc/coll-gpu/modulefiles/tcl/coll-gpu/$version"; do
     grep -qx "$f" "$work/installed" || fail "not installed: $f"

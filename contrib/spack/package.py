@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Spack package for coll/gpu, the Open MPI collective component for GPU buffers.
 #
 # Copy this directory into a Spack repository as packages/coll-gpu/package.py

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """spack_stub: runs contrib/spack/package.py without Spack, for check-recipe.sh.
 
     spack_stub.py package.py [--variants '+cuda cuda_arch=80,90 +ucx'] [--prefix P]

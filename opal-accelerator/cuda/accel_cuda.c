@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CUDA backend: the driver API through dlopen (see accel_cuda.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CUDA backend of opal-accelerator: the driver API reached through dlopen
  * ("libcuda.so.1"), so that nothing links libcuda and the DSO loads on nodes

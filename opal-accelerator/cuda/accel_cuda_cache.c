@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Classification cache of the CUDA backend (see accel_cuda_cache.h).
  */

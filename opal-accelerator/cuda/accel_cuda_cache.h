@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Classification cache of the CUDA backend: the allocation ranges seen
  * recently, so that a pointer into one of them is classified without a full

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CUDA backend: IPC export/import of device allocations between processes of
  * one node, and the PCI address of a device.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * accel_cuda_reduce(): the reduce() of the CUDA backend.  Checks the
  * arguments, finds the kernel of (op, dtype) in its family, sizes the grid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The CUDA reduction kernels (C++, included by cuda/accel_cuda_reduce*.cu
  * only).  One kernel template, over the op of accel_reduce_ops.h; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernels: SUM, PROD on complex float and complex double. */
 #include "accel_cuda_reduce.h"
 

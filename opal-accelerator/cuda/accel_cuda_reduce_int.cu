@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernels: SUM, PROD, MAX, MIN on the integer types. */
 #include "accel_cuda_reduce.h"
 

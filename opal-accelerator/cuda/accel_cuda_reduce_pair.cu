@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reduction kernels: MAXLOC, MINLOC on the MPI pair types. */
 #include "accel_cuda_reduce.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The types, inputs, reference operation and hash shared by the native-collective tests
  * (test_allreduce_native, test_native_collectives, test_native_vcolls; their set-up and checks

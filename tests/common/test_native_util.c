@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The set-up and checks shared by the native-collective tests: see test_native_util.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The set-up and checks shared by the native-collective tests (test_allreduce_native,
  * test_native_collectives, test_native_vcolls): buffers of one kind (device, or host with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fork-based launcher and shared-memory OOB (test_oob_fork.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A fork-based launcher for transport tests without MPI: test_oob_run() forks
  * size processes that run the same function, with an out-of-band allgather

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared helpers of the coll/gpu MPI tests: see test_util.h.
  */

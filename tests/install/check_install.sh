@@ -1,8 +1,10 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # "make install DESTDIR=STAGE" installs exactly the component (mca_coll_gpu.so and its .la),
-# its help file, the public header coll_gpu_ext.h, coll_gpu(7), and the docs (README.md, the
-# annotated openmpi-mca-params.conf, the Lmod and Tcl modulefiles) -- nothing else; the
+# its help file, the public header coll_gpu_ext.h, coll_gpu(7), and the docs (README.md,
+# LICENSE, the pages of docs/, the annotated openmpi-mca-params.conf, the Lmod and Tcl
+# modulefiles) -- nothing else; the
 # installed component loads (ompi_info); the modulefiles carry the installation's paths; and
 # "make uninstall DESTDIR=STAGE" leaves no file behind.
 #
@@ -31,7 +33,17 @@ $datadir/coll-gpu/help-mpi-coll-gpu.txt
 $includedir/coll_gpu_ext.h
 $mandir/man7/coll_gpu.7
 $docdir/README.md
+$docdir/LICENSE
 $docdir/openmpi-mca-params.conf
+$docdir/docs/README.md
+$docdir/docs/building.md
+$docdir/docs/cost-model.md
+$docdir/docs/design.md
+$docdir/docs/example.md
+$docdir/docs/failure-model.md
+$docdir/docs/results.md
+$docdir/docs/testing.md
+$docdir/docs/tuning.md
 $docdir/modulefiles/lmod/coll-gpu/$version.lua
 $docdir/modulefiles/tcl/coll-gpu/$version
 EOF

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # coll_gpu(7) lists exactly the parameters and pvars the component registers (names and
 # defaults, as ompi_info shows them), so the page can never fall behind the code; groff

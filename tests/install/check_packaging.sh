@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Packaging: the Spack recipe compiles and gives configure only options it has
 # (contrib/spack/check-recipe.sh --args-only), and the modulefiles written by make

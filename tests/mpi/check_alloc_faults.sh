@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # One rank failing to allocate (test_alloc_faults, emulated device memory): a stream, the
 # native scratch, a packing temporary or the staging stream that one rank alone cannot have.

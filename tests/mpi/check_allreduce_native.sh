@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Native MPI_Allreduce inside a node (test_allreduce_native, emulated device memory whose
 # cuda_ipc transport runs over the emulated backend's IPC):

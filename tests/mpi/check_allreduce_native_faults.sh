@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Failures inside a native MPI_Allreduce (test_allreduce_native_faults, emulated device
 # memory):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Native MPI_Bcast across emulated nodes (test_bcast_native, emulated device memory and host
 # buffers): the two-level form (one leader per node gets each chunk from the root, the rest of

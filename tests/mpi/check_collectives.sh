@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Every intercepted blocking collective (test_collectives) on 1 to 5 ranks:
 #   - host and emulated-device memory, with a 64 KiB staging buffer so that the 4 MiB cases

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # 10,000 MPI_Comm_dup/MPI_Comm_free cycles, then 10,000 more with a device collective on the
 # dup'ed communicator every 100 cycles (test_comm_cycles): no growth of resident memory

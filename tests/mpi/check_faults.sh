@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Accelerator failures inside coll/gpu (test_faults, emulated backend):
 #   - the n-th copy of a collective fails on one rank (or all): that rank's call returns

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # A slow rank is not a dead one (test_late_rank): one rank enters collectives 3 s after the
 # others, twice.  With the defaults (no coll_gpu_transport_timeout) every call returns the right

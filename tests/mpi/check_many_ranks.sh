@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Communicators of more ranks than a transport team's default signal slots (64): every rank
 # of a native communicator has one slot per peer, so these runs are native only when the team

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Ranks passing types of the same signature, a derived one on some ranks and MPI_INT on the
 # others (legal MPI for the data-movement collectives; test_mixed_types): gather, scatter, bcast

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Native MPI_Reduce_scatter_block (direct), MPI_Allgather (direct), MPI_Bcast (pipelined),
 # MPI_Reduce, MPI_Gather and MPI_Scatter (direct) (test_native_collectives, emulated device

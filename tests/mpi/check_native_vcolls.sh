@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Native MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall and MPI_Alltoallv (direct), inside a
 # node and across emulated nodes (test_native_vcolls, emulated device memory whose cuda_ipc

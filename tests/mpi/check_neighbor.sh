@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # MPI_Alltoallw, MPI_Ialltoallw and every neighborhood collective, blocking and nonblocking, on
 # cartesian (periodic and not), graph and distributed-graph communicators (test_neighbor): on

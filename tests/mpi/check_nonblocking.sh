@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The intercepted nonblocking collectives (test_nonblocking): one request at a time (MPI_Wait,
 # MPI_Test loops), every collective outstanding on three communicators (MPI_Waitall), out of

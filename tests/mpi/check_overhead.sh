@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The cost coll/gpu adds to a host-buffer call: at most 50 instructions per
 # 8-byte MPI_Allreduce with the component active (callgrind counts
 # instructions, so this is deterministic, not a timing).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # MPI_Reduce_local on every predefined C type x op MPI defines, and on coll_gpu_ext.h's
 # bfloat16/float16 (test_reduce_local), against the test's own reference:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Selection of coll/gpu (test_selection) and its parameters:
 #   - ompi_info lists every parameter of the contract with a help string;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # shmem-transport under mpirun (test_shmem): local peers from MPI_Comm_split_type, emulated
 # nodes (--rpn) so that the inter-node path crosses UCX over tcp and shared-memory transports,

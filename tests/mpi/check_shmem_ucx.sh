@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The ucx backend of shmem-transport (test_shmem_ucx) without NIC or GPU: UCX over tcp and over
 # shared memory between 2, 3 and 4 processes (and 8 over tcp, smaller sizes): put/get of host

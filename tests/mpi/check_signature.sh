@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Ranks passing different datatypes of one type signature, with the defaults (no parameter asks
 # the ranks to agree; test_signature): dense and non-dense layouts, different counts, MPI_IN_PLACE

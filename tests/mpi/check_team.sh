@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # The component's transport teams (test_team with coll_gpu_transport_check): created lazily on
 # the first device-buffer collective of a communicator, one per communicator, over the node

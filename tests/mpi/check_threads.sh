@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # MPI_THREAD_MULTIPLE (test_threads): 2 ranks, each with 2 threads running allreduce, bcast,
 # allgather, alltoall and reduce_scatter_block on their own communicator at the same time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One rank failing to allocate (emulated backend, whose fault plan this program's copy of the
  * backend shares with the component's): no rank may hang, no rank may get a wrong result

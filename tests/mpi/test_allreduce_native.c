@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce on device buffers (or, with --kinds=host, host buffers under
  * coll_gpu_host_buffers) through coll/gpu's native algorithms, checked for correctness, path

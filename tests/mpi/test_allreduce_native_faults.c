@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Failures inside a native MPI_Allreduce (device buffers, emulated backend, whose fault plan
  * this program's copy of the backend shares with the component's).

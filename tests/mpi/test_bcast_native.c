@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Native MPI_Bcast (pipelined: flat on one node, two-level across nodes), on device buffers or
  * (--kinds=host) host buffers under coll_gpu_host_buffers:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every blocking collective coll/gpu intercepts, checked call by call:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Communicator life cycles: coll/gpu creates per-communicator state (module, saved previous
  * functions, lazily a staging context) and must release it with the communicator.

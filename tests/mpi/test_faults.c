@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Accelerator failures inside coll/gpu (emulated backend, whose fault plan is shared by this
  * program's copy of the backend and the component's).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A slow rank is not a dead one.  One rank enters some collectives --late-ms later than the
  * others (a checkpoint, a long I/O phase, a debugger); every call must still return the right

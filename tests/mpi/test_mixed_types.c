@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Legal MPI that makes the ranks' native decisions differ: in a data-movement collective a rank
  * may pass a derived type where another passes a predefined one of the same type signature

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Native MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall and MPI_Alltoallv on device buffers
  * (or, with --kinds=host, host buffers under coll_gpu_host_buffers), checked for correctness,

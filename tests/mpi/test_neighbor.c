@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Alltoallw, MPI_Ialltoallw and every neighborhood collective (MPI_Neighbor_allgather(v),
  * MPI_Neighbor_alltoall(v,w), blocking and nonblocking) on host, device and mixed memory.

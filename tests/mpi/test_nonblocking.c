@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The nonblocking collectives coll/gpu intercepts (MPI_Iallreduce ... MPI_Iscatterv).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Reduce_local on every predefined C type and op MPI defines, and on the bfloat16 /
  * float16 types of coll_gpu_ext.h, against a reference written here (never Open MPI's ops:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Whether coll/gpu is in the call path, and that it stays out of the way when it must.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport under mpirun: the OOB is the MPI communicator (MPI_Iallgather and
  * MPI_Ibarrier, the team progressed while they run), local peers come from

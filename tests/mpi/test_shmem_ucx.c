@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The ucx backend of shmem-transport (shmem_ucx.h) between MPI processes: every rank is
  * "remote" to every other (one UCX context per rank, no node-local shortcut), the out-of-band

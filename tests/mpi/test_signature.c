@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ranks passing different datatypes of one type signature (legal MPI for every data-movement
  * collective), with no parameter asking the ranks to agree: every call must move the right

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The component's transport teams (coll_gpu_team.c), through coll_gpu_transport_check: the
  * first device-buffer collective of each communicator sets up its team and checks that every

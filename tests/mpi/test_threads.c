@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_THREAD_MULTIPLE: two threads, each running collectives on its own communicator at the
  * same time, and each creating and freeing a communicator (MPI_Comm_dup, a collective on it,

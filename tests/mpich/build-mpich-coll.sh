@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds MPICH's collective tests (test/mpi/coll of an MPICH 4.x source tree) against the MPI
 # whose mpicc is first in PATH (Open MPI here), without MPICH's configure: our own
 # mpitestconf.h and dtpoolsconf.h, the harness's util files (mtest.c, mtest_common.c,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # MPICH's collective test suite (test/mpi/coll of Debian's mpich source package, MPICH 4.x)
 # against Open MPI, with and without coll/gpu:
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 #
 # Open MPI across 2 real, separate "hosts" on this machine: network namespaces, each with its
 # own hostname (a UTS namespace), its loopback and one veth into a bridge that lives in a third

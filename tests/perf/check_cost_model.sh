@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # perf/cost_model: the model's closed forms, its arithmetic and its verdicts can fail:
 #
 #  1. --self-test: ring busbw -> the link's bandwidth as S grows (one node: bw_intra; two:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # perf/gpucoll_perf checks its own arithmetic and reports wrong results as wrong:
 #
 #  1. --self-test: bus factors, algbw, sizes, expected values and the bit-exact comparison

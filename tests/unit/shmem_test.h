@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the shmem-transport tests share (header-only; each test is a program of its own): team
  * creation over the fork launcher with emulated nodes, and one exercise of the data path --

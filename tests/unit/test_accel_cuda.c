@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the CUDA backend of opal-accelerator (built only with CUDA).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the CUDA backend's classification cache and its validation
  * policy (accel_cuda_cache_classify), with a fake driver: a table of

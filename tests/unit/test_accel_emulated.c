@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the emulated accelerator backend (opal-accelerator).
  *

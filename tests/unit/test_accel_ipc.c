@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of IPC export/import (opal-accelerator): fork based, no MPI.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the reductions (opal-accelerator): every (op, type) pair MPI
  * defines, 2 to 16 inputs, sizes on both sides of every vector, chunk and

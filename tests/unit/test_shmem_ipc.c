@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport on one node, device memory (the cuda_ipc backend through the accelerator's
  * IPC): symmetric device memory, registered device buffers, the peer-mapping cache across a

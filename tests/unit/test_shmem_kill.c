@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A process killed in the middle of a transfer: the others, waiting for its signal or in a
  * barrier with it, must fail (SHMEM_ERR_PEER_FAILED, or at worst SHMEM_ERR_TIMEOUT) within a

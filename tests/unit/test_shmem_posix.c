@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport on one node, host memory (posix backend): symmetric segments, registered
  * buffers (in a segment: mapped; elsewhere: cross-memory attach), signals, the local barrier,

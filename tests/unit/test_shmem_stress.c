@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport leaks: 1,000 team create/free cycles and 10,000 register / map / put /
  * unmap / deregister cycles (host buffers by cross-memory attach, emulated device buffers by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * shmem-transport between emulated nodes: the processes of this machine split into nodes of
  * R ranks, so that every put between nodes crosses UCX (tcp or shared-memory transports), the

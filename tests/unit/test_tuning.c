@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tuning-file parser (ompi-coll-gpu/coll_gpu_tuning.c), without Open MPI: a good file
  * and its ranges, sizes and first-match order; malformed lines reported with their line

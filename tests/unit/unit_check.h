@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the unit tests share: CHECK, which prints one line per check (and, on
  * a failure, the line and the accelerator's last error), the pass/fail
