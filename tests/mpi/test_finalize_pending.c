@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Nonblocking collectives on device memory freed before they complete (MPI_Request_free), then
  * MPI_Finalize: MPI says such an operation still completes, and MPI_Finalize is where it must.
