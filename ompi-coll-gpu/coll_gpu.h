@@ -62,10 +62,9 @@ typedef struct mca_coll_gpu_component_t {
     char *ucx_tls;
     bool transport_check;
     bool check_counts; /* debug: the ranks compare count, element size and op per native call */
-    int allreduce_algorithm; /* coll_gpu_alg_t (coll_gpu_native.h) */
-    /* coll_gpu_{reduce_scatter_block,allgather,bcast}_algorithm: coll_gpu_alg_t, indexed by
-     * coll_gpu_ncoll_t (coll_gpu_native.h) */
-    int ncoll_algorithm[COLL_GPU_MAX_NCOLLS];
+    /* coll_gpu_<coll>_algorithm, indexed by coll_gpu_ncoll_t: a value of the collective's
+     * algorithm table (coll_gpu_native.h) */
+    int algorithm[COLL_GPU_MAX_NCOLLS];
     size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
     size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
     char *tuning_file;
@@ -98,10 +97,9 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long peer_errors; /* calls that failed on another rank (native agreement) */
     unsigned long long teams_created;
     unsigned long long teams_retiring; /* freed communicators' teams waiting for their peers */
-    unsigned long long allreduce_algorithm_calls[COLL_GPU_MAX_ALGS];
     unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];
-    /* per coll_gpu_ncoll_t: auto (0), staged, native */
-    unsigned long long ncoll_algorithm_calls[COLL_GPU_MAX_NCOLLS][3];
+    /* per coll_gpu_ncoll_t and parameter value: auto (0, never counted), staged, the rows */
+    unsigned long long algorithm_calls[COLL_GPU_MAX_NCOLLS][COLL_GPU_MAX_ALGS];
 } mca_coll_gpu_component_t;
 
 COLL_GPU_EXPORT extern mca_coll_gpu_component_t mca_coll_gpu_component;

@@ -8,6 +8,14 @@
 
 #include <limits.h>
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_allgather_algs, "allgather", "MPI_Allgather", "direct",
+                       "every rank copies every block from its owner's scratch",
+                       coll_gpu_allgather_direct, false, true);
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_allgatherv_algs, "allgatherv", "MPI_Allgatherv", "direct",
+                       "every rank copies every block from its owner's scratch",
+                       coll_gpu_allgatherv_direct, false, false);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     bool vector; /* the v-variant: counts and displacements may be NULL off the root */
@@ -65,8 +73,10 @@ static bool coll_gpu_allgather_native(coll_gpu_allgather_args_t *a, coll_gpu_nat
                               NULL, NULL, NULL, in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLGATHER, recv.bytes);
-        *rc_p = coll_gpu_allgather_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
-                                          coll_gpu_signature_bytes(count, a->rdtype));
+        call.sbuf = in_place ? NULL : send.data;
+        call.rbuf = recv.data;
+        call.count = coll_gpu_signature_bytes(count, a->rdtype);
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }
@@ -114,8 +124,11 @@ static bool coll_gpu_allgatherv_native(coll_gpu_allgather_args_t *a, coll_gpu_na
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLGATHERV, total);
-        *rc_p = coll_gpu_allgatherv_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
-                                           recv.counts, recv.displs);
+        call.sbuf = in_place ? NULL : send.data;
+        call.rbuf = recv.data;
+        call.counts = recv.counts;
+        call.displs = recv.displs;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }

@@ -17,9 +17,11 @@ static inline size_t coll_gpu_allgather_chunk(size_t count, size_t first, size_t
     return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
 }
 
-int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                               const void *sbuf, void *rbuf, const size_t *counts,
-                               const size_t *displs) {
+int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
+                               const coll_gpu_native_call_t *call) {
+    const void *sbuf = call->sbuf;
+    void *rbuf = call->rbuf;
+    const size_t *counts = call->counts, *displs = call->displs;
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     int size = native->team->size, rank = native->team->rank;
@@ -72,13 +74,16 @@ err_transport:
     return coll_gpu_native_finish(call, comm, status, astatus);
 }
 
-int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                              const void *sbuf, void *rbuf, size_t count) {
+int coll_gpu_allgather_direct(struct ompi_communicator_t *comm,
+                              const coll_gpu_native_call_t *call) {
+    coll_gpu_native_call_t blocks = *call;
     size_t *counts = call->native->counts, *displs = call->native->displs;
 
     for (int p = 0; p < call->native->team->size; ++p) {
-        counts[p] = count;
-        displs[p] = (size_t)p * count;
+        counts[p] = call->count;
+        displs[p] = (size_t)p * call->count;
     }
-    return coll_gpu_allgatherv_direct(comm, call, sbuf, rbuf, counts, displs);
+    blocks.counts = counts;
+    blocks.displs = displs;
+    return coll_gpu_allgatherv_direct(comm, &blocks);
 }

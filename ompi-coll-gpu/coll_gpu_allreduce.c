@@ -10,8 +10,6 @@
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
 
-#include "ompi/datatype/ompi_datatype.h"
-
 #include <stdio.h>
 
 typedef struct {
@@ -32,11 +30,87 @@ static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void
                          request);
 }
 
-/* Host-accessible memory: what the CPU reduction may read (everything without an
- * accelerator). */
-static inline bool coll_gpu_host_accessible(const void *buf) {
-    return (NULL == mca_coll_gpu_component.accel) || !coll_gpu_on_device(buf);
+/* auto inside a node: one_shot up to coll_gpu_allreduce_one_shot_max_bytes, two_shot above. */
+static bool coll_gpu_allreduce_small(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    size_t max = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
+
+    snprintf(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu", query->bytes,
+             (query->bytes <= max) ? "<=" : ">", max);
+    return query->bytes <= max;
 }
+
+static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char *why,
+                                        size_t why_len) {
+    (void)query;
+    (void)why;
+    (void)why_len;
+    return true; /* auto asks only on one node; coll_gpu_allreduce_small said why */
+}
+
+/* auto across nodes: the ring when every node has one rank, else hierarchical. */
+static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, char *why,
+                                            size_t why_len) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    snprintf(why, why_len, "%d nodes, one rank each", team->nnodes);
+    return team->nnodes == team->size;
+}
+
+static bool coll_gpu_allreduce_several_per_node(const coll_gpu_alg_query_t *query, char *why,
+                                                size_t why_len) {
+    snprintf(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
+    return true;
+}
+
+static bool coll_gpu_allreduce_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
+                                                      size_t why_len) {
+    if (coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
+        return true;
+    }
+    snprintf(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
+             query->native->half);
+    return false;
+}
+
+/* MPI_Allreduce's algorithms; auto asks them in this order. */
+static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
+    {.name = "one_shot",
+     .help = "every rank reads every input",
+     .cost_model = "one_shot",
+     .preferred = coll_gpu_allreduce_small,
+     .run = coll_gpu_allreduce_one_shot},
+    {.name = "two_shot",
+     .help = "reduce-scatter then allgather",
+     .cost_model = "two_shot",
+     .preferred = coll_gpu_allreduce_one_node,
+     .run = coll_gpu_allreduce_two_shot},
+    {.name = "ring",
+     .help = "pipelined ring between neighbours, on any communicator",
+     .cost_model = "ring",
+     .multi_node = true,
+     .preferred = coll_gpu_allreduce_one_per_node,
+     .run = coll_gpu_allreduce_ring},
+    {.name = "hierarchical",
+     .help = "reduce-scatter inside each node, the shards' allreduce between nodes, allgather "
+             "inside each node",
+     .cost_model = "hierarchical",
+     .multi_node = true,
+     .fits = coll_gpu_allreduce_hierarchical_fits_call,
+     .preferred = coll_gpu_allreduce_several_per_node,
+     .run = coll_gpu_allreduce_hierarchical},
+};
+
+const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
+    .name = "allreduce",
+    .mpi_call = "MPI_Allreduce",
+    .auto_help = "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
+                 "across nodes of one rank each ring, across other nodes hierarchical",
+    .note = "one_shot and two_shot give the same bits, ring and hierarchical other bits "
+            "(another order), independent of the chunk size",
+    .uniform_count = true,
+    .num_algs = sizeof(coll_gpu_allreduce_alg_rows) / sizeof(coll_gpu_allreduce_alg_rows[0]),
+    .algs = coll_gpu_allreduce_alg_rows,
+};
 
 /*
  * Runs a blocking call natively if it can, in kind's memory (device buffers, or host buffers
@@ -50,142 +124,22 @@ static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t ki
                                       const void *sbuf, void *rbuf, int count, bool kinds_mixed,
                                       int *rc_p) {
     coll_gpu_allreduce_args_t *a = call_args;
-    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    coll_gpu_allreduce_native_args_t args;
-    coll_gpu_fallback_t reason;
-    coll_gpu_native_t *native;
-    coll_gpu_alg_t alg = COLL_GPU_ALG_STAGED;
-    accel_status_t status;
-    char why[256] = "";
-    int ok;
+    const void *bufs[2] = {rbuf, sbuf};
+    coll_gpu_native_call_t call;
 
-    if (!c->native) {
-        reason = COLL_GPU_FALLBACK_DISABLED;
-        goto fallback;
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLREDUCE, kind, count,
+                                  a->dtype, a->op, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2,
+                                  kinds_mixed, &call, rc_p)) {
+        return false;
     }
-    if (COLL_GPU_ALG_STAGED == c->allreduce_algorithm) {
-        reason = COLL_GPU_FALLBACK_ALGORITHM;
-        snprintf(why, sizeof(why), ": coll_gpu_allreduce_algorithm=staged");
-        goto fallback;
-    }
-    if (OPAL_UNLIKELY(c->check_counts)) {
-        /* before any decision that depends on the count */
-        *rc_p = coll_gpu_native_check_counts(a->module, a->comm, "MPI_Allreduce", count, a->dtype,
-                                             a->op);
-        if (OMPI_SUCCESS != *rc_p) {
-            return true;
-        }
-    }
-    if ((count <= 0) || !coll_gpu_reduce_op_lookup(a->dtype, a->op, &args.dtype, &args.op)) {
-        reason = COLL_GPU_FALLBACK_DATATYPE_OP;
-        goto fallback;
-    }
-    args.esize = accel_dtype_size(args.dtype);
-    {
-        ptrdiff_t lb, extent;
-        (void)ompi_datatype_get_extent(a->dtype, &lb, &extent);
-        if ((0 != lb) || ((size_t)extent != args.esize)) {
-            reason = COLL_GPU_FALLBACK_DATATYPE_OP;
-            goto fallback;
-        }
-    }
-    if (kinds_mixed) {
-        /* the ranks agreed on it already, and the host ones have gone to Open MPI */
-        reason = COLL_GPU_FALLBACK_MEMORY;
-        goto fallback;
-    }
-    if (COLL_GPU_NATIVE_HOST == kind) {
-        ok = (MPI_IN_PLACE == sbuf || coll_gpu_host_accessible(sbuf)) &&
-             coll_gpu_host_accessible(rbuf);
-    } else {
-        ok = (MPI_IN_PLACE == sbuf || coll_gpu_on_device(sbuf)) && coll_gpu_on_device(rbuf);
-    }
-    if (c->check_memory_kinds) {
-        /* not only "some device memory on every rank" (the staged path's agreement): all of
-         * it, everywhere */
-        if (OMPI_SUCCESS !=
-            COLL_GPU_PREV(a->module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, a->comm)) {
-            ok = 0;
-        }
-    }
-    if (!ok) {
-        reason = COLL_GPU_FALLBACK_MEMORY;
-        goto fallback;
-    }
-    if (!coll_gpu_native_get(a->module, a->comm, kind, &native, &reason)) {
-        goto fallback;
-    }
-    alg = coll_gpu_allreduce_choose(native->team->size, native->team->nnodes,
-                                    native->team->local_size, (size_t)count * args.esize,
-                                    &args.chunk_bytes, why, sizeof(why));
-    if ((native->team->nnodes > 1) &&
-        ((COLL_GPU_ALG_ONE_SHOT == alg) || (COLL_GPU_ALG_TWO_SHOT == alg))) {
-        /* they load every peer's scratch directly */
-        reason = COLL_GPU_FALLBACK_MULTI_NODE;
-        snprintf(why, sizeof(why), ": %s needs one node", coll_gpu_alg_names[alg]);
-        goto fallback;
-    }
-    if (COLL_GPU_ALG_STAGED == alg) {
-        reason = COLL_GPU_FALLBACK_ALGORITHM;
-        goto fallback;
-    }
-    if ((COLL_GPU_ALG_HIERARCHICAL == alg) &&
-        !coll_gpu_allreduce_hierarchical_fits(native, args.esize)) {
-        reason = COLL_GPU_FALLBACK_TEAM;
-        snprintf(why, sizeof(why),
-                 ": the scratch half (%zu bytes) cannot hold hierarchical's "
-                 "layout",
-                 native->half);
-        goto fallback;
-    }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d x %s %s, %s memory: %s (%s)",
-                     a->comm->c_name, count, accel_dtype_string(args.dtype),
-                     accel_op_string(args.op), coll_gpu_native_mems[kind].name,
-                     coll_gpu_alg_names[alg], why);
-    args.kind = kind;
-    args.mem = &coll_gpu_native_mems[kind];
-    args.stream = NULL;
-    args.entry_status = ACCEL_OK;
-    if (COLL_GPU_NATIVE_DEVICE == kind) {
-        /* a stream this rank alone could not create: the algorithm still runs the protocol */
-        status = coll_gpu_module_stream(a->module, &args.stream);
-        if (OPAL_UNLIKELY(ACCEL_OK != status)) {
-            args.entry_status = status;
-            args.stream = NULL;
-        }
-    }
-    args.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
-    args.rbuf = rbuf;
-    args.count = (size_t)count;
-    args.mpi_call = "MPI_Allreduce";
-    COLL_GPU_COUNT_NATIVE(ALLREDUCE, args.count * args.esize);
-    coll_gpu_count_add(&c->allreduce_algorithm_calls[alg], 1);
-    switch (alg) {
-    case COLL_GPU_ALG_ONE_SHOT:
-        *rc_p = coll_gpu_allreduce_one_shot(a->module, a->comm, native, &args);
-        break;
-    case COLL_GPU_ALG_TWO_SHOT:
-        *rc_p = coll_gpu_allreduce_two_shot(a->module, a->comm, native, &args);
-        break;
-    case COLL_GPU_ALG_RING:
-        *rc_p = coll_gpu_allreduce_ring(a->module, a->comm, native, &args);
-        break;
-    default:
-        *rc_p = coll_gpu_allreduce_hierarchical(a->module, a->comm, native, &args);
-        break;
+    if (OMPI_SUCCESS == *rc_p) {
+        call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
+        call.rbuf = rbuf;
+        call.count = (size_t)count;
+        COLL_GPU_COUNT_NATIVE(ALLREDUCE, call.count * call.esize);
+        *rc_p = coll_gpu_native_run(a->comm, &call);
     }
     return true;
-
-fallback:
-    coll_gpu_count_add(&c->native_fallbacks[reason], 1);
-    if (COLL_GPU_NATIVE_DEVICE == kind) {
-        coll_gpu_count_add(&c->allreduce_algorithm_calls[COLL_GPU_ALG_STAGED], 1);
-    }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Allreduce on %s: %d elements: %s (%s%s)",
-                     a->comm->c_name, count,
-                     (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
-                     coll_gpu_fallback_names[reason], why);
-    return false;
 }
 
 /* Classifies the buffers, then hands the call to the previous module or

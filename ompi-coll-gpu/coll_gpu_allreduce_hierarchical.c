@@ -53,7 +53,7 @@ static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
 
 typedef struct {
     coll_gpu_native_t *native;
-    const coll_gpu_allreduce_native_args_t *args;
+    const coll_gpu_native_call_t *call;
     coll_gpu_hier_layout_t layout;
     int m;                  /* shards per chunk: the fewest ranks of a node */
     const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
@@ -69,18 +69,18 @@ typedef struct {
 } coll_gpu_hier_chunk_t;
 
 static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset) {
-    return coll_gpu_native_mine(h->native, h->args->kind, step) + offset;
+    return coll_gpu_native_mine(h->native, h->call->kind, step) + offset;
 }
 
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
  * the node's ranks. */
 static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
                                                 const coll_gpu_hier_chunk_t *c) {
-    const coll_gpu_allreduce_native_args_t *args = h->args;
+    const coll_gpu_native_call_t *call = h->call;
     coll_gpu_team_t *team = h->native->team;
     const void **srcs = h->native->srcs;
-    size_t esize = args->esize, shard_first = 0, shard_len = 0;
-    const char *in = (const char *)args->sbuf + c->first * esize;
+    size_t esize = call->esize, shard_first = 0, shard_len = 0;
+    const char *in = (const char *)call->sbuf + c->first * esize;
     coll_gpu_native_range_t others[2] = {{0, c->n * esize}, {0, 0}};
     shmem_status_t status;
 
@@ -93,12 +93,12 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
     }
     for (int i = 0; (i < 2) && (ACCEL_OK == h->astatus); ++i) {
         if (others[i].len > 0) {
-            h->astatus = args->mem->copy(coll_gpu_hier_mine(h, c->step, others[i].offset),
-                                         in + others[i].offset, others[i].len, args->stream);
+            h->astatus = call->mem->copy(coll_gpu_hier_mine(h, c->step, others[i].offset),
+                                         in + others[i].offset, others[i].len, call->stream);
         }
     }
     if (ACCEL_OK == h->astatus) {
-        h->astatus = args->mem->synchronize(args->stream);
+        h->astatus = call->mem->synchronize(call->stream);
     }
     for (int i = 0; i < team->local_size; ++i) {
         int peer = team->local_ranks[i];
@@ -123,20 +123,20 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
             int peer = team->local_ranks[i];
             srcs[i] = (peer == team->rank)
                           ? in + shard_first * esize
-                          : coll_gpu_native_theirs(h->native, args->kind, peer, c->step) +
+                          : coll_gpu_native_theirs(h->native, call->kind, peer, c->step) +
                                 shard_first * esize;
         }
         h->astatus = coll_gpu_native_reduce(
-            args->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
-            team->local_size, shard_len, args->dtype, args->op, args->stream);
+            call->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
+            team->local_size, shard_len, call->dtype, call->op, call->stream);
         if ((ACCEL_OK == h->astatus) && (team->nnodes > 1)) {
             /* the other nodes' owners fetch it */
             h->astatus =
-                coll_gpu_native_publish(h->native, args->kind, c->step, h->layout.off_partial,
-                                        shard_len * esize, args->stream);
+                coll_gpu_native_publish(h->native, call->kind, c->step, h->layout.off_partial,
+                                        shard_len * esize, call->stream);
         }
         if (ACCEL_OK == h->astatus) {
-            h->astatus = args->mem->synchronize(args->stream);
+            h->astatus = call->mem->synchronize(call->stream);
         }
     }
     return SHMEM_OK;
@@ -169,10 +169,10 @@ static shmem_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu
         status = coll_gpu_native_wait(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
         if ((SHMEM_OK == status) && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
             h->astatus = coll_gpu_native_fetch(
-                h->native, h->args->kind, h->owner[j], c->step, h->layout.off_partial,
+                h->native, h->call->kind, h->owner[j], c->step, h->layout.off_partial,
                 coll_gpu_hier_mine(h, c->step,
                                    h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
-                shard_len * h->args->esize, h->args->stream, &status);
+                shard_len * h->call->esize, h->call->stream, &status);
         }
         if (SHMEM_OK != status) {
             return status;
@@ -187,17 +187,17 @@ static shmem_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu
  * peer's signal slot monotone. */
 static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
                                            uint64_t step) {
-    const coll_gpu_allreduce_native_args_t *args = h->args;
+    const coll_gpu_native_call_t *call = h->call;
     coll_gpu_team_t *team = h->native->team;
     const void **srcs = h->native->srcs;
-    size_t esize = args->esize, shard_first, shard_len;
+    size_t esize = call->esize, shard_first, shard_len;
     shmem_status_t status;
 
     if (h->is_owner) {
         coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
         if (team->nnodes > 1) {
             status =
-                coll_gpu_native_fetch_complete(h->native, args->kind, args->stream, &h->astatus);
+                coll_gpu_native_fetch_complete(h->native, call->kind, call->stream, &h->astatus);
             if (SHMEM_OK != status) {
                 return status;
             }
@@ -210,10 +210,10 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
                                                            (size_t)j * h->layout.shard_bytes);
                 }
                 h->astatus = coll_gpu_native_reduce(
-                    args->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
-                    team->nnodes, shard_len, args->dtype, args->op, args->stream);
+                    call->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
+                    team->nnodes, shard_len, call->dtype, call->op, call->stream);
                 if (ACCEL_OK == h->astatus) {
-                    h->astatus = args->mem->synchronize(args->stream);
+                    h->astatus = call->mem->synchronize(call->stream);
                 }
             }
         }
@@ -236,20 +236,20 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
             if (SHMEM_OK != status) {
                 return status;
             }
-            result = coll_gpu_native_theirs(h->native, args->kind, peer, c->step);
+            result = coll_gpu_native_theirs(h->native, call->kind, peer, c->step);
         } else {
-            result = coll_gpu_native_mine(h->native, args->kind, c->step);
+            result = coll_gpu_native_mine(h->native, call->kind, c->step);
         }
         coll_gpu_native_shard(c->n, h->m, l, &shard_first, &shard_len);
         if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
             h->astatus =
-                args->mem->copy((char *)args->rbuf + (c->first + shard_first) * esize,
-                                result + h->layout.off_result, shard_len * esize, args->stream);
+                call->mem->copy((char *)call->rbuf + (c->first + shard_first) * esize,
+                                result + h->layout.off_result, shard_len * esize, call->stream);
         }
     }
     /* the reads of this step's results are done before the next step's announcement */
     if (ACCEL_OK == h->astatus) {
-        h->astatus = args->mem->synchronize(args->stream);
+        h->astatus = call->mem->synchronize(call->stream);
     }
     return SHMEM_OK;
 }
@@ -261,9 +261,9 @@ bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_
                                 &layout) <= native->half;
 }
 
-int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                    coll_gpu_native_t *native,
-                                    const coll_gpu_allreduce_native_args_t *args) {
+int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
+                                    const coll_gpu_native_call_t *call) {
+    coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
     coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
     bool pending = false;
@@ -271,10 +271,9 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     coll_gpu_hier_t h;
     size_t n;
 
-    (void)module;
     h.native = native;
-    h.args = args;
-    h.astatus = args->entry_status;
+    h.call = call;
+    h.astatus = call->entry_status;
     /* the shards of a chunk: as many as the smallest node has ranks; the owner of this rank's
      * shard on each node is the node's local_rank-th rank, shard l's on this node its l-th */
     h.m = team->min_local_size;
@@ -282,26 +281,26 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     h.owner = team->node_peers;
     h.local_owner = team->local_ranks;
 
-    /* the largest chunk within args->chunk_bytes whose layout fits a scratch half */
-    n = args->chunk_bytes / args->esize;
-    n = (n < args->count) ? n : args->count;
+    /* the largest chunk within call->chunk_bytes whose layout fits a scratch half */
+    n = call->chunk_bytes / call->esize;
+    n = (n < call->count) ? n : call->count;
     n = (n > 0) ? n : 1;
     while ((n > 1) &&
-           (coll_gpu_hier_layout(n, h.m, team->nnodes, args->esize, &h.layout) > native->half)) {
+           (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half)) {
         n -= (n + 7) / 8;
     }
-    if (coll_gpu_hier_layout(n, h.m, team->nnodes, args->esize, &h.layout) > native->half) {
-        return coll_gpu_accel_failed(ACCEL_ERR_INVALID, args->mpi_call, comm);
+    if (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half) {
+        return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm);
     }
 
-    for (size_t first = 0; (first < args->count) || pending; first += n) {
-        bool current = (first < args->count);
+    for (size_t first = 0; (first < call->count) || pending; first += n) {
+        bool current = (first < call->count);
         uint64_t step = ++native->step;
 
         if (current) {
             cur.step = step;
             cur.first = first;
-            cur.n = (args->count - first < n) ? args->count - first : n;
+            cur.n = (call->count - first < n) ? call->count - first : n;
             status = coll_gpu_hier_node_reduce(&h, &cur);
             if (SHMEM_OK != status) {
                 goto conclude;
@@ -334,6 +333,5 @@ int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_c
     }
     status = SHMEM_OK;
 conclude:
-    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
-                                    h.astatus);
+    return coll_gpu_native_finish(call, comm, status, h.astatus);
 }

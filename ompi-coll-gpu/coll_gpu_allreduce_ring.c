@@ -72,34 +72,32 @@ static shmem_status_t coll_gpu_ring_wait_reader(coll_gpu_native_t *native, int r
     return coll_gpu_native_wait(native, right, x - 2, COLL_GPU_PHASE_CONSUMED);
 }
 
-int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                            coll_gpu_native_t *native,
-                            const coll_gpu_allreduce_native_args_t *args) {
-    const coll_gpu_native_mem_t *mem = args->mem;
-    coll_gpu_native_kind_t kind = args->kind;
+int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    coll_gpu_native_t *native = call->native;
+    const coll_gpu_native_mem_t *mem = call->mem;
+    coll_gpu_native_kind_t kind = call->kind;
     int size = native->team->size, rank = native->team->rank;
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int nsteps = 2 * (size - 1);
-    size_t esize = args->esize, chunk, piece, nchunks;
-    const char *in = args->sbuf;
-    char *out = args->rbuf;
-    accel_status_t astatus = args->entry_status;
+    size_t esize = call->esize, chunk, piece, nchunks;
+    const char *in = call->sbuf;
+    char *out = call->rbuf;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status = SHMEM_OK;
     bool first_step = true;
     uint64_t step = 0;
 
-    (void)module;
     if (1 == size) {
         if (in != out) {
-            astatus = mem->copy(out, in, args->count * esize, args->stream);
+            astatus = mem->copy(out, in, call->count * esize, call->stream);
         }
         goto conclude;
     }
     /* a piece and the landing area of a get fit in a half: 2 * chunk / size <= half */
-    chunk = ((args->chunk_bytes < native->half) ? args->chunk_bytes : native->half) / esize;
+    chunk = ((call->chunk_bytes < native->half) ? call->chunk_bytes : native->half) / esize;
     piece = chunk / (size_t)size;
     piece = (piece > 0) ? piece : 1;
-    nchunks = ((args->count + (size_t)size - 1) / (size_t)size + piece - 1) / piece;
+    nchunks = ((call->count + (size_t)size - 1) / (size_t)size + piece - 1) / piece;
 
     for (size_t k = 0; k < nchunks; ++k) {
         for (int i = 0; i < nsteps; ++i) {
@@ -118,19 +116,19 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                 if (OPAL_UNLIKELY(SHMEM_OK != status)) {
                     goto conclude;
                 }
-                coll_gpu_ring_piece(args->count, size, rank, k, piece, &first, &len);
+                coll_gpu_ring_piece(call->count, size, rank, k, piece, &first, &len);
                 if ((ACCEL_OK == astatus) && (len > 0)) {
-                    astatus = mem->copy(mine, in + first * esize, len * esize, args->stream);
+                    astatus = mem->copy(mine, in + first * esize, len * esize, call->stream);
                 }
             }
             if ((ACCEL_OK == astatus) && !coll_gpu_native_is_local(native, right)) {
                 /* the right neighbour fetches it from another node */
                 astatus =
-                    coll_gpu_native_publish(native, kind, step, 0, piece * esize, args->stream);
+                    coll_gpu_native_publish(native, kind, step, 0, piece * esize, call->stream);
             }
             /* my piece of this step landed (copied now, or written by the last step) */
             if (ACCEL_OK == astatus) {
-                astatus = mem->synchronize(args->stream);
+                astatus = mem->synchronize(call->stream);
             }
             if (first_step) {
                 status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
@@ -152,7 +150,7 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                 goto conclude;
             }
 
-            coll_gpu_ring_piece(args->count, size, seg, k, piece, &first, &len);
+            coll_gpu_ring_piece(call->count, size, seg, k, piece, &first, &len);
             bytes = len * esize;
             next = forward ? coll_gpu_native_mine(native, kind, step + 1) : NULL;
             if ((ACCEL_OK == astatus) && (len > 0)) {
@@ -162,34 +160,34 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
                     /* into the landing area of my half of this step, which nobody reads */
                     src = mine + piece * esize;
                     astatus = coll_gpu_native_fetch(native, kind, left, step, 0, (char *)src, bytes,
-                                                    args->stream, &status);
+                                                    call->stream, &status);
                     if (OPAL_UNLIKELY(SHMEM_OK != status)) {
                         goto conclude;
                     }
-                    status = coll_gpu_native_fetch_complete(native, kind, args->stream, &astatus);
+                    status = coll_gpu_native_fetch_complete(native, kind, call->stream, &astatus);
                     if (OPAL_UNLIKELY(SHMEM_OK != status)) {
                         goto conclude;
                     }
                 }
                 if ((ACCEL_OK == astatus) && reduce) {
                     const void *srcs[2] = {src, in + first * esize};
-                    astatus = coll_gpu_native_reduce(mem, next, srcs, 2, len, args->dtype, args->op,
-                                                     args->stream);
+                    astatus = coll_gpu_native_reduce(mem, next, srcs, 2, len, call->dtype, call->op,
+                                                     call->stream);
                     if ((ACCEL_OK == astatus) && (size - 2 == i)) {
                         /* fully reduced: my segment of the result */
-                        astatus = mem->copy(out + first * esize, next, bytes, args->stream);
+                        astatus = mem->copy(out + first * esize, next, bytes, call->stream);
                     }
                 } else if ((ACCEL_OK == astatus) && forward) {
-                    astatus = mem->copy(next, src, bytes, args->stream);
+                    astatus = mem->copy(next, src, bytes, call->stream);
                     if (ACCEL_OK == astatus) {
-                        astatus = mem->copy(out + first * esize, next, bytes, args->stream);
+                        astatus = mem->copy(out + first * esize, next, bytes, call->stream);
                     }
                 } else if (ACCEL_OK == astatus) {
-                    astatus = mem->copy(out + first * esize, src, bytes, args->stream);
+                    astatus = mem->copy(out + first * esize, src, bytes, call->stream);
                 }
             }
             /* my reads of the left's half done: it may reuse it */
-            status = coll_gpu_native_fetch_complete(native, kind, args->stream, &astatus);
+            status = coll_gpu_native_fetch_complete(native, kind, call->stream, &astatus);
             if (SHMEM_OK == status) {
                 status = coll_gpu_native_signal(native, left, step, COLL_GPU_PHASE_CONSUMED);
             }
@@ -199,6 +197,5 @@ int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communica
         }
     }
 conclude:
-    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
-                                    astatus);
+    return coll_gpu_native_finish(call, comm, status, astatus);
 }

@@ -6,7 +6,7 @@
  * each shard from its owner's scratch into its receive buffer).  Each rank reads n inputs of
  * 1/n of the chunk and n shards instead of n whole inputs.  A rank's own shard of its input
  * is read from its send buffer, so only the peers' shards are copied into the scratch.
- * Device or host memory alike: args->mem says how to copy, reduce and wait for completion.
+ * Device or host memory alike: call->mem says how to copy, reduce and wait for completion.
  *
  * Every element is combined exactly as one-shot combines it (coll_gpu_native_reduce over
  * the n inputs in rank order), so the two give the same bits, on every rank.
@@ -16,25 +16,24 @@
  */
 #include "coll_gpu_native.h"
 
-int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                coll_gpu_native_t *native,
-                                const coll_gpu_allreduce_native_args_t *args) {
-    const coll_gpu_native_mem_t *mem = args->mem;
+int coll_gpu_allreduce_two_shot(struct ompi_communicator_t *comm,
+                                const coll_gpu_native_call_t *call) {
+    coll_gpu_native_t *native = call->native;
+    const coll_gpu_native_mem_t *mem = call->mem;
     const void **srcs = native->srcs;
-    size_t shard_area = native->half / 2, chunk, shard_first, shard_len, esize = args->esize;
+    size_t shard_area = native->half / 2, chunk, shard_first, shard_len, esize = call->esize;
     int size = native->team->size, rank = native->team->rank;
-    accel_status_t astatus = args->entry_status;
+    accel_status_t astatus = call->entry_status;
     shmem_status_t status;
 
-    (void)module;
-    chunk = ((args->chunk_bytes < shard_area) ? args->chunk_bytes : shard_area) / esize;
+    chunk = ((call->chunk_bytes < shard_area) ? call->chunk_bytes : shard_area) / esize;
     chunk = (chunk > 0) ? chunk : 1;
-    for (size_t first = 0; first < args->count; first += chunk) {
-        size_t n = (args->count - first < chunk) ? args->count - first : chunk;
+    for (size_t first = 0; first < call->count; first += chunk) {
+        size_t n = (call->count - first < chunk) ? call->count - first : chunk;
         size_t offset = first * esize, mine_first, mine_len;
-        const char *in = (const char *)args->sbuf + offset;
+        const char *in = (const char *)call->sbuf + offset;
         uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, args->kind, step);
+        char *mine = coll_gpu_native_mine(native, call->kind, step);
 
         coll_gpu_native_range_t peers_shards[2];
 
@@ -44,7 +43,7 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         peers_shards[0].len = mine_first * esize;
         peers_shards[1].offset = (mine_first + mine_len) * esize;
         peers_shards[1].len = (n - mine_first - mine_len) * esize;
-        status = coll_gpu_native_step_ready(native, args, step, in, peers_shards, 2, &astatus);
+        status = coll_gpu_native_step_ready(call, step, in, peers_shards, 2, &astatus);
         if (OPAL_UNLIKELY(SHMEM_OK != status)) {
             goto conclude;
         }
@@ -52,14 +51,14 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
         /* reduce-scatter: my shard from every rank's input, mine from my send buffer */
         if ((ACCEL_OK == astatus) && (mine_len > 0)) {
             for (int p = 0; p < size; ++p) {
-                srcs[p] = coll_gpu_native_theirs(native, args->kind, p, step) + mine_first * esize;
+                srcs[p] = coll_gpu_native_theirs(native, call->kind, p, step) + mine_first * esize;
             }
             srcs[rank] = in + mine_first * esize;
             astatus = coll_gpu_native_reduce(mem, mine + shard_area, srcs, size, mine_len,
-                                             args->dtype, args->op, args->stream);
+                                             call->dtype, call->op, call->stream);
         }
         if (ACCEL_OK == astatus) {
-            astatus = mem->synchronize(args->stream);
+            astatus = mem->synchronize(call->stream);
         }
         status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_REDUCED);
         if (SHMEM_OK == status) {
@@ -75,14 +74,13 @@ int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_commu
             coll_gpu_native_shard(n, size, k, &shard_first, &shard_len);
             if (shard_len > 0) {
                 astatus =
-                    mem->copy((char *)args->rbuf + offset + shard_first * esize,
-                              coll_gpu_native_theirs(native, args->kind, k, step) + shard_area,
-                              shard_len * esize, args->stream);
+                    mem->copy((char *)call->rbuf + offset + shard_first * esize,
+                              coll_gpu_native_theirs(native, call->kind, k, step) + shard_area,
+                              shard_len * esize, call->stream);
             }
         }
     }
     status = SHMEM_OK;
 conclude:
-    return coll_gpu_native_conclude(native, args->kind, args->stream, args->mpi_call, comm, status,
-                                    astatus);
+    return coll_gpu_native_finish(call, comm, status, astatus);
 }

@@ -10,6 +10,14 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoall_algs, "alltoall", "MPI_Alltoall", "direct",
+                       "every rank copies its block out of every peer's scratch",
+                       coll_gpu_alltoall_direct, true, true);
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",
+                       "every rank copies its block out of every peer's scratch",
+                       coll_gpu_alltoallv_direct, true, false);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     bool vector;        /* the v-variant: counts and displacements may be NULL off the root */
@@ -65,8 +73,10 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
                               in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLTOALL, recv.bytes);
-        *rc_p = coll_gpu_alltoall_direct(a->comm, &call, in_place ? NULL : send.data, recv.data,
-                                         coll_gpu_signature_bytes(count, a->rdtype));
+        call.sbuf = in_place ? NULL : send.data;
+        call.rbuf = recv.data;
+        call.count = coll_gpu_signature_bytes(count, a->rdtype);
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }
@@ -100,7 +110,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
         return true; /* the call failed: no fallback */
     }
     if (!kinds_mixed && c->native &&
-        (COLL_GPU_ALG_STAGED != c->ncoll_algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
+        (COLL_GPU_ALG_STAGED != c->algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
             int64_t sent =
                 in_place ? 0 : (int64_t)coll_gpu_signature_bytes(a->scounts[p], a->sdtype);
@@ -136,9 +146,14 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
         COLL_GPU_COUNT_NATIVE(ALLTOALLV, total);
-        *rc_p = coll_gpu_alltoallv_direct(a->comm, &call, in_place ? NULL : send.data, send.counts,
-                                          send.displs, recv.data, recv.counts, recv.displs,
-                                          (size_t)count);
+        call.sbuf = in_place ? NULL : send.data;
+        call.scounts = send.counts;
+        call.sdispls = send.displs;
+        call.rbuf = recv.data;
+        call.counts = recv.counts;
+        call.displs = recv.displs;
+        call.largest = (size_t)count;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }

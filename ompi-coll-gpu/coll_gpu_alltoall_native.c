@@ -22,10 +22,13 @@ static inline size_t coll_gpu_alltoall_chunk(size_t count, size_t first, size_t 
     return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
 }
 
-int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                              const void *sbuf, const size_t *scounts, const size_t *sdispls,
-                              void *rbuf, const size_t *rcounts, const size_t *rdispls,
-                              size_t largest) {
+int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
+                              const coll_gpu_native_call_t *call) {
+    const void *sbuf = call->sbuf;
+    void *rbuf = call->rbuf;
+    const size_t *scounts = call->scounts, *sdispls = call->sdispls;
+    const size_t *rcounts = call->counts, *rdispls = call->displs;
+    size_t largest = call->largest;
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     int size = native->team->size, rank = native->team->rank;
@@ -86,13 +89,16 @@ err_transport:
     return coll_gpu_native_finish(call, comm, status, astatus);
 }
 
-int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                             const void *sbuf, void *rbuf, size_t count) {
+int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    coll_gpu_native_call_t blocks = *call;
     size_t *counts = call->native->counts, *displs = call->native->displs;
 
     for (int p = 0; p < call->native->team->size; ++p) {
-        counts[p] = count;
-        displs[p] = (size_t)p * count;
+        counts[p] = call->count;
+        displs[p] = (size_t)p * call->count;
     }
-    return coll_gpu_alltoallv_direct(comm, call, sbuf, counts, displs, rbuf, counts, displs, count);
+    blocks.counts = blocks.scounts = counts;
+    blocks.displs = blocks.sdispls = displs;
+    blocks.largest = call->count;
+    return coll_gpu_alltoallv_direct(comm, &blocks);
 }

@@ -9,6 +9,14 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(
+    coll_gpu_bcast_algs, "bcast", "MPI_Bcast", "pipelined",
+    "the root's scratch, double buffered, read by every rank; across nodes, where a node other "
+    "than the root's has several ranks, two-level: one leader per node gets each chunk from the "
+    "root, its node loads it from the leader",
+    coll_gpu_bcast_pipelined, false, true);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     struct ompi_datatype_t *dtype;
@@ -122,7 +130,10 @@ static bool coll_gpu_bcast_native(void *args, coll_gpu_native_kind_t kind, const
             coll_gpu_sig_buf_receive(&call, &bytes);
         }
         COLL_GPU_COUNT_NATIVE(BCAST, bytes.bytes);
-        *rc_p = coll_gpu_bcast_pipelined(a->comm, &call, bytes.data, bytes.bytes, a->root);
+        call.rbuf = bytes.data;
+        call.count = bytes.bytes;
+        call.root = a->root;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &bytes);
     }
     return true;

@@ -199,8 +199,10 @@ static void coll_gpu_bcast_log(struct ompi_communicator_t *comm, const coll_gpu_
     }
 }
 
-int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                             void *buf, size_t count, int root) {
+int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    void *buf = call->rbuf;
+    size_t count = call->count;
+    int root = call->root;
     coll_gpu_team_t *team = call->native->team;
     coll_gpu_bcast_relay_t relay = {.two_level = false};
 

@@ -82,9 +82,7 @@ typedef struct {
     int count;
 } coll_gpu_pvar_array_t;
 
-static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms = {
-    mca_coll_gpu_component.allreduce_algorithm_calls, COLL_GPU_ALLREDUCE_ALG_NUM};
-static coll_gpu_pvar_array_t coll_gpu_pvar_ncoll_algorithms[COLL_GPU_NCOLL_NUM];
+static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms[COLL_GPU_NCOLL_NUM];
 static coll_gpu_pvar_array_t coll_gpu_pvar_fallbacks = {mca_coll_gpu_component.native_fallbacks,
                                                         COLL_GPU_FALLBACK_NUM};
 
@@ -220,116 +218,54 @@ static void coll_gpu_register_transport(const mca_base_component_t *c) {
         &mca_coll_gpu_component.ucx_tls);
 }
 
-static const mca_base_var_enum_value_t coll_gpu_alg_values[] = {
-    {COLL_GPU_ALG_AUTO, "auto"},
-    {COLL_GPU_ALG_STAGED, "staged"},
-    {COLL_GPU_ALG_ONE_SHOT, "one_shot"},
-    {COLL_GPU_ALG_TWO_SHOT, "two_shot"},
-    {COLL_GPU_ALG_RING, "ring"},
-    {COLL_GPU_ALG_HIERARCHICAL, "hierarchical"},
-    {0, NULL},
-};
-/* coll_gpu_<coll>_algorithm of the collectives other than MPI_Allreduce: what their native
- * algorithm does, and the pvar counting their calls per algorithm. */
-static const struct {
-    const char *var, *enum_name, *pvar, *help;
-} coll_gpu_ncoll_vars[COLL_GPU_NCOLL_NUM] = {
-    [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] =
-        {"reduce_scatter_block_algorithm", "coll_gpu_reduce_scatter_block_algorithms",
-         "reduce_scatter_block_algorithm_calls",
-         "direct (every rank reduces its block from every peer's scratch in rank order: "
-         "allreduce's bits)"},
-    [COLL_GPU_NCOLL_ALLGATHER] = {"allgather_algorithm", "coll_gpu_allgather_algorithms",
-                                  "allgather_algorithm_calls",
-                                  "direct (every rank copies every block from its owner's "
-                                  "scratch)"},
-    [COLL_GPU_NCOLL_BCAST] = {"bcast_algorithm", "coll_gpu_bcast_algorithms",
-                              "bcast_algorithm_calls",
-                              "pipelined (the root's scratch, double buffered, read by every "
-                              "rank; across nodes, where a node other than the root's has "
-                              "several ranks, two-level: one leader per node gets each chunk "
-                              "from the root, its node loads it from the leader)"},
-    [COLL_GPU_NCOLL_REDUCE] = {"reduce_algorithm", "coll_gpu_reduce_algorithms",
-                               "reduce_algorithm_calls",
-                               "direct (the root reduces every rank's input in rank order: "
-                               "allreduce's bits)"},
-    [COLL_GPU_NCOLL_GATHER] = {"gather_algorithm", "coll_gpu_gather_algorithms",
-                               "gather_algorithm_calls",
-                               "direct (the root copies every block from its owner's scratch)"},
-    [COLL_GPU_NCOLL_SCATTER] = {"scatter_algorithm", "coll_gpu_scatter_algorithms",
-                                "scatter_algorithm_calls",
-                                "direct (every rank copies its block from the root's scratch)"},
-    [COLL_GPU_NCOLL_ALLGATHERV] = {"allgatherv_algorithm", "coll_gpu_allgatherv_algorithms",
-                                   "allgatherv_algorithm_calls",
-                                   "direct (every rank copies every block from its owner's "
-                                   "scratch)"},
-    [COLL_GPU_NCOLL_REDUCE_SCATTER] =
-        {"reduce_scatter_algorithm", "coll_gpu_reduce_scatter_algorithms",
-         "reduce_scatter_algorithm_calls",
-         "direct (every rank reduces its block from every peer's scratch in rank order: "
-         "allreduce's bits)"},
-    [COLL_GPU_NCOLL_ALLTOALL] = {"alltoall_algorithm", "coll_gpu_alltoall_algorithms",
-                                 "alltoall_algorithm_calls",
-                                 "direct (every rank copies its block out of every peer's "
-                                 "scratch)"},
-    [COLL_GPU_NCOLL_ALLTOALLV] = {"alltoallv_algorithm", "coll_gpu_alltoallv_algorithms",
-                                  "alltoallv_algorithm_calls",
-                                  "direct (every rank copies its block out of every peer's "
-                                  "scratch)"},
-};
-
-static void coll_gpu_register_ncoll(const mca_base_component_t *c) {
+/* coll_gpu_<coll>_algorithm of every collective with native algorithms, from its table: the
+ * values auto, staged and the rows, and ompi_info's text naming what each does. */
+static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     /* static: an enum may keep the values it was given */
-    static mca_base_var_enum_value_t values[COLL_GPU_NCOLL_NUM][4];
+    static mca_base_var_enum_value_t values[COLL_GPU_NCOLL_NUM][COLL_GPU_MAX_ALGS + 1];
     mca_base_var_enum_t *alg_enum;
-    char help[1024];
+    char help[2048], var[64], enum_name[96];
 
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[k];
+        const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[k];
+        int n = 0, len;
 
         values[k][0] = (mca_base_var_enum_value_t){COLL_GPU_ALG_AUTO, "auto"};
         values[k][1] = (mca_base_var_enum_value_t){COLL_GPU_ALG_STAGED, "staged"};
-        values[k][2] =
-            (mca_base_var_enum_value_t){(int)info->native, coll_gpu_alg_names[info->native]};
-        values[k][3] = (mca_base_var_enum_value_t){0, NULL};
-        snprintf(help, sizeof(help),
-                 "Algorithm of blocking %s on device buffers (and host buffers under "
-                 "host_buffers): auto (the tuning file's rule, else %s), staged (through host "
-                 "memory and Open MPI's %s), %s.%s",
-                 info->mpi_call, coll_gpu_alg_names[info->native], info->mpi_call,
-                 coll_gpu_ncoll_vars[k].help,
-                 info->multi_node ? "" : "  Communicators spanning nodes are staged");
-        mca_coll_gpu_component.ncoll_algorithm[k] = COLL_GPU_ALG_AUTO;
-        (void)mca_base_var_enum_create(coll_gpu_ncoll_vars[k].enum_name, values[k], &alg_enum);
-        (void)mca_base_component_var_register(c, coll_gpu_ncoll_vars[k].var, help,
-                                              MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0,
+        len = snprintf(help, sizeof(help),
+                       "Algorithm of blocking %s on device buffers (and host buffers under "
+                       "host_buffers): auto (the tuning file's rule, else %s), staged (through "
+                       "host memory and Open MPI's %s)",
+                       t->mpi_call, t->auto_help, t->mpi_call);
+        for (int a = 0; a < t->num_algs; ++a) {
+            const coll_gpu_alg_desc_t *alg = &t->algs[a];
+
+            values[k][COLL_GPU_ALG_FIRST_NATIVE + a] =
+                (mca_base_var_enum_value_t){COLL_GPU_ALG_FIRST_NATIVE + a, alg->name};
+            n += !alg->multi_node;
+            len += snprintf(help + len, sizeof(help) - (size_t)len, ", %s (%s%s)", alg->name,
+                            alg->help, alg->multi_node ? "" : "; one node");
+        }
+        values[k][COLL_GPU_ALG_FIRST_NATIVE + t->num_algs] = (mca_base_var_enum_value_t){0, NULL};
+        snprintf(help + len, sizeof(help) - (size_t)len, ".%s%s%s%s", (NULL != t->note) ? "  " : "",
+                 (NULL != t->note) ? t->note : "", (NULL != t->note) ? "." : "",
+                 (n > 0) ? "  An algorithm of one node forced on a communicator spanning nodes "
+                           "is staged."
+                         : "");
+        snprintf(var, sizeof(var), "%s_algorithm", t->name);
+        snprintf(enum_name, sizeof(enum_name), "coll_gpu_%s_algorithms", t->name);
+        mca_coll_gpu_component.algorithm[k] = COLL_GPU_ALG_AUTO;
+        (void)mca_base_var_enum_create(enum_name, values[k], &alg_enum);
+        (void)mca_base_component_var_register(c, var, help, MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0,
                                               OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                              &mca_coll_gpu_component.ncoll_algorithm[k]);
+                                              &mca_coll_gpu_component.algorithm[k]);
         OBJ_RELEASE(alg_enum);
     }
 }
 
 /* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
 static void coll_gpu_register_native(const mca_base_component_t *c) {
-    mca_base_var_enum_t *alg_enum;
-
-    mca_coll_gpu_component.allreduce_algorithm = COLL_GPU_ALG_AUTO;
-    (void)mca_base_var_enum_create("coll_gpu_allreduce_algorithms", coll_gpu_alg_values, &alg_enum);
-    (void)mca_base_component_var_register(
-        c, "allreduce_algorithm",
-        "Algorithm of blocking MPI_Allreduce on device buffers (and host buffers under "
-        "host_buffers): auto (the tuning file's rule, else inside a node one_shot up to "
-        "allreduce_one_shot_max_bytes and two_shot above; across nodes of one rank each ring, "
-        "across other nodes hierarchical), staged (through host memory and Open MPI's "
-        "allreduce), one_shot (every rank reads every input), two_shot (reduce-scatter then "
-        "allgather), ring (pipelined ring between neighbours, on any communicator), "
-        "hierarchical (reduce-scatter inside each node, the shards' allreduce between nodes, "
-        "allgather inside each node).  one_shot and two_shot give the same bits, ring and "
-        "hierarchical other bits (another order), independent of the chunk size.  one_shot and "
-        "two_shot need one node: forced on a communicator spanning nodes, they are staged",
-        MCA_BASE_VAR_TYPE_INT, alg_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.allreduce_algorithm);
-    OBJ_RELEASE(alg_enum);
+    coll_gpu_register_algorithms(c);
 
     mca_coll_gpu_component.allreduce_one_shot_max_bytes = 64 * 1024;
     (void)mca_base_component_var_register(
@@ -473,7 +409,6 @@ static int coll_gpu_register(void) {
 
     coll_gpu_register_transport(c);
     coll_gpu_register_native(c);
-    coll_gpu_register_ncoll(c);
 
     coll_gpu_register_pvar("calls_passthrough",
                            "Calls handed straight to the previous module because every buffer "
@@ -519,23 +454,22 @@ static int coll_gpu_register(void) {
                            "another rank of the communicator (every rank of the call returns it)",
                            &mca_coll_gpu_component.peer_errors, false);
 
-    coll_gpu_register_pvar_array("allreduce_algorithm_calls",
-                                 "Blocking MPI_Allreduce calls on device buffers (and native "
-                                 "ones on host buffers) per algorithm: auto (always 0), staged, "
-                                 "one_shot, two_shot, ring, hierarchical",
-                                 &coll_gpu_pvar_algorithms);
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        char help[256];
+        const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[k];
+        char help[512], name[64];
+        int len;
 
-        snprintf(help, sizeof(help),
-                 "Blocking %s calls on device buffers (and native ones on host buffers) per "
-                 "algorithm: auto (always 0), staged, %s",
-                 coll_gpu_ncoll_info[k].mpi_call,
-                 coll_gpu_alg_names[coll_gpu_ncoll_info[k].native]);
-        coll_gpu_pvar_ncoll_algorithms[k].values = mca_coll_gpu_component.ncoll_algorithm_calls[k];
-        coll_gpu_pvar_ncoll_algorithms[k].count = COLL_GPU_NCALLS_NUM;
-        coll_gpu_register_pvar_array(coll_gpu_ncoll_vars[k].pvar, help,
-                                     &coll_gpu_pvar_ncoll_algorithms[k]);
+        len = snprintf(help, sizeof(help),
+                       "Blocking %s calls on device buffers (and native ones on host buffers) "
+                       "per algorithm: auto (always 0), staged",
+                       t->mpi_call);
+        for (int a = 0; a < t->num_algs; ++a) {
+            len += snprintf(help + len, sizeof(help) - (size_t)len, ", %s", t->algs[a].name);
+        }
+        snprintf(name, sizeof(name), "%s_algorithm_calls", t->name);
+        coll_gpu_pvar_algorithms[k].values = mca_coll_gpu_component.algorithm_calls[k];
+        coll_gpu_pvar_algorithms[k].count = COLL_GPU_ALG_FIRST_NATIVE + t->num_algs;
+        coll_gpu_register_pvar_array(name, help, &coll_gpu_pvar_algorithms[k]);
     }
     coll_gpu_register_pvar_array("native_fallbacks",
                                  "Blocking device-buffer calls staged instead of run natively, "

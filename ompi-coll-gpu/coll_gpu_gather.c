@@ -8,6 +8,11 @@
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_gather_algs, "gather", "MPI_Gather", "direct",
+                       "the root copies every block from its owner's scratch",
+                       coll_gpu_gather_direct, false, true);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     bool vector; /* the v-variant: counts and displacements may be NULL off the root */
@@ -86,9 +91,11 @@ static bool coll_gpu_gather_native(void *args, coll_gpu_native_kind_t kind, cons
             coll_gpu_sig_buf_receive(&call, &recv);
         }
         COLL_GPU_COUNT_NATIVE(GATHER, recv.bytes);
-        *rc_p = coll_gpu_gather_direct(a->comm, &call, in_place ? NULL : send.data,
-                                       is_root ? recv.data : rbuf,
-                                       coll_gpu_signature_bytes(count, dtype), a->root);
+        call.sbuf = in_place ? NULL : send.data;
+        call.rbuf = is_root ? recv.data : rbuf;
+        call.count = coll_gpu_signature_bytes(count, dtype);
+        call.root = a->root;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }

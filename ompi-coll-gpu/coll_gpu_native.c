@@ -19,40 +19,63 @@
 
 #define COLL_GPU_NATIVE_ALIGN 256
 
-_Static_assert(COLL_GPU_ALG_NUM <= COLL_GPU_MAX_ALGS, "COLL_GPU_MAX_ALGS too small");
 _Static_assert(COLL_GPU_FALLBACK_NUM <= COLL_GPU_MAX_FALLBACKS, "COLL_GPU_MAX_FALLBACKS too small");
 _Static_assert(COLL_GPU_NCOLL_NUM <= COLL_GPU_MAX_NCOLLS, "COLL_GPU_MAX_NCOLLS too small");
-_Static_assert(COLL_GPU_NCALLS_NUM == 3, "ncoll_algorithm_calls has 3 elements");
 
-#define COLL_GPU_NCOLL(id, tuning, call, alg, multi, blocks, uniform)                              \
-    [COLL_GPU_NCOLL_##id] = {.tuning_name = tuning,                                                \
-                             .param = "coll_gpu_" tuning "_algorithm",                             \
-                             .mpi_call = call,                                                     \
-                             .native = COLL_GPU_ALG_##alg,                                         \
-                             .multi_node = multi,                                                  \
-                             .per_rank_blocks = blocks,                                            \
-                             .uniform_count = uniform}
-const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM] = {
-    COLL_GPU_NCOLL(REDUCE_SCATTER_BLOCK, "reduce_scatter_block", "MPI_Reduce_scatter_block", DIRECT,
-                   true, true, true),
-    COLL_GPU_NCOLL(ALLGATHER, "allgather", "MPI_Allgather", DIRECT, true, false, true),
-    COLL_GPU_NCOLL(BCAST, "bcast", "MPI_Bcast", PIPELINED, true, false, true),
-    COLL_GPU_NCOLL(REDUCE, "reduce", "MPI_Reduce", DIRECT, true, true, true),
-    COLL_GPU_NCOLL(GATHER, "gather", "MPI_Gather", DIRECT, true, false, true),
-    COLL_GPU_NCOLL(SCATTER, "scatter", "MPI_Scatter", DIRECT, true, true, true),
-    COLL_GPU_NCOLL(ALLGATHERV, "allgatherv", "MPI_Allgatherv", DIRECT, true, false, false),
-    COLL_GPU_NCOLL(REDUCE_SCATTER, "reduce_scatter", "MPI_Reduce_scatter", DIRECT, true, true,
-                   false),
-    COLL_GPU_NCOLL(ALLTOALL, "alltoall", "MPI_Alltoall", DIRECT, true, true, true),
-    COLL_GPU_NCOLL(ALLTOALLV, "alltoallv", "MPI_Alltoallv", DIRECT, true, true, false),
+const coll_gpu_alg_table_t *const coll_gpu_alg_tables[COLL_GPU_NCOLL_NUM] = {
+    [COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK] = &coll_gpu_reduce_scatter_block_algs,
+    [COLL_GPU_NCOLL_ALLGATHER] = &coll_gpu_allgather_algs,
+    [COLL_GPU_NCOLL_BCAST] = &coll_gpu_bcast_algs,
+    [COLL_GPU_NCOLL_REDUCE] = &coll_gpu_reduce_algs,
+    [COLL_GPU_NCOLL_GATHER] = &coll_gpu_gather_algs,
+    [COLL_GPU_NCOLL_SCATTER] = &coll_gpu_scatter_algs,
+    [COLL_GPU_NCOLL_ALLGATHERV] = &coll_gpu_allgatherv_algs,
+    [COLL_GPU_NCOLL_REDUCE_SCATTER] = &coll_gpu_reduce_scatter_algs,
+    [COLL_GPU_NCOLL_ALLTOALL] = &coll_gpu_alltoall_algs,
+    [COLL_GPU_NCOLL_ALLTOALLV] = &coll_gpu_alltoallv_algs,
+    [COLL_GPU_NCOLL_ALLREDUCE] = &coll_gpu_allreduce_algs,
 };
-#undef COLL_GPU_NCOLL
 
-const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM] = {
-#define COLL_GPU_ALG_NAME(id, name) name,
-    COLL_GPU_FOREACH_ALG(COLL_GPU_ALG_NAME)
-#undef COLL_GPU_ALG_NAME
-};
+bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    (void)query;
+    (void)why;
+    (void)why_len;
+    return true;
+}
+
+const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg) {
+    const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
+
+    if (alg >= COLL_GPU_ALG_FIRST_NATIVE && alg < COLL_GPU_ALG_FIRST_NATIVE + t->num_algs) {
+        return t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE].name;
+    }
+    return (COLL_GPU_ALG_STAGED == alg) ? "staged" : "auto";
+}
+
+/* The names a tuning rule may give: auto, staged and every table's rows (a rule stores its
+ * index here; the collective's table resolves it by name). */
+static const char *coll_gpu_tuning_names[2 + COLL_GPU_NCOLL_NUM * COLL_GPU_MAX_ALGS];
+static int coll_gpu_num_tuning_names;
+
+static void coll_gpu_tuning_names_init(void) {
+    coll_gpu_tuning_names[0] = "auto";
+    coll_gpu_tuning_names[1] = "staged";
+    coll_gpu_num_tuning_names = 2;
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        for (int a = 0; a < coll_gpu_alg_tables[k]->num_algs; ++a) {
+            const char *name = coll_gpu_alg_tables[k]->algs[a].name;
+            int n = 0;
+
+            while ((n < coll_gpu_num_tuning_names) &&
+                   (0 != strcmp(coll_gpu_tuning_names[n], name))) {
+                ++n;
+            }
+            if (n == coll_gpu_num_tuning_names) {
+                coll_gpu_tuning_names[coll_gpu_num_tuning_names++] = name;
+            }
+        }
+    }
+}
 
 const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM] = {
 #define COLL_GPU_FALLBACK_NAME(id, name) name,
@@ -131,14 +154,16 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[7 + COLL_GPU_NCOLL_NUM];
+    uint64_t words[6 + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
+    coll_gpu_tuning_names_init();
     if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
         state = calloc(1, sizeof(*state));
         if ((NULL != state) &&
-            (coll_gpu_tuning_load(&state->rules, c->tuning_file, coll_gpu_alg_names,
-                                  COLL_GPU_ALG_NUM, coll_gpu_native_tuning_log, NULL) >= 0)) {
+            (coll_gpu_tuning_load(&state->rules, c->tuning_file, coll_gpu_tuning_names,
+                                  coll_gpu_num_tuning_names, coll_gpu_native_tuning_log,
+                                  NULL) >= 0)) {
             c->tuning = state;
             COLL_GPU_VERBOSE(1, "tuning file %s: %d rules", c->tuning_file, state->rules.num_rules);
         } else {
@@ -148,17 +173,16 @@ void coll_gpu_native_tuning_load(void) {
     /* Everything the choice of an algorithm depends on besides the call itself: ranks
      * compare it once per communicator, since a rank choosing differently would hang. */
     words[0] = (uint64_t)c->native;
-    words[1] = (uint64_t)c->allreduce_algorithm;
-    words[2] = (uint64_t)c->allreduce_one_shot_max_bytes;
-    words[3] = (uint64_t)c->native_chunk_size;
-    words[4] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
-    words[5] = (uint64_t)c->host_buffers;
+    words[1] = (uint64_t)c->allreduce_one_shot_max_bytes;
+    words[2] = (uint64_t)c->native_chunk_size;
+    words[3] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
+    words[4] = (uint64_t)c->host_buffers;
+    words[5] = (uint64_t)c->check_counts;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        words[6 + k] = (uint64_t)c->ncoll_algorithm[k];
+        words[6 + k] = (uint64_t)c->algorithm[k];
     }
-    words[6 + COLL_GPU_NCOLL_NUM] = (uint64_t)c->check_counts;
     c->native_config_hash =
-        coll_gpu_native_hash_words(14695981039346656037ULL, words, 7 + COLL_GPU_NCOLL_NUM);
+        coll_gpu_native_hash_words(14695981039346656037ULL, words, 6 + COLL_GPU_NCOLL_NUM);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -563,27 +587,25 @@ shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step
     return SHMEM_OK;
 }
 
-shmem_status_t coll_gpu_native_step_ready(coll_gpu_native_t *native,
-                                          const coll_gpu_allreduce_native_args_t *args,
-                                          uint64_t step, const char *in,
-                                          const coll_gpu_native_range_t *ranges, int nranges,
-                                          accel_status_t *astatus_p) {
-    char *mine = coll_gpu_native_mine(native, args->kind, step);
+shmem_status_t coll_gpu_native_step_ready(const coll_gpu_native_call_t *call, uint64_t step,
+                                          const char *in, const coll_gpu_native_range_t *ranges,
+                                          int nranges, accel_status_t *astatus_p) {
+    char *mine = coll_gpu_native_mine(call->native, call->kind, step);
     shmem_status_t status;
 
     for (int i = 0; (i < nranges) && (ACCEL_OK == *astatus_p); ++i) {
         if (ranges[i].len > 0) {
-            *astatus_p = args->mem->copy(mine + ranges[i].offset, in + ranges[i].offset,
-                                         ranges[i].len, args->stream);
+            *astatus_p = call->mem->copy(mine + ranges[i].offset, in + ranges[i].offset,
+                                         ranges[i].len, call->stream);
         }
     }
     /* the copies must have landed before peers are told to read them */
     if (ACCEL_OK == *astatus_p) {
-        *astatus_p = args->mem->synchronize(args->stream);
+        *astatus_p = call->mem->synchronize(call->stream);
     }
-    status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+    status = coll_gpu_native_signal_all(call->native, step, COLL_GPU_PHASE_READY);
     if (SHMEM_OK == status) {
-        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
+        status = coll_gpu_native_wait_all(call->native, step, COLL_GPU_PHASE_READY);
     }
     return status;
 }
@@ -813,13 +835,13 @@ bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_com
                                   struct ompi_datatype_t *peer_dtype, struct ompi_op_t *op,
                                   int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
+    const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
     int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), bad = -1;
     int64_t mine[3] = {-1, 0, 0}, *ours, *theirs, *all;
 
     /* where coll_gpu_native_eligible compares counts: the same parameters on every rank */
     if (OPAL_LIKELY(!c->check_counts) || !c->native ||
-        (COLL_GPU_ALG_STAGED == c->ncoll_algorithm[coll])) {
+        (COLL_GPU_ALG_STAGED == c->algorithm[coll])) {
         return false;
     }
     ours = calloc(2 * (size_t)size, sizeof(int64_t));
@@ -865,7 +887,7 @@ bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_com
             /* same counts: rank bad's recvcounts[p] against rank 0's; transposed: rank bad's
              * recvcounts[p] against rank p's sendcounts[bad] */
             opal_show_help("help-mpi-coll-gpu.txt", "block count mismatch", true, COLL_GPU_HOSTNAME,
-                           info->mpi_call, size, bad, "recvcounts", p, (long long)all[3 * bad + 1],
+                           t->mpi_call, size, bad, "recvcounts", p, (long long)all[3 * bad + 1],
                            unit, (NULL == peer_counts) ? 0 : p,
                            (NULL == peer_counts) ? "recvcounts" : "sendcounts",
                            (NULL == peer_counts) ? p : bad, (long long)all[3 * bad + 2], unit);
@@ -876,76 +898,61 @@ bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_com
     free(all);
     if (OMPI_SUCCESS == *rc_p) {
         /* the blocks agree: element size and op, as for the other collectives */
-        *rc_p = coll_gpu_native_check_counts(module, comm, info->mpi_call, 0, dtype, op);
+        *rc_p = coll_gpu_native_check_counts(module, comm, t->mpi_call, 0, dtype, op);
     }
     return OMPI_SUCCESS != *rc_p;
 }
 
-coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
-                                         size_t *chunk_p, char *why, size_t why_len) {
+/*
+ * The parameter value that runs a call of coll (COLL_GPU_ALG_STAGED or a row's): the parameter
+ * when it forces one, else the first tuning rule that matches and names staged or one of the
+ * collective's algorithms (rules naming another collective's are ignored; auto falls through),
+ * else the first row, in table order, that prefers the call.  *chunk_p: the rule's chunk, else
+ * coll_gpu_native_chunk_size.  why: a sentence for the verbose log.
+ */
+static int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query,
+                               size_t *chunk_p, char *why, size_t why_len) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
+    const coll_gpu_team_t *team = query->native->team;
     const coll_gpu_tuning_rule_t *rule = NULL;
-    coll_gpu_alg_t alg = (coll_gpu_alg_t)c->allreduce_algorithm;
+    int alg = c->algorithm[coll];
 
     *chunk_p = c->native_chunk_size;
     if (COLL_GPU_ALG_AUTO != alg) {
-        snprintf(why, why_len, "coll_gpu_allreduce_algorithm=%s", coll_gpu_alg_names[alg]);
+        snprintf(why, why_len, "coll_gpu_%s_algorithm=%s", t->name, coll_gpu_alg_name(coll, alg));
         return alg;
     }
     if (NULL != c->tuning) {
-        rule = coll_gpu_tuning_find(&c->tuning->rules, "allreduce", (uint64_t)size,
-                                    (uint64_t)ranks_per_node, (uint64_t)bytes);
+        rule = coll_gpu_tuning_find(&c->tuning->rules, t->name, (uint64_t)team->size,
+                                    (uint64_t)team->local_size, (uint64_t)query->bytes);
     }
-    if ((NULL != rule) && (rule->algorithm < COLL_GPU_ALLREDUCE_ALG_NUM)) {
-        /* a rule naming another collective's algorithm is ignored */
-        alg = (coll_gpu_alg_t)rule->algorithm;
-        if (0 != rule->chunk) {
-            *chunk_p = rule->chunk;
+    if (NULL != rule) {
+        const char *name = coll_gpu_tuning_names[rule->algorithm];
+
+        for (alg = COLL_GPU_ALG_STAGED; alg < COLL_GPU_ALG_FIRST_NATIVE + t->num_algs; ++alg) {
+            if (0 == strcmp(name, coll_gpu_alg_name(coll, alg))) {
+                break;
+            }
         }
-        snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
-        if (COLL_GPU_ALG_AUTO != alg) {
+        if (alg < COLL_GPU_ALG_FIRST_NATIVE + t->num_algs) {
+            if (0 != rule->chunk) {
+                *chunk_p = rule->chunk;
+            }
+            snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
             return alg;
         }
     }
-    if (nnodes > 1) {
-        /* across nodes: the ring when every node has one rank, else hierarchical */
-        alg = (nnodes == size) ? COLL_GPU_ALG_RING : COLL_GPU_ALG_HIERARCHICAL;
-        snprintf(why, why_len, "%d nodes, %s", nnodes,
-                 (COLL_GPU_ALG_RING == alg) ? "one rank each" : "some with several ranks");
-        return alg;
-    }
-    alg =
-        (bytes <= c->allreduce_one_shot_max_bytes) ? COLL_GPU_ALG_ONE_SHOT : COLL_GPU_ALG_TWO_SHOT;
-    snprintf(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu", bytes,
-             (COLL_GPU_ALG_ONE_SHOT == alg) ? "<=" : ">", c->allreduce_one_shot_max_bytes);
-    return alg;
-}
+    snprintf(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
+    for (int a = 0; a < t->num_algs; ++a) {
+        const coll_gpu_alg_desc_t *desc = &t->algs[a];
 
-/* The algorithm of a call of coll: the parameter when it forces one, else the first tuning rule
- * that matches (its chunk ignored: these algorithms step through the whole scratch half), else
- * the native one. */
-static coll_gpu_alg_t coll_gpu_ncoll_choose(coll_gpu_ncoll_t coll, int size, int ranks_per_node,
-                                            size_t bytes, char *why, size_t why_len) {
-    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
-    coll_gpu_alg_t alg = (coll_gpu_alg_t)c->ncoll_algorithm[coll];
-    const coll_gpu_tuning_rule_t *rule = NULL;
-
-    if (COLL_GPU_ALG_AUTO != alg) {
-        snprintf(why, why_len, "%s=%s", info->param, coll_gpu_alg_names[alg]);
-        return alg;
+        if ((desc->multi_node || (1 == team->nnodes)) && (NULL != desc->preferred) &&
+            desc->preferred(query, why, why_len)) {
+            return COLL_GPU_ALG_FIRST_NATIVE + a;
+        }
     }
-    if (NULL != c->tuning) {
-        rule = coll_gpu_tuning_find(&c->tuning->rules, info->tuning_name, (uint64_t)size,
-                                    (uint64_t)ranks_per_node, (uint64_t)bytes);
-    }
-    if ((NULL != rule) && ((COLL_GPU_ALG_STAGED == rule->algorithm) ||
-                           (info->native == (coll_gpu_alg_t)rule->algorithm))) {
-        snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
-        return (coll_gpu_alg_t)rule->algorithm;
-    }
-    snprintf(why, why_len, "%s=auto", info->param);
-    return info->native;
+    return COLL_GPU_ALG_STAGED;
 }
 
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
@@ -954,27 +961,28 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                               const void *const *bufs, int nbufs, bool kinds_mixed,
                               coll_gpu_native_call_t *call, int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_ncoll_info_t *info = &coll_gpu_ncoll_info[coll];
+    const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
     coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_MEMORY; /* of buffers this rank refuses */
-    coll_gpu_alg_t alg;
+    coll_gpu_alg_query_t query;
     accel_status_t status;
     ptrdiff_t lb, extent;
     size_t tsize = 0;
     char why[256] = "";
-    int ok = 1;
+    int ok = 1, alg;
 
     *rc_p = OMPI_SUCCESS;
+    memset(call, 0, sizeof(*call));
     if (!c->native) {
         reason = COLL_GPU_FALLBACK_DISABLED;
         goto fallback;
     }
-    if (COLL_GPU_ALG_STAGED == c->ncoll_algorithm[coll]) {
+    if (COLL_GPU_ALG_STAGED == c->algorithm[coll]) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
-        snprintf(why, sizeof(why), ": %s=staged", info->param);
+        snprintf(why, sizeof(why), ": coll_gpu_%s_algorithm=staged", t->name);
         goto fallback;
     }
-    if (OPAL_UNLIKELY(c->check_counts) && info->uniform_count) {
-        *rc_p = coll_gpu_native_check_counts(module, comm, info->mpi_call, count, dtype, op);
+    if (OPAL_UNLIKELY(c->check_counts) && t->uniform_count) {
+        *rc_p = coll_gpu_native_check_counts(module, comm, t->mpi_call, count, dtype, op);
         if (OMPI_SUCCESS != *rc_p) {
             return true; /* the call failed: no fallback */
         }
@@ -982,7 +990,6 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
     call->entry_status = ACCEL_OK;
-    call->unpack = NULL;
     if (NULL == op) {
         /* data movement: the type signature's bytes decide, the same on every rank whatever
          * datatype each passes (a rank whose layout is not dense packs: coll_gpu_signature.h) */
@@ -992,19 +999,22 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
             reason = COLL_GPU_FALLBACK_DATATYPE_OP; /* nothing to move, on every rank */
             goto fallback;
         }
+        query.bytes = tsize;
         tsize = 1;
-    } else if ((count <= 0) || !ompi_datatype_is_predefined(dtype) ||
-               !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op) ||
+    } else if ((count <= 0) || !coll_gpu_reduce_op_lookup(dtype, op, &call->dtype, &call->op) ||
                (OMPI_SUCCESS != ompi_datatype_get_extent(dtype, &lb, &extent)) || (0 != lb) ||
                ((size_t)extent != accel_dtype_size(call->dtype))) {
-        /* a reduction: MPI requires the same count, datatype and op on every rank */
+        /* a reduction: MPI requires the same count, datatype and op on every rank; the kernels
+         * take the predefined types and coll_gpu_ext.h's, contiguous */
         reason = COLL_GPU_FALLBACK_DATATYPE_OP;
         goto fallback;
     } else {
         tsize = (size_t)extent;
         call->esize = tsize;
+        query.bytes = (size_t)count * tsize;
     }
     if (kinds_mixed) {
+        /* the ranks agreed on it already, and the host ones have gone to Open MPI */
         reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
@@ -1016,6 +1026,8 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         }
     }
     if (c->check_memory_kinds) {
+        /* not only "some device memory on every rank" (the staged path's agreement): all of
+         * it, everywhere */
         int mine = ok;
 
         if (OMPI_SUCCESS !=
@@ -1034,12 +1046,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     if (!coll_gpu_native_get(module, comm, kind, &call->native, &reason)) {
         goto fallback;
     }
-    if ((call->native->team->nnodes > 1) && !info->multi_node) {
-        reason = COLL_GPU_FALLBACK_MULTI_NODE;
-        snprintf(why, sizeof(why), ": %d nodes", call->native->team->nnodes);
-        goto fallback;
-    }
-    if ((size_t)(info->per_rank_blocks ? call->native->team->size : 1) *
+    if ((size_t)(t->per_rank_blocks ? call->native->team->size : 1) *
             (((NULL != op) && (call->native->team->nnodes > 1)) ? 2 : 1) * tsize >
         call->native->half) {
         /* a step must hold an element of every block, and a reduction spanning nodes as many
@@ -1047,22 +1054,33 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }
-    alg = coll_gpu_ncoll_choose(coll, call->native->team->size, call->native->team->local_size,
-                                (NULL == op) ? coll_gpu_signature_bytes(count, dtype)
-                                             : (size_t)count * tsize,
-                                why, sizeof(why));
+    query.native = call->native;
+    query.esize = call->esize;
+    alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, sizeof(why));
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;
     }
+    call->alg = &t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE];
+    if ((call->native->team->nnodes > 1) && !call->alg->multi_node) {
+        /* it loads every peer's scratch directly */
+        reason = COLL_GPU_FALLBACK_MULTI_NODE;
+        snprintf(why, sizeof(why), ": %s needs one node (%d nodes)", call->alg->name,
+                 call->native->team->nnodes);
+        goto fallback;
+    }
+    if ((NULL != call->alg->fits) && !call->alg->fits(&query, why, sizeof(why))) {
+        reason = COLL_GPU_FALLBACK_TEAM;
+        goto fallback;
+    }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d x %zu bytes, %s memory: %s (%s)",
-                     info->mpi_call, comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
-                     coll_gpu_alg_names[alg], why);
+                     t->mpi_call, comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
+                     call->alg->name, why);
     call->kind = kind;
     call->mem = &coll_gpu_native_mems[kind];
     call->stream = NULL;
-    call->mpi_call = info->mpi_call;
-    coll_gpu_count_add(&c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_NATIVE], 1);
+    call->mpi_call = t->mpi_call;
+    coll_gpu_count_add(&c->algorithm_calls[coll][alg], 1);
     if (COLL_GPU_NATIVE_DEVICE == kind) {
         /* a stream this rank alone could not create: the algorithm still runs the protocol */
         status = coll_gpu_module_stream(module, &call->stream);
@@ -1076,9 +1094,9 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
 fallback:
     coll_gpu_count_add(&c->native_fallbacks[reason], 1);
     if (COLL_GPU_NATIVE_DEVICE == kind) {
-        coll_gpu_count_add(&c->ncoll_algorithm_calls[coll][COLL_GPU_NCALLS_STAGED], 1);
+        coll_gpu_count_add(&c->algorithm_calls[coll][COLL_GPU_ALG_STAGED], 1);
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s)", info->mpi_call,
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s)", t->mpi_call,
                      comm->c_name, count,
                      (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
                      coll_gpu_fallback_names[reason], why);

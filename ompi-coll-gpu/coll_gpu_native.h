@@ -20,26 +20,10 @@
 
 BEGIN_C_DECLS
 
-/* The native algorithms of every collective: what a tuning rule may name.  The first six
- * are the values of coll_gpu_allreduce_algorithm and the elements of the
- * coll_gpu_allreduce_algorithm_calls pvar (auto: never counted); direct is the other
- * collectives' algorithm, pipelined MPI_Bcast's. */
-#define COLL_GPU_FOREACH_ALG(X)                                                                    \
-    X(AUTO, "auto")                                                                                \
-    X(STAGED, "staged")                                                                            \
-    X(ONE_SHOT, "one_shot")                                                                        \
-    X(TWO_SHOT, "two_shot")                                                                        \
-    X(RING, "ring")                                                                                \
-    X(HIERARCHICAL, "hierarchical")                                                                \
-    X(DIRECT, "direct")                                                                            \
-    X(PIPELINED, "pipelined")
-
-typedef enum {
-#define COLL_GPU_ALG_ENUM(id, name) COLL_GPU_ALG_##id,
-    COLL_GPU_FOREACH_ALG(COLL_GPU_ALG_ENUM)
-#undef COLL_GPU_ALG_ENUM
-        COLL_GPU_ALG_NUM
-} coll_gpu_alg_t;
+/* Values of every coll_gpu_<coll>_algorithm parameter and elements of every
+ * coll_gpu_<coll>_algorithm_calls pvar: auto (never counted), staged, then the collective's
+ * native algorithms in the order of its table (coll_gpu_alg_table_t). */
+enum { COLL_GPU_ALG_AUTO = 0, COLL_GPU_ALG_STAGED = 1, COLL_GPU_ALG_FIRST_NATIVE = 2 };
 
 /* Why a blocking device-buffer call was staged rather than run natively: the elements of
  * the coll_gpu_native_fallbacks pvar. */
@@ -59,10 +43,6 @@ typedef enum {
         COLL_GPU_FALLBACK_NUM
 } coll_gpu_fallback_t;
 
-/* Elements of coll_gpu_allreduce_algorithm_calls: auto .. hierarchical. */
-#define COLL_GPU_ALLREDUCE_ALG_NUM (COLL_GPU_ALG_HIERARCHICAL + 1)
-
-extern const char *const coll_gpu_alg_names[COLL_GPU_ALG_NUM];
 extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 
 /* Signal slots of the native algorithms: COLL_GPU_NATIVE_SLOT0 + peer's rank (the team has
@@ -226,13 +206,19 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
                                       const void *const *srcs, int n, size_t count,
                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
 
+/* One native call (coll_gpu_native_call_t, below). */
+struct coll_gpu_native_call;
+
+/* A native algorithm: runs call on comm, every rank of it alike. */
+typedef int (*coll_gpu_native_alg_fn_t)(struct ompi_communicator_t *comm,
+                                        const struct coll_gpu_native_call *call);
+
 /*
  * The collectives' step handshake (struct coll_gpu_native_call is below): completes this rank's
  * copies into its half and its fetches of the previous step, then announces READY of step to
  * every peer and waits until every peer did.  An accelerator error in *astatus_p skips nothing
  * of the handshake: peers finish the call.
  */
-struct coll_gpu_native_call;
 shmem_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
                                         accel_status_t *astatus_p);
 /*
@@ -268,22 +254,6 @@ int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm);
 
-/* One native allreduce call, as the algorithms get it. */
-typedef struct {
-    const void *sbuf; /* the input (rbuf for MPI_IN_PLACE) */
-    void *rbuf;
-    size_t count;
-    accel_dtype_t dtype;
-    accel_op_t op;
-    size_t esize;       /* bytes of an element */
-    size_t chunk_bytes; /* pipeline chunk (two-shot, ring), within the scratch */
-    coll_gpu_native_kind_t kind;
-    const coll_gpu_native_mem_t *mem; /* coll_gpu_native_mems[kind] */
-    accel_stream_h stream;            /* NULL on the host */
-    const char *mpi_call;
-    accel_status_t entry_status; /* as coll_gpu_native_call_t's: the steps run, nothing copied */
-} coll_gpu_allreduce_native_args_t;
-
 /* Bytes [offset, offset + len) of a step's input: where they go in this rank's scratch half. */
 typedef struct {
     size_t offset, len;
@@ -296,38 +266,12 @@ typedef struct {
  * (*astatus_p not ACCEL_OK on entry, or set here) skips the copies, never the signals: peers
  * finish the call.  Returns the transport's status.
  */
-shmem_status_t coll_gpu_native_step_ready(coll_gpu_native_t *native,
-                                          const coll_gpu_allreduce_native_args_t *args,
-                                          uint64_t step, const char *in,
-                                          const coll_gpu_native_range_t *ranges, int nranges,
-                                          accel_status_t *astatus_p);
+shmem_status_t coll_gpu_native_step_ready(const struct coll_gpu_native_call *call, uint64_t step,
+                                          const char *in, const coll_gpu_native_range_t *ranges,
+                                          int nranges, accel_status_t *astatus_p);
 
-int coll_gpu_allreduce_one_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                coll_gpu_native_t *native,
-                                const coll_gpu_allreduce_native_args_t *args);
-int coll_gpu_allreduce_two_shot(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                coll_gpu_native_t *native,
-                                const coll_gpu_allreduce_native_args_t *args);
-/* Communicators spanning nodes (any on one node too): node reduce-scatter, the shards'
- * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
-/* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
- * (the same answer on every rank). */
-bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
-int coll_gpu_allreduce_hierarchical(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                    coll_gpu_native_t *native,
-                                    const coll_gpu_allreduce_native_args_t *args);
-/* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by
- * coll_gpu_native_fetch when it is on another node. */
-int coll_gpu_allreduce_ring(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                            coll_gpu_native_t *native,
-                            const coll_gpu_allreduce_native_args_t *args);
-
-/*
- * The native forms of the collectives other than MPI_Allreduce: blocking calls, every buffer
- * of every rank of one memory kind, a contiguous predefined type.  Their selection parameter
- * (coll_gpu_<coll>_algorithm) takes auto, staged or the one native algorithm; the
- * coll_gpu_<coll>_algorithm_calls pvar counts auto (always 0), staged and native.
- */
+/* The collectives with native algorithms: blocking calls, every buffer of every rank of one
+ * memory kind, a contiguous type (data movement: any type, as bytes of its signature). */
 typedef enum {
     COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK = 0,
     COLL_GPU_NCOLL_ALLGATHER,
@@ -339,42 +283,97 @@ typedef enum {
     COLL_GPU_NCOLL_REDUCE_SCATTER,
     COLL_GPU_NCOLL_ALLTOALL,
     COLL_GPU_NCOLL_ALLTOALLV,
+    COLL_GPU_NCOLL_ALLREDUCE,
     COLL_GPU_NCOLL_NUM
 } coll_gpu_ncoll_t;
 
-/* Elements of the coll_gpu_<coll>_algorithm_calls pvars. */
-enum {
-    COLL_GPU_NCALLS_AUTO = 0,
-    COLL_GPU_NCALLS_STAGED,
-    COLL_GPU_NCALLS_NATIVE,
-    COLL_GPU_NCALLS_NUM
-};
-
+/* What an algorithm's predicates see of a call: the same on every rank. */
 typedef struct {
-    const char *tuning_name; /* the collective in tuning rules: "reduce_scatter_block" */
-    const char *param;       /* "coll_gpu_reduce_scatter_block_algorithm" */
-    const char *mpi_call;    /* "MPI_Reduce_scatter_block" */
-    coll_gpu_alg_t native;   /* its native algorithm */
-    bool multi_node;         /* its native algorithm runs on communicators spanning nodes */
-    bool per_rank_blocks;    /* a step holds up to an element per rank in a scratch half:
-                              * reduce_scatter(_block) and the alltoalls (every rank's block),
-                              * scatter (the root's chunk of every block), reduce (the root's
-                              * copies of other nodes' inputs) */
-    bool uniform_count;      /* every rank passes the same count (coll_gpu_check_counts) */
-} coll_gpu_ncoll_info_t;
+    const coll_gpu_native_t *native; /* its team (size, nodes) and scratch */
+    size_t bytes;                    /* per rank (the largest block of a v-collective) */
+    size_t esize;                    /* bytes of an element */
+} coll_gpu_alg_query_t;
 
-extern const coll_gpu_ncoll_info_t coll_gpu_ncoll_info[COLL_GPU_NCOLL_NUM];
+/*
+ * One native algorithm: a row of its collective's table.  Adding an algorithm is a file with
+ * its function, a row, and a line in Makefile.am: its parameter value, pvar element, tuning
+ * name and ompi_info text all come from the row.
+ */
+typedef struct {
+    const char *name;       /* parameter value, pvar element, tuning-file name */
+    const char *help;       /* what it does, for ompi_info */
+    const char *cost_model; /* its entry in perf/cost_model (NULL: the model has none) */
+    bool multi_node;        /* it runs on communicators spanning nodes */
+    /* whether it can run a call it was chosen for (NULL: always); why: the reason when not */
+    bool (*fits)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+    /* auto: rows are asked in table order, the first that prefers the call runs it (NULL:
+     * never chosen by auto); why: the reason, for the verbose log */
+    bool (*preferred)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+    coll_gpu_native_alg_fn_t run;
+} coll_gpu_alg_desc_t;
 
-/* One native call of these collectives, as its algorithm gets it. */
+/* A collective's algorithms (coll_gpu_<coll>.c).  Its parameter is coll_gpu_<name>_algorithm:
+ * auto, staged, then the rows; its pvar coll_gpu_<name>_algorithm_calls counts calls per
+ * value. */
+typedef struct {
+    const char *name;      /* "allreduce": parameter, pvar and tuning-file name */
+    const char *mpi_call;  /* "MPI_Allreduce" */
+    const char *auto_help; /* what auto takes without a tuning rule, for ompi_info */
+    const char *note;      /* more ompi_info text, or NULL */
+    bool per_rank_blocks;  /* a step holds up to an element per rank in a scratch half:
+                            * reduce_scatter(_block) and the alltoalls (every rank's block),
+                            * scatter (the root's chunk of every block), reduce (the root's
+                            * copies of other nodes' inputs) */
+    bool uniform_count;    /* every rank passes the same count (coll_gpu_check_counts) */
+    int num_algs;
+    const coll_gpu_alg_desc_t *algs;
+} coll_gpu_alg_table_t;
+
+/* The tables, by collective; the parameter value of row i is COLL_GPU_ALG_FIRST_NATIVE + i. */
+extern const coll_gpu_alg_table_t *const coll_gpu_alg_tables[COLL_GPU_NCOLL_NUM];
+extern const coll_gpu_alg_table_t coll_gpu_allreduce_algs, coll_gpu_reduce_scatter_block_algs,
+    coll_gpu_allgather_algs, coll_gpu_bcast_algs, coll_gpu_reduce_algs, coll_gpu_gather_algs,
+    coll_gpu_scatter_algs, coll_gpu_allgatherv_algs, coll_gpu_reduce_scatter_algs,
+    coll_gpu_alltoall_algs, coll_gpu_alltoallv_algs;
+
+/* A row's preferred that always says yes (a collective's only algorithm). */
+bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* The table of a collective with one native algorithm, which auto takes, on any communicator:
+ * defines table (and its row). */
+#define COLL_GPU_ALG_TABLE_ONE(table, coll, mpi, alg, alg_help, fn, blocks, uniform)               \
+    static const coll_gpu_alg_desc_t table##_rows[] = {{.name = alg,                               \
+                                                        .help = alg_help,                          \
+                                                        .multi_node = true,                        \
+                                                        .preferred = coll_gpu_alg_always,          \
+                                                        .run = fn}};                               \
+    const coll_gpu_alg_table_t table = {.name = coll,                                              \
+                                        .mpi_call = mpi,                                           \
+                                        .auto_help = alg,                                          \
+                                        .per_rank_blocks = blocks,                                 \
+                                        .uniform_count = uniform,                                  \
+                                        .num_algs = 1,                                             \
+                                        .algs = table##_rows}
+
+/* The name of value alg of coll's parameter ("auto", "staged", a row's). */
+const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
+
+/*
+ * One native call, as its algorithm gets it: built once by the collective's dispatch
+ * (coll_gpu_native_eligible, then the call's arguments), passed down unchanged.  Counts are in
+ * elements of esize bytes (bytes of the type signature for data movement, esize 1); MPI_IN_PLACE
+ * is resolved by the dispatch as each algorithm's comment says.
+ */
 typedef struct coll_gpu_native_call {
     coll_gpu_native_t *native;
     coll_gpu_native_kind_t kind;
-    const coll_gpu_native_mem_t *mem;
-    accel_stream_h stream; /* NULL on the host */
-    size_t esize;          /* bytes of an element */
-    accel_dtype_t dtype;   /* reduce_scatter_block */
+    const coll_gpu_native_mem_t *mem; /* coll_gpu_native_mems[kind] */
+    accel_stream_h stream;            /* NULL on the host */
+    size_t esize;                     /* bytes of an element */
+    accel_dtype_t dtype;              /* the reductions' */
     accel_op_t op;
     const char *mpi_call;
+    const coll_gpu_alg_desc_t *alg; /* the algorithm that runs it */
     /* An error before the algorithm started on this rank (no stream, no memory to pack a
      * buffer): the algorithm still runs every step's handshake with its peers, copies nothing,
      * and returns the error, so no peer waits for a step that never comes. */
@@ -382,7 +381,24 @@ typedef struct coll_gpu_native_call {
     /* A receive buffer packed for the algorithm (a layout that is not dense): unpacked by
      * coll_gpu_native_finish before the ranks agree on the outcome; NULL: none */
     struct coll_gpu_sig_buf *unpack;
+    /* the arguments */
+    const void *sbuf;
+    void *rbuf;
+    size_t count; /* per rank, or per block */
+    int root;
+    /* v-collectives and the alltoalls: receive blocks (counts, displs) and send blocks
+     * (scounts, sdispls), one per rank of the team; largest: the longest block of any pair of
+     * ranks, the same on every rank */
+    const size_t *counts, *displs, *scounts, *sdispls;
+    size_t largest;
+    size_t chunk_bytes; /* pipeline chunk (allreduce: two-shot, ring, hierarchical) */
 } coll_gpu_native_call_t;
+
+/* Runs the call's algorithm (call->alg, chosen by coll_gpu_native_eligible). */
+static inline int coll_gpu_native_run(struct ompi_communicator_t *comm,
+                                      const coll_gpu_native_call_t *call) {
+    return call->alg->run(comm, call);
+}
 
 /*
  * Whether a blocking call runs natively; fills call when it does.  count elements of dtype per
@@ -400,49 +416,52 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                               const void *const *bufs, int nbufs, bool kinds_mixed,
                               coll_gpu_native_call_t *call, int *rc_p);
 
-/* The algorithms (coll_gpu_*_native.c).  sbuf: MPI_IN_PLACE resolved by the caller as the
- * comments say. */
-/* sbuf: size * count elements (rbuf when in place); rbuf: count elements (its start) */
+/* The algorithms (coll_gpu_*_native.c, coll_gpu_allreduce_*.c), with what they take of call.
+ * allreduce: sbuf (rbuf when in place), rbuf, count, chunk_bytes */
+int coll_gpu_allreduce_one_shot(struct ompi_communicator_t *comm,
+                                const coll_gpu_native_call_t *call);
+int coll_gpu_allreduce_two_shot(struct ompi_communicator_t *comm,
+                                const coll_gpu_native_call_t *call);
+/* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by
+ * coll_gpu_native_fetch when it is on another node. */
+int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* Communicators spanning nodes (any on one node too): node reduce-scatter, the shards'
+ * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
+int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
+                                    const coll_gpu_native_call_t *call);
+/* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
+ * (the same answer on every rank). */
+bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* reduce_scatter_block: sbuf size * count elements (rbuf when in place), rbuf count elements (its
+ * start) */
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
-                                         const coll_gpu_native_call_t *call, const void *sbuf,
-                                         void *rbuf, size_t count);
-/* sbuf: count elements, NULL when in place (the block already at rbuf + rank * count) */
-int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                              const void *sbuf, void *rbuf, size_t count);
-int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                             void *buf, size_t count, int root);
-/* The v-variants and the alltoalls: counts and displacements in elements, one per rank of the
- * team, the same type on both sides (native->counts ... may be passed).
- * allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf: counts[rank] elements,
- * NULL when in place. */
-int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                               const void *sbuf, void *rbuf, const size_t *counts,
-                               const size_t *displs);
-/* reduce_scatter: sbuf: the blocks one after the other (rbuf when in place); rbuf: counts[rank]
- * elements (its start) */
+                                         const coll_gpu_native_call_t *call);
+/* allgather: sbuf count elements, NULL when in place (the block already at rbuf + rank * count) */
+int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* bcast: rbuf count elements at every rank, root */
+int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf counts[rank] elements,
+ * NULL when in place (counts, displs may be native->counts, ->displs) */
+int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
+                               const coll_gpu_native_call_t *call);
+/* reduce_scatter: sbuf the blocks (counts) one after the other (rbuf when in place); rbuf
+ * counts[rank] elements (its start) */
 int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
-                                   const coll_gpu_native_call_t *call, const void *sbuf, void *rbuf,
-                                   const size_t *counts);
-/* alltoall(v): send block d goes to rank d, receive block p comes from rank p; sbuf NULL when in
- * place (rbuf's blocks sent, scounts/sdispls ignored); largest: the longest block of any pair of
- * ranks, the same on every rank.  alltoall: count elements per block, sbuf NULL in place. */
-int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                              const void *sbuf, const size_t *scounts, const size_t *sdispls,
-                              void *rbuf, const size_t *rcounts, const size_t *rdispls,
-                              size_t largest);
-int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                             const void *sbuf, void *rbuf, size_t count);
-/* sbuf: count elements (rbuf at the root when in place); rbuf: count elements, the root's only */
-int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                           const void *sbuf, void *rbuf, size_t count, int root);
-/* sbuf: count elements, NULL at the root in place (its block already at rbuf + root * count);
- * rbuf: size * count elements, the root's only */
-int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                           const void *sbuf, void *rbuf, size_t count, int root);
-/* sbuf: size * count elements, the root's only; rbuf: count elements, NULL at the root in place
- * (its block stays at sbuf + root * count) */
-int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                            const void *sbuf, void *rbuf, size_t count, int root);
+                                   const coll_gpu_native_call_t *call);
+/* alltoallv: send block d (scounts, sdispls) goes to rank d, receive block p (counts, displs)
+ * comes from rank p; sbuf NULL when in place (rbuf's blocks sent, scounts/sdispls ignored);
+ * largest.  alltoall: count elements per block, sbuf NULL in place. */
+int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* reduce: sbuf count elements (rbuf at the root when in place); rbuf count elements, the
+ * root's only */
+int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* gather: sbuf count elements, NULL at the root in place (its block already at
+ * rbuf + root * count); rbuf size * count elements, the root's only */
+int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* scatter: sbuf size * count elements, the root's only; rbuf count elements, NULL at the root
+ * in place (its block stays at sbuf + root * count) */
+int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 
 /*
  * coll_gpu_check_counts: the ranks compare count, element size and op (op NULL: none) of a
@@ -492,15 +511,6 @@ int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *module, struct ompi_comm
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);
 void coll_gpu_native_tuning_free(void);
-
-/*
- * The algorithm and chunk for an allreduce of bytes on a communicator of size ranks on nnodes
- * nodes: the parameter when it forces one, else the first tuning rule that matches, else
- * (auto) the size threshold inside a node, ring across nodes of one rank each, hierarchical
- * across other nodes.  why: a sentence for the verbose log.
- */
-coll_gpu_alg_t coll_gpu_allreduce_choose(int size, int nnodes, int ranks_per_node, size_t bytes,
-                                         size_t *chunk_p, char *why, size_t why_len);
 
 END_C_DECLS
 

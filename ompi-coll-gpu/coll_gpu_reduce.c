@@ -6,6 +6,11 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_reduce_algs, "reduce", "MPI_Reduce", "direct",
+                       "the root reduces every rank's input in rank order: allreduce's bits",
+                       coll_gpu_reduce_direct, true, true);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     struct ompi_datatype_t *dtype;
@@ -55,8 +60,11 @@ static bool coll_gpu_reduce_native(void *args, coll_gpu_native_kind_t kind, cons
     }
     if (OMPI_SUCCESS == *rc_p) {
         COLL_GPU_COUNT_NATIVE(REDUCE, (size_t)count * call.esize);
-        *rc_p = coll_gpu_reduce_direct(a->comm, &call, in_place ? rbuf : sbuf, rbuf, (size_t)count,
-                                       a->root);
+        call.sbuf = in_place ? rbuf : sbuf;
+        call.rbuf = rbuf;
+        call.count = (size_t)count;
+        call.root = a->root;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
     }
     return true;
 }

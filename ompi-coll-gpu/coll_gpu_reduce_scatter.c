@@ -9,6 +9,17 @@
 
 #include <limits.h>
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(
+    coll_gpu_reduce_scatter_block_algs, "reduce_scatter_block", "MPI_Reduce_scatter_block",
+    "direct",
+    "every rank reduces its block from every peer's scratch in rank order: allreduce's bits",
+    coll_gpu_reduce_scatter_block_direct, true, true);
+COLL_GPU_ALG_TABLE_ONE(
+    coll_gpu_reduce_scatter_algs, "reduce_scatter", "MPI_Reduce_scatter", "direct",
+    "every rank reduces its block from every peer's scratch in rank order: allreduce's bits",
+    coll_gpu_reduce_scatter_direct, true, false);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     int rcount;         /* reduce_scatter_block */
@@ -50,8 +61,10 @@ static bool coll_gpu_reduce_scatter_block_native(coll_gpu_reduce_scatter_args_t 
     }
     if (OMPI_SUCCESS == *rc_p) {
         COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER_BLOCK, (size_t)a->rcount * call.esize);
-        *rc_p = coll_gpu_reduce_scatter_block_direct(
-            a->comm, &call, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf, (size_t)a->rcount);
+        call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
+        call.rbuf = rbuf;
+        call.count = (size_t)a->rcount;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
     }
     return true;
 }
@@ -88,8 +101,10 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_reduce_scatter_args_t *a,
             counts[b] = (size_t)a->rcounts[b];
         }
         COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER, counts[rank] * call.esize);
-        *rc_p = coll_gpu_reduce_scatter_direct(a->comm, &call, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf,
-                                               rbuf, counts);
+        call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
+        call.rbuf = rbuf;
+        call.counts = counts;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
     }
     return true;
 }

@@ -25,8 +25,10 @@
 #include "coll_gpu_native.h"
 
 int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
-                                   const coll_gpu_native_call_t *call, const void *sbuf, void *rbuf,
-                                   const size_t *counts) {
+                                   const coll_gpu_native_call_t *call) {
+    const void *sbuf = call->sbuf;
+    void *rbuf = call->rbuf;
+    const size_t *counts = call->counts;
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     /* counts may be native->counts: the displacements go to the other array */
@@ -113,12 +115,13 @@ err_transport:
 }
 
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
-                                         const coll_gpu_native_call_t *call, const void *sbuf,
-                                         void *rbuf, size_t count) {
+                                         const coll_gpu_native_call_t *call) {
+    coll_gpu_native_call_t blocks = *call;
     size_t *counts = call->native->counts;
 
     for (int b = 0; b < call->native->team->size; ++b) {
-        counts[b] = count;
+        counts[b] = call->count;
     }
-    return coll_gpu_reduce_scatter_direct(comm, call, sbuf, rbuf, counts);
+    blocks.counts = counts;
+    return coll_gpu_reduce_scatter_direct(comm, &blocks);
 }

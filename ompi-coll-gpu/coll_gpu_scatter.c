@@ -8,6 +8,11 @@
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 
+/* Its native algorithms (coll_gpu_native.h). */
+COLL_GPU_ALG_TABLE_ONE(coll_gpu_scatter_algs, "scatter", "MPI_Scatter", "direct",
+                       "every rank copies its block from the root's scratch",
+                       coll_gpu_scatter_direct, true, true);
+
 typedef struct {
     mca_coll_gpu_module_t *module;
     bool vector;        /* the v-variant: counts and displacements may be NULL off the root */
@@ -84,9 +89,11 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
             coll_gpu_sig_buf_receive(&call, &recv);
         }
         COLL_GPU_COUNT_NATIVE(SCATTER, recv.bytes);
-        *rc_p = coll_gpu_scatter_direct(a->comm, &call, is_root ? send.data : sbuf,
-                                        in_place ? NULL : recv.data,
-                                        coll_gpu_signature_bytes(count, dtype), a->root);
+        call.sbuf = is_root ? send.data : sbuf;
+        call.rbuf = in_place ? NULL : recv.data;
+        call.count = coll_gpu_signature_bytes(count, dtype);
+        call.root = a->root;
+        *rc_p = coll_gpu_native_run(a->comm, &call);
         coll_gpu_sig_buf_fini(&call, &recv);
         coll_gpu_sig_buf_fini(&call, &send);
     }

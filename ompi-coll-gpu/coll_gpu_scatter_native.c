@@ -10,8 +10,11 @@
  */
 #include "coll_gpu_native.h"
 
-int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                            const void *sbuf, void *rbuf, size_t count, int root) {
+int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    const void *sbuf = call->sbuf;
+    void *rbuf = call->rbuf;
+    size_t count = call->count;
+    int root = call->root;
     coll_gpu_native_t *native = call->native;
     const coll_gpu_native_mem_t *mem = call->mem;
     int size = native->team->size, rank = native->team->rank;
