@@ -98,6 +98,10 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .fits = coll_gpu_allreduce_hierarchical_fits_call,
      .preferred = coll_gpu_allreduce_several_per_node,
      .run = coll_gpu_allreduce_hierarchical},
+    {.name = "recursive_doubling",
+     .help = "log2(ranks) rounds with one partner each, for small messages; only when forced "
+             "or named by a tuning rule",
+     .run = coll_gpu_allreduce_recursive_doubling},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {

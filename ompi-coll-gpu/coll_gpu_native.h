@@ -429,6 +429,9 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
  * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
 int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call);
+/* Small messages on one node: log2(n) rounds with one partner each. */
+int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
+                                          const coll_gpu_native_call_t *call);
 /* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
  * (the same answer on every rank). */
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);

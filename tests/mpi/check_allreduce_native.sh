@@ -19,6 +19,8 @@
 #     its digest independent of the chunk size (tiny chunks: many steps), integers equal to
 #     two_shot's, the same on host buffers, across emulated nodes whatever their layout
 #     (auto picks it with one rank per node);
+#   - recursive doubling forced (1 to 8 ranks, powers of two and not, many steps, host
+#     buffers): bit for bit against its own order's reference;
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
 #   - coll_gpu_verbose 10 says which algorithm ran and why;
@@ -42,6 +44,20 @@ done
 for np in 1 2 5 7 8; do
     check_run "$np ranks, ring" $np "$EMU coll_gpu_allreduce_algorithm=ring" test_allreduce_native
 done
+# recursive doubling, powers of two and not (extras pair up first), and many steps
+for np in 1 2 3 4 6 8; do
+    check_run "$np ranks, recursive_doubling" $np \
+        "$EMU coll_gpu_allreduce_algorithm=recursive_doubling" test_allreduce_native
+done
+check_run "5 ranks, recursive_doubling, 1 KiB steps" 5 \
+    "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_native_chunk_size=512 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+    test_allreduce_native
+check_run "4 ranks on 2 emulated nodes, recursive_doubling forced: staged" 4 \
+    "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_ranks_per_node=2" \
+    test_allreduce_native
+check_run "4 ranks, recursive_doubling, host buffers" 4 \
+    "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_host_buffers=1" \
+    test_allreduce_native --kinds=host
 
 for np in 3 4; do
     # the >= 16 MiB cases on 4 ranks only (time)

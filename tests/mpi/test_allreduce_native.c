@@ -41,8 +41,8 @@ typedef struct {
     tu_mem_t mem; /* of the buffers: device, or host (--kinds=host) */
 } state_t;
 
-static const char *const alg_names[TU_NUM_ALGS] = {"auto",     "staged", "one_shot",
-                                                   "two_shot", "ring",   "hierarchical"};
+static const char *const alg_names[TU_NUM_ALGS] = {
+    "auto", "staged", "one_shot", "two_shot", "ring", "hierarchical", "recursive_doubling"};
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
     if (NULL != st->expect) {
@@ -77,11 +77,45 @@ static int ring_segment(size_t count, int size, size_t i) {
     return (int)(extra + (i - extra * (base + 1)) / base);
 }
 
+/* Recursive doubling's order: with p the largest power of two <= size and rem = size - p,
+ * virtual rank v starts from x_2v op x_2v+1 (v < rem) or x_v+rem, then in round k takes
+ * lower op higher with partner v ^ 2^k; every v ends with the same value. */
+static void reference_recursive_doubling(const state_t *st, const tu_comm_t *comm, test_type_t t,
+                                         size_t i, char *out) {
+    char partial[256][8], next[256][8], x[8];
+    int p = 1, rem;
+
+    while (2 * p <= comm->size) {
+        p *= 2;
+    }
+    if (p > 256) {
+        MPI_Abort(MPI_COMM_WORLD, 2); /* the test's limit, not the algorithm's */
+    }
+    rem = comm->size - p;
+    for (int v = 0; v < p; ++v) {
+        int r = (v < rem) ? 2 * v : v + rem;
+        gen(t, comm->world_ranks[r], st->salt, i, partial[v]);
+        if (v < rem) {
+            gen(t, comm->world_ranks[r + 1], st->salt, i, x);
+            apply(t, partial[v], x);
+        }
+    }
+    for (int mask = 1; mask < p; mask <<= 1) {
+        for (int v = 0; v < p; ++v) {
+            int lo = (v < (v ^ mask)) ? v : v ^ mask;
+            memcpy(next[v], partial[lo], types[t].size);
+            apply(t, next[v], partial[lo ^ mask]);
+        }
+        memcpy(partial, next, sizeof(partial[0]) * (size_t)p);
+    }
+    memcpy(out, partial[0], types[t].size);
+}
+
 /*
  * Element i of the result, in the order alg combines the inputs: rank order (one_shot,
  * two_shot, and staged within rounding); ring: starting at the rank of its segment,
  * ((x_j op x_j+1) op ...) op x_j-1; hierarchical: each node's ranks in rank order, then the
- * nodes' partial results in node order.
+ * nodes' partial results in node order; recursive doubling: pairs, lower op higher.
  */
 static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg,
                       size_t count, size_t i, char *out) {
@@ -95,6 +129,10 @@ static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, i
             gen(t, comm->world_ranks[(first + m) % comm->size], st->salt, i, x);
             apply(t, out, x);
         }
+        return;
+    }
+    if (TU_ALG_RECURSIVE_DOUBLING == alg) {
+        reference_recursive_doubling(st, comm, t, i, out);
         return;
     }
     if (TU_ALG_HIERARCHICAL == alg) {
@@ -150,8 +188,9 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     tu_mem_read(st->mem, got, d_out, bytes);
     /* staged: Open MPI's order, within rounding */
     tn_check_elements(t, got, want, count, !types[t].fp || TU_ALG_STAGED != alg,
-                      (TU_ALG_RING == alg) ? "the ring-order reference"
-                                           : "the rank-order reference");
+                      (TU_ALG_RING == alg)                 ? "the ring-order reference"
+                      : (TU_ALG_RECURSIVE_DOUBLING == alg) ? "the recursive-doubling reference"
+                                                           : "the rank-order reference");
     /* a host-buffer call not run natively is Open MPI's: no algorithm counted */
     tn_check_algorithm_calls("allreduce", before, after, TU_NUM_ALGS,
                              (TU_MEM_HOST == st->mem && TU_ALG_STAGED == alg) ? -1 : alg,
