@@ -10,7 +10,7 @@
  * number of steps.  The fetches of a step complete before the next step's announcement, after
  * which their owners may reuse that half.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 /* Elements [first, first + per_step) of a block of count elements: how many there are. */
 static inline size_t coll_gpu_allgather_chunk(size_t count, size_t first, size_t per_step) {
@@ -19,59 +19,39 @@ static inline size_t coll_gpu_allgather_chunk(size_t count, size_t first, size_t
 
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
                                const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
     const size_t *counts = call->counts, *displs = call->displs;
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    int size = native->team->size, rank = native->team->rank;
-    size_t esize = call->esize, per_step = native->half / esize, largest = 0;
-    char *own = (char *)rbuf + displs[rank] * esize;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    int size = call->native->team->size, rank = call->native->team->rank;
+    size_t esize = call->esize, per_step = call->native->half / esize, largest = 0;
+    char *own = (char *)call->rbuf + displs[rank] * esize;
+    coll_gpu_prims_t pr;
 
     for (int p = 0; p < size; ++p) {
         largest = (counts[p] > largest) ? counts[p] : largest;
     }
-    for (size_t first = 0; first < largest; first += per_step) {
-        size_t n = coll_gpu_allgather_chunk(counts[rank], first, per_step);
-        const char *in = ((NULL != sbuf) ? (const char *)sbuf : own) + first * esize;
-        uint64_t step = ++native->step;
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
+        size_t n = coll_gpu_allgather_chunk(counts[rank], c.first, per_step);
+        const char *in = ((NULL != call->sbuf) ? (const char *)call->sbuf : own) + c.first * esize;
 
-        if ((ACCEL_OK == astatus) && (n > 0)) {
-            astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), in, n * esize,
-                                call->stream);
-        }
-        if ((ACCEL_OK == astatus) && (n > 0) && (native->team->nnodes > 1)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
+        coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, c.step), in, n * esize);
+        if (call->native->team->nnodes > 1) {
+            coll_gpu_prims_publish(&pr, c.step, 0, n * esize);
         }
         /* the copy has landed and the previous step's fetches are complete: peers may read
          * this half and reuse theirs of the previous step */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        for (int p = 0; (p < size) && (ACCEL_OK == astatus); ++p) {
-            size_t np = coll_gpu_allgather_chunk(counts[p], first, per_step);
-            char *out = (char *)rbuf + (displs[p] + first) * esize;
-            if (0 == np) {
-                continue;
-            }
+        coll_gpu_prims_announce(&pr, c.step);
+        for (int p = 0; p < size; ++p) {
+            size_t np = coll_gpu_allgather_chunk(counts[p], c.first, per_step);
+            char *out = (char *)call->rbuf + (displs[p] + c.first) * esize;
+
             if (p != rank) {
-                astatus = coll_gpu_native_fetch(native, call->kind, p, step, 0, out, np * esize,
-                                                call->stream, &status);
-                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto err_transport;
-                }
-            } else if (NULL != sbuf) {
-                astatus = mem->copy(out, in, np * esize, call->stream);
+                coll_gpu_prims_fetch(&pr, p, c.step, 0, out, np * esize);
+            } else if (NULL != call->sbuf) {
+                coll_gpu_prims_copy(&pr, out, in, np * esize);
             }
         }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }
 
 int coll_gpu_allgather_direct(struct ompi_communicator_t *comm,

@@ -81,7 +81,9 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
     const void **srcs = h->native->srcs;
     size_t esize = call->esize, shard_first = 0, shard_len = 0;
     const char *in = (const char *)call->sbuf + c->first * esize;
-    coll_gpu_native_range_t others[2] = {{0, c->n * esize}, {0, 0}};
+    struct {
+        size_t offset, len;
+    } others[2] = {{0, c->n * esize}, {0, 0}}; /* bytes of my input for the scratch */
     shmem_status_t status;
 
     if (h->is_owner) {

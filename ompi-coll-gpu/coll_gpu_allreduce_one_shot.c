@@ -9,40 +9,32 @@
  * An accelerator error does not stop the signals: peers finish the call instead of waiting
  * for a timeout, and every rank returns the error at the end (coll_gpu_native_conclude).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 int coll_gpu_allreduce_one_shot(struct ompi_communicator_t *comm,
                                 const coll_gpu_native_call_t *call) {
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    const void **srcs = native->srcs;
-    size_t per_step = native->half / call->esize;
-    int size = native->team->size;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status;
+    const void **srcs = call->native->srcs;
+    int size = call->native->team->size;
+    size_t esize = call->esize;
+    coll_gpu_prims_t pr;
 
-    for (size_t first = 0; first < call->count; first += per_step) {
-        size_t n = (call->count - first < per_step) ? call->count - first : per_step;
-        size_t offset = first * call->esize;
-        uint64_t step = ++native->step;
-        coll_gpu_native_range_t all = {0, n * call->esize};
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0};
+         coll_gpu_prims_next(&pr, &c, call->count, call->native->half / esize);) {
+        size_t offset = c.first * esize;
 
-        status = coll_gpu_native_step_ready(call, step, (const char *)call->sbuf + offset, &all, 1,
-                                            &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto conclude;
+        coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, c.step),
+                            (const char *)call->sbuf + offset, c.n * esize);
+        /* the copy must have landed before peers are told to read it */
+        coll_gpu_prims_sync(&pr);
+        coll_gpu_prims_signal_all(&pr, c.step, COLL_GPU_PHASE_READY);
+        coll_gpu_prims_wait_all(&pr, c.step, COLL_GPU_PHASE_READY);
+        for (int p = 0; p < size; ++p) {
+            srcs[p] = coll_gpu_prims_theirs(&pr, p, c.step);
         }
-        if (ACCEL_OK == astatus) {
-            for (int p = 0; p < size; ++p) {
-                srcs[p] = coll_gpu_native_theirs(native, call->kind, p, step);
-            }
-            /* peers' next announcement waits for the end of this read: the next step's copy
-             * follows it on the stream, and is synchronized before the announcement */
-            astatus = coll_gpu_native_reduce(mem, (char *)call->rbuf + offset, srcs, size, n,
-                                             call->dtype, call->op, call->stream);
-        }
+        /* peers' next announcement waits for the end of this read: the next step's copy
+         * follows it on the stream, and is synchronized before the announcement */
+        coll_gpu_prims_reduce(&pr, (char *)call->rbuf + offset, srcs, size, c.n);
     }
-    status = SHMEM_OK;
-conclude:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }

@@ -24,76 +24,56 @@
  * An accelerator error skips the copies and reductions, never the signals; every rank returns
  * it at the end (coll_gpu_native_finish).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 typedef struct {
-    const coll_gpu_native_call_t *call;
-    coll_gpu_native_t *native;
+    coll_gpu_prims_t pr;
     int reader[2];         /* the rank that last read my half of each parity, -1: none */
     uint64_t read_step[2]; /* and the step it read */
-    accel_status_t astatus;
 } coll_gpu_rd_t;
 
 /* Puts len bytes of partial in my half of step for peer, once that half's last reader is done
  * with it, and tells peer. */
-static shmem_status_t coll_gpu_rd_publish(coll_gpu_rd_t *rd, uint64_t step, const char *partial,
-                                          size_t len, int peer) {
-    const coll_gpu_native_call_t *call = rd->call;
+static void coll_gpu_rd_publish(coll_gpu_rd_t *rd, uint64_t step, const char *partial, size_t len,
+                                int peer) {
     int parity = (int)(step & 1);
-    shmem_status_t status = SHMEM_OK;
 
     if (rd->reader[parity] >= 0) {
-        status = coll_gpu_native_wait(rd->native, rd->reader[parity], rd->read_step[parity],
-                                      COLL_GPU_PHASE_CONSUMED);
-        if (SHMEM_OK != status) {
-            return status;
-        }
+        coll_gpu_prims_wait(&rd->pr, rd->reader[parity], rd->read_step[parity],
+                            COLL_GPU_PHASE_CONSUMED);
     }
-    if (ACCEL_OK == rd->astatus) {
-        rd->astatus = call->mem->copy(coll_gpu_native_mine(rd->native, call->kind, step), partial,
-                                      len, call->stream);
-    }
-    if (ACCEL_OK == rd->astatus) {
-        rd->astatus = call->mem->synchronize(call->stream); /* landed before peer is told */
-    }
+    coll_gpu_prims_copy(&rd->pr, coll_gpu_prims_mine(&rd->pr, step), partial, len);
+    coll_gpu_prims_sync(&rd->pr); /* landed before peer is told */
     rd->reader[parity] = peer;
     rd->read_step[parity] = step;
-    return coll_gpu_native_signal(rd->native, peer, step, COLL_GPU_PHASE_READY);
+    coll_gpu_prims_signal(&rd->pr, peer, step, COLL_GPU_PHASE_READY);
 }
 
-/* Waits for peer's half of step, lets apply read it (a reduction or a copy, queued), completes
- * that and tells peer its half is free. */
-static shmem_status_t coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *dst,
-                                       const void *first, const void *second, size_t n) {
-    const coll_gpu_native_call_t *call = rd->call;
+/* Waits for peer's half of step, reads it (dst = first op second, or a copy of first when
+ * second is NULL), and tells peer its half is free. */
+static void coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *dst,
+                             const void *first, const void *second, size_t n) {
     const void *srcs[2] = {first, second};
-    shmem_status_t status;
 
-    status = coll_gpu_native_wait(rd->native, peer, step, COLL_GPU_PHASE_READY);
-    if (SHMEM_OK != status) {
-        return status;
+    coll_gpu_prims_wait(&rd->pr, peer, step, COLL_GPU_PHASE_READY);
+    if (NULL != second) {
+        coll_gpu_prims_reduce(&rd->pr, dst, srcs, 2, n);
+    } else {
+        coll_gpu_prims_copy(&rd->pr, dst, first, n * rd->pr.call->esize);
     }
-    if ((ACCEL_OK == rd->astatus) && (NULL != second)) {
-        rd->astatus =
-            coll_gpu_native_reduce(call->mem, dst, srcs, 2, n, call->dtype, call->op, call->stream);
-    } else if (ACCEL_OK == rd->astatus) {
-        rd->astatus = call->mem->copy(dst, first, n * call->esize, call->stream);
-    }
-    if (ACCEL_OK == rd->astatus) {
-        rd->astatus = call->mem->synchronize(call->stream);
-    }
-    return coll_gpu_native_signal(rd->native, peer, step, COLL_GPU_PHASE_CONSUMED);
+    coll_gpu_prims_sync(&rd->pr);
+    coll_gpu_prims_signal(&rd->pr, peer, step, COLL_GPU_PHASE_CONSUMED);
 }
 
 int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
                                           const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
     int size = native->team->size, rank = native->team->rank, p = 1, rem, vrank;
-    size_t esize = call->esize, per_step = native->half / esize;
-    coll_gpu_rd_t rd = {
-        .call = call, .native = native, .reader = {-1, -1}, .astatus = call->entry_status};
-    shmem_status_t status = SHMEM_OK;
+    size_t esize = call->esize;
+    coll_gpu_rd_t rd = {.reader = {-1, -1}};
+    coll_gpu_prims_t *pr = &rd.pr;
 
+    coll_gpu_prims_init(pr, call);
     while (2 * p <= size) {
         p *= 2;
     }
@@ -101,57 +81,50 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
     /* the extras (even ranks below 2 rem) sit the rounds out */
     vrank = (rank < 2 * rem) ? ((rank & 1) ? rank / 2 : -1) : rank - rem;
 
-    for (size_t first = 0; (first < call->count) && (SHMEM_OK == status); first += per_step) {
-        size_t n = (call->count - first < per_step) ? call->count - first : per_step;
-        size_t bytes = n * esize, offset = first * esize;
-        const char *in = (const char *)call->sbuf + offset;
+    for (coll_gpu_prims_chunk_t c = {0};
+         coll_gpu_prims_next(pr, &c, call->count, native->half / esize);) {
+        size_t bytes = c.n * esize, offset = c.first * esize;
+        const char *in = (const char *)call->sbuf + offset, *partial = in;
         char *out = (char *)call->rbuf + offset;
-        const char *partial = in;
-        uint64_t step;
+        uint64_t step = c.step; /* the pairing's, when there are extras */
 
-        if (rem > 0) {
-            step = ++native->step;
-            if (rank < 2 * rem) {
-                status = (rank & 1) ? coll_gpu_rd_read(&rd, step, rank - 1, out,
-                                                       coll_gpu_native_theirs(native, call->kind,
-                                                                              rank - 1, step),
-                                                       in, n)
-                                    : coll_gpu_rd_publish(&rd, step, in, bytes, rank + 1);
-                partial = out;
+        if ((rem > 0) && (rank < 2 * rem)) {
+            if (rank & 1) {
+                coll_gpu_rd_read(&rd, step, rank - 1, out,
+                                 coll_gpu_prims_theirs(pr, rank - 1, step), in, c.n);
+            } else {
+                coll_gpu_rd_publish(&rd, step, in, bytes, rank + 1);
             }
+            partial = out;
         }
-        for (int mask = 1; (mask < p) && (SHMEM_OK == status); mask <<= 1) {
+        for (int mask = 1; mask < p; mask <<= 1) {
             int vpartner = vrank ^ mask, partner;
             const char *mine, *theirs;
 
-            step = ++native->step;
+            step = (0 == rem && 1 == mask) ? c.step : ++native->step;
             if (vrank < 0) {
                 continue;
             }
             partner = (vpartner < rem) ? 2 * vpartner + 1 : vpartner + rem;
-            status = coll_gpu_rd_publish(&rd, step, partial, bytes, partner);
-            if (SHMEM_OK != status) {
-                break;
-            }
-            mine = coll_gpu_native_mine(native, call->kind, step);
-            theirs = coll_gpu_native_theirs(native, call->kind, partner, step);
-            status = coll_gpu_rd_read(&rd, step, partner, out, (vrank < vpartner) ? mine : theirs,
-                                      (vrank < vpartner) ? theirs : mine, n);
+            coll_gpu_rd_publish(&rd, step, partial, bytes, partner);
+            mine = coll_gpu_prims_mine(pr, step);
+            theirs = coll_gpu_prims_theirs(pr, partner, step);
+            coll_gpu_rd_read(&rd, step, partner, out, (vrank < vpartner) ? mine : theirs,
+                             (vrank < vpartner) ? theirs : mine, c.n);
             partial = out;
         }
-        if ((rem > 0) && (SHMEM_OK == status)) {
+        if (rem > 0) {
             step = ++native->step;
             if ((rank < 2 * rem) && (rank & 1)) {
-                status = coll_gpu_rd_publish(&rd, step, out, bytes, rank - 1);
+                coll_gpu_rd_publish(&rd, step, out, bytes, rank - 1);
             } else if (rank < 2 * rem) {
-                status = coll_gpu_rd_read(
-                    &rd, step, rank + 1, out,
-                    coll_gpu_native_theirs(native, call->kind, rank + 1, step), NULL, n);
+                coll_gpu_rd_read(&rd, step, rank + 1, out,
+                                 coll_gpu_prims_theirs(pr, rank + 1, step), NULL, c.n);
             }
         }
-        if ((SHMEM_OK == status) && (1 == size) && (ACCEL_OK == rd.astatus) && (in != out)) {
-            rd.astatus = call->mem->copy(out, in, bytes, call->stream);
+        if (1 == size) {
+            coll_gpu_prims_copy(pr, out, in, (in != out) ? bytes : 0);
         }
     }
-    return coll_gpu_native_finish(call, comm, status, rd.astatus);
+    return coll_gpu_prims_finish(pr, comm);
 }

@@ -44,7 +44,7 @@
  * An accelerator error skips the data movement, never the signals (peers finish the call);
  * every rank returns it at the end (coll_gpu_native_conclude).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 /* Segment j of n elements over size ranks: the first n % size segments one element longer. */
 static void coll_gpu_ring_segment(size_t n, int size, int j, size_t *first_p, size_t *len_p) {
@@ -65,33 +65,27 @@ static void coll_gpu_ring_piece(size_t n, int size, int j, size_t k, size_t piec
 }
 
 /* Before this rank writes its half of step x: the right neighbour finished reading x - 2. */
-static shmem_status_t coll_gpu_ring_wait_reader(coll_gpu_native_t *native, int right, uint64_t x) {
-    if (x < 2) {
-        return SHMEM_OK;
+static void coll_gpu_ring_wait_reader(coll_gpu_prims_t *pr, int right, uint64_t x) {
+    if (x >= 2) {
+        coll_gpu_prims_wait(pr, right, x - 2, COLL_GPU_PHASE_CONSUMED);
     }
-    return coll_gpu_native_wait(native, right, x - 2, COLL_GPU_PHASE_CONSUMED);
 }
 
 int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    coll_gpu_native_kind_t kind = call->kind;
     int size = native->team->size, rank = native->team->rank;
     int left = (rank + size - 1) % size, right = (rank + 1) % size;
     int nsteps = 2 * (size - 1);
     size_t esize = call->esize, chunk, piece, nchunks;
     const char *in = call->sbuf;
     char *out = call->rbuf;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
     bool first_step = true;
-    uint64_t step = 0;
+    coll_gpu_prims_t pr;
 
+    coll_gpu_prims_init(&pr, call);
     if (1 == size) {
-        if (in != out) {
-            astatus = mem->copy(out, in, call->count * esize, call->stream);
-        }
-        goto conclude;
+        coll_gpu_prims_copy(&pr, out, in, (in != out) ? call->count * esize : 0);
+        return coll_gpu_prims_finish(&pr, comm);
     }
     /* a piece and the landing area of a get fit in a half: 2 * chunk / size <= half */
     chunk = ((call->chunk_bytes < native->half) ? call->chunk_bytes : native->half) / esize;
@@ -99,103 +93,70 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
     piece = (piece > 0) ? piece : 1;
     nchunks = ((call->count + (size_t)size - 1) / (size_t)size + piece - 1) / piece;
 
-    for (size_t k = 0; k < nchunks; ++k) {
-        for (int i = 0; i < nsteps; ++i) {
+    for (size_t k = 0; (k < nchunks) && coll_gpu_prims_linked(&pr); ++k) {
+        for (int i = 0; (i < nsteps) && coll_gpu_prims_linked(&pr); ++i) {
             bool reduce = (i < size - 1), forward = (i < nsteps - 1);
             int seg =
                 reduce ? (rank - i - 1 + size) % size : (rank - (i - (size - 1)) + size) % size;
+            uint64_t step = ++native->step;
+            char *mine = coll_gpu_prims_mine(&pr, step);
+            char *next = forward ? coll_gpu_prims_mine(&pr, step + 1) : NULL;
             size_t first, len, bytes;
             const char *src;
-            char *mine, *next;
 
-            step = ++native->step;
-            mine = coll_gpu_native_mine(native, kind, step);
             if (0 == i) {
                 /* publish my own segment's piece, the start of its reduction */
-                status = coll_gpu_ring_wait_reader(native, right, step);
-                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto conclude;
-                }
+                coll_gpu_ring_wait_reader(&pr, right, step);
                 coll_gpu_ring_piece(call->count, size, rank, k, piece, &first, &len);
-                if ((ACCEL_OK == astatus) && (len > 0)) {
-                    astatus = mem->copy(mine, in + first * esize, len * esize, call->stream);
-                }
+                coll_gpu_prims_copy(&pr, mine, in + first * esize, len * esize);
             }
-            if ((ACCEL_OK == astatus) && !coll_gpu_native_is_local(native, right)) {
+            if (!coll_gpu_native_is_local(native, right)) {
                 /* the right neighbour fetches it from another node */
-                astatus =
-                    coll_gpu_native_publish(native, kind, step, 0, piece * esize, call->stream);
+                coll_gpu_prims_publish(&pr, step, 0, piece * esize);
             }
             /* my piece of this step landed (copied now, or written by the last step) */
-            if (ACCEL_OK == astatus) {
-                astatus = mem->synchronize(call->stream);
-            }
+            coll_gpu_prims_sync(&pr);
             if (first_step) {
-                status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-                if (SHMEM_OK == status) {
-                    status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-                }
+                coll_gpu_prims_signal_all(&pr, step, COLL_GPU_PHASE_READY);
+                coll_gpu_prims_wait_all(&pr, step, COLL_GPU_PHASE_READY);
                 first_step = false;
             } else {
-                status = coll_gpu_native_signal(native, right, step, COLL_GPU_PHASE_READY);
-                if (SHMEM_OK == status) {
-                    status = coll_gpu_native_wait(native, left, step, COLL_GPU_PHASE_READY);
-                }
+                coll_gpu_prims_signal(&pr, right, step, COLL_GPU_PHASE_READY);
+                coll_gpu_prims_wait(&pr, left, step, COLL_GPU_PHASE_READY);
             }
-            if ((SHMEM_OK == status) && forward) {
+            if (forward) {
                 /* what I receive now I publish in the next step's half */
-                status = coll_gpu_ring_wait_reader(native, right, step + 1);
-            }
-            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto conclude;
+                coll_gpu_ring_wait_reader(&pr, right, step + 1);
             }
 
             coll_gpu_ring_piece(call->count, size, seg, k, piece, &first, &len);
             bytes = len * esize;
-            next = forward ? coll_gpu_native_mine(native, kind, step + 1) : NULL;
-            if ((ACCEL_OK == astatus) && (len > 0)) {
-                if (coll_gpu_native_is_local(native, left)) {
-                    src = coll_gpu_native_theirs(native, kind, left, step);
-                } else {
-                    /* into the landing area of my half of this step, which nobody reads */
-                    src = mine + piece * esize;
-                    astatus = coll_gpu_native_fetch(native, kind, left, step, 0, (char *)src, bytes,
-                                                    call->stream, &status);
-                    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                        goto conclude;
-                    }
-                    status = coll_gpu_native_fetch_complete(native, kind, call->stream, &astatus);
-                    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                        goto conclude;
-                    }
+            if (coll_gpu_native_is_local(native, left)) {
+                src = coll_gpu_prims_theirs(&pr, left, step);
+            } else {
+                /* into the landing area of my half of this step, which nobody reads */
+                src = mine + piece * esize;
+                coll_gpu_prims_fetch(&pr, left, step, 0, (char *)src, bytes);
+                coll_gpu_prims_fetch_complete(&pr);
+            }
+            if (reduce) {
+                const void *srcs[2] = {src, in + first * esize};
+
+                coll_gpu_prims_reduce(&pr, next, srcs, 2, len);
+                if (size - 2 == i) {
+                    /* fully reduced: my segment of the result */
+                    coll_gpu_prims_copy(&pr, out + first * esize, next, bytes);
                 }
-                if ((ACCEL_OK == astatus) && reduce) {
-                    const void *srcs[2] = {src, in + first * esize};
-                    astatus = coll_gpu_native_reduce(mem, next, srcs, 2, len, call->dtype, call->op,
-                                                     call->stream);
-                    if ((ACCEL_OK == astatus) && (size - 2 == i)) {
-                        /* fully reduced: my segment of the result */
-                        astatus = mem->copy(out + first * esize, next, bytes, call->stream);
-                    }
-                } else if ((ACCEL_OK == astatus) && forward) {
-                    astatus = mem->copy(next, src, bytes, call->stream);
-                    if (ACCEL_OK == astatus) {
-                        astatus = mem->copy(out + first * esize, next, bytes, call->stream);
-                    }
-                } else if (ACCEL_OK == astatus) {
-                    astatus = mem->copy(out + first * esize, src, bytes, call->stream);
-                }
+            } else if (forward) {
+                coll_gpu_prims_copy(&pr, next, src, bytes);
+                coll_gpu_prims_copy(&pr, out + first * esize, next, bytes);
+            } else {
+                coll_gpu_prims_copy(&pr, out + first * esize, src, bytes);
             }
             /* my reads of the left's half done: it may reuse it */
-            status = coll_gpu_native_fetch_complete(native, kind, call->stream, &astatus);
-            if (SHMEM_OK == status) {
-                status = coll_gpu_native_signal(native, left, step, COLL_GPU_PHASE_CONSUMED);
-            }
-            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto conclude;
-            }
+            coll_gpu_prims_fetch_complete(&pr);
+            coll_gpu_prims_signal(&pr, left, step, COLL_GPU_PHASE_CONSUMED);
         }
     }
-conclude:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }

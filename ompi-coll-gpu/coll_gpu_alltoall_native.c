@@ -16,7 +16,7 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 static inline size_t coll_gpu_alltoall_chunk(size_t count, size_t first, size_t per_step) {
     return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
@@ -24,69 +24,51 @@ static inline size_t coll_gpu_alltoall_chunk(size_t count, size_t first, size_t 
 
 int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
                               const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
     const size_t *scounts = call->scounts, *sdispls = call->sdispls;
     const size_t *rcounts = call->counts, *rdispls = call->displs;
-    size_t largest = call->largest;
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    int size = native->team->size, rank = native->team->rank;
-    size_t esize = call->esize, per_step = native->half / ((size_t)size * esize);
+    int size = call->native->team->size, rank = call->native->team->rank;
+    size_t esize = call->esize, per_step = call->native->half / ((size_t)size * esize);
     size_t area = per_step * esize;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
-    const char *in = (NULL != sbuf) ? (const char *)sbuf : (const char *)rbuf;
+    const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
+    coll_gpu_prims_t pr;
 
-    if (NULL == sbuf) {
+    if (NULL == call->sbuf) {
         /* in place: the blocks sent are the blocks received */
         scounts = rcounts;
         sdispls = rdispls;
     }
-    for (size_t first = 0; first < largest; first += per_step) {
-        uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, call->kind, step);
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->largest, per_step);) {
+        char *mine = coll_gpu_prims_mine(&pr, c.step);
 
-        for (int d = 0; (d < size) && (ACCEL_OK == astatus); ++d) {
-            size_t nd = coll_gpu_alltoall_chunk(scounts[d], first, per_step);
-            const char *src = in + (sdispls[d] + first) * esize;
-            if (0 == nd) {
-                continue;
-            }
+        for (int d = 0; d < size; ++d) {
+            size_t nd = coll_gpu_alltoall_chunk(scounts[d], c.first, per_step);
+            const char *src = in + (sdispls[d] + c.first) * esize;
+
             if (d != rank) {
-                astatus = mem->copy(mine + (size_t)d * area, src, nd * esize, call->stream);
-            } else if (NULL != sbuf) {
-                astatus = mem->copy((char *)rbuf + (rdispls[rank] + first) * esize, src, nd * esize,
-                                    call->stream);
+                coll_gpu_prims_copy(&pr, mine + (size_t)d * area, src, nd * esize);
+            } else if (NULL != call->sbuf) {
+                coll_gpu_prims_copy(&pr, (char *)call->rbuf + (rdispls[rank] + c.first) * esize,
+                                    src, nd * esize);
             }
         }
-        if ((ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0, (size_t)size * area,
-                                              call->stream);
+        if (call->native->team->nnodes > 1) {
+            coll_gpu_prims_publish(&pr, c.step, 0, (size_t)size * area);
         }
         /* the copies have landed and the previous step's fetches are complete before peers
          * are told */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        for (int p = 0; (p < size) && (ACCEL_OK == astatus); ++p) {
-            size_t np = coll_gpu_alltoall_chunk(rcounts[p], first, per_step);
-            if ((p == rank) || (0 == np)) {
-                continue;
-            }
-            astatus = coll_gpu_native_fetch(native, call->kind, p, step, (size_t)rank * area,
-                                            (char *)rbuf + (rdispls[p] + first) * esize, np * esize,
-                                            call->stream, &status);
-            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto err_transport;
+        coll_gpu_prims_announce(&pr, c.step);
+        for (int p = 0; p < size; ++p) {
+            size_t np = coll_gpu_alltoall_chunk(rcounts[p], c.first, per_step);
+
+            if (p != rank) {
+                coll_gpu_prims_fetch(&pr, p, c.step, (size_t)rank * area,
+                                     (char *)call->rbuf + (rdispls[p] + c.first) * esize,
+                                     np * esize);
             }
         }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }
 
 int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {

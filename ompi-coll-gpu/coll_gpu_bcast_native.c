@@ -34,7 +34,7 @@
  * and NIC i of every node on one leaf switch), where the root's data already travels, and the
  * role moves with the root instead of always loading the node's first rank.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 /* Who this rank reads from in a two-level bcast, computed from the team alone (the same on
  * every rank of a node). */
@@ -61,113 +61,73 @@ static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
 
 static int coll_gpu_bcast_flat(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                                void *buf, size_t count, int root) {
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    bool is_root = (native->team->rank == root);
-    size_t esize = call->esize, per_step = native->half / esize;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    bool is_root = (call->native->team->rank == root);
+    size_t esize = call->esize;
+    coll_gpu_prims_t pr;
 
-    for (size_t first = 0; first < count; first += per_step) {
-        size_t n = (count - first < per_step) ? count - first : per_step;
-        uint64_t step = ++native->step;
-        char *data = (char *)buf + first * esize;
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0};
+         coll_gpu_prims_next(&pr, &c, count, call->native->half / esize);) {
+        char *data = (char *)buf + c.first * esize;
 
-        if (is_root && (ACCEL_OK == astatus)) {
-            astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), data, n * esize,
-                                call->stream);
-        }
-        if (is_root && (ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
-        }
-        /* the root's chunk landed; a non-root's reads of the previous chunk completed */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (!is_root && (ACCEL_OK == astatus)) {
-            astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0, data, n * esize,
-                                            call->stream, &status);
-            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto err_transport;
+        if (is_root) {
+            coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, c.step), data, c.n * esize);
+            if (call->native->team->nnodes > 1) {
+                coll_gpu_prims_publish(&pr, c.step, 0, c.n * esize);
             }
         }
+        /* the root's chunk landed; a non-root's reads of the previous chunk completed */
+        coll_gpu_prims_announce(&pr, c.step);
+        if (!is_root) {
+            coll_gpu_prims_fetch(&pr, root, c.step, 0, data, c.n * esize);
+        }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }
 
 static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call,
                                     const coll_gpu_bcast_relay_t *relay, void *buf, size_t count,
                                     int root) {
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    int rank = native->team->rank;
-    bool is_root = (rank == root), on_root_node = coll_gpu_native_is_local(native, root);
+    int rank = call->native->team->rank;
+    bool is_root = (rank == root), on_root_node = coll_gpu_native_is_local(call->native, root);
     bool is_leader = !on_root_node && (rank == relay->leader);
     /* a leader alone on its node needs no relay copy: it gets straight into its buffer */
     bool relays = is_leader && (relay->node_others > 0);
-    size_t esize = call->esize, per_step = native->half / esize;
+    size_t esize = call->esize, per_step = call->native->half / esize;
     size_t nchunks = (count + per_step - 1) / per_step;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    coll_gpu_prims_t pr;
 
+    coll_gpu_prims_init(&pr, call);
     /* step s carries chunk k from the root and chunk k - 1 out of the leaders */
-    for (size_t k = 0; k < nchunks + 1; ++k) {
+    for (size_t k = 0; (k < nchunks + 1) && coll_gpu_prims_linked(&pr); ++k) {
         size_t first = k * per_step, n = (k < nchunks) ? count - first : 0;
         size_t prev_n = (k > 0) ? count - (first - per_step) : 0;
-        uint64_t step = ++native->step;
+        uint64_t step = ++call->native->step;
         char *data = (char *)buf + first * esize, *prev = data - per_step * esize;
 
         n = (n < per_step) ? n : per_step;
         prev_n = (prev_n < per_step) ? prev_n : per_step;
-        if (is_root && (n > 0) && (ACCEL_OK == astatus)) {
-            astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), data, n * esize,
-                                call->stream);
-            if (ACCEL_OK == astatus) {
-                astatus =
-                    coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
-            }
+        if (is_root) {
+            coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, step), data, n * esize);
+            coll_gpu_prims_publish(&pr, step, 0, n * esize);
         }
         /* the root's chunk k and the leaders' chunk k - 1 landed; every rank's reads of the
          * step before completed */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (is_root || (ACCEL_OK != astatus)) {
-            continue; /* an accelerator error still takes part in every handshake */
+        coll_gpu_prims_announce(&pr, step);
+        if (is_root) {
+            continue;
         }
         if (on_root_node || (is_leader && !relays)) {
-            if (n > 0) {
-                astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0, data, n * esize,
-                                                call->stream, &status);
-            }
+            coll_gpu_prims_fetch(&pr, root, step, 0, data, n * esize);
         } else if (relays) {
-            if (n > 0) {
-                astatus = coll_gpu_native_fetch(native, call->kind, root, step, 0,
-                                                coll_gpu_native_mine(native, call->kind, step + 1),
-                                                n * esize, call->stream, &status);
-            }
-            if ((prev_n > 0) && (ACCEL_OK == astatus)) {
-                astatus = mem->copy(prev, coll_gpu_native_mine(native, call->kind, step),
-                                    prev_n * esize, call->stream);
-            }
-        } else if (prev_n > 0) {
-            astatus = coll_gpu_native_fetch(native, call->kind, relay->leader, step, 0, prev,
-                                            prev_n * esize, call->stream, &status);
-        }
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
+            coll_gpu_prims_fetch(&pr, root, step, 0, coll_gpu_prims_mine(&pr, step + 1), n * esize);
+            coll_gpu_prims_copy(&pr, prev, coll_gpu_prims_mine(&pr, step), prev_n * esize);
+        } else {
+            coll_gpu_prims_fetch(&pr, relay->leader, step, 0, prev, prev_n * esize);
         }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }
 
 /* Which form runs, and this rank's part in it: the verbose log of every call. */

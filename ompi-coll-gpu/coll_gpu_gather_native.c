@@ -6,53 +6,34 @@
  * its own from its send buffer (in place: already there).  The root's reads complete before its
  * next announcement, after which their owners may reuse that half.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
-    size_t count = call->count;
-    int root = call->root;
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    int size = native->team->size, rank = native->team->rank;
-    bool is_root = (rank == root);
-    size_t esize = call->esize, per_step = native->half / esize;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    int size = call->native->team->size, rank = call->native->team->rank, root = call->root;
+    size_t esize = call->esize, per_step = call->native->half / esize;
+    coll_gpu_prims_t pr;
 
-    for (size_t first = 0; first < count; first += per_step) {
-        size_t n = (count - first < per_step) ? count - first : per_step;
-        uint64_t step = ++native->step;
-        const char *in = (NULL != sbuf) ? (const char *)sbuf + first * esize : NULL;
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+        const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf + c.first * esize : NULL;
 
-        if (!is_root && (ACCEL_OK == astatus)) {
-            astatus = mem->copy(coll_gpu_native_mine(native, call->kind, step), in, n * esize,
-                                call->stream);
-        }
-        if (!is_root && (ACCEL_OK == astatus) && !coll_gpu_native_is_local(native, root)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
+        if (rank != root) {
+            coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, c.step), in, c.n * esize);
+            if (!coll_gpu_native_is_local(call->native, root)) {
+                coll_gpu_prims_publish(&pr, c.step, 0, c.n * esize);
+            }
         }
         /* a non-root's chunk landed; the root's reads of the previous step completed */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        for (int p = 0; is_root && (p < size) && (ACCEL_OK == astatus); ++p) {
-            char *out = (char *)rbuf + ((size_t)p * count + first) * esize;
+        coll_gpu_prims_announce(&pr, c.step);
+        for (int p = 0; (rank == root) && (p < size); ++p) {
+            char *out = (char *)call->rbuf + ((size_t)p * call->count + c.first) * esize;
+
             if (p != rank) {
-                astatus = coll_gpu_native_fetch(native, call->kind, p, step, 0, out, n * esize,
-                                                call->stream, &status);
-                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto err_transport;
-                }
+                coll_gpu_prims_fetch(&pr, p, c.step, 0, out, c.n * esize);
             } else if (NULL != in) {
-                astatus = mem->copy(out, in, n * esize, call->stream);
+                coll_gpu_prims_copy(&pr, out, in, c.n * esize);
             }
         }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }

@@ -587,29 +587,6 @@ shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step
     return SHMEM_OK;
 }
 
-shmem_status_t coll_gpu_native_step_ready(const coll_gpu_native_call_t *call, uint64_t step,
-                                          const char *in, const coll_gpu_native_range_t *ranges,
-                                          int nranges, accel_status_t *astatus_p) {
-    char *mine = coll_gpu_native_mine(call->native, call->kind, step);
-    shmem_status_t status;
-
-    for (int i = 0; (i < nranges) && (ACCEL_OK == *astatus_p); ++i) {
-        if (ranges[i].len > 0) {
-            *astatus_p = call->mem->copy(mine + ranges[i].offset, in + ranges[i].offset,
-                                         ranges[i].len, call->stream);
-        }
-    }
-    /* the copies must have landed before peers are told to read them */
-    if (ACCEL_OK == *astatus_p) {
-        *astatus_p = call->mem->synchronize(call->stream);
-    }
-    status = coll_gpu_native_signal_all(call->native, step, COLL_GPU_PHASE_READY);
-    if (SHMEM_OK == status) {
-        status = coll_gpu_native_wait_all(call->native, step, COLL_GPU_PHASE_READY);
-    }
-    return status;
-}
-
 accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,
                                       const void *const *srcs, int n, size_t count,
                                       accel_dtype_t dtype, accel_op_t op, accel_stream_h stream) {

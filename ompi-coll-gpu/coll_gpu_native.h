@@ -254,22 +254,6 @@ int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm);
 
-/* Bytes [offset, offset + len) of a step's input: where they go in this rank's scratch half. */
-typedef struct {
-    size_t offset, len;
-} coll_gpu_native_range_t;
-
-/*
- * The prologue of a step: copies the ranges of in (nranges, empty ones skipped) to the same
- * offsets of this rank's scratch half of step, waits for the copies, announces
- * COLL_GPU_PHASE_READY to every peer and waits until every peer did.  An accelerator error
- * (*astatus_p not ACCEL_OK on entry, or set here) skips the copies, never the signals: peers
- * finish the call.  Returns the transport's status.
- */
-shmem_status_t coll_gpu_native_step_ready(const struct coll_gpu_native_call *call, uint64_t step,
-                                          const char *in, const coll_gpu_native_range_t *ranges,
-                                          int nranges, accel_status_t *astatus_p);
-
 /* The collectives with native algorithms: blocking calls, every buffer of every rank of one
  * memory kind, a contiguous type (data movement: any type, as bytes of its signature). */
 typedef enum {

@@ -16,81 +16,57 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
-    size_t count = call->count;
+    coll_gpu_team_t *team = call->native->team;
+    const void **srcs = call->native->srcs;
     int root = call->root;
-    coll_gpu_native_t *native = call->native;
-    coll_gpu_team_t *team = native->team;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    const void **srcs = native->srcs;
     bool is_root = (team->rank == root), own_slot = (root >= ACCEL_REDUCE_MAX_INPUTS);
     size_t esize = call->esize, slots = own_slot ? 1 : 0, per_step;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    coll_gpu_prims_t pr;
 
     for (int p = 0; p < team->size; ++p) {
         slots += (team->node_of_rank[p] != team->node_of_rank[root]) ? 1 : 0;
     }
-    per_step = native->half / (((slots > 0) ? slots : 1) * esize);
+    per_step = call->native->half / (((slots > 0) ? slots : 1) * esize);
 
-    for (size_t first = 0; first < count; first += per_step) {
-        size_t n = (count - first < per_step) ? count - first : per_step, slot = 0;
-        uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, call->kind, step);
-        const char *in = (const char *)sbuf + first * esize;
-        char *out = (char *)rbuf + first * esize;
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+        size_t len = c.n * esize, slot = 0;
+        char *mine = coll_gpu_prims_mine(&pr, c.step);
+        const char *in = (const char *)call->sbuf + c.first * esize;
+        char *out = (char *)call->rbuf + c.first * esize;
 
-        if (!is_root && (ACCEL_OK == astatus)) {
-            astatus = mem->copy(mine, in, n * esize, call->stream);
-        }
-        if (!is_root && (ACCEL_OK == astatus) && !coll_gpu_native_is_local(native, root)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0, n * esize, call->stream);
+        if (!is_root) {
+            coll_gpu_prims_copy(&pr, mine, in, len);
+            if (!coll_gpu_native_is_local(call->native, root)) {
+                coll_gpu_prims_publish(&pr, c.step, 0, len);
+            }
         }
         /* a non-root's chunk landed; the root's reads of the previous step completed */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (!is_root || (ACCEL_OK != astatus)) {
+        coll_gpu_prims_announce(&pr, c.step);
+        if (!is_root) {
             continue;
         }
-        for (int p = 0; (p < team->size) && (ACCEL_OK == astatus); ++p) {
+        for (int p = 0; p < team->size; ++p) {
             if (p == team->rank) {
                 srcs[p] = in;
                 if (own_slot && (in == out)) {
-                    srcs[p] = mine + (slots - 1) * n * esize;
-                    astatus =
-                        mem->copy(mine + (slots - 1) * n * esize, in, n * esize, call->stream);
+                    srcs[p] = mine + (slots - 1) * len;
+                    coll_gpu_prims_copy(&pr, mine + (slots - 1) * len, in, len);
                 }
-            } else if (coll_gpu_native_is_local(native, p)) {
-                srcs[p] = coll_gpu_native_theirs(native, call->kind, p, step);
+            } else if (coll_gpu_native_is_local(call->native, p)) {
+                srcs[p] = coll_gpu_prims_theirs(&pr, p, c.step);
             } else {
-                srcs[p] = mine + slot * n * esize;
-                astatus =
-                    coll_gpu_native_fetch(native, call->kind, p, step, 0, mine + slot * n * esize,
-                                          n * esize, call->stream, &status);
+                srcs[p] = mine + slot * len;
+                coll_gpu_prims_fetch(&pr, p, c.step, 0, mine + slot * len, len);
                 ++slot;
-                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto err_transport;
-                }
             }
         }
         /* the other nodes' chunks arrived */
-        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (ACCEL_OK == astatus) {
-            astatus = coll_gpu_native_reduce(mem, out, srcs, team->size, n, call->dtype, call->op,
-                                             call->stream);
-        }
+        coll_gpu_prims_fetch_complete(&pr);
+        coll_gpu_prims_reduce(&pr, out, srcs, team->size, c.n);
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }

@@ -22,16 +22,13 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
                                    const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
-    const size_t *counts = call->counts;
     coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
     /* counts may be native->counts: the displacements go to the other array */
+    const size_t *counts = call->counts;
     const void **srcs = native->srcs;
     size_t *displs = native->displs;
     int size = native->team->size, rank = native->team->rank;
@@ -39,9 +36,8 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
      * lays its scratch out alike whatever the size of its node */
     size_t slots = (size_t)size * ((native->team->nnodes > 1) ? 2 : 1);
     size_t esize = call->esize, per_step = native->half / (slots * esize), largest = 0;
-    bool copy_own = false;
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    bool copy_own;
+    coll_gpu_prims_t pr;
 
     for (int b = 0; b < size; ++b) {
         displs[b] = (0 == b) ? 0 : displs[b - 1] + counts[b - 1];
@@ -49,69 +45,54 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
     }
     /* in place, this rank's input chunk [displs + first, + n) and the result chunk
      * [first, + n) it writes overlap unless they coincide or lie a whole chunk apart */
-    copy_own = (sbuf == rbuf) && (0 != rank) && (displs[rank] < per_step);
-    for (size_t first = 0; first < largest; first += per_step) {
-        uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, call->kind, step);
+    copy_own = (call->sbuf == call->rbuf) && (0 != rank) && (displs[rank] < per_step);
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
+        char *mine = coll_gpu_prims_mine(&pr, c.step);
         char *staging = mine + (size_t)size * per_step * esize;
-        size_t n = (counts[rank] <= first)             ? 0
-                   : (counts[rank] - first < per_step) ? counts[rank] - first
-                                                       : per_step;
-
-        for (int b = 0; (b < size) && (ACCEL_OK == astatus); ++b) {
-            size_t nb = (counts[b] <= first)             ? 0
-                        : (counts[b] - first < per_step) ? counts[b] - first
+        size_t n = (counts[rank] <= c.first)             ? 0
+                   : (counts[rank] - c.first < per_step) ? counts[rank] - c.first
                                                          : per_step;
-            if ((nb > 0) && ((b != rank) || copy_own)) {
-                astatus = mem->copy(mine + (size_t)b * per_step * esize,
-                                    (const char *)sbuf + (displs[b] + first) * esize, nb * esize,
-                                    call->stream);
+
+        for (int b = 0; b < size; ++b) {
+            size_t nb = (counts[b] <= c.first)             ? 0
+                        : (counts[b] - c.first < per_step) ? counts[b] - c.first
+                                                           : per_step;
+            if ((b != rank) || copy_own) {
+                coll_gpu_prims_copy(&pr, mine + (size_t)b * per_step * esize,
+                                    (const char *)call->sbuf + (displs[b] + c.first) * esize,
+                                    nb * esize);
             }
         }
-        if ((ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0,
-                                              (size_t)size * per_step * esize, call->stream);
+        if (native->team->nnodes > 1) {
+            coll_gpu_prims_publish(&pr, c.step, 0, (size_t)size * per_step * esize);
         }
         /* the copies have landed and the previous step's reads are complete before peers are
          * told */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if ((ACCEL_OK != astatus) || (0 == n)) {
+        coll_gpu_prims_announce(&pr, c.step);
+        if (0 == n) {
             continue;
         }
-        for (int p = 0; (p < size) && (ACCEL_OK == astatus); ++p) {
+        for (int p = 0; p < size; ++p) {
             size_t offset = (size_t)rank * per_step * esize;
+
             if (p == rank) {
-                srcs[p] =
-                    copy_own ? mine + offset : (const char *)sbuf + (displs[rank] + first) * esize;
+                srcs[p] = copy_own ? mine + offset
+                                   : (const char *)call->sbuf + (displs[rank] + c.first) * esize;
             } else if (coll_gpu_native_is_local(native, p)) {
-                srcs[p] = coll_gpu_native_theirs(native, call->kind, p, step) + offset;
+                srcs[p] = coll_gpu_prims_theirs(&pr, p, c.step) + offset;
             } else {
                 char *slot = staging + (size_t)p * per_step * esize;
-                astatus = coll_gpu_native_fetch(native, call->kind, p, step, offset, slot,
-                                                n * esize, call->stream, &status);
-                if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                    goto err_transport;
-                }
+
+                coll_gpu_prims_fetch(&pr, p, c.step, offset, slot, n * esize);
                 srcs[p] = slot;
             }
         }
         /* the other nodes' chunks have arrived */
-        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (ACCEL_OK == astatus) {
-            astatus = coll_gpu_native_reduce(mem, (char *)rbuf + first * esize, srcs, size, n,
-                                             call->dtype, call->op, call->stream);
-        }
+        coll_gpu_prims_fetch_complete(&pr);
+        coll_gpu_prims_reduce(&pr, (char *)call->rbuf + c.first * esize, srcs, size, n);
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }
 
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,

@@ -8,61 +8,38 @@
  * announces a step after its read of the previous one completed, so the root writes the next
  * chunks into the other half while these are read.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
-    const void *sbuf = call->sbuf;
-    void *rbuf = call->rbuf;
-    size_t count = call->count;
-    int root = call->root;
-    coll_gpu_native_t *native = call->native;
-    const coll_gpu_native_mem_t *mem = call->mem;
-    int size = native->team->size, rank = native->team->rank;
-    bool is_root = (rank == root);
+    int size = call->native->team->size, rank = call->native->team->rank, root = call->root;
     size_t esize = call->esize, slots = (size > 1) ? (size_t)size - 1 : 1;
-    size_t per_step = native->half / (slots * esize);
-    accel_status_t astatus = call->entry_status;
-    shmem_status_t status = SHMEM_OK;
+    size_t per_step = call->native->half / (slots * esize);
+    coll_gpu_prims_t pr;
 
-    for (size_t first = 0; first < count; first += per_step) {
-        size_t n = (count - first < per_step) ? count - first : per_step;
-        uint64_t step = ++native->step;
-        char *mine = coll_gpu_native_mine(native, call->kind, step);
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+        size_t len = c.n * esize;
 
-        for (int p = 0; is_root && (p < size) && (ACCEL_OK == astatus); ++p) {
+        for (int p = 0; (rank == root) && (p < size); ++p) {
             if (p != rank) {
-                astatus = mem->copy(mine + (size_t)(p - (p > root)) * n * esize,
-                                    (const char *)sbuf + ((size_t)p * count + first) * esize,
-                                    n * esize, call->stream);
+                coll_gpu_prims_copy(
+                    &pr, coll_gpu_prims_mine(&pr, c.step) + (size_t)(p - (p > root)) * len,
+                    (const char *)call->sbuf + ((size_t)p * call->count + c.first) * esize, len);
             }
         }
-        if (is_root && (ACCEL_OK == astatus) && (native->team->nnodes > 1)) {
-            astatus = coll_gpu_native_publish(native, call->kind, step, 0,
-                                              (size_t)(size - 1) * n * esize, call->stream);
+        if ((rank == root) && (call->native->team->nnodes > 1)) {
+            coll_gpu_prims_publish(&pr, c.step, 0, (size_t)(size - 1) * len);
         }
         /* the root's chunks landed; a non-root's read of the previous step completed */
-        status = coll_gpu_native_announce(call, step, &astatus);
-        if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-            goto err_transport;
-        }
-        if (ACCEL_OK != astatus) {
-            continue;
-        }
-        if (!is_root) {
-            astatus = coll_gpu_native_fetch(
-                native, call->kind, root, step, (size_t)(rank - (rank > root)) * n * esize,
-                (char *)rbuf + first * esize, n * esize, call->stream, &status);
-            if (OPAL_UNLIKELY(SHMEM_OK != status)) {
-                goto err_transport;
-            }
-        } else if (NULL != rbuf) {
-            astatus = mem->copy((char *)rbuf + first * esize,
-                                (const char *)sbuf + ((size_t)rank * count + first) * esize,
-                                n * esize, call->stream);
+        coll_gpu_prims_announce(&pr, c.step);
+        if (rank != root) {
+            coll_gpu_prims_fetch(&pr, root, c.step, (size_t)(rank - (rank > root)) * len,
+                                 (char *)call->rbuf + c.first * esize, len);
+        } else if (NULL != call->rbuf) {
+            coll_gpu_prims_copy(
+                &pr, (char *)call->rbuf + c.first * esize,
+                (const char *)call->sbuf + ((size_t)rank * call->count + c.first) * esize, len);
         }
     }
-    return coll_gpu_native_finish(call, comm, SHMEM_OK, astatus);
-
-err_transport:
-    return coll_gpu_native_finish(call, comm, status, astatus);
+    return coll_gpu_prims_finish(&pr, comm);
 }

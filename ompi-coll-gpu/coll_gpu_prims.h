@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The primitives the native algorithms are written in: one algorithm's run of a call
+ * (coll_gpu_prims_t) with sticky errors, the step iterator over a message's chunks, and the
+ * data and signal operations of a step.  An algorithm body is then the algorithm: what it
+ * copies, reduces, publishes, fetches and whom it signals or waits for, step by step, with no
+ * error handling of its own and nothing of the transport.
+ *
+ * The rules the sticky errors keep (docs/failure-model.md):
+ *  - an accelerator error (or an error the call started with, entry_status) stops the data:
+ *    no more copies, reductions, fetches; every signal and wait still runs, so peers finish;
+ *  - a transport error stops everything: the chunk loop ends, coll_gpu_prims_finish reports it.
+ * coll_gpu_prims_finish ends every algorithm: the outcome agreed by every rank, or the
+ * transport's failure.
+ *
+ * Designed to become the nonblocking state machines' steps: every operation is a step's
+ * action on the context, none keeps state on the C stack between steps but the chunk.
+ */
+#ifndef COLL_GPU_PRIMS_H
+#define COLL_GPU_PRIMS_H
+
+#include "coll_gpu_native.h"
+
+BEGIN_C_DECLS
+
+typedef struct {
+    const coll_gpu_native_call_t *call;
+    coll_gpu_native_t *native;
+    coll_gpu_native_kind_t kind;
+    shmem_status_t status;  /* the first transport error */
+    accel_status_t astatus; /* the first accelerator error, or the call's entry_status */
+} coll_gpu_prims_t;
+
+static inline void coll_gpu_prims_init(coll_gpu_prims_t *pr, const coll_gpu_native_call_t *call) {
+    pr->call = call;
+    pr->native = call->native;
+    pr->kind = call->kind;
+    pr->status = SHMEM_OK;
+    pr->astatus = call->entry_status;
+}
+
+/* Whether the transport still works (signals, waits). */
+static inline bool coll_gpu_prims_linked(const coll_gpu_prims_t *pr) {
+    return SHMEM_OK == pr->status;
+}
+/* Whether data may still move (no error of either kind). */
+static inline bool coll_gpu_prims_moving(const coll_gpu_prims_t *pr) {
+    return (SHMEM_OK == pr->status) && (ACCEL_OK == pr->astatus);
+}
+
+/* This rank's half of step, and peer's (mapped here: peers on this node). */
+static inline char *coll_gpu_prims_mine(const coll_gpu_prims_t *pr, uint64_t step) {
+    return coll_gpu_native_mine(pr->native, pr->kind, step);
+}
+static inline char *coll_gpu_prims_theirs(const coll_gpu_prims_t *pr, int peer, uint64_t step) {
+    return coll_gpu_native_theirs(pr->native, pr->kind, peer, step);
+}
+
+/* One chunk of a message: elements [first, first + n), run as native step. */
+typedef struct {
+    size_t first, n;
+    uint64_t step;
+} coll_gpu_prims_chunk_t;
+
+/* The chunks of count elements, per_step at a time, one native step each (the same steps on
+ * every rank), while the transport works:
+ *     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, count, per_step);) */
+static inline bool coll_gpu_prims_next(coll_gpu_prims_t *pr, coll_gpu_prims_chunk_t *c,
+                                       size_t count, size_t per_step) {
+    if (0 != c->step) {
+        c->first += per_step;
+    }
+    if ((c->first >= count) || !coll_gpu_prims_linked(pr)) {
+        return false;
+    }
+    c->n = (count - c->first < per_step) ? count - c->first : per_step;
+    c->step = ++pr->native->step;
+    return true;
+}
+
+/* Data, queued on the call's stream; nothing once data stopped. */
+static inline void coll_gpu_prims_copy(coll_gpu_prims_t *pr, void *dst, const void *src,
+                                       size_t len) {
+    if (coll_gpu_prims_moving(pr) && (len > 0)) {
+        pr->astatus = pr->call->mem->copy(dst, src, len, pr->call->stream);
+    }
+}
+/* dst = srcs[0] op ... op srcs[n-1] (the call's type and op), left to right. */
+static inline void coll_gpu_prims_reduce(coll_gpu_prims_t *pr, void *dst, const void *const *srcs,
+                                         int n, size_t count) {
+    if (coll_gpu_prims_moving(pr) && (count > 0)) {
+        pr->astatus = coll_gpu_native_reduce(pr->call->mem, dst, srcs, n, count, pr->call->dtype,
+                                             pr->call->op, pr->call->stream);
+    }
+}
+/* What was queued has completed (before a signal lets peers read it). */
+static inline void coll_gpu_prims_sync(coll_gpu_prims_t *pr) {
+    if (coll_gpu_prims_moving(pr)) {
+        pr->astatus = pr->call->mem->synchronize(pr->call->stream);
+    }
+}
+
+/* Signals: one peer, or every peer; nothing once the transport failed. */
+static inline void coll_gpu_prims_signal(coll_gpu_prims_t *pr, int peer, uint64_t step,
+                                         coll_gpu_phase_t phase) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_signal(pr->native, peer, step, phase);
+    }
+}
+static inline void coll_gpu_prims_wait(coll_gpu_prims_t *pr, int peer, uint64_t step,
+                                       coll_gpu_phase_t phase) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_wait(pr->native, peer, step, phase);
+    }
+}
+static inline void coll_gpu_prims_signal_all(coll_gpu_prims_t *pr, uint64_t step,
+                                             coll_gpu_phase_t phase) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_signal_all(pr->native, step, phase);
+    }
+}
+static inline void coll_gpu_prims_wait_all(coll_gpu_prims_t *pr, uint64_t step,
+                                           coll_gpu_phase_t phase) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_wait_all(pr->native, step, phase);
+    }
+}
+
+/* Peers on other nodes: fetch len bytes at offset of peer's half of step into dst (loaded
+ * directly from a peer on this node); complete every fetch (before dst is read or the next
+ * step is announced); publish this rank's half for other nodes' fetches. */
+static inline void coll_gpu_prims_fetch(coll_gpu_prims_t *pr, int peer, uint64_t step,
+                                        size_t offset, void *dst, size_t len) {
+    if (coll_gpu_prims_moving(pr) && (len > 0)) {
+        pr->astatus = coll_gpu_native_fetch(pr->native, pr->kind, peer, step, offset, dst, len,
+                                            pr->call->stream, &pr->status);
+    }
+}
+static inline void coll_gpu_prims_fetch_complete(coll_gpu_prims_t *pr) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status =
+            coll_gpu_native_fetch_complete(pr->native, pr->kind, pr->call->stream, &pr->astatus);
+    }
+}
+static inline void coll_gpu_prims_publish(coll_gpu_prims_t *pr, uint64_t step, size_t offset,
+                                          size_t len) {
+    if (coll_gpu_prims_moving(pr) && (len > 0)) {
+        pr->astatus =
+            coll_gpu_native_publish(pr->native, pr->kind, step, offset, len, pr->call->stream);
+    }
+}
+
+/* The step handshake: this rank's copies and fetches complete, READY of step to every peer,
+ * then every peer's (coll_gpu_native_announce). */
+static inline void coll_gpu_prims_announce(coll_gpu_prims_t *pr, uint64_t step) {
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_announce(pr->call, step, &pr->astatus);
+    }
+}
+
+/* The end of the algorithm (coll_gpu_native_finish): its result. */
+static inline int coll_gpu_prims_finish(coll_gpu_prims_t *pr, struct ompi_communicator_t *comm) {
+    return coll_gpu_native_finish(pr->call, comm, pr->status, pr->astatus);
+}
+
+END_C_DECLS
+
+#endif /* COLL_GPU_PRIMS_H */
