@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory of every kind, checked buffers and int buffers of the coll/gpu MPI tests: see
  * test_buffers.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory of every kind a coll/gpu MPI test passes to MPI (host, pinned, managed, device)
  * through the project's accelerator layer, with write/read helpers that work on device memory;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collective table of the coll/gpu MPI tests, and the names and blocking/nonblocking forms
  * of every intercepted collective: see test_cases.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The case engine of the coll/gpu MPI tests: one checked call of any collective of the
  * collective table (test_case_table.c).  See test_cases.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collectives of the coll/gpu MPI tests and the case engine they share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The communicators of the coll/gpu MPI tests: see test_comms.h.
  */

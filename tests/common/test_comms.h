@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The communicators of the coll/gpu MPI tests: a dup of world, an odd/even split and one group
  * in reversed rank order, each with the world rank of every member.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The coll/gpu component's counters and configuration, and the checks of the path a call took,
  * for the MPI tests: see test_counters.h.

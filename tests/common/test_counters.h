@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What the coll/gpu component did, as the MPI tests see it: its MPI_T counters (calls per path,
  * staged bytes and chunks, accelerator errors), its configuration as its cvars say, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_T pvars and cvars of the coll/gpu MPI tests: see test_mpit.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_T for the coll/gpu MPI tests: performance variables (the component's counters) and
  * control variables (its parameters), found by name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The command line and set-up of the coll/gpu MPI tests: see test_options.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The command line of the coll/gpu MPI tests (the common options and a program's own, from a
  * table) and their set-up: the accelerator when a buffer kind needs it, the datatypes and ops,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Inputs and the independent reference of the coll/gpu MPI tests: see test_reference.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Deterministic inputs and the independent reference of the coll/gpu MPI tests: every rank
  * generates every peer's input locally and reduces it itself, never with Open MPI's reductions

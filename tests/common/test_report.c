@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pass/fail accounting of the coll/gpu MPI tests: see test_report.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pass/fail accounting of the coll/gpu MPI tests: cases, failures, notes, the watchdog that
  * fails a case that hangs, and the closing line "N passed, M failed" (parsed by CI).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The datatypes and operations of the coll/gpu MPI tests: see test_types.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The datatypes and operations of the coll/gpu MPI tests: six predefined types, two derived
  * types with holes and a non-zero lower bound, three predefined and two user-defined ops (whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared helpers of the coll/gpu MPI tests (libtestutil): the one header test programs include.
  *
