@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The coll/gpu component's counters and configuration, and the checks of the path a call took,
+ * for the MPI tests: see test_counters.h.
+ */
+#include "test_counters.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "test_buffers.h"
+#include "test_cases.h"
+#include "test_mpit.h"
+#include "test_report.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counters                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+struct tu_counter_vars {
+    bool available;
+    tu_pvar_t passthrough, staged, native, bytes, chunks, fallbacks, errors;
+};
+static struct tu_counter_vars tu_ctr;
+
+bool tu_counters_open(bool required) {
+    static const struct {
+        const char *name;
+        size_t offset;
+        int count;
+    } vars[] = {
+        {"coll_gpu_calls_passthrough", offsetof(struct tu_counter_vars, passthrough),
+         COLL_GPU_NUM_COLLS},
+        {"coll_gpu_calls_staged", offsetof(struct tu_counter_vars, staged), COLL_GPU_NUM_COLLS},
+        {"coll_gpu_calls_native", offsetof(struct tu_counter_vars, native), COLL_GPU_NUM_COLLS},
+        {"coll_gpu_staged_bytes", offsetof(struct tu_counter_vars, bytes), 1},
+        {"coll_gpu_staged_chunks", offsetof(struct tu_counter_vars, chunks), 1},
+        {"coll_gpu_pageable_fallbacks", offsetof(struct tu_counter_vars, fallbacks), 1},
+        {"coll_gpu_accelerator_errors", offsetof(struct tu_counter_vars, errors), 1},
+    };
+    bool all = true;
+
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        tu_pvar_t *pvar = (tu_pvar_t *)((char *)&tu_ctr + vars[i].offset);
+        if (0 != tu_pvar_open(vars[i].name, pvar)) {
+            all = false;
+            if (required) {
+                tu_fail("MPI_T pvar %s not found: the coll/gpu component was not loaded "
+                        "(mca_base_component_path?)",
+                        vars[i].name);
+            }
+        } else if (pvar->count != vars[i].count) {
+            all = false;
+            tu_fail("MPI_T pvar %s has %d elements, expected %d (coll_gpu_colls.h)", vars[i].name,
+                    pvar->count, vars[i].count);
+        }
+    }
+    tu_ctr.available = all;
+    return all;
+}
+
+bool tu_counters_available(void) { return tu_ctr.available; }
+
+void tu_counters_read(tu_counters_t *counters) {
+    memset(counters, 0, sizeof(*counters));
+    if (tu_ctr.available) {
+        tu_pvar_read(&tu_ctr.passthrough, counters->passthrough, COLL_GPU_NUM_COLLS);
+        tu_pvar_read(&tu_ctr.staged, counters->staged, COLL_GPU_NUM_COLLS);
+        tu_pvar_read(&tu_ctr.native, counters->native, COLL_GPU_NUM_COLLS);
+        tu_pvar_read(&tu_ctr.bytes, &counters->staged_bytes, 1);
+        tu_pvar_read(&tu_ctr.chunks, &counters->staged_chunks, 1);
+        tu_pvar_read(&tu_ctr.fallbacks, &counters->pageable_fallbacks, 1);
+        tu_pvar_read(&tu_ctr.errors, &counters->accelerator_errors, 1);
+    }
+    if (NULL != tu_accel && ACCEL_BACKEND_EMULATED == tu_accel_backend) {
+        counters->emu_copies = accel_emulated_copy_count();
+        counters->emu_copy_bytes = accel_emulated_copy_bytes();
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Configuration                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum { TU_CVAR_BOOL, TU_CVAR_INT, TU_CVAR_LONG_LONG } tu_cvar_type_t;
+
+/* The component's parameters but the per-collective algorithms (in the collective table):
+ * where tu_gpu_config_t keeps each, and the contract's default when the cvar is absent. */
+static const struct {
+    const char *cvar;
+    size_t offset;
+    tu_cvar_type_t type;
+    long long default_value;
+} tu_config_cvars[] = {
+    {.cvar = "coll_gpu_staging_buffer_size",
+     .offset = offsetof(tu_gpu_config_t, staging_buffer_size),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 4 << 20},
+    {.cvar = "coll_gpu_staged_pipeline",
+     .offset = offsetof(tu_gpu_config_t, pipeline),
+     .type = TU_CVAR_BOOL,
+     .default_value = 1},
+    {.cvar = "coll_gpu_check_memory_kinds",
+     .offset = offsetof(tu_gpu_config_t, check_memory_kinds),
+     .type = TU_CVAR_BOOL,
+     .default_value = 0},
+    {.cvar = "coll_gpu_native",
+     .offset = offsetof(tu_gpu_config_t, native),
+     .type = TU_CVAR_BOOL,
+     .default_value = 1},
+    {.cvar = "coll_gpu_ranks_per_node",
+     .offset = offsetof(tu_gpu_config_t, ranks_per_node),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0},
+    {.cvar = "coll_gpu_allreduce_one_shot_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 65536},
+    {.cvar = "coll_gpu_host_buffers",
+     .offset = offsetof(tu_gpu_config_t, host_buffers),
+     .type = TU_CVAR_BOOL,
+     .default_value = 0},
+};
+
+/* The cvar `name` into the field at `offset` of config, `default_value` when it is absent. */
+static void tu_config_read_one(tu_gpu_config_t *config, const char *name, size_t offset,
+                               tu_cvar_type_t type, long long default_value) {
+    char *field = (char *)config + offset;
+    long long value;
+
+    if (0 != tu_cvar_read_int(name, &value)) {
+        value = default_value;
+    }
+    switch (type) {
+    case TU_CVAR_BOOL:
+        *(bool *)field = 0 != value;
+        break;
+    case TU_CVAR_INT:
+        *(int *)field = (int)value;
+        break;
+    default:
+        *(long long *)field = value;
+        break;
+    }
+}
+
+void tu_gpu_config_read(tu_gpu_config_t *config) {
+    long long value;
+
+    /* the component's parameters are there: its staging buffer size, which every version has */
+    config->found = 0 == tu_cvar_read_int("coll_gpu_staging_buffer_size", &value);
+    for (size_t i = 0; i < sizeof(tu_config_cvars) / sizeof(tu_config_cvars[0]); i++) {
+        tu_config_read_one(config, tu_config_cvars[i].cvar, tu_config_cvars[i].offset,
+                           tu_config_cvars[i].type, tu_config_cvars[i].default_value);
+    }
+    /* coll_gpu_<coll>_algorithm of every blocking collective that has one */
+    for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
+        const tu_coll_info_t *info = tu_coll_info(coll);
+        if (!tu_coll_is_nonblocking(coll) && NULL != info && NULL != info->algorithm_cvar) {
+            tu_config_read_one(config, info->algorithm_cvar, info->algorithm_offset, TU_CVAR_INT,
+                               TU_ALG_AUTO);
+        }
+    }
+}
+
+int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank) {
+    return (config->ranks_per_node > 0) ? comm_rank / (int)config->ranks_per_node : 0;
+}
+
+bool tu_multi_node(const tu_gpu_config_t *config, int comm_size) {
+    /* emulated nodes: a communicator larger than ranks_per_node spans several (the tests run
+     * on one machine, so every communicator's ranks share one real node) */
+    return config->ranks_per_node > 0 && comm_size > config->ranks_per_node;
+}
+
+bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
+    /* one_shot and two_shot load every peer's scratch: one node only */
+    bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||
+                         TU_ALG_TWO_SHOT == config->allreduce_algorithm ||
+                         TU_ALG_RECURSIVE_DOUBLING == config->allreduce_algorithm;
+    return config->native && TU_ALG_STAGED != config->allreduce_algorithm &&
+           !(one_node_only && tu_multi_node(config, comm_size));
+}
+
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
+    const tu_coll_info_t *info;
+
+    if (COLL_GPU_ALLREDUCE == coll) {
+        return tu_allreduce_native_expected(config, comm_size);
+    }
+    /* every native algorithm but allreduce's one-node ones spans nodes: the blocking
+     * collectives with an algorithm parameter, unless it says staged */
+    if (coll < 0 || coll >= COLL_GPU_NUM_COLLS || tu_coll_is_nonblocking(coll) ||
+        NULL == (info = tu_coll_info(coll)) || NULL == info->algorithm_cvar) {
+        return false;
+    }
+    return config->native &&
+           TU_ALG_STAGED != *(const int *)((const char *)config + info->algorithm_offset);
+}
+
+const char *tu_path_name(tu_path_t path) {
+    switch (path) {
+    case TU_PATH_PASSTHROUGH:
+        return "passthrough";
+    case TU_PATH_STAGED:
+        return "staged";
+    case TU_PATH_NATIVE:
+        return "native";
+    case TU_PATH_EITHER:
+        return "any-path";
+    default:
+        return "not-reached-or-either";
+    }
+}
+
+/* Calls of coll on each path between two snapshots. */
+static void tu_calls_delta(const tu_counters_t *before, const tu_counters_t *after, int coll,
+                           uint64_t *pass_p, uint64_t *staged_p, uint64_t *native_p) {
+    *pass_p = after->passthrough[coll] - before->passthrough[coll];
+    *staged_p = after->staged[coll] - before->staged[coll];
+    *native_p = after->native[coll] - before->native[coll];
+}
+
+/* The checks of one call and of a group of calls alike: pipelined chunks (none, or some,
+ * expected) and no accelerator error. */
+static void tu_check_chunks_and_errors(const tu_counters_t *before, const tu_counters_t *after,
+                                       bool no_chunks, bool some_chunks) {
+    uint64_t chunks = after->staged_chunks - before->staged_chunks;
+    uint64_t errors = after->accelerator_errors - before->accelerator_errors;
+
+    if (no_chunks && 0 != chunks) {
+        tu_fail("staged_chunks +%llu, expected no pipelined chunks", (unsigned long long)chunks);
+    } else if (some_chunks && 0 == chunks) {
+        tu_fail("staged_chunks +0: a pipelined staging was expected");
+    }
+    if (0 != errors) {
+        tu_fail("accelerator_errors +%llu", (unsigned long long)errors);
+    }
+}
+
+void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
+                       coll_gpu_coll_t coll, int ncalls, const tu_expect_t *expect) {
+    uint64_t pass, staged, native, bytes, chunks, emu;
+
+    if (!tu_ctr.available) {
+        return;
+    }
+    tu_calls_delta(before, after, coll, &pass, &staged, &native);
+    bytes = after->staged_bytes - before->staged_bytes;
+    chunks = after->staged_chunks - before->staged_chunks;
+    emu = after->emu_copies - before->emu_copies;
+
+    switch (expect->path) {
+    case TU_PATH_PASSTHROUGH:
+        if (pass != (uint64_t)ncalls || 0 != staged || 0 != native) {
+            tu_fail("expected passthrough: calls_passthrough[%s] +%llu, calls_staged +%llu, "
+                    "calls_native +%llu (expected +%d, +0, +0)",
+                    tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
+                    (unsigned long long)native, ncalls);
+        }
+        if (0 != bytes || 0 != emu) {
+            tu_fail("passthrough call copied device data: staged_bytes +%llu, emulated copies "
+                    "+%llu",
+                    (unsigned long long)bytes, (unsigned long long)emu);
+        }
+        break;
+    case TU_PATH_STAGED:
+        if (staged != (uint64_t)ncalls || 0 != pass || 0 != native) {
+            tu_fail("expected staged: calls_staged[%s] +%llu, calls_passthrough +%llu, "
+                    "calls_native +%llu (expected +%d, +0, +0)",
+                    tu_coll_name(coll), (unsigned long long)staged, (unsigned long long)pass,
+                    (unsigned long long)native, ncalls);
+        }
+        if (expect->device_payload > 0 && 0 == bytes) {
+            tu_fail("staged call with %zu bytes of device data: staged_bytes +0",
+                    expect->device_payload);
+        }
+        break;
+    case TU_PATH_NATIVE:
+        if (native != (uint64_t)ncalls || 0 != pass || 0 != staged) {
+            tu_fail("expected native: calls_native[%s] +%llu, calls_passthrough +%llu, "
+                    "calls_staged +%llu (expected +%d, +0, +0)",
+                    tu_coll_name(coll), (unsigned long long)native, (unsigned long long)pass,
+                    (unsigned long long)staged, ncalls);
+        }
+        if (0 != bytes) {
+            tu_fail("native call staged %llu bytes", (unsigned long long)bytes);
+        }
+        break;
+    case TU_PATH_EITHER:
+        if (pass + staged + native != (uint64_t)ncalls) {
+            tu_fail("calls_passthrough[%s] +%llu + calls_staged +%llu + calls_native +%llu != "
+                    "%d calls",
+                    tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
+                    (unsigned long long)native, ncalls);
+        }
+        break;
+    default:
+        if (pass + staged + native > (uint64_t)ncalls || 0 != bytes) {
+            tu_fail("zero-count call: calls_passthrough[%s] +%llu, calls_staged +%llu, "
+                    "staged_bytes +%llu (expected at most %d call, no bytes)",
+                    tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
+                    (unsigned long long)bytes, ncalls);
+        }
+        break;
+    }
+    tu_check_chunks_and_errors(before, after, TU_CHUNKS_NONE == expect->chunks,
+                               TU_CHUNKS_SOME == expect->chunks);
+    if (tu_verbose >= 3) {
+        printf("     [rank %d] %s: passthrough +%llu staged +%llu bytes +%llu chunks +%llu\n",
+               tu_world_rank, tu_coll_name(coll), (unsigned long long)pass,
+               (unsigned long long)staged, (unsigned long long)bytes, (unsigned long long)chunks);
+    }
+}
+
+void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *after, int ncalls,
+                             const coll_gpu_coll_t *colls, const tu_expect_t *expects) {
+    bool all_passthrough = true, staged_payload = false, all_no_chunks = true, some_chunks = false;
+    uint64_t bytes, emu;
+
+    if (!tu_ctr.available) {
+        return;
+    }
+    for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
+        uint64_t want_pass = 0, want_staged = 0, want_native = 0, want_either = 0, want_maybe = 0;
+        uint64_t pass, staged, native;
+        for (int i = 0; i < ncalls; i++) {
+            if ((int)colls[i] != coll) {
+                continue;
+            }
+            switch (expects[i].path) {
+            case TU_PATH_PASSTHROUGH:
+                want_pass++;
+                break;
+            case TU_PATH_STAGED:
+                want_staged++;
+                break;
+            case TU_PATH_NATIVE:
+                want_native++;
+                break;
+            case TU_PATH_EITHER:
+                want_either++;
+                break;
+            default:
+                want_maybe++;
+                break;
+            }
+        }
+        tu_calls_delta(before, after, coll, &pass, &staged, &native);
+        if (pass < want_pass || staged < want_staged || native < want_native ||
+            pass + staged + native < want_pass + want_staged + want_native + want_either ||
+            pass + staged + native >
+                want_pass + want_staged + want_native + want_either + want_maybe) {
+            tu_fail("%s: calls_passthrough +%llu, calls_staged +%llu, calls_native +%llu; "
+                    "expected %llu passthrough, %llu staged, %llu native, %llu any way, %llu "
+                    "zero-count",
+                    tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
+                    (unsigned long long)native, (unsigned long long)want_pass,
+                    (unsigned long long)want_staged, (unsigned long long)want_native,
+                    (unsigned long long)want_either, (unsigned long long)want_maybe);
+        }
+    }
+    for (int i = 0; i < ncalls; i++) {
+        all_passthrough = all_passthrough && TU_PATH_PASSTHROUGH == expects[i].path;
+        staged_payload =
+            staged_payload || (TU_PATH_STAGED == expects[i].path && expects[i].device_payload > 0);
+        all_no_chunks = all_no_chunks && TU_CHUNKS_NONE == expects[i].chunks;
+        some_chunks = some_chunks || TU_CHUNKS_SOME == expects[i].chunks;
+    }
+    bytes = after->staged_bytes - before->staged_bytes;
+    emu = after->emu_copies - before->emu_copies;
+    if (all_passthrough && (0 != bytes || 0 != emu)) {
+        tu_fail("host-only calls copied device data: staged_bytes +%llu, emulated copies +%llu",
+                (unsigned long long)bytes, (unsigned long long)emu);
+    }
+    if (staged_payload && 0 == bytes) {
+        tu_fail("staged calls with device data: staged_bytes +0");
+    }
+    tu_check_chunks_and_errors(before, after, all_no_chunks, some_chunks);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What the coll/gpu component did, as the MPI tests see it: its MPI_T counters (calls per path,
+ * staged bytes and chunks, accelerator errors), its configuration as its cvars say, and the
+ * checks that a call (or a group of calls) took the path it must have taken.
+ */
+#ifndef TEST_COUNTERS_H
+#define TEST_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_gpu_colls.h"
+
+typedef struct {
+    uint64_t passthrough[COLL_GPU_NUM_COLLS];
+    uint64_t staged[COLL_GPU_NUM_COLLS];
+    uint64_t native[COLL_GPU_NUM_COLLS];
+    uint64_t staged_bytes;
+    uint64_t staged_chunks;
+    uint64_t pageable_fallbacks;
+    uint64_t accelerator_errors;
+    uint64_t emu_copies; /* copies of the emulated backend, process wide (0 without it) */
+    uint64_t emu_copy_bytes;
+} tu_counters_t;
+
+/* Opens the six coll_gpu pvars.  Returns true when all exist (with the expected array
+ * lengths); when `required`, a missing one is reported as a failure (component not loaded). */
+bool tu_counters_open(bool required);
+bool tu_counters_available(void);
+void tu_counters_read(tu_counters_t *counters);
+
+/* The component's configuration as its cvars say (defaults of the contract when absent). */
+typedef struct {
+    bool found;
+    long long staging_buffer_size;
+    bool pipeline;
+    bool check_memory_kinds;
+    bool native;             /* coll_gpu_native */
+    int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
+    long long ranks_per_node;
+    long long one_shot_max_bytes;
+    bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
+    /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
+     * TU_ALG_AUTO, TU_ALG_STAGED or the native one */
+    int reduce_scatter_block_algorithm;
+    int allgather_algorithm;
+    int bcast_algorithm;
+    int reduce_algorithm;
+    int gather_algorithm;
+    int scatter_algorithm;
+    /* coll_gpu_{allgatherv,reduce_scatter,alltoall,alltoallv}_algorithm, alike */
+    int allgatherv_algorithm;
+    int reduce_scatter_algorithm;
+    int alltoall_algorithm;
+    int alltoallv_algorithm;
+} tu_gpu_config_t;
+
+/* Values of coll_gpu_allreduce_algorithm, and the elements of the
+ * coll_gpu_allreduce_algorithm_calls pvar. */
+enum {
+    TU_ALG_AUTO = 0,
+    TU_ALG_STAGED,
+    TU_ALG_ONE_SHOT,
+    TU_ALG_TWO_SHOT,
+    TU_ALG_RING,
+    TU_ALG_HIERARCHICAL,
+    TU_ALG_RECURSIVE_DOUBLING,
+    TU_NUM_ALGS
+};
+
+/* The emulated node of comm_rank under coll_gpu_ranks_per_node (the tests run on one machine,
+ * where the component numbers emulated nodes by communicator rank / ranks_per_node), and
+ * whether a communicator of comm_size ranks spans several. */
+int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank);
+bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
+
+/* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
+ * this (one) machine, given its parameters, with every rank passing device memory, a
+ * predefined op on a predefined contiguous type and count > 0.  Across emulated nodes only
+ * the ring runs natively (forced, or auto with one rank per node). */
+bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
+/* The same for blocking MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast, MPI_Reduce,
+ * MPI_Gather, MPI_Scatter, MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall, MPI_Alltoallv (coll:
+ * their COLL_GPU_* value; across emulated nodes too) and MPI_Allreduce; false for every other
+ * collective. */
+bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size);
+void tu_gpu_config_read(tu_gpu_config_t *config);
+
+typedef enum {
+    TU_PATH_PASSTHROUGH,
+    TU_PATH_STAGED,
+    TU_PATH_NATIVE, /* run by the component's kernels / algorithms: nothing staged */
+    TU_PATH_EITHER, /* any of the three */
+    TU_PATH_MAYBE,  /* a zero-count call: Open MPI's MPI layer may return before any coll
+                       module; if the component sees it, either way, with nothing copied */
+} tu_path_t;
+typedef enum { TU_CHUNKS_NONE, TU_CHUNKS_SOME, TU_CHUNKS_ANY } tu_chunks_t;
+
+typedef struct {
+    tu_path_t path;
+    tu_chunks_t chunks;
+    size_t device_payload; /* bytes of device data this rank's call reads or writes */
+} tu_expect_t;
+
+const char *tu_path_name(tu_path_t path);
+/* Checks one call (or `ncalls` calls of the same expectation) of `coll` between two counter
+ * snapshots; failures go to tu_fail.  No-op without counters (--no-component). */
+void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
+                       coll_gpu_coll_t coll, int ncalls, const tu_expect_t *expect);
+
+/* The same for a group of calls made between the two snapshots (outstanding nonblocking
+ * requests): per collective, the calls expected on each path must add up. */
+void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *after, int ncalls,
+                             const coll_gpu_coll_t *colls, const tu_expect_t *expects);
+
+#endif /* TEST_COUNTERS_H */
