@@ -538,8 +538,7 @@ cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_
 
 cgt_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
                                     coll_gpu_phase_t phase) {
-    return cgt_signal(native->team->cgt, peer,
-                      COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
+    return cgt_signal(native->team->cgt, peer, COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
                       COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
