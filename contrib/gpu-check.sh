@@ -91,7 +91,7 @@ step "unit: CUDA backend" 120 tests/unit/test_accel_cuda
 # shmem-transport's cuda_ipc backend: 2 and 4 processes on one GPU map each other's memory
 step "shmem: cuda_ipc, 2 and 4 processes on one GPU" 180 tests/unit/test_shmem_ipc --accel=cuda 2 4
 step "bench: shmem put, cuda_ipc, 2 processes" 300 \
-    bash -o pipefail -c "perf/shmem_bench -b ipc -a cuda | tee $out/bench-shmem-ipc.txt"
+    bash -o pipefail -c "perf/cgt_bench -b ipc -a cuda | tee $out/bench-shmem-ipc.txt"
 # Reduction kernels: every (op, type) pair, bit-exact against the test's reference.
 step "unit: reduction kernels, CUDA backend" 300 tests/unit/test_accel_reduce --backend cuda
 # CUDA IPC: the test's parent exports device memory (cuMemAlloc and cuMemCreate) that two

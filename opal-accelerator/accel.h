@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * opal-accelerator: the device abstraction used by coll/gpu.
+ * accel, coll/gpu's own accelerator library (folder opal-accelerator/, library
+ * libcgaccel.la): the device abstraction used by the component, the transport and the
+ * tests.  It does not depend on OPAL nor include any Open MPI header (plain C; the cuda
+ * backend uses only CUDA): the folder is named after the design card, not after a part of
+ * Open MPI.
  *
  * Classify a pointer, allocate device / managed / pinned host memory, copy,
  * order work on streams and wait on events.  The component and the

@@ -6,7 +6,7 @@
  *
  *   cg_host      cg_vec_host.c                  vectors and reduction buffers in host memory
  *   cg_emulated  cg_vec_host.c, CG_EMULATED     host vectors, reduction buffers in emulated
- *                                               device memory (libaccel): what coll/gpu sees
+ *                                               device memory (libcgaccel): what coll/gpu sees
  *                                               is device memory, as on a GPU
  *   cg_cuda      cg_vec_cuda.cu (nvcc)          everything in cudaMalloc'ed memory, kernels
  *

@@ -2,7 +2,7 @@
 /*
  * cg_vec.h on the host: plain loops.  Built twice: cg_host keeps its reduction buffers in
  * host memory; cg_emulated (CG_EMULATED) keeps them in emulated device memory, allocated and
- * copied through libaccel, so that MPI_Allreduce gets device pointers as it would from the
+ * copied through libcgaccel, so that MPI_Allreduce gets device pointers as it would from the
  * CUDA build, while the arithmetic (and so every bit of the answer) stays that of cg_host.
  */
 #include "cg_vec.h"

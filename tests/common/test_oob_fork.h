@@ -2,7 +2,7 @@
 /*
  * A fork-based launcher for transport tests without MPI: test_oob_run() forks
  * size processes that run the same function, with an out-of-band allgather
- * and barrier over a shared anonymous mapping (the shmem_oob_allgather_fn_t of
+ * and barrier over a shared anonymous mapping (the cgt_oob_allgather_fn_t of
  * shmem-transport).  Killing a process is easy here: the parent reaps it at
  * once, and the OOB operations of the others fail instead of hanging.
  */
@@ -33,12 +33,12 @@ typedef int (*test_oob_main_fn_t)(test_oob_t *oob, int rank, int size, void *arg
  */
 int test_oob_run(int size, double timeout, test_oob_main_fn_t fn, void *arg, int *status);
 
-/* shmem_oob_allgather_fn_t: ctx is the test_oob_t; 0 on success, -1 when a process died or the
+/* cgt_oob_allgather_fn_t: ctx is the test_oob_t; 0 on success, -1 when a process died or the
  * wait lasted more than the launch's timeout. */
 int test_oob_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx);
 int test_oob_barrier(test_oob_t *oob);
 pid_t test_oob_pid(const test_oob_t *oob, int rank);
-/* Called while this process waits in the OOB (a transport's progress: shmem_team_progress);
+/* Called while this process waits in the OOB (a transport's progress: cgt_team_progress);
  * NULL: none. */
 void test_oob_set_progress(test_oob_t *oob, void (*fn)(void *), void *arg);
 

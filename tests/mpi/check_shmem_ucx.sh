@@ -43,7 +43,7 @@ run_tls sysv,posix,self "2 ranks, UCX_TLS=sysv,posix,self, dead peer" 2 "" test_
     --cycles=20 --dead-peer $RSS
 # 8 B .. 16 MiB over tcp; the transport list as the team parameter; the fence ordering of
 # signals (single-lane here, where UCX's weak fence suffices)
-SHMEM_UCX_SIGNAL=fence check_run "3 ranks, --tls=tcp,self, fence ordering" 3 "" \
+CGT_UCX_SIGNAL=fence check_run "3 ranks, --tls=tcp,self, fence ordering" 3 "" \
     test_shmem_ucx --tls=tcp,self --cycles=10 -v $RSS
 [ "$CHECK_RESULT" = SKIP ] || check_expect_output "fence ordering" "signals ordered by fence"
 run_tls shm,self "4 ranks, UCX_TLS=shm,self" 4 "" test_shmem_ucx --cycles=10 --max=4194304 $RSS

@@ -11,7 +11,7 @@
  */
 #include <mpi.h>
 
-#include "shmem_test.h"
+#include "cgt_test.h"
 
 struct test_oob {
     MPI_Comm comm;
@@ -94,10 +94,10 @@ int main(int argc, char **argv) {
     int rank, size, rpn = 0, nodes[TEST_OOB_MAX_PROCS], nfailed;
     accel_backend_kind_t accel_kind = ACCEL_BACKEND_AUTO;
     const char *tls = NULL, *reason = NULL;
-    shmem_team_params_t p;
+    cgt_team_params_t p;
     test_oob_t oob;
-    shmem_team_t *team;
-    shmem_status_t status;
+    cgt_team_t *team;
+    cgt_status_t status;
     uint64_t epoch = 0;
     bool use_accel = false;
 
@@ -140,11 +140,11 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 77;
     }
-    status = shmem_team_create(&p, &team);
-    if (CHECK(status == SHMEM_OK, "[%d] team create (%s)", rank, shmem_last_error())) {
+    status = cgt_team_create(&p, &team);
+    if (CHECK(status == CGT_OK, "[%d] team create (%s)", rank, cgt_last_error())) {
         st_oob_progress(&oob, team);
         if (rank == 0) {
-            printf("NOTE: %d ranks, %d nodes%s%s\n", size, shmem_team_nnodes(team),
+            printf("NOTE: %d ranks, %d nodes%s%s\n", size, cgt_team_nnodes(team),
                    tls ? ", UCX_TLS=" : "", tls ? tls : "");
         }
         st_symmetric(&oob, team, p.accel, ACCEL_MEM_HOST, 64, ++epoch);
@@ -153,8 +153,8 @@ int main(int argc, char **argv) {
         if (p.accel != NULL) {
             /* device memory: every local peer by IPC; remote peers only if UCX reaches it */
             bool remote_ok =
-                shmem_team_nnodes(team) == 1 ||
-                shmem_team_peer_backend(team, (rank + size - 1) % size, ACCEL_MEM_DEVICE) != 0;
+                cgt_team_nnodes(team) == 1 ||
+                cgt_team_peer_backend(team, (rank + size - 1) % size, ACCEL_MEM_DEVICE) != 0;
             int all_ok = remote_ok;
 
             MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_LAND, oob.comm);
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
         }
         test_oob_barrier(&oob);
         st_oob_progress(&oob, NULL);
-        shmem_team_destroy(team);
+        cgt_team_destroy(team);
     }
     if (p.accel != NULL) {
         accel_finalize();

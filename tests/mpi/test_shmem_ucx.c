@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The ucx backend of shmem-transport (shmem_ucx.h) between MPI processes: every rank is
+ * The ucx backend of shmem-transport (cgt_ucx.h) between MPI processes: every rank is
  * "remote" to every other (one UCX context per rank, no node-local shortcut), the out-of-band
  * exchange is MPI_Allgather.  Run with UCX_TLS=tcp,self or shm,self (or --tls=...).
  *
  * Cases:
- *   topo        shmem_topo_nearest_nics is OK and "" without GPU/NIC, and says why
+ *   topo        cgt_topo_nearest_nics is OK and "" without GPU/NIC, and says why
  *   put / get   host <-> host, 1 B .. 16 MiB and odd sizes at odd offsets, every byte checked,
  *               the bytes after the target range untouched
  *   signal      data then put_signal to every peer without a flush; the target waits on the
- *               flag with shmem_ucx_progress only and then checks the data (ordering)
+ *               flag with cgt_ucx_progress only and then checks the data (ordering)
  *   staged      emulated device memory (UCX cannot touch it): device source put into remote
  *               host memory, remote host memory got into device memory, through the bounce
  *               pipeline (several chunks); mapping device memory is refused
- *   bounds      puts/gets/signals past the mapping fail with SHMEM_ERR_INVALID and write
+ *   bounds      puts/gets/signals past the mapping fail with CGT_ERR_INVALID and write
  *               nothing; garbage rkeys are refused
  *   endpoints   one per peer used; 0 in the process after destroy
  *   cycles      --cycles create/use/destroy: endpoints 0, no fd growth, RSS bounded
@@ -28,7 +28,7 @@
 
 #include "test_util.h"
 
-#include "shmem_ucx.h"
+#include "cgt_ucx.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,13 +66,13 @@ static options_t opt = {.tls = NULL,
 
 /* One rank's view of the others: its window and signals, every peer's rkeys. */
 typedef struct {
-    shmem_ucx_t *ucx;
+    cgt_ucx_t *ucx;
     uint8_t *window; /* WINDOW_LEN mapped, then CANARY_LEN not mapped */
     uint64_t *signals;
-    shmem_ucx_mem_t *window_mem;
-    shmem_ucx_mem_t *signals_mem;
-    shmem_ucx_rkey_t **window_rkeys;
-    shmem_ucx_rkey_t **signal_rkeys;
+    cgt_ucx_mem_t *window_mem;
+    cgt_ucx_mem_t *signals_mem;
+    cgt_ucx_rkey_t **window_rkeys;
+    cgt_ucx_rkey_t **signal_rkeys;
 } team_t;
 
 static int rank, nranks;
@@ -130,7 +130,7 @@ static bool all_bytes(const uint8_t *buf, size_t len, uint8_t value) {
 
 /* A barrier that keeps this rank's UCX worker progressing: over tcp and shared-memory FIFOs
  * the peers' puts and gets complete only while the target progresses. */
-static void progress_barrier(shmem_ucx_t *ucx) {
+static void progress_barrier(cgt_ucx_t *ucx) {
     MPI_Request req;
     int done = 0;
 
@@ -138,21 +138,20 @@ static void progress_barrier(shmem_ucx_t *ucx) {
     while (!done) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         if (ucx != NULL) {
-            shmem_ucx_progress(ucx);
+            cgt_ucx_progress(ucx);
         }
     }
 }
 
-static bool check_status(shmem_status_t got, shmem_status_t want, const char *what) {
+static bool check_status(cgt_status_t got, cgt_status_t want, const char *what) {
     if (got != want) {
-        tu_fail("%s: status %d, expected %d (%s)", what, (int)got, (int)want,
-                shmem_ucx_last_error());
+        tu_fail("%s: status %d, expected %d (%s)", what, (int)got, (int)want, cgt_ucx_last_error());
         return false;
     }
     return true;
 }
 
-static void team_params(shmem_team_params_t *params, MPI_Comm *comm, const accel_ops_t *accel,
+static void team_params(cgt_team_params_t *params, MPI_Comm *comm, const accel_ops_t *accel,
                         double timeout) {
     memset(params, 0, sizeof(*params));
     params->rank = rank;
@@ -160,7 +159,7 @@ static void team_params(shmem_team_params_t *params, MPI_Comm *comm, const accel
     params->oob_allgather = oob_mpi_allgather;
     params->oob_ctx = comm;
     params->accel = accel;
-    params->backends = SHMEM_BACKEND_UCX;
+    params->backends = CGT_BACKEND_UCX;
     params->timeout = timeout;
     params->ucx_tls = opt.tls;
     params->log = test_log;
@@ -168,37 +167,37 @@ static void team_params(shmem_team_params_t *params, MPI_Comm *comm, const accel
 }
 
 /* Map a local buffer, allgather the packed rkeys, unpack every rank's (own included). */
-static shmem_status_t exchange(shmem_ucx_t *ucx, void *buf, size_t len, shmem_ucx_mem_t **mem_p,
-                               shmem_ucx_rkey_t **rkeys) {
+static cgt_status_t exchange(cgt_ucx_t *ucx, void *buf, size_t len, cgt_ucx_mem_t **mem_p,
+                             cgt_ucx_rkey_t **rkeys) {
     typedef struct {
         uint32_t len;
-        uint8_t buf[SHMEM_UCX_PACKED_MAX];
+        uint8_t buf[CGT_UCX_PACKED_MAX];
     } packed_t;
     packed_t *mine = calloc((size_t)nranks + 1, sizeof(*mine)), *all = mine + 1;
-    shmem_status_t status;
+    cgt_status_t status;
     size_t packed_len = sizeof(mine->buf);
     int r;
 
-    status = shmem_ucx_mem_map(ucx, buf, len, ACCEL_MEM_HOST, mem_p);
-    if (status == SHMEM_OK) {
-        status = shmem_ucx_mem_pack(ucx, *mem_p, mine->buf, &packed_len);
+    status = cgt_ucx_mem_map(ucx, buf, len, ACCEL_MEM_HOST, mem_p);
+    if (status == CGT_OK) {
+        status = cgt_ucx_mem_pack(ucx, *mem_p, mine->buf, &packed_len);
         mine->len = (uint32_t)packed_len;
     }
     MPI_Allgather(mine, sizeof(*mine), MPI_BYTE, all, sizeof(*mine), MPI_BYTE, MPI_COMM_WORLD);
-    for (r = 0; (r < nranks) && (status == SHMEM_OK); ++r) {
-        status = (all[r].len > 0) ? shmem_ucx_rkey_unpack(ucx, r, all[r].buf, all[r].len, &rkeys[r])
-                                  : SHMEM_ERR_INVALID;
+    for (r = 0; (r < nranks) && (status == CGT_OK); ++r) {
+        status = (all[r].len > 0) ? cgt_ucx_rkey_unpack(ucx, r, all[r].buf, all[r].len, &rkeys[r])
+                                  : CGT_ERR_INVALID;
     }
     free(mine);
     return status;
 }
 
 static bool team_open(team_t *t, MPI_Comm *comm, const accel_ops_t *accel, double timeout) {
-    shmem_team_params_t params;
+    cgt_team_params_t params;
 
     memset(t, 0, sizeof(*t));
     team_params(&params, comm, accel, timeout);
-    if (!check_status(shmem_ucx_create(&params, &t->ucx), SHMEM_OK, "shmem_ucx_create")) {
+    if (!check_status(cgt_ucx_create(&params, &t->ucx), CGT_OK, "cgt_ucx_create")) {
         return false;
     }
     t->window = malloc(WINDOW_LEN + CANARY_LEN);
@@ -208,10 +207,10 @@ static bool team_open(team_t *t, MPI_Comm *comm, const accel_ops_t *accel, doubl
     memset(t->window, 0, WINDOW_LEN);
     memset(t->window + WINDOW_LEN, CANARY, CANARY_LEN);
     return check_status(exchange(t->ucx, t->window, WINDOW_LEN, &t->window_mem, t->window_rkeys),
-                        SHMEM_OK, "window exchange") &&
+                        CGT_OK, "window exchange") &&
            check_status(exchange(t->ucx, t->signals, NUM_SIGNALS * sizeof(uint64_t),
                                  &t->signals_mem, t->signal_rkeys),
-                        SHMEM_OK, "signal exchange");
+                        CGT_OK, "signal exchange");
 }
 
 static void team_close(team_t *t) {
@@ -219,12 +218,12 @@ static void team_close(team_t *t) {
 
     if (t->ucx != NULL) {
         for (r = 0; r < nranks; ++r) {
-            shmem_ucx_rkey_release(t->ucx, t->window_rkeys[r]);
-            shmem_ucx_rkey_release(t->ucx, t->signal_rkeys[r]);
+            cgt_ucx_rkey_release(t->ucx, t->window_rkeys[r]);
+            cgt_ucx_rkey_release(t->ucx, t->signal_rkeys[r]);
         }
-        shmem_ucx_mem_unmap(t->ucx, t->window_mem);
-        shmem_ucx_mem_unmap(t->ucx, t->signals_mem);
-        shmem_ucx_destroy(t->ucx);
+        cgt_ucx_mem_unmap(t->ucx, t->window_mem);
+        cgt_ucx_mem_unmap(t->ucx, t->signals_mem);
+        cgt_ucx_destroy(t->ucx);
     }
     free(t->window);
     free(t->signals);
@@ -283,16 +282,16 @@ static void case_topo(void) {
     const char *reason;
 
     tu_case_begin("topo: nearest NICs without GPU or NIC");
-    check_status(shmem_topo_nearest_nics(NULL, 0, buf, sizeof(buf)), SHMEM_OK,
-                 "shmem_topo_nearest_nics(no accelerator)");
+    check_status(cgt_topo_nearest_nics(NULL, 0, buf, sizeof(buf)), CGT_OK,
+                 "cgt_topo_nearest_nics(no accelerator)");
     if (buf[0] != '\0') {
         tu_fail("no accelerator: \"%s\", expected \"\"", buf);
     }
     if (tu_accel_init(ACCEL_BACKEND_EMULATED, &reason) != 0) {
         tu_fail("emulated accelerator: %s", reason);
     } else {
-        check_status(shmem_topo_nearest_nics_why(tu_accel, 0, buf, sizeof(buf), why, sizeof(why)),
-                     SHMEM_OK, "shmem_topo_nearest_nics(emulated)");
+        check_status(cgt_topo_nearest_nics_why(tu_accel, 0, buf, sizeof(buf), why, sizeof(why)),
+                     CGT_OK, "cgt_topo_nearest_nics(emulated)");
         if ((buf[0] != '\0') || (why[0] == '\0')) {
             tu_fail("emulated accelerator: \"%s\" (why \"%s\"), expected \"\" and a reason", buf,
                     why);
@@ -301,8 +300,8 @@ static void case_topo(void) {
             tu_note("topo: %s", why);
         }
     }
-    check_status(shmem_topo_nearest_nics(NULL, 0, NULL, 0), SHMEM_ERR_INVALID,
-                 "shmem_topo_nearest_nics(NULL buffer)");
+    check_status(cgt_topo_nearest_nics(NULL, 0, NULL, 0), CGT_ERR_INVALID,
+                 "cgt_topo_nearest_nics(NULL buffer)");
     tu_case_end();
 }
 
@@ -322,8 +321,8 @@ static void case_put_get(team_t *t) {
         memset(t->window + off + len, SENTINEL, 16);
         pattern_fill(buf, len, (uint32_t)(rank * 1000 + i));
         progress_barrier(t->ucx);
-        check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], off, buf, len), SHMEM_OK, "put");
-        check_status(shmem_ucx_flush(t->ucx, right), SHMEM_OK, "flush");
+        check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], off, buf, len), CGT_OK, "put");
+        check_status(cgt_ucx_flush(t->ucx, right), CGT_OK, "flush");
         progress_barrier(t->ucx);
         bad = pattern_check(t->window + off, len, (uint32_t)(left * 1000 + i));
         if (bad != len) {
@@ -338,8 +337,8 @@ static void case_put_get(team_t *t) {
         pattern_fill(t->window + off, len, (uint32_t)(rank * 7777 + i));
         memset(buf + len, SENTINEL, 16);
         progress_barrier(t->ucx);
-        check_status(shmem_ucx_get(t->ucx, buf, t->window_rkeys[right], off, len), SHMEM_OK, "get");
-        check_status(shmem_ucx_flush(t->ucx, right), SHMEM_OK, "flush");
+        check_status(cgt_ucx_get(t->ucx, buf, t->window_rkeys[right], off, len), CGT_OK, "get");
+        check_status(cgt_ucx_flush(t->ucx, right), CGT_OK, "flush");
         bad = pattern_check(buf, len, (uint32_t)(right * 7777 + i));
         if (bad != len) {
             tu_fail("byte %zu of %zu got from rank %d differs", bad, len, right);
@@ -354,7 +353,7 @@ static void case_put_get(team_t *t) {
 }
 
 /* Every rank puts data to every peer and signals it, no flush between: the signal must not
- * arrive before the data.  Receivers poll with shmem_ucx_progress only. */
+ * arrive before the data.  Receivers poll with cgt_ucx_progress only. */
 static void case_signal(team_t *t, int iterations) {
     size_t region = (WINDOW_LEN / (size_t)nranks) & ~(size_t)7;
     uint8_t **src = calloc((size_t)nranks, sizeof(*src));
@@ -376,11 +375,11 @@ static void case_signal(team_t *t, int iterations) {
             }
             pattern_fill(src[p], len, (uint32_t)(iter * 100 + rank * 10 + p));
             check_status(
-                shmem_ucx_put(t->ucx, t->window_rkeys[p], (size_t)rank * region, src[p], len),
-                SHMEM_OK, "put");
-            check_status(shmem_ucx_put_signal(t->ucx, t->signal_rkeys[p],
-                                              (size_t)rank * sizeof(uint64_t), (uint64_t)iter),
-                         SHMEM_OK, "put_signal");
+                cgt_ucx_put(t->ucx, t->window_rkeys[p], (size_t)rank * region, src[p], len), CGT_OK,
+                "put");
+            check_status(cgt_ucx_put_signal(t->ucx, t->signal_rkeys[p],
+                                            (size_t)rank * sizeof(uint64_t), (uint64_t)iter),
+                         CGT_OK, "put_signal");
         }
         deadline = now_s() + 30;
         for (p = 0; p < nranks; ++p) {
@@ -390,7 +389,7 @@ static void case_signal(team_t *t, int iterations) {
                 continue;
             }
             while ((*flag < (uint64_t)iter) && (now_s() < deadline)) {
-                shmem_ucx_progress(t->ucx);
+                cgt_ucx_progress(t->ucx);
             }
             __atomic_thread_fence(__ATOMIC_ACQUIRE);
             if (*flag != (uint64_t)iter) {
@@ -405,7 +404,7 @@ static void case_signal(team_t *t, int iterations) {
             }
         }
         /* the sources are reused next round; the windows are overwritten once all checked */
-        check_status(shmem_ucx_flush(t->ucx, -1), SHMEM_OK, "flush(-1)");
+        check_status(cgt_ucx_flush(t->ucx, -1), CGT_OK, "flush(-1)");
         progress_barrier(t->ucx);
     }
     tu_case_end();
@@ -418,42 +417,42 @@ static void case_signal(team_t *t, int iterations) {
 static void case_bounds(team_t *t) {
     int right = (rank + 1) % nranks;
     uint8_t buf[16] = {0};
-    shmem_ucx_rkey_t *rkey = NULL;
+    cgt_ucx_rkey_t *rkey = NULL;
     uint8_t garbage[64];
 
     tu_case_begin("bounds: nothing written past a mapping");
     progress_barrier(t->ucx);
-    if (shmem_ucx_rkey_size(t->window_rkeys[right]) != WINDOW_LEN) {
-        tu_fail("rkey size %zu, expected %u", shmem_ucx_rkey_size(t->window_rkeys[right]),
+    if (cgt_ucx_rkey_size(t->window_rkeys[right]) != WINDOW_LEN) {
+        tu_fail("rkey size %zu, expected %u", cgt_ucx_rkey_size(t->window_rkeys[right]),
                 (unsigned)WINDOW_LEN);
     }
-    check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN - 4, buf, 8),
-                 SHMEM_ERR_INVALID, "put across the end");
-    check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN + 1, buf, 0),
-                 SHMEM_ERR_INVALID, "empty put past the end");
-    check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], SIZE_MAX - 2, buf, 8),
-                 SHMEM_ERR_INVALID, "put at an offset that wraps");
-    check_status(shmem_ucx_get(t->ucx, buf, t->window_rkeys[right], WINDOW_LEN - 1, 2),
-                 SHMEM_ERR_INVALID, "get across the end");
-    check_status(shmem_ucx_put_signal(t->ucx, t->signal_rkeys[right], 4, 1), SHMEM_ERR_INVALID,
+    check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN - 4, buf, 8),
+                 CGT_ERR_INVALID, "put across the end");
+    check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN + 1, buf, 0),
+                 CGT_ERR_INVALID, "empty put past the end");
+    check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], SIZE_MAX - 2, buf, 8), CGT_ERR_INVALID,
+                 "put at an offset that wraps");
+    check_status(cgt_ucx_get(t->ucx, buf, t->window_rkeys[right], WINDOW_LEN - 1, 2),
+                 CGT_ERR_INVALID, "get across the end");
+    check_status(cgt_ucx_put_signal(t->ucx, t->signal_rkeys[right], 4, 1), CGT_ERR_INVALID,
                  "misaligned signal");
     check_status(
-        shmem_ucx_put_signal(t->ucx, t->signal_rkeys[right], NUM_SIGNALS * sizeof(uint64_t), 1),
-        SHMEM_ERR_INVALID, "signal past the end");
-    if (shmem_ucx_last_error()[0] == '\0') {
-        tu_fail("no error text after SHMEM_ERR_INVALID");
+        cgt_ucx_put_signal(t->ucx, t->signal_rkeys[right], NUM_SIGNALS * sizeof(uint64_t), 1),
+        CGT_ERR_INVALID, "signal past the end");
+    if (cgt_ucx_last_error()[0] == '\0') {
+        tu_fail("no error text after CGT_ERR_INVALID");
     }
-    check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN - 8, buf, 8), SHMEM_OK,
+    check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN - 8, buf, 8), CGT_OK,
                  "put of the last 8 bytes");
-    check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN, buf, 0), SHMEM_OK,
+    check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], WINDOW_LEN, buf, 0), CGT_OK,
                  "empty put at the end");
-    check_status(shmem_ucx_flush(t->ucx, right), SHMEM_OK, "flush");
+    check_status(cgt_ucx_flush(t->ucx, right), CGT_OK, "flush");
     memset(garbage, 0x3c, sizeof(garbage));
-    check_status(shmem_ucx_rkey_unpack(t->ucx, right, garbage, sizeof(garbage), &rkey),
-                 SHMEM_ERR_INVALID, "unpack of garbage");
-    check_status(shmem_ucx_rkey_unpack(t->ucx, nranks, garbage, sizeof(garbage), &rkey),
-                 SHMEM_ERR_INVALID, "unpack for a rank out of range");
-    check_status(shmem_ucx_flush(t->ucx, nranks), SHMEM_ERR_INVALID, "flush of rank out of range");
+    check_status(cgt_ucx_rkey_unpack(t->ucx, right, garbage, sizeof(garbage), &rkey),
+                 CGT_ERR_INVALID, "unpack of garbage");
+    check_status(cgt_ucx_rkey_unpack(t->ucx, nranks, garbage, sizeof(garbage), &rkey),
+                 CGT_ERR_INVALID, "unpack for a rank out of range");
+    check_status(cgt_ucx_flush(t->ucx, nranks), CGT_ERR_INVALID, "flush of rank out of range");
     progress_barrier(t->ucx);
     if (!all_bytes(t->window + WINDOW_LEN, CANARY_LEN, CANARY)) {
         tu_fail("bytes after the window were written");
@@ -468,7 +467,7 @@ static void case_staged(team_t *t) {
     const accel_ops_t *accel = tu_accel;
     int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
     uint8_t *host = malloc(opt.max_size + 16);
-    shmem_ucx_mem_t *mem;
+    cgt_ucx_mem_t *mem;
     size_t i, off, len, bad;
     uint64_t copies;
     void *dev;
@@ -477,8 +476,8 @@ static void case_staged(team_t *t) {
     if (accel->mem_alloc(ACCEL_MEM_DEVICE, 4096, &dev) != ACCEL_OK) {
         tu_fail("device allocation");
     } else {
-        check_status(shmem_ucx_mem_map(t->ucx, dev, 4096, ACCEL_MEM_DEVICE, &mem),
-                     SHMEM_ERR_UNSUPPORTED, "mem_map of device memory");
+        check_status(cgt_ucx_mem_map(t->ucx, dev, 4096, ACCEL_MEM_DEVICE, &mem),
+                     CGT_ERR_UNSUPPORTED, "mem_map of device memory");
         accel->mem_free(dev);
     }
     tu_case_end();
@@ -500,9 +499,9 @@ static void case_staged(team_t *t) {
         memset(t->window + off + len, SENTINEL, 16);
         progress_barrier(t->ucx);
         copies = accel_emulated_copy_count();
-        check_status(shmem_ucx_put(t->ucx, t->window_rkeys[right], off, dev, len), SHMEM_OK,
+        check_status(cgt_ucx_put(t->ucx, t->window_rkeys[right], off, dev, len), CGT_OK,
                      "staged put");
-        check_status(shmem_ucx_flush(t->ucx, right), SHMEM_OK, "flush");
+        check_status(cgt_ucx_flush(t->ucx, right), CGT_OK, "flush");
         if (accel_emulated_copy_count() - copies < (len + (1 << 20) - 1) / (1 << 20)) {
             tu_fail("%" PRIu64 " accelerator copies for %zu bytes: not staged",
                     accel_emulated_copy_count() - copies, len);
@@ -522,9 +521,9 @@ static void case_staged(team_t *t) {
         memset(host, 0, len);
         accel->memcpy(dev, host, len);
         progress_barrier(t->ucx);
-        check_status(shmem_ucx_get(t->ucx, dev, t->window_rkeys[right], off, len), SHMEM_OK,
+        check_status(cgt_ucx_get(t->ucx, dev, t->window_rkeys[right], off, len), CGT_OK,
                      "staged get");
-        check_status(shmem_ucx_flush(t->ucx, right), SHMEM_OK, "flush");
+        check_status(cgt_ucx_flush(t->ucx, right), CGT_OK, "flush");
         accel->memcpy(host, dev, len);
         bad = pattern_check(host, len, (uint32_t)(right * 17 + i + 9000));
         if (bad != len) {
@@ -543,7 +542,7 @@ static void case_cycles(MPI_Comm *comm) {
     long fds0 = 0, rss0 = 0, c;
     int right = (rank + 1) % nranks;
     uint64_t word[2] = {0, 0};
-    shmem_team_params_t params;
+    cgt_team_params_t params;
     double t0 = now_s();
 
     team_params(&params, comm, NULL, 20);
@@ -552,21 +551,20 @@ static void case_cycles(MPI_Comm *comm) {
     tu_case_timeout = 280;
     tu_case_begin("%ld create/destroy cycles", opt.cycles);
     for (c = 0; (c < opt.cycles) && !tu_case_failed(); ++c) {
-        shmem_ucx_rkey_t **rkeys = calloc((size_t)nranks, sizeof(*rkeys));
-        shmem_ucx_mem_t *mem = NULL;
-        shmem_ucx_t *ucx = NULL;
+        cgt_ucx_rkey_t **rkeys = calloc((size_t)nranks, sizeof(*rkeys));
+        cgt_ucx_mem_t *mem = NULL;
+        cgt_ucx_t *ucx = NULL;
 
         if (c == warmup) {
             fds0 = fd_count();
             rss0 = rss_kib();
         }
-        if (check_status(shmem_ucx_create(&params, &ucx), SHMEM_OK, "create") &&
-            check_status(exchange(ucx, word, sizeof(word), &mem, rkeys), SHMEM_OK, "exchange")) {
+        if (check_status(cgt_ucx_create(&params, &ucx), CGT_OK, "create") &&
+            check_status(exchange(ucx, word, sizeof(word), &mem, rkeys), CGT_OK, "exchange")) {
             uint64_t value = (uint64_t)c;
-            check_status(shmem_ucx_put(ucx, rkeys[right], 0, &value, sizeof(value)), SHMEM_OK,
-                         "put");
+            check_status(cgt_ucx_put(ucx, rkeys[right], 0, &value, sizeof(value)), CGT_OK, "put");
             double tf = now_s();
-            check_status(shmem_ucx_flush(ucx, -1), SHMEM_OK, "flush");
+            check_status(cgt_ucx_flush(ucx, -1), CGT_OK, "flush");
             if (now_s() - tf > 1.0) {
                 tu_note("cycle %ld: flush took %.2f s", c, now_s() - tf);
             }
@@ -574,28 +572,28 @@ static void case_cycles(MPI_Comm *comm) {
             if (word[0] != (uint64_t)c) {
                 tu_fail("cycle %ld: word %" PRIu64, c, word[0]);
             }
-            if (shmem_ucx_endpoint_count(ucx) != (size_t)nranks) {
-                tu_fail("cycle %ld: %zu endpoints, expected %d", c, shmem_ucx_endpoint_count(ucx),
+            if (cgt_ucx_endpoint_count(ucx) != (size_t)nranks) {
+                tu_fail("cycle %ld: %zu endpoints, expected %d", c, cgt_ucx_endpoint_count(ucx),
                         nranks);
             }
         }
         for (int r = 0; (ucx != NULL) && (r < nranks); ++r) {
-            shmem_ucx_rkey_release(ucx, rkeys[r]);
+            cgt_ucx_rkey_release(ucx, rkeys[r]);
         }
         if (mem != NULL) {
-            shmem_ucx_mem_unmap(ucx, mem);
+            cgt_ucx_mem_unmap(ucx, mem);
         }
         {
             double td = now_s();
-            shmem_ucx_destroy(ucx);
+            cgt_ucx_destroy(ucx);
             if (now_s() - td > 1.0) {
                 tu_note("cycle %ld: destroy took %.2f s", c, now_s() - td);
             }
         }
         free(rkeys);
-        if (shmem_ucx_endpoint_count(NULL) != 0) {
+        if (cgt_ucx_endpoint_count(NULL) != 0) {
             tu_fail("cycle %ld: %zu endpoints left in the process", c,
-                    shmem_ucx_endpoint_count(NULL));
+                    cgt_ucx_endpoint_count(NULL));
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }
@@ -666,11 +664,11 @@ static int sp_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx) {
     return sp_read_all(oob->fd, (char *)rbuf + (size_t)(1 - oob->rank) * len, len);
 }
 
-static int sp_team(sp_oob_t *oob, double timeout, shmem_ucx_t **ucx_p, void *buf, size_t len,
-                   shmem_ucx_mem_t **mem_p, shmem_ucx_rkey_t **peer_rkey_p) {
-    uint8_t packed[2][SHMEM_UCX_PACKED_MAX + 8];
-    shmem_team_params_t params;
-    size_t packed_len = SHMEM_UCX_PACKED_MAX;
+static int sp_team(sp_oob_t *oob, double timeout, cgt_ucx_t **ucx_p, void *buf, size_t len,
+                   cgt_ucx_mem_t **mem_p, cgt_ucx_rkey_t **peer_rkey_p) {
+    uint8_t packed[2][CGT_UCX_PACKED_MAX + 8];
+    cgt_team_params_t params;
+    size_t packed_len = CGT_UCX_PACKED_MAX;
     uint64_t n;
 
     memset(&params, 0, sizeof(params));
@@ -680,9 +678,9 @@ static int sp_team(sp_oob_t *oob, double timeout, shmem_ucx_t **ucx_p, void *buf
     params.oob_ctx = oob;
     params.timeout = timeout;
     params.ucx_tls = opt.tls;
-    if ((shmem_ucx_create(&params, ucx_p) != SHMEM_OK) ||
-        (shmem_ucx_mem_map(*ucx_p, buf, len, ACCEL_MEM_HOST, mem_p) != SHMEM_OK) ||
-        (shmem_ucx_mem_pack(*ucx_p, *mem_p, packed[0] + 8, &packed_len) != SHMEM_OK)) {
+    if ((cgt_ucx_create(&params, ucx_p) != CGT_OK) ||
+        (cgt_ucx_mem_map(*ucx_p, buf, len, ACCEL_MEM_HOST, mem_p) != CGT_OK) ||
+        (cgt_ucx_mem_pack(*ucx_p, *mem_p, packed[0] + 8, &packed_len) != CGT_OK)) {
         return -1;
     }
     n = packed_len;
@@ -691,8 +689,8 @@ static int sp_team(sp_oob_t *oob, double timeout, shmem_ucx_t **ucx_p, void *buf
         return -1;
     }
     memcpy(&n, packed[1 - oob->rank], 8);
-    return (shmem_ucx_rkey_unpack(*ucx_p, 1 - oob->rank, packed[1 - oob->rank] + 8, n,
-                                  peer_rkey_p) == SHMEM_OK)
+    return (cgt_ucx_rkey_unpack(*ucx_p, 1 - oob->rank, packed[1 - oob->rank] + 8, n, peer_rkey_p) ==
+            CGT_OK)
                ? 0
                : -1;
 }
@@ -700,10 +698,10 @@ static int sp_team(sp_oob_t *oob, double timeout, shmem_ucx_t **ucx_p, void *buf
 static void case_dead_peer(void) {
     const double timeout = 3.0;
     static uint8_t window[1 << 16];
-    shmem_ucx_rkey_t *rkey = NULL;
-    shmem_ucx_mem_t *mem = NULL;
-    shmem_ucx_t *ucx = NULL;
-    shmem_status_t status;
+    cgt_ucx_rkey_t *rkey = NULL;
+    cgt_ucx_mem_t *mem = NULL;
+    cgt_ucx_t *ucx = NULL;
+    cgt_status_t status;
     int sv[2], wstatus;
     double t0, elapsed;
     sp_oob_t oob;
@@ -739,7 +737,7 @@ static void case_dead_peer(void) {
             if ((n == 0) || ((n < 0) && (errno != EAGAIN) && (errno != EWOULDBLOCK))) {
                 _exit(3);
             }
-            shmem_ucx_progress(ucx);
+            cgt_ucx_progress(ucx);
         }
         _exit(0);
     }
@@ -747,11 +745,11 @@ static void case_dead_peer(void) {
     oob.fd = sv[0];
     oob.rank = 0;
     if (sp_team(&oob, timeout, &ucx, window, sizeof(window), &mem, &rkey) != 0) {
-        tu_fail("team with the child: %s", shmem_ucx_last_error());
+        tu_fail("team with the child: %s", cgt_ucx_last_error());
     } else {
-        check_status(shmem_ucx_put(ucx, rkey, 0, window, sizeof(window)), SHMEM_OK,
+        check_status(cgt_ucx_put(ucx, rkey, 0, window, sizeof(window)), CGT_OK,
                      "put to the live child");
-        check_status(shmem_ucx_flush(ucx, 1), SHMEM_OK, "flush to the live child");
+        check_status(cgt_ucx_flush(ucx, 1), CGT_OK, "flush to the live child");
         go = 'x';
         if (sp_write_all(oob.fd, &go, 1) != 0) {
             tu_fail("cannot tell the child to exit");
@@ -759,27 +757,27 @@ static void case_dead_peer(void) {
         waitpid(child, &wstatus, 0);
         child = -1;
         t0 = now_s();
-        status = shmem_ucx_put(ucx, rkey, 0, window, sizeof(window));
-        if (status == SHMEM_OK) {
-            status = shmem_ucx_flush(ucx, 1);
+        status = cgt_ucx_put(ucx, rkey, 0, window, sizeof(window));
+        if (status == CGT_OK) {
+            status = cgt_ucx_flush(ucx, 1);
         }
         elapsed = now_s() - t0;
-        if ((status != SHMEM_ERR_PEER_FAILED) && (status != SHMEM_ERR_TIMEOUT)) {
+        if ((status != CGT_ERR_PEER_FAILED) && (status != CGT_ERR_TIMEOUT)) {
             tu_fail("put+flush to a dead peer: status %d (%s), expected PEER_FAILED or TIMEOUT",
-                    (int)status, shmem_ucx_last_error());
+                    (int)status, cgt_ucx_last_error());
         }
         if (elapsed > timeout + 2) {
             tu_fail("the error took %.1f s (timeout %.1f s)", elapsed, timeout);
         }
-        if (!shmem_ucx_peer_failed(ucx, 1)) {
+        if (!cgt_ucx_peer_failed(ucx, 1)) {
             tu_fail("the dead peer is not marked failed");
         }
-        if (shmem_ucx_put(ucx, rkey, 0, window, 8) != SHMEM_ERR_PEER_FAILED) {
+        if (cgt_ucx_put(ucx, rkey, 0, window, 8) != CGT_ERR_PEER_FAILED) {
             tu_fail("a put to a failed peer does not fail at once");
         }
         if (opt.verbose > 0) {
             tu_note("dead peer: status %d after %.2f s: %s", (int)status, elapsed,
-                    shmem_ucx_last_error());
+                    cgt_ucx_last_error());
         }
     }
     if (child > 0) {
@@ -788,15 +786,15 @@ static void case_dead_peer(void) {
     }
     t0 = now_s();
     if (ucx != NULL) {
-        shmem_ucx_rkey_release(ucx, rkey);
-        shmem_ucx_mem_unmap(ucx, mem);
-        shmem_ucx_destroy(ucx);
+        cgt_ucx_rkey_release(ucx, rkey);
+        cgt_ucx_mem_unmap(ucx, mem);
+        cgt_ucx_destroy(ucx);
     }
     if (now_s() - t0 > timeout + 2) {
         tu_fail("destroy with a dead peer took %.1f s", now_s() - t0);
     }
-    if (shmem_ucx_endpoint_count(NULL) != 0) {
-        tu_fail("%zu endpoints left after destroy", shmem_ucx_endpoint_count(NULL));
+    if (cgt_ucx_endpoint_count(NULL) != 0) {
+        tu_fail("%zu endpoints left after destroy", cgt_ucx_endpoint_count(NULL));
     }
     close(sv[0]);
     tu_case_end();
@@ -858,11 +856,11 @@ int main(int argc, char **argv) {
     /* one context with the emulated accelerator: host buffers go straight, device staged */
     if (team_open(&team, &comm, tu_accel, 20)) {
         tu_case_begin("endpoints: one per peer used");
-        if (shmem_ucx_endpoint_count(team.ucx) != (size_t)nranks) {
-            tu_fail("%zu endpoints, expected %d", shmem_ucx_endpoint_count(team.ucx), nranks);
+        if (cgt_ucx_endpoint_count(team.ucx) != (size_t)nranks) {
+            tu_fail("%zu endpoints, expected %d", cgt_ucx_endpoint_count(team.ucx), nranks);
         }
-        if ((getenv("UCX_NET_DEVICES") == NULL) && (strcmp(shmem_ucx_devices(team.ucx), "all"))) {
-            tu_fail("devices \"%s\" without a NIC, expected \"all\"", shmem_ucx_devices(team.ucx));
+        if ((getenv("UCX_NET_DEVICES") == NULL) && (strcmp(cgt_ucx_devices(team.ucx), "all"))) {
+            tu_fail("devices \"%s\" without a NIC, expected \"all\"", cgt_ucx_devices(team.ucx));
         }
         tu_case_end();
         case_put_get(&team);
@@ -874,8 +872,8 @@ int main(int argc, char **argv) {
     }
     team_close(&team);
     tu_case_begin("endpoints: none left after destroy");
-    if (shmem_ucx_endpoint_count(NULL) != 0) {
-        tu_fail("%zu endpoints left in the process", shmem_ucx_endpoint_count(NULL));
+    if (cgt_ucx_endpoint_count(NULL) != 0) {
+        tu_fail("%zu endpoints left in the process", cgt_ucx_endpoint_count(NULL));
     }
     tu_case_end();
     MPI_Barrier(MPI_COMM_WORLD);

@@ -8,23 +8,23 @@
  *   test_shmem_ipc [--accel=emulated|cuda] [NPROCS...]     (default: emulated, 2 3 4)
  * With CUDA, every process uses device 0: several processes on one GPU (contrib/gpu-check.sh).
  */
-#include "shmem_test.h"
+#include "cgt_test.h"
 
 static accel_backend_kind_t ipc_accel_kind = ACCEL_BACKEND_EMULATED;
 
 /* Rank (rank + 1) % size writes a pattern into rank's buffer; registers, frees and reallocates
  * it twice: the second time the peer must see the new allocation, never the old mapping. */
-static void ipc_realloc(test_oob_t *oob, shmem_team_t *team, const accel_ops_t *accel,
+static void ipc_realloc(test_oob_t *oob, cgt_team_t *team, const accel_ops_t *accel,
                         uint64_t *epoch) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team);
+    int rank = cgt_team_rank(team), size = cgt_team_size(team);
     int writer_to = (rank + 1) % size, from = (rank + size - 1) % size;
     st_packed_t *all = calloc((size_t)size, sizeof(*all));
     size_t len = 1 << 16;
     unsigned char *host = malloc(len);
     void *addrs[2] = {NULL, NULL};
-    shmem_rmem_t *rmem;
-    shmem_status_t status;
-    shmem_reg_t *reg;
+    cgt_rmem_t *rmem;
+    cgt_status_t status;
+    cgt_reg_t *reg;
     void *buf;
 
     for (int round = 0; round < 2; ++round) {
@@ -32,30 +32,29 @@ static void ipc_realloc(test_oob_t *oob, shmem_team_t *team, const accel_ops_t *
         addrs[round] = buf;
         memset(host, 0, len);
         accel->memcpy(buf, host, len);
-        status = shmem_register(team, buf, len, &reg);
-        CHECK(status == SHMEM_OK, "[%d] realloc round %d: register (%s)", rank, round,
-              shmem_last_error());
+        status = cgt_register(team, buf, len, &reg);
+        CHECK(status == CGT_OK, "[%d] realloc round %d: register (%s)", rank, round,
+              cgt_last_error());
         st_exchange(oob, team, reg, all);
-        status = shmem_peer_map(team, writer_to, all[writer_to].buf, all[writer_to].len, &rmem);
-        CHECK(status == SHMEM_OK && shmem_rmem_ptr(rmem) != NULL,
+        status = cgt_peer_map(team, writer_to, all[writer_to].buf, all[writer_to].len, &rmem);
+        CHECK(status == CGT_OK && cgt_rmem_ptr(rmem) != NULL,
               "[%d] realloc round %d: map rank %d's buffer (%s)", rank, round, writer_to,
-              shmem_last_error());
-        if (status == SHMEM_OK) {
+              cgt_last_error());
+        if (status == CGT_OK) {
             fill(host, len, st_seed(rank, writer_to, (unsigned)round + 50));
-            status = shmem_put(team, rmem, 0, host, len);
-            shmem_signal(team, writer_to, 0, ++*epoch);
-            CHECK(status == SHMEM_OK, "[%d] realloc round %d: put", rank, round);
-            shmem_peer_unmap(team, rmem);
+            status = cgt_put(team, rmem, 0, host, len);
+            cgt_signal(team, writer_to, 0, ++*epoch);
+            CHECK(status == CGT_OK, "[%d] realloc round %d: put", rank, round);
+            cgt_peer_unmap(team, rmem);
         } else {
-            shmem_signal(team, writer_to, 0, ++*epoch);
+            cgt_signal(team, writer_to, 0, ++*epoch);
         }
-        status = shmem_wait(team, 0, *epoch);
+        status = cgt_wait(team, 0, *epoch);
         accel->memcpy(host, buf, len);
-        CHECK(status == SHMEM_OK &&
-                  has_pattern(host, len, st_seed(from, rank, (unsigned)round + 50)),
+        CHECK(status == CGT_OK && has_pattern(host, len, st_seed(from, rank, (unsigned)round + 50)),
               "[%d] realloc round %d: rank %d's data is in this allocation", rank, round, from);
         test_oob_barrier(oob);
-        shmem_deregister(team, reg);
+        cgt_deregister(team, reg);
         accel->mem_free(buf);
     }
     if (addrs[0] != addrs[1]) {
@@ -68,8 +67,8 @@ static void ipc_realloc(test_oob_t *oob, shmem_team_t *team, const accel_ops_t *
 static int ipc_main(test_oob_t *oob, int rank, int size, void *arg) {
     st_opts_t o = {.timeout = 30};
     const char *reason = NULL;
-    shmem_team_t *team;
-    shmem_status_t status;
+    cgt_team_t *team;
+    cgt_status_t status;
     uint64_t epoch = 0;
 
     (void)arg;
@@ -78,12 +77,12 @@ static int ipc_main(test_oob_t *oob, int rank, int size, void *arg) {
         return 0;
     }
     status = st_team_create(oob, rank, size, &o, &team);
-    if (!CHECK(status == SHMEM_OK, "[%d] team create (%s)", rank, shmem_last_error())) {
+    if (!CHECK(status == CGT_OK, "[%d] team create (%s)", rank, cgt_last_error())) {
         accel_finalize();
         return test_failed;
     }
-    CHECK(size == 1 || shmem_team_peer_backend(team, (rank + 1) % size, ACCEL_MEM_DEVICE) ==
-                           SHMEM_BACKEND_CUDA_IPC,
+    CHECK(size == 1 || cgt_team_peer_backend(team, (rank + 1) % size, ACCEL_MEM_DEVICE) ==
+                           CGT_BACKEND_CUDA_IPC,
           "[%d] device memory of local peers by cuda_ipc", rank);
     st_symmetric(oob, team, o.accel, ACCEL_MEM_DEVICE, 8, ++epoch);
     st_symmetric(oob, team, o.accel, ACCEL_MEM_DEVICE, 1 << 20, ++epoch);
@@ -96,7 +95,7 @@ static int ipc_main(test_oob_t *oob, int rank, int size, void *arg) {
         ipc_realloc(oob, team, o.accel, &epoch);
     }
     test_oob_barrier(oob);
-    shmem_team_destroy(team);
+    cgt_team_destroy(team);
     CHECK(ipc_accel_kind != ACCEL_BACKEND_EMULATED ||
               accel_emulated_live_allocations(ACCEL_MEM_DEVICE) == 0,
           "[%d] no device allocation left", rank);

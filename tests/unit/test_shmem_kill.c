@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A process killed in the middle of a transfer: the others, waiting for its signal or in a
- * barrier with it, must fail (SHMEM_ERR_PEER_FAILED, or at worst SHMEM_ERR_TIMEOUT) within a
+ * barrier with it, must fail (CGT_ERR_PEER_FAILED, or at worst CGT_ERR_TIMEOUT) within a
  * bounded time, never hang; and nothing may be left in /dev/shm, the victim's segments
  * included.  On one node (posix: the death is seen in /proc), and between two emulated nodes
  * over UCX tcp (the death is seen by the endpoint, or by the node-local watch of its node).
@@ -12,7 +12,7 @@
 #include "config.h"
 #endif
 
-#include "shmem_test.h"
+#include "cgt_test.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -40,18 +40,18 @@ static int kill_main(test_oob_t *oob, int rank, int size, void *arg) {
     st_opts_t o = {.timeout = KILL_TIMEOUT, .ranks_per_node = c->ranks_per_node, .ucx_tls = c->tls};
     size_t chunk = 1 << 20;
     unsigned char *src = malloc(chunk);
-    shmem_team_t *team;
-    shmem_status_t status;
-    shmem_mem_t *mem;
+    cgt_team_t *team;
+    cgt_status_t status;
+    cgt_mem_t *mem;
     double t0, dt;
 
     status = st_team_create(oob, rank, size, &o, &team);
-    if (!CHECK(status == SHMEM_OK, "[%d] team (%s)", rank, shmem_last_error())) {
+    if (!CHECK(status == CGT_OK, "[%d] team (%s)", rank, cgt_last_error())) {
         return test_failed;
     }
     st_oob_progress(oob, team);
-    status = shmem_alloc(team, chunk * (size_t)size, ACCEL_MEM_HOST, &mem);
-    if (!CHECK(status == SHMEM_OK, "[%d] symmetric memory (%s)", rank, shmem_last_error())) {
+    status = cgt_alloc(team, chunk * (size_t)size, ACCEL_MEM_HOST, &mem);
+    if (!CHECK(status == CGT_OK, "[%d] symmetric memory (%s)", rank, cgt_last_error())) {
         return test_failed;
     }
     /* everyone mapped everything: from here on no OOB (the victim's death fails it) */
@@ -59,43 +59,42 @@ static int kill_main(test_oob_t *oob, int rank, int size, void *arg) {
     st_oob_progress(oob, NULL);
     fill(src, chunk, (unsigned)rank);
     t0 = st_now();
-    status = SHMEM_OK;
-    for (int round = 1; status == SHMEM_OK; ++round) {
-        for (int p = 0; p < size && status == SHMEM_OK; ++p) {
-            status = shmem_put(team, shmem_mem_peer(mem, p), (size_t)rank * chunk, src, chunk);
+    status = CGT_OK;
+    for (int round = 1; status == CGT_OK; ++round) {
+        for (int p = 0; p < size && status == CGT_OK; ++p) {
+            status = cgt_put(team, cgt_mem_peer(mem, p), (size_t)rank * chunk, src, chunk);
             if (rank == c->victim && round == 3 && p == size / 2) {
                 raise(SIGKILL); /* mid-transfer: some peers have this round's data, some not */
             }
-            if (status == SHMEM_OK) {
-                status = shmem_signal(team, p, (unsigned)rank, (uint64_t)round);
+            if (status == CGT_OK) {
+                status = cgt_signal(team, p, (unsigned)rank, (uint64_t)round);
             }
         }
-        if (status == SHMEM_OK) {
-            status = shmem_quiet(team, -1);
+        if (status == CGT_OK) {
+            status = cgt_quiet(team, -1);
         }
-        for (int p = 0; p < size && status == SHMEM_OK; ++p) {
-            status = shmem_wait(team, (unsigned)p, (uint64_t)round);
+        for (int p = 0; p < size && status == CGT_OK; ++p) {
+            status = cgt_wait(team, (unsigned)p, (uint64_t)round);
         }
-        if (status == SHMEM_OK && round % 2 == 0) {
-            status = shmem_barrier_local(team);
+        if (status == CGT_OK && round % 2 == 0) {
+            status = cgt_barrier_local(team);
         }
         if (st_now() - t0 > 4 * KILL_BOUND) {
             break; /* never returns an error: the check below fails */
         }
     }
     dt = st_now() - t0;
-    CHECK(status == SHMEM_ERR_PEER_FAILED || status == SHMEM_ERR_TIMEOUT,
+    CHECK(status == CGT_ERR_PEER_FAILED || status == CGT_ERR_TIMEOUT,
           "[%d] rank %d's death ends the transfers with an error: %s (%s)", rank, c->victim,
-          shmem_status_string(status), shmem_last_error());
+          cgt_status_string(status), cgt_last_error());
     CHECK(dt < KILL_BOUND, "[%d] ... after %.2f s (bound %.0f s)", rank, dt, KILL_BOUND);
-    if (shmem_team_peer_is_local(team, c->victim)) {
-        CHECK(status == SHMEM_ERR_PEER_FAILED, "[%d] a dead local peer is seen, not timed out",
-              rank);
+    if (cgt_team_peer_is_local(team, c->victim)) {
+        CHECK(status == CGT_ERR_PEER_FAILED, "[%d] a dead local peer is seen, not timed out", rank);
     }
     /* stay a moment: a survivor that leaves at once would be the next "dead peer" of the
      * slower ones */
     usleep(300000);
-    shmem_team_destroy(team); /* local: no OOB with a dead rank */
+    cgt_team_destroy(team); /* local: no OOB with a dead rank */
     free(src);
     return test_failed;
 }
@@ -103,20 +102,20 @@ static int kill_main(test_oob_t *oob, int rank, int size, void *arg) {
 /* A team that creates one segment and ends. */
 static int sweep_main(test_oob_t *oob, int rank, int size, void *arg) {
     st_opts_t o = {.timeout = KILL_TIMEOUT};
-    shmem_team_t *team;
-    shmem_mem_t *mem;
+    cgt_team_t *team;
+    cgt_mem_t *mem;
 
     (void)arg;
-    if (!CHECK(st_team_create(oob, rank, size, &o, &team) == SHMEM_OK, "[%d] team (%s)", rank,
-               shmem_last_error())) {
+    if (!CHECK(st_team_create(oob, rank, size, &o, &team) == CGT_OK, "[%d] team (%s)", rank,
+               cgt_last_error())) {
         return test_failed;
     }
-    if (CHECK(shmem_alloc(team, 4096, ACCEL_MEM_HOST, &mem) == SHMEM_OK,
-              "[%d] symmetric memory (%s)", rank, shmem_last_error())) {
+    if (CHECK(cgt_alloc(team, 4096, ACCEL_MEM_HOST, &mem) == CGT_OK, "[%d] symmetric memory (%s)",
+              rank, cgt_last_error())) {
         test_oob_barrier(oob);
-        shmem_free(team, mem);
+        cgt_free(team, mem);
     }
-    shmem_team_destroy(team);
+    cgt_team_destroy(team);
     return test_failed;
 }
 

@@ -12,8 +12,8 @@
 #include "config.h"
 #endif
 
-#include "shmem_internal.h"
-#include "shmem_test.h"
+#include "cgt_internal.h"
+#include "cgt_test.h"
 
 #include <dirent.h>
 
@@ -52,14 +52,13 @@ static long stress_rss_kib(void) {
 }
 
 /* One register / exchange / map / put / unmap / deregister cycle with the next rank. */
-static shmem_status_t stress_reg_cycle(test_oob_t *oob, shmem_team_t *team,
-                                       const accel_ops_t *accel, bool device, int i,
-                                       st_packed_t *all) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team), to = (rank + 1) % size;
+static cgt_status_t stress_reg_cycle(test_oob_t *oob, cgt_team_t *team, const accel_ops_t *accel,
+                                     bool device, int i, st_packed_t *all) {
+    int rank = cgt_team_rank(team), size = cgt_team_size(team), to = (rank + 1) % size;
     size_t len = 4096 + (size_t)(i % 7) * 512;
-    shmem_status_t status;
-    shmem_reg_t *reg = NULL;
-    shmem_rmem_t *rmem;
+    cgt_status_t status;
+    cgt_reg_t *reg = NULL;
+    cgt_rmem_t *rmem;
     uint64_t word = (uint64_t)i;
     void *buf;
 
@@ -68,26 +67,26 @@ static shmem_status_t stress_reg_cycle(test_oob_t *oob, shmem_team_t *team,
     } else {
         buf = malloc(len);
     }
-    status = shmem_register(team, buf, len, &reg);
-    if (st_exchange(oob, team, status == SHMEM_OK ? reg : NULL, all) != SHMEM_OK) {
-        status = status != SHMEM_OK ? status : SHMEM_ERR_BOOTSTRAP;
+    status = cgt_register(team, buf, len, &reg);
+    if (st_exchange(oob, team, status == CGT_OK ? reg : NULL, all) != CGT_OK) {
+        status = status != CGT_OK ? status : CGT_ERR_BOOTSTRAP;
     }
-    if (status == SHMEM_OK) {
-        status = shmem_peer_map(team, to, all[to].buf, all[to].len, &rmem);
-        if (status == SHMEM_OK) {
-            status = shmem_put(team, rmem, len - sizeof(word), &word, sizeof(word));
-            if (status == SHMEM_OK) {
-                status = shmem_quiet(team, to);
+    if (status == CGT_OK) {
+        status = cgt_peer_map(team, to, all[to].buf, all[to].len, &rmem);
+        if (status == CGT_OK) {
+            status = cgt_put(team, rmem, len - sizeof(word), &word, sizeof(word));
+            if (status == CGT_OK) {
+                status = cgt_quiet(team, to);
             }
-            shmem_peer_unmap(team, rmem);
+            cgt_peer_unmap(team, rmem);
         }
     }
     /* the peer is done with this buffer before it is freed */
-    if (test_oob_barrier(oob) != 0 && status == SHMEM_OK) {
-        status = SHMEM_ERR_BOOTSTRAP;
+    if (test_oob_barrier(oob) != 0 && status == CGT_OK) {
+        status = CGT_ERR_BOOTSTRAP;
     }
     if (reg != NULL) {
-        shmem_deregister(team, reg);
+        cgt_deregister(team, reg);
     }
     if (device) {
         accel->mem_free(buf);
@@ -106,9 +105,9 @@ static int stress_main(test_oob_t *oob, int rank, int size, void *arg) {
     long rss0, rss1;
     size_t dev0, dev1;
     const char *reason;
-    shmem_team_t *team;
-    shmem_status_t status = SHMEM_OK;
-    shmem_mem_t *mem;
+    cgt_team_t *team;
+    cgt_status_t status = CGT_OK;
+    cgt_mem_t *mem;
     double t0;
 
     if (accel_init(ACCEL_BACKEND_EMULATED, &o.accel, &reason) != ACCEL_OK) {
@@ -118,7 +117,7 @@ static int stress_main(test_oob_t *oob, int rank, int size, void *arg) {
     /* one cycle first: what is allocated once per process (UCX's globals, the emulated
      * accelerator's header, stdio) is not a leak */
     status = st_team_create(oob, rank, size, &o, &team);
-    if (!CHECK(status == SHMEM_OK, "[%d] first team (%s)", rank, shmem_last_error())) {
+    if (!CHECK(status == CGT_OK, "[%d] first team (%s)", rank, cgt_last_error())) {
         return test_failed;
     }
     st_oob_progress(oob, team);
@@ -126,50 +125,49 @@ static int stress_main(test_oob_t *oob, int rank, int size, void *arg) {
     stress_reg_cycle(oob, team, o.accel, c->tls == NULL, 0, all);
     test_oob_barrier(oob);
     st_oob_progress(oob, NULL);
-    shmem_team_destroy(team);
+    cgt_team_destroy(team);
     fds0 = stress_fd_count();
     rss0 = stress_rss_kib();
     dev0 = accel_emulated_live_allocations(ACCEL_MEM_DEVICE);
 
     t0 = st_now();
-    for (i = 0; i < c->team_cycles && status == SHMEM_OK; ++i) {
+    for (i = 0; i < c->team_cycles && status == CGT_OK; ++i) {
         status = st_team_create(oob, rank, size, &o, &team);
-        if (status == SHMEM_OK) {
-            status = shmem_alloc(team, 4096, i % 2 ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST, &mem);
-            if (status == SHMEM_OK) {
-                shmem_free(team, mem);
+        if (status == CGT_OK) {
+            status = cgt_alloc(team, 4096, i % 2 ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST, &mem);
+            if (status == CGT_OK) {
+                cgt_free(team, mem);
             }
-            shmem_team_destroy(team);
+            cgt_team_destroy(team);
         }
     }
-    CHECK(status == SHMEM_OK, "[%d] %d team create / alloc / free / destroy cycles (%.2f s; %s)",
-          rank, i, st_now() - t0, status ? shmem_last_error() : "ok");
+    CHECK(status == CGT_OK, "[%d] %d team create / alloc / free / destroy cycles (%.2f s; %s)",
+          rank, i, st_now() - t0, status ? cgt_last_error() : "ok");
 
     status = st_team_create(oob, rank, size, &o, &team);
-    if (!CHECK(status == SHMEM_OK, "[%d] team (%s)", rank, shmem_last_error())) {
+    if (!CHECK(status == CGT_OK, "[%d] team (%s)", rank, cgt_last_error())) {
         return test_failed;
     }
     st_oob_progress(oob, team);
     t0 = st_now();
-    for (i = 0; i < c->reg_cycles && status == SHMEM_OK; ++i) {
+    for (i = 0; i < c->reg_cycles && status == CGT_OK; ++i) {
         status = stress_reg_cycle(oob, team, o.accel, i % 2 == 1 && c->tls == NULL, i, all);
     }
-    CHECK(status == SHMEM_OK,
-          "[%d] %d register / map / put / unmap / deregister cycles (%.2f s; %s)", rank, i,
-          st_now() - t0, status ? shmem_last_error() : "ok");
+    CHECK(status == CGT_OK, "[%d] %d register / map / put / unmap / deregister cycles (%.2f s; %s)",
+          rank, i, st_now() - t0, status ? cgt_last_error() : "ok");
     CHECK(team->nregs <= 16 && team->nmaps <= 16,
           "[%d] caches within their bound: %zu registrations, %zu mappings (max 16)", rank,
           team->nregs, team->nmaps);
 #if COLL_GPU_HAVE_UCX
     if (team->ucx != NULL) {
-        CHECK(shmem_ucx_endpoint_count(team->ucx) <= (size_t)size,
+        CHECK(cgt_ucx_endpoint_count(team->ucx) <= (size_t)size,
               "[%d] %zu UCX endpoints while the team lives", rank,
-              shmem_ucx_endpoint_count(team->ucx));
+              cgt_ucx_endpoint_count(team->ucx));
     }
 #endif
     test_oob_barrier(oob);
     st_oob_progress(oob, NULL);
-    shmem_team_destroy(team);
+    cgt_team_destroy(team);
 
     fds1 = stress_fd_count();
     rss1 = stress_rss_kib();
@@ -181,8 +179,8 @@ static int stress_main(test_oob_t *oob, int rank, int size, void *arg) {
     CHECK(dev1 == dev0, "[%d] device allocations: %zu before, %zu after", rank, dev0, dev1);
     CHECK(shm1 == 0, "[%d] /dev/shm entries of this process: %d", rank, shm1);
 #if COLL_GPU_HAVE_UCX
-    CHECK(shmem_ucx_endpoint_count(NULL) == 0, "[%d] UCX endpoints left in the process: %zu", rank,
-          shmem_ucx_endpoint_count(NULL));
+    CHECK(cgt_ucx_endpoint_count(NULL) == 0, "[%d] UCX endpoints left in the process: %zu", rank,
+          cgt_ucx_endpoint_count(NULL));
 #endif
     free(all);
     accel_finalize();

@@ -12,7 +12,7 @@
 #include "config.h"
 #endif
 
-#include "shmem_test.h"
+#include "cgt_test.h"
 
 typedef struct {
     int nprocs;
@@ -24,34 +24,33 @@ static int ucx_main(test_oob_t *oob, int rank, int size, void *arg) {
     const ucx_case_t *c = arg;
     st_opts_t o = {.timeout = 30, .ranks_per_node = c->rpn, .ucx_tls = c->tls};
     int remote = (rank + c->rpn) % size;
-    shmem_team_t *team;
-    shmem_status_t status;
+    cgt_team_t *team;
+    cgt_status_t status;
     uint64_t epoch = 0;
 
     status = st_team_create(oob, rank, size, &o, &team);
-    if (!CHECK(status == SHMEM_OK, "[%d] team create over %s (%s)", rank, c->tls,
-               shmem_last_error())) {
+    if (!CHECK(status == CGT_OK, "[%d] team create over %s (%s)", rank, c->tls, cgt_last_error())) {
         return test_failed;
     }
     st_oob_progress(oob, team);
-    CHECK(shmem_team_nnodes(team) == (size + c->rpn - 1) / c->rpn, "[%d] %d nodes", rank,
-          shmem_team_nnodes(team));
+    CHECK(cgt_team_nnodes(team) == (size + c->rpn - 1) / c->rpn, "[%d] %d nodes", rank,
+          cgt_team_nnodes(team));
     CHECK(remote / c->rpn == rank / c->rpn ||
-              (!shmem_team_peer_is_local(team, remote) &&
-               shmem_team_peer_backend(team, remote, ACCEL_MEM_HOST) == SHMEM_BACKEND_UCX),
+              (!cgt_team_peer_is_local(team, remote) &&
+               cgt_team_peer_backend(team, remote, ACCEL_MEM_HOST) == CGT_BACKEND_UCX),
           "[%d] rank %d is remote, reached by ucx", rank, remote);
     st_symmetric(oob, team, NULL, ACCEL_MEM_HOST, 8, ++epoch);
     st_symmetric(oob, team, NULL, ACCEL_MEM_HOST, 1 << 20, ++epoch);
     st_registered(oob, team, NULL, ACCEL_MEM_HOST, NULL, 4096, ++epoch);
     st_registered(oob, team, NULL, ACCEL_MEM_HOST, NULL, 1 << 20, ++epoch);
-    status = SHMEM_OK;
-    for (int i = 0; i < 50 && status == SHMEM_OK; ++i) {
-        status = shmem_barrier_local(team);
+    status = CGT_OK;
+    for (int i = 0; i < 50 && status == CGT_OK; ++i) {
+        status = cgt_barrier_local(team);
     }
-    CHECK(status == SHMEM_OK, "[%d] 50 local barriers", rank);
+    CHECK(status == CGT_OK, "[%d] 50 local barriers", rank);
     test_oob_barrier(oob);
     st_oob_progress(oob, NULL);
-    shmem_team_destroy(team);
+    cgt_team_destroy(team);
     return test_failed;
 }
 

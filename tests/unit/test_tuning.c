@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The tuning-file parser (ompi-coll-gpu/coll_gpu_tuning.c), without Open MPI: a good file
+ * The tuning-file parser (ompi-coll-gpu/native/coll_gpu_tuning.c), without Open MPI: a good file
  * and its ranges, sizes and first-match order; malformed lines reported with their line
  * number and the whole file dropped; a rule naming an unknown algorithm skipped with a
  * warning naming it; reading from a file.

@@ -7,7 +7,8 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
-#include "shmem.h"
+
+#include "cgt.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
@@ -140,9 +141,9 @@ static void coll_gpu_add_help_dirs(void) {
 
 /* coll_gpu_transports: the shmem-transport backends a team may use. */
 static const mca_base_var_enum_value_flag_t coll_gpu_transport_flags[] = {
-    {.flag = SHMEM_BACKEND_POSIX, .string = "posix", .conflicting_flag = 0},
-    {.flag = SHMEM_BACKEND_CUDA_IPC, .string = "cuda_ipc", .conflicting_flag = 0},
-    {.flag = SHMEM_BACKEND_UCX, .string = "ucx", .conflicting_flag = 0},
+    {.flag = CGT_BACKEND_POSIX, .string = "posix", .conflicting_flag = 0},
+    {.flag = CGT_BACKEND_CUDA_IPC, .string = "cuda_ipc", .conflicting_flag = 0},
+    {.flag = CGT_BACKEND_UCX, .string = "ucx", .conflicting_flag = 0},
     {.flag = 0, .string = NULL, .conflicting_flag = 0},
 };
 
@@ -159,7 +160,7 @@ static void coll_gpu_register_transport(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.ranks_per_node);
 
-    mca_coll_gpu_component.transports = SHMEM_BACKEND_ALL;
+    mca_coll_gpu_component.transports = CGT_BACKEND_ALL;
     (void)mca_base_var_enum_create_flag("coll_gpu_transports", coll_gpu_transport_flags,
                                         &transports_enum);
     (void)mca_base_component_var_register(

@@ -18,7 +18,7 @@
 #include "config.h"
 #endif
 
-#include "shmem_ucx.h"
+#include "cgt_ucx.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,25 +33,25 @@
 #endif
 
 /* HCAs considered at most (a node has a handful). */
-#define SHMEM_TOPO_MAX_NICS 32
-#define SHMEM_TOPO_NAME_MAX 64
+#define CGT_TOPO_MAX_NICS 32
+#define CGT_TOPO_NAME_MAX 64
 
 typedef struct {
-    char name[SHMEM_TOPO_NAME_MAX];
+    char name[CGT_TOPO_NAME_MAX];
     int distance_class; /* 0..3, see above */
-} shmem_topo_nic_t;
+} cgt_topo_nic_t;
 
-static const char *const shmem_topo_class_names[] = {
+static const char *const cgt_topo_class_names[] = {
     "a different NUMA node",
     "the same NUMA node",
     "the same PCI host bridge",
     "the same PCI switch",
 };
 
-static void shmem_topo_why(char *why, size_t why_len, const char *fmt, ...)
+static void cgt_topo_why(char *why, size_t why_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void shmem_topo_why(char *why, size_t why_len, const char *fmt, ...) {
+static void cgt_topo_why(char *why, size_t why_len, const char *fmt, ...) {
     va_list ap;
 
     if ((why == NULL) || (why_len == 0)) {
@@ -64,7 +64,7 @@ static void shmem_topo_why(char *why, size_t why_len, const char *fmt, ...) {
 
 #if COLL_GPU_HAVE_VERBS
 /* Whether rdma-core can open an HCA of that name; *count_p: how many it lists. */
-static bool shmem_topo_verbs_has(const char *name, int *count_p) {
+static bool cgt_topo_verbs_has(const char *name, int *count_p) {
     struct ibv_device **list;
     bool found = false;
     int i, count = 0;
@@ -86,7 +86,7 @@ static bool shmem_topo_verbs_has(const char *name, int *count_p) {
 #endif
 
 #if COLL_GPU_HAVE_HWLOC
-static int shmem_topo_distance_class(hwloc_topology_t topo, hwloc_obj_t gpu, hwloc_obj_t nic) {
+static int cgt_topo_distance_class(hwloc_topology_t topo, hwloc_obj_t gpu, hwloc_obj_t nic) {
     hwloc_obj_t common = hwloc_get_common_ancestor_obj(topo, gpu, nic);
     hwloc_obj_t gpu_parent, nic_parent;
 
@@ -112,8 +112,8 @@ static int shmem_topo_distance_class(hwloc_topology_t topo, hwloc_obj_t gpu, hwl
 }
 
 /* The HCAs of the topology with their distance class to gpu; their number. */
-static int shmem_topo_list_nics(hwloc_topology_t topo, hwloc_obj_t gpu, shmem_topo_nic_t *nics,
-                                int max_nics) {
+static int cgt_topo_list_nics(hwloc_topology_t topo, hwloc_obj_t gpu, cgt_topo_nic_t *nics,
+                              int max_nics) {
     hwloc_obj_t osdev = NULL;
     int n = 0;
 
@@ -122,46 +122,46 @@ static int shmem_topo_list_nics(hwloc_topology_t topo, hwloc_obj_t gpu, shmem_to
             continue;
         }
         snprintf(nics[n].name, sizeof(nics[n].name), "%s", osdev->name);
-        nics[n].distance_class = shmem_topo_distance_class(topo, gpu, osdev);
+        nics[n].distance_class = cgt_topo_distance_class(topo, gpu, osdev);
         ++n;
     }
     return n;
 }
 
-static shmem_status_t shmem_topo_choose(const char *bus_id, char *buf, size_t len, char *why,
-                                        size_t why_len) {
-    shmem_topo_nic_t nics[SHMEM_TOPO_MAX_NICS];
+static cgt_status_t cgt_topo_choose(const char *bus_id, char *buf, size_t len, char *why,
+                                    size_t why_len) {
+    cgt_topo_nic_t nics[CGT_TOPO_MAX_NICS];
     hwloc_topology_t topo;
     hwloc_obj_t gpu;
     int i, n, best = -1, chosen = 0, skipped = 0, verbs_count = -1;
     size_t used = 0;
 
     if ((hwloc_topology_init(&topo) != 0)) {
-        shmem_topo_why(why, why_len, "hwloc_topology_init failed");
-        return SHMEM_OK;
+        cgt_topo_why(why, why_len, "hwloc_topology_init failed");
+        return CGT_OK;
     }
     /* I/O objects are off by default: keep the PCI devices and bridges that lead to GPUs
      * and NICs, and their OS devices (mlx5_0). */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (hwloc_topology_load(topo) != 0) {
-        shmem_topo_why(why, why_len, "hwloc_topology_load failed");
+        cgt_topo_why(why, why_len, "hwloc_topology_load failed");
         goto out_destroy_topo;
     }
 
     gpu = hwloc_get_pcidev_by_busidstring(topo, bus_id);
     if (gpu == NULL) {
-        shmem_topo_why(why, why_len, "the GPU at %s is not in hwloc's topology", bus_id);
+        cgt_topo_why(why, why_len, "the GPU at %s is not in hwloc's topology", bus_id);
         goto out_destroy_topo;
     }
-    n = shmem_topo_list_nics(topo, gpu, nics, SHMEM_TOPO_MAX_NICS);
+    n = cgt_topo_list_nics(topo, gpu, nics, CGT_TOPO_MAX_NICS);
     if (n == 0) {
-        shmem_topo_why(why, why_len, "hwloc finds no OpenFabrics device");
+        cgt_topo_why(why, why_len, "hwloc finds no OpenFabrics device");
         goto out_destroy_topo;
     }
 
     for (i = 0; i < n; ++i) {
 #if COLL_GPU_HAVE_VERBS
-        if (!shmem_topo_verbs_has(nics[i].name, &verbs_count)) {
+        if (!cgt_topo_verbs_has(nics[i].name, &verbs_count)) {
             nics[i].distance_class = -1; /* listed by hwloc, not openable by verbs */
             ++skipped;
             continue;
@@ -172,9 +172,9 @@ static shmem_status_t shmem_topo_choose(const char *bus_id, char *buf, size_t le
         }
     }
     if (best < 0) {
-        shmem_topo_why(why, why_len,
-                       "none of the %d OpenFabrics devices hwloc lists is among the %d of verbs", n,
-                       verbs_count);
+        cgt_topo_why(why, why_len,
+                     "none of the %d OpenFabrics devices hwloc lists is among the %d of verbs", n,
+                     verbs_count);
         goto out_destroy_topo;
     }
 
@@ -191,59 +191,59 @@ static shmem_status_t shmem_topo_choose(const char *bus_id, char *buf, size_t le
         used += (size_t)ret;
         ++chosen;
     }
-    shmem_topo_why(why, why_len, "%d of %d HCA(s) in %s as the GPU at %s%s", chosen, n,
-                   shmem_topo_class_names[best], bus_id,
-                   (skipped > 0) ? ", some listed by hwloc are unknown to verbs" : "");
+    cgt_topo_why(why, why_len, "%d of %d HCA(s) in %s as the GPU at %s%s", chosen, n,
+                 cgt_topo_class_names[best], bus_id,
+                 (skipped > 0) ? ", some listed by hwloc are unknown to verbs" : "");
 
 out_destroy_topo:
     hwloc_topology_destroy(topo);
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* Loading the topology with its I/O devices costs milliseconds (more on large nodes), and a
  * team is created per communicator: the answer is kept per GPU for the life of the process. */
-#define SHMEM_TOPO_CACHE_SIZE 16
+#define CGT_TOPO_CACHE_SIZE 16
 
 static struct {
     char bus_id[64];
     char nics[256];
     char why[256];
-} shmem_topo_cache[SHMEM_TOPO_CACHE_SIZE];
-static int shmem_topo_cache_used;
-static pthread_mutex_t shmem_topo_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+} cgt_topo_cache[CGT_TOPO_CACHE_SIZE];
+static int cgt_topo_cache_used;
+static pthread_mutex_t cgt_topo_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static shmem_status_t shmem_topo_choose_cached(const char *bus_id, char *buf, size_t len, char *why,
-                                               size_t why_len) {
-    char nics[sizeof(shmem_topo_cache[0].nics)], reason[sizeof(shmem_topo_cache[0].why)];
-    shmem_status_t status;
+static cgt_status_t cgt_topo_choose_cached(const char *bus_id, char *buf, size_t len, char *why,
+                                           size_t why_len) {
+    char nics[sizeof(cgt_topo_cache[0].nics)], reason[sizeof(cgt_topo_cache[0].why)];
+    cgt_status_t status;
     int i;
 
-    pthread_mutex_lock(&shmem_topo_cache_lock);
-    for (i = 0; i < shmem_topo_cache_used; ++i) {
-        if (strcmp(shmem_topo_cache[i].bus_id, bus_id) == 0) {
-            if (strlen(shmem_topo_cache[i].nics) < len) {
-                strcpy(buf, shmem_topo_cache[i].nics);
-                shmem_topo_why(why, why_len, "%s", shmem_topo_cache[i].why);
-                pthread_mutex_unlock(&shmem_topo_cache_lock);
-                return SHMEM_OK;
+    pthread_mutex_lock(&cgt_topo_cache_lock);
+    for (i = 0; i < cgt_topo_cache_used; ++i) {
+        if (strcmp(cgt_topo_cache[i].bus_id, bus_id) == 0) {
+            if (strlen(cgt_topo_cache[i].nics) < len) {
+                strcpy(buf, cgt_topo_cache[i].nics);
+                cgt_topo_why(why, why_len, "%s", cgt_topo_cache[i].why);
+                pthread_mutex_unlock(&cgt_topo_cache_lock);
+                return CGT_OK;
             }
             break;
         }
     }
-    pthread_mutex_unlock(&shmem_topo_cache_lock);
+    pthread_mutex_unlock(&cgt_topo_cache_lock);
 
-    status = shmem_topo_choose(bus_id, nics, sizeof(nics), reason, sizeof(reason));
-    if (status != SHMEM_OK) {
+    status = cgt_topo_choose(bus_id, nics, sizeof(nics), reason, sizeof(reason));
+    if (status != CGT_OK) {
         return status;
     }
-    pthread_mutex_lock(&shmem_topo_cache_lock);
-    if (shmem_topo_cache_used < SHMEM_TOPO_CACHE_SIZE) {
-        i = shmem_topo_cache_used++;
-        snprintf(shmem_topo_cache[i].bus_id, sizeof(shmem_topo_cache[i].bus_id), "%s", bus_id);
-        snprintf(shmem_topo_cache[i].nics, sizeof(shmem_topo_cache[i].nics), "%s", nics);
-        snprintf(shmem_topo_cache[i].why, sizeof(shmem_topo_cache[i].why), "%s", reason);
+    pthread_mutex_lock(&cgt_topo_cache_lock);
+    if (cgt_topo_cache_used < CGT_TOPO_CACHE_SIZE) {
+        i = cgt_topo_cache_used++;
+        snprintf(cgt_topo_cache[i].bus_id, sizeof(cgt_topo_cache[i].bus_id), "%s", bus_id);
+        snprintf(cgt_topo_cache[i].nics, sizeof(cgt_topo_cache[i].nics), "%s", nics);
+        snprintf(cgt_topo_cache[i].why, sizeof(cgt_topo_cache[i].why), "%s", reason);
     }
-    pthread_mutex_unlock(&shmem_topo_cache_lock);
+    pthread_mutex_unlock(&cgt_topo_cache_lock);
     /* whole names only when buf is shorter than the answer */
     buf[0] = '\0';
     for (char *save, *name = strtok_r(nics, ",", &save); name != NULL;
@@ -254,40 +254,39 @@ static shmem_status_t shmem_topo_choose_cached(const char *bus_id, char *buf, si
         }
         snprintf(buf + used, len - used, "%s%s", (used > 0) ? "," : "", name);
     }
-    shmem_topo_why(why, why_len, "%s", reason);
-    return SHMEM_OK;
+    cgt_topo_why(why, why_len, "%s", reason);
+    return CGT_OK;
 }
 #endif /* COLL_GPU_HAVE_HWLOC */
 
-shmem_status_t shmem_topo_nearest_nics_why(const accel_ops_t *accel, int device, char *buf,
-                                           size_t len, char *why, size_t why_len) {
+cgt_status_t cgt_topo_nearest_nics_why(const accel_ops_t *accel, int device, char *buf, size_t len,
+                                       char *why, size_t why_len) {
     char bus_id[64];
 
     if ((buf == NULL) || (len == 0)) {
-        return SHMEM_ERR_INVALID;
+        return CGT_ERR_INVALID;
     }
     buf[0] = '\0';
-    shmem_topo_why(why, why_len, "no reason");
+    cgt_topo_why(why, why_len, "no reason");
 
     if ((accel == NULL) || (device < 0)) {
-        shmem_topo_why(why, why_len, "no accelerator device");
-        return SHMEM_OK;
+        cgt_topo_why(why, why_len, "no accelerator device");
+        return CGT_OK;
     }
     if ((accel->device_pci_bus_id == NULL) ||
         (accel->device_pci_bus_id(device, bus_id, sizeof(bus_id)) != ACCEL_OK)) {
-        shmem_topo_why(why, why_len, "the %s accelerator gives no PCI bus id for device %d",
-                       accel->name, device);
-        return SHMEM_OK;
+        cgt_topo_why(why, why_len, "the %s accelerator gives no PCI bus id for device %d",
+                     accel->name, device);
+        return CGT_OK;
     }
 #if COLL_GPU_HAVE_HWLOC
-    return shmem_topo_choose_cached(bus_id, buf, len, why, why_len);
+    return cgt_topo_choose_cached(bus_id, buf, len, why, why_len);
 #else
-    shmem_topo_why(why, why_len, "built without hwloc");
-    return SHMEM_OK;
+    cgt_topo_why(why, why_len, "built without hwloc");
+    return CGT_OK;
 #endif
 }
 
-shmem_status_t shmem_topo_nearest_nics(const accel_ops_t *accel, int device, char *buf,
-                                       size_t len) {
-    return shmem_topo_nearest_nics_why(accel, device, buf, len, NULL, 0);
+cgt_status_t cgt_topo_nearest_nics(const accel_ops_t *accel, int device, char *buf, size_t len) {
+    return cgt_topo_nearest_nics_why(accel, device, buf, len, NULL, 0);
 }

@@ -27,7 +27,7 @@ typedef struct {
     const coll_gpu_native_call_t *call;
     coll_gpu_native_t *native;
     coll_gpu_native_kind_t kind;
-    shmem_status_t status;  /* the first transport error */
+    cgt_status_t status;    /* the first transport error */
     accel_status_t astatus; /* the first accelerator error, or the call's entry_status */
 } coll_gpu_prims_t;
 
@@ -35,17 +35,17 @@ static inline void coll_gpu_prims_init(coll_gpu_prims_t *pr, const coll_gpu_nati
     pr->call = call;
     pr->native = call->native;
     pr->kind = call->kind;
-    pr->status = SHMEM_OK;
+    pr->status = CGT_OK;
     pr->astatus = call->entry_status;
 }
 
 /* Whether the transport still works (signals, waits). */
 static inline bool coll_gpu_prims_linked(const coll_gpu_prims_t *pr) {
-    return SHMEM_OK == pr->status;
+    return CGT_OK == pr->status;
 }
 /* Whether data may still move (no error of either kind). */
 static inline bool coll_gpu_prims_moving(const coll_gpu_prims_t *pr) {
-    return (SHMEM_OK == pr->status) && (ACCEL_OK == pr->astatus);
+    return (CGT_OK == pr->status) && (ACCEL_OK == pr->astatus);
 }
 
 /* This rank's half of step, and peer's (mapped here: peers on this node). */

@@ -273,37 +273,37 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
                                            struct ompi_communicator_t *comm,
                                            coll_gpu_native_t *native, coll_gpu_native_kind_t kind) {
     coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
-    shmem_team_t *shmem = native->team->shmem;
+    cgt_team_t *cgt = native->team->cgt;
     int size = native->team->size, ok;
-    shmem_mem_t *mem = NULL;
-    shmem_status_t status;
+    cgt_mem_t *mem = NULL;
+    cgt_status_t status;
 
     scratch->peer = calloc((size_t)size, sizeof(*scratch->peer));
     /* collective whatever this rank's allocation did: every rank allocates, then all agree */
-    status = shmem_alloc(shmem, 2 * native->half, coll_gpu_native_mems[kind].type, &mem);
-    ok = (SHMEM_OK == status) && (NULL != scratch->peer);
-    if (SHMEM_OK == status) {
+    status = cgt_alloc(cgt, 2 * native->half, coll_gpu_native_mems[kind].type, &mem);
+    ok = (CGT_OK == status) && (NULL != scratch->peer);
+    if (CGT_OK == status) {
         if (ok) {
             scratch->mem = mem;
         } else {
-            shmem_free(shmem, mem); /* nobody wrote to it */
+            cgt_free(cgt, mem); /* nobody wrote to it */
         }
     }
     for (int p = 0; ok && p < size; ++p) {
         /* the algorithms load the scratch of the peers of their node directly: cuda_ipc
          * (device) or posix (host); other nodes' they fetch (coll_gpu_native_fetch) */
         if (coll_gpu_native_is_local(native, p)) {
-            scratch->peer[p] = shmem_rmem_ptr(shmem_mem_peer(scratch->mem, p));
+            scratch->peer[p] = cgt_rmem_ptr(cgt_mem_peer(scratch->mem, p));
             ok = (NULL != scratch->peer[p]);
         }
     }
-    if (SHMEM_OK != status) {
+    if (CGT_OK != status) {
         COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
-                         coll_gpu_native_mems[kind].name, shmem_last_error());
+                         coll_gpu_native_mems[kind].name, cgt_last_error());
     }
     if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
         if (NULL != scratch->mem) {
-            shmem_free(shmem, scratch->mem); /* nobody read it: no step ran in it */
+            cgt_free(cgt, scratch->mem); /* nobody read it: no step ran in it */
             scratch->mem = NULL;
         }
         free(scratch->peer);
@@ -326,7 +326,7 @@ static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
 
     for (int p = 0; p < team->size; ++p) {
         if (!coll_gpu_native_is_local(native, p) &&
-            (0 == shmem_team_peer_backend(team->shmem, p, ACCEL_MEM_DEVICE))) {
+            (0 == cgt_team_peer_backend(team->cgt, p, ACCEL_MEM_DEVICE))) {
             reachable = 0;
         }
     }
@@ -437,9 +437,8 @@ static bool coll_gpu_native_retired(void *arg) {
         if (native->retire_peer == team->rank) {
             continue;
         }
-        if (SHMEM_OK != shmem_test(team->shmem,
-                                   COLL_GPU_NATIVE_SLOT0 + (unsigned)native->retire_peer,
-                                   native->retire_value, &reached)) {
+        if (CGT_OK != cgt_test(team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)native->retire_peer,
+                               native->retire_value, &reached)) {
             return true; /* a peer is dead: nobody reads this scratch any more */
         }
         if (!reached) {
@@ -455,7 +454,7 @@ static void coll_gpu_native_release(void *arg) {
 
     for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
         if (NULL != native->scratch[k].mem) {
-            shmem_free(native->team->shmem, native->scratch[k].mem);
+            cgt_free(native->team->cgt, native->scratch[k].mem);
         }
         free(native->scratch[k].peer);
     }
@@ -473,7 +472,7 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
      * the protocol's proof that a rank finished reading (on every node). */
     if ((native->step > 0) && !native->broken) {
         uint64_t last = ++native->step;
-        if (SHMEM_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
+        if (CGT_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
             native->retire_value = COLL_GPU_NATIVE_SIGNAL_VALUE(last, COLL_GPU_PHASE_READY);
         }
     }
@@ -491,7 +490,7 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
 
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                      int peer, uint64_t step, size_t offset, void *dst, size_t len,
-                                     accel_stream_h stream, shmem_status_t *status_p) {
+                                     accel_stream_h stream, cgt_status_t *status_p) {
     coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
 
     if (coll_gpu_native_is_local(native, peer)) {
@@ -502,8 +501,8 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
         scratch = &native->scratch[COLL_GPU_NATIVE_HOST];
     }
     native->gets_pending = true;
-    *status_p = shmem_get(native->team->shmem, dst, shmem_mem_peer(scratch->mem, peer),
-                          (step & 1) * native->half + offset, len);
+    *status_p = cgt_get(native->team->cgt, dst, cgt_mem_peer(scratch->mem, peer),
+                        (step & 1) * native->half + offset, len);
     return ACCEL_OK;
 }
 
@@ -525,66 +524,64 @@ accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_str
     return (ACCEL_OK != astatus) ? astatus : synced;
 }
 
-shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
-                                              coll_gpu_native_kind_t kind, accel_stream_h stream,
-                                              accel_status_t *astatus_p) {
-    shmem_status_t status = SHMEM_OK;
+cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                            accel_stream_h stream, accel_status_t *astatus_p) {
+    cgt_status_t status = CGT_OK;
 
     if (native->gets_pending) {
         native->gets_pending = false;
-        status = shmem_quiet(native->team->shmem, -1);
+        status = cgt_quiet(native->team->cgt, -1);
     }
     *astatus_p = coll_gpu_native_drain(&coll_gpu_native_mems[kind], stream, *astatus_p);
     return status;
 }
 
-shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
-                                      coll_gpu_phase_t phase) {
-    return shmem_signal(native->team->shmem, peer,
-                        COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
-                        COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
-}
-
-shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+cgt_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
                                     coll_gpu_phase_t phase) {
-    return shmem_wait(native->team->shmem, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
+    return cgt_signal(native->team->cgt, peer, COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank,
                       COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
-shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
-                                          coll_gpu_phase_t phase) {
-    coll_gpu_team_t *team = native->team;
-    uint64_t value = COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase);
-    shmem_status_t status;
-
-    for (int p = 0; p < team->size; ++p) {
-        if (p == team->rank) {
-            continue;
-        }
-        status = shmem_signal(team->shmem, p, COLL_GPU_NATIVE_SLOT0 + (unsigned)team->rank, value);
-        if (SHMEM_OK != status) {
-            return status;
-        }
-    }
-    return SHMEM_OK;
+cgt_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+                                  coll_gpu_phase_t phase) {
+    return cgt_wait(native->team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
+                    COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
-shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+cgt_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
                                         coll_gpu_phase_t phase) {
     coll_gpu_team_t *team = native->team;
     uint64_t value = COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase);
-    shmem_status_t status;
+    cgt_status_t status;
 
     for (int p = 0; p < team->size; ++p) {
         if (p == team->rank) {
             continue;
         }
-        status = shmem_wait(team->shmem, COLL_GPU_NATIVE_SLOT0 + (unsigned)p, value);
-        if (SHMEM_OK != status) {
+        status = cgt_signal(team->cgt, p, COLL_GPU_NATIVE_SLOT0 + (unsigned)team->rank, value);
+        if (CGT_OK != status) {
             return status;
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
+}
+
+cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+                                      coll_gpu_phase_t phase) {
+    coll_gpu_team_t *team = native->team;
+    uint64_t value = COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase);
+    cgt_status_t status;
+
+    for (int p = 0; p < team->size; ++p) {
+        if (p == team->rank) {
+            continue;
+        }
+        status = cgt_wait(team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)p, value);
+        if (CGT_OK != status) {
+            return status;
+        }
+    }
+    return CGT_OK;
 }
 
 accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,
@@ -612,15 +609,15 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
     return status;
 }
 
-shmem_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64_t step,
-                                        accel_status_t *astatus_p) {
-    shmem_status_t status;
+cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64_t step,
+                                      accel_status_t *astatus_p) {
+    cgt_status_t status;
 
     status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, astatus_p);
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_signal_all(call->native, step, COLL_GPU_PHASE_READY);
     }
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_wait_all(call->native, step, COLL_GPU_PHASE_READY);
     }
     return status;
@@ -635,30 +632,30 @@ shmem_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint
  * return *peer_p is the first peer whose call failed (-1: none), *class_p its error class.  A peer
  * can write its failure slot only at the end of a call, after this rank's announcement of a step of
  * that call: what the slot holds is this call's word or an older one. */
-static shmem_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int my_class,
-                                                    int *peer_p, int *class_p) {
+static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int my_class,
+                                                  int *peer_p, int *class_p) {
     coll_gpu_team_t *team = native->team;
     unsigned failed0 = COLL_GPU_TEAM_SLOT_FAILED0(team->size);
     uint64_t step = ++native->step;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
 
     *peer_p = -1;
     *class_p = MPI_SUCCESS;
     /* signals to one peer arrive in order: the word is there before the announcement */
-    for (int p = 0; (MPI_SUCCESS != my_class) && (p < team->size) && (SHMEM_OK == status); ++p) {
+    for (int p = 0; (MPI_SUCCESS != my_class) && (p < team->size) && (CGT_OK == status); ++p) {
         if (p != team->rank) {
-            status = shmem_signal(team->shmem, p, failed0 + (unsigned)team->rank,
-                                  COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class));
+            status = cgt_signal(team->cgt, p, failed0 + (unsigned)team->rank,
+                                COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class));
         }
     }
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
     }
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
     }
-    for (int p = 0; (SHMEM_OK == status) && (p < team->size) && (*peer_p < 0); ++p) {
-        volatile uint64_t *slot = shmem_signal_addr(team->shmem, failed0 + (unsigned)p);
+    for (int p = 0; (CGT_OK == status) && (p < team->size) && (*peer_p < 0); ++p) {
+        volatile uint64_t *slot = cgt_signal_addr(team->cgt, failed0 + (unsigned)p);
         uint64_t word = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
         if ((p != team->rank) && ((word >> 8) == step)) {
@@ -671,12 +668,12 @@ static shmem_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, i
 
 int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                              accel_stream_h stream, const char *mpi_call,
-                             struct ompi_communicator_t *comm, shmem_status_t status,
+                             struct ompi_communicator_t *comm, cgt_status_t status,
                              accel_status_t astatus) {
     accel_status_t ignored = ACCEL_OK;
     int rc = OMPI_SUCCESS, peer = -1, peer_class = MPI_SUCCESS;
 
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_fetch_complete(native, kind, stream, &astatus);
     } else {
         (void)coll_gpu_native_fetch_complete(native, kind, stream, &ignored);
@@ -684,10 +681,10 @@ int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t k
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         rc = coll_gpu_accel_failed(astatus, mpi_call, comm);
     }
-    if (SHMEM_OK == status) {
+    if (CGT_OK == status) {
         status = coll_gpu_native_agree_outcome(native, rc, &peer, &peer_class);
     }
-    if (OPAL_UNLIKELY(SHMEM_OK != status)) {
+    if (OPAL_UNLIKELY(CGT_OK != status)) {
         return coll_gpu_native_transport_failed(native, status, mpi_call, comm);
     }
     if (OPAL_UNLIKELY((OMPI_SUCCESS == rc) && (peer >= 0))) {
@@ -700,11 +697,11 @@ int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t k
 }
 
 int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
-                           shmem_status_t status, accel_status_t astatus) {
-    if ((SHMEM_OK == status) && (ACCEL_OK == astatus) && (NULL != call->unpack)) {
+                           cgt_status_t status, accel_status_t astatus) {
+    if ((CGT_OK == status) && (ACCEL_OK == astatus) && (NULL != call->unpack)) {
         /* the algorithm's copies and gets into the packed buffer must be done before it is read */
         status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &astatus);
-        if ((SHMEM_OK == status) && (ACCEL_OK == astatus)) {
+        if ((CGT_OK == status) && (ACCEL_OK == astatus)) {
             astatus = coll_gpu_sig_buf_unpack(call, call->unpack);
         }
     }
@@ -712,22 +709,22 @@ int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_commu
                                     status, astatus);
 }
 
-int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
+int coll_gpu_native_transport_failed(coll_gpu_native_t *native, cgt_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm) {
-    if (SHMEM_ERR_TIMEOUT == status) {
+    if (CGT_ERR_TIMEOUT == status) {
         /* Only a user-set coll_gpu_transport_timeout ends a wait on a live peer. */
         opal_show_help("help-mpi-coll-gpu.txt", "transport timeout", true, COLL_GPU_HOSTNAME,
-                       mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), shmem_last_error());
+                       mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), cgt_last_error());
         ompi_mpi_abort(comm, MPI_ERR_OTHER);
     }
     opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
-                   mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm),
-                   shmem_status_string(status), shmem_last_error(),
-                   (SHMEM_ERR_PEER_FAILED == status)
+                   mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), cgt_status_string(status),
+                   cgt_last_error(),
+                   (CGT_ERR_PEER_FAILED == status)
                        ? "The call returns MPI_ERR_OTHER; its receive buffer is undefined.  Later\n"
                          "device-buffer collectives of this communicator are staged."
                        : "Its peers cannot be told: the job is aborted, on every rank alike.");
-    if (SHMEM_ERR_PEER_FAILED != status) {
+    if (CGT_ERR_PEER_FAILED != status) {
         ompi_mpi_abort(comm, MPI_ERR_OTHER);
     }
     native->broken = true;

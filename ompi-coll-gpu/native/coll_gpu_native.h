@@ -16,7 +16,8 @@
 
 #include "coll_gpu.h"
 #include "coll_gpu_team.h"
-#include "shmem.h"
+
+#include "cgt.h"
 
 BEGIN_C_DECLS
 
@@ -90,7 +91,7 @@ extern const coll_gpu_native_mem_t coll_gpu_native_mems[COLL_GPU_NATIVE_KINDS];
 
 /* A symmetric scratch of one memory kind, allocated by the first native call of that kind. */
 typedef struct {
-    shmem_mem_t *mem;
+    cgt_mem_t *mem;
     char **peer;      /* team->size entries: every rank's scratch, mapped here */
     bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
 } coll_gpu_native_scratch_t;
@@ -151,7 +152,7 @@ static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, coll_gpu_nat
  */
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                      int peer, uint64_t step, size_t offset, void *dst, size_t len,
-                                     accel_stream_h stream, shmem_status_t *status_p);
+                                     accel_stream_h stream, cgt_status_t *status_p);
 /*
  * Makes len bytes at offset of this rank's half of step readable by other nodes' fetches: a
  * copy from the device scratch to the host scratch when other nodes cannot reach device
@@ -168,19 +169,18 @@ accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_str
                                      accel_status_t astatus);
 /* Completes every fetch (gets, then the stream).  Returns the transport's status; an
  * accelerator error goes to *astatus_p (ACCEL_OK on entry: the stream is synchronized). */
-shmem_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native,
-                                              coll_gpu_native_kind_t kind, accel_stream_h stream,
-                                              accel_status_t *astatus_p);
+cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                            accel_stream_h stream, accel_status_t *astatus_p);
 /* Whether peer's scratch is loaded directly (on this node). */
 static inline bool coll_gpu_native_is_local(const coll_gpu_native_t *native, int peer) {
     return native->team->node_of_rank[peer] == native->team->node;
 }
 
 /* One peer: signal phase of step to peer; wait for peer's signal of phase of step. */
-shmem_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
-                                      coll_gpu_phase_t phase);
-shmem_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+cgt_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_t step,
                                     coll_gpu_phase_t phase);
+cgt_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
+                                  coll_gpu_phase_t phase);
 
 /* Shard k of n elements cut into nshards: the first n % nshards shards one element longer. */
 static inline void coll_gpu_native_shard(size_t n, int nshards, int k, size_t *first_p,
@@ -192,10 +192,10 @@ static inline void coll_gpu_native_shard(size_t n, int nshards, int k, size_t *f
 }
 
 /* Tell every peer this rank reached phase of step; wait until every peer did. */
-shmem_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
-                                          coll_gpu_phase_t phase);
-shmem_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+cgt_status_t coll_gpu_native_signal_all(coll_gpu_native_t *native, uint64_t step,
                                         coll_gpu_phase_t phase);
+cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
+                                      coll_gpu_phase_t phase);
 
 /*
  * dst = srcs[0] op srcs[1] op ... op srcs[n-1], strictly left to right whatever n: calls of at
@@ -219,8 +219,8 @@ typedef int (*coll_gpu_native_alg_fn_t)(struct ompi_communicator_t *comm,
  * every peer and waits until every peer did.  An accelerator error in *astatus_p skips nothing
  * of the handshake: peers finish the call.
  */
-shmem_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
-                                        accel_status_t *astatus_p);
+cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
+                                      accel_status_t *astatus_p);
 /*
  * The end of every native algorithm, whatever failed: completes its fetches and copies (nothing
  * lands in the caller's buffers or the scratch after it returns), then agrees with every peer on
@@ -235,23 +235,23 @@ shmem_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call,
  */
 int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                              accel_stream_h stream, const char *mpi_call,
-                             struct ompi_communicator_t *comm, shmem_status_t status,
+                             struct ompi_communicator_t *comm, cgt_status_t status,
                              accel_status_t astatus);
 /* coll_gpu_native_conclude for a call of the collectives other than MPI_Allreduce: first unpacks
  * its receive buffer (call->unpack), whose failure is the call's too. */
 int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
-                           struct ompi_communicator_t *comm, shmem_status_t status,
+                           struct ompi_communicator_t *comm, cgt_status_t status,
                            accel_status_t astatus);
 
 /*
  * A transport error of a native collective.  Evidence that a peer is gone (its process, its
- * endpoint): help message naming the call and shmem_last_error(), the context marked broken
+ * endpoint): help message naming the call and cgt_last_error(), the context marked broken
  * (the job is failing; later calls stage and meet Open MPI's own error handling), returns
  * MPI_ERR_OTHER.  Any other transport error (a wait past a user-set coll_gpu_transport_timeout,
  * a put UCX refused) leaves this rank unable to tell its peers, which are in the call or past
  * it: the one outcome every rank shares is the job's end (help message, ompi_mpi_abort).
  */
-int coll_gpu_native_transport_failed(coll_gpu_native_t *native, shmem_status_t status,
+int coll_gpu_native_transport_failed(coll_gpu_native_t *native, cgt_status_t status,
                                      const char *mpi_call, struct ompi_communicator_t *comm);
 
 /* The collectives with native algorithms: blocking calls, every buffer of every rank of one

@@ -5,8 +5,8 @@
  * symmetric memory and registered buffers, put/get to every peer, signals, the local barrier,
  * and the bad inputs that must fail cleanly.
  */
-#ifndef SHMEM_TEST_H
-#define SHMEM_TEST_H
+#ifndef CGT_TEST_H
+#define CGT_TEST_H
 
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "accel_emulated.h"
-#include "shmem.h"
+#include "cgt.h"
 #include "test_oob_fork.h"
 #include "unit_check.h"
 
@@ -40,18 +40,18 @@ static inline double st_now(void) {
 
 static void st_log(int level, const char *msg) { fprintf(stderr, "[%d] %s\n", level, msg); }
 
-static void st_progress(void *team) { shmem_team_progress(team); }
+static void st_progress(void *team) { cgt_team_progress(team); }
 
-/* The team progresses while this process waits in the OOB (see shmem_team_progress). */
-static inline void st_oob_progress(test_oob_t *oob, shmem_team_t *team) {
+/* The team progresses while this process waits in the OOB (see cgt_team_progress). */
+static inline void st_oob_progress(test_oob_t *oob, cgt_team_t *team) {
     test_oob_set_progress(oob, team != NULL ? st_progress : NULL, team);
 }
 
-static inline shmem_status_t st_team_create(test_oob_t *oob, int rank, int size, const st_opts_t *o,
-                                            shmem_team_t **team_p) {
+static inline cgt_status_t st_team_create(test_oob_t *oob, int rank, int size, const st_opts_t *o,
+                                          cgt_team_t **team_p) {
     int nodes[TEST_OOB_MAX_PROCS];
-    shmem_team_params_t p;
-    const char *verbose = getenv("SHMEM_TEST_VERBOSE");
+    cgt_team_params_t p;
+    const char *verbose = getenv("CGT_TEST_VERBOSE");
 
     for (int r = 0; r < size; ++r) {
         nodes[r] = o->ranks_per_node > 0 ? r / o->ranks_per_node : 0;
@@ -70,7 +70,7 @@ static inline shmem_status_t st_team_create(test_oob_t *oob, int rank, int size,
     p.num_signals = o->num_signals;
     p.log = st_log;
     p.verbose = verbose ? atoi(verbose) : 0;
-    return shmem_team_create(&p, team_p);
+    return cgt_team_create(&p, team_p);
 }
 
 /* Host <-> memory of either kind. */
@@ -87,19 +87,19 @@ static inline unsigned st_seed(int from, int to, unsigned round) {
 }
 
 /* Signal every rank's slot rank with value, push the signals out, wait for every rank's. */
-static inline shmem_status_t st_signal_all(shmem_team_t *team, uint64_t value) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team);
-    shmem_status_t status = SHMEM_OK;
+static inline cgt_status_t st_signal_all(cgt_team_t *team, uint64_t value) {
+    int rank = cgt_team_rank(team), size = cgt_team_size(team);
+    cgt_status_t status = CGT_OK;
 
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
-        status = shmem_signal(team, p, (unsigned)rank, value);
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
+        status = cgt_signal(team, p, (unsigned)rank, value);
     }
     /* over UCX a signal may leave only from progress: quiet sends it on its way */
-    if (status == SHMEM_OK) {
-        status = shmem_quiet(team, -1);
+    if (status == CGT_OK) {
+        status = cgt_quiet(team, -1);
     }
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
-        status = shmem_wait(team, (unsigned)p, value);
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
+        status = cgt_wait(team, (unsigned)p, value);
     }
     return status;
 }
@@ -108,118 +108,118 @@ static inline shmem_status_t st_signal_all(shmem_team_t *team, uint64_t value) {
  * what every peer wrote; reads back from every peer what it put there; signals again (a peer's
  * memory is read only while that peer waits: over UCX's tcp and shared-memory transports a
  * get completes only while the target progresses).  rmems[p]: peer p's buffer. */
-static inline int st_all_to_all(shmem_team_t *team, const accel_ops_t *accel, shmem_rmem_t **rmems,
+static inline int st_all_to_all(cgt_team_t *team, const accel_ops_t *accel, cgt_rmem_t **rmems,
                                 void *local, bool device, size_t chunk, uint64_t epoch,
                                 const char *what) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team), bad = 0;
+    int rank = cgt_team_rank(team), size = cgt_team_size(team), bad = 0;
     /* a source of its own per put: it may be read until the quiet */
     unsigned char *src = malloc(chunk * (size_t)size), *chk = malloc(chunk);
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
     const accel_ops_t *copier = device ? accel : NULL;
 
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
         fill(src + (size_t)p * chunk, chunk, st_seed(rank, p, (unsigned)epoch));
-        status = shmem_put(team, rmems[p], (size_t)rank * chunk, src + (size_t)p * chunk, chunk);
+        status = cgt_put(team, rmems[p], (size_t)rank * chunk, src + (size_t)p * chunk, chunk);
     }
-    CHECK(status == SHMEM_OK, "[%d] %s: put to every rank (%s)", rank, what,
-          status ? shmem_last_error() : "ok");
-    if (status == SHMEM_OK) {
+    CHECK(status == CGT_OK, "[%d] %s: put to every rank (%s)", rank, what,
+          status ? cgt_last_error() : "ok");
+    if (status == CGT_OK) {
         status = st_signal_all(team, 2 * epoch - 1);
-        CHECK(status == SHMEM_OK, "[%d] %s: signals of every rank (%s)", rank, what,
-              status ? shmem_last_error() : "ok");
+        CHECK(status == CGT_OK, "[%d] %s: signals of every rank (%s)", rank, what,
+              status ? cgt_last_error() : "ok");
     }
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
         st_copy(copier, chk, (char *)local + (size_t)p * chunk, chunk);
         bad += !has_pattern(chk, chunk, st_seed(p, rank, (unsigned)epoch));
     }
-    CHECK(status == SHMEM_OK && bad == 0, "[%d] %s: data of every rank arrived (%d bad)", rank,
-          what, bad);
+    CHECK(status == CGT_OK && bad == 0, "[%d] %s: data of every rank arrived (%d bad)", rank, what,
+          bad);
     bad = 0;
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
         memset(chk, 0, chunk);
-        status = shmem_get(team, chk, rmems[p], (size_t)rank * chunk, chunk);
-        if (status == SHMEM_OK) {
-            status = shmem_quiet(team, p);
+        status = cgt_get(team, chk, rmems[p], (size_t)rank * chunk, chunk);
+        if (status == CGT_OK) {
+            status = cgt_quiet(team, p);
         }
-        bad += status == SHMEM_OK && !has_pattern(chk, chunk, st_seed(rank, p, (unsigned)epoch));
+        bad += status == CGT_OK && !has_pattern(chk, chunk, st_seed(rank, p, (unsigned)epoch));
     }
-    CHECK(status == SHMEM_OK && bad == 0, "[%d] %s: get from every rank (%d bad, %s)", rank, what,
-          bad, status ? shmem_last_error() : "ok");
-    if (status == SHMEM_OK) {
+    CHECK(status == CGT_OK && bad == 0, "[%d] %s: get from every rank (%d bad, %s)", rank, what,
+          bad, status ? cgt_last_error() : "ok");
+    if (status == CGT_OK) {
         status = st_signal_all(team, 2 * epoch);
-        CHECK(status == SHMEM_OK, "[%d] %s: closing signals (%s)", rank, what,
-              status ? shmem_last_error() : "ok");
+        CHECK(status == CGT_OK, "[%d] %s: closing signals (%s)", rank, what,
+              status ? cgt_last_error() : "ok");
     }
     free(src);
     free(chk);
-    return status == SHMEM_OK && bad == 0 ? 0 : 1;
+    return status == CGT_OK && bad == 0 ? 0 : 1;
 }
 
-/* Every rank's packed handle of reg: packed + r * SHMEM_PACKED_MAX, lengths in lens. */
+/* Every rank's packed handle of reg: packed + r * CGT_PACKED_MAX, lengths in lens. */
 typedef struct {
     uint32_t len;
-    unsigned char buf[SHMEM_PACKED_MAX];
+    unsigned char buf[CGT_PACKED_MAX];
 } st_packed_t;
 
-static inline shmem_status_t st_exchange(test_oob_t *oob, shmem_team_t *team,
-                                         const shmem_reg_t *reg, st_packed_t *all) {
+static inline cgt_status_t st_exchange(test_oob_t *oob, cgt_team_t *team, const cgt_reg_t *reg,
+                                       st_packed_t *all) {
     st_packed_t mine;
     size_t len = 0;
-    shmem_status_t status;
+    cgt_status_t status;
 
     memset(&mine, 0, sizeof(mine));
-    status = shmem_reg_pack(team, reg, mine.buf, &len);
+    status = cgt_reg_pack(team, reg, mine.buf, &len);
     mine.len = (uint32_t)len;
     if (test_oob_allgather(&mine, all, sizeof(mine), oob) != 0) {
-        return SHMEM_ERR_BOOTSTRAP;
+        return CGT_ERR_BOOTSTRAP;
     }
     return status;
 }
 
 /* Symmetric memory of that type, all-to-all through it. */
-static inline void st_symmetric(test_oob_t *oob, shmem_team_t *team, const accel_ops_t *accel,
+static inline void st_symmetric(test_oob_t *oob, cgt_team_t *team, const accel_ops_t *accel,
                                 accel_mem_type_t type, size_t chunk, uint64_t epoch) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team);
-    shmem_rmem_t *rmems[TEST_OOB_MAX_PROCS];
-    shmem_status_t status;
-    shmem_mem_t *mem;
+    int rank = cgt_team_rank(team), size = cgt_team_size(team);
+    cgt_rmem_t *rmems[TEST_OOB_MAX_PROCS];
+    cgt_status_t status;
+    cgt_mem_t *mem;
     char what[64];
 
     snprintf(what, sizeof(what), "symmetric %s, %zu B", accel_mem_type_string(type), chunk);
-    status = shmem_alloc(team, chunk * (size_t)size, type, &mem);
-    if (!CHECK(status == SHMEM_OK, "[%d] %s: shmem_alloc (%s)", rank, what,
-               status ? shmem_last_error() : "ok")) {
+    status = cgt_alloc(team, chunk * (size_t)size, type, &mem);
+    if (!CHECK(status == CGT_OK, "[%d] %s: cgt_alloc (%s)", rank, what,
+               status ? cgt_last_error() : "ok")) {
         return;
     }
     for (int p = 0; p < size; ++p) {
-        rmems[p] = shmem_mem_peer(mem, p);
+        rmems[p] = cgt_mem_peer(mem, p);
     }
-    CHECK(shmem_rmem_ptr(rmems[rank]) == shmem_mem_local(mem), "[%d] %s: own part is local", rank,
+    CHECK(cgt_rmem_ptr(rmems[rank]) == cgt_mem_local(mem), "[%d] %s: own part is local", rank,
           what);
-    st_all_to_all(team, accel, rmems, shmem_mem_local(mem), type == ACCEL_MEM_DEVICE, chunk, epoch,
+    st_all_to_all(team, accel, rmems, cgt_mem_local(mem), type == ACCEL_MEM_DEVICE, chunk, epoch,
                   what);
     /* bad input: past the region */
-    status = shmem_put(team, rmems[(rank + 1) % size], chunk * (size_t)size - 4, what, 8);
-    CHECK(status == SHMEM_ERR_INVALID, "[%d] %s: put past the end fails: %s", rank, what,
-          shmem_last_error());
-    status = shmem_get(team, what, rmems[(rank + 1) % size], SIZE_MAX - 2, 4);
-    CHECK(status == SHMEM_ERR_INVALID, "[%d] %s: get at a huge offset fails: %s", rank, what,
-          shmem_last_error());
+    status = cgt_put(team, rmems[(rank + 1) % size], chunk * (size_t)size - 4, what, 8);
+    CHECK(status == CGT_ERR_INVALID, "[%d] %s: put past the end fails: %s", rank, what,
+          cgt_last_error());
+    status = cgt_get(team, what, rmems[(rank + 1) % size], SIZE_MAX - 2, 4);
+    CHECK(status == CGT_ERR_INVALID, "[%d] %s: get at a huge offset fails: %s", rank, what,
+          cgt_last_error());
     /* nobody frees memory a peer may still read */
     CHECK(test_oob_barrier(oob) == 0, "[%d] %s: barrier before free", rank, what);
-    shmem_free(team, mem);
+    cgt_free(team, mem);
 }
 
 /* A buffer of this process registered (own memory: host or device), mapped by every peer,
  * all-to-all through it.  buf: NULL to allocate one. */
-static inline void st_registered(test_oob_t *oob, shmem_team_t *team, const accel_ops_t *accel,
+static inline void st_registered(test_oob_t *oob, cgt_team_t *team, const accel_ops_t *accel,
                                  accel_mem_type_t type, void *buf, size_t chunk, uint64_t epoch) {
-    int rank = shmem_team_rank(team), size = shmem_team_size(team), bad = 0;
-    shmem_rmem_t *rmems[TEST_OOB_MAX_PROCS];
+    int rank = cgt_team_rank(team), size = cgt_team_size(team), bad = 0;
+    cgt_rmem_t *rmems[TEST_OOB_MAX_PROCS];
     size_t len = chunk * (size_t)size;
     st_packed_t *all = calloc((size_t)size, sizeof(*all));
-    shmem_reg_t *reg, *reg2;
-    shmem_status_t status;
+    cgt_reg_t *reg, *reg2;
+    cgt_status_t status;
     bool own = buf == NULL;
     char what[64];
 
@@ -232,59 +232,56 @@ static inline void st_registered(test_oob_t *oob, shmem_team_t *team, const acce
             buf = malloc(len);
         }
     }
-    status = shmem_register(team, buf, len, &reg);
-    if (!CHECK(status == SHMEM_OK, "[%d] %s: register (%s)", rank, what,
-               status ? shmem_last_error() : "ok")) {
+    status = cgt_register(team, buf, len, &reg);
+    if (!CHECK(status == CGT_OK, "[%d] %s: register (%s)", rank, what,
+               status ? cgt_last_error() : "ok")) {
         /* the others' exchange and barrier */
         test_oob_allgather(all, all, sizeof(*all), oob);
         test_oob_barrier(oob);
         goto out_free;
     }
-    status = shmem_register(team, buf, len, &reg2);
-    CHECK(status == SHMEM_OK && reg2 == reg, "[%d] %s: registering again is a cache hit", rank,
-          what);
-    shmem_deregister(team, reg2);
-    status = shmem_register(team, buf, len + (type == ACCEL_MEM_DEVICE ? 1 << 20 : 0), &reg2);
+    status = cgt_register(team, buf, len, &reg2);
+    CHECK(status == CGT_OK && reg2 == reg, "[%d] %s: registering again is a cache hit", rank, what);
+    cgt_deregister(team, reg2);
+    status = cgt_register(team, buf, len + (type == ACCEL_MEM_DEVICE ? 1 << 20 : 0), &reg2);
     if (type == ACCEL_MEM_DEVICE) {
-        CHECK(status == SHMEM_ERR_INVALID, "[%d] %s: a length past the allocation fails: %s", rank,
-              what, shmem_last_error());
-    } else if (status == SHMEM_OK) {
-        shmem_deregister(team, reg2);
+        CHECK(status == CGT_ERR_INVALID, "[%d] %s: a length past the allocation fails: %s", rank,
+              what, cgt_last_error());
+    } else if (status == CGT_OK) {
+        cgt_deregister(team, reg2);
     }
     status = st_exchange(oob, team, reg, all);
-    CHECK(status == SHMEM_OK, "[%d] %s: pack and exchange", rank, what);
-    for (int p = 0; p < size && status == SHMEM_OK; ++p) {
-        status = shmem_peer_map(team, p, all[p].buf, all[p].len, &rmems[p]);
-        if (status != SHMEM_OK) {
-            CHECK(0, "[%d] %s: map rank %d's buffer: %s", rank, what, p, shmem_last_error());
+    CHECK(status == CGT_OK, "[%d] %s: pack and exchange", rank, what);
+    for (int p = 0; p < size && status == CGT_OK; ++p) {
+        status = cgt_peer_map(team, p, all[p].buf, all[p].len, &rmems[p]);
+        if (status != CGT_OK) {
+            CHECK(0, "[%d] %s: map rank %d's buffer: %s", rank, what, p, cgt_last_error());
         }
     }
-    if (status == SHMEM_OK) {
+    if (status == CGT_OK) {
         if (size > 1) {
-            shmem_rmem_t *wrong;
+            cgt_rmem_t *wrong;
             int owner = (rank + 1) % size;
 
-            status =
-                shmem_peer_map(team, (owner + 1) % size, all[owner].buf, all[owner].len, &wrong);
-            CHECK(status == SHMEM_ERR_INVALID,
-                  "[%d] %s: a handle mapped as another rank's fails: %s", rank, what,
-                  shmem_last_error());
+            status = cgt_peer_map(team, (owner + 1) % size, all[owner].buf, all[owner].len, &wrong);
+            CHECK(status == CGT_ERR_INVALID, "[%d] %s: a handle mapped as another rank's fails: %s",
+                  rank, what, cgt_last_error());
         }
-        status = shmem_peer_map(team, rank, all[rank].buf, 16, &rmems[rank]);
-        CHECK(status == SHMEM_ERR_INVALID, "[%d] %s: a truncated handle fails: %s", rank, what,
-              shmem_last_error());
+        status = cgt_peer_map(team, rank, all[rank].buf, 16, &rmems[rank]);
+        CHECK(status == CGT_ERR_INVALID, "[%d] %s: a truncated handle fails: %s", rank, what,
+              cgt_last_error());
         bad = st_all_to_all(team, accel, rmems, buf, type == ACCEL_MEM_DEVICE, chunk, epoch, what);
-        status = shmem_put(team, rmems[(rank + 1) % size], len, what, 1);
-        CHECK(status == SHMEM_ERR_INVALID, "[%d] %s: put past the registered length fails: %s",
-              rank, what, shmem_last_error());
+        status = cgt_put(team, rmems[(rank + 1) % size], len, what, 1);
+        CHECK(status == CGT_ERR_INVALID, "[%d] %s: put past the registered length fails: %s", rank,
+              what, cgt_last_error());
         for (int p = 0; p < size; ++p) {
-            shmem_peer_unmap(team, rmems[p]);
+            cgt_peer_unmap(team, rmems[p]);
         }
     }
     (void)bad;
     /* the peers are done with this buffer before it goes */
     test_oob_barrier(oob);
-    shmem_deregister(team, reg);
+    cgt_deregister(team, reg);
 out_free:
     if (own) {
         if (type == ACCEL_MEM_DEVICE) {
@@ -362,4 +359,4 @@ static inline int st_main(int argc, char **argv, const int *defaults, int ndefau
     return failed_runs == 0 ? 0 : 1;
 }
 
-#endif /* SHMEM_TEST_H */
+#endif /* CGT_TEST_H */

@@ -10,7 +10,8 @@
 #define COLL_GPU_TEAM_H
 
 #include "coll_gpu.h"
-#include "shmem.h"
+
+#include "cgt.h"
 
 BEGIN_C_DECLS
 
@@ -22,8 +23,8 @@ typedef struct {
 
 typedef struct coll_gpu_team {
     struct coll_gpu_team *next; /* the live teams, progressed from opal_progress */
-    shmem_team_t *shmem;
-    /* kept by the transport for its later collective calls (shmem_alloc): lives as long as
+    cgt_team_t *cgt;
+    /* kept by the transport for its later collective calls (cgt_alloc): lives as long as
      * the team */
     coll_gpu_team_oob_t oob;
     int rank, size;

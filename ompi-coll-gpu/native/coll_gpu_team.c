@@ -33,7 +33,7 @@ static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len,
  * MPI_THREAD_MULTIPLE opal_progress runs on every thread that waits in MPI, while others
  * create and free communicators: the list is locked, the callback only tries the lock (a
  * thread that finds it taken leaves the walk to its holder), and a team busy on another
- * thread is skipped by shmem_team_progress itself. */
+ * thread is skipped by cgt_team_progress itself. */
 static coll_gpu_team_t *coll_gpu_teams;
 static bool coll_gpu_teams_progress_registered;
 static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,7 +52,7 @@ static int coll_gpu_teams_progress(void) {
     }
     link = &coll_gpu_teams;
     while (NULL != (team = *link)) {
-        shmem_team_progress(team->shmem);
+        cgt_team_progress(team->cgt);
         if ((NULL != team->retire_test) && team->retire_test(team->retire_arg)) {
             __atomic_store_n(link, team->next, __ATOMIC_RELAXED);
             team->next = done;
@@ -201,9 +201,9 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    shmem_team_params_t params;
+    cgt_team_params_t params;
     coll_gpu_team_t *team;
-    shmem_status_t status;
+    cgt_status_t status;
     int rc, ok;
 
     if (OPAL_LIKELY(NULL != module->team)) {
@@ -270,23 +270,23 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     /* Open MPI's runtime knows the whole host (emulated nodes share it): it asks idle
      * processes to yield when the host holds more of them than cores */
     params.oversubscribed = opal_progress_yield_when_idle;
-    status = shmem_team_create(&params, &team->shmem);
-    if (SHMEM_OK != status) {
-        team->shmem = NULL;
+    status = cgt_team_create(&params, &team->cgt);
+    if (CGT_OK != status) {
+        team->cgt = NULL;
         opal_show_help("help-mpi-coll-gpu.txt", "transport unavailable", true, COLL_GPU_HOSTNAME,
-                       comm->c_name, team->rank, team->size, shmem_status_string(status),
-                       shmem_last_error());
+                       comm->c_name, team->rank, team->size, cgt_status_string(status),
+                       cgt_last_error());
     }
     /* Every rank uses the team, or none does: a rank that falls back alone would run other
      * communication than its peers. */
-    ok = (SHMEM_OK == status);
+    ok = (CGT_OK == status);
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if ((OMPI_SUCCESS != rc) || !ok) {
         COLL_GPU_VERBOSE(1, "communicator %s: no transport team (%s): device collectives staged",
                          comm->c_name,
-                         (SHMEM_OK != status) ? shmem_last_error() : "failed on another rank");
+                         (CGT_OK != status) ? cgt_last_error() : "failed on another rank");
         rc = OMPI_ERR_NOT_AVAILABLE;
-        goto err_destroy_shmem;
+        goto err_destroy_cgt;
     }
     COLL_GPU_VERBOSE(1,
                      "communicator %s: transport team of %d ranks on %d nodes, rank %d is %d "
@@ -299,9 +299,9 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     *team_p = team;
     return OMPI_SUCCESS;
 
-err_destroy_shmem:
-    if (NULL != team->shmem) {
-        shmem_team_destroy(team->shmem);
+err_destroy_cgt:
+    if (NULL != team->cgt) {
+        cgt_team_destroy(team->cgt);
     }
 err_free:
     free(team->node_of_rank);
@@ -330,48 +330,48 @@ static int coll_gpu_team_check_mem(mca_coll_gpu_module_t *module, struct ompi_co
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     size_t len = (size_t)team->size * sizeof(uint64_t);
     uint64_t value = (uint64_t)team->rank + 1, *slots = NULL;
-    shmem_mem_t *mem = NULL;
-    shmem_status_t status;
+    cgt_mem_t *mem = NULL;
+    cgt_status_t status;
     int reached = 0, rc;
 
-    status = shmem_alloc(team->shmem, len, type, &mem);
-    if (SHMEM_OK != status) {
-        *what_p = "shmem_alloc";
+    status = cgt_alloc(team->cgt, len, type, &mem);
+    if (CGT_OK != status) {
+        *what_p = "cgt_alloc";
         return -1;
     }
     for (int p = 0; p < team->size; ++p) {
-        if ((p == team->rank) || (0 == shmem_team_peer_backend(team->shmem, p, type))) {
+        if ((p == team->rank) || (0 == cgt_team_peer_backend(team->cgt, p, type))) {
             continue;
         }
-        status = shmem_put(team->shmem, shmem_mem_peer(mem, p), (size_t)team->rank * sizeof(value),
-                           &value, sizeof(value));
-        if (SHMEM_OK != status) {
-            *what_p = "shmem_put";
+        status = cgt_put(team->cgt, cgt_mem_peer(mem, p), (size_t)team->rank * sizeof(value),
+                         &value, sizeof(value));
+        if (CGT_OK != status) {
+            *what_p = "cgt_put";
             goto out;
         }
         ++reached;
     }
-    status = shmem_quiet(team->shmem, -1);
-    if (SHMEM_OK != status) {
-        *what_p = "shmem_quiet";
+    status = cgt_quiet(team->cgt, -1);
+    if (CGT_OK != status) {
+        *what_p = "cgt_quiet";
         goto out;
     }
     rc = coll_gpu_team_host_barrier(module, comm);
     if (OMPI_SUCCESS != rc) {
-        status = SHMEM_ERR_BOOTSTRAP;
+        status = CGT_ERR_BOOTSTRAP;
         *what_p = "host barrier";
         goto out;
     }
     slots = malloc(len);
-    if ((NULL == slots) || (ACCEL_OK != accel->memcpy(slots, shmem_mem_local(mem), len))) {
-        status = SHMEM_ERR_NO_MEMORY;
+    if ((NULL == slots) || (ACCEL_OK != accel->memcpy(slots, cgt_mem_local(mem), len))) {
+        status = CGT_ERR_NO_MEMORY;
         *what_p = "reading the scratch";
         goto out;
     }
     for (int p = 0; p < team->size; ++p) {
-        if ((p != team->rank) && (0 != shmem_team_peer_backend(team->shmem, p, type)) &&
+        if ((p != team->rank) && (0 != cgt_team_peer_backend(team->cgt, p, type)) &&
             (slots[p] != (uint64_t)p + 1)) {
-            status = SHMEM_ERR_TRANSPORT;
+            status = CGT_ERR_TRANSPORT;
             *what_p = "the data a peer put";
             goto out;
         }
@@ -380,15 +380,15 @@ out:
     free(slots);
     /* Nobody frees scratch a peer may still write to. */
     (void)coll_gpu_team_host_barrier(module, comm);
-    shmem_free(team->shmem, mem);
-    return (SHMEM_OK == status) ? reached : -1;
+    cgt_free(team->cgt, mem);
+    return (CGT_OK == status) ? reached : -1;
 }
 
 int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
     coll_gpu_team_t *team;
     const char *what = "";
     int rc, host_peers, device_peers = 0, next, ok;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
 
     rc = coll_gpu_team_get(module, comm, &team);
     if (OMPI_SUCCESS != rc) {
@@ -401,24 +401,24 @@ int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_
     if ((host_peers >= 0) && (device_peers >= 0)) {
         /* a signal around the ring, then the local barrier */
         next = (team->rank + 1) % team->size;
-        what = "shmem_signal";
-        status = shmem_signal(team->shmem, next, COLL_GPU_TEAM_SLOT_CHECK, 1);
-        if (SHMEM_OK == status) {
-            what = "shmem_wait";
-            status = shmem_wait(team->shmem, COLL_GPU_TEAM_SLOT_CHECK, 1);
+        what = "cgt_signal";
+        status = cgt_signal(team->cgt, next, COLL_GPU_TEAM_SLOT_CHECK, 1);
+        if (CGT_OK == status) {
+            what = "cgt_wait";
+            status = cgt_wait(team->cgt, COLL_GPU_TEAM_SLOT_CHECK, 1);
         }
-        if (SHMEM_OK == status) {
-            what = "shmem_barrier_local";
-            status = shmem_barrier_local(team->shmem);
+        if (CGT_OK == status) {
+            what = "cgt_barrier_local";
+            status = cgt_barrier_local(team->cgt);
         }
     } else {
-        status = SHMEM_ERR_TRANSPORT;
+        status = CGT_ERR_TRANSPORT;
     }
-    ok = (SHMEM_OK == status);
+    ok = (CGT_OK == status);
     (void)COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
-    if (SHMEM_OK != status) {
+    if (CGT_OK != status) {
         opal_show_help("help-mpi-coll-gpu.txt", "transport check failed", true, COLL_GPU_HOSTNAME,
-                       comm->c_name, team->rank, team->size, what, shmem_last_error());
+                       comm->c_name, team->rank, team->size, what, cgt_last_error());
         return OMPI_ERROR;
     }
     COLL_GPU_VERBOSE(1,
@@ -484,8 +484,8 @@ void coll_gpu_teams_drain(void) {
 }
 
 static void coll_gpu_team_free(coll_gpu_team_t *team) {
-    if (NULL != team->shmem) {
-        shmem_team_destroy(team->shmem);
+    if (NULL != team->cgt) {
+        cgt_team_destroy(team->cgt);
     }
     free(team->node_of_rank);
     free(team->local_ranks);

@@ -3,7 +3,7 @@
  * shmem-transport put latency and bandwidth per backend, against a plain copy of the same
  * size in one process (the bound).  Two processes (forked: no MPI), rank 0 puts into rank 1.
  *
- *   shmem_bench [-b posix|cma|ipc|ucx] [-a emulated|cuda] [-t UCX_TLS] [-e MAX_BYTES]
+ *   cgt_bench [-b posix|cma|ipc|ucx] [-a emulated|cuda] [-t UCX_TLS] [-e MAX_BYTES]
  *     posix: symmetric host memory (shared segments), one node
  *     cma:   a registered malloc'ed buffer of the peer (process_vm_writev), one node
  *     ipc:   symmetric device memory through the accelerator's IPC, one node
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shmem.h"
+#include "cgt.h"
 #include "test_oob_fork.h"
 
 typedef struct {
@@ -42,7 +42,7 @@ static int bench_iters(size_t len) {
     return n > 1000 ? 1000 : n < 5 ? 5 : (int)n;
 }
 
-static void bench_progress(void *team) { shmem_team_progress(team); }
+static void bench_progress(void *team) { cgt_team_progress(team); }
 
 static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
     const bench_opts_t *o = arg;
@@ -50,16 +50,16 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
     int nodes[2] = {0, strcmp(o->backend, "ucx") == 0 ? 1 : 0}, peer = 1 - rank;
     const accel_ops_t *accel = NULL;
     const char *reason = NULL;
-    shmem_team_params_t p;
-    shmem_team_t *team;
-    shmem_mem_t *mem;
-    shmem_rmem_t *dst;
-    shmem_reg_t *reg = NULL;
+    cgt_team_params_t p;
+    cgt_team_t *team;
+    cgt_mem_t *mem;
+    cgt_rmem_t *dst;
+    cgt_reg_t *reg = NULL;
     void *src, *local, *copy_dst;
     uint64_t seq = 0;
     struct {
         uint32_t len;
-        unsigned char buf[SHMEM_PACKED_MAX];
+        unsigned char buf[CGT_PACKED_MAX];
     } packed[3];
     size_t plen = 0;
 
@@ -77,14 +77,14 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
     p.accel = accel;
     p.timeout = 120;
     p.ucx_tls = o->tls;
-    if (shmem_team_create(&p, &team) != SHMEM_OK ||
-        shmem_alloc(team, o->max, device ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST, &mem) != SHMEM_OK) {
-        fprintf(stderr, "[%d] setup: %s\n", rank, shmem_last_error());
+    if (cgt_team_create(&p, &team) != CGT_OK ||
+        cgt_alloc(team, o->max, device ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST, &mem) != CGT_OK) {
+        fprintf(stderr, "[%d] setup: %s\n", rank, cgt_last_error());
         return 1;
     }
     test_oob_set_progress(oob, bench_progress, team);
-    local = shmem_mem_local(mem);
-    dst = shmem_mem_peer(mem, peer);
+    local = cgt_mem_local(mem);
+    dst = cgt_mem_peer(mem, peer);
     if (device) {
         accel->mem_alloc(ACCEL_MEM_DEVICE, o->max, &src);
         accel->mem_alloc(ACCEL_MEM_DEVICE, o->max, &copy_dst);
@@ -98,20 +98,19 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
         /* the peer's malloc'ed buffer, registered: reached by cross-memory attach */
         local = malloc(o->max);
         memset(local, 0, o->max);
-        shmem_register(team, local, o->max, &reg);
-        shmem_reg_pack(team, reg, packed[0].buf, &plen);
+        cgt_register(team, local, o->max, &reg);
+        cgt_reg_pack(team, reg, packed[0].buf, &plen);
         packed[0].len = (uint32_t)plen;
         test_oob_allgather(&packed[0], &packed[1], sizeof(packed[0]), oob);
-        if (shmem_peer_map(team, peer, packed[1 + peer].buf, packed[1 + peer].len, &dst) !=
-            SHMEM_OK) {
-            fprintf(stderr, "[%d] map: %s\n", rank, shmem_last_error());
+        if (cgt_peer_map(team, peer, packed[1 + peer].buf, packed[1 + peer].len, &dst) != CGT_OK) {
+            fprintf(stderr, "[%d] map: %s\n", rank, cgt_last_error());
             return 1;
         }
     }
     if (rank == 0) {
-        printf("# shmem_bench: backend %s (%s), rank 0 puts into rank 1\n", o->backend,
-               shmem_backend_string(
-                   shmem_team_peer_backend(team, 1, device ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST)));
+        printf("# cgt_bench: backend %s (%s), rank 0 puts into rank 1\n", o->backend,
+               cgt_backend_string(
+                   cgt_team_peer_backend(team, 1, device ? ACCEL_MEM_DEVICE : ACCEL_MEM_HOST)));
         printf("# %12s %12s %12s %14s %8s\n", "bytes", "lat_us", "put_GB/s", "memcpy_GB/s",
                "put/cpy");
     }
@@ -119,22 +118,22 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
     for (size_t len = 8; len <= o->max; len *= 2) {
         int iters = bench_iters(len);
         double t0, lat, bw, cpy;
-        shmem_status_t st = SHMEM_OK;
+        cgt_status_t st = CGT_OK;
 
         /* latency: ping-pong of put + signal */
         t0 = bench_now();
-        for (int i = 0; i < iters && st == SHMEM_OK; ++i) {
+        for (int i = 0; i < iters && st == CGT_OK; ++i) {
             ++seq;
             if (rank == 0) {
-                st = shmem_put(team, dst, 0, src, len);
-                st = st ? st : shmem_signal(team, peer, 0, seq);
-                st = st ? st : shmem_quiet(team, peer);
-                st = st ? st : shmem_wait(team, 0, seq);
+                st = cgt_put(team, dst, 0, src, len);
+                st = st ? st : cgt_signal(team, peer, 0, seq);
+                st = st ? st : cgt_quiet(team, peer);
+                st = st ? st : cgt_wait(team, 0, seq);
             } else {
-                st = shmem_wait(team, 0, seq);
-                st = st ? st : shmem_put(team, dst, 0, src, len);
-                st = st ? st : shmem_signal(team, peer, 0, seq);
-                st = st ? st : shmem_quiet(team, peer);
+                st = cgt_wait(team, 0, seq);
+                st = st ? st : cgt_put(team, dst, 0, src, len);
+                st = st ? st : cgt_signal(team, peer, 0, seq);
+                st = st ? st : cgt_quiet(team, peer);
             }
         }
         lat = (bench_now() - t0) / iters / 2 * 1e6;
@@ -142,21 +141,21 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
         ++seq;
         t0 = bench_now();
         if (rank == 0) {
-            for (int i = 0; i < iters && st == SHMEM_OK; ++i) {
-                st = shmem_put(team, dst, 0, src, len);
+            for (int i = 0; i < iters && st == CGT_OK; ++i) {
+                st = cgt_put(team, dst, 0, src, len);
             }
-            st = st ? st : shmem_quiet(team, peer);
-            st = st ? st : shmem_signal(team, peer, 0, seq);
-            st = st ? st : shmem_quiet(team, peer);
-            st = st ? st : shmem_wait(team, 0, seq);
+            st = st ? st : cgt_quiet(team, peer);
+            st = st ? st : cgt_signal(team, peer, 0, seq);
+            st = st ? st : cgt_quiet(team, peer);
+            st = st ? st : cgt_wait(team, 0, seq);
         } else {
-            st = shmem_wait(team, 0, seq);
-            st = st ? st : shmem_signal(team, peer, 0, seq);
-            st = st ? st : shmem_quiet(team, peer);
+            st = cgt_wait(team, 0, seq);
+            st = st ? st : cgt_signal(team, peer, 0, seq);
+            st = st ? st : cgt_quiet(team, peer);
         }
         bw = (double)len * iters / (bench_now() - t0) / 1e9;
-        if (st != SHMEM_OK) {
-            fprintf(stderr, "[%d] %zu bytes: %s\n", rank, len, shmem_last_error());
+        if (st != CGT_OK) {
+            fprintf(stderr, "[%d] %zu bytes: %s\n", rank, len, cgt_last_error());
             return 1;
         }
         if (rank == 0) {
@@ -176,12 +175,12 @@ static int bench_main(test_oob_t *oob, int rank, int size, void *arg) {
     test_oob_barrier(oob);
     test_oob_set_progress(oob, NULL, NULL);
     if (cma) {
-        shmem_peer_unmap(team, dst);
-        shmem_deregister(team, reg);
+        cgt_peer_unmap(team, dst);
+        cgt_deregister(team, reg);
         free(local);
     }
-    shmem_free(team, mem);
-    shmem_team_destroy(team);
+    cgt_free(team, mem);
+    cgt_team_destroy(team);
     if (device) {
         accel->mem_free(src);
         accel->mem_free(copy_dst);

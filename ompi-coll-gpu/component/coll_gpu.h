@@ -55,7 +55,7 @@ typedef struct mca_coll_gpu_component_t {
     bool check_memory_kinds;
     bool native; /* false: every device collective staged */
     int ranks_per_node;
-    unsigned transports; /* shmem_backend_t mask */
+    unsigned transports; /* cgt_backend_t mask */
     double transport_timeout;
     int registration_cache_size;
     char *net_devices;

@@ -30,7 +30,7 @@
 #include "config.h"
 #endif
 
-#include "shmem_internal.h"
+#include "cgt_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,23 +48,23 @@
 #include <unistd.h>
 
 /* "/cgshm-PID-START-PIDNS-" and 32 hex digits */
-#define SHMEM_POSIX_NAME_LEN 96
-#define SHMEM_POSIX_PREFIX "/cgshm-"
-#define SHMEM_CMA_BOUNCE_SIZE ((size_t)1 << 20)
+#define CGT_POSIX_NAME_LEN 96
+#define CGT_POSIX_PREFIX "/cgshm-"
+#define CGT_CMA_BOUNCE_SIZE ((size_t)1 << 20)
 
 typedef struct {
     int32_t status;
-    char name[SHMEM_POSIX_NAME_LEN];
-} shmem_posix_info_t;
+    char name[CGT_POSIX_NAME_LEN];
+} cgt_posix_info_t;
 
-static size_t shmem_posix_map_len(size_t len) {
+static size_t cgt_posix_map_len(size_t len) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
     return (len + page - 1) & ~(page - 1);
 }
 
 /* This process's pid namespace (the inode of /proc/self/ns/pid; 0: unknown). */
-static unsigned long long shmem_posix_pid_ns(void) {
+static unsigned long long cgt_posix_pid_ns(void) {
     struct stat st;
 
     return (stat("/proc/self/ns/pid", &st) == 0) ? (unsigned long long)st.st_ino : 0;
@@ -72,7 +72,7 @@ static unsigned long long shmem_posix_pid_ns(void) {
 
 /* Whether the creator named by a segment name (after the prefix: "PID-START-PIDNS-...") is
  * proven gone: this pid namespace, and its pid gone or reused by a later process. */
-static bool shmem_posix_creator_gone(const char *name, unsigned long long my_ns) {
+static bool cgt_posix_creator_gone(const char *name, unsigned long long my_ns) {
     unsigned long long pid, start, ns;
     char *end;
 
@@ -88,22 +88,22 @@ static bool shmem_posix_creator_gone(const char *name, unsigned long long my_ns)
     if ((*end != '-') || (my_ns == 0) || (ns != my_ns) || (pid == 0) || (pid > INT32_MAX)) {
         return false; /* another namespace, or a name that proves nothing */
     }
-    return !shmem_proc_alive((pid_t)pid, start);
+    return !cgt_proc_alive((pid_t)pid, start);
 }
 
 /* Unlinks the segments of processes that died before unlinking their own (see above).  Live
  * processes' segments, segments of other pid namespaces and names not ours are left alone. */
-static void shmem_posix_sweep_stale(void) {
+static void cgt_posix_sweep_stale(void) {
     char path[sizeof(((struct dirent *)0)->d_name) + 1];
     struct dirent *de;
     DIR *dir = opendir("/dev/shm");
-    const char *prefix = SHMEM_POSIX_PREFIX + 1; /* without the '/' */
+    const char *prefix = CGT_POSIX_PREFIX + 1; /* without the '/' */
     size_t prefix_len = strlen(prefix);
-    unsigned long long my_ns = shmem_posix_pid_ns();
+    unsigned long long my_ns = cgt_posix_pid_ns();
 
     while ((dir != NULL) && ((de = readdir(dir)) != NULL)) {
         if ((strncmp(de->d_name, prefix, prefix_len) != 0) ||
-            !shmem_posix_creator_gone(de->d_name + prefix_len, my_ns)) {
+            !cgt_posix_creator_gone(de->d_name + prefix_len, my_ns)) {
             continue;
         }
         snprintf(path, sizeof(path), "/%s", de->d_name);
@@ -114,51 +114,50 @@ static void shmem_posix_sweep_stale(void) {
     }
 }
 
-static pthread_once_t shmem_posix_sweep_once = PTHREAD_ONCE_INIT;
+static pthread_once_t cgt_posix_sweep_once = PTHREAD_ONCE_INIT;
 
-static shmem_status_t shmem_posix_segment_create(shmem_team_t *team, size_t len, char *name,
-                                                 void **ptr_p) {
-    size_t map_len = shmem_posix_map_len(len);
+static cgt_status_t cgt_posix_segment_create(cgt_team_t *team, size_t len, char *name,
+                                             void **ptr_p) {
+    size_t map_len = cgt_posix_map_len(len);
     unsigned char rnd[16];
-    shmem_status_t status;
+    cgt_status_t status;
     void *ptr;
     int fd, ret;
 
-    pthread_once(&shmem_posix_sweep_once, shmem_posix_sweep_stale);
+    pthread_once(&cgt_posix_sweep_once, cgt_posix_sweep_stale);
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
+        return cgt_error_set(team, CGT_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
     }
-    ret = snprintf(name, SHMEM_POSIX_NAME_LEN, SHMEM_POSIX_PREFIX "%d-%" PRIu64 "-%llu-",
-                   (int)getpid(), shmem_proc_start_time(getpid()), shmem_posix_pid_ns());
+    ret = snprintf(name, CGT_POSIX_NAME_LEN, CGT_POSIX_PREFIX "%d-%" PRIu64 "-%llu-", (int)getpid(),
+                   cgt_proc_start_time(getpid()), cgt_posix_pid_ns());
     for (size_t i = 0; i < sizeof(rnd); ++i) {
-        ret += snprintf(name + ret, SHMEM_POSIX_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
+        ret += snprintf(name + ret, CGT_POSIX_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
     }
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
-        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "shm_open(%s) failed: %s", name,
-                               strerror(errno));
+        return cgt_error_set(team, CGT_ERR_TRANSPORT, "shm_open(%s) failed: %s", name,
+                             strerror(errno));
     }
     if (ftruncate(fd, (off_t)map_len) != 0) {
-        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "ftruncate of a %zu-byte segment: %s",
-                                 map_len, strerror(errno));
+        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "ftruncate of a %zu-byte segment: %s",
+                               map_len, strerror(errno));
         goto err_unlink;
     }
     ret = posix_fallocate(fd, 0, (off_t)map_len);
     if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL) {
-        status =
-            shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "cannot reserve %zu bytes in /dev/shm: %s",
-                            map_len, strerror(ret));
+        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "cannot reserve %zu bytes in /dev/shm: %s",
+                               map_len, strerror(ret));
         goto err_unlink;
     }
     ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ptr == MAP_FAILED) {
-        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "mmap of a %zu-byte segment: %s",
-                                 map_len, strerror(errno));
+        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "mmap of a %zu-byte segment: %s", map_len,
+                               strerror(errno));
         goto err_unlink;
     }
     close(fd);
     *ptr_p = ptr;
-    return SHMEM_OK;
+    return CGT_OK;
 
 err_unlink:
     shm_unlink(name);
@@ -166,90 +165,90 @@ err_unlink:
     return status;
 }
 
-static shmem_status_t shmem_posix_segment_attach(shmem_team_t *team, int peer, const char *name,
-                                                 size_t len, void **ptr_p) {
-    size_t map_len = shmem_posix_map_len(len);
-    shmem_status_t status;
+static cgt_status_t cgt_posix_segment_attach(cgt_team_t *team, int peer, const char *name,
+                                             size_t len, void **ptr_p) {
+    size_t map_len = cgt_posix_map_len(len);
+    cgt_status_t status;
     struct stat st;
     void *ptr;
     int fd;
 
-    if (memchr(name, '\0', SHMEM_POSIX_NAME_LEN) == NULL ||
-        strncmp(name, SHMEM_POSIX_PREFIX, strlen(SHMEM_POSIX_PREFIX)) != 0) {
-        return shmem_error_set(team, SHMEM_ERR_INVALID, "rank %d sent a bad segment name", peer);
+    if (memchr(name, '\0', CGT_POSIX_NAME_LEN) == NULL ||
+        strncmp(name, CGT_POSIX_PREFIX, strlen(CGT_POSIX_PREFIX)) != 0) {
+        return cgt_error_set(team, CGT_ERR_INVALID, "rank %d sent a bad segment name", peer);
     }
     fd = shm_open(name, O_RDWR, 0);
     if (fd < 0) {
-        return shmem_error_set(team, SHMEM_ERR_TRANSPORT,
-                               "shm_open(%s) of rank %d's segment failed: %s", name, peer,
-                               strerror(errno));
+        return cgt_error_set(team, CGT_ERR_TRANSPORT,
+                             "shm_open(%s) of rank %d's segment failed: %s", name, peer,
+                             strerror(errno));
     }
     /* the size comes from the file, not from the peer's word */
     if (fstat(fd, &st) != 0 || (size_t)st.st_size < map_len) {
-        status = shmem_error_set(team, SHMEM_ERR_INVALID,
-                                 "rank %d's segment is smaller than %zu bytes", peer, map_len);
+        status = cgt_error_set(team, CGT_ERR_INVALID, "rank %d's segment is smaller than %zu bytes",
+                               peer, map_len);
         goto out_close;
     }
     ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ptr == MAP_FAILED) {
-        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "mmap of rank %d's segment: %s", peer,
-                                 strerror(errno));
+        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "mmap of rank %d's segment: %s", peer,
+                               strerror(errno));
         goto out_close;
     }
     *ptr_p = ptr;
-    status = SHMEM_OK;
+    status = CGT_OK;
 out_close:
     close(fd);
     return status;
 }
 
-shmem_status_t shmem_posix_mem_create(shmem_team_t *team, shmem_mem_t *mem) {
-    shmem_posix_info_t *mine, *all;
-    shmem_status_t status;
+cgt_status_t cgt_posix_mem_create(cgt_team_t *team, cgt_mem_t *mem) {
+    cgt_posix_info_t *mine, *all;
+    cgt_status_t status;
     bool created;
     int peer;
 
     mine = calloc((size_t)team->size + 1, sizeof(*mine));
     if (mine == NULL) {
-        status = shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "shmem_alloc: out of host memory");
+        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "cgt_alloc: out of host memory");
         /* the others are in the name exchange and then the confirmation */
-        shmem_team_agree(team, status, "shared segment creation");
+        cgt_team_agree(team, status, "shared segment creation");
         return status;
     }
     all = mine + 1;
-    status = shmem_posix_segment_create(team, mem->len, mine->name, &mem->local);
-    created = status == SHMEM_OK;
+    status = cgt_posix_segment_create(team, mem->len, mine->name, &mem->local);
+    created = status == CGT_OK;
     mem->local_is_segment = created;
     mine->status = status;
 
     /* step 1: names */
-    if (shmem_team_oob_allgather(team, mine, all, sizeof(*mine)) != SHMEM_OK) {
-        status = SHMEM_ERR_BOOTSTRAP;
+    if (cgt_team_oob_allgather(team, mine, all, sizeof(*mine)) != CGT_OK) {
+        status = CGT_ERR_BOOTSTRAP;
         goto out_unlink;
     }
-    for (int r = 0; r < team->size && status == SHMEM_OK; ++r) {
-        if (all[r].status != SHMEM_OK) {
-            status = shmem_error_set(team, (shmem_status_t)all[r].status,
-                                     "shmem_alloc: rank %d could not create its segment", r);
+    for (int r = 0; r < team->size && status == CGT_OK; ++r) {
+        if (all[r].status != CGT_OK) {
+            status = cgt_error_set(team, (cgt_status_t)all[r].status,
+                                   "cgt_alloc: rank %d could not create its segment", r);
         }
     }
-    if (status != SHMEM_OK) {
+    if (status != CGT_OK) {
         goto out_unlink; /* every rank saw the same statuses */
     }
-    for (int i = 0; i < team->nlocal && status == SHMEM_OK; ++i) {
+    for (int i = 0; i < team->nlocal && status == CGT_OK; ++i) {
         peer = team->local_ranks[i];
         if (peer == team->rank) {
             continue;
         }
         status =
-            shmem_posix_segment_attach(team, peer, all[peer].name, mem->len, &mem->peers[peer].ptr);
-        if (status == SHMEM_OK) {
-            mem->peers[peer].kind = SHMEM_RMEM_POSIX;
+            cgt_posix_segment_attach(team, peer, all[peer].name, mem->len, &mem->peers[peer].ptr);
+        if (status == CGT_OK) {
+            mem->peers[peer].kind = CGT_RMEM_POSIX;
             mem->peers[peer].size = mem->len;
         }
     }
     /* step 2: every peer has mapped (or failed): the names can go */
-    status = shmem_team_agree(team, status, "mapping the local peers' segments");
+    status = cgt_team_agree(team, status, "mapping the local peers' segments");
 out_unlink:
     if (created) {
         shm_unlink(mine->name);
@@ -258,12 +257,11 @@ out_unlink:
     return status;
 }
 
-void shmem_posix_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
-    size_t map_len = shmem_posix_map_len(mem->len);
+void cgt_posix_mem_destroy(cgt_team_t *team, cgt_mem_t *mem) {
+    size_t map_len = cgt_posix_map_len(mem->len);
 
     for (int r = 0; r < team->size; ++r) {
-        if (r != team->rank && mem->peers[r].kind == SHMEM_RMEM_POSIX &&
-            mem->peers[r].ptr != NULL) {
+        if (r != team->rank && mem->peers[r].kind == CGT_RMEM_POSIX && mem->peers[r].ptr != NULL) {
             munmap(mem->peers[r].ptr, map_len);
         }
     }
@@ -275,27 +273,27 @@ void shmem_posix_mem_destroy(shmem_team_t *team, shmem_mem_t *mem) {
 
 /* ---- cross-memory attach -------------------------------------------------------------------- */
 
-static shmem_status_t shmem_cma_error(shmem_team_t *team, int err, pid_t pid, const char *op) {
+static cgt_status_t cgt_cma_error(cgt_team_t *team, int err, pid_t pid, const char *op) {
     switch (err) {
     case ESRCH:
-        return shmem_error_set(team, SHMEM_ERR_PEER_FAILED, "%s: process %d is gone", op, (int)pid);
+        return cgt_error_set(team, CGT_ERR_PEER_FAILED, "%s: process %d is gone", op, (int)pid);
     case EFAULT:
-        return shmem_error_set(team, SHMEM_ERR_INVALID,
-                               "%s: the range is not mapped in process %d (freed?)", op, (int)pid);
+        return cgt_error_set(team, CGT_ERR_INVALID,
+                             "%s: the range is not mapped in process %d (freed?)", op, (int)pid);
     case EPERM:
     case ENOSYS:
-        return shmem_error_set(team, SHMEM_ERR_UNSUPPORTED,
-                               "%s: cross-memory attach to process %d is not permitted (%s: "
-                               "kernel.yama.ptrace_scope, a seccomp filter or another user); "
-                               "use host memory from shmem_alloc for node-local transfers",
-                               op, (int)pid, strerror(err));
+        return cgt_error_set(team, CGT_ERR_UNSUPPORTED,
+                             "%s: cross-memory attach to process %d is not permitted (%s: "
+                             "kernel.yama.ptrace_scope, a seccomp filter or another user); "
+                             "use host memory from cgt_alloc for node-local transfers",
+                             op, (int)pid, strerror(err));
     default:
-        return shmem_error_set(team, SHMEM_ERR_TRANSPORT, "%s: process %d: %s", op, (int)pid,
-                               strerror(err));
+        return cgt_error_set(team, CGT_ERR_TRANSPORT, "%s: process %d: %s", op, (int)pid,
+                             strerror(err));
     }
 }
 
-shmem_status_t shmem_cma_probe(shmem_team_t *team, pid_t pid, uint64_t addr) {
+cgt_status_t cgt_cma_probe(cgt_team_t *team, pid_t pid, uint64_t addr) {
     struct iovec local, remote;
     char byte;
 
@@ -304,14 +302,14 @@ shmem_status_t shmem_cma_probe(shmem_team_t *team, pid_t pid, uint64_t addr) {
     remote.iov_base = (void *)(uintptr_t)addr;
     remote.iov_len = 1;
     if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1) {
-        return SHMEM_OK;
+        return CGT_OK;
     }
-    return shmem_cma_error(team, errno, pid, "shmem_peer_map (cross-memory attach)");
+    return cgt_cma_error(team, errno, pid, "cgt_peer_map (cross-memory attach)");
 }
 
 /* Move len bytes between buf (host memory here) and the peer; a short transfer goes on. */
-static shmem_status_t shmem_cma_xfer_host(shmem_team_t *team, shmem_rmem_t *rmem, size_t offset,
-                                          void *buf, size_t len, bool write) {
+static cgt_status_t cgt_cma_xfer_host(cgt_team_t *team, cgt_rmem_t *rmem, size_t offset, void *buf,
+                                      size_t len, bool write) {
     struct iovec local, remote;
     size_t done = 0;
     ssize_t ret;
@@ -327,66 +325,65 @@ static shmem_status_t shmem_cma_xfer_host(shmem_team_t *team, shmem_rmem_t *rmem
             if (errno == EINTR) {
                 continue;
             }
-            return shmem_cma_error(team, errno, rmem->pid, write ? "shmem_put" : "shmem_get");
+            return cgt_cma_error(team, errno, rmem->pid, write ? "cgt_put" : "cgt_get");
         }
         if (ret == 0) {
-            return shmem_cma_error(team, EFAULT, rmem->pid, write ? "shmem_put" : "shmem_get");
+            return cgt_cma_error(team, EFAULT, rmem->pid, write ? "cgt_put" : "cgt_get");
         }
         done += (size_t)ret;
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* Device memory here: through a host bounce buffer, a chunk at a time. */
-static shmem_status_t shmem_cma_xfer(shmem_team_t *team, shmem_rmem_t *rmem, size_t offset,
-                                     void *buf, size_t len, bool write) {
-    shmem_status_t status;
+static cgt_status_t cgt_cma_xfer(cgt_team_t *team, cgt_rmem_t *rmem, size_t offset, void *buf,
+                                 size_t len, bool write) {
+    cgt_status_t status;
     size_t chunk;
 
-    if (!shmem_ptr_is_device(team, buf)) {
-        return shmem_cma_xfer_host(team, rmem, offset, buf, len, write);
+    if (!cgt_ptr_is_device(team, buf)) {
+        return cgt_cma_xfer_host(team, rmem, offset, buf, len, write);
     }
     if (team->bounce == NULL) {
-        team->bounce = malloc(SHMEM_CMA_BOUNCE_SIZE);
+        team->bounce = malloc(CGT_CMA_BOUNCE_SIZE);
         if (team->bounce == NULL) {
-            return shmem_error_set(team, SHMEM_ERR_NO_MEMORY, "CMA bounce buffer: out of memory");
+            return cgt_error_set(team, CGT_ERR_NO_MEMORY, "CMA bounce buffer: out of memory");
         }
-        team->bounce_size = SHMEM_CMA_BOUNCE_SIZE;
+        team->bounce_size = CGT_CMA_BOUNCE_SIZE;
     }
     for (size_t done = 0; done < len; done += chunk) {
         chunk = len - done < team->bounce_size ? len - done : team->bounce_size;
         if (write) {
-            status = shmem_copy(team, team->bounce, (char *)buf + done, chunk, true);
-            if (status == SHMEM_OK) {
-                status = shmem_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, true);
+            status = cgt_copy(team, team->bounce, (char *)buf + done, chunk, true);
+            if (status == CGT_OK) {
+                status = cgt_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, true);
             }
         } else {
-            status = shmem_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, false);
-            if (status == SHMEM_OK) {
-                status = shmem_copy(team, (char *)buf + done, team->bounce, chunk, true);
+            status = cgt_cma_xfer_host(team, rmem, offset + done, team->bounce, chunk, false);
+            if (status == CGT_OK) {
+                status = cgt_copy(team, (char *)buf + done, team->bounce, chunk, true);
             }
         }
-        if (status != SHMEM_OK) {
+        if (status != CGT_OK) {
             return status;
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
-shmem_status_t shmem_cma_put(shmem_team_t *team, shmem_rmem_t *dst, size_t offset, const void *src,
-                             size_t len) {
-    return shmem_cma_xfer(team, dst, offset, (void *)src, len, true);
+cgt_status_t cgt_cma_put(cgt_team_t *team, cgt_rmem_t *dst, size_t offset, const void *src,
+                         size_t len) {
+    return cgt_cma_xfer(team, dst, offset, (void *)src, len, true);
 }
 
-shmem_status_t shmem_cma_get(shmem_team_t *team, void *dst, shmem_rmem_t *src, size_t offset,
-                             size_t len) {
-    return shmem_cma_xfer(team, src, offset, dst, len, false);
+cgt_status_t cgt_cma_get(cgt_team_t *team, void *dst, cgt_rmem_t *src, size_t offset, size_t len) {
+    return cgt_cma_xfer(team, src, offset, dst, len, false);
 }
 
 /* ---- liveness ------------------------------------------------------------------------------- */
 
 /* /proc/PID/stat: state (field 3) and start time (field 22, clock ticks since boot). */
-static bool shmem_proc_stat(pid_t pid, char *state_p, uint64_t *start_p) {
+static bool cgt_proc_stat(pid_t pid, char *state_p, uint64_t *start_p) {
     char path[64], buf[1024], *p;
     ssize_t n;
     int fd;
@@ -420,18 +417,18 @@ static bool shmem_proc_stat(pid_t pid, char *state_p, uint64_t *start_p) {
     return true;
 }
 
-uint64_t shmem_proc_start_time(pid_t pid) {
+uint64_t cgt_proc_start_time(pid_t pid) {
     uint64_t start;
     char state;
 
-    return shmem_proc_stat(pid, &state, &start) ? start : 0;
+    return cgt_proc_stat(pid, &state, &start) ? start : 0;
 }
 
-bool shmem_proc_alive(pid_t pid, uint64_t start_time) {
+bool cgt_proc_alive(pid_t pid, uint64_t start_time) {
     uint64_t start;
     char state;
 
-    if (!shmem_proc_stat(pid, &state, &start)) {
+    if (!cgt_proc_stat(pid, &state, &start)) {
         return false;
     }
     /* a zombie is dead for us: its parent has not reaped it yet */

@@ -2,22 +2,22 @@
 /*
  * The ucx backend of shmem-transport: one UCP context and worker per team.
  *
- * Endpoints.  Worker addresses are exchanged once (shmem_ucx_create); the endpoint to a peer
+ * Endpoints.  Worker addresses are exchanged once (cgt_ucx_create); the endpoint to a peer
  * is created the first time an rkey of that peer is unpacked, with UCP_ERR_HANDLING_MODE_PEER
  * and an error callback that marks the peer failed.  A wait (flush, staging, signals) ends when
  * its operation completes or the peer is known failed; only a team given a timeout bounds it
- * too (a slow peer is no dead one): a peer that stops answering then costs SHMEM_ERR_TIMEOUT and
+ * too (a slow peer is no dead one): a peer that stops answering then costs CGT_ERR_TIMEOUT and
  * its endpoint is closed (its outstanding operations canceled, so that nothing lands in a buffer
- * after the caller gave up); a connection that breaks costs SHMEM_ERR_PEER_FAILED as soon as
- * UCX reports it.  Later calls to a failed peer return SHMEM_ERR_PEER_FAILED at once.
+ * after the caller gave up); a connection that breaks costs CGT_ERR_PEER_FAILED as soon as
+ * UCX reports it.  Later calls to a failed peer return CGT_ERR_PEER_FAILED at once.
  *
  * Progress.  Over transports that emulate RMA with active messages (tcp, shared-memory FIFOs)
  * a put or get completes only while the target's worker progresses: the core calls
- * shmem_ucx_progress in every wait, and so must anyone polling a signal that arrives over UCX.
+ * cgt_ucx_progress in every wait, and so must anyone polling a signal that arrives over UCX.
  * Open MPI's progress (params->progress) is never called from here: it could re-enter the
  * component in the middle of an operation.
  *
- * Signals (shmem_ucx_put_signal).  The data puts to a peer must be visible at the target
+ * Signals (cgt_ucx_put_signal).  The data puts to a peer must be visible at the target
  * before the 8-byte signal.  UCX orders them in one of two ways, chosen at create:
  *  - fence: ucp_worker_fence() then the put of the value.  Since UCX 1.16 (strong fence mode,
  *    UCX_FENCE_MODE=auto) the fence orders operations across every lane of an endpoint, so a
@@ -27,9 +27,9 @@
  *    (remote completion of every earlier operation: correct with any UCX and any lanes, at the
  *    price of one round trip of latency on the signal, not on the caller: put_signal returns
  *    at once, the signal is posted from progress).
- * The flush is used (SHMEM_UCX_SIGNAL=fence in the environment asks for the fence, a
+ * The flush is used (CGT_UCX_SIGNAL=fence in the environment asks for the fence, a
  * measuring knob, sound across lanes from UCX 1.16 on): UCX 1.18's tcp transport delivered
- * fence-ordered signals to one peer out of order (shmem_ucx_choose_signal_order).  Signals leave in
+ * fence-ordered signals to one peer out of order (cgt_ucx_choose_signal_order).  Signals leave in
  * the order put_signal was called. At the target, the value is one aligned 8-byte store by the NIC
  * (RDMA write) or by UCX's progress (AM-emulated put): the poller sees the old or the new value,
  * never a mix, and must use an acquire fence after seeing it before reading the data.
@@ -37,19 +37,19 @@
  * Device memory.  When UCX moves CUDA memory itself (its context lists UCS_MEMORY_TYPE_CUDA:
  * GPUDirect RDMA, or UCX's own staging) and the accelerator is CUDA, device buffers go
  * straight to ucp_put_nbx/ucp_get_nbx.  Otherwise a local device buffer is staged through
- * pinned host bounce buffers of this context (SHMEM_UCX_STAGE_SLOTS x SHMEM_UCX_STAGE_CHUNK,
+ * pinned host bounce buffers of this context (CGT_UCX_STAGE_SLOTS x CGT_UCX_STAGE_CHUNK,
  * allocated on first use through the accelerator), pipelined: the copy of chunk k+1 runs on
  * the accelerator's stream while chunk k is on the wire.  Emulated device memory (tests) is
  * always staged: the host cannot touch it, nor can UCX.  A staged put returns once its data is
  * out of the bounce buffers, a staged get once the data is in the device buffer.  The remote
- * side cannot be staged: without CUDA support in UCX, shmem_ucx_mem_map refuses device
- * memory (SHMEM_ERR_UNSUPPORTED), and the core maps host scratch for such peers instead.
+ * side cannot be staged: without CUDA support in UCX, cgt_ucx_mem_map refuses device
+ * memory (CGT_ERR_UNSUPPORTED), and the core maps host scratch for such peers instead.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "shmem_ucx.h"
+#include "cgt_ucx.h"
 
 #include <ucp/api/ucp.h>
 
@@ -64,67 +64,67 @@
 #include <time.h>
 
 /* Staging of device memory UCX cannot reach: slots in flight and the size of each. */
-#define SHMEM_UCX_STAGE_SLOTS 4
-#define SHMEM_UCX_STAGE_CHUNK (1024 * 1024)
+#define CGT_UCX_STAGE_SLOTS 4
+#define CGT_UCX_STAGE_CHUNK (1024 * 1024)
 /* Signals waiting for their flush or their put to complete, at most. */
-#define SHMEM_UCX_SIGNAL_RING 64
+#define CGT_UCX_SIGNAL_RING 64
 /* Packed rkey: magic "SUCX". */
-#define SHMEM_UCX_PACKED_MAGIC 0x58435553u
+#define CGT_UCX_PACKED_MAGIC 0x58435553u
 /* Destroy waits this long at most for its endpoints to close when the team has no timeout: a
  * peer that is gone must not hold MPI_Comm_free, and everything was flushed before. */
-#define SHMEM_UCX_DESTROY_LINGER 10.0
+#define CGT_UCX_DESTROY_LINGER 10.0
 
 typedef enum {
-    SHMEM_UCX_SIGNAL_ORDER_FENCE,
-    SHMEM_UCX_SIGNAL_ORDER_FLUSH,
-} shmem_ucx_signal_order_t;
+    CGT_UCX_SIGNAL_ORDER_FENCE,
+    CGT_UCX_SIGNAL_ORDER_FLUSH,
+} cgt_ucx_signal_order_t;
 
-typedef struct shmem_ucx_peer {
-    shmem_ucx_t *ucx;
+typedef struct cgt_ucx_peer {
+    cgt_ucx_t *ucx;
     int rank;
     ucp_ep_h ep;           /* NULL until first use, and again once closed */
     bool failed;           /* the endpoint reported an error, or a wait timed out */
     bool dirty;            /* operations issued since the last flush */
-    bool no_err_handling;  /* created with UCP_ERR_HANDLING_MODE_NONE (see shmem_ucx_peer_ep) */
+    bool no_err_handling;  /* created with UCP_ERR_HANDLING_MODE_NONE (see cgt_ucx_peer_ep) */
     ucs_status_t error;    /* why it failed */
     ucs_status_t op_error; /* an operation completed with an error (reported by flush) */
     size_t outstanding;    /* callback-tracked requests not yet completed */
-    void *flush_req;       /* flush in progress (shmem_ucx_flush) */
+    void *flush_req;       /* flush in progress (cgt_ucx_flush) */
     uint64_t signal_puts;  /* signal puts posted to this peer so far */
-} shmem_ucx_peer_t;
+} cgt_ucx_peer_t;
 
 typedef enum {
-    SHMEM_UCX_SIGNAL_FLUSHING, /* req: the flush that must complete before the put (or NULL) */
-    SHMEM_UCX_SIGNAL_PUTTING,  /* req: the put of value */
-} shmem_ucx_signal_state_t;
+    CGT_UCX_SIGNAL_FLUSHING, /* req: the flush that must complete before the put (or NULL) */
+    CGT_UCX_SIGNAL_PUTTING,  /* req: the put of value */
+} cgt_ucx_signal_state_t;
 
 typedef struct {
-    shmem_ucx_peer_t *peer;
+    cgt_ucx_peer_t *peer;
     ucp_rkey_h rkey;
     uint64_t remote_addr;
     uint64_t value; /* the put's source: lives here until the put completes locally */
     void *req;
-    shmem_ucx_signal_state_t state;
+    cgt_ucx_signal_state_t state;
     uint64_t flushed_puts; /* flush order: the peer's signal_puts when the flush was issued */
-} shmem_ucx_signal_t;
+} cgt_ucx_signal_t;
 
-struct shmem_ucx_mem {
-    shmem_ucx_mem_t *prev, *next;
+struct cgt_ucx_mem {
+    cgt_ucx_mem_t *prev, *next;
     void *ptr;
     size_t len;
     accel_mem_type_t type;
     ucp_mem_h memh;
 };
 
-struct shmem_ucx_rkey {
-    shmem_ucx_rkey_t *prev, *next;
-    shmem_ucx_peer_t *peer;
+struct cgt_ucx_rkey {
+    cgt_ucx_rkey_t *prev, *next;
+    cgt_ucx_peer_t *peer;
     uint64_t base;
     uint64_t len;
     ucp_rkey_h rkey;
 };
 
-/* What shmem_ucx_mem_pack writes in front of UCX's rkey buffer. */
+/* What cgt_ucx_mem_pack writes in front of UCX's rkey buffer. */
 typedef struct {
     uint32_t magic;
     uint32_t rkey_len;
@@ -132,61 +132,60 @@ typedef struct {
     uint64_t len;
     uint32_t mem_type; /* accel_mem_type_t of the mapping */
     uint32_t reserved;
-} shmem_ucx_packed_hdr_t;
+} cgt_ucx_packed_hdr_t;
 
-struct shmem_ucx {
+struct cgt_ucx {
     int rank;
     int size;
     const accel_ops_t *accel;
-    shmem_log_fn_t log;
+    cgt_log_fn_t log;
     int verbose;
     double timeout;
-    bool yield_when_idle; /* the host is oversubscribed: waits yield (shmem_ucx_wait_turn) */
+    bool yield_when_idle; /* the host is oversubscribed: waits yield (cgt_ucx_wait_turn) */
 
     ucp_context_h context;
     ucp_worker_h worker;
     ucp_address_t *address;
     size_t address_len;
     bool device_direct; /* UCX moves the accelerator's device memory itself */
-    shmem_ucx_signal_order_t signal_order;
+    cgt_ucx_signal_order_t signal_order;
     char devices[256];
     char tls[128]; /* the explicit transport list (parameter or UCX_TLS), "" for UCX's default */
 
     size_t addr_slot; /* bytes per rank in addrs: 8-byte length, then the address */
     uint8_t *addrs;   /* every rank's worker address */
-    shmem_ucx_peer_t *peers;
+    cgt_ucx_peer_t *peers;
     size_t num_eps;
 
-    shmem_ucx_mem_t *mems;   /* live mappings (released at destroy if the caller did not) */
-    shmem_ucx_rkey_t *rkeys; /* live unpacked rkeys (idem) */
+    cgt_ucx_mem_t *mems;   /* live mappings (released at destroy if the caller did not) */
+    cgt_ucx_rkey_t *rkeys; /* live unpacked rkeys (idem) */
 
-    shmem_ucx_signal_t signals[SHMEM_UCX_SIGNAL_RING];
+    cgt_ucx_signal_t signals[CGT_UCX_SIGNAL_RING];
     unsigned signal_head;
     unsigned signal_count;
 
     /* Staging, set up on first use. */
     bool stage_ready;
-    char *stage_buf; /* SHMEM_UCX_STAGE_SLOTS chunks of pinned host memory */
+    char *stage_buf; /* CGT_UCX_STAGE_SLOTS chunks of pinned host memory */
     accel_stream_h stage_stream;
-    accel_event_h stage_events[SHMEM_UCX_STAGE_SLOTS];
+    accel_event_h stage_events[CGT_UCX_STAGE_SLOTS];
 };
 
 /* Endpoints open in the process, every context together (leak checks). */
-static size_t shmem_ucx_total_eps;
+static size_t cgt_ucx_total_eps;
 
-static __thread char shmem_ucx_errbuf[256];
+static __thread char cgt_ucx_errbuf[256];
 
 /* ------------------------------------------------------------------------------------------ */
 /* Errors, logging, time                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static void shmem_ucx_log(const shmem_ucx_t *ucx, int level, const char *fmt, ...)
+static void cgt_ucx_log(const cgt_ucx_t *ucx, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static shmem_status_t shmem_ucx_error(const shmem_ucx_t *ucx, shmem_status_t status,
-                                      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static cgt_status_t cgt_ucx_error(const cgt_ucx_t *ucx, cgt_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void shmem_ucx_vlog(shmem_log_fn_t log, int verbose, int level, const char *fmt,
-                           va_list ap) {
+static void cgt_ucx_vlog(cgt_log_fn_t log, int verbose, int level, const char *fmt, va_list ap) {
     char msg[512];
 
     if ((log == NULL) || (level > verbose)) {
@@ -196,32 +195,31 @@ static void shmem_ucx_vlog(shmem_log_fn_t log, int verbose, int level, const cha
     log(level, msg);
 }
 
-static void shmem_ucx_log(const shmem_ucx_t *ucx, int level, const char *fmt, ...) {
+static void cgt_ucx_log(const cgt_ucx_t *ucx, int level, const char *fmt, ...) {
     va_list ap;
 
     va_start(ap, fmt);
-    shmem_ucx_vlog(ucx->log, ucx->verbose, level, fmt, ap);
+    cgt_ucx_vlog(ucx->log, ucx->verbose, level, fmt, ap);
     va_end(ap);
 }
 
-/* The first to see an error records it in words (shmem_ucx_last_error) and logs it at level 2;
+/* The first to see an error records it in words (cgt_ucx_last_error) and logs it at level 2;
  * callers pass the status up. */
-static shmem_status_t shmem_ucx_error(const shmem_ucx_t *ucx, shmem_status_t status,
-                                      const char *fmt, ...) {
+static cgt_status_t cgt_ucx_error(const cgt_ucx_t *ucx, cgt_status_t status, const char *fmt, ...) {
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(shmem_ucx_errbuf, sizeof(shmem_ucx_errbuf), fmt, ap);
+    vsnprintf(cgt_ucx_errbuf, sizeof(cgt_ucx_errbuf), fmt, ap);
     va_end(ap);
     if (ucx != NULL) {
-        shmem_ucx_log(ucx, 2, "ucx: rank %d: %s", ucx->rank, shmem_ucx_errbuf);
+        cgt_ucx_log(ucx, 2, "ucx: rank %d: %s", ucx->rank, cgt_ucx_errbuf);
     }
     return status;
 }
 
-const char *shmem_ucx_last_error(void) { return shmem_ucx_errbuf; }
+const char *cgt_ucx_last_error(void) { return cgt_ucx_errbuf; }
 
-static double shmem_ucx_now(void) {
+static double cgt_ucx_now(void) {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -230,11 +228,11 @@ static double shmem_ucx_now(void) {
 
 /* When a wait started now gives up: never, unless the team was given a timeout (a slow peer is
  * not a dead one; a dead one is reported by its endpoint or by Open MPI's runtime). */
-static double shmem_ucx_deadline(const shmem_ucx_t *ucx) {
-    return (ucx->timeout > 0) ? shmem_ucx_now() + ucx->timeout : HUGE_VAL;
+static double cgt_ucx_deadline(const cgt_ucx_t *ucx) {
+    return (ucx->timeout > 0) ? cgt_ucx_now() + ucx->timeout : HUGE_VAL;
 }
 
-static bool shmem_ucx_peer_valid(const shmem_ucx_t *ucx, int peer) {
+static bool cgt_ucx_peer_valid(const cgt_ucx_t *ucx, int peer) {
     return (peer >= 0) && (peer < ucx->size);
 }
 
@@ -242,27 +240,27 @@ static bool shmem_ucx_peer_valid(const shmem_ucx_t *ucx, int peer) {
 /* Endpoints                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static void shmem_ucx_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
-    shmem_ucx_peer_t *peer = arg;
+static void cgt_ucx_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    cgt_ucx_peer_t *peer = arg;
 
     (void)ep;
     if (!peer->failed) {
         peer->failed = true;
         peer->error = status;
-        shmem_ucx_log(peer->ucx, 2, "ucx: rank %d: endpoint to rank %d failed: %s", peer->ucx->rank,
-                      peer->rank, ucs_status_string(status));
+        cgt_ucx_log(peer->ucx, 2, "ucx: rank %d: endpoint to rank %d failed: %s", peer->ucx->rank,
+                    peer->rank, ucs_status_string(status));
     }
 }
 
-static void shmem_ucx_ep_forget(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer) {
+static void cgt_ucx_ep_forget(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer) {
     peer->ep = NULL;
     --ucx->num_eps;
-    __atomic_sub_fetch(&shmem_ucx_total_eps, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&cgt_ucx_total_eps, 1, __ATOMIC_RELAXED);
 }
 
 /* Close the endpoint of a failed peer: UCX wants an endpoint that reported an error closed
  * with FORCE; it cancels what is still outstanding on it. */
-static void shmem_ucx_ep_close_force(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer) {
+static void cgt_ucx_ep_close_force(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer) {
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                                  .flags = UCP_EP_CLOSE_FLAG_FORCE};
     void *req;
@@ -276,68 +274,66 @@ static void shmem_ucx_ep_close_force(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer) {
         ucp_worker_progress(ucx->worker);
         ucp_request_free(req);
     }
-    shmem_ucx_ep_forget(ucx, peer);
+    cgt_ucx_ep_forget(ucx, peer);
 }
 
 /* A wait on peer ran out of time: from now on the peer counts as failed. */
-static shmem_status_t shmem_ucx_peer_timeout(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer,
-                                             const char *what) {
+static cgt_status_t cgt_ucx_peer_timeout(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer, const char *what) {
     if (!peer->failed) {
         peer->failed = true;
         peer->error = UCS_ERR_TIMED_OUT;
     }
-    shmem_ucx_ep_close_force(ucx, peer);
-    return shmem_ucx_error(ucx, SHMEM_ERR_TIMEOUT, "%s: rank %d did not answer within %.1f s", what,
-                           peer->rank, ucx->timeout);
+    cgt_ucx_ep_close_force(ucx, peer);
+    return cgt_ucx_error(ucx, CGT_ERR_TIMEOUT, "%s: rank %d did not answer within %.1f s", what,
+                         peer->rank, ucx->timeout);
 }
 
-static shmem_status_t shmem_ucx_peer_failed_status(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer,
-                                                   const char *what) {
+static cgt_status_t cgt_ucx_peer_failed_status(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer,
+                                               const char *what) {
     /* the error callback has run: close now, outside UCX's callback */
-    shmem_ucx_ep_close_force(ucx, peer);
-    return shmem_ucx_error(ucx, SHMEM_ERR_PEER_FAILED, "%s: rank %d failed (%s)", what, peer->rank,
-                           ucs_status_string(peer->error));
+    cgt_ucx_ep_close_force(ucx, peer);
+    return cgt_ucx_error(ucx, CGT_ERR_PEER_FAILED, "%s: rank %d failed (%s)", what, peer->rank,
+                         ucs_status_string(peer->error));
 }
 
 /* UCX logs an error each time an endpoint with peer error handling cannot be created: once a
  * transport list (an explicit one: UCX's default has tcp, which reports failures) proved that,
  * later contexts with the same list create their endpoints without error handling at once. */
-static char shmem_ucx_no_err_tls[128];
-static pthread_mutex_t shmem_ucx_no_err_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cgt_ucx_no_err_tls[128];
+static pthread_mutex_t cgt_ucx_no_err_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool shmem_ucx_no_err_handling_known(const shmem_ucx_t *ucx) {
+static bool cgt_ucx_no_err_handling_known(const cgt_ucx_t *ucx) {
     bool known;
 
     if (ucx->tls[0] == '\0') {
         return false;
     }
-    pthread_mutex_lock(&shmem_ucx_no_err_lock);
-    known = (strcmp(shmem_ucx_no_err_tls, ucx->tls) == 0);
-    pthread_mutex_unlock(&shmem_ucx_no_err_lock);
+    pthread_mutex_lock(&cgt_ucx_no_err_lock);
+    known = (strcmp(cgt_ucx_no_err_tls, ucx->tls) == 0);
+    pthread_mutex_unlock(&cgt_ucx_no_err_lock);
     return known;
 }
 
-static void shmem_ucx_no_err_handling_learn(const shmem_ucx_t *ucx) {
+static void cgt_ucx_no_err_handling_learn(const cgt_ucx_t *ucx) {
     if (ucx->tls[0] == '\0') {
         return;
     }
-    pthread_mutex_lock(&shmem_ucx_no_err_lock);
-    snprintf(shmem_ucx_no_err_tls, sizeof(shmem_ucx_no_err_tls), "%s", ucx->tls);
-    pthread_mutex_unlock(&shmem_ucx_no_err_lock);
+    pthread_mutex_lock(&cgt_ucx_no_err_lock);
+    snprintf(cgt_ucx_no_err_tls, sizeof(cgt_ucx_no_err_tls), "%s", ucx->tls);
+    pthread_mutex_unlock(&cgt_ucx_no_err_lock);
 }
 
 /* The endpoint to peer, created on first use. */
-static shmem_status_t shmem_ucx_peer_ep(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer,
-                                        const char *what) {
+static cgt_status_t cgt_ucx_peer_ep(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer, const char *what) {
     ucp_ep_params_t params;
     ucs_status_t status;
     const uint8_t *slot;
 
     if (peer->failed) {
-        return shmem_ucx_peer_failed_status(ucx, peer, what);
+        return cgt_ucx_peer_failed_status(ucx, peer, what);
     }
     if (peer->ep != NULL) {
-        return SHMEM_OK;
+        return CGT_OK;
     }
     slot = ucx->addrs + (size_t)peer->rank * ucx->addr_slot;
     memset(&params, 0, sizeof(params));
@@ -345,10 +341,10 @@ static shmem_status_t shmem_ucx_peer_ep(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address = (const ucp_address_t *)(slot + sizeof(uint64_t));
     params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = shmem_ucx_ep_error_cb;
+    params.err_handler.cb = cgt_ucx_ep_error_cb;
     params.err_handler.arg = peer;
-    status = shmem_ucx_no_err_handling_known(ucx) ? UCS_ERR_UNREACHABLE
-                                                  : ucp_ep_create(ucx->worker, &params, &peer->ep);
+    status = cgt_ucx_no_err_handling_known(ucx) ? UCS_ERR_UNREACHABLE
+                                                : ucp_ep_create(ucx->worker, &params, &peer->ep);
     if (status == UCS_ERR_UNREACHABLE) {
         /* No transport to peer reports peer failures (UCX 1.13's shared memory and self do
          * not): without error handling, a dead peer is then caught by the timeout. */
@@ -356,23 +352,23 @@ static shmem_status_t shmem_ucx_peer_ep(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer
         params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
         status = ucp_ep_create(ucx->worker, &params, &peer->ep);
         if (status == UCS_OK) {
-            shmem_ucx_no_err_handling_learn(ucx);
+            cgt_ucx_no_err_handling_learn(ucx);
             peer->no_err_handling = true;
-            shmem_ucx_log(ucx, 1,
-                          "ucx: rank %d: the transports to rank %d cannot report peer "
-                          "failures: a dead peer is found by Open MPI's runtime (or "
-                          "coll_gpu_transport_timeout)",
-                          ucx->rank, peer->rank);
+            cgt_ucx_log(ucx, 1,
+                        "ucx: rank %d: the transports to rank %d cannot report peer "
+                        "failures: a dead peer is found by Open MPI's runtime (or "
+                        "coll_gpu_transport_timeout)",
+                        ucx->rank, peer->rank);
         }
     }
     if (status != UCS_OK) {
         peer->ep = NULL;
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "%s: ucp_ep_create to rank %d: %s", what,
-                               peer->rank, ucs_status_string(status));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "%s: ucp_ep_create to rank %d: %s", what,
+                             peer->rank, ucs_status_string(status));
     }
     ++ucx->num_eps;
-    __atomic_add_fetch(&shmem_ucx_total_eps, 1, __ATOMIC_RELAXED);
-    return SHMEM_OK;
+    __atomic_add_fetch(&cgt_ucx_total_eps, 1, __ATOMIC_RELAXED);
+    return CGT_OK;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -380,8 +376,8 @@ static shmem_status_t shmem_ucx_peer_ep(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer
 /* ------------------------------------------------------------------------------------------ */
 
 /* Completion of a put/get tracked by count (released here: flush learns of errors). */
-static void shmem_ucx_op_done_cb(void *request, ucs_status_t status, void *user_data) {
-    shmem_ucx_peer_t *peer = user_data;
+static void cgt_ucx_op_done_cb(void *request, ucs_status_t status, void *user_data) {
+    cgt_ucx_peer_t *peer = user_data;
 
     --peer->outstanding;
     if ((status != UCS_OK) && (status != UCS_ERR_CANCELED) && (peer->op_error == UCS_OK)) {
@@ -390,32 +386,32 @@ static void shmem_ucx_op_done_cb(void *request, ucs_status_t status, void *user_
     ucp_request_free(request);
 }
 
-static void shmem_ucx_signals_progress(shmem_ucx_t *ucx);
+static void cgt_ucx_signals_progress(cgt_ucx_t *ucx);
 
-void shmem_ucx_progress(shmem_ucx_t *ucx) {
+void cgt_ucx_progress(cgt_ucx_t *ucx) {
     if (ucx == NULL) {
         return;
     }
     ucp_worker_progress(ucx->worker);
     if (ucx->signal_count > 0) {
-        shmem_ucx_signals_progress(ucx);
+        cgt_ucx_signals_progress(ucx);
     }
 }
 
 /* One turn of a wait for the network: progress, and on an oversubscribed host let the peer
  * whose progress completes the operation run (over tcp and shared-memory FIFOs the target's
  * worker must progress: spinning here would keep it off the core for a whole time slice). */
-static void shmem_ucx_wait_turn(shmem_ucx_t *ucx) {
-    shmem_ucx_progress(ucx);
+static void cgt_ucx_wait_turn(cgt_ucx_t *ucx) {
+    cgt_ucx_progress(ucx);
     if (ucx->yield_when_idle) {
         sched_yield();
     }
 }
 
 /* Wait for one request (put, get or flush) to peer to complete; the request is released. */
-static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer, void **req_p,
-                                         const char *what) {
-    double deadline = shmem_ucx_deadline(ucx);
+static cgt_status_t cgt_ucx_req_wait(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer, void **req_p,
+                                     const char *what) {
+    double deadline = cgt_ucx_deadline(ucx);
     ucs_status_t status;
 
     while (*req_p != NULL) {
@@ -424,24 +420,24 @@ static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *pee
             ucp_request_free(*req_p);
             *req_p = NULL;
             if (status == UCS_OK) {
-                return SHMEM_OK;
+                return CGT_OK;
             }
             if (peer->failed) {
-                return shmem_ucx_peer_failed_status(ucx, peer, what);
+                return cgt_ucx_peer_failed_status(ucx, peer, what);
             }
-            return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "%s to rank %d: %s", what, peer->rank,
-                                   ucs_status_string(status));
+            return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "%s to rank %d: %s", what, peer->rank,
+                                 ucs_status_string(status));
         }
-        shmem_ucx_wait_turn(ucx);
-        if (peer->failed || (shmem_ucx_now() > deadline)) {
+        cgt_ucx_wait_turn(ucx);
+        if (peer->failed || (cgt_ucx_now() > deadline)) {
             /* released by UCX when it completes (canceled by the closing endpoint) */
             ucp_request_free(*req_p);
             *req_p = NULL;
-            return peer->failed ? shmem_ucx_peer_failed_status(ucx, peer, what)
-                                : shmem_ucx_peer_timeout(ucx, peer, what);
+            return peer->failed ? cgt_ucx_peer_failed_status(ucx, peer, what)
+                                : cgt_ucx_peer_timeout(ucx, peer, what);
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /*
@@ -449,10 +445,10 @@ static shmem_status_t shmem_ucx_req_wait(shmem_ucx_t *ucx, shmem_ucx_peer_t *pee
  * on the peer and released by its callback (flush completes it); else it is returned in *req_p
  * (NULL when done at once) for the caller to wait on.
  */
-static shmem_status_t shmem_ucx_post_rma(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, bool is_put,
-                                         void *buf, size_t len, uint64_t remote_addr,
-                                         ucs_memory_type_t mem_type, void **req_p) {
-    shmem_ucx_peer_t *peer = rkey->peer;
+static cgt_status_t cgt_ucx_post_rma(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, bool is_put, void *buf,
+                                     size_t len, uint64_t remote_addr, ucs_memory_type_t mem_type,
+                                     void **req_p) {
+    cgt_ucx_peer_t *peer = rkey->peer;
     ucp_request_param_t param;
     void *req;
 
@@ -461,18 +457,18 @@ static shmem_status_t shmem_ucx_post_rma(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rke
     param.memory_type = mem_type;
     if (req_p == NULL) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        param.cb.send = shmem_ucx_op_done_cb;
+        param.cb.send = cgt_ucx_op_done_cb;
         param.user_data = peer;
     }
     req = is_put ? ucp_put_nbx(peer->ep, buf, len, remote_addr, rkey->rkey, &param)
                  : ucp_get_nbx(peer->ep, buf, len, remote_addr, rkey->rkey, &param);
     if (UCS_PTR_IS_ERR(req)) {
         if (peer->failed) {
-            return shmem_ucx_peer_failed_status(ucx, peer, is_put ? "put" : "get");
+            return cgt_ucx_peer_failed_status(ucx, peer, is_put ? "put" : "get");
         }
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "%s of %zu bytes to rank %d: %s",
-                               is_put ? "ucp_put_nbx" : "ucp_get_nbx", len, peer->rank,
-                               ucs_status_string(UCS_PTR_STATUS(req)));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "%s of %zu bytes to rank %d: %s",
+                             is_put ? "ucp_put_nbx" : "ucp_get_nbx", len, peer->rank,
+                             ucs_status_string(UCS_PTR_STATUS(req)));
     }
     peer->dirty = true;
     if (req_p != NULL) {
@@ -480,24 +476,24 @@ static shmem_status_t shmem_ucx_post_rma(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rke
     } else if (req != NULL) {
         ++peer->outstanding;
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Signals                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-static void shmem_ucx_signal_pop(shmem_ucx_t *ucx) {
-    ucx->signal_head = (ucx->signal_head + 1) % SHMEM_UCX_SIGNAL_RING;
+static void cgt_ucx_signal_pop(cgt_ucx_t *ucx) {
+    ucx->signal_head = (ucx->signal_head + 1) % CGT_UCX_SIGNAL_RING;
     --ucx->signal_count;
 }
 
 /* Move the signals on, in order: post the put of the oldest once its flush completed (flush
  * order) or at once (fence order), release it once its put completed locally. */
-static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
+static void cgt_ucx_signals_progress(cgt_ucx_t *ucx) {
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE,
                                  .memory_type = UCS_MEMORY_TYPE_HOST};
-    shmem_ucx_signal_t *sig;
+    cgt_ucx_signal_t *sig;
     ucs_status_t status;
     void *req;
 
@@ -513,20 +509,20 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
             if ((status != UCS_OK) && (sig->peer->op_error == UCS_OK)) {
                 sig->peer->op_error = status; /* flush reports it */
             }
-            if ((status != UCS_OK) || (sig->state == SHMEM_UCX_SIGNAL_PUTTING)) {
-                shmem_ucx_signal_pop(ucx);
+            if ((status != UCS_OK) || (sig->state == CGT_UCX_SIGNAL_PUTTING)) {
+                cgt_ucx_signal_pop(ucx);
                 continue;
             }
-        } else if (sig->state == SHMEM_UCX_SIGNAL_PUTTING) {
-            shmem_ucx_signal_pop(ucx);
+        } else if (sig->state == CGT_UCX_SIGNAL_PUTTING) {
+            cgt_ucx_signal_pop(ucx);
             continue;
         }
         /* flushed (or fenced): the signal may go */
         if (sig->peer->failed || (sig->peer->ep == NULL)) {
-            shmem_ucx_signal_pop(ucx); /* the caller learns of it from flush */
+            cgt_ucx_signal_pop(ucx); /* the caller learns of it from flush */
             continue;
         }
-        if ((ucx->signal_order == SHMEM_UCX_SIGNAL_ORDER_FLUSH) &&
+        if ((ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FLUSH) &&
             (sig->flushed_puts != sig->peer->signal_puts)) {
             /* its flush was issued before an earlier signal's put to the peer was posted, so
              * it does not order them: the later value could land first (another lane) and
@@ -539,7 +535,7 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
                 if (sig->peer->op_error == UCS_OK) {
                     sig->peer->op_error = UCS_PTR_STATUS(req);
                 }
-                shmem_ucx_signal_pop(ucx); /* the caller learns of it from flush */
+                cgt_ucx_signal_pop(ucx); /* the caller learns of it from flush */
                 continue;
             }
             sig->req = req;
@@ -551,7 +547,7 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
         req = ucp_put_nbx(sig->peer->ep, &sig->value, sizeof(sig->value), sig->remote_addr,
                           sig->rkey, &param);
         sig->peer->dirty = true;
-        sig->state = SHMEM_UCX_SIGNAL_PUTTING;
+        sig->state = CGT_UCX_SIGNAL_PUTTING;
         if (UCS_PTR_IS_ERR(req)) {
             if (sig->peer->op_error == UCS_OK) {
                 sig->peer->op_error = UCS_PTR_STATUS(req);
@@ -563,26 +559,26 @@ static void shmem_ucx_signals_progress(shmem_ucx_t *ucx) {
 }
 
 /* Every queued signal posted and locally complete (within the timeout, if the team has one). */
-static shmem_status_t shmem_ucx_signals_drain(shmem_ucx_t *ucx) {
-    double deadline = shmem_ucx_deadline(ucx);
+static cgt_status_t cgt_ucx_signals_drain(cgt_ucx_t *ucx) {
+    double deadline = cgt_ucx_deadline(ucx);
 
     while (ucx->signal_count > 0) {
-        shmem_ucx_wait_turn(ucx);
-        if ((ucx->signal_count > 0) && (shmem_ucx_now() > deadline)) {
+        cgt_ucx_wait_turn(ucx);
+        if ((ucx->signal_count > 0) && (cgt_ucx_now() > deadline)) {
             /* the oldest is stuck, and the others wait behind it: all are dropped */
-            shmem_ucx_peer_t *peer = ucx->signals[ucx->signal_head].peer;
+            cgt_ucx_peer_t *peer = ucx->signals[ucx->signal_head].peer;
             while (ucx->signal_count > 0) {
-                shmem_ucx_signal_t *sig = &ucx->signals[ucx->signal_head];
+                cgt_ucx_signal_t *sig = &ucx->signals[ucx->signal_head];
                 if (sig->req != NULL) {
                     ucp_request_free(sig->req);
                     sig->req = NULL;
                 }
-                shmem_ucx_signal_pop(ucx);
+                cgt_ucx_signal_pop(ucx);
             }
-            return shmem_ucx_peer_timeout(ucx, peer, "signal");
+            return cgt_ucx_peer_timeout(ucx, peer, "signal");
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -591,7 +587,7 @@ static shmem_status_t shmem_ucx_signals_drain(shmem_ucx_t *ucx) {
 
 /* The device the accelerator allocates on: the only one when there is one, else found by
  * where a small allocation lands (accel_ops_t has no "current device"). */
-static int shmem_ucx_current_device(const accel_ops_t *accel) {
+static int cgt_ucx_current_device(const accel_ops_t *accel) {
     accel_mem_attr_t attr;
     void *probe;
     int count, device = -1;
@@ -616,8 +612,7 @@ static int shmem_ucx_current_device(const accel_ops_t *accel) {
 /* UCX_NET_DEVICES of the context: the parameter, else the user's environment, else the NICs
  * nearest to this rank's GPU, else UCX's default.  Sets ucx->devices; *apply_p when it must
  * be written into the config. */
-static void shmem_ucx_choose_devices(shmem_ucx_t *ucx, const shmem_team_params_t *params,
-                                     bool *apply_p) {
+static void cgt_ucx_choose_devices(cgt_ucx_t *ucx, const cgt_team_params_t *params, bool *apply_p) {
     char nics[sizeof(ucx->devices)], why[256];
     const char *env = getenv("UCX_NET_DEVICES");
     int device;
@@ -626,31 +621,31 @@ static void shmem_ucx_choose_devices(shmem_ucx_t *ucx, const shmem_team_params_t
     if ((params->net_devices != NULL) && (params->net_devices[0] != '\0')) {
         snprintf(ucx->devices, sizeof(ucx->devices), "%s", params->net_devices);
         *apply_p = true;
-        shmem_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (parameter)", ucx->rank,
-                      ucx->devices);
+        cgt_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (parameter)", ucx->rank,
+                    ucx->devices);
         return;
     }
     if ((env != NULL) && (env[0] != '\0')) {
         snprintf(ucx->devices, sizeof(ucx->devices), "%s", env);
-        shmem_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (UCX_NET_DEVICES)", ucx->rank,
-                      ucx->devices);
+        cgt_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (UCX_NET_DEVICES)", ucx->rank,
+                    ucx->devices);
         return;
     }
-    device = shmem_ucx_current_device(ucx->accel);
-    if ((shmem_topo_nearest_nics_why(ucx->accel, device, nics, sizeof(nics), why, sizeof(why)) ==
-         SHMEM_OK) &&
+    device = cgt_ucx_current_device(ucx->accel);
+    if ((cgt_topo_nearest_nics_why(ucx->accel, device, nics, sizeof(nics), why, sizeof(why)) ==
+         CGT_OK) &&
         (nics[0] != '\0')) {
         snprintf(ucx->devices, sizeof(ucx->devices), "%s", nics);
         *apply_p = true;
     } else {
         snprintf(ucx->devices, sizeof(ucx->devices), "all");
     }
-    shmem_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (nearest NIC: %s)", ucx->rank,
-                  ucx->devices, why);
+    cgt_ucx_log(ucx, 1, "ucx: rank %d: network devices %s (nearest NIC: %s)", ucx->rank,
+                ucx->devices, why);
 }
 
-static shmem_ucx_signal_order_t shmem_ucx_choose_signal_order(void) {
-    const char *env = getenv("SHMEM_UCX_SIGNAL");
+static cgt_ucx_signal_order_t cgt_ucx_choose_signal_order(void) {
+    const char *env = getenv("CGT_UCX_SIGNAL");
 
     /* The flush by default: with UCX 1.18's tcp transport (Debian 13) fence-ordered signals
      * to one peer were seen to arrive out of order (a later value overwritten by an earlier
@@ -658,32 +653,32 @@ static shmem_ucx_signal_order_t shmem_ucx_choose_signal_order(void) {
      * nodes), which the flush rules out.  The fence stays for measuring, on request (strong
      * across lanes only from 1.16 on: see the top of the file). */
     if ((env != NULL) && (strcmp(env, "fence") == 0)) {
-        return SHMEM_UCX_SIGNAL_ORDER_FENCE;
+        return CGT_UCX_SIGNAL_ORDER_FENCE;
     }
-    return SHMEM_UCX_SIGNAL_ORDER_FLUSH;
+    return CGT_UCX_SIGNAL_ORDER_FLUSH;
 }
 
 /* Local part of create: context, worker, address. */
-static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t *params) {
+static cgt_status_t cgt_ucx_open(cgt_ucx_t *ucx, const cgt_team_params_t *params) {
     ucp_context_attr_t ctx_attr;
     ucp_worker_params_t worker_params;
     ucp_params_t ucp_params;
     ucp_config_t *config;
     ucs_status_t status;
     bool apply_devices;
-    shmem_status_t ret;
+    cgt_status_t ret;
 
     status = ucp_config_read(NULL, NULL, &config);
     if (status != UCS_OK) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_config_read: %s",
-                               ucs_status_string(status));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_config_read: %s",
+                             ucs_status_string(status));
     }
-    shmem_ucx_choose_devices(ucx, params, &apply_devices);
+    cgt_ucx_choose_devices(ucx, params, &apply_devices);
     if (apply_devices) {
         status = ucp_config_modify(config, "NET_DEVICES", ucx->devices);
         if (status != UCS_OK) {
-            ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "UCX NET_DEVICES=%s: %s", ucx->devices,
-                                  ucs_status_string(status));
+            ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "UCX NET_DEVICES=%s: %s", ucx->devices,
+                                ucs_status_string(status));
             goto err_release_config;
         }
     }
@@ -694,8 +689,8 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
         snprintf(ucx->tls, sizeof(ucx->tls), "%s", params->ucx_tls);
         status = ucp_config_modify(config, "TLS", params->ucx_tls);
         if (status != UCS_OK) {
-            ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "UCX TLS=%s: %s", params->ucx_tls,
-                                  ucs_status_string(status));
+            ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "UCX TLS=%s: %s", params->ucx_tls,
+                                ucs_status_string(status));
             goto err_release_config;
         }
     }
@@ -709,9 +704,9 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
     status = ucp_init(&ucp_params, config, &ucx->context);
     if (status != UCS_OK) {
         ucx->context = NULL;
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_init (TLS %s, devices %s): %s",
-                              (ucx->tls[0] != '\0') ? ucx->tls : "default", ucx->devices,
-                              ucs_status_string(status));
+        ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_init (TLS %s, devices %s): %s",
+                            (ucx->tls[0] != '\0') ? ucx->tls : "default", ucx->devices,
+                            ucs_status_string(status));
         goto err_release_config;
     }
     ucp_config_release(config);
@@ -726,8 +721,8 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
     }
 
     /* Under MPI_THREAD_MULTIPLE the worker is progressed from whichever thread waits in MPI
-     * (shmem_team_progress), not only from the one running the team's collective.  The
-     * team's lock already keeps them apart (shmem_internal.h); MULTI makes UCX itself safe
+     * (cgt_team_progress), not only from the one running the team's collective.  The
+     * team's lock already keeps them apart (cgt_internal.h); MULTI makes UCX itself safe
      * too.  A UCX built without thread support grants less: the lock still serializes. */
     memset(&worker_params, 0, sizeof(worker_params));
     worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -736,8 +731,8 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
     status = ucp_worker_create(ucx->context, &worker_params, &ucx->worker);
     if (status != UCS_OK) {
         ucx->worker = NULL;
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_worker_create: %s",
-                              ucs_status_string(status));
+        ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_worker_create: %s",
+                            ucs_status_string(status));
         goto err_cleanup_context;
     }
     if (params->thread_multiple) {
@@ -747,30 +742,30 @@ static shmem_status_t shmem_ucx_open(shmem_ucx_t *ucx, const shmem_team_params_t
         worker_attr.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
         if ((ucp_worker_query(ucx->worker, &worker_attr) == UCS_OK) &&
             (worker_attr.thread_mode != UCS_THREAD_MODE_MULTI)) {
-            shmem_ucx_log(ucx, 1,
-                          "ucx: rank %d: UCX grants thread mode %s, not multi: the team's "
-                          "lock serializes its worker",
-                          ucx->rank,
-                          (worker_attr.thread_mode == UCS_THREAD_MODE_SERIALIZED) ? "serialized"
-                                                                                  : "single");
+            cgt_ucx_log(ucx, 1,
+                        "ucx: rank %d: UCX grants thread mode %s, not multi: the team's "
+                        "lock serializes its worker",
+                        ucx->rank,
+                        (worker_attr.thread_mode == UCS_THREAD_MODE_SERIALIZED) ? "serialized"
+                                                                                : "single");
         }
     }
     status = ucp_worker_get_address(ucx->worker, &ucx->address, &ucx->address_len);
     if (status != UCS_OK) {
         ucx->address = NULL;
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_worker_get_address: %s",
-                              ucs_status_string(status));
+        ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_worker_get_address: %s",
+                            ucs_status_string(status));
         goto err_destroy_worker;
     }
 
-    ucx->signal_order = shmem_ucx_choose_signal_order();
-    shmem_ucx_log(
+    ucx->signal_order = cgt_ucx_choose_signal_order();
+    cgt_ucx_log(
         ucx, 1, "ucx: rank %d: TLS %s; device memory %s; signals ordered by %s; timeout %.1f s",
         ucx->rank, (ucx->tls[0] != '\0') ? ucx->tls : "UCX's default",
         ucx->device_direct ? "moved by UCX (GPUDirect RDMA or UCX staging)"
                            : "staged through pinned host buffers",
-        (ucx->signal_order == SHMEM_UCX_SIGNAL_ORDER_FENCE) ? "fence" : "flush", ucx->timeout);
-    return SHMEM_OK;
+        (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FENCE) ? "fence" : "flush", ucx->timeout);
+    return CGT_OK;
 
 err_destroy_worker:
     ucp_worker_destroy(ucx->worker);
@@ -786,28 +781,25 @@ err_release_config:
 
 /* Collective: every rank's worker address, in fixed-size slots.  A rank that could not open
  * UCX says so in the first allgather, so that all fail together. */
-static shmem_status_t shmem_ucx_exchange(shmem_ucx_t *ucx, const shmem_team_params_t *params,
-                                         bool opened) {
+static cgt_status_t cgt_ucx_exchange(cgt_ucx_t *ucx, const cgt_team_params_t *params, bool opened) {
     uint64_t mine = opened ? (uint64_t)ucx->address_len : UINT64_MAX;
     uint64_t *lens, max_len = 0;
-    shmem_status_t ret = SHMEM_OK;
+    cgt_status_t ret = CGT_OK;
     uint8_t *slot;
     int i;
 
     lens = calloc((size_t)ucx->size, sizeof(*lens));
     if (lens == NULL) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_NO_MEMORY, "no memory for %d address lengths",
-                               ucx->size);
+        return cgt_ucx_error(ucx, CGT_ERR_NO_MEMORY, "no memory for %d address lengths", ucx->size);
     }
     if (params->oob_allgather(&mine, lens, sizeof(mine), params->oob_ctx) != 0) {
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_BOOTSTRAP, "allgather of UCX address lengths");
+        ret = cgt_ucx_error(ucx, CGT_ERR_BOOTSTRAP, "allgather of UCX address lengths");
         goto out_free_lens;
     }
     for (i = 0; i < ucx->size; ++i) {
         if (lens[i] == UINT64_MAX) {
-            ret = opened
-                      ? shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "rank %d could not open UCX", i)
-                      : SHMEM_ERR_TRANSPORT; /* the reason is recorded already */
+            ret = opened ? cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "rank %d could not open UCX", i)
+                         : CGT_ERR_TRANSPORT; /* the reason is recorded already */
             goto out_free_lens;
         }
         max_len = (lens[i] > max_len) ? lens[i] : max_len;
@@ -818,14 +810,13 @@ static shmem_status_t shmem_ucx_exchange(shmem_ucx_t *ucx, const shmem_team_para
     if ((ucx->addrs == NULL) || (slot == NULL)) {
         /* every rank fails here alike: the sizes are the same everywhere */
         free(slot);
-        ret =
-            shmem_ucx_error(ucx, SHMEM_ERR_NO_MEMORY, "no memory for %d UCX addresses", ucx->size);
+        ret = cgt_ucx_error(ucx, CGT_ERR_NO_MEMORY, "no memory for %d UCX addresses", ucx->size);
         goto out_free_lens;
     }
     memcpy(slot, &mine, sizeof(mine));
     memcpy(slot + sizeof(mine), ucx->address, ucx->address_len);
     if (params->oob_allgather(slot, ucx->addrs, ucx->addr_slot, params->oob_ctx) != 0) {
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_BOOTSTRAP, "allgather of UCX addresses");
+        ret = cgt_ucx_error(ucx, CGT_ERR_BOOTSTRAP, "allgather of UCX addresses");
     }
     free(slot);
 out_free_lens:
@@ -833,20 +824,20 @@ out_free_lens:
     return ret;
 }
 
-shmem_status_t shmem_ucx_create(const shmem_team_params_t *params, shmem_ucx_t **ucx_p) {
-    shmem_status_t status, open_status;
-    shmem_ucx_t *ucx;
+cgt_status_t cgt_ucx_create(const cgt_team_params_t *params, cgt_ucx_t **ucx_p) {
+    cgt_status_t status, open_status;
+    cgt_ucx_t *ucx;
     int i;
 
     if ((params == NULL) || (ucx_p == NULL) || (params->oob_allgather == NULL) ||
         (params->size <= 0) || (params->rank < 0) || (params->rank >= params->size)) {
-        return shmem_ucx_error(NULL, SHMEM_ERR_INVALID, "shmem_ucx_create: bad team parameters");
+        return cgt_ucx_error(NULL, CGT_ERR_INVALID, "cgt_ucx_create: bad team parameters");
     }
     /* Allocation failures before the exchange would leave the other ranks in it: they are
      * not worth surviving (a few hundred bytes). */
     ucx = calloc(1, sizeof(*ucx));
     if (ucx == NULL) {
-        return shmem_ucx_error(NULL, SHMEM_ERR_NO_MEMORY, "no memory for a UCX context");
+        return cgt_ucx_error(NULL, CGT_ERR_NO_MEMORY, "no memory for a UCX context");
     }
     ucx->rank = params->rank;
     ucx->size = params->size;
@@ -858,34 +849,33 @@ shmem_status_t shmem_ucx_create(const shmem_team_params_t *params, shmem_ucx_t *
     ucx->peers = calloc((size_t)params->size, sizeof(*ucx->peers));
     if (ucx->peers == NULL) {
         free(ucx);
-        return shmem_ucx_error(NULL, SHMEM_ERR_NO_MEMORY, "no memory for %d UCX peers",
-                               params->size);
+        return cgt_ucx_error(NULL, CGT_ERR_NO_MEMORY, "no memory for %d UCX peers", params->size);
     }
     for (i = 0; i < ucx->size; ++i) {
         ucx->peers[i].ucx = ucx;
         ucx->peers[i].rank = i;
     }
 
-    open_status = shmem_ucx_open(ucx, params);
-    status = shmem_ucx_exchange(ucx, params, open_status == SHMEM_OK);
-    if (open_status != SHMEM_OK) {
+    open_status = cgt_ucx_open(ucx, params);
+    status = cgt_ucx_exchange(ucx, params, open_status == CGT_OK);
+    if (open_status != CGT_OK) {
         status = open_status;
     }
-    if (status != SHMEM_OK) {
-        shmem_ucx_destroy(ucx);
+    if (status != CGT_OK) {
+        cgt_ucx_destroy(ucx);
         return status;
     }
     *ucx_p = ucx;
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
-static void shmem_ucx_stage_fini(shmem_ucx_t *ucx) {
+static void cgt_ucx_stage_fini(cgt_ucx_t *ucx) {
     int i;
 
     if (!ucx->stage_ready) {
         return;
     }
-    for (i = 0; i < SHMEM_UCX_STAGE_SLOTS; ++i) {
+    for (i = 0; i < CGT_UCX_STAGE_SLOTS; ++i) {
         ucx->accel->event_destroy(ucx->stage_events[i]);
     }
     ucx->accel->stream_destroy(ucx->stage_stream);
@@ -893,7 +883,7 @@ static void shmem_ucx_stage_fini(shmem_ucx_t *ucx) {
     ucx->stage_ready = false;
 }
 
-void shmem_ucx_destroy(shmem_ucx_t *ucx) {
+void cgt_ucx_destroy(cgt_ucx_t *ucx) {
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS};
     void **close_reqs = NULL;
     double deadline, linger;
@@ -904,20 +894,20 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         return;
     }
     if (ucx->worker != NULL) {
-        shmem_ucx_signals_drain(ucx);
+        cgt_ucx_signals_drain(ucx);
     }
     /* What the caller did not release: released here, said at level 2. */
     while (ucx->rkeys != NULL) {
-        shmem_ucx_rkey_release(ucx, ucx->rkeys);
+        cgt_ucx_rkey_release(ucx, ucx->rkeys);
         ++leftover;
     }
     while (ucx->mems != NULL) {
-        shmem_ucx_mem_unmap(ucx, ucx->mems);
+        cgt_ucx_mem_unmap(ucx, ucx->mems);
         ++leftover;
     }
     if (leftover > 0) {
-        shmem_ucx_log(ucx, 2, "ucx: rank %d: destroy released %zu mappings and rkeys", ucx->rank,
-                      leftover);
+        cgt_ucx_log(ucx, 2, "ucx: rank %d: destroy released %zu mappings and rkeys", ucx->rank,
+                    leftover);
     }
 
     /* Close every endpoint at once (flush mode, FORCE for failed peers), then wait for all,
@@ -926,13 +916,13 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         close_reqs = calloc((size_t)ucx->size, sizeof(*close_reqs));
     }
     for (i = 0; i < ucx->size; ++i) {
-        shmem_ucx_peer_t *peer = &ucx->peers[i];
+        cgt_ucx_peer_t *peer = &ucx->peers[i];
         void *req;
         if (peer->ep == NULL) {
             continue;
         }
         if (peer->failed || (close_reqs == NULL)) {
-            shmem_ucx_ep_close_force(ucx, peer);
+            cgt_ucx_ep_close_force(ucx, peer);
             continue;
         }
         param.flags = 0;
@@ -940,10 +930,10 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         if (UCS_PTR_IS_PTR(req)) {
             close_reqs[i] = req;
         }
-        shmem_ucx_ep_forget(ucx, peer);
+        cgt_ucx_ep_forget(ucx, peer);
     }
-    linger = (ucx->timeout > 0) ? ucx->timeout : SHMEM_UCX_DESTROY_LINGER;
-    deadline = shmem_ucx_now() + linger;
+    linger = (ucx->timeout > 0) ? ucx->timeout : CGT_UCX_DESTROY_LINGER;
+    deadline = cgt_ucx_now() + linger;
     do {
         pending = 0;
         for (i = 0; (close_reqs != NULL) && (i < ucx->size); ++i) {
@@ -957,7 +947,7 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         if (pending > 0) {
             ucp_worker_progress(ucx->worker);
         }
-    } while ((pending > 0) && (shmem_ucx_now() < deadline));
+    } while ((pending > 0) && (cgt_ucx_now() < deadline));
     for (i = 0; (close_reqs != NULL) && (i < ucx->size); ++i) {
         if (close_reqs[i] != NULL) {
             /* the worker's destruction ends it */
@@ -966,8 +956,8 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
     }
     free(close_reqs);
     if (pending > 0) {
-        shmem_ucx_log(ucx, 2, "ucx: rank %d: %d endpoint(s) not closed within %.1f s", ucx->rank,
-                      pending, linger);
+        cgt_ucx_log(ucx, 2, "ucx: rank %d: %d endpoint(s) not closed within %.1f s", ucx->rank,
+                    pending, linger);
     }
 
     if (ucx->address != NULL) {
@@ -980,7 +970,7 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
         ucp_cleanup(ucx->context);
     }
     /* after the worker: nothing of UCX reads the bounce buffers any more */
-    shmem_ucx_stage_fini(ucx);
+    cgt_ucx_stage_fini(ucx);
     free(ucx->addrs);
     free(ucx->peers);
     free(ucx);
@@ -990,15 +980,15 @@ void shmem_ucx_destroy(shmem_ucx_t *ucx) {
 /* Memory                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-shmem_status_t shmem_ucx_mem_map(shmem_ucx_t *ucx, void *ptr, size_t len, accel_mem_type_t type,
-                                 shmem_ucx_mem_t **mem_p) {
+cgt_status_t cgt_ucx_mem_map(cgt_ucx_t *ucx, void *ptr, size_t len, accel_mem_type_t type,
+                             cgt_ucx_mem_t **mem_p) {
     ucp_mem_map_params_t params;
     ucs_memory_type_t mem_type;
     ucs_status_t status;
-    shmem_ucx_mem_t *mem;
+    cgt_ucx_mem_t *mem;
 
     if ((ucx == NULL) || (ptr == NULL) || (len == 0) || (mem_p == NULL)) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "shmem_ucx_mem_map: bad arguments");
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "cgt_ucx_mem_map: bad arguments");
     }
     switch (type) {
     case ACCEL_MEM_HOST:
@@ -1011,21 +1001,20 @@ shmem_status_t shmem_ucx_mem_map(shmem_ucx_t *ucx, void *ptr, size_t len, accel_
     case ACCEL_MEM_DEVICE:
         if (!ucx->device_direct) {
             /* peers cannot stage on our side: the core maps host scratch instead */
-            return shmem_ucx_error(ucx, SHMEM_ERR_UNSUPPORTED,
-                                   "UCX cannot reach %s device memory (no CUDA support in "
-                                   "this UCX, or an emulated device): map host memory",
-                                   (ucx->accel != NULL) ? ucx->accel->name : "the");
+            return cgt_ucx_error(ucx, CGT_ERR_UNSUPPORTED,
+                                 "UCX cannot reach %s device memory (no CUDA support in "
+                                 "this UCX, or an emulated device): map host memory",
+                                 (ucx->accel != NULL) ? ucx->accel->name : "the");
         }
         mem_type = UCS_MEMORY_TYPE_CUDA;
         break;
     default:
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "shmem_ucx_mem_map: memory type %d",
-                               (int)type);
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "cgt_ucx_mem_map: memory type %d", (int)type);
     }
 
     mem = calloc(1, sizeof(*mem));
     if (mem == NULL) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_NO_MEMORY, "no memory for a UCX mapping");
+        return cgt_ucx_error(ucx, CGT_ERR_NO_MEMORY, "no memory for a UCX mapping");
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -1036,8 +1025,8 @@ shmem_status_t shmem_ucx_mem_map(shmem_ucx_t *ucx, void *ptr, size_t len, accel_
     status = ucp_mem_map(ucx->context, &params, &mem->memh);
     if (status != UCS_OK) {
         free(mem);
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_mem_map of %zu bytes of %s: %s", len,
-                               accel_mem_type_string(type), ucs_status_string(status));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_mem_map of %zu bytes of %s: %s", len,
+                             accel_mem_type_string(type), ucs_status_string(status));
     }
     mem->ptr = ptr;
     mem->len = len;
@@ -1048,10 +1037,10 @@ shmem_status_t shmem_ucx_mem_map(shmem_ucx_t *ucx, void *ptr, size_t len, accel_
     }
     ucx->mems = mem;
     *mem_p = mem;
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
-void shmem_ucx_mem_unmap(shmem_ucx_t *ucx, shmem_ucx_mem_t *mem) {
+void cgt_ucx_mem_unmap(cgt_ucx_t *ucx, cgt_ucx_mem_t *mem) {
     if ((ucx == NULL) || (mem == NULL)) {
         return;
     }
@@ -1067,30 +1056,29 @@ void shmem_ucx_mem_unmap(shmem_ucx_t *ucx, shmem_ucx_mem_t *mem) {
     free(mem);
 }
 
-shmem_status_t shmem_ucx_mem_pack(shmem_ucx_t *ucx, const shmem_ucx_mem_t *mem, void *buf,
-                                  size_t *len_p) {
-    shmem_ucx_packed_hdr_t hdr;
-    shmem_status_t ret = SHMEM_OK;
+cgt_status_t cgt_ucx_mem_pack(cgt_ucx_t *ucx, const cgt_ucx_mem_t *mem, void *buf, size_t *len_p) {
+    cgt_ucx_packed_hdr_t hdr;
+    cgt_status_t ret = CGT_OK;
     void *rkey_buf;
     size_t rkey_len;
     ucs_status_t status;
 
     if ((ucx == NULL) || (mem == NULL) || (buf == NULL) || (len_p == NULL)) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "shmem_ucx_mem_pack: bad arguments");
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "cgt_ucx_mem_pack: bad arguments");
     }
     status = ucp_rkey_pack(ucx->context, mem->memh, &rkey_buf, &rkey_len);
     if (status != UCS_OK) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_rkey_pack: %s",
-                               ucs_status_string(status));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_rkey_pack: %s",
+                             ucs_status_string(status));
     }
-    if (sizeof(hdr) + rkey_len > SHMEM_UCX_PACKED_MAX) {
-        ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT,
-                              "UCX rkey of %zu bytes exceeds SHMEM_UCX_PACKED_MAX (%d)", rkey_len,
-                              SHMEM_UCX_PACKED_MAX);
+    if (sizeof(hdr) + rkey_len > CGT_UCX_PACKED_MAX) {
+        ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT,
+                            "UCX rkey of %zu bytes exceeds CGT_UCX_PACKED_MAX (%d)", rkey_len,
+                            CGT_UCX_PACKED_MAX);
         goto out_release_rkey;
     }
     memset(&hdr, 0, sizeof(hdr));
-    hdr.magic = SHMEM_UCX_PACKED_MAGIC;
+    hdr.magic = CGT_UCX_PACKED_MAGIC;
     hdr.rkey_len = (uint32_t)rkey_len;
     hdr.base = (uint64_t)(uintptr_t)mem->ptr;
     hdr.len = mem->len;
@@ -1103,36 +1091,36 @@ out_release_rkey:
     return ret;
 }
 
-shmem_status_t shmem_ucx_rkey_unpack(shmem_ucx_t *ucx, int peer, const void *buf, size_t len,
-                                     shmem_ucx_rkey_t **rkey_p) {
-    shmem_ucx_packed_hdr_t hdr;
-    shmem_ucx_rkey_t *rkey;
-    shmem_status_t ret;
+cgt_status_t cgt_ucx_rkey_unpack(cgt_ucx_t *ucx, int peer, const void *buf, size_t len,
+                                 cgt_ucx_rkey_t **rkey_p) {
+    cgt_ucx_packed_hdr_t hdr;
+    cgt_ucx_rkey_t *rkey;
+    cgt_status_t ret;
     ucs_status_t status;
 
-    if ((ucx == NULL) || !shmem_ucx_peer_valid(ucx, peer) || (buf == NULL) || (rkey_p == NULL) ||
+    if ((ucx == NULL) || !cgt_ucx_peer_valid(ucx, peer) || (buf == NULL) || (rkey_p == NULL) ||
         (len < sizeof(hdr))) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "shmem_ucx_rkey_unpack: bad arguments");
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "cgt_ucx_rkey_unpack: bad arguments");
     }
     memcpy(&hdr, buf, sizeof(hdr));
-    if ((hdr.magic != SHMEM_UCX_PACKED_MAGIC) || (hdr.rkey_len == 0) ||
+    if ((hdr.magic != CGT_UCX_PACKED_MAGIC) || (hdr.rkey_len == 0) ||
         (hdr.rkey_len > len - sizeof(hdr))) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID,
-                               "shmem_ucx_rkey_unpack: not a packed UCX mapping (%zu bytes)", len);
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID,
+                             "cgt_ucx_rkey_unpack: not a packed UCX mapping (%zu bytes)", len);
     }
-    ret = shmem_ucx_peer_ep(ucx, &ucx->peers[peer], "rkey unpack");
-    if (ret != SHMEM_OK) {
+    ret = cgt_ucx_peer_ep(ucx, &ucx->peers[peer], "rkey unpack");
+    if (ret != CGT_OK) {
         return ret;
     }
     rkey = calloc(1, sizeof(*rkey));
     if (rkey == NULL) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_NO_MEMORY, "no memory for an rkey");
+        return cgt_ucx_error(ucx, CGT_ERR_NO_MEMORY, "no memory for an rkey");
     }
     status = ucp_ep_rkey_unpack(ucx->peers[peer].ep, (const char *)buf + sizeof(hdr), &rkey->rkey);
     if (status != UCS_OK) {
         free(rkey);
-        return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_ep_rkey_unpack of rank %d: %s", peer,
-                               ucs_status_string(status));
+        return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_ep_rkey_unpack of rank %d: %s", peer,
+                             ucs_status_string(status));
     }
     rkey->peer = &ucx->peers[peer];
     rkey->base = hdr.base;
@@ -1143,16 +1131,16 @@ shmem_status_t shmem_ucx_rkey_unpack(shmem_ucx_t *ucx, int peer, const void *buf
     }
     ucx->rkeys = rkey;
     *rkey_p = rkey;
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
-void shmem_ucx_rkey_release(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey) {
+void cgt_ucx_rkey_release(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey) {
     if ((ucx == NULL) || (rkey == NULL)) {
         return;
     }
     if (ucx->signal_count > 0) {
         /* queued signals may still put through this rkey */
-        shmem_ucx_signals_drain(ucx);
+        cgt_ucx_signals_drain(ucx);
     }
     ucp_rkey_destroy(rkey->rkey);
     if (rkey->prev != NULL) {
@@ -1166,7 +1154,7 @@ void shmem_ucx_rkey_release(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey) {
     free(rkey);
 }
 
-size_t shmem_ucx_rkey_size(const shmem_ucx_rkey_t *rkey) {
+size_t cgt_ucx_rkey_size(const cgt_ucx_rkey_t *rkey) {
     return (rkey != NULL) ? (size_t)rkey->len : 0;
 }
 
@@ -1175,26 +1163,26 @@ size_t shmem_ucx_rkey_size(const shmem_ucx_rkey_t *rkey) {
 /* ------------------------------------------------------------------------------------------ */
 
 /* [offset, offset + len) inside the peer's mapping, and the peer reachable. */
-static shmem_status_t shmem_ucx_check_target(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey,
-                                             size_t offset, size_t len, const char *what) {
+static cgt_status_t cgt_ucx_check_target(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, size_t offset,
+                                         size_t len, const char *what) {
     if ((ucx == NULL) || (rkey == NULL)) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "%s: no context or rkey", what);
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "%s: no context or rkey", what);
     }
     if ((offset > rkey->len) || (len > rkey->len - offset)) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID,
-                               "%s of %zu bytes at offset %zu: past the %" PRIu64
-                               " bytes rank %d mapped",
-                               what, len, offset, rkey->len, rkey->peer->rank);
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID,
+                             "%s of %zu bytes at offset %zu: past the %" PRIu64
+                             " bytes rank %d mapped",
+                             what, len, offset, rkey->len, rkey->peer->rank);
     }
     if (rkey->peer->failed || (rkey->peer->ep == NULL)) {
-        return shmem_ucx_peer_failed_status(ucx, rkey->peer, what);
+        return cgt_ucx_peer_failed_status(ucx, rkey->peer, what);
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* How UCX takes a local buffer: as it is (host, or device memory UCX handles), or staged. */
-static bool shmem_ucx_local_staged(const shmem_ucx_t *ucx, const void *ptr,
-                                   ucs_memory_type_t *mem_type_p) {
+static bool cgt_ucx_local_staged(const cgt_ucx_t *ucx, const void *ptr,
+                                 ucs_memory_type_t *mem_type_p) {
     accel_mem_attr_t attr;
 
     *mem_type_p = UCS_MEMORY_TYPE_HOST;
@@ -1212,38 +1200,37 @@ static bool shmem_ucx_local_staged(const shmem_ucx_t *ucx, const void *ptr,
     return false;
 }
 
-static shmem_status_t shmem_ucx_accel_error(shmem_ucx_t *ucx, const char *what) {
+static cgt_status_t cgt_ucx_accel_error(cgt_ucx_t *ucx, const char *what) {
     const accel_error_t *err = accel_last_error();
 
-    return shmem_ucx_error(ucx, SHMEM_ERR_ACCEL, "%s: %s: %s", what,
-                           (err->call != NULL) ? err->call : "?",
-                           (err->error != NULL) ? err->error : "?");
+    return cgt_ucx_error(ucx, CGT_ERR_ACCEL, "%s: %s: %s", what,
+                         (err->call != NULL) ? err->call : "?",
+                         (err->error != NULL) ? err->error : "?");
 }
 
-static shmem_status_t shmem_ucx_stage_init(shmem_ucx_t *ucx) {
+static cgt_status_t cgt_ucx_stage_init(cgt_ucx_t *ucx) {
     const accel_ops_t *accel = ucx->accel;
     int i;
 
     if (ucx->stage_ready) {
-        return SHMEM_OK;
+        return CGT_OK;
     }
-    if (accel->mem_alloc(ACCEL_MEM_HOST_PINNED,
-                         (size_t)SHMEM_UCX_STAGE_SLOTS * SHMEM_UCX_STAGE_CHUNK,
+    if (accel->mem_alloc(ACCEL_MEM_HOST_PINNED, (size_t)CGT_UCX_STAGE_SLOTS * CGT_UCX_STAGE_CHUNK,
                          (void **)&ucx->stage_buf) != ACCEL_OK) {
-        return shmem_ucx_accel_error(ucx, "pinned bounce buffers for UCX");
+        return cgt_ucx_accel_error(ucx, "pinned bounce buffers for UCX");
     }
     if (accel->stream_create(&ucx->stage_stream) != ACCEL_OK) {
-        shmem_ucx_accel_error(ucx, "stream for UCX staging");
+        cgt_ucx_accel_error(ucx, "stream for UCX staging");
         goto err_free_buf;
     }
-    for (i = 0; i < SHMEM_UCX_STAGE_SLOTS; ++i) {
+    for (i = 0; i < CGT_UCX_STAGE_SLOTS; ++i) {
         if (accel->event_create(&ucx->stage_events[i]) != ACCEL_OK) {
-            shmem_ucx_accel_error(ucx, "event for UCX staging");
+            cgt_ucx_accel_error(ucx, "event for UCX staging");
             goto err_destroy_events;
         }
     }
     ucx->stage_ready = true;
-    return SHMEM_OK;
+    return CGT_OK;
 
 err_destroy_events:
     while (i-- > 0) {
@@ -1252,268 +1239,263 @@ err_destroy_events:
     accel->stream_destroy(ucx->stage_stream);
 err_free_buf:
     accel->mem_free(ucx->stage_buf);
-    return SHMEM_ERR_ACCEL;
+    return CGT_ERR_ACCEL;
 }
 
-static char *shmem_ucx_slot_buf(shmem_ucx_t *ucx, size_t chunk) {
-    return ucx->stage_buf + (chunk % SHMEM_UCX_STAGE_SLOTS) * SHMEM_UCX_STAGE_CHUNK;
+static char *cgt_ucx_slot_buf(cgt_ucx_t *ucx, size_t chunk) {
+    return ucx->stage_buf + (chunk % CGT_UCX_STAGE_SLOTS) * CGT_UCX_STAGE_CHUNK;
 }
 
-static size_t shmem_ucx_chunk_len(size_t len, size_t chunk) {
-    size_t off = chunk * SHMEM_UCX_STAGE_CHUNK;
-    return (len - off < SHMEM_UCX_STAGE_CHUNK) ? len - off : SHMEM_UCX_STAGE_CHUNK;
+static size_t cgt_ucx_chunk_len(size_t len, size_t chunk) {
+    size_t off = chunk * CGT_UCX_STAGE_CHUNK;
+    return (len - off < CGT_UCX_STAGE_CHUNK) ? len - off : CGT_UCX_STAGE_CHUNK;
 }
 
 /* Wait for every slot's request; the first error wins. */
-static shmem_status_t shmem_ucx_stage_wait_all(shmem_ucx_t *ucx, shmem_ucx_peer_t *peer,
-                                               void **reqs, shmem_status_t status) {
-    shmem_status_t ret;
+static cgt_status_t cgt_ucx_stage_wait_all(cgt_ucx_t *ucx, cgt_ucx_peer_t *peer, void **reqs,
+                                           cgt_status_t status) {
+    cgt_status_t ret;
     int i;
 
-    for (i = 0; i < SHMEM_UCX_STAGE_SLOTS; ++i) {
-        if (status != SHMEM_OK) {
+    for (i = 0; i < CGT_UCX_STAGE_SLOTS; ++i) {
+        if (status != CGT_OK) {
             if (reqs[i] != NULL) {
                 ucp_request_free(reqs[i]); /* the bounce buffer outlives it */
                 reqs[i] = NULL;
             }
             continue;
         }
-        ret = shmem_ucx_req_wait(ucx, peer, &reqs[i], "staged transfer");
-        status = (status == SHMEM_OK) ? ret : status;
+        ret = cgt_ucx_req_wait(ucx, peer, &reqs[i], "staged transfer");
+        status = (status == CGT_OK) ? ret : status;
     }
     return status;
 }
 
 /*
  * Device -> remote, through the bounce slots: copies run ahead on the stream up to
- * SHMEM_UCX_STAGE_SLOTS chunks; chunk k is put as soon as its copy is done, and its slot is
+ * CGT_UCX_STAGE_SLOTS chunks; chunk k is put as soon as its copy is done, and its slot is
  * refilled once that put completed locally.
  */
-static shmem_status_t shmem_ucx_put_staged(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey,
-                                           uint64_t remote_addr, const char *src, size_t len) {
+static cgt_status_t cgt_ucx_put_staged(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, uint64_t remote_addr,
+                                       const char *src, size_t len) {
     const accel_ops_t *accel = ucx->accel;
-    void *reqs[SHMEM_UCX_STAGE_SLOTS] = {NULL};
-    size_t nchunks = (len + SHMEM_UCX_STAGE_CHUNK - 1) / SHMEM_UCX_STAGE_CHUNK;
+    void *reqs[CGT_UCX_STAGE_SLOTS] = {NULL};
+    size_t nchunks = (len + CGT_UCX_STAGE_CHUNK - 1) / CGT_UCX_STAGE_CHUNK;
     size_t copied = 0, sent = 0, slot;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
 
-    while ((status == SHMEM_OK) && (sent < nchunks)) {
+    while ((status == CGT_OK) && (sent < nchunks)) {
         /* refill free slots */
-        while ((copied < nchunks) && (copied < sent + SHMEM_UCX_STAGE_SLOTS)) {
-            slot = copied % SHMEM_UCX_STAGE_SLOTS;
+        while ((copied < nchunks) && (copied < sent + CGT_UCX_STAGE_SLOTS)) {
+            slot = copied % CGT_UCX_STAGE_SLOTS;
             if ((reqs[slot] != NULL) && (copied > sent) &&
                 (ucp_request_check_status(reqs[slot]) == UCS_INPROGRESS)) {
                 break; /* the slot is still on the wire: send what is ready first */
             }
             if (reqs[slot] != NULL) {
-                status = shmem_ucx_req_wait(ucx, rkey->peer, &reqs[slot], "staged put");
-                if (status != SHMEM_OK) {
+                status = cgt_ucx_req_wait(ucx, rkey->peer, &reqs[slot], "staged put");
+                if (status != CGT_OK) {
                     break;
                 }
             }
             if ((accel->memcpy_async(
-                     shmem_ucx_slot_buf(ucx, copied), src + copied * SHMEM_UCX_STAGE_CHUNK,
-                     shmem_ucx_chunk_len(len, copied), ucx->stage_stream) != ACCEL_OK) ||
+                     cgt_ucx_slot_buf(ucx, copied), src + copied * CGT_UCX_STAGE_CHUNK,
+                     cgt_ucx_chunk_len(len, copied), ucx->stage_stream) != ACCEL_OK) ||
                 (accel->event_record(ucx->stage_events[slot], ucx->stage_stream) != ACCEL_OK)) {
-                status = shmem_ucx_accel_error(ucx, "staged put: copy to the bounce buffer");
+                status = cgt_ucx_accel_error(ucx, "staged put: copy to the bounce buffer");
                 break;
             }
             ++copied;
         }
-        if (status != SHMEM_OK) {
+        if (status != CGT_OK) {
             break;
         }
         /* the oldest copied chunk goes on the wire */
-        slot = sent % SHMEM_UCX_STAGE_SLOTS;
+        slot = sent % CGT_UCX_STAGE_SLOTS;
         if (accel->event_synchronize(ucx->stage_events[slot]) != ACCEL_OK) {
-            status = shmem_ucx_accel_error(ucx, "staged put: copy to the bounce buffer");
+            status = cgt_ucx_accel_error(ucx, "staged put: copy to the bounce buffer");
             break;
         }
-        status = shmem_ucx_post_rma(
-            ucx, rkey, true, shmem_ucx_slot_buf(ucx, sent), shmem_ucx_chunk_len(len, sent),
-            remote_addr + sent * SHMEM_UCX_STAGE_CHUNK, UCS_MEMORY_TYPE_HOST, &reqs[slot]);
+        status = cgt_ucx_post_rma(
+            ucx, rkey, true, cgt_ucx_slot_buf(ucx, sent), cgt_ucx_chunk_len(len, sent),
+            remote_addr + sent * CGT_UCX_STAGE_CHUNK, UCS_MEMORY_TYPE_HOST, &reqs[slot]);
         ++sent;
         ucp_worker_progress(ucx->worker);
     }
-    if (status != SHMEM_OK) {
+    if (status != CGT_OK) {
         /* copies queued on the stream must end before the slots are reused */
         accel->stream_synchronize(ucx->stage_stream);
     }
-    return shmem_ucx_stage_wait_all(ucx, rkey->peer, reqs, status);
+    return cgt_ucx_stage_wait_all(ucx, rkey->peer, reqs, status);
 }
 
 /*
- * Remote -> device: gets into up to SHMEM_UCX_STAGE_SLOTS slots at once; each completed get is
+ * Remote -> device: gets into up to CGT_UCX_STAGE_SLOTS slots at once; each completed get is
  * copied to the device buffer on the stream, and its slot gets the next chunk once that copy
  * is done.
  */
-static shmem_status_t shmem_ucx_get_staged(shmem_ucx_t *ucx, char *dst, shmem_ucx_rkey_t *rkey,
-                                           uint64_t remote_addr, size_t len) {
+static cgt_status_t cgt_ucx_get_staged(cgt_ucx_t *ucx, char *dst, cgt_ucx_rkey_t *rkey,
+                                       uint64_t remote_addr, size_t len) {
     const accel_ops_t *accel = ucx->accel;
-    void *reqs[SHMEM_UCX_STAGE_SLOTS] = {NULL};
-    bool copying[SHMEM_UCX_STAGE_SLOTS] = {false};
-    size_t nchunks = (len + SHMEM_UCX_STAGE_CHUNK - 1) / SHMEM_UCX_STAGE_CHUNK;
+    void *reqs[CGT_UCX_STAGE_SLOTS] = {NULL};
+    bool copying[CGT_UCX_STAGE_SLOTS] = {false};
+    size_t nchunks = (len + CGT_UCX_STAGE_CHUNK - 1) / CGT_UCX_STAGE_CHUNK;
     size_t fetched = 0, copied = 0, slot;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
 
-    while ((status == SHMEM_OK) && (copied < nchunks)) {
-        while ((fetched < nchunks) && (fetched < copied + SHMEM_UCX_STAGE_SLOTS)) {
-            slot = fetched % SHMEM_UCX_STAGE_SLOTS;
+    while ((status == CGT_OK) && (copied < nchunks)) {
+        while ((fetched < nchunks) && (fetched < copied + CGT_UCX_STAGE_SLOTS)) {
+            slot = fetched % CGT_UCX_STAGE_SLOTS;
             if (copying[slot]) {
                 if (accel->event_synchronize(ucx->stage_events[slot]) != ACCEL_OK) {
-                    status = shmem_ucx_accel_error(ucx, "staged get: copy to the device");
+                    status = cgt_ucx_accel_error(ucx, "staged get: copy to the device");
                     break;
                 }
                 copying[slot] = false;
             }
-            status = shmem_ucx_post_rma(ucx, rkey, false, shmem_ucx_slot_buf(ucx, fetched),
-                                        shmem_ucx_chunk_len(len, fetched),
-                                        remote_addr + fetched * SHMEM_UCX_STAGE_CHUNK,
-                                        UCS_MEMORY_TYPE_HOST, &reqs[slot]);
-            if (status != SHMEM_OK) {
+            status = cgt_ucx_post_rma(
+                ucx, rkey, false, cgt_ucx_slot_buf(ucx, fetched), cgt_ucx_chunk_len(len, fetched),
+                remote_addr + fetched * CGT_UCX_STAGE_CHUNK, UCS_MEMORY_TYPE_HOST, &reqs[slot]);
+            if (status != CGT_OK) {
                 break;
             }
             ++fetched;
         }
-        if (status != SHMEM_OK) {
+        if (status != CGT_OK) {
             break;
         }
-        slot = copied % SHMEM_UCX_STAGE_SLOTS;
-        status = shmem_ucx_req_wait(ucx, rkey->peer, &reqs[slot], "staged get");
-        if (status != SHMEM_OK) {
+        slot = copied % CGT_UCX_STAGE_SLOTS;
+        status = cgt_ucx_req_wait(ucx, rkey->peer, &reqs[slot], "staged get");
+        if (status != CGT_OK) {
             break;
         }
-        if ((accel->memcpy_async(dst + copied * SHMEM_UCX_STAGE_CHUNK,
-                                 shmem_ucx_slot_buf(ucx, copied), shmem_ucx_chunk_len(len, copied),
-                                 ucx->stage_stream) != ACCEL_OK) ||
+        if ((accel->memcpy_async(dst + copied * CGT_UCX_STAGE_CHUNK, cgt_ucx_slot_buf(ucx, copied),
+                                 cgt_ucx_chunk_len(len, copied), ucx->stage_stream) != ACCEL_OK) ||
             (accel->event_record(ucx->stage_events[slot], ucx->stage_stream) != ACCEL_OK)) {
-            status = shmem_ucx_accel_error(ucx, "staged get: copy to the device");
+            status = cgt_ucx_accel_error(ucx, "staged get: copy to the device");
             break;
         }
         copying[slot] = true;
         ++copied;
     }
-    if ((accel->stream_synchronize(ucx->stage_stream) != ACCEL_OK) && (status == SHMEM_OK)) {
-        status = shmem_ucx_accel_error(ucx, "staged get: copy to the device");
+    if ((accel->stream_synchronize(ucx->stage_stream) != ACCEL_OK) && (status == CGT_OK)) {
+        status = cgt_ucx_accel_error(ucx, "staged get: copy to the device");
     }
-    return shmem_ucx_stage_wait_all(ucx, rkey->peer, reqs, status);
+    return cgt_ucx_stage_wait_all(ucx, rkey->peer, reqs, status);
 }
 
-shmem_status_t shmem_ucx_put(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, size_t offset,
-                             const void *src, size_t len) {
+cgt_status_t cgt_ucx_put(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, size_t offset, const void *src,
+                         size_t len) {
     ucs_memory_type_t mem_type;
-    shmem_status_t status;
+    cgt_status_t status;
 
-    status = shmem_ucx_check_target(ucx, rkey, offset, len, "put");
-    if ((status != SHMEM_OK) || (len == 0)) {
+    status = cgt_ucx_check_target(ucx, rkey, offset, len, "put");
+    if ((status != CGT_OK) || (len == 0)) {
         return status;
     }
     if (src == NULL) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "put: NULL source");
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "put: NULL source");
     }
-    if (shmem_ucx_local_staged(ucx, src, &mem_type)) {
-        status = shmem_ucx_stage_init(ucx);
-        return (status != SHMEM_OK)
-                   ? status
-                   : shmem_ucx_put_staged(ucx, rkey, rkey->base + offset, src, len);
+    if (cgt_ucx_local_staged(ucx, src, &mem_type)) {
+        status = cgt_ucx_stage_init(ucx);
+        return (status != CGT_OK) ? status
+                                  : cgt_ucx_put_staged(ucx, rkey, rkey->base + offset, src, len);
     }
-    return shmem_ucx_post_rma(ucx, rkey, true, (void *)src, len, rkey->base + offset, mem_type,
-                              NULL);
+    return cgt_ucx_post_rma(ucx, rkey, true, (void *)src, len, rkey->base + offset, mem_type, NULL);
 }
 
-shmem_status_t shmem_ucx_get(shmem_ucx_t *ucx, void *dst, shmem_ucx_rkey_t *rkey, size_t offset,
-                             size_t len) {
+cgt_status_t cgt_ucx_get(cgt_ucx_t *ucx, void *dst, cgt_ucx_rkey_t *rkey, size_t offset,
+                         size_t len) {
     ucs_memory_type_t mem_type;
-    shmem_status_t status;
+    cgt_status_t status;
 
-    status = shmem_ucx_check_target(ucx, rkey, offset, len, "get");
-    if ((status != SHMEM_OK) || (len == 0)) {
+    status = cgt_ucx_check_target(ucx, rkey, offset, len, "get");
+    if ((status != CGT_OK) || (len == 0)) {
         return status;
     }
     if (dst == NULL) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "get: NULL destination");
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "get: NULL destination");
     }
-    if (shmem_ucx_local_staged(ucx, dst, &mem_type)) {
-        status = shmem_ucx_stage_init(ucx);
-        return (status != SHMEM_OK)
-                   ? status
-                   : shmem_ucx_get_staged(ucx, dst, rkey, rkey->base + offset, len);
+    if (cgt_ucx_local_staged(ucx, dst, &mem_type)) {
+        status = cgt_ucx_stage_init(ucx);
+        return (status != CGT_OK) ? status
+                                  : cgt_ucx_get_staged(ucx, dst, rkey, rkey->base + offset, len);
     }
-    return shmem_ucx_post_rma(ucx, rkey, false, dst, len, rkey->base + offset, mem_type, NULL);
+    return cgt_ucx_post_rma(ucx, rkey, false, dst, len, rkey->base + offset, mem_type, NULL);
 }
 
-shmem_status_t shmem_ucx_put_signal(shmem_ucx_t *ucx, shmem_ucx_rkey_t *rkey, size_t offset,
-                                    uint64_t value) {
+cgt_status_t cgt_ucx_put_signal(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, size_t offset,
+                                uint64_t value) {
     ucp_request_param_t param = {.op_attr_mask = 0};
-    shmem_ucx_signal_t *sig;
-    shmem_status_t status;
+    cgt_ucx_signal_t *sig;
+    cgt_status_t status;
     double deadline;
     void *req = NULL;
 
-    status = shmem_ucx_check_target(ucx, rkey, offset, sizeof(uint64_t), "put_signal");
-    if (status != SHMEM_OK) {
+    status = cgt_ucx_check_target(ucx, rkey, offset, sizeof(uint64_t), "put_signal");
+    if (status != CGT_OK) {
         return status;
     }
     if ((rkey->base + offset) % sizeof(uint64_t) != 0) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID,
-                               "put_signal at offset %zu: not 8-byte aligned at rank %d", offset,
-                               rkey->peer->rank);
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID,
+                             "put_signal at offset %zu: not 8-byte aligned at rank %d", offset,
+                             rkey->peer->rank);
     }
-    deadline = shmem_ucx_deadline(ucx);
-    while (ucx->signal_count == SHMEM_UCX_SIGNAL_RING) {
-        shmem_ucx_wait_turn(ucx);
-        if ((ucx->signal_count == SHMEM_UCX_SIGNAL_RING) && (shmem_ucx_now() > deadline)) {
-            return shmem_ucx_signals_drain(ucx); /* names the peer that does not answer */
+    deadline = cgt_ucx_deadline(ucx);
+    while (ucx->signal_count == CGT_UCX_SIGNAL_RING) {
+        cgt_ucx_wait_turn(ucx);
+        if ((ucx->signal_count == CGT_UCX_SIGNAL_RING) && (cgt_ucx_now() > deadline)) {
+            return cgt_ucx_signals_drain(ucx); /* names the peer that does not answer */
         }
     }
 
-    if (ucx->signal_order == SHMEM_UCX_SIGNAL_ORDER_FENCE) {
+    if (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FENCE) {
         ucs_status_t ret = ucp_worker_fence(ucx->worker);
         if (ret != UCS_OK) {
-            return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_worker_fence: %s",
-                                   ucs_status_string(ret));
+            return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_worker_fence: %s",
+                                 ucs_status_string(ret));
         }
     } else {
         req = ucp_ep_flush_nbx(rkey->peer->ep, &param);
         if (UCS_PTR_IS_ERR(req)) {
             if (rkey->peer->failed) {
-                return shmem_ucx_peer_failed_status(ucx, rkey->peer, "put_signal");
+                return cgt_ucx_peer_failed_status(ucx, rkey->peer, "put_signal");
             }
-            return shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "ucp_ep_flush_nbx to rank %d: %s",
-                                   rkey->peer->rank, ucs_status_string(UCS_PTR_STATUS(req)));
+            return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_ep_flush_nbx to rank %d: %s",
+                                 rkey->peer->rank, ucs_status_string(UCS_PTR_STATUS(req)));
         }
     }
-    sig = &ucx->signals[(ucx->signal_head + ucx->signal_count) % SHMEM_UCX_SIGNAL_RING];
+    sig = &ucx->signals[(ucx->signal_head + ucx->signal_count) % CGT_UCX_SIGNAL_RING];
     sig->peer = rkey->peer;
     sig->rkey = rkey->rkey;
     sig->remote_addr = rkey->base + offset;
     sig->value = value;
     sig->req = req;
-    sig->state = SHMEM_UCX_SIGNAL_FLUSHING;
+    sig->state = CGT_UCX_SIGNAL_FLUSHING;
     sig->flushed_puts = rkey->peer->signal_puts;
     ++ucx->signal_count;
-    shmem_ucx_signals_progress(ucx);
-    return SHMEM_OK;
+    cgt_ucx_signals_progress(ucx);
+    return CGT_OK;
 }
 
-shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer) {
+cgt_status_t cgt_ucx_flush(cgt_ucx_t *ucx, int peer) {
     ucp_request_param_t param = {.op_attr_mask = 0};
-    shmem_status_t status, ret = SHMEM_OK;
+    cgt_status_t status, ret = CGT_OK;
     int i, first, last;
     double deadline;
 
-    if ((ucx == NULL) || ((peer != -1) && !shmem_ucx_peer_valid(ucx, peer))) {
-        return shmem_ucx_error(ucx, SHMEM_ERR_INVALID, "flush: no rank %d", peer);
+    if ((ucx == NULL) || ((peer != -1) && !cgt_ucx_peer_valid(ucx, peer))) {
+        return cgt_ucx_error(ucx, CGT_ERR_INVALID, "flush: no rank %d", peer);
     }
     first = (peer == -1) ? 0 : peer;
     last = (peer == -1) ? ucx->size - 1 : peer;
 
     /* queued signals are operations issued before this flush */
-    ret = shmem_ucx_signals_drain(ucx);
+    ret = cgt_ucx_signals_drain(ucx);
 
     /* flush every endpoint concerned at once, then wait */
     for (i = first; i <= last; ++i) {
-        shmem_ucx_peer_t *p = &ucx->peers[i];
+        cgt_ucx_peer_t *p = &ucx->peers[i];
         void *req;
         if (!p->dirty || p->failed || (p->ep == NULL)) {
             continue;
@@ -1528,24 +1510,24 @@ shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer) {
         }
     }
     for (i = first; i <= last; ++i) {
-        shmem_ucx_peer_t *p = &ucx->peers[i];
+        cgt_ucx_peer_t *p = &ucx->peers[i];
         if (p->flush_req != NULL) {
-            status = shmem_ucx_req_wait(ucx, p, &p->flush_req, "flush");
-            ret = (ret == SHMEM_OK) ? status : ret;
+            status = cgt_ucx_req_wait(ucx, p, &p->flush_req, "flush");
+            ret = (ret == CGT_OK) ? status : ret;
         }
         /* the completion callbacks of what the flush completed */
-        deadline = shmem_ucx_deadline(ucx);
-        while ((p->outstanding > 0) && !p->failed && (shmem_ucx_now() < deadline)) {
-            shmem_ucx_wait_turn(ucx);
+        deadline = cgt_ucx_deadline(ucx);
+        while ((p->outstanding > 0) && !p->failed && (cgt_ucx_now() < deadline)) {
+            cgt_ucx_wait_turn(ucx);
         }
-        if (p->dirty && (ret == SHMEM_OK)) {
+        if (p->dirty && (ret == CGT_OK)) {
             if (p->failed) {
-                ret = shmem_ucx_peer_failed_status(ucx, p, "flush");
+                ret = cgt_ucx_peer_failed_status(ucx, p, "flush");
             } else if (p->outstanding > 0) {
-                ret = shmem_ucx_peer_timeout(ucx, p, "flush");
+                ret = cgt_ucx_peer_timeout(ucx, p, "flush");
             } else if (p->op_error != UCS_OK) {
-                ret = shmem_ucx_error(ucx, SHMEM_ERR_TRANSPORT, "put/get to rank %d: %s", i,
-                                      ucs_status_string(p->op_error));
+                ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "put/get to rank %d: %s", i,
+                                    ucs_status_string(p->op_error));
             }
         }
         p->op_error = UCS_OK;
@@ -1554,15 +1536,15 @@ shmem_status_t shmem_ucx_flush(shmem_ucx_t *ucx, int peer) {
     return ret;
 }
 
-bool shmem_ucx_peer_failed(const shmem_ucx_t *ucx, int peer) {
-    return (ucx != NULL) && shmem_ucx_peer_valid(ucx, peer) && ucx->peers[peer].failed;
+bool cgt_ucx_peer_failed(const cgt_ucx_t *ucx, int peer) {
+    return (ucx != NULL) && cgt_ucx_peer_valid(ucx, peer) && ucx->peers[peer].failed;
 }
 
-size_t shmem_ucx_endpoint_count(const shmem_ucx_t *ucx) {
+size_t cgt_ucx_endpoint_count(const cgt_ucx_t *ucx) {
     if (ucx == NULL) {
-        return __atomic_load_n(&shmem_ucx_total_eps, __ATOMIC_RELAXED);
+        return __atomic_load_n(&cgt_ucx_total_eps, __ATOMIC_RELAXED);
     }
     return ucx->num_eps;
 }
 
-const char *shmem_ucx_devices(const shmem_ucx_t *ucx) { return (ucx != NULL) ? ucx->devices : ""; }
+const char *cgt_ucx_devices(const cgt_ucx_t *ucx) { return (ucx != NULL) ? ucx->devices : ""; }

@@ -74,8 +74,7 @@ static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset
 
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
  * the node's ranks. */
-static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
-                                                const coll_gpu_hier_chunk_t *c) {
+static cgt_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     const coll_gpu_native_call_t *call = h->call;
     coll_gpu_team_t *team = h->native->team;
     const void **srcs = h->native->srcs;
@@ -84,7 +83,7 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
     struct {
         size_t offset, len;
     } others[2] = {{0, c->n * esize}, {0, 0}}; /* bytes of my input for the scratch */
-    shmem_status_t status;
+    cgt_status_t status;
 
     if (h->is_owner) {
         /* my own shard is read from my send buffer: only the others go to the scratch */
@@ -106,7 +105,7 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
         int peer = team->local_ranks[i];
         if (peer != team->rank) {
             status = coll_gpu_native_signal(h->native, peer, c->step, COLL_GPU_PHASE_READY);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 return status;
             }
         }
@@ -115,7 +114,7 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
         int peer = team->local_ranks[i];
         if (peer != team->rank) {
             status = coll_gpu_native_wait(h->native, peer, c->step, COLL_GPU_PHASE_READY);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 return status;
             }
         }
@@ -141,24 +140,24 @@ static shmem_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h,
             h->astatus = call->mem->synchronize(call->stream);
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* Phase 3, started: tells the other nodes' owners this rank's partial is ready (and its gets
  * of the previous chunk done), waits for theirs and issues the gets of them. */
-static shmem_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+static cgt_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_team_t *team = h->native->team;
     size_t shard_first, shard_len;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
 
     if (!h->is_owner || (team->nnodes < 2)) {
-        return SHMEM_OK;
+        return CGT_OK;
     }
     for (int j = 0; j < team->nnodes; ++j) {
         if (j != team->node) {
             status =
                 coll_gpu_native_signal(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 return status;
             }
         }
@@ -169,38 +168,38 @@ static shmem_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu
             continue;
         }
         status = coll_gpu_native_wait(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
-        if ((SHMEM_OK == status) && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
+        if ((CGT_OK == status) && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
             h->astatus = coll_gpu_native_fetch(
                 h->native, h->call->kind, h->owner[j], c->step, h->layout.off_partial,
                 coll_gpu_hier_mine(h, c->step,
                                    h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
                 shard_len * h->call->esize, h->call->stream, &status);
         }
-        if (SHMEM_OK != status) {
+        if (CGT_OK != status) {
             return status;
         }
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 /* Phase 3, finished, and phase 4: the owners complete their gets and reduce the nodes'
  * partials in node order; every rank copies each shard's result from its owner.  Runs in the
  * next step (step): its FINAL signal follows that step's READY to the same peer, keeping each
  * peer's signal slot monotone. */
-static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
-                                           uint64_t step) {
+static cgt_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
+                                         uint64_t step) {
     const coll_gpu_native_call_t *call = h->call;
     coll_gpu_team_t *team = h->native->team;
     const void **srcs = h->native->srcs;
     size_t esize = call->esize, shard_first, shard_len;
-    shmem_status_t status;
+    cgt_status_t status;
 
     if (h->is_owner) {
         coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
         if (team->nnodes > 1) {
             status =
                 coll_gpu_native_fetch_complete(h->native, call->kind, call->stream, &h->astatus);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 return status;
             }
             if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
@@ -223,7 +222,7 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
             int peer = team->local_ranks[i];
             if (peer != team->rank) {
                 status = coll_gpu_native_signal(h->native, peer, step, COLL_GPU_PHASE_FINAL);
-                if (SHMEM_OK != status) {
+                if (CGT_OK != status) {
                     return status;
                 }
             }
@@ -235,7 +234,7 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
 
         if (peer != team->rank) {
             status = coll_gpu_native_wait(h->native, peer, step, COLL_GPU_PHASE_FINAL);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 return status;
             }
             result = coll_gpu_native_theirs(h->native, call->kind, peer, c->step);
@@ -253,7 +252,7 @@ static shmem_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hi
     if (ACCEL_OK == h->astatus) {
         h->astatus = call->mem->synchronize(call->stream);
     }
-    return SHMEM_OK;
+    return CGT_OK;
 }
 
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
@@ -269,7 +268,7 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_team_t *team = native->team;
     coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
     bool pending = false;
-    shmem_status_t status = SHMEM_OK;
+    cgt_status_t status = CGT_OK;
     coll_gpu_hier_t h;
     size_t n;
 
@@ -304,19 +303,19 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
             cur.first = first;
             cur.n = (call->count - first < n) ? call->count - first : n;
             status = coll_gpu_hier_node_reduce(&h, &cur);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 goto conclude;
             }
         }
         if (pending) {
             status = coll_gpu_hier_finish(&h, &prev, step);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 goto conclude;
             }
         }
         if (current) {
             status = coll_gpu_hier_net_start(&h, &cur);
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 goto conclude;
             }
             prev = cur;
@@ -324,16 +323,16 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
             /* the last step: every rank finished reading, as the next call's first step
              * expects of the one before it */
             status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_DONE);
-            if (SHMEM_OK == status) {
+            if (CGT_OK == status) {
                 status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_DONE);
             }
-            if (SHMEM_OK != status) {
+            if (CGT_OK != status) {
                 goto conclude;
             }
         }
         pending = current;
     }
-    status = SHMEM_OK;
+    status = CGT_OK;
 conclude:
     return coll_gpu_native_finish(call, comm, status, h.astatus);
 }
