@@ -125,7 +125,7 @@ step "nonblocking, 4 ranks, device" 300 \
 # (bit-exact against the tests' references, the pvar of the path taken), as one node and as
 # 2 emulated nodes (hierarchical and ring over UCX), and the other native collectives
 tan=$build/tests/mpi/test_allreduce_native
-for alg in auto one_shot two_shot ring hierarchical; do
+for alg in auto one_shot two_shot ring hierarchical recursive_doubling; do
     step "native allreduce, 4 ranks, cuda, $alg" 300 \
         $MPIRUN -np 4 $mca --mca coll_gpu_allreduce_algorithm $alg "$tan" --device=cuda \
         --big-count=4194304

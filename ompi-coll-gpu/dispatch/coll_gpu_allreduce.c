@@ -101,6 +101,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
     {.name = "recursive_doubling",
      .help = "log2(ranks) rounds with one partner each, for small messages; only when forced "
              "or named by a tuning rule",
+     .cost_model = "recursive_doubling",
      .run = coll_gpu_allreduce_recursive_doubling},
 };
 

@@ -58,20 +58,16 @@ static int coll_gpu_bcast_staged_bytes(coll_gpu_bcast_args_t *args, void *buf, i
     ptrdiff_t true_lb, true_extent, lb, extent;
     char *packed = NULL, *region = NULL;
     coll_gpu_call_t call;
-    size_t tsize = 0;
     int rc, staged_rc;
 
     ompi_datatype_get_true_extent(args->dtype, &true_lb, &true_extent);
-    ompi_datatype_get_extent(args->dtype, &lb, &extent);
-    (void)ompi_datatype_type_size(args->dtype, &tsize);
     coll_gpu_call_init(&call, COLL_GPU_BCAST, "MPI_Bcast", coll_gpu_bcast_bytes_host, args);
     call.elementwise = true;
     call.count = (int)bytes;
     call.dtype = MPI_BYTE;
     call.recv_in = is_root;
     call.recv_out = !is_root;
-    if ((extent == (ptrdiff_t)tsize) && (true_extent == (ptrdiff_t)tsize) &&
-        ompi_datatype_is_contiguous_memory_layout(args->dtype, 1)) {
+    if (coll_gpu_signature_dense(args->dtype)) {
         coll_gpu_buf_init(&call.recv, (char *)buf + true_lb, MPI_BYTE, bytes);
         return coll_gpu_staged_call(args->module, args->comm, &call, false);
     }

@@ -22,6 +22,17 @@ size_t coll_gpu_signature_bytes(int count, struct ompi_datatype_t *dtype) {
     return (size_t)count * tsize;
 }
 
+bool coll_gpu_signature_dense(struct ompi_datatype_t *dtype) {
+    ptrdiff_t lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+    size_t tsize = 0;
+
+    (void)ompi_datatype_type_size(dtype, &tsize);
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
+    return (tsize > 0) && ((size_t)extent == tsize) && ((size_t)true_extent == tsize) &&
+           ompi_datatype_is_contiguous_memory_layout(dtype, 1);
+}
+
 /* Element p's count and displacement (in extents) of buf's blocks. */
 static int coll_gpu_sig_ecount(const coll_gpu_sig_buf_t *buf, int p) {
     return (NULL != buf->ecounts) ? buf->ecounts[p] : buf->ecount;
@@ -133,9 +144,7 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
     (void)ompi_datatype_type_size(dtype, &tsize);
     ompi_datatype_get_extent(dtype, &lb, &extent);
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    /* dense: every element's bytes one after the other, and the next element right after */
-    dense = (tsize > 0) && ((size_t)extent == tsize) && ((size_t)true_extent == tsize) &&
-            ompi_datatype_is_contiguous_memory_layout(dtype, 1);
+    dense = coll_gpu_signature_dense(dtype);
     for (int p = 0; dense && (p < nblocks); ++p) {
         /* the algorithms take displacements from data on: a block before it is packed */
         dense = (coll_gpu_sig_edispl(buf, p) >= 0) || (coll_gpu_sig_ecount(buf, p) <= 0);

@@ -15,6 +15,10 @@
 
 BEGIN_C_DECLS
 
+/* Whether dtype's elements are dense: every element's bytes one after the other, and the next
+ * element right after (a buffer of them is its signature's bytes, in place). */
+bool coll_gpu_signature_dense(struct ompi_datatype_t *dtype);
+
 /* Bytes of count elements of dtype in the type signature (0 for a count <= 0). */
 size_t coll_gpu_signature_bytes(int count, struct ompi_datatype_t *dtype);
 

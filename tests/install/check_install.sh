@@ -36,6 +36,7 @@ $docdir/README.md
 $docdir/LICENSE
 $docdir/openmpi-mca-params.conf
 $docdir/docs/README.md
+$docdir/docs/adding-an-algorithm.md
 $docdir/docs/building.md
 $docdir/docs/cost-model.md
 $docdir/docs/design.md

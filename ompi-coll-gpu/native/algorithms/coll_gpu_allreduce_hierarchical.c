@@ -20,10 +20,12 @@
  * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging shards].
  * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
  * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
- * REDUCED(s + 1) after their gets of step s completed.  The call ends with one step more, whose
- * DONE every rank announces to every rank: the next call may write either half.
+ * REDUCED(s + 1) after their gets of step s completed.  The call ends with one step more than
+ * chunks (the last chunk's allgather), then the agreement every native call ends with
+ * (coll_gpu_prims_finish), which every rank announces to every rank: the next call may write
+ * either half.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_prims.h"
 
 #include <string.h>
 
@@ -52,14 +54,12 @@ static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
 }
 
 typedef struct {
-    coll_gpu_native_t *native;
-    const coll_gpu_native_call_t *call;
+    coll_gpu_prims_t pr;
     coll_gpu_hier_layout_t layout;
     int m;                  /* shards per chunk: the fewest ranks of a node */
     const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
     const int *local_owner; /* m entries: the owner of each shard on this node */
     bool is_owner;
-    accel_status_t astatus;
 } coll_gpu_hier_t;
 
 /* One chunk in flight. */
@@ -69,21 +69,21 @@ typedef struct {
 } coll_gpu_hier_chunk_t;
 
 static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset) {
-    return coll_gpu_native_mine(h->native, h->call->kind, step) + offset;
+    return coll_gpu_prims_mine(&h->pr, step) + offset;
 }
 
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
  * the node's ranks. */
-static cgt_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
-    const coll_gpu_native_call_t *call = h->call;
-    coll_gpu_team_t *team = h->native->team;
-    const void **srcs = h->native->srcs;
+static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+    coll_gpu_prims_t *pr = &h->pr;
+    const coll_gpu_native_call_t *call = pr->call;
+    coll_gpu_team_t *team = pr->native->team;
+    const void **srcs = pr->native->srcs;
     size_t esize = call->esize, shard_first = 0, shard_len = 0;
     const char *in = (const char *)call->sbuf + c->first * esize;
     struct {
         size_t offset, len;
     } others[2] = {{0, c->n * esize}, {0, 0}}; /* bytes of my input for the scratch */
-    cgt_status_t status;
 
     if (h->is_owner) {
         /* my own shard is read from my send buffer: only the others go to the scratch */
@@ -92,139 +92,94 @@ static cgt_status_t coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu
         others[1].offset = (shard_first + shard_len) * esize;
         others[1].len = (c->n - shard_first - shard_len) * esize;
     }
-    for (int i = 0; (i < 2) && (ACCEL_OK == h->astatus); ++i) {
-        if (others[i].len > 0) {
-            h->astatus = call->mem->copy(coll_gpu_hier_mine(h, c->step, others[i].offset),
-                                         in + others[i].offset, others[i].len, call->stream);
-        }
+    for (int i = 0; i < 2; ++i) {
+        coll_gpu_prims_copy(pr, coll_gpu_hier_mine(h, c->step, others[i].offset),
+                            in + others[i].offset, others[i].len);
     }
-    if (ACCEL_OK == h->astatus) {
-        h->astatus = call->mem->synchronize(call->stream);
-    }
+    coll_gpu_prims_sync(pr);
     for (int i = 0; i < team->local_size; ++i) {
-        int peer = team->local_ranks[i];
-        if (peer != team->rank) {
-            status = coll_gpu_native_signal(h->native, peer, c->step, COLL_GPU_PHASE_READY);
-            if (CGT_OK != status) {
-                return status;
-            }
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_signal(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
         }
     }
     for (int i = 0; i < team->local_size; ++i) {
-        int peer = team->local_ranks[i];
-        if (peer != team->rank) {
-            status = coll_gpu_native_wait(h->native, peer, c->step, COLL_GPU_PHASE_READY);
-            if (CGT_OK != status) {
-                return status;
-            }
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_wait(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
         }
     }
-    if (h->is_owner && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
+    if (h->is_owner) {
         for (int i = 0; i < team->local_size; ++i) {
             int peer = team->local_ranks[i];
             srcs[i] = (peer == team->rank)
                           ? in + shard_first * esize
-                          : coll_gpu_native_theirs(h->native, call->kind, peer, c->step) +
-                                shard_first * esize;
+                          : coll_gpu_prims_theirs(pr, peer, c->step) + shard_first * esize;
         }
-        h->astatus = coll_gpu_native_reduce(
-            call->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
-            team->local_size, shard_len, call->dtype, call->op, call->stream);
-        if ((ACCEL_OK == h->astatus) && (team->nnodes > 1)) {
+        coll_gpu_prims_reduce(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
+                              team->local_size, shard_len);
+        if (team->nnodes > 1) {
             /* the other nodes' owners fetch it */
-            h->astatus =
-                coll_gpu_native_publish(h->native, call->kind, c->step, h->layout.off_partial,
-                                        shard_len * esize, call->stream);
+            coll_gpu_prims_publish(pr, c->step, h->layout.off_partial, shard_len * esize);
         }
-        if (ACCEL_OK == h->astatus) {
-            h->astatus = call->mem->synchronize(call->stream);
-        }
+        coll_gpu_prims_sync(pr);
     }
-    return CGT_OK;
 }
 
 /* Phase 3, started: tells the other nodes' owners this rank's partial is ready (and its gets
  * of the previous chunk done), waits for theirs and issues the gets of them. */
-static cgt_status_t coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
-    coll_gpu_team_t *team = h->native->team;
+static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
     size_t shard_first, shard_len;
-    cgt_status_t status = CGT_OK;
 
     if (!h->is_owner || (team->nnodes < 2)) {
-        return CGT_OK;
+        return;
     }
     for (int j = 0; j < team->nnodes; ++j) {
         if (j != team->node) {
-            status =
-                coll_gpu_native_signal(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
-            if (CGT_OK != status) {
-                return status;
-            }
+            coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
         }
     }
     coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
     for (int j = 0; j < team->nnodes; ++j) {
-        if (j == team->node) {
-            continue;
-        }
-        status = coll_gpu_native_wait(h->native, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
-        if ((CGT_OK == status) && (shard_len > 0) && (ACCEL_OK == h->astatus)) {
-            h->astatus = coll_gpu_native_fetch(
-                h->native, h->call->kind, h->owner[j], c->step, h->layout.off_partial,
+        if (j != team->node) {
+            coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
+            coll_gpu_prims_fetch(
+                pr, h->owner[j], c->step, h->layout.off_partial,
                 coll_gpu_hier_mine(h, c->step,
                                    h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
-                shard_len * h->call->esize, h->call->stream, &status);
-        }
-        if (CGT_OK != status) {
-            return status;
+                shard_len * pr->call->esize);
         }
     }
-    return CGT_OK;
 }
 
 /* Phase 3, finished, and phase 4: the owners complete their gets and reduce the nodes'
  * partials in node order; every rank copies each shard's result from its owner.  Runs in the
  * next step (step): its FINAL signal follows that step's READY to the same peer, keeping each
  * peer's signal slot monotone. */
-static cgt_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
-                                         uint64_t step) {
-    const coll_gpu_native_call_t *call = h->call;
-    coll_gpu_team_t *team = h->native->team;
-    const void **srcs = h->native->srcs;
-    size_t esize = call->esize, shard_first, shard_len;
-    cgt_status_t status;
+static void coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
+                                 uint64_t step) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
+    const void **srcs = pr->native->srcs;
+    size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
         coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
         if (team->nnodes > 1) {
-            status =
-                coll_gpu_native_fetch_complete(h->native, call->kind, call->stream, &h->astatus);
-            if (CGT_OK != status) {
-                return status;
+            coll_gpu_prims_fetch_complete(pr);
+            for (int j = 0; j < team->nnodes; ++j) {
+                srcs[j] = coll_gpu_hier_mine(
+                    h, c->step,
+                    (j == team->node) ? h->layout.off_partial
+                                      : h->layout.off_stage + (size_t)j * h->layout.shard_bytes);
             }
-            if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
-                for (int j = 0; j < team->nnodes; ++j) {
-                    srcs[j] = coll_gpu_hier_mine(h, c->step,
-                                                 (j == team->node)
-                                                     ? h->layout.off_partial
-                                                     : h->layout.off_stage +
-                                                           (size_t)j * h->layout.shard_bytes);
-                }
-                h->astatus = coll_gpu_native_reduce(
-                    call->mem, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
-                    team->nnodes, shard_len, call->dtype, call->op, call->stream);
-                if (ACCEL_OK == h->astatus) {
-                    h->astatus = call->mem->synchronize(call->stream);
-                }
-            }
+            coll_gpu_prims_reduce(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
+                                  team->nnodes, shard_len);
+            coll_gpu_prims_sync(pr);
         }
         for (int i = 0; i < team->local_size; ++i) {
-            int peer = team->local_ranks[i];
-            if (peer != team->rank) {
-                status = coll_gpu_native_signal(h->native, peer, step, COLL_GPU_PHASE_FINAL);
-                if (CGT_OK != status) {
-                    return status;
-                }
+            if (team->local_ranks[i] != team->rank) {
+                coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_FINAL);
             }
         }
     }
@@ -233,26 +188,17 @@ static cgt_status_t coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier
         const char *result;
 
         if (peer != team->rank) {
-            status = coll_gpu_native_wait(h->native, peer, step, COLL_GPU_PHASE_FINAL);
-            if (CGT_OK != status) {
-                return status;
-            }
-            result = coll_gpu_native_theirs(h->native, call->kind, peer, c->step);
+            coll_gpu_prims_wait(pr, peer, step, COLL_GPU_PHASE_FINAL);
+            result = coll_gpu_prims_theirs(pr, peer, c->step);
         } else {
-            result = coll_gpu_native_mine(h->native, call->kind, c->step);
+            result = coll_gpu_prims_mine(pr, c->step);
         }
         coll_gpu_native_shard(c->n, h->m, l, &shard_first, &shard_len);
-        if ((shard_len > 0) && (ACCEL_OK == h->astatus)) {
-            h->astatus =
-                call->mem->copy((char *)call->rbuf + (c->first + shard_first) * esize,
-                                result + h->layout.off_result, shard_len * esize, call->stream);
-        }
+        coll_gpu_prims_copy(pr, (char *)pr->call->rbuf + (c->first + shard_first) * esize,
+                            result + h->layout.off_result, shard_len * esize);
     }
     /* the reads of this step's results are done before the next step's announcement */
-    if (ACCEL_OK == h->astatus) {
-        h->astatus = call->mem->synchronize(call->stream);
-    }
-    return CGT_OK;
+    coll_gpu_prims_sync(pr);
 }
 
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
@@ -268,13 +214,10 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_team_t *team = native->team;
     coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
     bool pending = false;
-    cgt_status_t status = CGT_OK;
     coll_gpu_hier_t h;
     size_t n;
 
-    h.native = native;
-    h.call = call;
-    h.astatus = call->entry_status;
+    coll_gpu_prims_init(&h.pr, call);
     /* the shards of a chunk: as many as the smallest node has ranks; the owner of this rank's
      * shard on each node is the node's local_rank-th rank, shard l's on this node its l-th */
     h.m = team->min_local_size;
@@ -282,7 +225,8 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     h.owner = team->node_peers;
     h.local_owner = team->local_ranks;
 
-    /* the largest chunk within call->chunk_bytes whose layout fits a scratch half */
+    /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
+     * fits made sure one element does, on every rank) */
     n = call->chunk_bytes / call->esize;
     n = (n < call->count) ? n : call->count;
     n = (n > 0) ? n : 1;
@@ -290,11 +234,11 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
            (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half)) {
         n -= (n + 7) / 8;
     }
-    if (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half) {
-        return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm);
-    }
 
-    for (size_t first = 0; (first < call->count) || pending; first += n) {
+    /* a chunk's node reduce runs while the previous chunk's gets fly; the call's last step
+     * (the agreement, coll_gpu_prims_finish) tells every rank that every read is done */
+    for (size_t first = 0; ((first < call->count) || pending) && coll_gpu_prims_linked(&h.pr);
+         first += n) {
         bool current = (first < call->count);
         uint64_t step = ++native->step;
 
@@ -302,37 +246,16 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
             cur.step = step;
             cur.first = first;
             cur.n = (call->count - first < n) ? call->count - first : n;
-            status = coll_gpu_hier_node_reduce(&h, &cur);
-            if (CGT_OK != status) {
-                goto conclude;
-            }
+            coll_gpu_hier_node_reduce(&h, &cur);
         }
         if (pending) {
-            status = coll_gpu_hier_finish(&h, &prev, step);
-            if (CGT_OK != status) {
-                goto conclude;
-            }
+            coll_gpu_hier_finish(&h, &prev, step);
         }
         if (current) {
-            status = coll_gpu_hier_net_start(&h, &cur);
-            if (CGT_OK != status) {
-                goto conclude;
-            }
+            coll_gpu_hier_net_start(&h, &cur);
             prev = cur;
-        } else {
-            /* the last step: every rank finished reading, as the next call's first step
-             * expects of the one before it */
-            status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_DONE);
-            if (CGT_OK == status) {
-                status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_DONE);
-            }
-            if (CGT_OK != status) {
-                goto conclude;
-            }
         }
         pending = current;
     }
-    status = CGT_OK;
-conclude:
-    return coll_gpu_native_finish(call, comm, status, h.astatus);
+    return coll_gpu_prims_finish(&h.pr, comm);
 }
