@@ -226,13 +226,16 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     h.local_owner = team->local_ranks;
 
     /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
-     * fits made sure one element does, on every rank) */
+     * fits made sure one element does, the same on every rank) */
     n = call->chunk_bytes / call->esize;
     n = (n < call->count) ? n : call->count;
     n = (n > 0) ? n : 1;
     while ((n > 1) &&
            (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half)) {
         n -= (n + 7) / 8;
+    }
+    if (coll_gpu_hier_layout(n, h.m, team->nnodes, call->esize, &h.layout) > native->half) {
+        return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm); /* every rank */
     }
 
     /* a chunk's node reduce runs while the previous chunk's gets fly; the call's last step
