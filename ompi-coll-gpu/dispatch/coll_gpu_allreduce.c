@@ -34,8 +34,8 @@ static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void
 static bool coll_gpu_allreduce_small(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
     size_t max = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
 
-    snprintf(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu", query->bytes,
-             (query->bytes <= max) ? "<=" : ">", max);
+    COLL_GPU_WHY(why, why_len, "%zu bytes %s coll_gpu_allreduce_one_shot_max_bytes=%zu",
+                 query->bytes, (query->bytes <= max) ? "<=" : ">", max);
     return query->bytes <= max;
 }
 
@@ -52,13 +52,13 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
-    snprintf(why, why_len, "%d nodes, one rank each", team->nnodes);
+    COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
     return team->nnodes == team->size;
 }
 
 static bool coll_gpu_allreduce_several_per_node(const coll_gpu_alg_query_t *query, char *why,
                                                 size_t why_len) {
-    snprintf(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
+    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
     return true;
 }
 
@@ -67,8 +67,8 @@ static bool coll_gpu_allreduce_hierarchical_fits_call(const coll_gpu_alg_query_t
     if (coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
         return true;
     }
-    snprintf(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
-             query->native->half);
+    COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
+                 query->native->half);
     return false;
 }
 

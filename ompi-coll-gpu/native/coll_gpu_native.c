@@ -894,7 +894,8 @@ static int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t
 
     *chunk_p = c->native_chunk_size;
     if (COLL_GPU_ALG_AUTO != alg) {
-        snprintf(why, why_len, "coll_gpu_%s_algorithm=%s", t->name, coll_gpu_alg_name(coll, alg));
+        COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=%s", t->name,
+                     coll_gpu_alg_name(coll, alg));
         return alg;
     }
     if (NULL != c->tuning) {
@@ -913,11 +914,11 @@ static int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t
             if (0 != rule->chunk) {
                 *chunk_p = rule->chunk;
             }
-            snprintf(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
+            COLL_GPU_WHY(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
             return alg;
         }
     }
-    snprintf(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
+    COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
     for (int a = 0; a < t->num_algs; ++a) {
         const coll_gpu_alg_desc_t *desc = &t->algs[a];
 
@@ -942,6 +943,8 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     ptrdiff_t lb, extent;
     size_t tsize = 0;
     char why[256] = "";
+    /* the verbose log's reasons of a native call: formatted only when the log is on */
+    size_t why_len = (c->verbose >= COLL_GPU_VERBOSE_CALLS) ? sizeof(why) : 0;
     int ok = 1, alg;
 
     *rc_p = OMPI_SUCCESS;
@@ -1030,7 +1033,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     query.native = call->native;
     query.esize = call->esize;
-    alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, sizeof(why));
+    alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, why_len);
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         goto fallback;

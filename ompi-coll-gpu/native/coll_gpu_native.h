@@ -319,6 +319,16 @@ extern const coll_gpu_alg_table_t coll_gpu_allreduce_algs, coll_gpu_reduce_scatt
     coll_gpu_scatter_algs, coll_gpu_allgatherv_algs, coll_gpu_reduce_scatter_algs,
     coll_gpu_alltoall_algs, coll_gpu_alltoallv_algs;
 
+/* The reason of a choice, for the verbose log: formatted only when why_len > 0, which the
+ * dispatch gives only when the log is on (a formatted string per call costs as much as a
+ * small collective). */
+#define COLL_GPU_WHY(why, why_len, ...)                                                            \
+    do {                                                                                           \
+        if ((why_len) > 0) {                                                                       \
+            snprintf((why), (why_len), __VA_ARGS__);                                               \
+        }                                                                                          \
+    } while (0)
+
 /* A row's preferred that always says yes (a collective's only algorithm). */
 bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 

@@ -150,9 +150,18 @@ done
 # help message naming it (Open MPI 4.1 may lose help messages: rerun until it shows); blocks
 # of data movement compare in signature bytes (another datatype of the same signature passes)
 for kind in device host; do
+    # every line the output checks below look for: a message lost in one run may show in the
+    # next (the runs' output is checked together)
     check_run_until "Call: +MPI_Allreduce on a communicator of 3 ranks
+Rank 0: +1000 elements of 4 bytes
+Rank 2: +1001 elements of 4 bytes
 Call: +MPI_Allgatherv on a communicator of 3 ranks
+Rank 2: +recvcounts\[0\] = 44 bytes
+Rank 0: +recvcounts\[0\] = 40 bytes
+recvcounts\[0\] = 11 elements
 Call: +MPI_Alltoallv on a communicator of 3 ranks
+Rank 0: +recvcounts\[2\] = 40 bytes
+Rank 2: +sendcounts\[0\] = 44 bytes
 Rank 2: +0 elements of 4 bytes, op" \
         "3 ranks, mismatched counts, $kind" 3 \
         "$EMU coll_gpu_check_counts=1 coll_gpu_host_buffers=1 $CHECK_NO_HELP_AGGREGATE" \
