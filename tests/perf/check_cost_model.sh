@@ -3,7 +3,7 @@
 # perf/cost_model: the model's closed forms, its arithmetic and its verdicts can fail:
 #
 #  1. --self-test: ring busbw -> the link's bandwidth as S grows (one node: bw_intra; two:
-#     bw_net), hierarchical on one node = two_shot + its DONE round, the bytes over the
+#     bw_net), hierarchical on one node = two_shot + synchronizes, the bytes over the
 #     fabric / NIC / reduced per algorithm, monotone in size and in nodes, per preset;
 #  2. the table and --json of the h200-8x preset: one row per (nodes, size), busbw =
 #     size / time * 2(n-1)/n recomputed here, one_shot and two_shot only on one node, the
@@ -11,7 +11,9 @@
 #  3. --check against a canned gpucoll_perf JSON built from the model's own predictions:
 #     within the tolerance it passes, with one measurement 20x too slow (or too fast) it
 #     fails and names the row, and the tolerance's edge is where it says;
-#  4. --fit-from a canned set of benchmark numbers gives the parameters worked out by hand.
+#  4. --fit-from a canned set of benchmark numbers gives the parameters worked out by hand;
+#  5. every algorithm-table row of the component naming a cost-model entry (.cost_model = "x"
+#     in ompi-coll-gpu/) is one of the model's algorithms.
 # No MPI: runs in a second or two.
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -174,6 +176,30 @@ print("\n".join(bad) if bad else "ok")
 EOF
 [ "$(cat "$WORK/check")" = ok ]
 result "--fit-from: parameters worked out by hand" $? "$WORK/check"
+
+# 5. the component's table rows against the model's algorithms
+src=${COLL_GPU_SRC:-$here/../../ompi-coll-gpu}
+python3 - "$MODEL" "$src" >"$WORK/rows" 2>&1 <<'EOF'
+import ast, os, re, sys
+model = open(sys.argv[1]).read()
+algs = ast.literal_eval(re.search(r"^ALGS = (\[.*?\])", model, re.M).group(1))
+named = []
+for top, _, files in os.walk(sys.argv[2]):
+    for f in files:
+        if f.endswith(".c"):
+            named += re.findall(r'\.cost_model = "([a-z_]+)"', open(os.path.join(top, f)).read())
+missing = sorted(set(n for n in named if n not in algs))
+if not named:
+    print("no table row names a cost-model entry")
+elif missing:
+    print("missing from the model: " + " ".join(missing))
+else:
+    print("ok %d" % len(named))
+EOF
+grep -q '^ok [1-9]' "$WORK/rows"
+ok=$?
+result "every table row's cost-model entry is in perf/cost_model ($(cat "$WORK/rows"))" $ok \
+    "$WORK/rows"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
