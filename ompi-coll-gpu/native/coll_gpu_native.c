@@ -53,15 +53,20 @@ const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg) {
 }
 
 /* The names a tuning rule may give: auto, staged and every table's rows (a rule stores its
- * index here; the collective's table resolves it by name). */
-static const char *coll_gpu_tuning_names[2 + COLL_GPU_NCOLL_NUM * COLL_GPU_MAX_ALGS];
+ * index here), and what each is for each collective: its parameter value, or -1 where the
+ * collective has no algorithm of that name (auto: -1 too, the rule is passed over). */
+#define COLL_GPU_MAX_TUNING_NAMES (2 + COLL_GPU_NCOLL_NUM * COLL_GPU_MAX_ALGS)
+static const char *coll_gpu_tuning_names[COLL_GPU_MAX_TUNING_NAMES];
 static int coll_gpu_num_tuning_names;
+static int8_t coll_gpu_tuning_alg[COLL_GPU_NCOLL_NUM][COLL_GPU_MAX_TUNING_NAMES];
 
 static void coll_gpu_tuning_names_init(void) {
     coll_gpu_tuning_names[0] = "auto";
     coll_gpu_tuning_names[1] = "staged";
     coll_gpu_num_tuning_names = 2;
+    memset(coll_gpu_tuning_alg, -1, sizeof(coll_gpu_tuning_alg));
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        coll_gpu_tuning_alg[k][COLL_GPU_ALG_STAGED] = COLL_GPU_ALG_STAGED;
         for (int a = 0; a < coll_gpu_alg_tables[k]->num_algs; ++a) {
             const char *name = coll_gpu_alg_tables[k]->algs[a].name;
             int n = 0;
@@ -73,6 +78,7 @@ static void coll_gpu_tuning_names_init(void) {
             if (n == coll_gpu_num_tuning_names) {
                 coll_gpu_tuning_names[coll_gpu_num_tuning_names++] = name;
             }
+            coll_gpu_tuning_alg[k][n] = (int8_t)(COLL_GPU_ALG_FIRST_NATIVE + a);
         }
     }
 }
@@ -468,8 +474,10 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
     }
     native->retire_value = 0;
     native->retire_peer = 0;
-    /* Peers may still read this rank's half of the last step: announcing one step more is
-     * the protocol's proof that a rank finished reading (on every node). */
+    /* Every call's agreement step already told this rank that no peer reads its scratch any
+     * more; what a peer may still do is map this rank's memory and signal it (its own retiring
+     * announcement): announcing one step more, and waiting for everyone's, lets the team go
+     * once no peer will touch it (on every node). */
     if ((native->step > 0) && !native->broken) {
         uint64_t last = ++native->step;
         if (CGT_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
@@ -517,22 +525,17 @@ accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_nativ
         coll_gpu_native_mine(native, COLL_GPU_NATIVE_DEVICE, step) + offset, len, stream);
 }
 
-accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_stream_h stream,
-                                     accel_status_t astatus) {
-    accel_status_t synced = mem->synchronize(stream);
-
-    return (ACCEL_OK != astatus) ? astatus : synced;
-}
-
 cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                             accel_stream_h stream, accel_status_t *astatus_p) {
     cgt_status_t status = CGT_OK;
+    accel_status_t synced;
 
     if (native->gets_pending) {
         native->gets_pending = false;
         status = cgt_quiet(native->team->cgt, -1);
     }
-    *astatus_p = coll_gpu_native_drain(&coll_gpu_native_mems[kind], stream, *astatus_p);
+    synced = coll_gpu_native_mems[kind].synchronize(stream);
+    *astatus_p = (ACCEL_OK != *astatus_p) ? *astatus_p : synced;
     return status;
 }
 
@@ -628,7 +631,7 @@ cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64
 #define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
     (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
 
-/* coll_gpu_native_conclude's agreement: my_class MPI_SUCCESS when the call succeeded here.  On
+/* coll_gpu_native_finish's agreement: my_class MPI_SUCCESS when the call succeeded here.  On
  * return *peer_p is the first peer whose call failed (-1: none), *class_p its error class.  A peer
  * can write its failure slot only at the end of a call, after this rank's announcement of a step of
  * that call: what the slot holds is this call's word or an older one. */
@@ -666,17 +669,21 @@ static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int
     return status;
 }
 
-int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
-                             accel_stream_h stream, const char *mpi_call,
-                             struct ompi_communicator_t *comm, cgt_status_t status,
-                             accel_status_t astatus) {
+int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                           cgt_status_t status, accel_status_t astatus) {
+    coll_gpu_native_t *native = call->native;
+    const char *mpi_call = call->mpi_call;
     accel_status_t ignored = ACCEL_OK;
     int rc = OMPI_SUCCESS, peer = -1, peer_class = MPI_SUCCESS;
 
     if (CGT_OK == status) {
-        status = coll_gpu_native_fetch_complete(native, kind, stream, &astatus);
+        status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, &astatus);
     } else {
-        (void)coll_gpu_native_fetch_complete(native, kind, stream, &ignored);
+        (void)coll_gpu_native_fetch_complete(native, call->kind, call->stream, &ignored);
+    }
+    if ((CGT_OK == status) && (ACCEL_OK == astatus) && (NULL != call->unpack)) {
+        /* the algorithm's copies and gets into the packed buffer are done: unpack it */
+        astatus = coll_gpu_sig_buf_unpack(call, call->unpack);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         rc = coll_gpu_accel_failed(astatus, mpi_call, comm);
@@ -694,19 +701,6 @@ int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t k
         rc = peer_class;
     }
     return rc;
-}
-
-int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
-                           cgt_status_t status, accel_status_t astatus) {
-    if ((CGT_OK == status) && (ACCEL_OK == astatus) && (NULL != call->unpack)) {
-        /* the algorithm's copies and gets into the packed buffer must be done before it is read */
-        status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, &astatus);
-        if ((CGT_OK == status) && (ACCEL_OK == astatus)) {
-            astatus = coll_gpu_sig_buf_unpack(call, call->unpack);
-        }
-    }
-    return coll_gpu_native_conclude(call->native, call->kind, call->stream, call->mpi_call, comm,
-                                    status, astatus);
 }
 
 int coll_gpu_native_transport_failed(coll_gpu_native_t *native, cgt_status_t status,
@@ -902,21 +896,12 @@ static int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t
         rule = coll_gpu_tuning_find(&c->tuning->rules, t->name, (uint64_t)team->size,
                                     (uint64_t)team->local_size, (uint64_t)query->bytes);
     }
-    if (NULL != rule) {
-        const char *name = coll_gpu_tuning_names[rule->algorithm];
-
-        for (alg = COLL_GPU_ALG_STAGED; alg < COLL_GPU_ALG_FIRST_NATIVE + t->num_algs; ++alg) {
-            if (0 == strcmp(name, coll_gpu_alg_name(coll, alg))) {
-                break;
-            }
+    if ((NULL != rule) && (coll_gpu_tuning_alg[coll][rule->algorithm] >= 0)) {
+        if (0 != rule->chunk) {
+            *chunk_p = rule->chunk;
         }
-        if (alg < COLL_GPU_ALG_FIRST_NATIVE + t->num_algs) {
-            if (0 != rule->chunk) {
-                *chunk_p = rule->chunk;
-            }
-            COLL_GPU_WHY(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
-            return alg;
-        }
+        COLL_GPU_WHY(why, why_len, "rule at %s:%d", c->tuning_file, rule->line);
+        return coll_gpu_tuning_alg[coll][rule->algorithm];
     }
     COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
     for (int a = 0; a < t->num_algs; ++a) {

@@ -125,11 +125,12 @@ typedef struct coll_gpu_native {
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);
-/* The communicator is freed: announces one step more (the protocol's proof that this rank
- * finished reading its peers' scratch) and retires team (native's) with the context, which goes
- * once every peer announced it too or is known dead (coll_gpu_team_retire): MPI_Comm_free never
- * waits for a peer inside a node; across nodes it waits for the peers' announcements (UCX: see
- * docs/failure-model.md).  native NULL: team is destroyed now. */
+/* The communicator is freed: announces one step more (this rank is done with its peers'
+ * memory: the last call's agreement step proved no peer reads this rank's) and retires team
+ * (native's) with the context, which goes once every peer announced it too or is known dead
+ * (coll_gpu_team_retire): MPI_Comm_free never waits for a peer inside a node; across nodes it waits
+ * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
+ * now. */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
 
 /* Bytes at the start of this rank's half of step s (local) and of peer's. */
@@ -161,13 +162,9 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
 accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                        uint64_t step, size_t offset, size_t len,
                                        accel_stream_h stream);
-/* The end of an algorithm: whatever failed, nothing queued on stream may run into the caller's
- * buffers (or the scratch) after the return.  Synchronizes stream; returns astatus, or the
- * synchronization's error when astatus is ACCEL_OK. */
-accel_status_t coll_gpu_native_drain(const coll_gpu_native_mem_t *mem, accel_stream_h stream,
-                                     accel_status_t astatus);
-/* Completes every fetch (gets, then the stream).  Returns the transport's status; an
- * accelerator error goes to *astatus_p (ACCEL_OK on entry: the stream is synchronized). */
+/* Completes every fetch (gets, then the stream, whatever failed: nothing queued may run into
+ * the caller's buffers or the scratch afterwards).  Returns the transport's status; an
+ * accelerator error goes to *astatus_p unless it already holds one. */
 cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                             accel_stream_h stream, accel_status_t *astatus_p);
 /* Whether peer's scratch is loaded directly (on this node). */
@@ -222,8 +219,9 @@ cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, u
                                       accel_status_t *astatus_p);
 /*
  * The end of every native algorithm, whatever failed: completes its fetches and copies (nothing
- * lands in the caller's buffers or the scratch after it returns), then agrees with every peer on
- * the call's outcome in one more step: a rank whose call failed (astatus, including an error
+ * lands in the caller's buffers or the scratch after it returns), unpacks the receive buffer
+ * (call->unpack, whose failure is the call's too), then agrees with every peer on the call's
+ * outcome in one more step: a rank whose call failed (astatus, including an error
  * before it started, entry_status) says so in its peers' failure slots before it announces the
  * step, and every rank waits for every peer's announcement.  So an error reaches every rank of
  * the call: the failing rank returns it with the help message naming the cause, its peers the
@@ -232,12 +230,6 @@ cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, u
  * this rank's scratch of the call.  A transport error (status) goes to
  * coll_gpu_native_transport_failed instead.  Returns OMPI_SUCCESS or the MPI error.
  */
-int coll_gpu_native_conclude(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
-                             accel_stream_h stream, const char *mpi_call,
-                             struct ompi_communicator_t *comm, cgt_status_t status,
-                             accel_status_t astatus);
-/* coll_gpu_native_conclude for a call of the collectives other than MPI_Allreduce: first unpacks
- * its receive buffer (call->unpack), whose failure is the call's too. */
 int coll_gpu_native_finish(const struct coll_gpu_native_call *call,
                            struct ompi_communicator_t *comm, cgt_status_t status,
                            accel_status_t astatus);

@@ -7,7 +7,7 @@
  * alike: call->mem says how to copy, reduce and wait for completion.
  *
  * An accelerator error does not stop the signals: peers finish the call instead of waiting
- * for a timeout, and every rank returns the error at the end (coll_gpu_native_conclude).
+ * for a timeout, and every rank returns the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_prims.h"
 

@@ -14,7 +14,7 @@
  * READY(s) to the partner: my partial of step s is in my half of s; CONSUMED(s) to the
  * partner: I finished reading its half of s.  A rank writes its half of step s only after the
  * rank that read its half of the same parity last (step s - 2 or earlier in this call) sent
- * CONSUMED; the halves of earlier calls are free, their last step (coll_gpu_native_conclude's
+ * CONSUMED; the halves of earlier calls are free, their last step (coll_gpu_native_finish's
  * agreement) having been announced by every peer.
  *
  * Determinism: every pair computes lower op higher, so partners hold the same bits, and by

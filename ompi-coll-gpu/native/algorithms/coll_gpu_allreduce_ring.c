@@ -30,7 +30,7 @@
  * The other algorithms let every peer read every half, and assume a half is free once every
  * peer announced the next step: the ring's first step announces READY to every peer and waits
  * for every peer's (its peers finished reading the previous call's halves); the call's last
- * step, coll_gpu_native_conclude's agreement, is every peer's announcement again, so that the
+ * step, coll_gpu_native_finish's agreement, is every peer's announcement again, so that the
  * next call, of whatever algorithm, may write its first half at once.
  *
  * Determinism: every element is reduced exactly once, by the ring order that starts at its
@@ -42,7 +42,7 @@
  * on floating point except in segment 0.
  *
  * An accelerator error skips the data movement, never the signals (peers finish the call);
- * every rank returns it at the end (coll_gpu_native_conclude).
+ * every rank returns it at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_prims.h"
 
