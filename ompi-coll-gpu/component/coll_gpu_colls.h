@@ -13,54 +13,61 @@
 #ifndef COLL_GPU_COLLS_H
 #define COLL_GPU_COLLS_H
 
-/* X(id, mpi_name) */
+/* X(id, mpi_name, name, FAMILY, FORM): name is the call's in Open MPI's coll framework
+ * (coll_<name>), FAMILY its parameters and FORM blocking, nonblocking or local
+ * (coll_gpu_dispatch.h generates the entry points from them). */
 #define COLL_GPU_FOREACH_COLL(X)                                                                   \
-    X(ALLGATHER, "MPI_Allgather")                                                                  \
-    X(ALLGATHERV, "MPI_Allgatherv")                                                                \
-    X(ALLREDUCE, "MPI_Allreduce")                                                                  \
-    X(ALLTOALL, "MPI_Alltoall")                                                                    \
-    X(ALLTOALLV, "MPI_Alltoallv")                                                                  \
-    X(BCAST, "MPI_Bcast")                                                                          \
-    X(EXSCAN, "MPI_Exscan")                                                                        \
-    X(GATHER, "MPI_Gather")                                                                        \
-    X(GATHERV, "MPI_Gatherv")                                                                      \
-    X(REDUCE, "MPI_Reduce")                                                                        \
-    X(REDUCE_SCATTER, "MPI_Reduce_scatter")                                                        \
-    X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block")                                            \
-    X(SCAN, "MPI_Scan")                                                                            \
-    X(SCATTER, "MPI_Scatter")                                                                      \
-    X(SCATTERV, "MPI_Scatterv")                                                                    \
-    X(REDUCE_LOCAL, "MPI_Reduce_local")                                                            \
-    X(IALLGATHER, "MPI_Iallgather")                                                                \
-    X(IALLGATHERV, "MPI_Iallgatherv")                                                              \
-    X(IALLREDUCE, "MPI_Iallreduce")                                                                \
-    X(IALLTOALL, "MPI_Ialltoall")                                                                  \
-    X(IALLTOALLV, "MPI_Ialltoallv")                                                                \
-    X(IBCAST, "MPI_Ibcast")                                                                        \
-    X(IEXSCAN, "MPI_Iexscan")                                                                      \
-    X(IGATHER, "MPI_Igather")                                                                      \
-    X(IGATHERV, "MPI_Igatherv")                                                                    \
-    X(IREDUCE, "MPI_Ireduce")                                                                      \
-    X(IREDUCE_SCATTER, "MPI_Ireduce_scatter")                                                      \
-    X(IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block")                                          \
-    X(ISCAN, "MPI_Iscan")                                                                          \
-    X(ISCATTER, "MPI_Iscatter")                                                                    \
-    X(ISCATTERV, "MPI_Iscatterv")                                                                  \
-    X(ALLTOALLW, "MPI_Alltoallw")                                                                  \
-    X(NEIGHBOR_ALLGATHER, "MPI_Neighbor_allgather")                                                \
-    X(NEIGHBOR_ALLGATHERV, "MPI_Neighbor_allgatherv")                                              \
-    X(NEIGHBOR_ALLTOALL, "MPI_Neighbor_alltoall")                                                  \
-    X(NEIGHBOR_ALLTOALLV, "MPI_Neighbor_alltoallv")                                                \
-    X(NEIGHBOR_ALLTOALLW, "MPI_Neighbor_alltoallw")                                                \
-    X(IALLTOALLW, "MPI_Ialltoallw")                                                                \
-    X(INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgather")                                              \
-    X(INEIGHBOR_ALLGATHERV, "MPI_Ineighbor_allgatherv")                                            \
-    X(INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall")                                                \
-    X(INEIGHBOR_ALLTOALLV, "MPI_Ineighbor_alltoallv")                                              \
-    X(INEIGHBOR_ALLTOALLW, "MPI_Ineighbor_alltoallw")
+    X(ALLGATHER, "MPI_Allgather", allgather, BLOCKS, BLOCKING)                                     \
+    X(ALLGATHERV, "MPI_Allgatherv", allgatherv, GATHERV_ALL, BLOCKING)                             \
+    X(ALLREDUCE, "MPI_Allreduce", allreduce, REDUCTION, BLOCKING)                                  \
+    X(ALLTOALL, "MPI_Alltoall", alltoall, BLOCKS, BLOCKING)                                        \
+    X(ALLTOALLV, "MPI_Alltoallv", alltoallv, ALLTOALLV, BLOCKING)                                  \
+    X(BCAST, "MPI_Bcast", bcast, BCAST, BLOCKING)                                                  \
+    X(EXSCAN, "MPI_Exscan", exscan, REDUCTION, BLOCKING)                                           \
+    X(GATHER, "MPI_Gather", gather, BLOCKS_ROOT, BLOCKING)                                         \
+    X(GATHERV, "MPI_Gatherv", gatherv, GATHERV, BLOCKING)                                          \
+    X(REDUCE, "MPI_Reduce", reduce, REDUCE, BLOCKING)                                              \
+    X(REDUCE_SCATTER, "MPI_Reduce_scatter", reduce_scatter, REDUCE_SCATTER, BLOCKING)              \
+    X(REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block", reduce_scatter_block,                      \
+      REDUCE_SCATTER_BLOCK, BLOCKING)                                                              \
+    X(SCAN, "MPI_Scan", scan, REDUCTION, BLOCKING)                                                 \
+    X(SCATTER, "MPI_Scatter", scatter, BLOCKS_ROOT, BLOCKING)                                      \
+    X(SCATTERV, "MPI_Scatterv", scatterv, SCATTERV, BLOCKING)                                      \
+    X(REDUCE_LOCAL, "MPI_Reduce_local", reduce_local, REDUCTION, LOCAL)                            \
+    X(IALLGATHER, "MPI_Iallgather", iallgather, BLOCKS, NONBLOCKING)                               \
+    X(IALLGATHERV, "MPI_Iallgatherv", iallgatherv, GATHERV_ALL, NONBLOCKING)                       \
+    X(IALLREDUCE, "MPI_Iallreduce", iallreduce, REDUCTION, NONBLOCKING)                            \
+    X(IALLTOALL, "MPI_Ialltoall", ialltoall, BLOCKS, NONBLOCKING)                                  \
+    X(IALLTOALLV, "MPI_Ialltoallv", ialltoallv, ALLTOALLV, NONBLOCKING)                            \
+    X(IBCAST, "MPI_Ibcast", ibcast, BCAST, NONBLOCKING)                                            \
+    X(IEXSCAN, "MPI_Iexscan", iexscan, REDUCTION, NONBLOCKING)                                     \
+    X(IGATHER, "MPI_Igather", igather, BLOCKS_ROOT, NONBLOCKING)                                   \
+    X(IGATHERV, "MPI_Igatherv", igatherv, GATHERV, NONBLOCKING)                                    \
+    X(IREDUCE, "MPI_Ireduce", ireduce, REDUCE, NONBLOCKING)                                        \
+    X(IREDUCE_SCATTER, "MPI_Ireduce_scatter", ireduce_scatter, REDUCE_SCATTER, NONBLOCKING)        \
+    X(IREDUCE_SCATTER_BLOCK, "MPI_Ireduce_scatter_block", ireduce_scatter_block,                   \
+      REDUCE_SCATTER_BLOCK, NONBLOCKING)                                                           \
+    X(ISCAN, "MPI_Iscan", iscan, REDUCTION, NONBLOCKING)                                           \
+    X(ISCATTER, "MPI_Iscatter", iscatter, BLOCKS_ROOT, NONBLOCKING)                                \
+    X(ISCATTERV, "MPI_Iscatterv", iscatterv, SCATTERV, NONBLOCKING)                                \
+    X(ALLTOALLW, "MPI_Alltoallw", alltoallw, ALLTOALLW, BLOCKING)                                  \
+    X(NEIGHBOR_ALLGATHER, "MPI_Neighbor_allgather", neighbor_allgather, BLOCKS, BLOCKING)          \
+    X(NEIGHBOR_ALLGATHERV, "MPI_Neighbor_allgatherv", neighbor_allgatherv, GATHERV_ALL, BLOCKING)  \
+    X(NEIGHBOR_ALLTOALL, "MPI_Neighbor_alltoall", neighbor_alltoall, BLOCKS, BLOCKING)             \
+    X(NEIGHBOR_ALLTOALLV, "MPI_Neighbor_alltoallv", neighbor_alltoallv, ALLTOALLV, BLOCKING)       \
+    X(NEIGHBOR_ALLTOALLW, "MPI_Neighbor_alltoallw", neighbor_alltoallw, NEIGHBOR_ALLTOALLW,        \
+      BLOCKING)                                                                                    \
+    X(IALLTOALLW, "MPI_Ialltoallw", ialltoallw, ALLTOALLW, NONBLOCKING)                            \
+    X(INEIGHBOR_ALLGATHER, "MPI_Ineighbor_allgather", ineighbor_allgather, BLOCKS, NONBLOCKING)    \
+    X(INEIGHBOR_ALLGATHERV, "MPI_Ineighbor_allgatherv", ineighbor_allgatherv, GATHERV_ALL,         \
+      NONBLOCKING)                                                                                 \
+    X(INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall", ineighbor_alltoall, BLOCKS, NONBLOCKING)       \
+    X(INEIGHBOR_ALLTOALLV, "MPI_Ineighbor_alltoallv", ineighbor_alltoallv, ALLTOALLV, NONBLOCKING) \
+    X(INEIGHBOR_ALLTOALLW, "MPI_Ineighbor_alltoallw", ineighbor_alltoallw, NEIGHBOR_ALLTOALLW,     \
+      NONBLOCKING)
 
 typedef enum {
-#define COLL_GPU_ENUM_ENTRY(id, name) COLL_GPU_##id,
+#define COLL_GPU_ENUM_ENTRY(id, ...) COLL_GPU_##id,
     COLL_GPU_FOREACH_COLL(COLL_GPU_ENUM_ENTRY)
 #undef COLL_GPU_ENUM_ENTRY
         COLL_GPU_NUM_COLLS

@@ -9,56 +9,11 @@
 
 #include <string.h>
 
-#include "coll_gpu_native.h"
-#include "coll_gpu_staged.h"
+#include "coll_gpu_dispatch.h"
 #include "coll_gpu_team.h"
 #include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
-#define COLL_GPU_FOREACH_WRAPPED(X)                                                                \
-    X(allgather)                                                                                   \
-    X(allgatherv)                                                                                  \
-    X(allreduce)                                                                                   \
-    X(alltoall)                                                                                    \
-    X(alltoallv)                                                                                   \
-    X(bcast)                                                                                       \
-    X(exscan)                                                                                      \
-    X(gather)                                                                                      \
-    X(gatherv)                                                                                     \
-    X(reduce)                                                                                      \
-    X(reduce_scatter)                                                                              \
-    X(reduce_scatter_block)                                                                        \
-    X(scan)                                                                                        \
-    X(scatter)                                                                                     \
-    X(scatterv)                                                                                    \
-    X(reduce_local)                                                                                \
-    X(iallgather)                                                                                  \
-    X(iallgatherv)                                                                                 \
-    X(iallreduce)                                                                                  \
-    X(ialltoall)                                                                                   \
-    X(ialltoallv)                                                                                  \
-    X(ibcast)                                                                                      \
-    X(iexscan)                                                                                     \
-    X(igather)                                                                                     \
-    X(igatherv)                                                                                    \
-    X(ireduce)                                                                                     \
-    X(ireduce_scatter)                                                                             \
-    X(ireduce_scatter_block)                                                                       \
-    X(iscan)                                                                                       \
-    X(iscatter)                                                                                    \
-    X(iscatterv)                                                                                   \
-    X(alltoallw)                                                                                   \
-    X(ialltoallw)                                                                                  \
-    X(neighbor_allgather)                                                                          \
-    X(neighbor_allgatherv)                                                                         \
-    X(neighbor_alltoall)                                                                           \
-    X(neighbor_alltoallv)                                                                          \
-    X(neighbor_alltoallw)                                                                          \
-    X(ineighbor_allgather)                                                                         \
-    X(ineighbor_allgatherv)                                                                        \
-    X(ineighbor_alltoall)                                                                          \
-    X(ineighbor_alltoallv)                                                                         \
-    X(ineighbor_alltoallw)
 
 static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     memset(&module->prev, 0, sizeof(module->prev));
@@ -72,12 +27,12 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
-#define COLL_GPU_RELEASE_PREV(name)                                                                \
+#define COLL_GPU_RELEASE_PREV(ID, mpi_name, name, FAMILY, FORM)                                    \
     if (NULL != module->prev.coll_##name##_module) {                                               \
         OBJ_RELEASE(module->prev.coll_##name##_module);                                            \
         module->prev.coll_##name##_module = NULL;                                                  \
     }
-    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_RELEASE_PREV)
+    COLL_GPU_FOREACH_COLL(COLL_GPU_RELEASE_PREV)
 #undef COLL_GPU_RELEASE_PREV
 
     coll_gpu_staging_destroy(module->staging);
@@ -143,7 +98,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                                       struct ompi_communicator_t *comm) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
 
-#define COLL_GPU_SAVE_PREV(name)                                                                   \
+#define COLL_GPU_SAVE_PREV(ID, mpi_name, name, FAMILY, FORM)                                       \
     if (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module) {         \
         module->prev.coll_##name = comm->c_coll->coll_##name;                                      \
         module->prev.coll_##name##_module = comm->c_coll->coll_##name##_module;                    \
@@ -151,7 +106,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
     } else {                                                                                       \
         module->super.coll_##name = NULL;                                                          \
     }
-    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_SAVE_PREV)
+    COLL_GPU_FOREACH_COLL(COLL_GPU_SAVE_PREV)
 #undef COLL_GPU_SAVE_PREV
 
     /* The memory-kind check and nothing else relies on allreduce below. */
@@ -214,8 +169,9 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
         module->super.coll_alltoallv = mca_coll_gpu_alltoallv_host_only;
         return &module->super;
     }
-#define COLL_GPU_INSTALL(name) module->super.coll_##name = mca_coll_gpu_##name;
-    COLL_GPU_FOREACH_WRAPPED(COLL_GPU_INSTALL)
+#define COLL_GPU_INSTALL(ID, mpi_name, name, FAMILY, FORM)                                         \
+    module->super.coll_##name = mca_coll_gpu_##name;
+    COLL_GPU_FOREACH_COLL(COLL_GPU_INSTALL)
 #undef COLL_GPU_INSTALL
 
     return &module->super;
@@ -223,11 +179,6 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 
 bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  coll_gpu_coll_t coll, bool on_device) {
-    static const char *const names[] = {
-#define COLL_GPU_NAME_ENTRY(id, name) name,
-        COLL_GPU_FOREACH_COLL(COLL_GPU_NAME_ENTRY)
-#undef COLL_GPU_NAME_ENTRY
-    };
     int local = on_device ? 1 : 0, num_on_device = 0;
     int size = ompi_comm_size(comm);
 
@@ -239,7 +190,7 @@ bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_comm
     if (0 < num_on_device && num_on_device < size) {
         if (0 == ompi_comm_rank(comm)) {
             opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device, size,
-                           names[coll], COLL_GPU_HOSTNAME);
+                           coll_gpu_coll_name(coll), COLL_GPU_HOSTNAME);
         }
         return true;
     }

@@ -6,29 +6,10 @@
  * calls on host buffers run the same algorithms in host memory (the CPU reduction); those
  * that cannot go to Open MPI as before.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_dispatch.h"
 #include "coll_gpu_reduce_op.h"
-#include "coll_gpu_staged.h"
 
 #include <stdio.h>
-
-typedef struct {
-    mca_coll_gpu_module_t *module;
-    struct ompi_datatype_t *dtype;
-    struct ompi_op_t *op;
-    struct ompi_communicator_t *comm;
-} coll_gpu_allreduce_args_t;
-
-static int coll_gpu_allreduce_host(const void *sbuf, void *rbuf, int count, void *args,
-                                   ompi_request_t **request) {
-    coll_gpu_allreduce_args_t *a = args;
-
-    if (NULL == request) {
-        return COLL_GPU_PREV(a->module, allreduce, sbuf, rbuf, count, a->dtype, a->op, a->comm);
-    }
-    return COLL_GPU_PREV(a->module, iallreduce, sbuf, rbuf, count, a->dtype, a->op, a->comm,
-                         request);
-}
 
 /* auto inside a node: one_shot up to coll_gpu_allreduce_one_shot_max_bytes, two_shot above. */
 static bool coll_gpu_allreduce_small(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
@@ -117,132 +98,50 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .algs = coll_gpu_allreduce_alg_rows,
 };
 
-/*
- * Runs a blocking call natively if it can, in kind's memory (device buffers, or host buffers
- * under coll_gpu_host_buffers); false when it must be staged (device) or handed to Open MPI
- * (host).  The decision depends only on what every rank shares (count, datatype, op,
- * communicator, parameters), the memory kinds excepted: MPI makes a call with host memory on
- * some ranks and device memory on others erroneous here, unless coll_gpu_check_memory_kinds
- * makes the ranks agree on them.
- */
-static bool coll_gpu_allreduce_native(void *call_args, coll_gpu_native_kind_t kind,
-                                      const void *sbuf, void *rbuf, int count, bool kinds_mixed,
-                                      int *rc_p) {
-    coll_gpu_allreduce_args_t *a = call_args;
-    const void *bufs[2] = {rbuf, sbuf};
+/* coll_gpu_native_try_fn_t of MPI_Allreduce.  A call with host memory on some ranks and device
+ * memory on others is erroneous here, unless coll_gpu_check_memory_kinds makes the ranks agree
+ * on them (kinds_mixed). */
+static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                      bool kinds_mixed, int *rc_p) {
+    bool in_place = (MPI_IN_PLACE == a->sbuf);
+    const void *bufs[2] = {a->rbuf, a->sbuf};
     coll_gpu_native_call_t call;
 
-    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLREDUCE, kind, count,
-                                  a->dtype, a->op, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2,
-                                  kinds_mixed, &call, rc_p)) {
+    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLREDUCE, kind, a->count,
+                                  a->dtype, a->op, bufs, in_place ? 1 : 2, kinds_mixed, &call,
+                                  rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
-        call.rbuf = rbuf;
-        call.count = (size_t)count;
+        call.sbuf = in_place ? a->rbuf : a->sbuf;
+        call.rbuf = a->rbuf;
+        call.count = (size_t)a->count;
         COLL_GPU_COUNT_NATIVE(ALLREDUCE, call.count * call.esize);
         *rc_p = coll_gpu_native_run(a->comm, &call);
     }
     return true;
 }
 
-/* Classifies the buffers, then hands the call to the previous module or
- * stages it: the blocking (request NULL) and nonblocking forms alike. */
-static int coll_gpu_allreduce_dispatch(coll_gpu_allreduce_args_t *args, coll_gpu_coll_t coll,
-                                       const char *mpi_call, const void *sbuf, void *rbuf,
-                                       int count, ompi_request_t **request) {
-    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
-    bool single_call = true;
-    coll_gpu_call_t call;
-    int rc;
-
-    if ((NULL == request) && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_native_host_buffers(args->module, args->comm, COLL_GPU_ALLREDUCE,
-                                            coll_gpu_allreduce_native, coll_gpu_allreduce_host,
-                                            args, sbuf, rbuf, count);
-    }
-    if (coll_gpu_classified_pass_through(args->module, args->comm, coll, on_device, request,
-                                         &single_call)) {
-        return coll_gpu_allreduce_host(sbuf, rbuf, count, args, request);
-    }
-    if ((NULL == request) && coll_gpu_allreduce_native(args, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf,
-                                                       count, single_call, &rc)) {
-        return rc;
-    }
-
-    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_allreduce_host, args);
-    coll_gpu_buf_init(&call.send, sbuf, args->dtype, (size_t)count);
-    coll_gpu_buf_init(&call.recv, rbuf, args->dtype, (size_t)count);
-    call.recv_in = (MPI_IN_PLACE == sbuf);
-    call.recv_out = true;
-    call.recv_holes = coll_gpu_has_holes(args->dtype, count);
-    call.elementwise = true;
-    call.count = count;
-    call.dtype = args->dtype;
-    return coll_gpu_staged_run(args->module, args->comm, &call, request, single_call);
+/* The staged path of every element-wise reduction (allreduce, scan, exscan, reduce_local):
+ * the receive buffer is written whole, read too in place (reduce_local: always). */
+bool coll_gpu_reduction_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
+                              int *rc_p) {
+    (void)single_call;
+    (void)rc_p;
+    coll_gpu_buf_init(&call->send, a->sbuf, a->dtype, (size_t)a->count);
+    coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);
+    call->recv_in = (MPI_IN_PLACE == a->sbuf) || (COLL_GPU_REDUCE_LOCAL == a->coll);
+    call->recv_out = true;
+    call->recv_holes = coll_gpu_has_holes(a->dtype, a->count);
+    call->elementwise = true;
+    return false;
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_allreduce_classified(const void *sbuf, void *rbuf, int count,
-                                                            struct ompi_datatype_t *dtype,
-                                                            struct ompi_op_t *op,
-                                                            struct ompi_communicator_t *comm,
-                                                            mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
-    return coll_gpu_allreduce_dispatch(&args, COLL_GPU_ALLREDUCE, "MPI_Allreduce", sbuf, rbuf,
-                                       count, NULL);
-}
+static const coll_gpu_ops_t coll_gpu_allreduce_ops = {
+    .on_device = coll_gpu_args_on_device,
+    .stage = coll_gpu_reduction_stage,
+};
 
-int mca_coll_gpu_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                           struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                           mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        if (mca_coll_gpu_component.host_buffers) {
-            coll_gpu_allreduce_args_t args = {
-                .module = module, .dtype = dtype, .op = op, .comm = comm};
-            return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLREDUCE,
-                                                coll_gpu_allreduce_native, coll_gpu_allreduce_host,
-                                                &args, sbuf, rbuf, count);
-        }
-        COLL_GPU_COUNT(calls_passthrough, ALLREDUCE);
-        return COLL_GPU_PREV(module, allreduce, sbuf, rbuf, count, dtype, op, comm);
-    }
-    return coll_gpu_allreduce_classified(sbuf, rbuf, count, dtype, op, comm, base);
-}
-
-int mca_coll_gpu_allreduce_host_only(const void *sbuf, void *rbuf, int count,
-                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                     struct ompi_communicator_t *comm,
-                                     mca_coll_base_module_t *base) {
-    coll_gpu_allreduce_args_t args = {
-        .module = (mca_coll_gpu_module_t *)base, .dtype = dtype, .op = op, .comm = comm};
-
-    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLREDUCE,
-                                        coll_gpu_allreduce_native, coll_gpu_allreduce_host, &args,
-                                        sbuf, rbuf, count);
-}
-
-static COLL_GPU_SLOW_PATH int coll_gpu_iallreduce_classified(
-    const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_allreduce_args_t args = {.module = module, .dtype = dtype, .op = op, .comm = comm};
-
-    return coll_gpu_allreduce_dispatch(&args, COLL_GPU_IALLREDUCE, "MPI_Iallreduce", sbuf, rbuf,
-                                       count, request);
-}
-
-int mca_coll_gpu_iallreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            ompi_request_t **request, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, IALLREDUCE);
-        return COLL_GPU_PREV(module, iallreduce, sbuf, rbuf, count, dtype, op, comm, request);
-    }
-    return coll_gpu_iallreduce_classified(sbuf, rbuf, count, dtype, op, comm, request, base);
-}
+COLL_GPU_DEFINE_ENTRY(allreduce, ALLREDUCE, REDUCTION, BLOCKING, &coll_gpu_allreduce_ops,
+                      coll_gpu_allreduce_native)
+COLL_GPU_DEFINE_ENTRY(iallreduce, IALLREDUCE, REDUCTION, NONBLOCKING, &coll_gpu_allreduce_ops, NULL)

@@ -4,9 +4,8 @@
  */
 #include <limits.h>
 
-#include "coll_gpu_native.h"
+#include "coll_gpu_dispatch.h"
 #include "coll_gpu_signature.h"
-#include "coll_gpu_staged.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 
@@ -18,39 +17,12 @@ COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "d
                        "every rank copies its block out of every peer's scratch",
                        coll_gpu_alltoallv_direct, true, false);
 
-typedef struct {
-    mca_coll_gpu_module_t *module;
-    bool vector;        /* the v-variant: counts and displacements may be NULL off the root */
-    int scount, rcount; /* alltoall */
-    const int *scounts, *sdispls; /* alltoallv */
-    const int *rcounts, *rdispls;
-    struct ompi_datatype_t *sdtype, *rdtype;
-    struct ompi_communicator_t *comm;
-} coll_gpu_alltoall_args_t;
-
-static int coll_gpu_alltoall_host(const void *sbuf, void *rbuf, int count, void *args,
-                                  ompi_request_t **request) {
-    coll_gpu_alltoall_args_t *a = args;
-
-    (void)count;
-    if (a->vector) {
-        return (NULL == request)
-                   ? COLL_GPU_PREV(a->module, alltoallv, sbuf, a->scounts, a->sdispls, a->sdtype,
-                                   rbuf, a->rcounts, a->rdispls, a->rdtype, a->comm)
-                   : COLL_GPU_PREV(a->module, ialltoallv, sbuf, a->scounts, a->sdispls, a->sdtype,
-                                   rbuf, a->rcounts, a->rdispls, a->rdtype, a->comm, request);
-    }
-    return (NULL == request) ? COLL_GPU_PREV(a->module, alltoall, sbuf, a->scount, a->sdtype, rbuf,
-                                             a->rcount, a->rdtype, a->comm)
-                             : COLL_GPU_PREV(a->module, ialltoall, sbuf, a->scount, a->sdtype, rbuf,
-                                             a->rcount, a->rdtype, a->comm, request);
-}
-
-/* A blocking MPI_Alltoall natively in kind's memory; false when it must be staged (device)
- * or handed to Open MPI (host).  Blocks move as bytes of the type signature
+/* coll_gpu_native_try_fn_t of MPI_Alltoall.  Blocks move as bytes of the type signature
  * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
-static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
-                                     const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                     bool kinds_mixed, int *rc_p) {
+    const void *sbuf = a->sbuf;
+    void *rbuf = a->rbuf;
     const void *bufs[2] = {rbuf, sbuf};
     bool in_place = (MPI_IN_PLACE == sbuf);
     int count = a->rcount;
@@ -93,8 +65,10 @@ static bool coll_gpu_alltoall_native(coll_gpu_alltoall_args_t *a, coll_gpu_nativ
  * parameters rule the native algorithm out on every rank alike.  Datatypes play no part in the
  * decision: ranks may pass different ones of one signature (coll_gpu_signature.h).
  */
-static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_native_kind_t kind,
-                                      const void *sbuf, void *rbuf, bool kinds_mixed, int *rc_p) {
+static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                      bool kinds_mixed, int *rc_p) {
+    const void *sbuf = a->sbuf;
+    void *rbuf = a->rbuf;
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     size_t total = 0;
     const void *bufs[2] = {rbuf, sbuf};
@@ -160,239 +134,38 @@ static bool coll_gpu_alltoallv_native(coll_gpu_alltoall_args_t *a, coll_gpu_nati
     return true;
 }
 
-/* coll_gpu_native_try_fn_t: the blocking form a describes. */
-static bool coll_gpu_alltoall_try_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
-                                         void *rbuf, int unused_count, bool kinds_mixed,
-                                         int *rc_p) {
-    coll_gpu_alltoall_args_t *a = args;
-
-    (void)unused_count;
-    return (a->vector) ? coll_gpu_alltoallv_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p)
-                       : coll_gpu_alltoall_native(a, kind, sbuf, rbuf, kinds_mixed, rc_p);
-}
-
-/* Classifies the buffers, then hands the call to the previous module or
- * stages it: the blocking (request NULL) and nonblocking forms alike. */
-static int coll_gpu_alltoall_dispatch(coll_gpu_alltoall_args_t *a, coll_gpu_coll_t coll,
-                                      const char *mpi_call, const void *sbuf, void *rbuf,
-                                      ompi_request_t **request) {
+static bool coll_gpu_alltoall_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
+                                    int *rc_p) {
     int size = ompi_comm_size(a->comm);
-    bool on_device = coll_gpu_on_device(sbuf) || coll_gpu_on_device(rbuf);
-    bool native = (COLL_GPU_ALLTOALL == coll) || (COLL_GPU_ALLTOALLV == coll);
-    coll_gpu_call_t call;
-    bool single_call = true;
-    int rc;
 
-    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_native_host_buffers(a->module, a->comm, coll, coll_gpu_alltoall_try_native,
-                                            coll_gpu_alltoall_host, a, sbuf, rbuf, 0);
-    }
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
-                                         &single_call)) {
-        return coll_gpu_alltoall_host(sbuf, rbuf, 0, a, request);
-    }
-    if (native &&
-        coll_gpu_alltoall_try_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0, single_call, &rc)) {
-        return rc;
-    }
-
-    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_alltoall_host, a);
-    if (a->vector) {
-        if (MPI_IN_PLACE != sbuf) {
-            coll_gpu_buf_init_blocks(&call.send, sbuf, a->sdtype, a->scounts, a->sdispls, size);
+    (void)single_call;
+    (void)rc_p;
+    if (NULL != a->rcounts) { /* alltoallv */
+        if (MPI_IN_PLACE != a->sbuf) {
+            coll_gpu_buf_init_blocks(&call->send, a->sbuf, a->sdtype, a->scounts, a->sdispls, size);
         } else {
-            call.send.user = (void *)sbuf;
+            call->send.user = (void *)a->sbuf;
         }
-        coll_gpu_buf_init_blocks(&call.recv, rbuf, a->rdtype, a->rcounts, a->rdispls, size);
-        call.recv_holes = true;
+        coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
+        call->recv_holes = true;
     } else {
-        coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
-        coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-        call.recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
+        coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
+        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
+        call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
     }
-    call.recv_in = (MPI_IN_PLACE == sbuf);
-    call.recv_out = true;
-    return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
+    call->recv_in = (MPI_IN_PLACE == a->sbuf);
+    call->recv_out = true;
+    return false;
 }
 
-static COLL_GPU_SLOW_PATH int
-coll_gpu_alltoall_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_alltoall_args_t args = {
-        .module = module,
-        .scount = scount,
-        .rcount = rcount,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_ALLTOALL, "MPI_Alltoall", sbuf, rbuf, NULL);
-}
+static const coll_gpu_ops_t coll_gpu_alltoall_ops = {
+    .on_device = coll_gpu_args_on_device,
+    .stage = coll_gpu_alltoall_stage,
+};
 
-int mca_coll_gpu_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                          int rcount, struct ompi_datatype_t *rdtype,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        if (mca_coll_gpu_component.host_buffers) {
-            return mca_coll_gpu_alltoall_host_only(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                                   base);
-        }
-        COLL_GPU_COUNT(calls_passthrough, ALLTOALL);
-        return COLL_GPU_PREV(module, alltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-    }
-    return coll_gpu_alltoall_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, base);
-}
-
-int mca_coll_gpu_alltoall_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                    void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                                    struct ompi_communicator_t *comm,
-                                    mca_coll_base_module_t *base) {
-    coll_gpu_alltoall_args_t args = {
-        .module = (mca_coll_gpu_module_t *)base,
-        .scount = scount,
-        .rcount = rcount,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-
-    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLTOALL,
-                                        coll_gpu_alltoall_try_native, coll_gpu_alltoall_host, &args,
-                                        sbuf, rbuf, 0);
-}
-
-static COLL_GPU_SLOW_PATH int
-coll_gpu_alltoallv_classified(const void *sbuf, const int *scounts, const int *sdispls,
-                              struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                              const int *rdispls, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_alltoall_args_t args = {
-        .module = module,
-        .vector = true,
-        .scounts = scounts,
-        .sdispls = sdispls,
-        .rcounts = rcounts,
-        .rdispls = rdispls,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_ALLTOALLV, "MPI_Alltoallv", sbuf, rbuf, NULL);
-}
-
-int mca_coll_gpu_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                           struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                           const int *rdispls, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        if (mca_coll_gpu_component.host_buffers) {
-            return mca_coll_gpu_alltoallv_host_only(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
-                                                    rdispls, rdtype, comm, base);
-        }
-        COLL_GPU_COUNT(calls_passthrough, ALLTOALLV);
-        return COLL_GPU_PREV(module, alltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
-                             rdispls, rdtype, comm);
-    }
-    return coll_gpu_alltoallv_classified(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
-                                         rdtype, comm, base);
-}
-
-int mca_coll_gpu_alltoallv_host_only(const void *sbuf, const int *scounts, const int *sdispls,
-                                     struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                                     const int *rdispls, struct ompi_datatype_t *rdtype,
-                                     struct ompi_communicator_t *comm,
-                                     mca_coll_base_module_t *base) {
-    coll_gpu_alltoall_args_t args = {
-        .module = (mca_coll_gpu_module_t *)base,
-        .vector = true,
-        .scounts = scounts,
-        .sdispls = sdispls,
-        .rcounts = rcounts,
-        .rdispls = rdispls,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-
-    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_ALLTOALLV,
-                                        coll_gpu_alltoall_try_native, coll_gpu_alltoall_host, &args,
-                                        sbuf, rbuf, 0);
-}
-
-static COLL_GPU_SLOW_PATH int
-coll_gpu_ialltoall_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                              void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
-                              struct ompi_communicator_t *comm, ompi_request_t **request,
-                              mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_alltoall_args_t args = {
-        .module = module,
-        .scount = scount,
-        .rcount = rcount,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-
-    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_IALLTOALL, "MPI_Ialltoall", sbuf, rbuf,
-                                      request);
-}
-
-int mca_coll_gpu_ialltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                           int rcount, struct ompi_datatype_t *rdtype,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, IALLTOALL);
-        return COLL_GPU_PREV(module, ialltoall, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                             request);
-    }
-    return coll_gpu_ialltoall_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
-                                         base);
-}
-
-static COLL_GPU_SLOW_PATH int coll_gpu_ialltoallv_classified(
-    const void *sbuf, const int *scounts, const int *sdispls, struct ompi_datatype_t *sdtype,
-    void *rbuf, const int *rcounts, const int *rdispls, struct ompi_datatype_t *rdtype,
-    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_alltoall_args_t args = {
-        .module = module,
-        .vector = true,
-        .scounts = scounts,
-        .sdispls = sdispls,
-        .rcounts = rcounts,
-        .rdispls = rdispls,
-        .sdtype = sdtype,
-        .rdtype = rdtype,
-        .comm = comm,
-    };
-
-    return coll_gpu_alltoall_dispatch(&args, COLL_GPU_IALLTOALLV, "MPI_Ialltoallv", sbuf, rbuf,
-                                      request);
-}
-
-int mca_coll_gpu_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls,
-                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
-                            const int *rdispls, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, ompi_request_t **request,
-                            mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, IALLTOALLV);
-        return COLL_GPU_PREV(module, ialltoallv, sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
-                             rdispls, rdtype, comm, request);
-    }
-    return coll_gpu_ialltoallv_classified(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls,
-                                          rdtype, comm, request, base);
-}
+COLL_GPU_DEFINE_ENTRY(alltoall, ALLTOALL, BLOCKS, BLOCKING, &coll_gpu_alltoall_ops,
+                      coll_gpu_alltoall_native)
+COLL_GPU_DEFINE_ENTRY(alltoallv, ALLTOALLV, ALLTOALLV, BLOCKING, &coll_gpu_alltoall_ops,
+                      coll_gpu_alltoallv_native)
+COLL_GPU_DEFINE_ENTRY(ialltoall, IALLTOALL, BLOCKS, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(ialltoallv, IALLTOALLV, ALLTOALLV, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)

@@ -5,23 +5,8 @@
  * buffers are device memory and the kernels define the (datatype, op) pair;
  * staged through host memory otherwise (user ops, long double, a host operand).
  */
+#include "coll_gpu_dispatch.h"
 #include "coll_gpu_reduce_op.h"
-#include "coll_gpu_staged.h"
-
-typedef struct {
-    mca_coll_gpu_module_t *module;
-    struct ompi_datatype_t *dtype;
-    struct ompi_op_t *op;
-} coll_gpu_reduce_local_args_t;
-
-static int coll_gpu_reduce_local_host(const void *sbuf, void *rbuf, int count, void *args,
-                                      ompi_request_t **request) {
-    coll_gpu_reduce_local_args_t *a = args;
-
-    (void)request;
-    return a->module->prev.coll_reduce_local(sbuf, rbuf, count, a->dtype, a->op,
-                                             a->module->prev.coll_reduce_local_module);
-}
 
 /* inoutbuf = inoutbuf op inbuf on the module's stream (inoutbuf is the left operand, as in
  * Open MPI's host ops: that decides which NaN MAX returns), then wait for it. */
@@ -49,49 +34,29 @@ static int coll_gpu_reduce_local_native(mca_coll_gpu_module_t *module, const voi
     return OMPI_SUCCESS;
 }
 
-static COLL_GPU_SLOW_PATH int coll_gpu_reduce_local_classified(const void *inbuf, void *inoutbuf,
-                                                               int count,
-                                                               struct ompi_datatype_t *dtype,
-                                                               struct ompi_op_t *op,
-                                                               mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_reduce_local_args_t args = {.module = module, .dtype = dtype, .op = op};
-    coll_gpu_call_t call;
-
-    bool in_on_device = coll_gpu_on_device(inbuf), inout_on_device = coll_gpu_on_device(inoutbuf);
+/* coll_gpu_native_try_fn_t of MPI_Reduce_local: both operands on the device, a pair the kernels
+ * define. */
+static bool coll_gpu_reduce_local_try_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                             bool kinds_mixed, int *rc_p) {
     accel_dtype_t accel_dtype;
     accel_op_t accel_op;
 
-    /* Local: no other rank to agree with on memory kinds. */
-    if (coll_gpu_ipass_through(COLL_GPU_REDUCE_LOCAL, in_on_device || inout_on_device)) {
-        return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op,
-                                              module->prev.coll_reduce_local_module);
+    (void)kinds_mixed;
+    if ((COLL_GPU_NATIVE_DEVICE != kind) || !mca_coll_gpu_component.native ||
+        !coll_gpu_on_device(a->sbuf) || !coll_gpu_on_device(a->rbuf) ||
+        !coll_gpu_reduce_op_lookup(a->dtype, a->op, &accel_dtype, &accel_op)) {
+        return false;
     }
-    if (in_on_device && inout_on_device && mca_coll_gpu_component.native &&
-        coll_gpu_reduce_op_lookup(dtype, op, &accel_dtype, &accel_op)) {
-        return coll_gpu_reduce_local_native(module, inbuf, inoutbuf, count, accel_dtype, accel_op);
-    }
-    coll_gpu_call_init(&call, COLL_GPU_REDUCE_LOCAL, "MPI_Reduce_local", coll_gpu_reduce_local_host,
-                       &args);
-    coll_gpu_buf_init(&call.send, inbuf, dtype, (size_t)count);
-    coll_gpu_buf_init(&call.recv, inoutbuf, dtype, (size_t)count);
-    call.recv_in = true;
-    call.recv_out = true;
-    call.elementwise = true;
-    call.count = count;
-    call.dtype = dtype;
-    return coll_gpu_staged_call(module, &ompi_mpi_comm_self.comm, &call, false);
+    *rc_p =
+        coll_gpu_reduce_local_native(a->module, a->sbuf, a->rbuf, a->count, accel_dtype, accel_op);
+    return true;
 }
 
-int mca_coll_gpu_reduce_local(const void *inbuf, void *inoutbuf, int count,
-                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                              mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+static const coll_gpu_ops_t coll_gpu_reduce_local_ops = {
+    .on_device = coll_gpu_args_on_device,
+    .stage = coll_gpu_reduction_stage,
+    .local = true,
+};
 
-    if (OPAL_LIKELY(coll_gpu_certainly_host(inbuf) && coll_gpu_certainly_host(inoutbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, REDUCE_LOCAL);
-        return module->prev.coll_reduce_local(inbuf, inoutbuf, count, dtype, op,
-                                              module->prev.coll_reduce_local_module);
-    }
-    return coll_gpu_reduce_local_classified(inbuf, inoutbuf, count, dtype, op, base);
-}
+COLL_GPU_DEFINE_ENTRY(reduce_local, REDUCE_LOCAL, REDUCTION, LOCAL, &coll_gpu_reduce_local_ops,
+                      coll_gpu_reduce_local_try_native)

@@ -4,71 +4,32 @@
  * The send buffer matters at the root only: elsewhere it is neither
  * classified nor touched.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_dispatch.h"
 #include "coll_gpu_signature.h"
-#include "coll_gpu_staged.h"
 
 /* Its native algorithms (coll_gpu_native.h). */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_scatter_algs, "scatter", "MPI_Scatter", "direct",
                        "every rank copies its block from the root's scratch",
                        coll_gpu_scatter_direct, true, true);
 
-typedef struct {
-    mca_coll_gpu_module_t *module;
-    bool vector;        /* the v-variant: counts and displacements may be NULL off the root */
-    int scount;         /* scatter */
-    const int *scounts; /* scatterv */
-    const int *displs;
-    struct ompi_datatype_t *sdtype;
-    int rcount;
-    struct ompi_datatype_t *rdtype;
-    int root;
-    struct ompi_communicator_t *comm;
-} coll_gpu_scatter_args_t;
-
-static int coll_gpu_scatter_host(const void *sbuf, void *rbuf, int count, void *args,
-                                 ompi_request_t **request) {
-    coll_gpu_scatter_args_t *a = args;
-
-    (void)count;
-    if (a->vector) {
-        return (NULL == request)
-                   ? COLL_GPU_PREV(a->module, scatterv, sbuf, a->scounts, a->displs, a->sdtype,
-                                   rbuf, a->rcount, a->rdtype, a->root, a->comm)
-                   : COLL_GPU_PREV(a->module, iscatterv, sbuf, a->scounts, a->displs, a->sdtype,
-                                   rbuf, a->rcount, a->rdtype, a->root, a->comm, request);
-    }
-    return (NULL == request) ? COLL_GPU_PREV(a->module, scatter, sbuf, a->scount, a->sdtype, rbuf,
-                                             a->rcount, a->rdtype, a->root, a->comm)
-                             : COLL_GPU_PREV(a->module, iscatter, sbuf, a->scount, a->sdtype, rbuf,
-                                             a->rcount, a->rdtype, a->root, a->comm, request);
-}
-
-static bool coll_gpu_scatter_on_device(const void *sbuf, const void *rbuf, int root,
-                                       struct ompi_communicator_t *comm) {
-    return (ompi_comm_rank(comm) == root && coll_gpu_on_device(sbuf)) || coll_gpu_on_device(rbuf);
-}
-
-/* A blocking MPI_Scatter natively in kind's memory; false when it must be staged (device) or
- * handed to Open MPI (host).  Only the arguments MPI says are significant are looked at: the
- * receive block everywhere but at an in-place root, the send buffer at the root.  Blocks move
- * as bytes of the type signature (coll_gpu_signature.h), whatever datatype each rank passes. */
-static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
-                                    void *rbuf, int unused_count, bool kinds_mixed, int *rc_p) {
-    coll_gpu_scatter_args_t *a = args;
+/* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
+ * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.
+ * Blocks move as bytes of the type signature (coll_gpu_signature.h), whatever datatype each
+ * rank passes. */
+static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                    bool kinds_mixed, int *rc_p) {
     bool is_root = (ompi_comm_rank(a->comm) == a->root),
-         in_place = is_root && (MPI_IN_PLACE == rbuf);
+         in_place = is_root && (MPI_IN_PLACE == a->rbuf);
     struct ompi_datatype_t *dtype = is_root ? a->sdtype : a->rdtype;
     int count = is_root ? a->scount : a->rcount, nbufs = 0;
     const void *bufs[2];
     coll_gpu_native_call_t call;
 
-    (void)unused_count;
     if (!in_place) {
-        bufs[nbufs++] = rbuf;
+        bufs[nbufs++] = a->rbuf;
     }
     if (is_root) {
-        bufs[nbufs++] = sbuf;
+        bufs[nbufs++] = a->sbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_SCATTER, kind, count, dtype,
                                   NULL, bufs, nbufs, kinds_mixed, &call, rc_p)) {
@@ -78,18 +39,16 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
         coll_gpu_sig_buf_t send = {0}, recv = {0};
 
         if (is_root) {
-            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, ompi_comm_size(a->comm), a->scount,
-                                  NULL, NULL, NULL, NULL, true);
+            coll_gpu_sig_buf_init(&call, &send, a->sbuf, a->sdtype, ompi_comm_size(a->comm),
+                                  a->scount, NULL, NULL, NULL, NULL, true);
         }
         if (!in_place) {
-            coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, 1, a->rcount, NULL, NULL, NULL,
+            coll_gpu_sig_buf_init(&call, &recv, a->rbuf, a->rdtype, 1, a->rcount, NULL, NULL, NULL,
                                   NULL, false);
-        }
-        if (!in_place) {
             coll_gpu_sig_buf_receive(&call, &recv);
         }
         COLL_GPU_COUNT_NATIVE(SCATTER, recv.bytes);
-        call.sbuf = is_root ? send.data : sbuf;
+        call.sbuf = is_root ? send.data : a->sbuf;
         call.rbuf = in_place ? NULL : recv.data;
         call.count = coll_gpu_signature_bytes(count, dtype);
         call.root = a->root;
@@ -100,201 +59,33 @@ static bool coll_gpu_scatter_native(void *args, coll_gpu_native_kind_t kind, con
     return true;
 }
 
-/* Classifies the buffers, then hands the call to the previous module or
- * stages it: the blocking (request NULL) and nonblocking forms alike. */
-static int coll_gpu_scatter_dispatch(coll_gpu_scatter_args_t *a, coll_gpu_coll_t coll,
-                                     const char *mpi_call, const void *sbuf, void *rbuf,
-                                     ompi_request_t **request) {
+/* The send buffer matters at the root only: elsewhere it is neither classified nor touched. */
+static bool coll_gpu_scatter_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
+                                   int *rc_p) {
     int size = ompi_comm_size(a->comm);
-    bool on_device = coll_gpu_scatter_on_device(sbuf, rbuf, a->root, a->comm);
-    bool native = (COLL_GPU_SCATTER == coll);
-    coll_gpu_call_t call;
-    bool single_call = true;
-    int rc;
 
-    if (native && !on_device && mca_coll_gpu_component.host_buffers) {
-        return coll_gpu_native_host_buffers(a->module, a->comm, COLL_GPU_SCATTER,
-                                            coll_gpu_scatter_native, coll_gpu_scatter_host, a, sbuf,
-                                            rbuf, 0);
-    }
-    if (coll_gpu_classified_pass_through(a->module, a->comm, coll, on_device, request,
-                                         &single_call)) {
-        return coll_gpu_scatter_host(sbuf, rbuf, 0, a, request);
-    }
-    if (native &&
-        coll_gpu_scatter_native(a, COLL_GPU_NATIVE_DEVICE, sbuf, rbuf, 0, single_call, &rc)) {
-        return rc;
-    }
-
-    coll_gpu_call_init(&call, coll, mpi_call, coll_gpu_scatter_host, a);
+    (void)single_call;
+    (void)rc_p;
     if (ompi_comm_rank(a->comm) == a->root) {
-        if (a->vector) {
-            coll_gpu_buf_init_blocks(&call.send, sbuf, a->sdtype, a->scounts, a->displs, size);
+        if (COLL_GPU_SCATTERV == a->coll || COLL_GPU_ISCATTERV == a->coll) {
+            coll_gpu_buf_init_blocks(&call->send, a->sbuf, a->sdtype, a->scounts, a->sdispls, size);
         } else {
-            coll_gpu_buf_init(&call.send, sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
+            coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
         }
     }
-    coll_gpu_buf_init(&call.recv, rbuf, a->rdtype, (size_t)a->rcount);
-    call.recv_out = true;
-    call.recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
-    return coll_gpu_staged_run(a->module, a->comm, &call, request, single_call);
+    coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount);
+    call->recv_out = true;
+    call->recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
+    return false;
 }
 
-static COLL_GPU_SLOW_PATH int
-coll_gpu_scatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                            struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_scatter_args_t args = {
-        .module = module,
-        .scount = scount,
-        .sdtype = sdtype,
-        .rcount = rcount,
-        .rdtype = rdtype,
-        .root = root,
-        .comm = comm,
-    };
-    return coll_gpu_scatter_dispatch(&args, COLL_GPU_SCATTER, "MPI_Scatter", sbuf, rbuf, NULL);
-}
+static const coll_gpu_ops_t coll_gpu_scatter_ops = {
+    .on_device = coll_gpu_args_on_device_root_send,
+    .stage = coll_gpu_scatter_stage,
+};
 
-int mca_coll_gpu_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                         int rcount, struct ompi_datatype_t *rdtype, int root,
-                         struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        if (mca_coll_gpu_component.host_buffers) {
-            return mca_coll_gpu_scatter_host_only(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                                                  comm, base);
-        }
-        COLL_GPU_COUNT(calls_passthrough, SCATTER);
-        return COLL_GPU_PREV(module, scatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm);
-    }
-    return coll_gpu_scatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                       base);
-}
-
-int mca_coll_gpu_scatter_host_only(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                                   void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                                   struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    coll_gpu_scatter_args_t args = {
-        .module = (mca_coll_gpu_module_t *)base,
-        .scount = scount,
-        .sdtype = sdtype,
-        .rcount = rcount,
-        .rdtype = rdtype,
-        .root = root,
-        .comm = comm,
-    };
-
-    return coll_gpu_native_host_buffers(args.module, comm, COLL_GPU_SCATTER,
-                                        coll_gpu_scatter_native, coll_gpu_scatter_host, &args, sbuf,
-                                        rbuf, 0);
-}
-
-static COLL_GPU_SLOW_PATH int
-coll_gpu_scatterv_classified(const void *sbuf, const int *scounts, const int *displs,
-                             struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                             struct ompi_datatype_t *rdtype, int root,
-                             struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_scatter_args_t args = {
-        .module = module,
-        .vector = true,
-        .scounts = scounts,
-        .displs = displs,
-        .sdtype = sdtype,
-        .rcount = rcount,
-        .rdtype = rdtype,
-        .root = root,
-        .comm = comm,
-    };
-    return coll_gpu_scatter_dispatch(&args, COLL_GPU_SCATTERV, "MPI_Scatterv", sbuf, rbuf, NULL);
-}
-
-int mca_coll_gpu_scatterv(const void *sbuf, const int *scounts, const int *displs,
-                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, SCATTERV);
-        return COLL_GPU_PREV(module, scatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
-                             root, comm);
-    }
-    return coll_gpu_scatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
-                                        comm, base);
-}
-
-static COLL_GPU_SLOW_PATH int
-coll_gpu_iscatter_classified(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
-                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-                             struct ompi_communicator_t *comm, ompi_request_t **request,
-                             mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_scatter_args_t args = {
-        .module = module,
-        .scount = scount,
-        .sdtype = sdtype,
-        .rcount = rcount,
-        .rdtype = rdtype,
-        .root = root,
-        .comm = comm,
-    };
-
-    return coll_gpu_scatter_dispatch(&args, COLL_GPU_ISCATTER, "MPI_Iscatter", sbuf, rbuf, request);
-}
-
-int mca_coll_gpu_iscatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
-                          int rcount, struct ompi_datatype_t *rdtype, int root,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, ISCATTER);
-        return COLL_GPU_PREV(module, iscatter, sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
-                             comm, request);
-    }
-    return coll_gpu_iscatter_classified(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
-                                        request, base);
-}
-
-static COLL_GPU_SLOW_PATH int coll_gpu_iscatterv_classified(
-    const void *sbuf, const int *scounts, const int *displs, struct ompi_datatype_t *sdtype,
-    void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
-    struct ompi_communicator_t *comm, ompi_request_t **request, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_scatter_args_t args = {
-        .module = module,
-        .vector = true,
-        .scounts = scounts,
-        .displs = displs,
-        .sdtype = sdtype,
-        .rcount = rcount,
-        .rdtype = rdtype,
-        .root = root,
-        .comm = comm,
-    };
-
-    return coll_gpu_scatter_dispatch(&args, COLL_GPU_ISCATTERV, "MPI_Iscatterv", sbuf, rbuf,
-                                     request);
-}
-
-int mca_coll_gpu_iscatterv(const void *sbuf, const int *scounts, const int *displs,
-                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                           struct ompi_datatype_t *rdtype, int root,
-                           struct ompi_communicator_t *comm, ompi_request_t **request,
-                           mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-
-    if (OPAL_LIKELY(coll_gpu_certainly_host(sbuf) && coll_gpu_certainly_host(rbuf))) {
-        COLL_GPU_COUNT(calls_passthrough, ISCATTERV);
-        return COLL_GPU_PREV(module, iscatterv, sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype,
-                             root, comm, request);
-    }
-    return coll_gpu_iscatterv_classified(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root,
-                                         comm, request, base);
-}
+COLL_GPU_DEFINE_ENTRY(scatter, SCATTER, BLOCKS_ROOT, BLOCKING, &coll_gpu_scatter_ops,
+                      coll_gpu_scatter_native)
+COLL_GPU_DEFINE_ENTRY(scatterv, SCATTERV, SCATTERV, BLOCKING, &coll_gpu_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(iscatter, ISCATTER, BLOCKS_ROOT, NONBLOCKING, &coll_gpu_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(iscatterv, ISCATTERV, SCATTERV, NONBLOCKING, &coll_gpu_scatter_ops, NULL)

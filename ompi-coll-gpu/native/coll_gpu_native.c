@@ -764,28 +764,6 @@ int coll_gpu_native_check_counts(mca_coll_gpu_module_t *module, struct ompi_comm
     return rc;
 }
 
-COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *module,
-                                                    struct ompi_communicator_t *comm,
-                                                    coll_gpu_coll_t coll,
-                                                    coll_gpu_native_try_fn_t try_native,
-                                                    coll_gpu_host_fn_t host_fn, void *args,
-                                                    const void *sbuf, void *rbuf, int count) {
-    bool mixed = false;
-    int rc;
-
-    if (OPAL_LIKELY(!module->native_setup)) {
-        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
-            (NULL != mca_coll_gpu_component.accel)) {
-            mixed = coll_gpu_memory_kinds_mixed(module, comm, coll, false);
-        }
-        if (try_native(args, COLL_GPU_NATIVE_HOST, sbuf, rbuf, count, mixed, &rc)) {
-            return rc;
-        }
-    }
-    coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[coll], 1);
-    return host_fn(sbuf, rbuf, count, args, NULL);
-}
-
 /* Block p of counts in the unit the ranks compare: bytes of the type signature for data
  * movement (the ranks may pass different datatypes of one signature), elements for a
  * reduction (one datatype everywhere). */

@@ -479,23 +479,6 @@ bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_com
                                   struct ompi_datatype_t *peer_dtype, struct ompi_op_t *op,
                                   int *rc_p);
 
-/*
- * A collective's native attempt in kind's memory, args its dispatch's arguments (count: the
- * call's, where it has one): false when the call is not native and must be staged (device) or
- * handed to Open MPI (host), else true with its result in *rc_p.
- */
-typedef bool (*coll_gpu_native_try_fn_t)(void *args, coll_gpu_native_kind_t kind, const void *sbuf,
-                                         void *rbuf, int count, bool kinds_mixed, int *rc_p);
-/*
- * A blocking call of coll on host buffers under coll_gpu_host_buffers: native in host memory
- * (try_native), else Open MPI's (host_fn, counted as passed through).  While the native context
- * sets itself up (its own collectives on comm) always Open MPI's.
- */
-int coll_gpu_native_host_buffers(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                 coll_gpu_coll_t coll, coll_gpu_native_try_fn_t try_native,
-                                 coll_gpu_host_fn_t host_fn, void *args, const void *sbuf,
-                                 void *rbuf, int count);
-
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);
 void coll_gpu_native_tuning_free(void);

@@ -159,7 +159,7 @@ static const tu_coll_info_t tu_coll_table[COLL_GPU_ALLTOALLW] = {
 };
 
 static const char *const tu_coll_names[COLL_GPU_NUM_COLLS] = {
-#define TU_COLL_NAME(id, name) name,
+#define TU_COLL_NAME(id, name, ...) name,
     COLL_GPU_FOREACH_COLL(TU_COLL_NAME)
 #undef TU_COLL_NAME
 };

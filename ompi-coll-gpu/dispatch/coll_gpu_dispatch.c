@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The dispatch path every intercepted call takes once its certainly-host test failed
+ * (coll_gpu_dispatch.h).
+ */
+#include "coll_gpu_dispatch.h"
+
+const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
+    static const char *const names[] = {
+#define COLL_GPU_NAME_ENTRY(id, name, ...) name,
+        COLL_GPU_FOREACH_COLL(COLL_GPU_NAME_ENTRY)
+#undef COLL_GPU_NAME_ENTRY
+    };
+
+    return ((unsigned)coll < COLL_GPU_NUM_COLLS) ? names[coll] : "MPI collective";
+}
+
+bool coll_gpu_args_on_device(const coll_gpu_args_t *a) {
+    return coll_gpu_on_device(a->sbuf) || coll_gpu_on_device(a->rbuf);
+}
+
+bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a) {
+    return coll_gpu_on_device(a->sbuf) ||
+           ((ompi_comm_rank(a->comm) == a->root) && coll_gpu_on_device(a->rbuf));
+}
+
+bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a) {
+    return ((ompi_comm_rank(a->comm) == a->root) && coll_gpu_on_device(a->sbuf)) ||
+           coll_gpu_on_device(a->rbuf);
+}
+
+COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
+                                                    coll_gpu_args_t *a) {
+    bool mixed = false;
+    int rc;
+
+    if (OPAL_LIKELY(!a->module->native_setup) && (NULL != entry->native)) {
+        if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
+            (NULL != mca_coll_gpu_component.accel)) {
+            mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);
+        }
+        if (entry->native(a, COLL_GPU_NATIVE_HOST, mixed, &rc)) {
+            return rc;
+        }
+    }
+    coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[a->coll], 1);
+    return entry->prev(a->sbuf, a->rbuf, a->count, a, NULL);
+}
+
+int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
+    const coll_gpu_ops_t *ops = entry->ops;
+    bool on_device = ops->on_device(a), single_call = false, passed;
+    coll_gpu_call_t call;
+    int rc;
+
+    if (ops->local) {
+        /* no peer to agree with */
+        passed = coll_gpu_ipass_through(a->coll, on_device);
+    } else {
+        if ((NULL != entry->native) && !on_device && mca_coll_gpu_component.host_buffers) {
+            return coll_gpu_native_host_buffers(entry, a);
+        }
+        /* blocking calls may agree on memory kinds; nonblocking ones never do (a blocking
+         * agreement inside them could deadlock against collectives on other communicators)
+         * and never pipeline */
+        passed = coll_gpu_classified_pass_through(a->module, a->comm, a->coll, on_device,
+                                                  a->request, &single_call);
+    }
+    if (passed) {
+        return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
+    }
+    if ((NULL != entry->native) && entry->native(a, COLL_GPU_NATIVE_DEVICE, single_call, &rc)) {
+        return rc;
+    }
+
+    coll_gpu_call_init(&call, a->coll, coll_gpu_coll_name(a->coll), entry->prev, a);
+    /* what the previous module's function is called with; an element-wise collective's
+     * staged path may cut it in chunks (call.elementwise) */
+    call.count = a->count;
+    call.dtype = a->dtype;
+    if (ops->stage(a, &call, single_call, &rc)) {
+        return rc;
+    }
+    return coll_gpu_staged_run(a->module, a->comm, &call, a->request, single_call);
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The one dispatch path of every intercepted call, and the entry points generated for it.
+ *
+ * Every MPI call coll/gpu intercepts is named once, in COLL_GPU_FOREACH_COLL (coll_gpu_colls.h):
+ * its id, its MPI name, its name in the coll framework, its parameter family and its form.  The
+ * collective's file describes what differs between collectives (coll_gpu_ops_t: which buffers
+ * this rank's call uses, how the staged path sees them) and gives one line per call:
+ *
+ *     COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &ops, coll_gpu_gather_native)
+ *
+ * which defines the entry point Open MPI calls (mca_coll_gpu_gather): a certainly-host test and
+ * a tail call to the previous module, or, out of line, one coll_gpu_args_t built from the
+ * arguments and coll_gpu_dispatch():
+ *
+ *     classify this rank's buffers -> agree on memory kinds (coll_gpu_check_memory_kinds)
+ *       -> pass-through (host buffers: the previous module)
+ *        | native (the call's native algorithms, when it has them and they take the call)
+ *        | staged (host copies around the previous module)
+ *
+ * Host buffers under coll_gpu_host_buffers run the native algorithms in host memory
+ * (coll_gpu_native_host_buffers).  The previous module's function for any call is generated
+ * too (coll_gpu_prev_<name>): the staged path calls it on its host copies.
+ */
+#ifndef COLL_GPU_DISPATCH_H
+#define COLL_GPU_DISPATCH_H
+
+#include "coll_gpu.h"
+#include "coll_gpu_native.h"
+#include "coll_gpu_staged.h"
+
+BEGIN_C_DECLS
+
+/*
+ * The parameter families: the parameters of a call before its communicator, as
+ * B(type, name) for a buffer, C(type, name) for the element count the staged path may cut into
+ * chunks (element-wise collectives), P(type, name) for any other.  The names are those of
+ * coll_gpu_args_t's fields.
+ */
+// clang-format off
+#define COLL_GPU_FAMILY_REDUCTION(B, C, P)                                                         \
+    B(const void *, sbuf) B(void *, rbuf) C(int, count) P(struct ompi_datatype_t *, dtype)         \
+    P(struct ompi_op_t *, op)
+#define COLL_GPU_FAMILY_REDUCE(B, C, P)                                                            \
+    COLL_GPU_FAMILY_REDUCTION(B, C, P) P(int, root)
+#define COLL_GPU_FAMILY_REDUCE_SCATTER_BLOCK(B, C, P)                                              \
+    B(const void *, sbuf) B(void *, rbuf) P(int, rcount) P(struct ompi_datatype_t *, dtype)        \
+    P(struct ompi_op_t *, op)
+#define COLL_GPU_FAMILY_REDUCE_SCATTER(B, C, P)                                                    \
+    B(const void *, sbuf) B(void *, rbuf) P(const int *, rcounts)                                  \
+    P(struct ompi_datatype_t *, dtype) P(struct ompi_op_t *, op)
+/* the one buffer is the receive buffer: read at the root, written elsewhere */
+#define COLL_GPU_FAMILY_BCAST(B, C, P)                                                             \
+    B(void *, rbuf) C(int, count) P(struct ompi_datatype_t *, dtype) P(int, root)
+#define COLL_GPU_FAMILY_BLOCKS(B, C, P)                                                            \
+    B(const void *, sbuf) P(int, scount) P(struct ompi_datatype_t *, sdtype)                       \
+    B(void *, rbuf) P(int, rcount) P(struct ompi_datatype_t *, rdtype)
+#define COLL_GPU_FAMILY_BLOCKS_ROOT(B, C, P)                                                       \
+    COLL_GPU_FAMILY_BLOCKS(B, C, P) P(int, root)
+#define COLL_GPU_FAMILY_GATHERV_ALL(B, C, P)                                                       \
+    B(const void *, sbuf) P(int, scount) P(struct ompi_datatype_t *, sdtype)                       \
+    B(void *, rbuf) P(const int *, rcounts) P(const int *, rdispls)                                \
+    P(struct ompi_datatype_t *, rdtype)
+#define COLL_GPU_FAMILY_GATHERV(B, C, P)                                                           \
+    COLL_GPU_FAMILY_GATHERV_ALL(B, C, P) P(int, root)
+#define COLL_GPU_FAMILY_SCATTERV(B, C, P)                                                          \
+    B(const void *, sbuf) P(const int *, scounts) P(const int *, sdispls)                          \
+    P(struct ompi_datatype_t *, sdtype)                                                            \
+    B(void *, rbuf) P(int, rcount) P(struct ompi_datatype_t *, rdtype) P(int, root)
+#define COLL_GPU_FAMILY_ALLTOALLV(B, C, P)                                                         \
+    B(const void *, sbuf) P(const int *, scounts) P(const int *, sdispls)                          \
+    P(struct ompi_datatype_t *, sdtype)                                                            \
+    B(void *, rbuf) P(const int *, rcounts) P(const int *, rdispls)                                \
+    P(struct ompi_datatype_t *, rdtype)
+#define COLL_GPU_FAMILY_ALLTOALLW(B, C, P)                                                         \
+    B(const void *, sbuf) P(const int *, scounts) P(const int *, sdispls)                          \
+    P(struct ompi_datatype_t *const *, sdtypes)                                                    \
+    B(void *, rbuf) P(const int *, rcounts) P(const int *, rdispls)                                \
+    P(struct ompi_datatype_t *const *, rdtypes)
+/* MPI_Neighbor_alltoallw's displacements are in bytes, as MPI_Aint */
+#define COLL_GPU_FAMILY_NEIGHBOR_ALLTOALLW(B, C, P)                                                \
+    B(const void *, sbuf) P(const int *, scounts) P(const MPI_Aint *, asdispls)                    \
+    P(struct ompi_datatype_t *const *, sdtypes)                                                    \
+    B(void *, rbuf) P(const int *, rcounts) P(const MPI_Aint *, ardispls)                          \
+    P(struct ompi_datatype_t *const *, rdtypes)
+// clang-format on
+
+/*
+ * The forms: the parameters after the family's, up to the module.  LOCAL is MPI_Reduce_local's
+ * (no communicator: it runs on MPI_COMM_SELF's module, with no peer).
+ */
+#define COLL_GPU_FORM_PARAMS_BLOCKING struct ompi_communicator_t *comm,
+#define COLL_GPU_FORM_PARAMS_NONBLOCKING struct ompi_communicator_t *comm, ompi_request_t **request,
+#define COLL_GPU_FORM_PARAMS_LOCAL
+#define COLL_GPU_FORM_FORWARD_BLOCKING comm,
+#define COLL_GPU_FORM_FORWARD_NONBLOCKING comm, request,
+#define COLL_GPU_FORM_FORWARD_LOCAL
+#define COLL_GPU_FORM_FIELDS_BLOCKING .comm = comm,
+#define COLL_GPU_FORM_FIELDS_NONBLOCKING .comm = comm, .request = request,
+#define COLL_GPU_FORM_FIELDS_LOCAL .comm = &ompi_mpi_comm_self.comm,
+/* in coll_gpu_prev_<name>: the request is its argument (the staged path's own, for a
+ * nonblocking call), the communicator the call's */
+#define COLL_GPU_FORM_UNPACK_BLOCKING struct ompi_communicator_t *comm = a->comm;
+#define COLL_GPU_FORM_UNPACK_NONBLOCKING struct ompi_communicator_t *comm = a->comm;
+#define COLL_GPU_FORM_UNPACK_LOCAL
+
+/* The arguments of any intercepted call: each family sets its own fields, the rest are 0. */
+typedef struct coll_gpu_args {
+    mca_coll_gpu_module_t *module;
+    struct ompi_communicator_t *comm;
+    coll_gpu_coll_t coll;     /* which call */
+    ompi_request_t **request; /* the nonblocking forms' */
+    const void *sbuf;
+    void *rbuf;
+    int count; /* element-wise collectives */
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    int root;
+    int scount, rcount;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Aint *asdispls, *ardispls;
+    struct ompi_datatype_t *sdtype, *rdtype;
+    struct ompi_datatype_t *const *sdtypes, *const *rdtypes;
+} coll_gpu_args_t;
+
+/*
+ * Runs a call natively in kind's memory (device buffers, or host buffers under
+ * coll_gpu_host_buffers) if its native algorithms take it.  kinds_mixed: the ranks pass
+ * different kinds of memory (coll_gpu_check_memory_kinds), or it is not known that they do
+ * not.  Returns false when the call is not native and must be staged (device) or handed to
+ * Open MPI (host), else true with its result in *rc_p.  The decision depends only on what
+ * every rank shares (counts, datatype signature, op, communicator, parameters).
+ */
+typedef bool (*coll_gpu_native_try_fn_t)(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
+                                         bool kinds_mixed, int *rc_p);
+
+/* What differs between the collectives on the dispatch path. */
+typedef struct {
+    /* Whether a buffer this rank's call uses (those MPI says are significant on it) is device
+     * memory. */
+    bool (*on_device)(const coll_gpu_args_t *a);
+    /* Describes the call to the staged path (call comes set up: the previous module's function,
+     * the count and datatype of an element-wise call); false to run call through it, true when
+     * the collective ran the call itself (its result in *rc_p). */
+    bool (*stage)(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call, int *rc_p);
+    /* No peers (MPI_Reduce_local): nothing to agree on, no host-buffer mode, may pipeline. */
+    bool local;
+} coll_gpu_ops_t;
+
+/* One intercepted call. */
+typedef struct {
+    coll_gpu_host_fn_t prev; /* the previous module's function (coll_gpu_prev_<name>) */
+    const coll_gpu_ops_t *ops;
+    coll_gpu_native_try_fn_t native; /* NULL: no native algorithm runs this call */
+} coll_gpu_entry_t;
+
+/* The call's name for messages ("MPI_Allreduce"). */
+const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
+
+/* The dispatch path: classify, agree, then pass through, run natively or stage. */
+int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
+
+/* A call on host buffers under coll_gpu_host_buffers: native in host memory if the call's
+ * algorithms take it, else Open MPI's (counted as passed through).  While the native context
+ * sets itself up (its own collectives on the communicator) always Open MPI's. */
+int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
+
+/* on_device classifiers for coll_gpu_ops_t: the send and receive buffers (a NULL one, as
+ * bcast's send buffer, is host memory); the send buffer and, at the root only, the receive
+ * buffer (gather, reduce); the receive buffer and, at the root only, the send buffer
+ * (scatter). */
+bool coll_gpu_args_on_device(const coll_gpu_args_t *a);
+bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a);
+bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
+
+/* coll_gpu_ops_t's stage of the element-wise reductions (allreduce, scan, exscan,
+ * reduce_local; coll_gpu_allreduce.c). */
+bool coll_gpu_reduction_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
+                              int *rc_p);
+
+/* The pieces the families' X-lists expand to. */
+#define COLL_GPU_ARG_PARAM(type, name) type name,
+#define COLL_GPU_ARG_FORWARD(type, name) name,
+#define COLL_GPU_ARG_FIELD(type, name) .name = name,
+#define COLL_GPU_ARG_UNPACK(type, name) type name = a->name;
+#define COLL_GPU_ARG_HOST(type, name) coll_gpu_certainly_host(name) &&
+#define COLL_GPU_ARG_NONE(type, name)
+
+#define COLL_GPU_PARAMS(FAMILY, FORM)                                                              \
+    COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_PARAM, COLL_GPU_ARG_PARAM, COLL_GPU_ARG_PARAM)           \
+        COLL_GPU_FORM_PARAMS_##FORM mca_coll_base_module_t *base
+#define COLL_GPU_FORWARD(FAMILY, FORM)                                                             \
+    COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_FORWARD, COLL_GPU_ARG_FORWARD, COLL_GPU_ARG_FORWARD)     \
+        COLL_GPU_FORM_FORWARD_##FORM
+
+/* The prototypes of the entry points (and of the host-buffer entry points of the blocking
+ * forms, which a module without an accelerator installs). */
+#define COLL_GPU_HOST_ONLY_PROTO_BLOCKING(name, FAMILY)                                            \
+    int mca_coll_gpu_##name##_host_only(COLL_GPU_PARAMS(FAMILY, BLOCKING));
+#define COLL_GPU_HOST_ONLY_PROTO_NONBLOCKING(name, FAMILY)
+#define COLL_GPU_HOST_ONLY_PROTO_LOCAL(name, FAMILY)
+#define COLL_GPU_ENTRY_PROTO(ID, mpi_name, name, FAMILY, FORM)                                     \
+    int mca_coll_gpu_##name(COLL_GPU_PARAMS(FAMILY, FORM));                                        \
+    COLL_GPU_HOST_ONLY_PROTO_##FORM(name, FAMILY)
+COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
+
+/* Blocking forms: host buffers under coll_gpu_host_buffers go to the native algorithms, by
+ * mca_coll_gpu_<name>_host_only, which skips the classification (a module without an
+ * accelerator installs it as the entry point). */
+#define COLL_GPU_HOST_ONLY_BLOCKING(name, ID, FAMILY)                                              \
+    COLL_GPU_SLOW_PATH int mca_coll_gpu_##name##_host_only(COLL_GPU_PARAMS(FAMILY, BLOCKING)) {    \
+        coll_gpu_args_t a = {                                                                      \
+            .module = (mca_coll_gpu_module_t *)base,                                               \
+            .coll = COLL_GPU_##ID,                                                                 \
+            COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD)   \
+                COLL_GPU_FORM_FIELDS_BLOCKING};                                                    \
+        return coll_gpu_native_host_buffers(&coll_gpu_entry_##name, &a);                           \
+    }
+#define COLL_GPU_HOST_ONLY_NONBLOCKING(name, ID, FAMILY)
+#define COLL_GPU_HOST_ONLY_LOCAL(name, ID, FAMILY)
+#define COLL_GPU_HOST_BUFFERS_BLOCKING(name, FAMILY)                                               \
+    if ((NULL != coll_gpu_entry_##name.native) && mca_coll_gpu_component.host_buffers) {           \
+        return mca_coll_gpu_##name##_host_only(COLL_GPU_FORWARD(FAMILY, BLOCKING) base);           \
+    }
+#define COLL_GPU_HOST_BUFFERS_NONBLOCKING(name, FAMILY)
+#define COLL_GPU_HOST_BUFFERS_LOCAL(name, FAMILY)
+
+/*
+ * Defines call name's entry point mca_coll_gpu_<name> (ID, FAMILY, FORM as in
+ * COLL_GPU_FOREACH_COLL), the collective's ops and its native algorithms (NULL for none).
+ * The entry point is the certainly-host test and a tail call to the previous module: a few
+ * instructions, no registers to save; everything else is out of line.
+ */
+// clang-format off
+#define COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, FORM, ops_, native_)                               \
+    static int coll_gpu_prev_##name(const void *sbuf, void *rbuf, int count, void *args,           \
+                                    ompi_request_t **request) {                                    \
+        const coll_gpu_args_t *a = args;                                                           \
+        mca_coll_gpu_module_t *module = a->module;                                                 \
+        COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_NONE, COLL_GPU_ARG_NONE, COLL_GPU_ARG_UNPACK)        \
+        COLL_GPU_FORM_UNPACK_##FORM                                                                \
+        (void)sbuf;                                                                                \
+        (void)rbuf;                                                                                \
+        (void)count;                                                                               \
+        (void)request;                                                                             \
+        return module->prev.coll_##name(COLL_GPU_FORWARD(FAMILY, FORM)                             \
+                                        module->prev.coll_##name##_module);                        \
+    }                                                                                              \
+    static const coll_gpu_entry_t coll_gpu_entry_##name = {                                        \
+        .prev = coll_gpu_prev_##name, .ops = (ops_), .native = (native_)};                         \
+    COLL_GPU_HOST_ONLY_##FORM(name, ID, FAMILY)                                                    \
+    static COLL_GPU_SLOW_PATH int coll_gpu_##name##_classified(COLL_GPU_PARAMS(FAMILY, FORM)) {    \
+        coll_gpu_args_t a = {                                                                      \
+            .module = (mca_coll_gpu_module_t *)base,                                               \
+            .coll = COLL_GPU_##ID,                                                                 \
+            COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD)   \
+            COLL_GPU_FORM_FIELDS_##FORM};                                                          \
+        return coll_gpu_dispatch(&coll_gpu_entry_##name, &a);                                      \
+    }                                                                                              \
+    int mca_coll_gpu_##name(COLL_GPU_PARAMS(FAMILY, FORM)) {                                       \
+        mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;                             \
+                                                                                                   \
+        if (OPAL_LIKELY(COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_HOST, COLL_GPU_ARG_NONE,             \
+                                                 COLL_GPU_ARG_NONE) true)) {                       \
+            COLL_GPU_HOST_BUFFERS_##FORM(name, FAMILY)                                             \
+            coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[COLL_GPU_##ID], 1);       \
+            return module->prev.coll_##name(COLL_GPU_FORWARD(FAMILY, FORM)                         \
+                                            module->prev.coll_##name##_module);                    \
+        }                                                                                          \
+        return coll_gpu_##name##_classified(COLL_GPU_FORWARD(FAMILY, FORM) base);                  \
+    }
+// clang-format on
+
+END_C_DECLS
+
+#endif /* COLL_GPU_DISPATCH_H */
