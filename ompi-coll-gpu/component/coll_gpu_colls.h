@@ -8,7 +8,9 @@
  * Two groups, each its blocking collectives, then their nonblocking forms in
  * the same order (reduce_local has none): the first the collectives of the
  * first releases, the second MPI_Alltoallw and the neighborhood collectives
- * (appended, so that the first elements of the counters kept their meaning).
+ * (appended, so that the first elements of the counters kept their meaning);
+ * then the persistent forms (MPI-4's MPI_*_init, Open MPI 4.1's MPIX_*_init)
+ * of both groups in the same order.
  */
 #ifndef COLL_GPU_COLLS_H
 #define COLL_GPU_COLLS_H
@@ -64,7 +66,35 @@
     X(INEIGHBOR_ALLTOALL, "MPI_Ineighbor_alltoall", ineighbor_alltoall, BLOCKS, NONBLOCKING)       \
     X(INEIGHBOR_ALLTOALLV, "MPI_Ineighbor_alltoallv", ineighbor_alltoallv, ALLTOALLV, NONBLOCKING) \
     X(INEIGHBOR_ALLTOALLW, "MPI_Ineighbor_alltoallw", ineighbor_alltoallw, NEIGHBOR_ALLTOALLW,     \
-      NONBLOCKING)
+      NONBLOCKING)                                                                                 \
+    X(ALLGATHER_INIT, "MPI_Allgather_init", allgather_init, BLOCKS, PERSISTENT)                    \
+    X(ALLGATHERV_INIT, "MPI_Allgatherv_init", allgatherv_init, GATHERV_ALL, PERSISTENT)            \
+    X(ALLREDUCE_INIT, "MPI_Allreduce_init", allreduce_init, REDUCTION, PERSISTENT)                 \
+    X(ALLTOALL_INIT, "MPI_Alltoall_init", alltoall_init, BLOCKS, PERSISTENT)                       \
+    X(ALLTOALLV_INIT, "MPI_Alltoallv_init", alltoallv_init, ALLTOALLV, PERSISTENT)                 \
+    X(BCAST_INIT, "MPI_Bcast_init", bcast_init, BCAST, PERSISTENT)                                 \
+    X(EXSCAN_INIT, "MPI_Exscan_init", exscan_init, REDUCTION, PERSISTENT)                          \
+    X(GATHER_INIT, "MPI_Gather_init", gather_init, BLOCKS_ROOT, PERSISTENT)                        \
+    X(GATHERV_INIT, "MPI_Gatherv_init", gatherv_init, GATHERV, PERSISTENT)                         \
+    X(REDUCE_INIT, "MPI_Reduce_init", reduce_init, REDUCE, PERSISTENT)                             \
+    X(REDUCE_SCATTER_INIT, "MPI_Reduce_scatter_init", reduce_scatter_init, REDUCE_SCATTER,         \
+      PERSISTENT)                                                                                  \
+    X(REDUCE_SCATTER_BLOCK_INIT, "MPI_Reduce_scatter_block_init", reduce_scatter_block_init,       \
+      REDUCE_SCATTER_BLOCK, PERSISTENT)                                                            \
+    X(SCAN_INIT, "MPI_Scan_init", scan_init, REDUCTION, PERSISTENT)                                \
+    X(SCATTER_INIT, "MPI_Scatter_init", scatter_init, BLOCKS_ROOT, PERSISTENT)                     \
+    X(SCATTERV_INIT, "MPI_Scatterv_init", scatterv_init, SCATTERV, PERSISTENT)                     \
+    X(ALLTOALLW_INIT, "MPI_Alltoallw_init", alltoallw_init, ALLTOALLW, PERSISTENT)                 \
+    X(NEIGHBOR_ALLGATHER_INIT, "MPI_Neighbor_allgather_init", neighbor_allgather_init, BLOCKS,     \
+      PERSISTENT)                                                                                  \
+    X(NEIGHBOR_ALLGATHERV_INIT, "MPI_Neighbor_allgatherv_init", neighbor_allgatherv_init,          \
+      GATHERV_ALL, PERSISTENT)                                                                     \
+    X(NEIGHBOR_ALLTOALL_INIT, "MPI_Neighbor_alltoall_init", neighbor_alltoall_init, BLOCKS,        \
+      PERSISTENT)                                                                                  \
+    X(NEIGHBOR_ALLTOALLV_INIT, "MPI_Neighbor_alltoallv_init", neighbor_alltoallv_init, ALLTOALLV,  \
+      PERSISTENT)                                                                                  \
+    X(NEIGHBOR_ALLTOALLW_INIT, "MPI_Neighbor_alltoallw_init", neighbor_alltoallw_init,             \
+      NEIGHBOR_ALLTOALLW, PERSISTENT)
 
 typedef enum {
 #define COLL_GPU_ENUM_ENTRY(id, ...) COLL_GPU_##id,

@@ -138,3 +138,7 @@ COLL_GPU_DEFINE_ENTRY(allgatherv, ALLGATHERV, GATHERV_ALL, BLOCKING, &coll_gpu_a
 COLL_GPU_DEFINE_ENTRY(iallgather, IALLGATHER, BLOCKS, NONBLOCKING, &coll_gpu_allgather_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(iallgatherv, IALLGATHERV, GATHERV_ALL, NONBLOCKING, &coll_gpu_allgather_ops,
                       NULL)
+COLL_GPU_DEFINE_ENTRY(allgather_init, ALLGATHER_INIT, BLOCKS, PERSISTENT, &coll_gpu_allgather_ops,
+                      NULL)
+COLL_GPU_DEFINE_ENTRY(allgatherv_init, ALLGATHERV_INIT, GATHERV_ALL, PERSISTENT,
+                      &coll_gpu_allgather_ops, NULL)

@@ -145,3 +145,5 @@ static const coll_gpu_ops_t coll_gpu_allreduce_ops = {
 COLL_GPU_DEFINE_ENTRY(allreduce, ALLREDUCE, REDUCTION, BLOCKING, &coll_gpu_allreduce_ops,
                       coll_gpu_allreduce_native)
 COLL_GPU_DEFINE_ENTRY(iallreduce, IALLREDUCE, REDUCTION, NONBLOCKING, &coll_gpu_allreduce_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(allreduce_init, ALLREDUCE_INIT, REDUCTION, PERSISTENT,
+                      &coll_gpu_allreduce_ops, NULL)

@@ -169,3 +169,7 @@ COLL_GPU_DEFINE_ENTRY(alltoallv, ALLTOALLV, ALLTOALLV, BLOCKING, &coll_gpu_allto
                       coll_gpu_alltoallv_native)
 COLL_GPU_DEFINE_ENTRY(ialltoall, IALLTOALL, BLOCKS, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(ialltoallv, IALLTOALLV, ALLTOALLV, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(alltoall_init, ALLTOALL_INIT, BLOCKS, PERSISTENT, &coll_gpu_alltoall_ops,
+                      NULL)
+COLL_GPU_DEFINE_ENTRY(alltoallv_init, ALLTOALLV_INIT, ALLTOALLV, PERSISTENT, &coll_gpu_alltoall_ops,
+                      NULL)

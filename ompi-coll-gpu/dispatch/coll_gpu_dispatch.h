@@ -86,22 +86,31 @@ BEGIN_C_DECLS
 // clang-format on
 
 /*
- * The forms: the parameters after the family's, up to the module.  LOCAL is MPI_Reduce_local's
- * (no communicator: it runs on MPI_COMM_SELF's module, with no peer).
+ * The forms: the parameters after the family's, up to the module.  PERSISTENT is MPI-4's
+ * MPI_*_init (Open MPI 4.1: MPIX_*_init); LOCAL is MPI_Reduce_local's (no communicator: it
+ * runs on MPI_COMM_SELF's module, with no peer).
  */
 #define COLL_GPU_FORM_PARAMS_BLOCKING struct ompi_communicator_t *comm,
 #define COLL_GPU_FORM_PARAMS_NONBLOCKING struct ompi_communicator_t *comm, ompi_request_t **request,
+#define COLL_GPU_FORM_PARAMS_PERSISTENT                                                            \
+    struct ompi_communicator_t *comm, struct ompi_info_t *info, ompi_request_t **request,
 #define COLL_GPU_FORM_PARAMS_LOCAL
 #define COLL_GPU_FORM_FORWARD_BLOCKING comm,
 #define COLL_GPU_FORM_FORWARD_NONBLOCKING comm, request,
+#define COLL_GPU_FORM_FORWARD_PERSISTENT comm, info, request,
 #define COLL_GPU_FORM_FORWARD_LOCAL
 #define COLL_GPU_FORM_FIELDS_BLOCKING .comm = comm,
 #define COLL_GPU_FORM_FIELDS_NONBLOCKING .comm = comm, .request = request,
+#define COLL_GPU_FORM_FIELDS_PERSISTENT                                                            \
+    .comm = comm, .info = info, .request = request, .persistent = true,
 #define COLL_GPU_FORM_FIELDS_LOCAL .comm = &ompi_mpi_comm_self.comm,
 /* in coll_gpu_prev_<name>: the request is its argument (the staged path's own, for a
  * nonblocking call), the communicator the call's */
 #define COLL_GPU_FORM_UNPACK_BLOCKING struct ompi_communicator_t *comm = a->comm;
 #define COLL_GPU_FORM_UNPACK_NONBLOCKING struct ompi_communicator_t *comm = a->comm;
+#define COLL_GPU_FORM_UNPACK_PERSISTENT                                                            \
+    struct ompi_communicator_t *comm = a->comm;                                                    \
+    struct ompi_info_t *info = a->info;
 #define COLL_GPU_FORM_UNPACK_LOCAL
 
 /* The arguments of any intercepted call: each family sets its own fields, the rest are 0. */
@@ -109,7 +118,9 @@ typedef struct coll_gpu_args {
     mca_coll_gpu_module_t *module;
     struct ompi_communicator_t *comm;
     coll_gpu_coll_t coll;     /* which call */
-    ompi_request_t **request; /* the nonblocking forms' */
+    ompi_request_t **request; /* the nonblocking and persistent forms' */
+    struct ompi_info_t *info; /* the persistent forms' */
+    bool persistent;
     const void *sbuf;
     void *rbuf;
     int count; /* element-wise collectives */
@@ -157,6 +168,9 @@ typedef struct {
 /* The call's name for messages ("MPI_Allreduce"). */
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
 
+/* The blocking form of a call (MPI_Iallreduce, MPI_Allreduce_init: MPI_Allreduce). */
+coll_gpu_coll_t coll_gpu_coll_blocking(coll_gpu_coll_t coll);
+
 /* The dispatch path: classify, agree, then pass through, run natively or stage. */
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
 
@@ -198,6 +212,7 @@ bool coll_gpu_reduction_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool si
 #define COLL_GPU_HOST_ONLY_PROTO_BLOCKING(name, FAMILY)                                            \
     int mca_coll_gpu_##name##_host_only(COLL_GPU_PARAMS(FAMILY, BLOCKING));
 #define COLL_GPU_HOST_ONLY_PROTO_NONBLOCKING(name, FAMILY)
+#define COLL_GPU_HOST_ONLY_PROTO_PERSISTENT(name, FAMILY)
 #define COLL_GPU_HOST_ONLY_PROTO_LOCAL(name, FAMILY)
 #define COLL_GPU_ENTRY_PROTO(ID, mpi_name, name, FAMILY, FORM)                                     \
     int mca_coll_gpu_##name(COLL_GPU_PARAMS(FAMILY, FORM));                                        \
@@ -217,12 +232,14 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
         return coll_gpu_native_host_buffers(&coll_gpu_entry_##name, &a);                           \
     }
 #define COLL_GPU_HOST_ONLY_NONBLOCKING(name, ID, FAMILY)
+#define COLL_GPU_HOST_ONLY_PERSISTENT(name, ID, FAMILY)
 #define COLL_GPU_HOST_ONLY_LOCAL(name, ID, FAMILY)
 #define COLL_GPU_HOST_BUFFERS_BLOCKING(name, FAMILY)                                               \
     if ((NULL != coll_gpu_entry_##name.native) && mca_coll_gpu_component.host_buffers) {           \
         return mca_coll_gpu_##name##_host_only(COLL_GPU_FORWARD(FAMILY, BLOCKING) base);           \
     }
 #define COLL_GPU_HOST_BUFFERS_NONBLOCKING(name, FAMILY)
+#define COLL_GPU_HOST_BUFFERS_PERSISTENT(name, FAMILY)
 #define COLL_GPU_HOST_BUFFERS_LOCAL(name, FAMILY)
 
 /*

@@ -71,7 +71,7 @@ static bool coll_gpu_gather_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, boo
     (void)rc_p;
     coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
     if (ompi_comm_rank(a->comm) == a->root) {
-        if (COLL_GPU_GATHERV == a->coll || COLL_GPU_IGATHERV == a->coll) {
+        if (COLL_GPU_GATHERV == coll_gpu_coll_blocking(a->coll)) {
             coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
             call->recv_holes = true;
         } else {
@@ -94,3 +94,5 @@ COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &coll_gpu_gather_op
 COLL_GPU_DEFINE_ENTRY(gatherv, GATHERV, GATHERV, BLOCKING, &coll_gpu_gather_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(igather, IGATHER, BLOCKS_ROOT, NONBLOCKING, &coll_gpu_gather_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(igatherv, IGATHERV, GATHERV, NONBLOCKING, &coll_gpu_gather_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(gather_init, GATHER_INIT, BLOCKS_ROOT, PERSISTENT, &coll_gpu_gather_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(gatherv_init, GATHERV_INIT, GATHERV, PERSISTENT, &coll_gpu_gather_ops, NULL)

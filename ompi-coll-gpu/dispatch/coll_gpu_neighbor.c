@@ -44,9 +44,10 @@ static bool coll_gpu_neighbor_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, b
     bool in_place = (MPI_IN_PLACE == a->sbuf);
     int indegree, outdegree;
     coll_gpu_layout_t slayout, rlayout;
+    coll_gpu_coll_t base = coll_gpu_coll_blocking(a->coll);
 
     (void)single_call;
-    if ((COLL_GPU_ALLTOALLW == a->coll) || (COLL_GPU_IALLTOALLW == a->coll)) {
+    if (COLL_GPU_ALLTOALLW == base) {
         indegree = outdegree = ompi_comm_size(a->comm);
     } else if (OMPI_SUCCESS !=
                (*rc_p = coll_gpu_neighbor_degrees(a->comm, &indegree, &outdegree))) {
@@ -55,13 +56,10 @@ static bool coll_gpu_neighbor_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, b
     call->recv_in = in_place;
     call->recv_out = true;
     call->recv_holes = true;
-    switch (a->coll) {
+    switch (base) {
     case COLL_GPU_NEIGHBOR_ALLGATHER:
-    case COLL_GPU_INEIGHBOR_ALLGATHER:
-    case COLL_GPU_NEIGHBOR_ALLTOALL:
-    case COLL_GPU_INEIGHBOR_ALLTOALL: {
-        bool alltoall =
-            (COLL_GPU_NEIGHBOR_ALLTOALL == a->coll) || (COLL_GPU_INEIGHBOR_ALLTOALL == a->coll);
+    case COLL_GPU_NEIGHBOR_ALLTOALL: {
+        bool alltoall = (COLL_GPU_NEIGHBOR_ALLTOALL == base);
 
         coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype,
                           (size_t)a->scount * (size_t)(alltoall ? outdegree : 1));
@@ -72,7 +70,6 @@ static bool coll_gpu_neighbor_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, b
         break;
     }
     case COLL_GPU_NEIGHBOR_ALLGATHERV:
-    case COLL_GPU_INEIGHBOR_ALLGATHERV:
         coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
         rlayout = (coll_gpu_layout_t){
             .n = indegree, .counts = a->rcounts, .displs = a->rdispls, .dtype = a->rdtype};
@@ -132,3 +129,15 @@ COLL_GPU_DEFINE_ENTRY(neighbor_alltoallw, NEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW
                       &coll_gpu_neighbor_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW, NONBLOCKING,
                       &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(alltoallw_init, ALLTOALLW_INIT, ALLTOALLW, PERSISTENT, &coll_gpu_neighbor_ops,
+                      NULL)
+COLL_GPU_DEFINE_ENTRY(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT, BLOCKS, PERSISTENT,
+                      &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT, GATHERV_ALL, PERSISTENT,
+                      &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT, BLOCKS, PERSISTENT,
+                      &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT, ALLTOALLV, PERSISTENT,
+                      &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT, NEIGHBOR_ALLTOALLW,
+                      PERSISTENT, &coll_gpu_neighbor_ops, NULL)

@@ -121,3 +121,7 @@ COLL_GPU_DEFINE_ENTRY(ireduce_scatter, IREDUCE_SCATTER, REDUCE_SCATTER, NONBLOCK
                       &coll_gpu_reduce_scatter_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK,
                       NONBLOCKING, &coll_gpu_reduce_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(reduce_scatter_init, REDUCE_SCATTER_INIT, REDUCE_SCATTER, PERSISTENT,
+                      &coll_gpu_reduce_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT, REDUCE_SCATTER_BLOCK,
+                      PERSISTENT, &coll_gpu_reduce_scatter_ops, NULL)

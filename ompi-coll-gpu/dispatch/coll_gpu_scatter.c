@@ -67,7 +67,7 @@ static bool coll_gpu_scatter_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bo
     (void)single_call;
     (void)rc_p;
     if (ompi_comm_rank(a->comm) == a->root) {
-        if (COLL_GPU_SCATTERV == a->coll || COLL_GPU_ISCATTERV == a->coll) {
+        if (COLL_GPU_SCATTERV == coll_gpu_coll_blocking(a->coll)) {
             coll_gpu_buf_init_blocks(&call->send, a->sbuf, a->sdtype, a->scounts, a->sdispls, size);
         } else {
             coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
@@ -89,3 +89,7 @@ COLL_GPU_DEFINE_ENTRY(scatter, SCATTER, BLOCKS_ROOT, BLOCKING, &coll_gpu_scatter
 COLL_GPU_DEFINE_ENTRY(scatterv, SCATTERV, SCATTERV, BLOCKING, &coll_gpu_scatter_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(iscatter, ISCATTER, BLOCKS_ROOT, NONBLOCKING, &coll_gpu_scatter_ops, NULL)
 COLL_GPU_DEFINE_ENTRY(iscatterv, ISCATTERV, SCATTERV, NONBLOCKING, &coll_gpu_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRY(scatter_init, SCATTER_INIT, BLOCKS_ROOT, PERSISTENT, &coll_gpu_scatter_ops,
+                      NULL)
+COLL_GPU_DEFINE_ENTRY(scatterv_init, SCATTERV_INIT, SCATTERV, PERSISTENT, &coll_gpu_scatter_ops,
+                      NULL)

@@ -7,6 +7,11 @@
  * callback watches the inner requests and does the copy-back.  Host copies
  * are private to the request: several may be outstanding on a communicator.
  *
+ * Persistent collectives (MPI_*_init) take the same path: the host copies and
+ * the previous module's persistent request on them are made at init and kept
+ * until the request is freed; each MPI_Start copies the inputs in and starts
+ * the inner request, its completion copies the results back.
+ *
  * Our request is an ompi_coll_base_nbc_request_t because that is what Open
  * MPI's MPI layer takes a collective request to be (4.1 retains user
  * datatypes and ops in it after the call returns).  The inner request is
@@ -24,8 +29,11 @@ typedef struct coll_gpu_nb_request {
     ompi_coll_base_nbc_request_t super;
     ompi_request_t *inner;
     coll_gpu_stage_t stage;
+    coll_gpu_buf_t send; /* persistent: copied in at every start */
     coll_gpu_buf_t recv;
+    bool recv_in; /* persistent: the receive buffer is copied in at every start too */
     bool recv_out;
+    bool persistent;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
     bool freed; /* the application freed it before it completed */
@@ -35,8 +43,11 @@ typedef struct coll_gpu_nb_request {
 static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->inner = NULL;
     memset(&req->stage, 0, sizeof(req->stage));
+    memset(&req->send, 0, sizeof(req->send));
     memset(&req->recv, 0, sizeof(req->recv));
+    req->recv_in = false;
     req->recv_out = false;
+    req->persistent = false;
     req->mpi_call = NULL;
     req->comm = NULL;
     req->freed = false;
@@ -55,6 +66,14 @@ static struct {
 } coll_gpu_nb_pending;
 
 static void coll_gpu_nb_release(coll_gpu_nb_request_t *req) {
+    if (req->persistent) {
+        /* its host copies and inner request lived as long as it did; any error was reported
+         * when the start that had it completed */
+        if (NULL != req->inner) {
+            (void)ompi_request_free(&req->inner);
+        }
+        (void)coll_gpu_stage_end(&req->stage, req->comm, req->mpi_call);
+    }
     OMPI_REQUEST_FINI(&req->super.super);
     OBJ_RELEASE(req);
 }
@@ -68,9 +87,17 @@ static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
     if (req->recv_out && MPI_SUCCESS == inner_status) {
         coll_gpu_stage_out(&req->stage, &req->recv);
     }
-    (void)ompi_request_free(&req->inner);
     coll_gpu_stage_set_rc(&req->stage, inner_status);
-    rc = coll_gpu_stage_end(&req->stage, req->comm, req->mpi_call);
+    if (req->persistent) {
+        /* the inner request is inactive again, as MPI_Wait would leave it */
+        req->inner->req_state = OMPI_REQUEST_INACTIVE;
+        rc = coll_gpu_stage_report(&req->stage, req->comm, req->mpi_call);
+        req->stage.rc = OMPI_SUCCESS; /* the next start's own */
+        req->stage.error.call = NULL;
+    } else {
+        (void)ompi_request_free(&req->inner);
+        rc = coll_gpu_stage_end(&req->stage, req->comm, req->mpi_call);
+    }
 
     req->super.super.req_status.MPI_ERROR = rc;
     OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
@@ -208,32 +235,106 @@ void coll_gpu_nonblocking_fini(void) {
     coll_gpu_nb_pending.initialized = false;
 }
 
-int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_call_t *call, ompi_request_t **request) {
-    coll_gpu_nb_request_t *req;
-    ompi_request_t *ompi_req;
-    int rc;
+/* MPI_Start(all) of persistent requests of ours. */
+static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
+    for (size_t i = 0; i < count; ++i) {
+        coll_gpu_nb_request_t *req = (coll_gpu_nb_request_t *)requests[i];
+        int rc;
 
-    (void)module;
-    req = OBJ_NEW(coll_gpu_nb_request_t);
+        req->super.super.req_state = OMPI_REQUEST_ACTIVE;
+        req->super.super.req_complete = REQUEST_PENDING;
+        req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+        coll_gpu_stage_refresh(&req->stage, &req->send);
+        if (req->recv_in) {
+            coll_gpu_stage_refresh(&req->stage, &req->recv);
+        }
+        /* started whatever happened above: the peers start theirs.  Through the MPI interface,
+         * as the application would: the inner request may be a no-op (a communicator of one),
+         * which only MPI_Start knows how to start. */
+        rc = PMPI_Start(&req->inner);
+        if (OMPI_SUCCESS != rc) {
+            req->super.super.req_state = OMPI_REQUEST_INACTIVE;
+            req->super.super.req_complete = REQUEST_COMPLETED;
+            return rc;
+        }
+        if (REQUEST_COMPLETE(req->inner)) {
+            coll_gpu_nb_finish(req);
+        } else {
+            coll_gpu_nb_enqueue(req);
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A request of ours for call (persistent or not), not yet handed out. */
+static coll_gpu_nb_request_t *coll_gpu_nb_request_new(struct ompi_communicator_t *comm,
+                                                      coll_gpu_call_t *call, bool persistent) {
+    coll_gpu_nb_request_t *req = OBJ_NEW(coll_gpu_nb_request_t);
+    ompi_request_t *ompi_req;
+
     if (NULL == req) {
         coll_gpu_out_of_host_memory(sizeof(*req)); /* the peers post theirs */
     }
     ompi_req = &req->super.super;
-    OMPI_REQUEST_INIT(ompi_req, false);
+    OMPI_REQUEST_INIT(ompi_req, persistent);
     ompi_req->req_type = OMPI_REQUEST_COLL;
-    ompi_req->req_state = OMPI_REQUEST_ACTIVE;
     ompi_req->req_mpi_object.comm = comm;
     ompi_req->req_free = coll_gpu_nb_request_free;
     ompi_req->req_cancel = coll_gpu_nb_request_cancel;
+    if (persistent) {
+        ompi_req->req_start = coll_gpu_nb_request_start;
+    } else {
+        ompi_req->req_state = OMPI_REQUEST_ACTIVE;
+    }
+    req->persistent = persistent;
     req->mpi_call = call->mpi_call;
     req->comm = comm;
-
     /* No shared staging buffer: it may be in use by another request. */
     coll_gpu_stage_begin(&req->stage, NULL, call->coll);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s: staged (send %s, receive %s)", call->mpi_call,
                      call->send.on_device ? "device" : "host",
                      call->recv.on_device ? "device" : "host");
+    return req;
+}
+
+int coll_gpu_staged_init(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_call_t *call, ompi_request_t **request) {
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_new(comm, call, true);
+    int rc;
+
+    (void)module;
+    /* host copies now, their content at every start */
+    if (OMPI_SUCCESS != coll_gpu_stage_in(&req->stage, &call->send, false) ||
+        OMPI_SUCCESS != coll_gpu_stage_in(&req->stage, &call->recv, false)) {
+        goto err_release;
+    }
+    rc = call->host_fn(call->send.host, call->recv.host, call->count, call->args, &req->inner);
+    if (OMPI_SUCCESS != rc) {
+        req->inner = NULL;
+        coll_gpu_stage_set_rc(&req->stage, rc);
+        goto err_release;
+    }
+    req->send = call->send;
+    req->recv = call->recv;
+    req->recv_in = call->recv_in || call->recv_holes;
+    req->recv_out = call->recv_out;
+    *request = &req->super.super;
+    return OMPI_SUCCESS;
+
+err_release:
+    req->persistent = false; /* nothing to free but the host copies */
+    rc = coll_gpu_stage_end(&req->stage, comm, call->mpi_call);
+    coll_gpu_nb_release(req);
+    return rc;
+}
+
+int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                          coll_gpu_call_t *call, ompi_request_t **request) {
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_new(comm, call, false);
+    ompi_request_t *ompi_req = &req->super.super;
+    int rc;
+
+    (void)module;
     if (OMPI_SUCCESS != coll_gpu_stage_in(&req->stage, &call->send, true) ||
         OMPI_SUCCESS !=
             coll_gpu_stage_in(&req->stage, &call->recv, call->recv_in || call->recv_holes)) {

@@ -282,12 +282,25 @@ void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf) {
                   (size_t)(buf->hi - buf->lo));
 }
 
+void coll_gpu_stage_refresh(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf) {
+    if (!buf->on_device || buf->hi <= buf->lo) {
+        return;
+    }
+    coll_gpu_copy(stage, (char *)buf->host + buf->lo, (char *)buf->user + buf->lo,
+                  (size_t)(buf->hi - buf->lo));
+}
+
 int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
                        const char *mpi_call) {
     for (int i = 0; i < stage->num_temps; ++i) {
         free(stage->temps[i]);
     }
     stage->num_temps = 0;
+    return coll_gpu_stage_report(stage, comm, mpi_call);
+}
+
+int coll_gpu_stage_report(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
+                          const char *mpi_call) {
     if (OMPI_SUCCESS != stage->rc && NULL != stage->error.call) {
         coll_gpu_count_add(&mca_coll_gpu_component.accelerator_errors, 1);
         opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME,

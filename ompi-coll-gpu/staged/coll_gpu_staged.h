@@ -98,6 +98,15 @@ int coll_gpu_stage_in(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf, bool copy_in
 /* Copies the host copy of an output buffer back to the device. */
 void coll_gpu_stage_out(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf);
 
+/* Copies the device bytes of a buffer given a host copy by coll_gpu_stage_in to that copy
+ * again (a persistent request's next start). */
+void coll_gpu_stage_refresh(coll_gpu_stage_t *stage, coll_gpu_buf_t *buf);
+
+/* Reports the call's error (help message naming mpi_call), if any, and returns the call's
+ * status; the host copies stay. */
+int coll_gpu_stage_report(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
+                          const char *mpi_call);
+
 /* Frees what the call allocated, reports its error (help message naming
  * mpi_call) and returns the call's status. */
 int coll_gpu_stage_end(coll_gpu_stage_t *stage, struct ompi_communicator_t *comm,
@@ -130,6 +139,8 @@ typedef struct {
     bool elementwise;
     int count;
     struct ompi_datatype_t *dtype;
+
+    bool persistent; /* MPI_*_init: host_fn sets up the previous module's persistent request */
 } coll_gpu_call_t;
 
 /* Fills send and recv as unused; the caller sets what its collective uses. */
@@ -158,13 +169,22 @@ void coll_gpu_nonblocking_fini(void);
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                           coll_gpu_call_t *call, ompi_request_t **request);
 
-/* coll_gpu_staged_call() for a blocking call (request NULL), else
- * coll_gpu_staged_icall(). */
+/* A persistent collective through host staging: the host copies and the previous module's
+ * persistent request on them are made once, here; every MPI_Start copies the inputs in and
+ * starts that request, its completion copies the results back. */
+int coll_gpu_staged_init(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_call_t *call, ompi_request_t **request);
+
+/* coll_gpu_staged_call() for a blocking call (request NULL), coll_gpu_staged_init() for a
+ * persistent one, else coll_gpu_staged_icall(). */
 static inline int coll_gpu_staged_run(mca_coll_gpu_module_t *module,
                                       struct ompi_communicator_t *comm, coll_gpu_call_t *call,
                                       ompi_request_t **request, bool single_call) {
-    return (NULL == request) ? coll_gpu_staged_call(module, comm, call, single_call)
-                             : coll_gpu_staged_icall(module, comm, call, request);
+    if (NULL == request) {
+        return coll_gpu_staged_call(module, comm, call, single_call);
+    }
+    return call->persistent ? coll_gpu_staged_init(module, comm, call, request)
+                            : coll_gpu_staged_icall(module, comm, call, request);
 }
 
 /*

@@ -169,13 +169,24 @@ const char *tu_coll_name(coll_gpu_coll_t coll) {
 }
 
 /* coll_gpu_colls.h: two groups, each its blocking collectives, then their i-variants in the
- * same order (reduce_local has none). */
+ * same order (reduce_local has none); then the persistent forms of both groups. */
+bool tu_coll_is_persistent(coll_gpu_coll_t coll) { return coll >= COLL_GPU_ALLGATHER_INIT; }
+
 bool tu_coll_is_nonblocking(coll_gpu_coll_t coll) {
     return (coll >= COLL_GPU_IALLGATHER && coll < COLL_GPU_ALLTOALLW) ||
-           coll >= COLL_GPU_IALLTOALLW;
+           (coll >= COLL_GPU_IALLTOALLW && coll < COLL_GPU_ALLGATHER_INIT);
+}
+
+bool tu_coll_is_blocking(coll_gpu_coll_t coll) {
+    return !tu_coll_is_nonblocking(coll) && !tu_coll_is_persistent(coll);
 }
 
 coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll) {
+    if (tu_coll_is_persistent(coll)) {
+        return (coll >= COLL_GPU_ALLTOALLW_INIT)
+                   ? coll - COLL_GPU_ALLTOALLW_INIT + COLL_GPU_ALLTOALLW
+                   : coll - COLL_GPU_ALLGATHER_INIT + COLL_GPU_ALLGATHER;
+    }
     if (!tu_coll_is_nonblocking(coll)) {
         return coll;
     }
@@ -184,14 +195,26 @@ coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll) {
 }
 
 coll_gpu_coll_t tu_coll_nonblocking(coll_gpu_coll_t coll) {
-    if (tu_coll_is_nonblocking(coll) || COLL_GPU_REDUCE_LOCAL == coll) {
+    coll = tu_coll_blocking(coll);
+    if (COLL_GPU_REDUCE_LOCAL == coll) {
         return coll;
     }
     return (coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_IALLTOALLW
                                         : coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER;
 }
 
-bool tu_coll_case_supported(coll_gpu_coll_t coll) { return coll < COLL_GPU_ALLTOALLW; }
+coll_gpu_coll_t tu_coll_persistent(coll_gpu_coll_t coll) {
+    coll = tu_coll_blocking(coll);
+    if (COLL_GPU_REDUCE_LOCAL == coll) {
+        return coll;
+    }
+    return (coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_ALLTOALLW_INIT
+                                        : coll - COLL_GPU_ALLGATHER + COLL_GPU_ALLGATHER_INIT;
+}
+
+bool tu_coll_case_supported(coll_gpu_coll_t coll) {
+    return tu_coll_blocking(coll) < COLL_GPU_ALLTOALLW;
+}
 
 int tu_coll_from_name(const char *name) {
     if (0 == strncasecmp(name, "MPI_", 4)) {
@@ -227,7 +250,7 @@ bool tu_coll_allows_in_place(coll_gpu_coll_t coll) {
 
 bool tu_coll_pipelines(coll_gpu_coll_t coll) {
     const tu_coll_info_t *info = tu_coll_info(coll);
-    return !tu_coll_is_nonblocking(coll) && NULL != info && info->pipelines;
+    return tu_coll_is_blocking(coll) && NULL != info && info->pipelines;
 }
 
 void tu_coll_buffers_used(coll_gpu_coll_t coll, bool is_root, bool in_place, bool *send_used_p,

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test_reference.h"
 #include "test_report.h"
@@ -662,9 +663,91 @@ int tu_coll_case_start(tu_coll_case_t *c, MPI_Request *request) {
     case COLL_GPU_ISCATTERV:
         return MPI_Iscatterv(c->send.ptr, c->send.counts_arg, c->send.displs_arg, c->send.type,
                              c->recv.ptr, c->recv.count, c->recv.type, p->root, c->comm, request);
+    case COLL_GPU_ALLGATHER_INIT:
+        return TU_PERSISTENT(Allgather_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                             c->recv.count, c->recv.type, c->comm, MPI_INFO_NULL,
+                                             request);
+    case COLL_GPU_ALLGATHERV_INIT:
+        return TU_PERSISTENT(Allgatherv_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                              c->recv.counts_arg, c->recv.displs_arg, c->recv.type,
+                                              c->comm, MPI_INFO_NULL, request);
+    case COLL_GPU_ALLREDUCE_INIT:
+        return TU_PERSISTENT(Allreduce_init)(c->send.ptr, c->recv.ptr, count, dt, op, c->comm,
+                                             MPI_INFO_NULL, request);
+    case COLL_GPU_ALLTOALL_INIT:
+        return TU_PERSISTENT(Alltoall_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                            c->recv.count, c->recv.type, c->comm, MPI_INFO_NULL,
+                                            request);
+    case COLL_GPU_ALLTOALLV_INIT:
+        return TU_PERSISTENT(Alltoallv_init)(
+            c->send.ptr, c->send.counts_arg, c->send.displs_arg, c->send.type, c->recv.ptr,
+            c->recv.counts_arg, c->recv.displs_arg, c->recv.type, c->comm, MPI_INFO_NULL, request);
+    case COLL_GPU_BCAST_INIT:
+        return TU_PERSISTENT(Bcast_init)(c->recv.ptr, count, dt, p->root, c->comm, MPI_INFO_NULL,
+                                         request);
+    case COLL_GPU_EXSCAN_INIT:
+        return TU_PERSISTENT(Exscan_init)(c->send.ptr, c->recv.ptr, count, dt, op, c->comm,
+                                          MPI_INFO_NULL, request);
+    case COLL_GPU_GATHER_INIT:
+        return TU_PERSISTENT(Gather_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                          c->recv.count, c->recv.type, p->root, c->comm,
+                                          MPI_INFO_NULL, request);
+    case COLL_GPU_GATHERV_INIT:
+        return TU_PERSISTENT(Gatherv_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                           c->recv.counts_arg, c->recv.displs_arg, c->recv.type,
+                                           p->root, c->comm, MPI_INFO_NULL, request);
+    case COLL_GPU_REDUCE_INIT:
+        return TU_PERSISTENT(Reduce_init)(c->send.ptr, c->recv.ptr, count, dt, op, p->root, c->comm,
+                                          MPI_INFO_NULL, request);
+    case COLL_GPU_REDUCE_SCATTER_INIT:
+        return TU_PERSISTENT(Reduce_scatter_init)(c->send.ptr, c->recv.ptr, c->recv.counts_arg, dt,
+                                                  op, c->comm, MPI_INFO_NULL, request);
+    case COLL_GPU_REDUCE_SCATTER_BLOCK_INIT:
+        return TU_PERSISTENT(Reduce_scatter_block_init)(c->send.ptr, c->recv.ptr, count, dt, op,
+                                                        c->comm, MPI_INFO_NULL, request);
+    case COLL_GPU_SCAN_INIT:
+        return TU_PERSISTENT(Scan_init)(c->send.ptr, c->recv.ptr, count, dt, op, c->comm,
+                                        MPI_INFO_NULL, request);
+    case COLL_GPU_SCATTER_INIT:
+        return TU_PERSISTENT(Scatter_init)(c->send.ptr, c->send.count, c->send.type, c->recv.ptr,
+                                           c->recv.count, c->recv.type, p->root, c->comm,
+                                           MPI_INFO_NULL, request);
+    case COLL_GPU_SCATTERV_INIT:
+        return TU_PERSISTENT(Scatterv_init)(c->send.ptr, c->send.counts_arg, c->send.displs_arg,
+                                            c->send.type, c->recv.ptr, c->recv.count, c->recv.type,
+                                            p->root, c->comm, MPI_INFO_NULL, request);
     default:
         return MPI_ERR_OTHER;
     }
+}
+
+/* One side's memory and expected image, from a case of the same shape. */
+static int tu_side_reload(tu_case_side_t *side, const tu_case_side_t *from) {
+    unsigned char *bytes;
+    int rc;
+
+    if (!side->has_buf) {
+        return 0;
+    }
+    if (!from->has_buf || side->buf.size != from->buf.size) {
+        return -1;
+    }
+    bytes = malloc(side->buf.size);
+    rc = (NULL == bytes) ? -1 : tu_mem_read(from->buf.mem, bytes, from->buf.alloc, from->buf.size);
+    if (0 == rc) {
+        rc = tu_mem_write(side->buf.mem, side->buf.alloc, bytes, side->buf.size);
+    }
+    free(bytes);
+    memcpy(side->buf.image, from->buf.image, side->buf.size);
+    memcpy(side->buf.care, from->buf.care, side->buf.size);
+    return rc;
+}
+
+int tu_coll_case_reload(tu_coll_case_t *c, const tu_coll_case_t *from) {
+    if (0 != tu_side_reload(&c->send, &from->send) || 0 != tu_side_reload(&c->recv, &from->recv)) {
+        return -1;
+    }
+    return 0;
 }
 
 bool tu_coll_case_verify(tu_coll_case_t *c) {
@@ -739,7 +822,7 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     bool host_native = config->host_buffers && tu_coll_native_expected(config, p->coll, c->size);
     /* the blocking collectives the component has a native algorithm for */
     const tu_coll_info_t *native =
-        (!tu_coll_is_nonblocking(p->coll) && NULL != c->info->algorithm_cvar) ? c->info : NULL;
+        (tu_coll_is_blocking(p->coll) && NULL != c->info->algorithm_cvar) ? c->info : NULL;
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {

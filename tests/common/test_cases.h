@@ -79,9 +79,12 @@ typedef struct {
 const tu_coll_info_t *tu_coll_info(coll_gpu_coll_t coll);
 
 const char *tu_coll_name(coll_gpu_coll_t coll);
+bool tu_coll_is_blocking(coll_gpu_coll_t coll);
 bool tu_coll_is_nonblocking(coll_gpu_coll_t coll);
+bool tu_coll_is_persistent(coll_gpu_coll_t coll);          /* MPI_*_init */
 coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll);    /* IALLREDUCE -> ALLREDUCE */
 coll_gpu_coll_t tu_coll_nonblocking(coll_gpu_coll_t coll); /* ALLREDUCE -> IALLREDUCE */
+coll_gpu_coll_t tu_coll_persistent(coll_gpu_coll_t coll);  /* ALLREDUCE -> ALLREDUCE_INIT */
 /* Whether the case engine below (tu_coll_case_*) runs coll: not MPI_Alltoallw and the
  * neighborhood collectives, which test_neighbor checks. */
 bool tu_coll_case_supported(coll_gpu_coll_t coll);
@@ -97,6 +100,14 @@ bool tu_coll_pipelines(coll_gpu_coll_t coll);
 /* Which of its buffers a rank's call of coll uses (tu_significant_t). */
 void tu_coll_buffers_used(coll_gpu_coll_t coll, bool is_root, bool in_place, bool *send_used_p,
                           bool *recv_used_p);
+
+/* The persistent collectives: MPI-4's (Open MPI 5), or Open MPI 4.1's extension (mpi-ext.h). */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define TU_PERSISTENT(name) MPI_##name
+#else
+#include <mpi-ext.h>
+#define TU_PERSISTENT(name) MPIX_##name
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Collective cases                                                                           */
@@ -130,9 +141,13 @@ typedef struct tu_coll_case tu_coll_case_t;
 
 /* Allocates the buffers, writes the inputs and computes the expected result. */
 int tu_coll_case_create(const tu_coll_params_t *params, tu_coll_case_t **case_p);
-/* Calls the collective; *request is set for the nonblocking ones (NULL allowed for blocking).
+/* Calls the collective; *request is set for the nonblocking ones (NULL allowed for blocking);
+ * for the persistent ones it is the inactive persistent request (MPI_Start starts it).
  * Returns the MPI return code. */
 int tu_coll_case_start(tu_coll_case_t *c, MPI_Request *request);
+/* Gives c the inputs and expected results of from, a case of the same parameters but its salt
+ * (a persistent request on c's buffers is started again with new data). */
+int tu_coll_case_reload(tu_coll_case_t *c, const tu_coll_case_t *from);
 /* Compares every buffer with its expected image, failures go to tu_fail; returns true when
  * everything matched. */
 bool tu_coll_case_verify(tu_coll_case_t *c);

@@ -156,7 +156,7 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     /* coll_gpu_<coll>_algorithm of every blocking collective that has one */
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
         const tu_coll_info_t *info = tu_coll_info(coll);
-        if (!tu_coll_is_nonblocking(coll) && NULL != info && NULL != info->algorithm_cvar) {
+        if (tu_coll_is_blocking(coll) && NULL != info && NULL != info->algorithm_cvar) {
             tu_config_read_one(config, info->algorithm_cvar, info->algorithm_offset, TU_CVAR_INT,
                                TU_ALG_AUTO);
         }
@@ -190,7 +190,7 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     }
     /* every native algorithm but allreduce's one-node ones spans nodes: the blocking
      * collectives with an algorithm parameter, unless it says staged */
-    if (coll < 0 || coll >= COLL_GPU_NUM_COLLS || tu_coll_is_nonblocking(coll) ||
+    if (coll < 0 || coll >= COLL_GPU_NUM_COLLS || !tu_coll_is_blocking(coll) ||
         NULL == (info = tu_coll_info(coll)) || NULL == info->algorithm_cvar) {
         return false;
     }

@@ -132,7 +132,7 @@ static int parse_options(int argc, char **argv, options_t *opts) {
     memset(opts, 0, sizeof(*opts));
     tu_options_default(&opts->common);
     for (int i = 0; i < COLL_GPU_NUM_COLLS; i++) {
-        opts->colls[i] = !tu_coll_is_nonblocking(i) && tu_coll_case_supported(i);
+        opts->colls[i] = tu_coll_is_blocking(i) && tu_coll_case_supported(i);
     }
     for (int i = 0; i < TU_NUM_TYPES; i++) {
         opts->types[i] = true;
@@ -185,7 +185,7 @@ static int parse_options(int argc, char **argv, options_t *opts) {
         }
     }
     for (int i = 0; i < COLL_GPU_NUM_COLLS; i++) {
-        if (opts->colls[i] && (tu_coll_is_nonblocking(i) || !tu_coll_case_supported(i))) {
+        if (opts->colls[i] && (!tu_coll_is_blocking(i) || !tu_coll_case_supported(i))) {
             return -1; /* test_nonblocking and test_neighbor cover those */
         }
     }

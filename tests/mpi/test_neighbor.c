@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Alltoallw, MPI_Ialltoallw and every neighborhood collective (MPI_Neighbor_allgather(v),
- * MPI_Neighbor_alltoall(v,w), blocking and nonblocking) on host, device and mixed memory.
+ * MPI_Neighbor_alltoall(v,w), blocking, nonblocking and persistent) on host, device and mixed
+ * memory.
  *
  * Topologies: a periodic 1-D and a non-periodic 2-D cartesian communicator, a periodic 2-D
  * one, a graph (ring with a self-loop on rank 0) and two distributed graphs (each rank sending
@@ -348,11 +349,17 @@ static void nt_side_verify(nt_side_t *s, const char *what) {
 /* ---- the calls ---- */
 
 typedef enum { F_ALLGATHER, F_ALLGATHERV, F_ALLTOALL, F_ALLTOALLV, F_ALLTOALLW, F_NUM } nt_form_t;
-static const coll_gpu_coll_t nt_colls[2][F_NUM] = {
+/* The forms each collective runs in: blocking, nonblocking, persistent (MPI_*_init). */
+enum { NT_BLOCKING, NT_NONBLOCKING, NT_PERSISTENT, NT_NUM_MODES };
+
+static const coll_gpu_coll_t nt_colls[NT_NUM_MODES][F_NUM] = {
     {COLL_GPU_NEIGHBOR_ALLGATHER, COLL_GPU_NEIGHBOR_ALLGATHERV, COLL_GPU_NEIGHBOR_ALLTOALL,
      COLL_GPU_NEIGHBOR_ALLTOALLV, COLL_GPU_NEIGHBOR_ALLTOALLW},
     {COLL_GPU_INEIGHBOR_ALLGATHER, COLL_GPU_INEIGHBOR_ALLGATHERV, COLL_GPU_INEIGHBOR_ALLTOALL,
-     COLL_GPU_INEIGHBOR_ALLTOALLV, COLL_GPU_INEIGHBOR_ALLTOALLW}};
+     COLL_GPU_INEIGHBOR_ALLTOALLV, COLL_GPU_INEIGHBOR_ALLTOALLW},
+    {COLL_GPU_NEIGHBOR_ALLGATHER_INIT, COLL_GPU_NEIGHBOR_ALLGATHERV_INIT,
+     COLL_GPU_NEIGHBOR_ALLTOALL_INIT, COLL_GPU_NEIGHBOR_ALLTOALLV_INIT,
+     COLL_GPU_NEIGHBOR_ALLTOALLW_INIT}};
 
 typedef struct {
     const tu_options_t *opts;
@@ -371,23 +378,33 @@ static void nt_check_counters(const tu_counters_t *before, const tu_counters_t *
     }
 }
 
-/* Completes a request, by MPI_Wait or by an MPI_Test loop. */
-static int nt_complete(MPI_Request *req, bool test_loop) {
+/* Completes a request, by MPI_Wait or by an MPI_Test loop; a persistent one is started
+ * first and freed after. */
+static int nt_complete(MPI_Request *req, int mode, bool test_loop) {
     int done = 0, rc = MPI_SUCCESS;
-    if (!test_loop) {
-        return MPI_Wait(req, MPI_STATUS_IGNORE);
+
+    if (NT_PERSISTENT == mode) {
+        rc = MPI_Start(req);
     }
-    while (!done && MPI_SUCCESS == rc) {
+    if (MPI_SUCCESS == rc && !test_loop) {
+        rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+    }
+    while (MPI_SUCCESS == rc && test_loop && !done) {
         rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    }
+    if (NT_PERSISTENT == mode && MPI_REQUEST_NULL != *req) {
+        int free_rc = MPI_Request_free(req);
+        rc = (MPI_SUCCESS == rc) ? free_rc : rc;
     }
     return rc;
 }
 
 /* One neighborhood collective of `form` on topology t; tid picks the datatype (regular and
  * v-forms: MPI_INT or the strided pair; w-forms: how each rank varies its types). */
-static void nt_run_neighbor(nt_state_t *st, const nt_topo_t *t, nt_form_t form, bool nb, int tid,
+static void nt_run_neighbor(nt_state_t *st, const nt_topo_t *t, nt_form_t form, int mode, int tid,
                             const tu_kind_t *kind) {
-    coll_gpu_coll_t coll = nt_colls[nb][form];
+    coll_gpu_coll_t coll = nt_colls[mode][form];
+    bool nb = (NT_NONBLOCKING == mode), pers = (NT_PERSISTENT == mode);
     int me = tu_world_rank, type = (tid % 2) ? NT_STRIDED : NT_INT;
     int count = 3;
     nt_side_t snd, rcv;
@@ -470,35 +487,50 @@ static void nt_run_neighbor(nt_state_t *st, const nt_topo_t *t, nt_form_t form, 
         MPI_Datatype dt = nt_types[type].dt;
         switch (form) {
         case F_ALLGATHER:
-            rc = nb ? MPI_Ineighbor_allgather(snd.buf, count, dt, rcv.buf, count, dt, t->comm, &req)
-                    : MPI_Neighbor_allgather(snd.buf, count, dt, rcv.buf, count, dt, t->comm);
+            rc = pers ? TU_PERSISTENT(Neighbor_allgather_init)(snd.buf, count, dt, rcv.buf, count,
+                                                               dt, t->comm, MPI_INFO_NULL, &req)
+                 : nb ? MPI_Ineighbor_allgather(snd.buf, count, dt, rcv.buf, count, dt, t->comm,
+                                                &req)
+                      : MPI_Neighbor_allgather(snd.buf, count, dt, rcv.buf, count, dt, t->comm);
             break;
         case F_ALLGATHERV:
-            rc = nb ? MPI_Ineighbor_allgatherv(snd.buf, snd.counts[0], dt, rcv.buf, rcv.counts,
-                                               rcv.idispls, dt, t->comm, &req)
-                    : MPI_Neighbor_allgatherv(snd.buf, snd.counts[0], dt, rcv.buf, rcv.counts,
-                                              rcv.idispls, dt, t->comm);
+            rc = pers ? TU_PERSISTENT(Neighbor_allgatherv_init)(snd.buf, snd.counts[0], dt, rcv.buf,
+                                                                rcv.counts, rcv.idispls, dt,
+                                                                t->comm, MPI_INFO_NULL, &req)
+                 : nb ? MPI_Ineighbor_allgatherv(snd.buf, snd.counts[0], dt, rcv.buf, rcv.counts,
+                                                 rcv.idispls, dt, t->comm, &req)
+                      : MPI_Neighbor_allgatherv(snd.buf, snd.counts[0], dt, rcv.buf, rcv.counts,
+                                                rcv.idispls, dt, t->comm);
             break;
         case F_ALLTOALL:
-            rc = nb ? MPI_Ineighbor_alltoall(snd.buf, count, dt, rcv.buf, count, dt, t->comm, &req)
-                    : MPI_Neighbor_alltoall(snd.buf, count, dt, rcv.buf, count, dt, t->comm);
+            rc = pers ? TU_PERSISTENT(Neighbor_alltoall_init)(snd.buf, count, dt, rcv.buf, count,
+                                                              dt, t->comm, MPI_INFO_NULL, &req)
+                 : nb
+                     ? MPI_Ineighbor_alltoall(snd.buf, count, dt, rcv.buf, count, dt, t->comm, &req)
+                     : MPI_Neighbor_alltoall(snd.buf, count, dt, rcv.buf, count, dt, t->comm);
             break;
         case F_ALLTOALLV:
-            rc = nb ? MPI_Ineighbor_alltoallv(snd.buf, snd.counts, snd.idispls, dt, rcv.buf,
-                                              rcv.counts, rcv.idispls, dt, t->comm, &req)
-                    : MPI_Neighbor_alltoallv(snd.buf, snd.counts, snd.idispls, dt, rcv.buf,
-                                             rcv.counts, rcv.idispls, dt, t->comm);
+            rc = pers ? TU_PERSISTENT(Neighbor_alltoallv_init)(snd.buf, snd.counts, snd.idispls, dt,
+                                                               rcv.buf, rcv.counts, rcv.idispls, dt,
+                                                               t->comm, MPI_INFO_NULL, &req)
+                 : nb ? MPI_Ineighbor_alltoallv(snd.buf, snd.counts, snd.idispls, dt, rcv.buf,
+                                                rcv.counts, rcv.idispls, dt, t->comm, &req)
+                      : MPI_Neighbor_alltoallv(snd.buf, snd.counts, snd.idispls, dt, rcv.buf,
+                                               rcv.counts, rcv.idispls, dt, t->comm);
             break;
         default:
-            rc = nb ? MPI_Ineighbor_alltoallw(snd.buf, snd.counts, snd.displs, snd.dts, rcv.buf,
-                                              rcv.counts, rcv.displs, rcv.dts, t->comm, &req)
-                    : MPI_Neighbor_alltoallw(snd.buf, snd.counts, snd.displs, snd.dts, rcv.buf,
-                                             rcv.counts, rcv.displs, rcv.dts, t->comm);
+            rc = pers ? TU_PERSISTENT(Neighbor_alltoallw_init)(
+                            snd.buf, snd.counts, snd.displs, snd.dts, rcv.buf, rcv.counts,
+                            rcv.displs, rcv.dts, t->comm, MPI_INFO_NULL, &req)
+                 : nb ? MPI_Ineighbor_alltoallw(snd.buf, snd.counts, snd.displs, snd.dts, rcv.buf,
+                                                rcv.counts, rcv.displs, rcv.dts, t->comm, &req)
+                      : MPI_Neighbor_alltoallw(snd.buf, snd.counts, snd.displs, snd.dts, rcv.buf,
+                                               rcv.counts, rcv.displs, rcv.dts, t->comm);
             break;
         }
     }
-    if (MPI_SUCCESS == rc && nb) {
-        rc = nt_complete(&req, tid % 2);
+    if (MPI_SUCCESS == rc && (nb || pers)) {
+        rc = nt_complete(&req, mode, tid % 2);
     }
     if (MPI_SUCCESS != rc) {
         tu_fail("returned %d", rc);
@@ -515,9 +547,12 @@ static void nt_run_neighbor(nt_state_t *st, const nt_topo_t *t, nt_form_t form, 
 }
 
 /* MPI_Alltoallw / MPI_Ialltoallw on MPI_COMM_WORLD, with or without MPI_IN_PLACE. */
-static void nt_run_alltoallw(nt_state_t *st, bool nb, bool in_place, int tid,
+static void nt_run_alltoallw(nt_state_t *st, int mode, bool in_place, int tid,
                              const tu_kind_t *kind) {
-    coll_gpu_coll_t coll = nb ? COLL_GPU_IALLTOALLW : COLL_GPU_ALLTOALLW;
+    static const coll_gpu_coll_t colls[NT_NUM_MODES] = {COLL_GPU_ALLTOALLW, COLL_GPU_IALLTOALLW,
+                                                        COLL_GPU_ALLTOALLW_INIT};
+    coll_gpu_coll_t coll = colls[mode];
+    bool nb = (NT_NONBLOCKING == mode), pers = (NT_PERSISTENT == mode);
     int me = tu_world_rank, n = tu_world_size;
     nt_side_t snd, rcv;
     tu_counters_t before, after;
@@ -556,13 +591,16 @@ static void nt_run_alltoallw(nt_state_t *st, bool nb, bool in_place, int tid,
     }
     {
         const void *sbuf = in_place ? MPI_IN_PLACE : snd.buf;
-        rc = nb ? MPI_Ialltoallw(sbuf, snd.counts, snd.idispls, snd.dts, rcv.buf, rcv.counts,
-                                 rcv.idispls, rcv.dts, MPI_COMM_WORLD, &req)
-                : MPI_Alltoallw(sbuf, snd.counts, snd.idispls, snd.dts, rcv.buf, rcv.counts,
-                                rcv.idispls, rcv.dts, MPI_COMM_WORLD);
+        rc = pers ? TU_PERSISTENT(Alltoallw_init)(sbuf, snd.counts, snd.idispls, snd.dts, rcv.buf,
+                                                  rcv.counts, rcv.idispls, rcv.dts, MPI_COMM_WORLD,
+                                                  MPI_INFO_NULL, &req)
+             : nb ? MPI_Ialltoallw(sbuf, snd.counts, snd.idispls, snd.dts, rcv.buf, rcv.counts,
+                                   rcv.idispls, rcv.dts, MPI_COMM_WORLD, &req)
+                  : MPI_Alltoallw(sbuf, snd.counts, snd.idispls, snd.dts, rcv.buf, rcv.counts,
+                                  rcv.idispls, rcv.dts, MPI_COMM_WORLD);
     }
-    if (MPI_SUCCESS == rc && nb) {
-        rc = nt_complete(&req, tid % 2);
+    if (MPI_SUCCESS == rc && (nb || pers)) {
+        rc = nt_complete(&req, mode, tid % 2);
     }
     if (MPI_SUCCESS != rc) {
         tu_fail("returned %d", rc);
@@ -620,13 +658,13 @@ int main(int argc, char **argv) {
         }
         for (int tid = 0; tid < 2; ++tid) {
             nt_salt = (uint32_t)(17 * k + tid + 1);
-            for (int nb = 0; nb < 2; ++nb) {
+            for (int mode = 0; mode < NT_NUM_MODES; ++mode) {
                 for (int ip = 0; ip < 2 && !neighbor_only; ++ip) {
-                    nt_run_alltoallw(&st, nb, ip, tid, &kind);
+                    nt_run_alltoallw(&st, mode, ip, tid, &kind);
                 }
                 for (int i = 0; i < ntopos; ++i) {
                     for (int f = 0; f < F_NUM; ++f) {
-                        nt_run_neighbor(&st, &topos[i], (nt_form_t)f, nb, tid, &kind);
+                        nt_run_neighbor(&st, &topos[i], (nt_form_t)f, mode, tid, &kind);
                     }
                 }
             }

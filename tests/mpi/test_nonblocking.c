@@ -13,6 +13,11 @@
  * Each request's buffers are checked byte for byte (holes, gaps, guards, send buffers) and the
  * counters must show one passthrough or staged call per request.
  *
+ * --persistent: the same for the persistent collectives (MPI_*_init; MPIX_*_init on Open MPI
+ * 4.1): every group is initialized, started with MPI_Startall and completed the chosen way,
+ * then started again with new inputs in the same buffers (a request that kept the first
+ * start's inputs, or results, fails), then freed.
+ *
  * Closing line (rank 0): "N passed, M failed".
  */
 /* strdup, strtok_r, strcasecmp, alarm: POSIX.1-2008, also under -std=c11 */
@@ -60,10 +65,14 @@ typedef struct {
     tu_comm_t comms[TU_NUM_COMMS];
     tu_kind_t *kind_of_world_rank;
     uint32_t salt;
+    bool persistent;
 } state_t;
 
+/* Starts of each persistent request, new inputs each time. */
+#define PERSISTENT_ROUNDS 2
+
 static void usage(void) {
-    printf("usage: test_nonblocking [--colls=iallreduce,ibcast,...] [options]\n");
+    printf("usage: test_nonblocking [--persistent] [--colls=iallreduce,ibcast,...] [options]\n");
     tu_options_usage();
 }
 
@@ -79,7 +88,9 @@ static int parse_options(int argc, char **argv, state_t *st) {
         } else if (rc > 0) {
             continue;
         }
-        if (0 == strncmp(argv[i], "--colls=", 8)) {
+        if (0 == strcmp(argv[i], "--persistent")) {
+            st->persistent = true;
+        } else if (0 == strncmp(argv[i], "--colls=", 8)) {
             char *copy = strdup(argv[i] + 8), *save = NULL;
             memset(st->colls, 0, sizeof(st->colls));
             for (char *tok = strtok_r(copy, ",", &save); NULL != tok;
@@ -97,15 +108,29 @@ static int parse_options(int argc, char **argv, state_t *st) {
             return -1;
         }
     }
+    if (st->persistent) {
+        /* the persistent form of every nonblocking collective chosen */
+        for (int i = 0; i < COLL_GPU_NUM_COLLS; i++) {
+            if (tu_coll_is_nonblocking(i)) {
+                st->colls[tu_coll_persistent(i)] = st->colls[i];
+                st->colls[i] = false;
+            }
+        }
+    }
     if (0 == st->opts.num_kinds && 0 == st->opts.num_rank_mems) {
         tu_options_parse_one(&st->opts, "--kinds=host");
     }
     return 0;
 }
 
+/* The form of a nonblocking collective this run tests. */
+static coll_gpu_coll_t form_of(const state_t *st, coll_gpu_coll_t nonblocking) {
+    return st->persistent ? tu_coll_persistent(nonblocking) : nonblocking;
+}
+
 /* Completes all requests the chosen way; returns false (after reporting) on an error or a
  * request that does not complete. */
-static bool complete(MPI_Request *reqs, int n, completion_t how) {
+static bool complete(MPI_Request *reqs, int n, completion_t how, bool persistent) {
     double deadline = MPI_Wtime() + TEST_LOOP_SECONDS;
     int rc = MPI_SUCCESS, flag = 0, done = 0;
 
@@ -177,10 +202,32 @@ static bool complete(MPI_Request *reqs, int n, completion_t how) {
         return false;
     }
     for (int i = 0; i < n; i++) {
-        if (MPI_REQUEST_NULL != reqs[i]) {
-            tu_fail("request %d not freed by %s", i, completion_names[how]);
+        /* a completed persistent request stays (inactive) until freed */
+        if ((MPI_REQUEST_NULL == reqs[i]) == persistent) {
+            tu_fail("request %d %s by %s", i, persistent ? "freed" : "not freed",
+                    completion_names[how]);
             return false;
         }
+    }
+    return true;
+}
+
+/* Gives every case new inputs (and expected results) in the same buffers: the next start of a
+ * persistent request must read them. */
+static bool reload(state_t *st, tu_coll_case_t **cases, const tu_coll_params_t *params, int n) {
+    for (int i = 0; i < n; i++) {
+        tu_coll_params_t p = params[i];
+        tu_coll_case_t *fresh;
+
+        p.salt = st->salt++;
+        if (0 != tu_coll_case_create(&p, &fresh)) {
+            return false;
+        }
+        if (0 != tu_coll_case_reload(cases[i], fresh)) {
+            tu_coll_case_destroy(fresh);
+            return false;
+        }
+        tu_coll_case_destroy(fresh);
     }
     return true;
 }
@@ -190,6 +237,7 @@ static bool complete(MPI_Request *reqs, int n, completion_t how) {
 static void run_group(state_t *st, const char *name, const spec_t *specs, const tu_kind_t *kinds,
                       int n, completion_t how) {
     tu_coll_case_t *cases[MAX_GROUP];
+    tu_coll_params_t params[MAX_GROUP];
     tu_expect_t expects[MAX_GROUP];
     coll_gpu_coll_t colls[MAX_GROUP];
     MPI_Request reqs[MAX_GROUP];
@@ -211,6 +259,7 @@ static void run_group(state_t *st, const char *name, const spec_t *specs, const 
             .salt = st->salt++,
             .garbage = i % TU_NUM_GARBAGE,
         };
+        params[i] = p;
         if (0 != tu_coll_case_create(&p, &cases[i])) {
             fprintf(stderr, "[rank %d] cannot set up a case: aborting\n", tu_world_rank);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -232,17 +281,47 @@ static void run_group(state_t *st, const char *name, const spec_t *specs, const 
         }
         nposted++;
     }
-    if (posted_all && complete(reqs, n, how)) {
-        tu_counters_read(&after);
+    for (int round = 0; posted_all && round < (st->persistent ? PERSISTENT_ROUNDS : 1); round++) {
+        int rc = MPI_SUCCESS;
+
+        if (st->persistent) {
+            if (round > 0 && !reload(st, cases, params, n)) {
+                fprintf(stderr, "[rank %d] cannot reload the cases: aborting\n", tu_world_rank);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            rc = MPI_Startall(n, reqs);
+            if (MPI_SUCCESS != rc) {
+                tu_fail("MPI_Startall (round %d) returned %d", round + 1, rc);
+                break;
+            }
+        }
+        if (!complete(reqs, n, how, st->persistent)) {
+            posted_all = false;
+            break;
+        }
+        if (0 == round) {
+            tu_counters_read(&after);
+        }
         for (int i = 0; i < n; i++) {
-            tu_case_context("%s: request %d: %s", name, i, tu_coll_case_desc(cases[i]));
+            tu_case_context("%s: request %d: %s%s", name, i, tu_coll_case_desc(cases[i]),
+                            st->persistent ? (round ? " (start 2, new inputs)" : " (start 1)")
+                                           : "");
             tu_coll_case_verify(cases[i]);
         }
         tu_case_context("%s (%d requests, %s)", name, n, completion_names[how]);
-        tu_check_counters_group(&before, &after, n, colls, expects);
-    } else {
+        if (0 == round) {
+            /* persistent: counted once, at init */
+            tu_check_counters_group(&before, &after, n, colls, expects);
+        }
+    }
+    if (!posted_all) {
         /* complete what was posted so that buffers are not freed under a live request */
         MPI_Waitall(nposted, reqs, MPI_STATUSES_IGNORE);
+    }
+    for (int i = 0; i < nposted && st->persistent; i++) {
+        if (MPI_REQUEST_NULL != reqs[i] && MPI_SUCCESS != MPI_Request_free(&reqs[i])) {
+            tu_fail("MPI_Request_free of persistent request %d failed", i);
+        }
     }
     tu_case_end();
     for (int i = 0; i < n; i++) {
@@ -334,8 +413,9 @@ static void run_kind(state_t *st, const tu_kind_t *kind) {
                                             COMPLETE_TESTALL, COMPLETE_WAITSOME};
         n = 0;
         for (size_t i = 0; i < sizeof(six) / sizeof(six[0]); i++) {
-            if (st->colls[six[i].coll]) {
-                specs[n++] = six[i];
+            if (st->colls[form_of(st, six[i].coll)]) {
+                specs[n] = six[i];
+                specs[n++].coll = form_of(st, six[i].coll);
             }
         }
         for (size_t w = 0; w < sizeof(ways) / sizeof(ways[0]) && n > 0; w++) {
@@ -376,8 +456,9 @@ static void run_kind(state_t *st, const tu_kind_t *kind) {
         };
         n = 0;
         for (size_t i = 0; i < sizeof(bigs) / sizeof(bigs[0]); i++) {
-            if (st->colls[bigs[i].coll]) {
-                specs[n++] = bigs[i];
+            if (st->colls[form_of(st, bigs[i].coll)]) {
+                specs[n] = bigs[i];
+                specs[n++].coll = form_of(st, bigs[i].coll);
             }
         }
         if (n > 0) {
