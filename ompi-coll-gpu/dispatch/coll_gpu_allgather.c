@@ -131,14 +131,7 @@ static const coll_gpu_ops_t coll_gpu_allgather_ops = {
     .stage = coll_gpu_allgather_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(allgather, ALLGATHER, BLOCKS, BLOCKING, &coll_gpu_allgather_ops,
-                      coll_gpu_allgather_native)
-COLL_GPU_DEFINE_ENTRY(allgatherv, ALLGATHERV, GATHERV_ALL, BLOCKING, &coll_gpu_allgather_ops,
-                      coll_gpu_allgatherv_native)
-COLL_GPU_DEFINE_ENTRY(iallgather, IALLGATHER, BLOCKS, NONBLOCKING, &coll_gpu_allgather_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(iallgatherv, IALLGATHERV, GATHERV_ALL, NONBLOCKING, &coll_gpu_allgather_ops,
-                      NULL)
-COLL_GPU_DEFINE_ENTRY(allgather_init, ALLGATHER_INIT, BLOCKS, PERSISTENT, &coll_gpu_allgather_ops,
-                      NULL)
-COLL_GPU_DEFINE_ENTRY(allgatherv_init, ALLGATHERV_INIT, GATHERV_ALL, PERSISTENT,
-                      &coll_gpu_allgather_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(allgather, ALLGATHER, BLOCKS, &coll_gpu_allgather_ops,
+                        coll_gpu_allgather_native)
+COLL_GPU_DEFINE_ENTRIES(allgatherv, ALLGATHERV, GATHERV_ALL, &coll_gpu_allgather_ops,
+                        coll_gpu_allgatherv_native)

@@ -142,8 +142,5 @@ static const coll_gpu_ops_t coll_gpu_allreduce_ops = {
     .stage = coll_gpu_reduction_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(allreduce, ALLREDUCE, REDUCTION, BLOCKING, &coll_gpu_allreduce_ops,
-                      coll_gpu_allreduce_native)
-COLL_GPU_DEFINE_ENTRY(iallreduce, IALLREDUCE, REDUCTION, NONBLOCKING, &coll_gpu_allreduce_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(allreduce_init, ALLREDUCE_INIT, REDUCTION, PERSISTENT,
-                      &coll_gpu_allreduce_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(allreduce, ALLREDUCE, REDUCTION, &coll_gpu_allreduce_ops,
+                        coll_gpu_allreduce_native)

@@ -163,13 +163,7 @@ static const coll_gpu_ops_t coll_gpu_alltoall_ops = {
     .stage = coll_gpu_alltoall_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(alltoall, ALLTOALL, BLOCKS, BLOCKING, &coll_gpu_alltoall_ops,
-                      coll_gpu_alltoall_native)
-COLL_GPU_DEFINE_ENTRY(alltoallv, ALLTOALLV, ALLTOALLV, BLOCKING, &coll_gpu_alltoall_ops,
-                      coll_gpu_alltoallv_native)
-COLL_GPU_DEFINE_ENTRY(ialltoall, IALLTOALL, BLOCKS, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ialltoallv, IALLTOALLV, ALLTOALLV, NONBLOCKING, &coll_gpu_alltoall_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(alltoall_init, ALLTOALL_INIT, BLOCKS, PERSISTENT, &coll_gpu_alltoall_ops,
-                      NULL)
-COLL_GPU_DEFINE_ENTRY(alltoallv_init, ALLTOALLV_INIT, ALLTOALLV, PERSISTENT, &coll_gpu_alltoall_ops,
-                      NULL)
+COLL_GPU_DEFINE_ENTRIES(alltoall, ALLTOALL, BLOCKS, &coll_gpu_alltoall_ops,
+                        coll_gpu_alltoall_native)
+COLL_GPU_DEFINE_ENTRIES(alltoallv, ALLTOALLV, ALLTOALLV, &coll_gpu_alltoall_ops,
+                        coll_gpu_alltoallv_native)

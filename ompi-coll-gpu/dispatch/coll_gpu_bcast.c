@@ -128,6 +128,4 @@ static const coll_gpu_ops_t coll_gpu_bcast_ops = {
     .stage = coll_gpu_bcast_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(bcast, BCAST, BCAST, BLOCKING, &coll_gpu_bcast_ops, coll_gpu_bcast_native)
-COLL_GPU_DEFINE_ENTRY(ibcast, IBCAST, BCAST, NONBLOCKING, &coll_gpu_bcast_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(bcast_init, BCAST_INIT, BCAST, PERSISTENT, &coll_gpu_bcast_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(bcast, BCAST, BCAST, &coll_gpu_bcast_ops, coll_gpu_bcast_native)

@@ -288,6 +288,13 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
     }
 // clang-format on
 
+/* The blocking, nonblocking and persistent forms of one collective (native_: the blocking
+ * form's native attempt; the others are staged). */
+#define COLL_GPU_DEFINE_ENTRIES(name, ID, FAMILY, ops_, native_)                                   \
+    COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, BLOCKING, ops_, native_)                               \
+    COLL_GPU_DEFINE_ENTRY(i##name, I##ID, FAMILY, NONBLOCKING, ops_, NULL)                         \
+    COLL_GPU_DEFINE_ENTRY(name##_init, ID##_INIT, FAMILY, PERSISTENT, ops_, NULL)
+
 END_C_DECLS
 
 #endif /* COLL_GPU_DISPATCH_H */

@@ -89,10 +89,5 @@ static const coll_gpu_ops_t coll_gpu_gather_ops = {
     .stage = coll_gpu_gather_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &coll_gpu_gather_ops,
-                      coll_gpu_gather_native)
-COLL_GPU_DEFINE_ENTRY(gatherv, GATHERV, GATHERV, BLOCKING, &coll_gpu_gather_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(igather, IGATHER, BLOCKS_ROOT, NONBLOCKING, &coll_gpu_gather_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(igatherv, IGATHERV, GATHERV, NONBLOCKING, &coll_gpu_gather_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(gather_init, GATHER_INIT, BLOCKS_ROOT, PERSISTENT, &coll_gpu_gather_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(gatherv_init, GATHERV_INIT, GATHERV, PERSISTENT, &coll_gpu_gather_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(gather, GATHER, BLOCKS_ROOT, &coll_gpu_gather_ops, coll_gpu_gather_native)
+COLL_GPU_DEFINE_ENTRIES(gatherv, GATHERV, GATHERV, &coll_gpu_gather_ops, NULL)

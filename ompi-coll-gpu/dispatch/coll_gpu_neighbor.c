@@ -107,37 +107,13 @@ static const coll_gpu_ops_t coll_gpu_neighbor_ops = {
     .stage = coll_gpu_neighbor_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(alltoallw, ALLTOALLW, ALLTOALLW, BLOCKING, &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ialltoallw, IALLTOALLW, ALLTOALLW, NONBLOCKING, &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_allgather, NEIGHBOR_ALLGATHER, BLOCKS, BLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ineighbor_allgather, INEIGHBOR_ALLGATHER, BLOCKS, NONBLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, GATHERV_ALL, BLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ineighbor_allgatherv, INEIGHBOR_ALLGATHERV, GATHERV_ALL, NONBLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoall, NEIGHBOR_ALLTOALL, BLOCKS, BLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ineighbor_alltoall, INEIGHBOR_ALLTOALL, BLOCKS, NONBLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, ALLTOALLV, BLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ineighbor_alltoallv, INEIGHBOR_ALLTOALLV, ALLTOALLV, NONBLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoallw, NEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW, BLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ineighbor_alltoallw, INEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW, NONBLOCKING,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(alltoallw_init, ALLTOALLW_INIT, ALLTOALLW, PERSISTENT, &coll_gpu_neighbor_ops,
-                      NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_allgather_init, NEIGHBOR_ALLGATHER_INIT, BLOCKS, PERSISTENT,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_allgatherv_init, NEIGHBOR_ALLGATHERV_INIT, GATHERV_ALL, PERSISTENT,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoall_init, NEIGHBOR_ALLTOALL_INIT, BLOCKS, PERSISTENT,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoallv_init, NEIGHBOR_ALLTOALLV_INIT, ALLTOALLV, PERSISTENT,
-                      &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(neighbor_alltoallw_init, NEIGHBOR_ALLTOALLW_INIT, NEIGHBOR_ALLTOALLW,
-                      PERSISTENT, &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(alltoallw, ALLTOALLW, ALLTOALLW, &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_allgather, NEIGHBOR_ALLGATHER, BLOCKS, &coll_gpu_neighbor_ops,
+                        NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, GATHERV_ALL,
+                        &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_alltoall, NEIGHBOR_ALLTOALL, BLOCKS, &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, ALLTOALLV, &coll_gpu_neighbor_ops,
+                        NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW,
+                        &coll_gpu_neighbor_ops, NULL)

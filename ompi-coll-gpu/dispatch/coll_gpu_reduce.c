@@ -63,7 +63,4 @@ static const coll_gpu_ops_t coll_gpu_reduce_ops = {
     .stage = coll_gpu_reduce_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(reduce, REDUCE, REDUCE, BLOCKING, &coll_gpu_reduce_ops,
-                      coll_gpu_reduce_native)
-COLL_GPU_DEFINE_ENTRY(ireduce, IREDUCE, REDUCE, NONBLOCKING, &coll_gpu_reduce_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(reduce_init, REDUCE_INIT, REDUCE, PERSISTENT, &coll_gpu_reduce_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(reduce, REDUCE, REDUCE, &coll_gpu_reduce_ops, coll_gpu_reduce_native)

@@ -113,15 +113,7 @@ static const coll_gpu_ops_t coll_gpu_reduce_scatter_ops = {
     .stage = coll_gpu_reduce_scatter_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(reduce_scatter, REDUCE_SCATTER, REDUCE_SCATTER, BLOCKING,
-                      &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native)
-COLL_GPU_DEFINE_ENTRY(reduce_scatter_block, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK, BLOCKING,
-                      &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_block_native)
-COLL_GPU_DEFINE_ENTRY(ireduce_scatter, IREDUCE_SCATTER, REDUCE_SCATTER, NONBLOCKING,
-                      &coll_gpu_reduce_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK,
-                      NONBLOCKING, &coll_gpu_reduce_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(reduce_scatter_init, REDUCE_SCATTER_INIT, REDUCE_SCATTER, PERSISTENT,
-                      &coll_gpu_reduce_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(reduce_scatter_block_init, REDUCE_SCATTER_BLOCK_INIT, REDUCE_SCATTER_BLOCK,
-                      PERSISTENT, &coll_gpu_reduce_scatter_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(reduce_scatter, REDUCE_SCATTER, REDUCE_SCATTER,
+                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native)
+COLL_GPU_DEFINE_ENTRIES(reduce_scatter_block, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK,
+                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_block_native)

@@ -10,9 +10,5 @@ static const coll_gpu_ops_t coll_gpu_scan_ops = {
     .stage = coll_gpu_reduction_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(scan, SCAN, REDUCTION, BLOCKING, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(exscan, EXSCAN, REDUCTION, BLOCKING, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(iscan, ISCAN, REDUCTION, NONBLOCKING, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(iexscan, IEXSCAN, REDUCTION, NONBLOCKING, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(scan_init, SCAN_INIT, REDUCTION, PERSISTENT, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(exscan_init, EXSCAN_INIT, REDUCTION, PERSISTENT, &coll_gpu_scan_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(scan, SCAN, REDUCTION, &coll_gpu_scan_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(exscan, EXSCAN, REDUCTION, &coll_gpu_scan_ops, NULL)

@@ -84,12 +84,6 @@ static const coll_gpu_ops_t coll_gpu_scatter_ops = {
     .stage = coll_gpu_scatter_stage,
 };
 
-COLL_GPU_DEFINE_ENTRY(scatter, SCATTER, BLOCKS_ROOT, BLOCKING, &coll_gpu_scatter_ops,
-                      coll_gpu_scatter_native)
-COLL_GPU_DEFINE_ENTRY(scatterv, SCATTERV, SCATTERV, BLOCKING, &coll_gpu_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(iscatter, ISCATTER, BLOCKS_ROOT, NONBLOCKING, &coll_gpu_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(iscatterv, ISCATTERV, SCATTERV, NONBLOCKING, &coll_gpu_scatter_ops, NULL)
-COLL_GPU_DEFINE_ENTRY(scatter_init, SCATTER_INIT, BLOCKS_ROOT, PERSISTENT, &coll_gpu_scatter_ops,
-                      NULL)
-COLL_GPU_DEFINE_ENTRY(scatterv_init, SCATTERV_INIT, SCATTERV, PERSISTENT, &coll_gpu_scatter_ops,
-                      NULL)
+COLL_GPU_DEFINE_ENTRIES(scatter, SCATTER, BLOCKS_ROOT, &coll_gpu_scatter_ops,
+                        coll_gpu_scatter_native)
+COLL_GPU_DEFINE_ENTRIES(scatterv, SCATTERV, SCATTERV, &coll_gpu_scatter_ops, NULL)
