@@ -38,10 +38,19 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#include <time.h>
 
 #include "accel.h"
 #include "coll_gpu_colls.h"
 #include "coll_gpu_ext.h"
+
+/* The persistent collectives: MPI-4's (Open MPI 5), or Open MPI 4.1's extension. */
+#if MPI_VERSION >= 4 || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#define PERF_INIT(name) MPI_##name##_init
+#else
+#include <mpi-ext.h>
+#define PERF_INIT(name) MPIX_##name##_init
+#endif
 
 typedef enum {
     PERF_ALLREDUCE,
@@ -124,10 +133,18 @@ static const char *const perf_op_names[PERF_NUM_OPS] = {"sum", "prod", "max", "m
 
 typedef enum { PERF_BACKEND_AUTO, PERF_BACKEND_CUDA, PERF_BACKEND_EMULATED } perf_backend_t;
 
+/* How the collective is called: MPI_Allreduce, MPI_Iallreduce + MPI_Wait, or MPI_Allreduce_init
+ * once and MPI_Start + MPI_Wait per call (MPIX_Allreduce_init on Open MPI 4.1). */
+typedef enum { PERF_BLOCKING, PERF_NONBLOCKING, PERF_PERSISTENT, PERF_NUM_FORMS } perf_form_t;
+static const char *const perf_form_names[PERF_NUM_FORMS] = {"blocking", "nonblocking",
+                                                            "persistent"};
+
 typedef struct {
     perf_coll_t coll;
     perf_type_t type;
     perf_op_t op;
+    perf_form_t form;
+    int overlap; /* nonblocking and persistent forms: measure the overlap (default 1) */
     int root;
     bool on_device;
     perf_backend_t backend;
@@ -146,6 +163,10 @@ typedef struct {
     bool valid;
     double time_us, algbw, busbw;
     long long wrong; /* -1: not checked */
+    /* nonblocking and persistent forms: the host time of the call that posts (MPI_I* or
+     * MPI_Start), and the share of the collective's time a compute phase of equal length hides
+     * (osu_iallreduce's overlap); -1: not measured */
+    double post_us, overlap_pct;
 } perf_result_t;
 
 typedef struct {
@@ -418,6 +439,7 @@ static int perf_find(const char *arg, const char *what, const char *(*name_of)(i
 static const char *perf_coll_name(int i) { return perf_colls[i].name; }
 static const char *perf_type_name(int i) { return perf_types[i].name; }
 static const char *perf_op_name(int i) { return perf_op_names[i]; }
+static const char *perf_form_name(int i) { return perf_form_names[i]; }
 
 static void perf_usage(void) {
     if (0 != perf_rank) {
@@ -431,6 +453,10 @@ static void perf_usage(void) {
             "                         int32, uint32, int64, uint64\n"
             "      --op OP            sum (default), prod, max, min\n"
             "  -r, --root R           root of bcast and reduce (default 0)\n"
+            "  -F, --form F           blocking (default), nonblocking (MPI_I*, MPI_Wait),\n"
+            "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait)\n"
+            "      --overlap 0|1      nonblocking/persistent: measure the post time and the\n"
+            "                         overlap with a compute phase of equal length (default 1)\n"
             "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
             "  -e, --maxbytes N       largest size (default 32M)\n"
             "  -f, --stepfactor F     size multiplier between rows (default 2)\n"
@@ -453,6 +479,8 @@ static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
                                                  {"datatype", required_argument, NULL, 'd'},
                                                  {"op", required_argument, NULL, 'O'},
                                                  {"root", required_argument, NULL, 'r'},
+                                                 {"form", required_argument, NULL, 'F'},
+                                                 {"overlap", required_argument, NULL, 'V'},
                                                  {"minbytes", required_argument, NULL, 'b'},
                                                  {"maxbytes", required_argument, NULL, 'e'},
                                                  {"stepfactor", required_argument, NULL, 'f'},
@@ -480,8 +508,10 @@ static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
                             .iterations = 20,
                             .warmup = 5,
                             .check = 1,
+                            .overlap = 1,
                             .in_place = 1};
-    while (-1 != (c = getopt_long(argc, argv, "o:d:r:b:e:f:n:w:c:m:a:i:T:h", long_options, NULL))) {
+    while (-1 !=
+           (c = getopt_long(argc, argv, "o:d:r:F:b:e:f:n:w:c:m:a:i:T:h", long_options, NULL))) {
         switch (c) {
         case 'o':
             opt->coll = perf_find(optarg, "collective", perf_coll_name, PERF_NUM_COLLS);
@@ -494,6 +524,12 @@ static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
             break;
         case 'r':
             opt->root = atoi(optarg);
+            break;
+        case 'F':
+            opt->form = perf_find(optarg, "form", perf_form_name, PERF_NUM_FORMS);
+            break;
+        case 'V':
+            opt->overlap = atoi(optarg);
             break;
         case 'b':
             opt->min_bytes = perf_parse_size(optarg);
@@ -689,35 +725,60 @@ static void perf_copy(const perf_options_t *opt, void *dst, const void *src, siz
 
 /* ----------------------------------------------------------------- one call */
 
-static void perf_run_once(const perf_options_t *opt, void *sbuf, void *rbuf, size_t count,
-                          size_t block, bool in_place) {
+/* The call of the collective in the run's form: the blocking one, or the nonblocking or
+ * persistent one setting *req (a persistent request is inactive: MPI_Start starts it). */
+#define PERF_FORMS(form, req, blocking, nonblocking, persistent, ...)                              \
+    ((PERF_NONBLOCKING == (form))  ? nonblocking(__VA_ARGS__, MPI_COMM_WORLD, req)                 \
+     : (PERF_PERSISTENT == (form)) ? persistent(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req)   \
+                                   : blocking(__VA_ARGS__, MPI_COMM_WORLD))
+
+static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t count, size_t block,
+                     bool in_place, MPI_Request *req) {
     MPI_Datatype dt = perf_mpi_type(opt->type);
     MPI_Op op = perf_mpi_op(opt->op, opt->type);
     const void *send = in_place ? MPI_IN_PLACE : sbuf;
+    perf_form_t form = opt->form;
 
     switch (opt->coll) {
     case PERF_ALLREDUCE:
-        MPI_Allreduce(send, rbuf, (int)count, dt, op, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Allreduce, MPI_Iallreduce, PERF_INIT(Allreduce), send,
+                          rbuf, (int)count, dt, op);
     case PERF_REDUCE_SCATTER:
-        MPI_Reduce_scatter_block(send, rbuf, (int)block, dt, op, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
+                          PERF_INIT(Reduce_scatter_block), send, rbuf, (int)block, dt, op);
     case PERF_ALLGATHER:
-        MPI_Allgather(send, (int)block, dt, rbuf, (int)block, dt, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Allgather, MPI_Iallgather, PERF_INIT(Allgather), send,
+                          (int)block, dt, rbuf, (int)block, dt);
     case PERF_BCAST:
-        MPI_Bcast(perf_rank == opt->root ? sbuf : rbuf, (int)count, dt, opt->root, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Bcast, MPI_Ibcast, PERF_INIT(Bcast),
+                          perf_rank == opt->root ? sbuf : rbuf, (int)count, dt, opt->root);
     case PERF_REDUCE:
         if (in_place && perf_rank != opt->root) {
             send = rbuf; /* MPI_IN_PLACE at the root only: the others send their data */
         }
-        MPI_Reduce(send, rbuf, (int)count, dt, op, opt->root, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Reduce, MPI_Ireduce, PERF_INIT(Reduce), send, rbuf,
+                          (int)count, dt, op, opt->root);
     case PERF_ALLTOALL:
     default:
-        MPI_Alltoall(send, (int)block, dt, rbuf, (int)block, dt, MPI_COMM_WORLD);
-        break;
+        return PERF_FORMS(form, req, MPI_Alltoall, MPI_Ialltoall, PERF_INIT(Alltoall), send,
+                          (int)block, dt, rbuf, (int)block, dt);
+    }
+}
+
+/* One whole call: a persistent request made, started, completed and freed. */
+static void perf_run_once(const perf_options_t *opt, void *sbuf, void *rbuf, size_t count,
+                          size_t block, bool in_place) {
+    MPI_Request req = MPI_REQUEST_NULL;
+
+    perf_call(opt, sbuf, rbuf, count, block, in_place, &req);
+    if (PERF_PERSISTENT == opt->form) {
+        MPI_Start(&req);
+    }
+    if (PERF_BLOCKING != opt->form) {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    if (MPI_REQUEST_NULL != req) {
+        MPI_Request_free(&req);
     }
 }
 
@@ -799,16 +860,79 @@ static long long perf_check(const perf_options_t *opt, perf_buffers_t *b, size_t
 
 /* ------------------------------------------------------------------- timing */
 
-/* Average time of one call in µs (over the ranks, as nccl-tests' default), after warm-up. */
+/* A timed run of the collective in the run's form: the persistent request is made before. */
+typedef struct {
+    const perf_options_t *opt;
+    perf_buffers_t *b;
+    size_t count, block;
+    bool in_place;
+    MPI_Request persistent; /* PERF_PERSISTENT: made once, started by every call */
+    double post_s;          /* time spent in the posting calls */
+} perf_loop_t;
+
+static void perf_loop_init(perf_loop_t *l, const perf_options_t *opt, perf_buffers_t *b,
+                           size_t count, size_t block, bool in_place) {
+    *l = (perf_loop_t){opt, b, count, block, in_place, MPI_REQUEST_NULL, 0.0};
+    if (PERF_PERSISTENT == opt->form) {
+        perf_call(opt, b->sbuf, b->rbuf, count, block, in_place, &l->persistent);
+    }
+}
+
+static void perf_loop_fini(perf_loop_t *l) {
+    if (MPI_REQUEST_NULL != l->persistent) {
+        MPI_Request_free(&l->persistent);
+    }
+}
+
+/* Waits for compute_s seconds without calling MPI: the application's work between post and
+ * wait, during which only what progresses by itself progresses. */
+static void perf_compute(double compute_s) {
+    struct timespec now, start;
+
+    if (compute_s <= 0) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) <
+             compute_s);
+}
+
+/* One call: post (timed), compute_s of computation, then wait. */
+static void perf_loop_call(perf_loop_t *l, double compute_s) {
+    const perf_options_t *opt = l->opt;
+    MPI_Request req = l->persistent;
+    double t0;
+
+    if (PERF_BLOCKING == opt->form) {
+        perf_call(opt, l->b->sbuf, l->b->rbuf, l->count, l->block, l->in_place, NULL);
+        return;
+    }
+    t0 = MPI_Wtime();
+    if (PERF_PERSISTENT == opt->form) {
+        MPI_Start(&req);
+    } else {
+        perf_call(opt, l->b->sbuf, l->b->rbuf, l->count, l->block, l->in_place, &req);
+    }
+    l->post_s += MPI_Wtime() - t0;
+    perf_compute(compute_s);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+/* Average time of one call in µs (over the ranks, as nccl-tests' default), after warm-up, with
+ * compute_s of computation between post and wait; *post_us_p: the average posting time. */
 static double perf_time(const perf_options_t *opt, perf_buffers_t *b, size_t count, size_t block,
-                        bool in_place) {
+                        bool in_place, double compute_s, double *post_us_p) {
     int iterations = opt->iterations;
     double t0, elapsed;
+    perf_loop_t loop;
 
+    perf_loop_init(&loop, opt, b, count, block, in_place);
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     for (int i = 0; i < opt->warmup; ++i) {
-        perf_run_once(opt, b->sbuf, b->rbuf, count, block, in_place);
+        perf_loop_call(&loop, compute_s);
     }
     if (opt->size_seconds > 0 && opt->warmup > 0) {
         /* the slowest rank's warm-up call: cap iterations so the loop takes about S s */
@@ -819,12 +943,27 @@ static double perf_time(const perf_options_t *opt, perf_buffers_t *b, size_t cou
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    loop.post_s = 0.0;
     t0 = MPI_Wtime();
     for (int i = 0; i < iterations; ++i) {
-        perf_run_once(opt, b->sbuf, b->rbuf, count, block, in_place);
+        perf_loop_call(&loop, compute_s);
     }
     elapsed = (MPI_Wtime() - t0) * 1e6 / iterations;
+    if (NULL != post_us_p) {
+        *post_us_p = perf_combine(loop.post_s * 1e6 / iterations, false) / perf_nranks;
+    }
+    perf_loop_fini(&loop);
     return perf_combine(elapsed, false) / perf_nranks;
+}
+
+/* osu_iallreduce's overlap: the collective alone takes t_pure; with a computation of t_pure
+ * between post and wait the whole takes t_total; the computation hid
+ * 1 - (t_total - t_compute) / t_pure of the collective (0 when nothing progressed outside
+ * MPI_Wait, 100 % when the wait found it done). */
+static double perf_overlap(double t_pure_us, double t_total_us, double t_compute_us) {
+    double hidden = 1.0 - (t_total_us - t_compute_us) / t_pure_us;
+    hidden = hidden < 0 ? 0 : hidden > 1 ? 1 : hidden;
+    return 100.0 * hidden;
 }
 
 static void perf_measure(const perf_options_t *opt, perf_buffers_t *b, size_t count, size_t block,
@@ -832,9 +971,16 @@ static void perf_measure(const perf_options_t *opt, perf_buffers_t *b, size_t co
     size_t bytes = count * perf_types[opt->type].size;
 
     res->valid = true;
-    res->time_us = perf_time(opt, b, count, block, in_place);
+    res->post_us = res->overlap_pct = -1;
+    res->time_us = perf_time(opt, b, count, block, in_place, 0.0,
+                             (PERF_BLOCKING != opt->form && opt->overlap) ? &res->post_us : NULL);
     res->algbw = perf_algbw(bytes, res->time_us);
     res->busbw = res->algbw * perf_bus_factor(opt->coll, perf_nranks);
+    if (PERF_BLOCKING != opt->form && opt->overlap) {
+        /* every rank computes as long as the collective took on average */
+        double total = perf_time(opt, b, count, block, in_place, res->time_us * 1e-6, NULL);
+        res->overlap_pct = perf_overlap(res->time_us, total, res->time_us);
+    }
     res->wrong = opt->check ? perf_check(opt, b, count, block, in_place) : -1;
 }
 
@@ -859,6 +1005,9 @@ static void perf_print_result(const perf_result_t *res) {
         snprintf(wrong, sizeof(wrong), "%lld", res->wrong);
     }
     printf("  %7s  %6.2f  %6.2f  %6s", time, res->algbw, res->busbw, wrong);
+    if (res->post_us >= 0) {
+        printf("  %6.2f  %5.1f", res->post_us, res->overlap_pct);
+    }
 }
 
 static const char *perf_memory_name(const perf_options_t *opt) {
@@ -874,28 +1023,42 @@ static int perf_root_shown(const perf_options_t *opt) {
 }
 
 static void perf_print_header(const perf_options_t *opt, int argc, char **argv) {
+    bool extra = PERF_BLOCKING != opt->form && opt->overlap;
+    const char *w = extra ? "  %6s  %5s" : "%s%s"; /* the post and overlap columns */
     char host[256] = "";
 
     gethostname(host, sizeof(host) - 1);
-    printf("# gpucoll_perf: %s, %d ranks, %s buffers%s%s, %s %s, iterations %d, warm-up %d, "
-           "check %d\n",
-           perf_colls[opt->coll].name, perf_nranks, perf_memory_name(opt),
-           opt->on_device ? " on " : "", opt->on_device ? perf_backend_name : "",
-           perf_types[opt->type].name, perf_redop_name(opt), opt->iterations, opt->warmup,
-           opt->check);
+    printf("# gpucoll_perf: %s (%s), %d ranks, %s buffers%s%s, %s %s, iterations %d, "
+           "warm-up %d, check %d\n",
+           perf_colls[opt->coll].name, perf_form_names[opt->form], perf_nranks,
+           perf_memory_name(opt), opt->on_device ? " on " : "",
+           opt->on_device ? perf_backend_name : "", perf_types[opt->type].name,
+           perf_redop_name(opt), opt->iterations, opt->warmup, opt->check);
     printf("# host %s, command:", host);
     for (int i = 0; i < argc; ++i) {
         printf(" %s", argv[i]);
     }
     printf("\n#\n");
-    printf("# %10s  %12s  %8s  %6s  %6s  %31s  %31s\n", "", "", "", "", "", "out-of-place",
-           "in-place");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
-           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-           "#wrong");
-    printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
-           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-           "");
+    if (extra) {
+        printf("# post: host time of the posting call (MPI_I* or MPI_Start); overlap: share of "
+               "the collective's time a computation of equal length hides (osu_iallreduce)\n");
+    }
+    printf("# %10s  %12s  %8s  %6s  %6s  %*s  %*s\n", "", "", "", "", "", extra ? 46 : 31,
+           "out-of-place", extra ? 46 : 31, "in-place");
+    for (int line = 0; line < 2; ++line) {
+        static const char *const names[2][8] = {
+            {"time", "algbw", "busbw", "#wrong", "post", "ovl%"},
+            {"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(%)"}};
+        const char *const *n = names[line];
+
+        printf("# %10s  %12s  %8s  %6s  %6s", line ? "(B)" : "size", line ? "(elements)" : "count",
+               line ? "" : "type", line ? "" : "redop", line ? "" : "root");
+        for (int p = 0; p < 2; ++p) {
+            printf("  %7s  %6s  %6s  %6s", n[0], n[1], n[2], n[3]);
+            printf(w, extra ? n[4] : "", extra ? n[5] : "");
+        }
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -973,8 +1136,12 @@ static void perf_json_result(FILE *f, const char *name, const perf_result_t *res
         fprintf(f, "\"%s\": null", name);
         return;
     }
-    fprintf(f, "\"%s\": {\"time_us\": %.10g, \"algbw\": %.10g, \"busbw\": %.10g, \"wrong\": %lld}",
+    fprintf(f, "\"%s\": {\"time_us\": %.10g, \"algbw\": %.10g, \"busbw\": %.10g, \"wrong\": %lld",
             name, res->time_us, res->algbw, res->busbw, res->wrong);
+    if (res->post_us >= 0) {
+        fprintf(f, ", \"post_us\": %.10g, \"overlap_pct\": %.10g", res->post_us, res->overlap_pct);
+    }
+    fprintf(f, "}");
 }
 
 static void perf_write_json(const perf_options_t *opt, const perf_row_t *rows, int nrows,
@@ -987,15 +1154,16 @@ static void perf_write_json(const perf_options_t *opt, const perf_row_t *rows, i
         return;
     }
     gethostname(host, sizeof(host) - 1);
-    fprintf(f,
-            "{\n  \"benchmark\": \"gpucoll_perf\",\n  \"collective\": \"%s\",\n"
-            "  \"datatype\": \"%s\",\n  \"op\": \"%s\",\n  \"root\": %d,\n  \"nranks\": %d,\n"
-            "  \"memory\": \"%s\",\n  \"backend\": \"%s\",\n  \"iterations\": %d,\n"
-            "  \"warmup\": %d,\n  \"check\": %d,\n  \"host\": \"%s\",\n",
-            perf_colls[opt->coll].name, perf_types[opt->type].name, perf_redop_name(opt),
-            perf_root_shown(opt), perf_nranks, perf_memory_name(opt),
-            opt->on_device ? perf_backend_name : "none", opt->iterations, opt->warmup, opt->check,
-            host);
+    fprintf(
+        f,
+        "{\n  \"benchmark\": \"gpucoll_perf\",\n  \"collective\": \"%s\",\n  \"form\": \"%s\",\n"
+        "  \"datatype\": \"%s\",\n  \"op\": \"%s\",\n  \"root\": %d,\n  \"nranks\": %d,\n"
+        "  \"memory\": \"%s\",\n  \"backend\": \"%s\",\n  \"iterations\": %d,\n"
+        "  \"warmup\": %d,\n  \"check\": %d,\n  \"host\": \"%s\",\n",
+        perf_colls[opt->coll].name, perf_form_names[opt->form], perf_types[opt->type].name,
+        perf_redop_name(opt), perf_root_shown(opt), perf_nranks, perf_memory_name(opt),
+        opt->on_device ? perf_backend_name : "none", opt->iterations, opt->warmup, opt->check,
+        host);
     fprintf(f, "  \"bus_factor\": %.10g,\n  \"coll_gpu_loaded\": %s,\n  \"counters\": {",
             perf_bus_factor(opt->coll, perf_nranks), c->loaded[0] ? "true" : "false");
     for (int i = 0, first = 1; i < PERF_NUM_COUNTERS; ++i) {
@@ -1026,17 +1194,17 @@ static void perf_write_csv(const perf_options_t *opt, const perf_row_t *rows, in
         return;
     }
     fprintf(f, "collective,datatype,op,root,nranks,memory,size,count,placement,time_us,"
-               "algbw_gbs,busbw_gbs,wrong\n");
+               "algbw_gbs,busbw_gbs,wrong,form,post_us,overlap_pct\n");
     for (int r = 0; r < nrows; ++r) {
         for (int p = 0; p < 2; ++p) {
             const perf_result_t *res = p ? &rows[r].ip : &rows[r].oop;
             if (res->valid) {
-                fprintf(f, "%s,%s,%s,%d,%d,%s,%zu,%zu,%s,%.10g,%.10g,%.10g,%lld\n",
+                fprintf(f, "%s,%s,%s,%d,%d,%s,%zu,%zu,%s,%.10g,%.10g,%.10g,%lld,%s,%.10g,%.10g\n",
                         perf_colls[opt->coll].name, perf_types[opt->type].name,
                         perf_redop_name(opt), perf_root_shown(opt), perf_nranks,
                         perf_memory_name(opt), rows[r].bytes, rows[r].count,
                         p ? "in_place" : "out_of_place", res->time_us, res->algbw, res->busbw,
-                        res->wrong);
+                        res->wrong, perf_form_names[opt->form], res->post_us, res->overlap_pct);
             }
         }
     }
@@ -1259,7 +1427,14 @@ int main(int argc, char **argv) {
             }
         }
     }
-    perf_counters_close(&counters, perf_colls[opt.coll].id);
+    /* the counters of the form run (coll_gpu_colls.h: the forms of the first group in its
+     * order) */
+    perf_counters_close(&counters, perf_colls[opt.coll].id +
+                                       ((PERF_NONBLOCKING == opt.form)
+                                            ? COLL_GPU_IALLGATHER - COLL_GPU_ALLGATHER
+                                        : (PERF_PERSISTENT == opt.form)
+                                            ? COLL_GPU_ALLGATHER_INIT - COLL_GPU_ALLGATHER
+                                            : 0));
 
     if (0 == perf_rank) {
         double avg_busbw = nrows ? busbw_sum / nrows : 0.0;

@@ -12,7 +12,9 @@
 #  3. --inject-error (one rank's input corrupted in the checked call): exit 1, and #wrong is
 #     exactly the number of result elements the corrupted input reaches, per row (allreduce:
 #     every rank; reduce: the root; reduce_scatter, alltoall: one rank; allgather: all);
-#  4. the printed table (the text CI logs show) has the same #wrong as the CSV.
+#  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
+#  5. the nonblocking and persistent forms (-F): correct results, the form's counters (staged
+#     on device buffers), and a post time and an overlap in [0, 100] % on every row.
 #
 # Runs from "make check" (tests/, test_env.sh sourced) or by hand:
 #   TEST_ENV=build/tests/test_env.sh PERF_BIN=build/perf/gpucoll_perf tests/perf/check_gpucoll_perf.sh
@@ -147,6 +149,26 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
             /^ +[0-9]/ { rows++; if ($9 != w) bad = bad " " $1 ": " $9 }
             END { if (rows < 2) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
             w="$want" "FS= " "$LAST_LOG"
+    done
+done
+
+# 5. the nonblocking and persistent forms
+for form in nonblocking persistent; do
+    for coll in allreduce bcast alltoall; do
+        csv=$CHECK_LOGDIR/$coll-$form.csv
+        perf_run "$coll $form, device buffers" 0 "$DEVICE_MCA" -o "$coll" -d int32 -m device \
+            -a emulated -F "$form" -b 64 -e 256K -f 64 -n 3 -w 1 -r 1 --csv "$csv"
+        check_expect_output "$coll $form: no errors" '^# Out of bounds values : 0 OK'
+        check_expect_output "$coll $form: staged in coll/gpu" \
+            "^# coll/gpu on rank 0: $coll calls: 0 passed through, [1-9][0-9]* staged"
+        check_awk "$coll $form: post time and overlap on every row" '
+            NR == 1 { next }
+            $9 == "out_of_place" { rows++
+              if ($14 != f) bad = bad " form " $14
+              if ($15 < 0 || $15 > $10) bad = bad " post " $15 " of " $10
+              if ($16 < 0 || $16 > 100) bad = bad " overlap " $16 }
+            END { if (rows < 3) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
+            f="$form" "$csv"
     done
 done
 
