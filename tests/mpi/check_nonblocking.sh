@@ -35,6 +35,8 @@ check_run "4 ranks, persistent, host/device per rank" 4 "$EMU" test_nonblocking 
     --rank-kinds=host,device --big=256k
 for np in 2 3; do
     check_run "$np ranks, freed requests pending at MPI_Finalize" $np "$EMU" test_finalize_pending
+    check_run "$np ranks, freed active persistent requests at MPI_Finalize" $np "$EMU" \
+        test_finalize_pending --persistent
 done
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
     --device=cuda --kinds=host,device --big=4m

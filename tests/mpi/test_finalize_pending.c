@@ -10,6 +10,9 @@
  * have landed.  A component that dropped the pending requests at MPI_Finalize leaves the
  * buffers unwritten (or crashes or hangs there).
  *
+ * --persistent: the same with persistent requests (MPI_Allreduce_init, MPI_Bcast_init; MPIX_* on
+ * Open MPI 4.1), each started once and freed while active.
+ *
  * Closing line, every rank: "N passed, M failed" (MPI is gone: no reduction of the counts).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -31,9 +34,11 @@ int main(int argc, char **argv) {
     void *sbufs[2][NREQ], *rbufs[2][NREQ], *bbufs[2][NREQ];
     MPI_Request reqs[4 * NREQ];
     int late_ms = 500, rank, size, nreq = 0, passed = 0, failed = 0;
+    bool persistent = false;
     tu_options_t opts;
     const tu_arg_t args[] = {
         {"--late-ms=", TU_ARG_INT, &late_ms},
+        {"--persistent", TU_ARG_FLAG, &persistent},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -68,6 +73,17 @@ int main(int argc, char **argv) {
     }
     for (int k = 0; k < NREQ; ++k) {
         for (int s = 0; s < 2; ++s) {
+            if (persistent) {
+                TU_PERSISTENT(Allreduce_init)
+                (sbufs[s][k], rbufs[s][k], (int)counts[s], MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD,
+                 MPI_INFO_NULL, &reqs[nreq]);
+                MPI_Start(&reqs[nreq++]);
+                TU_PERSISTENT(Bcast_init)
+                (bbufs[s][k], (int)counts[s], MPI_INT32_T, 0, MPI_COMM_WORLD, MPI_INFO_NULL,
+                 &reqs[nreq]);
+                MPI_Start(&reqs[nreq++]);
+                continue;
+            }
             MPI_Iallreduce(sbufs[s][k], rbufs[s][k], (int)counts[s], MPI_INT32_T, MPI_SUM,
                            MPI_COMM_WORLD, &reqs[nreq++]);
             MPI_Ibcast(bbufs[s][k], (int)counts[s], MPI_INT32_T, 0, MPI_COMM_WORLD, &reqs[nreq++]);
@@ -105,18 +121,19 @@ int main(int argc, char **argv) {
                 }
             }
             if (bad < counts[s]) {
-                printf(
-                    "FAIL rank %d: freed MPI_Iallreduce %d of %zu int32: element %zu is %d after "
-                    "MPI_Finalize\n",
-                    rank, k, counts[s], bad, got[bad]);
+                printf("FAIL rank %d: freed %s %d of %zu int32: element %zu is %d after "
+                       "MPI_Finalize\n",
+                       rank, persistent ? "persistent allreduce" : "MPI_Iallreduce", k, counts[s],
+                       bad, got[bad]);
                 ++failed;
             } else {
                 ++passed;
             }
             if (bbad < counts[s]) {
-                printf("FAIL rank %d: freed MPI_Ibcast %d of %zu int32: element %zu is %d after "
+                printf("FAIL rank %d: freed %s %d of %zu int32: element %zu is %d after "
                        "MPI_Finalize\n",
-                       rank, k, counts[s], bbad, bgot[bbad]);
+                       rank, persistent ? "persistent bcast" : "MPI_Ibcast", k, counts[s], bbad,
+                       bgot[bbad]);
                 ++failed;
             } else {
                 ++passed;
