@@ -23,6 +23,12 @@
  * and exits with status 1.  --self-test checks the bandwidth factors and the
  * verification against hand-computed values and exits (tests/perf).
  *
+ * -F nonblocking|persistent times MPI_I* + MPI_Wait, or MPI_Start + MPI_Wait of a request
+ * made once per size, and adds the host time of the posting call and the overlap (the share of
+ * the collective a computation of equal length between post and wait hides, as
+ * osu_iallreduce defines it).  On device memory one blocking MPI_Allreduce of one element runs
+ * first: coll/gpu sets a communicator's native scratch up in a blocking call.
+ *
  * Housekeeping (times, error counts) goes through MPI_Gather and MPI_Scatter,
  * never through a benchmarked collective, so that coll/gpu's MPI_T counters,
  * printed at the end, count the benchmark's calls only.
@@ -1396,6 +1402,14 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     perf_fill_inputs(&opt, &b);
+    if (opt.on_device && PERF_BLOCKING != opt.form) {
+        /* coll/gpu sets a communicator's native scratch up in its first blocking native
+         * collective (never inside a nonblocking call, which must not block on a collective of
+         * its own): one here, as an application's first blocking collective would */
+        void *one = perf_alloc(&opt, 64, true);
+        MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        perf_free(&opt, one, true);
+    }
 
     if (0 == perf_rank) {
         perf_print_header(&opt, argc, argv);

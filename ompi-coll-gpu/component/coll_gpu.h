@@ -54,6 +54,8 @@ typedef struct mca_coll_gpu_component_t {
     bool staged_pipeline;
     bool check_memory_kinds;
     bool native; /* false: every device collective staged */
+    /* nonblocking calls on device memory run natively, by the communicator's thread */
+    bool native_nonblocking;
     int ranks_per_node;
     unsigned transports; /* cgt_backend_t mask */
     double transport_timeout;
@@ -136,6 +138,9 @@ typedef struct mca_coll_gpu_module_t {
      * (0: not decided yet). */
     struct coll_gpu_native *native;
     int native_unavailable;
+    /* The thread and queue of its native nonblocking calls (coll_gpu_native_async.c), created
+     * by the first one. */
+    struct coll_gpu_async *async;
     /* Setting up the native context: the host collectives it issues on this communicator
      * (communicator creation among them) come back here and must go straight to Open MPI. */
     bool native_setup;
@@ -207,12 +212,10 @@ static inline void coll_gpu_count_add(unsigned long long *counter, unsigned long
 #define COLL_GPU_COUNT(counter, coll)                                                              \
     coll_gpu_count_add(&mca_coll_gpu_component.counter[COLL_GPU_##coll], 1)
 /* A native call of coll: counted, with the bytes it writes into this rank's receive buffer. */
-#define COLL_GPU_COUNT_NATIVE(coll, bytes)                                                         \
-    do {                                                                                           \
-        coll_gpu_count_add(&mca_coll_gpu_component.calls_native[COLL_GPU_##coll], 1);              \
-        coll_gpu_count_add(&mca_coll_gpu_component.native_bytes[COLL_GPU_##coll],                  \
-                           (unsigned long long)(bytes));                                           \
-    } while (0)
+static inline void coll_gpu_count_native(coll_gpu_coll_t coll, size_t bytes) {
+    coll_gpu_count_add(&mca_coll_gpu_component.calls_native[coll], 1);
+    coll_gpu_count_add(&mca_coll_gpu_component.native_bytes[coll], (unsigned long long)bytes);
+}
 
 /* Calls the saved function of the previous module. */
 #define COLL_GPU_PREV(m, name, ...)                                                                \

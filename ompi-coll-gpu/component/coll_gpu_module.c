@@ -24,6 +24,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->native = NULL;
     module->native_unavailable = 0;
     module->native_setup = false;
+    module->async = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -35,6 +36,8 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
     COLL_GPU_FOREACH_COLL(COLL_GPU_RELEASE_PREV)
 #undef COLL_GPU_RELEASE_PREV
 
+    /* its queued native nonblocking calls run to the end first: they use the scratch */
+    coll_gpu_native_async_destroy(module);
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
     /* the scratch is the team's memory: both go once the peers are done with them */

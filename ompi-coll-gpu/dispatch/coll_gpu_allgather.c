@@ -27,8 +27,8 @@ static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHER, kind, count,
-                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
-                                  rc_p)) {
+                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -42,13 +42,11 @@ static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
                               NULL, NULL, NULL, in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
-        COLL_GPU_COUNT_NATIVE(ALLGATHER, recv.bytes);
+        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -80,7 +78,7 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV, kind,
                                   (largest > 0) ? largest : 0, a->rdtype, NULL, bufs,
-                                  in_place ? 1 : 2, kinds_mixed, &call, rc_p)) {
+                                  in_place ? 1 : 2, kinds_mixed, NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -95,14 +93,12 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
-        COLL_GPU_COUNT_NATIVE(ALLGATHERV, total);
+        coll_gpu_count_native(a->coll, total);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.counts = recv.counts;
         call.displs = recv.displs;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -132,6 +128,6 @@ static const coll_gpu_ops_t coll_gpu_allgather_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(allgather, ALLGATHER, BLOCKS, &coll_gpu_allgather_ops,
-                        coll_gpu_allgather_native)
+                        coll_gpu_allgather_native, coll_gpu_allgather_native)
 COLL_GPU_DEFINE_ENTRIES(allgatherv, ALLGATHERV, GATHERV_ALL, &coll_gpu_allgather_ops,
-                        coll_gpu_allgatherv_native)
+                        coll_gpu_allgatherv_native, NULL)

@@ -108,16 +108,16 @@ static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLREDUCE, kind, a->count,
-                                  a->dtype, a->op, bufs, in_place ? 1 : 2, kinds_mixed, &call,
-                                  rc_p)) {
+                                  a->dtype, a->op, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
         call.count = (size_t)a->count;
-        COLL_GPU_COUNT_NATIVE(ALLREDUCE, call.count * call.esize);
-        *rc_p = coll_gpu_native_run(a->comm, &call);
+        coll_gpu_count_native(a->coll, call.count * call.esize);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
     }
     return true;
 }
@@ -143,4 +143,4 @@ static const coll_gpu_ops_t coll_gpu_allreduce_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(allreduce, ALLREDUCE, REDUCTION, &coll_gpu_allreduce_ops,
-                        coll_gpu_allreduce_native)
+                        coll_gpu_allreduce_native, coll_gpu_allreduce_native)

@@ -29,8 +29,8 @@ static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t 
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALL, kind, count,
-                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
-                                  rc_p)) {
+                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -44,13 +44,11 @@ static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t 
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, count, NULL, NULL, NULL, NULL,
                               in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
-        COLL_GPU_COUNT_NATIVE(ALLTOALL, recv.bytes);
+        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -103,8 +101,8 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         count = ((0 != agreed[1]) || (agreed[0] > INT_MAX)) ? 0 : (int)agreed[0];
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
-                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed, &call,
-                                  rc_p)) {
+                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -119,7 +117,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
-        COLL_GPU_COUNT_NATIVE(ALLTOALLV, total);
+        coll_gpu_count_native(a->coll, total);
         call.sbuf = in_place ? NULL : send.data;
         call.scounts = send.counts;
         call.sdispls = send.displs;
@@ -127,9 +125,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         call.counts = recv.counts;
         call.displs = recv.displs;
         call.largest = (size_t)count;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -164,6 +160,6 @@ static const coll_gpu_ops_t coll_gpu_alltoall_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(alltoall, ALLTOALL, BLOCKS, &coll_gpu_alltoall_ops,
-                        coll_gpu_alltoall_native)
+                        coll_gpu_alltoall_native, coll_gpu_alltoall_native)
 COLL_GPU_DEFINE_ENTRIES(alltoallv, ALLTOALLV, ALLTOALLV, &coll_gpu_alltoall_ops,
-                        coll_gpu_alltoallv_native)
+                        coll_gpu_alltoallv_native, NULL)

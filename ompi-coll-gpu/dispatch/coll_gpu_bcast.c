@@ -82,7 +82,8 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_BCAST, kind, a->count,
-                                  a->dtype, NULL, bufs, 1, kinds_mixed, &call, rc_p)) {
+                                  a->dtype, NULL, bufs, 1, kinds_mixed, NULL != a->request, &call,
+                                  rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -94,12 +95,11 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
         if (!is_root) {
             coll_gpu_sig_buf_receive(&call, &bytes);
         }
-        COLL_GPU_COUNT_NATIVE(BCAST, bytes.bytes);
+        coll_gpu_count_native(a->coll, bytes.bytes);
         call.rbuf = bytes.data;
         call.count = bytes.bytes;
         call.root = a->root;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &bytes);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, &bytes);
     }
     return true;
 }
@@ -128,4 +128,5 @@ static const coll_gpu_ops_t coll_gpu_bcast_ops = {
     .stage = coll_gpu_bcast_stage,
 };
 
-COLL_GPU_DEFINE_ENTRIES(bcast, BCAST, BCAST, &coll_gpu_bcast_ops, coll_gpu_bcast_native)
+COLL_GPU_DEFINE_ENTRIES(bcast, BCAST, BCAST, &coll_gpu_bcast_ops, coll_gpu_bcast_native,
+                        coll_gpu_bcast_native)

@@ -4,6 +4,7 @@
  * (coll_gpu_dispatch.h).
  */
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_signature.h"
 
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
     static const char *const names[] = {
@@ -86,7 +87,8 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         /* no peer to agree with */
         passed = coll_gpu_ipass_through(a->coll, on_device);
     } else {
-        if ((NULL != entry->native) && !on_device && mca_coll_gpu_component.host_buffers) {
+        if ((NULL != entry->native) && (NULL == a->request) && !on_device &&
+            mca_coll_gpu_component.host_buffers) {
             return coll_gpu_native_host_buffers(entry, a);
         }
         /* blocking calls may agree on memory kinds; nonblocking ones never do (a blocking
@@ -98,7 +100,10 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     if (passed) {
         return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
     }
-    if ((NULL != entry->native) && entry->native(a, COLL_GPU_NATIVE_DEVICE, single_call, &rc)) {
+    /* a nonblocking call never agrees on memory kinds: the ranks pass device memory, as for a
+     * blocking call without coll_gpu_check_memory_kinds */
+    if ((NULL != entry->native) &&
+        entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {
         return rc;
     }
 
@@ -112,4 +117,31 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         return rc;
     }
     return coll_gpu_staged_run(a->module, a->comm, &call, a->request, single_call);
+}
+
+int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
+                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv) {
+    coll_gpu_async_job_t *job = NULL;
+    int rc;
+
+    if (NULL != a->request) {
+        job = coll_gpu_native_async_submit(a->module, a->comm, call, send, recv);
+        if (OPAL_LIKELY(NULL != job)) {
+            return coll_gpu_nonblocking_native(a->comm, call->mpi_call, job, OMPI_SUCCESS,
+                                               a->request);
+        }
+        /* no thread: run it here, after the calls queued before it; the peers' threads take
+         * part as in any other */
+        coll_gpu_native_async_drain(a->module);
+    }
+    rc = coll_gpu_native_run_now(a->comm, call);
+    if (NULL != recv) {
+        coll_gpu_sig_buf_fini(call, recv);
+    }
+    if (NULL != send) {
+        coll_gpu_sig_buf_fini(call, send);
+    }
+    return (NULL != a->request)
+               ? coll_gpu_nonblocking_native(a->comm, call->mpi_call, NULL, rc, a->request)
+               : rc;
 }

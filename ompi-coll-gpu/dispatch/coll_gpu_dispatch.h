@@ -187,6 +187,14 @@ bool coll_gpu_args_on_device(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
 
+/* Runs a native call a collective's native attempt built: a blocking one now; a nonblocking one
+ * (a->request) by the communicator's thread, *a->request completing when it is done.  send and
+ * recv: the call's packed buffers (coll_gpu_signature.h), NULL where none; their temporaries
+ * are freed after the algorithm. */
+struct coll_gpu_sig_buf;
+int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
+                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv);
+
 /* coll_gpu_ops_t's stage of the element-wise reductions (allreduce, scan, exscan,
  * reduce_local; coll_gpu_allreduce.c). */
 bool coll_gpu_reduction_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
@@ -289,10 +297,11 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
 // clang-format on
 
 /* The blocking, nonblocking and persistent forms of one collective (native_: the blocking
- * form's native attempt; the others are staged). */
-#define COLL_GPU_DEFINE_ENTRIES(name, ID, FAMILY, ops_, native_)                                   \
+ * form's native attempt; native_nb_: the nonblocking form's, run by the communicator's thread
+ * when it is native; the persistent form is staged). */
+#define COLL_GPU_DEFINE_ENTRIES(name, ID, FAMILY, ops_, native_, native_nb_)                       \
     COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, BLOCKING, ops_, native_)                               \
-    COLL_GPU_DEFINE_ENTRY(i##name, I##ID, FAMILY, NONBLOCKING, ops_, NULL)                         \
+    COLL_GPU_DEFINE_ENTRY(i##name, I##ID, FAMILY, NONBLOCKING, ops_, native_nb_)                   \
     COLL_GPU_DEFINE_ENTRY(name##_init, ID##_INIT, FAMILY, PERSISTENT, ops_, NULL)
 
 END_C_DECLS

@@ -32,7 +32,8 @@ static bool coll_gpu_gather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         bufs[nbufs++] = a->rbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_GATHER, kind, count, dtype,
-                                  NULL, bufs, nbufs, kinds_mixed, &call, rc_p)) {
+                                  NULL, bufs, nbufs, kinds_mixed, NULL != a->request, &call,
+                                  rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -49,14 +50,12 @@ static bool coll_gpu_gather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
                                   NULL, NULL, in_place);
             coll_gpu_sig_buf_receive(&call, &recv);
         }
-        COLL_GPU_COUNT_NATIVE(GATHER, recv.bytes);
+        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = is_root ? recv.data : a->rbuf;
         call.count = coll_gpu_signature_bytes(count, dtype);
         call.root = a->root;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -89,5 +88,6 @@ static const coll_gpu_ops_t coll_gpu_gather_ops = {
     .stage = coll_gpu_gather_stage,
 };
 
-COLL_GPU_DEFINE_ENTRIES(gather, GATHER, BLOCKS_ROOT, &coll_gpu_gather_ops, coll_gpu_gather_native)
-COLL_GPU_DEFINE_ENTRIES(gatherv, GATHERV, GATHERV, &coll_gpu_gather_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(gather, GATHER, BLOCKS_ROOT, &coll_gpu_gather_ops, coll_gpu_gather_native,
+                        coll_gpu_gather_native)
+COLL_GPU_DEFINE_ENTRIES(gatherv, GATHERV, GATHERV, &coll_gpu_gather_ops, NULL, NULL)

@@ -107,13 +107,14 @@ static const coll_gpu_ops_t coll_gpu_neighbor_ops = {
     .stage = coll_gpu_neighbor_stage,
 };
 
-COLL_GPU_DEFINE_ENTRIES(alltoallw, ALLTOALLW, ALLTOALLW, &coll_gpu_neighbor_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(alltoallw, ALLTOALLW, ALLTOALLW, &coll_gpu_neighbor_ops, NULL, NULL)
 COLL_GPU_DEFINE_ENTRIES(neighbor_allgather, NEIGHBOR_ALLGATHER, BLOCKS, &coll_gpu_neighbor_ops,
-                        NULL)
+                        NULL, NULL)
 COLL_GPU_DEFINE_ENTRIES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV, GATHERV_ALL,
-                        &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRIES(neighbor_alltoall, NEIGHBOR_ALLTOALL, BLOCKS, &coll_gpu_neighbor_ops, NULL)
-COLL_GPU_DEFINE_ENTRIES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, ALLTOALLV, &coll_gpu_neighbor_ops,
+                        &coll_gpu_neighbor_ops, NULL, NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_alltoall, NEIGHBOR_ALLTOALL, BLOCKS, &coll_gpu_neighbor_ops, NULL,
                         NULL)
+COLL_GPU_DEFINE_ENTRIES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV, ALLTOALLV, &coll_gpu_neighbor_ops,
+                        NULL, NULL)
 COLL_GPU_DEFINE_ENTRIES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW, NEIGHBOR_ALLTOALLW,
-                        &coll_gpu_neighbor_ops, NULL)
+                        &coll_gpu_neighbor_ops, NULL, NULL)

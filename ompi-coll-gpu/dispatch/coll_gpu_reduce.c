@@ -27,16 +27,17 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         bufs[nbufs++] = a->rbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE, kind, a->count,
-                                  a->dtype, a->op, bufs, nbufs, kinds_mixed, &call, rc_p)) {
+                                  a->dtype, a->op, bufs, nbufs, kinds_mixed, NULL != a->request,
+                                  &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(REDUCE, (size_t)a->count * call.esize);
+        coll_gpu_count_native(a->coll, (size_t)a->count * call.esize);
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
         call.count = (size_t)a->count;
         call.root = a->root;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
     }
     return true;
 }
@@ -63,4 +64,5 @@ static const coll_gpu_ops_t coll_gpu_reduce_ops = {
     .stage = coll_gpu_reduce_stage,
 };
 
-COLL_GPU_DEFINE_ENTRIES(reduce, REDUCE, REDUCE, &coll_gpu_reduce_ops, coll_gpu_reduce_native)
+COLL_GPU_DEFINE_ENTRIES(reduce, REDUCE, REDUCE, &coll_gpu_reduce_ops, coll_gpu_reduce_native,
+                        coll_gpu_reduce_native)

@@ -18,7 +18,7 @@ static int coll_gpu_reduce_local_native(mca_coll_gpu_module_t *module, const voi
     accel_stream_h stream;
     accel_status_t status;
 
-    COLL_GPU_COUNT_NATIVE(REDUCE_LOCAL, (size_t)count * accel_dtype_size(dtype));
+    coll_gpu_count_native(COLL_GPU_REDUCE_LOCAL, (size_t)count * accel_dtype_size(dtype));
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "MPI_Reduce_local: %d x %s %s by the %s kernels",
                      count, accel_dtype_string(dtype), accel_op_string(op), accel->name);
     status = coll_gpu_module_stream(module, &stream);

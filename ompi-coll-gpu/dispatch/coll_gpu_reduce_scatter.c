@@ -29,15 +29,15 @@ static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_na
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK, kind,
                                   a->rcount, a->dtype, a->op, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2,
-                                  kinds_mixed, &call, rc_p)) {
+                                  kinds_mixed, NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER_BLOCK, (size_t)a->rcount * call.esize);
+        coll_gpu_count_native(a->coll, (size_t)a->rcount * call.esize);
         call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
         call.rbuf = rbuf;
         call.count = (size_t)a->rcount;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
     }
     return true;
 }
@@ -65,7 +65,8 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER, kind,
                                   (largest > 0) ? largest : 0, a->dtype, a->op, bufs,
-                                  (MPI_IN_PLACE == sbuf) ? 1 : 2, kinds_mixed, &call, rc_p)) {
+                                  (MPI_IN_PLACE == sbuf) ? 1 : 2, kinds_mixed, NULL != a->request,
+                                  &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -74,11 +75,11 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
         for (int b = 0; b < size; ++b) {
             counts[b] = (size_t)a->rcounts[b];
         }
-        COLL_GPU_COUNT_NATIVE(REDUCE_SCATTER, counts[rank] * call.esize);
+        coll_gpu_count_native(a->coll, counts[rank] * call.esize);
         call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
         call.rbuf = rbuf;
         call.counts = counts;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
     }
     return true;
 }
@@ -114,6 +115,7 @@ static const coll_gpu_ops_t coll_gpu_reduce_scatter_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(reduce_scatter, REDUCE_SCATTER, REDUCE_SCATTER,
-                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native)
+                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native, NULL)
 COLL_GPU_DEFINE_ENTRIES(reduce_scatter_block, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK,
-                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_block_native)
+                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_block_native,
+                        coll_gpu_reduce_scatter_block_native)

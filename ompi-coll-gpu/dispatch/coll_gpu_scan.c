@@ -10,5 +10,5 @@ static const coll_gpu_ops_t coll_gpu_scan_ops = {
     .stage = coll_gpu_reduction_stage,
 };
 
-COLL_GPU_DEFINE_ENTRIES(scan, SCAN, REDUCTION, &coll_gpu_scan_ops, NULL)
-COLL_GPU_DEFINE_ENTRIES(exscan, EXSCAN, REDUCTION, &coll_gpu_scan_ops, NULL)
+COLL_GPU_DEFINE_ENTRIES(scan, SCAN, REDUCTION, &coll_gpu_scan_ops, NULL, NULL)
+COLL_GPU_DEFINE_ENTRIES(exscan, EXSCAN, REDUCTION, &coll_gpu_scan_ops, NULL, NULL)

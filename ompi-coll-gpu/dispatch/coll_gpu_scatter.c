@@ -32,7 +32,8 @@ static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t k
         bufs[nbufs++] = a->sbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_SCATTER, kind, count, dtype,
-                                  NULL, bufs, nbufs, kinds_mixed, &call, rc_p)) {
+                                  NULL, bufs, nbufs, kinds_mixed, NULL != a->request, &call,
+                                  rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
@@ -47,14 +48,12 @@ static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t k
                                   NULL, false);
             coll_gpu_sig_buf_receive(&call, &recv);
         }
-        COLL_GPU_COUNT_NATIVE(SCATTER, recv.bytes);
+        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = is_root ? send.data : a->sbuf;
         call.rbuf = in_place ? NULL : recv.data;
         call.count = coll_gpu_signature_bytes(count, dtype);
         call.root = a->root;
-        *rc_p = coll_gpu_native_run(a->comm, &call);
-        coll_gpu_sig_buf_fini(&call, &recv);
-        coll_gpu_sig_buf_fini(&call, &send);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
     }
     return true;
 }
@@ -85,5 +84,5 @@ static const coll_gpu_ops_t coll_gpu_scatter_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(scatter, SCATTER, BLOCKS_ROOT, &coll_gpu_scatter_ops,
-                        coll_gpu_scatter_native)
-COLL_GPU_DEFINE_ENTRIES(scatterv, SCATTERV, SCATTERV, &coll_gpu_scatter_ops, NULL)
+                        coll_gpu_scatter_native, coll_gpu_scatter_native)
+COLL_GPU_DEFINE_ENTRIES(scatterv, SCATTERV, SCATTERV, &coll_gpu_scatter_ops, NULL, NULL)

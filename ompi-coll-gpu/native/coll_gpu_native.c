@@ -897,7 +897,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               const void *const *bufs, int nbufs, bool kinds_mixed,
-                              coll_gpu_native_call_t *call, int *rc_p) {
+                              bool nonblocking, coll_gpu_native_call_t *call, int *rc_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
     coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_MEMORY; /* of buffers this rank refuses */
@@ -920,6 +920,21 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_ALGORITHM;
         snprintf(why, sizeof(why), ": coll_gpu_%s_algorithm=staged", t->name);
         goto fallback;
+    }
+    if (nonblocking) {
+        /* Only what needs no blocking step of its own, the same on every rank: the checks that
+         * agree (counts, memory kinds) and the scratch's setup are collectives, which a
+         * nonblocking call must not block in (another rank may post its calls on another
+         * communicator first); the v-collectives keep their blocks in the context. */
+        if (!c->native_nonblocking || c->check_counts || c->check_memory_kinds ||
+            !t->uniform_count || (COLL_GPU_NATIVE_DEVICE != kind) || (NULL == module->native) ||
+            module->native->broken || (NULL == module->native->scratch[kind].mem)) {
+            reason = COLL_GPU_FALLBACK_NONBLOCKING;
+            goto fallback;
+        }
+    } else {
+        /* they run on the same scratch */
+        coll_gpu_native_async_drain(module);
     }
     if (OPAL_UNLIKELY(c->check_counts) && t->uniform_count) {
         *rc_p = coll_gpu_native_check_counts(module, comm, t->mpi_call, count, dtype, op);
@@ -1002,6 +1017,13 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         goto fallback;
     }
     call->alg = &t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE];
+    if (nonblocking && (call->native->team->nnodes > 1)) {
+        /* the thread would share the team's UCX worker with opal_progress */
+        reason = COLL_GPU_FALLBACK_NONBLOCKING;
+        snprintf(why, sizeof(why), ": a nonblocking call across %d nodes",
+                 call->native->team->nnodes);
+        goto fallback;
+    }
     if ((call->native->team->nnodes > 1) && !call->alg->multi_node) {
         /* it loads every peer's scratch directly */
         reason = COLL_GPU_FALLBACK_MULTI_NODE;
@@ -1013,9 +1035,10 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d x %zu bytes, %s memory: %s (%s)",
-                     t->mpi_call, comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
-                     call->alg->name, why);
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)",
+                     t->mpi_call, nonblocking ? " (nonblocking, on the communicator's thread)" : "",
+                     comm->c_name, count, tsize, coll_gpu_native_mems[kind].name, call->alg->name,
+                     why);
     call->kind = kind;
     call->mem = &coll_gpu_native_mems[kind];
     call->stream = NULL;

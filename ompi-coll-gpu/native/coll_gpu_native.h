@@ -35,7 +35,8 @@ enum { COLL_GPU_ALG_AUTO = 0, COLL_GPU_ALG_STAGED = 1, COLL_GPU_ALG_FIRST_NATIVE
     X(DATATYPE_OP, "datatype_op")    /* no kernel for the pair, or not a contiguous type */        \
     X(MULTI_NODE, "multi_node")      /* the communicator spans several nodes */                    \
     X(TEAM, "team")                  /* no transport team, no IPC path, too many ranks */          \
-    X(MISMATCH, "config_mismatch")   /* ranks disagree on the parameters or tuning rules */
+    X(MISMATCH, "config_mismatch")   /* ranks disagree on the parameters or tuning rules */        \
+    X(NONBLOCKING, "nonblocking")    /* a nonblocking call the native path does not take */
 
 typedef enum {
 #define COLL_GPU_FALLBACK_ENUM(id, name) COLL_GPU_FALLBACK_##id,
@@ -379,11 +380,34 @@ typedef struct coll_gpu_native_call {
     size_t chunk_bytes; /* pipeline chunk (allreduce: two-shot, ring, hierarchical) */
 } coll_gpu_native_call_t;
 
-/* Runs the call's algorithm (call->alg, chosen by coll_gpu_native_eligible). */
-static inline int coll_gpu_native_run(struct ompi_communicator_t *comm,
-                                      const coll_gpu_native_call_t *call) {
+/* Runs the call's algorithm (call->alg, chosen by coll_gpu_native_eligible), now, on this
+ * thread. */
+static inline int coll_gpu_native_run_now(struct ompi_communicator_t *comm,
+                                          const coll_gpu_native_call_t *call) {
     return call->alg->run(comm, call);
 }
+
+/* Native nonblocking calls (coll_gpu_native_async.c): a communicator's thread runs them in
+ * the order they were posted. */
+typedef struct coll_gpu_async coll_gpu_async_t;
+typedef struct coll_gpu_async_job coll_gpu_async_job_t;
+struct coll_gpu_sig_buf;
+/* Queues call (with its packed send and receive buffers, NULL where none; the thread frees
+ * their temporaries) on the module's thread, started with the first; NULL when no memory. */
+coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module,
+                                                   struct ompi_communicator_t *comm,
+                                                   const coll_gpu_native_call_t *call,
+                                                   const struct coll_gpu_sig_buf *send,
+                                                   const struct coll_gpu_sig_buf *recv);
+/* Whether the thread finished the job (its result in *rc_p); frees a finished job. */
+bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p);
+void coll_gpu_native_async_free(coll_gpu_async_job_t *job);
+/* Waits until the module's thread has run every call queued so far. */
+void coll_gpu_native_async_drain(mca_coll_gpu_module_t *module);
+/* Runs what is queued, then ends the thread (the module's destruction). */
+void coll_gpu_native_async_destroy(mca_coll_gpu_module_t *module);
+/* Whether this is a communicator's thread (which must not call into Open MPI). */
+bool coll_gpu_native_async_on_thread(void);
 
 /*
  * Whether a blocking call runs natively; fills call when it does.  count elements of dtype per
@@ -391,7 +415,11 @@ static inline int coll_gpu_native_run(struct ompi_communicator_t *comm,
  * (reduce_scatter_block) or NULL.  A data-movement call (op NULL) is decided on its type
  * signature alone, the same on every rank whatever datatype each passes: call->esize is then 1,
  * and the algorithm runs on bytes (coll_gpu_signature.h).  bufs: this rank's nbufs buffers
- * (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds differ.  On false
+ * (MPI_IN_PLACE ones left out); kinds_mixed: the ranks agreed their memory kinds differ;
+ * nonblocking: a nonblocking call (run by the communicator's thread when it is native: only on
+ * one node, device memory, a collective of uniform counts, the scratch already set up, no
+ * blocking agreement asked for); a blocking call first waits for the communicator's queued
+ * nonblocking calls.  On false
  * the reason was counted and logged: the caller stages (device) or hands the call to Open MPI
  * (host).  *rc_p is set on true only when the call already failed.
  */
@@ -399,7 +427,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                               const void *const *bufs, int nbufs, bool kinds_mixed,
-                              coll_gpu_native_call_t *call, int *rc_p);
+                              bool nonblocking, coll_gpu_native_call_t *call, int *rc_p);
 
 /* The algorithms (coll_gpu_*_native.c, coll_gpu_allreduce_*.c), with what they take of call.
  * allreduce: sbuf (rbuf when in place), rbuf, count, chunk_bytes */

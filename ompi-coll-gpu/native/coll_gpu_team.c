@@ -4,6 +4,7 @@
  * communicator's saved host collectives.
  */
 #include "coll_gpu_team.h"
+#include "coll_gpu_native.h"
 
 #include "ompi/group/group.h"
 #include "opal/runtime/opal_progress.h"
@@ -39,6 +40,15 @@ static bool coll_gpu_teams_progress_registered;
 static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void coll_gpu_team_free(coll_gpu_team_t *team);
+
+/* What a transport wait calls while it waits: Open MPI's progress (the rest of the process's
+ * communication goes on), except on a communicator's thread, which never calls into Open MPI
+ * (coll_gpu_native_async.c). */
+static void coll_gpu_team_wait_progress(void) {
+    if (!coll_gpu_native_async_on_thread()) {
+        (void)opal_progress();
+    }
+}
 
 /* Progresses the live teams, and destroys the retired ones whose peers are done. */
 static int coll_gpu_teams_progress(void) {
@@ -259,7 +269,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.backends = c->transports;
     params.reg_cache_max = (size_t)c->registration_cache_size;
     params.timeout = c->transport_timeout;
-    params.progress = (void (*)(void))opal_progress;
+    params.progress = coll_gpu_team_wait_progress;
     params.net_devices =
         (NULL != c->net_devices && '\0' != c->net_devices[0]) ? c->net_devices : NULL;
     params.ucx_tls = (NULL != c->ucx_tls && '\0' != c->ucx_tls[0]) ? c->ucx_tls : NULL;

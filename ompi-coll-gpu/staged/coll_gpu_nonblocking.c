@@ -12,11 +12,15 @@
  * until the request is freed; each MPI_Start copies the inputs in and starts
  * the inner request, its completion copies the results back.
  *
+ * Native nonblocking calls (coll_gpu_native_async.c) complete here too: their request waits
+ * for the communicator's thread to finish the job instead of an inner request.
+ *
  * Our request is an ompi_coll_base_nbc_request_t because that is what Open
  * MPI's MPI layer takes a collective request to be (4.1 retains user
  * datatypes and ops in it after the call returns).  The inner request is
  * never handed out and its callbacks are left alone.
  */
+#include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
 #include <string.h>
@@ -28,6 +32,8 @@
 typedef struct coll_gpu_nb_request {
     ompi_coll_base_nbc_request_t super;
     ompi_request_t *inner;
+    coll_gpu_async_job_t *job; /* a native call run by the communicator's thread */
+    int job_rc;
     coll_gpu_stage_t stage;
     coll_gpu_buf_t send; /* persistent: copied in at every start */
     coll_gpu_buf_t recv;
@@ -42,6 +48,8 @@ typedef struct coll_gpu_nb_request {
 
 static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->inner = NULL;
+    req->job = NULL;
+    req->job_rc = OMPI_SUCCESS;
     memset(&req->stage, 0, sizeof(req->stage));
     memset(&req->send, 0, sizeof(req->send));
     memset(&req->recv, 0, sizeof(req->recv));
@@ -80,10 +88,20 @@ static void coll_gpu_nb_release(coll_gpu_nb_request_t *req) {
 
 /* Copies the results back and completes the application's request. */
 static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
-    int inner_status = req->inner->req_status.MPI_ERROR;
+    int inner_status;
     bool release;
     int rc;
 
+    if (NULL != req->job || NULL == req->inner) {
+        /* native: the thread wrote the results where they belong */
+        if (NULL != req->job) {
+            coll_gpu_native_async_free(req->job);
+            req->job = NULL;
+        }
+        rc = req->job_rc;
+        goto complete;
+    }
+    inner_status = req->inner->req_status.MPI_ERROR;
     if (req->recv_out && MPI_SUCCESS == inner_status) {
         coll_gpu_stage_out(&req->stage, &req->recv);
     }
@@ -99,6 +117,7 @@ static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
         rc = coll_gpu_stage_end(&req->stage, req->comm, req->mpi_call);
     }
 
+complete:
     req->super.super.req_status.MPI_ERROR = rc;
     OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
     release = req->freed;
@@ -119,7 +138,8 @@ static int coll_gpu_nb_progress(void) {
     OPAL_THREAD_LOCK(&coll_gpu_nb_pending.lock);
     link = &coll_gpu_nb_pending.head;
     while (NULL != (req = *link)) {
-        if (REQUEST_COMPLETE(req->inner)) {
+        if ((NULL != req->job) ? coll_gpu_native_async_done(req->job, &req->job_rc)
+                               : REQUEST_COMPLETE(req->inner)) {
             *link = req->next;
             req->next = done;
             done = req;
@@ -360,4 +380,32 @@ err_release:
     rc = coll_gpu_stage_end(&req->stage, comm, call->mpi_call);
     coll_gpu_nb_release(req);
     return rc;
+}
+
+int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
+                                coll_gpu_async_job_t *job, int rc, ompi_request_t **request) {
+    coll_gpu_nb_request_t *req = OBJ_NEW(coll_gpu_nb_request_t);
+    ompi_request_t *ompi_req;
+
+    if (NULL == req) {
+        coll_gpu_out_of_host_memory(sizeof(*req)); /* the peers' calls run on */
+    }
+    ompi_req = &req->super.super;
+    OMPI_REQUEST_INIT(ompi_req, false);
+    ompi_req->req_type = OMPI_REQUEST_COLL;
+    ompi_req->req_state = OMPI_REQUEST_ACTIVE;
+    ompi_req->req_mpi_object.comm = comm;
+    ompi_req->req_free = coll_gpu_nb_request_free;
+    ompi_req->req_cancel = coll_gpu_nb_request_cancel;
+    req->mpi_call = mpi_call;
+    req->comm = comm;
+    req->job = job;
+    req->job_rc = rc;
+    *request = ompi_req;
+    if ((NULL == job) || coll_gpu_native_async_done(job, &req->job_rc)) {
+        coll_gpu_nb_finish(req);
+    } else {
+        coll_gpu_nb_enqueue(req);
+    }
+    return OMPI_SUCCESS;
 }

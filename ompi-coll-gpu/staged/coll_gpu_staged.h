@@ -169,6 +169,13 @@ void coll_gpu_nonblocking_fini(void);
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                           coll_gpu_call_t *call, ompi_request_t **request);
 
+/* The application's request for a native nonblocking call, completed (with the job's result)
+ * by the progress callback once the communicator's thread has run the job; job NULL: a call
+ * that already ran, with result rc. */
+struct coll_gpu_async_job;
+int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
+                                struct coll_gpu_async_job *job, int rc, ompi_request_t **request);
+
 /* A persistent collective through host staging: the host copies and the previous module's
  * persistent request on them are made once, here; every MPI_Start copies the inputs in and
  * starts that request, its completion copies the results back. */

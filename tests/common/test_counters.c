@@ -108,6 +108,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, native),
      .type = TU_CVAR_BOOL,
      .default_value = 1},
+    {.cvar = "coll_gpu_native_nonblocking",
+     .offset = offsetof(tu_gpu_config_t, native_nonblocking),
+     .type = TU_CVAR_BOOL,
+     .default_value = 1},
     {.cvar = "coll_gpu_ranks_per_node",
      .offset = offsetof(tu_gpu_config_t, ranks_per_node),
      .type = TU_CVAR_LONG_LONG,
@@ -185,6 +189,20 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {
     const tu_coll_info_t *info;
 
+    if (COLL_GPU_ALLREDUCE == coll) {
+        return tu_allreduce_native_expected(config, comm_size);
+    }
+    /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, inside
+     * one node, for the collectives of uniform counts, once the test set the scratch up */
+    if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_nonblocking(coll)) {
+        info = tu_coll_info(coll);
+        if (!config->native_nonblocking || !config->nonblocking_contexts ||
+            config->check_memory_kinds || tu_multi_node(config, comm_size) || NULL == info ||
+            info->vector) {
+            return false;
+        }
+        coll = tu_coll_blocking(coll);
+    }
     if (COLL_GPU_ALLREDUCE == coll) {
         return tu_allreduce_native_expected(config, comm_size);
     }

@@ -55,6 +55,10 @@ typedef struct {
     int reduce_scatter_algorithm;
     int alltoall_algorithm;
     int alltoallv_algorithm;
+    bool native_nonblocking; /* coll_gpu_native_nonblocking */
+    /* set by the test, not read: it ran a blocking native collective on device memory on every
+     * communicator, which sets up the scratch nonblocking calls need to run natively */
+    bool nonblocking_contexts;
 } tu_gpu_config_t;
 
 /* Values of coll_gpu_allreduce_algorithm, and the elements of the

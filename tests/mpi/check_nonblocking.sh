@@ -9,6 +9,13 @@
 # is valid without coll_gpu_check_memory_kinds), and real CUDA memory (skips without a GPU).
 # Requests freed before they complete, then MPI_Finalize (test_finalize_pending): every
 # result must have landed in the device buffers when MPI_Finalize returns.
+# Native nonblocking calls (test_nonblocking --native: the communicators' native scratch set up
+# by a blocking call first; the same groups and kinds, the counters must show the native runs;
+# not with ranks of different kinds, which the native path, like a blocking call, does not take
+# without coll_gpu_check_memory_kinds: --kinds=mixed gives MPI_Ibcast's root host memory and
+# the others device memory); across emulated nodes they stay staged.  test_overlap:
+# the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
+# call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
 # MPI 4.1), each started twice with new inputs, in the same groups and kinds.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -25,6 +32,17 @@ done
 check_run "3 ranks, mixed kinds" 3 "$EMU" test_nonblocking --kinds=mixed --big=256k
 check_run "4 ranks, host/device per rank" 4 "$EMU" test_nonblocking \
     --rank-kinds=host,device --big=256k
+for np in 1 2 3 5; do
+    check_run "$np ranks, native, host and device" $np "$EMU" test_nonblocking --native \
+        --kinds=host,device --big=1m
+done
+check_run "4 ranks, native, 2 emulated nodes (staged)" 4 "$EMU coll_gpu_ranks_per_node=2" \
+    test_nonblocking --native --kinds=device --big=256k
+for np in 2 3 4; do
+    check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap
+done
+check_run "2 ranks, staged results land only in MPI" 2 "$EMU coll_gpu_native_nonblocking=0" \
+    test_overlap --expect-staged
 for np in 1 2 3; do
     check_run "$np ranks, persistent, host and device" $np "$EMU" test_nonblocking --persistent \
         --kinds=host,device --big=256k
@@ -37,6 +55,8 @@ for np in 2 3; do
     check_run "$np ranks, freed requests pending at MPI_Finalize" $np "$EMU" test_finalize_pending
     check_run "$np ranks, freed active persistent requests at MPI_Finalize" $np "$EMU" \
         test_finalize_pending --persistent
+    check_run "$np ranks, freed native requests pending at MPI_Finalize" $np "$EMU" \
+        test_finalize_pending --native
 done
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
     --device=cuda --kinds=host,device --big=4m

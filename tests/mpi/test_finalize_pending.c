@@ -10,6 +10,9 @@
  * have landed.  A component that dropped the pending requests at MPI_Finalize leaves the
  * buffers unwritten (or crashes or hangs there).
  *
+ * --native: a blocking MPI_Allreduce on device memory first, which sets coll/gpu's native scratch
+ * up: the nonblocking calls then run natively, on the communicator's thread.
+ *
  * --persistent: the same with persistent requests (MPI_Allreduce_init, MPI_Bcast_init; MPIX_* on
  * Open MPI 4.1), each started once and freed while active.
  *
@@ -34,11 +37,12 @@ int main(int argc, char **argv) {
     void *sbufs[2][NREQ], *rbufs[2][NREQ], *bbufs[2][NREQ];
     MPI_Request reqs[4 * NREQ];
     int late_ms = 500, rank, size, nreq = 0, passed = 0, failed = 0;
-    bool persistent = false;
+    bool persistent = false, native = false;
     tu_options_t opts;
     const tu_arg_t args[] = {
         {"--late-ms=", TU_ARG_INT, &late_ms},
         {"--persistent", TU_ARG_FLAG, &persistent},
+        {"--native", TU_ARG_FLAG, &native},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -65,6 +69,11 @@ int main(int argc, char **argv) {
             rbufs[s][k] = tn_mem_copy_of(TU_MEM_DEVICE, host, bytes);
         }
         free(host);
+    }
+    if (native) {
+        void *one = tn_mem_copy_of(TU_MEM_DEVICE, &rank, sizeof(int));
+        MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        tu_mem_free(TU_MEM_DEVICE, one);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == size - 1) {

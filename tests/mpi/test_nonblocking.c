@@ -13,6 +13,10 @@
  * Each request's buffers are checked byte for byte (holes, gaps, guards, send buffers) and the
  * counters must show one passthrough or staged call per request.
  *
+ * --native: first one blocking MPI_Allreduce on device memory on every communicator, which sets
+ * up coll/gpu's native scratch there: the nonblocking calls that can then run natively (the
+ * blocking form's algorithm on the communicator's thread) must, and give the same results.
+ *
  * --persistent: the same for the persistent collectives (MPI_*_init; MPIX_*_init on Open MPI
  * 4.1): every group is initialized, started with MPI_Startall and completed the chosen way,
  * then started again with new inputs in the same buffers (a request that kept the first
@@ -66,13 +70,15 @@ typedef struct {
     tu_kind_t *kind_of_world_rank;
     uint32_t salt;
     bool persistent;
+    bool native; /* set the communicators' native scratch up first */
 } state_t;
 
 /* Starts of each persistent request, new inputs each time. */
 #define PERSISTENT_ROUNDS 2
 
 static void usage(void) {
-    printf("usage: test_nonblocking [--persistent] [--colls=iallreduce,ibcast,...] [options]\n");
+    printf("usage: test_nonblocking [--persistent|--native] [--colls=iallreduce,ibcast,...] "
+           "[options]\n");
     tu_options_usage();
 }
 
@@ -90,6 +96,8 @@ static int parse_options(int argc, char **argv, state_t *st) {
         }
         if (0 == strcmp(argv[i], "--persistent")) {
             st->persistent = true;
+        } else if (0 == strcmp(argv[i], "--native")) {
+            st->native = true;
         } else if (0 == strncmp(argv[i], "--colls=", 8)) {
             char *copy = strdup(argv[i] + 8), *save = NULL;
             memset(st->colls, 0, sizeof(st->colls));
@@ -485,6 +493,20 @@ int main(int argc, char **argv) {
     tu_setup_or_exit(&st.opts);
     tu_gpu_config_read(&st.config);
     tu_comms_create_all(st.comms);
+    if (st.native && NULL != tu_accel) {
+        /* a blocking native collective on device memory sets each communicator's scratch up */
+        for (int c = 0; c < TU_NUM_COMMS; c++) {
+            void *one;
+            if (0 != tu_mem_alloc(TU_MEM_DEVICE, sizeof(int), &one) ||
+                MPI_SUCCESS !=
+                    MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, st.comms[c].comm)) {
+                fprintf(stderr, "[rank %d] cannot set the native scratch up\n", tu_world_rank);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            tu_mem_free(TU_MEM_DEVICE, one);
+        }
+        st.config.nonblocking_contexts = true;
+    }
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {
         int passes = st.opts.num_rank_mems > 0 ? 1 : st.opts.num_kinds;

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Native nonblocking collectives: the blocking form's algorithm, run by a thread of the
+ * communicator's own while the application goes on.
+ *
+ * Why a thread and not a state machine advanced from opal_progress: a rank computing between
+ * post and wait (a kernel it synchronizes on, a CPU loop) calls no MPI function, so nothing
+ * driven by MPI calls advances; overlap needs an agent that runs by itself (NCCL's is the GPU,
+ * MPI libraries' an asynchronous progress thread).  The algorithms stay the ones the blocking
+ * calls run, unchanged.
+ *
+ * One thread per communicator with native nonblocking work, running its calls in the order
+ * they were posted: MPI orders the collectives of one communicator, not those of different
+ * ones, so one thread per process serving every communicator in post order could wait in a
+ * call on one communicator for a peer that waits in a call on another.  The thread runs
+ * nothing but the algorithms: the transport and the accelerator, never Open MPI (its waits skip
+ * opal_progress: coll_gpu_native_async_on_thread), so it is safe at every thread level.  The
+ * application's request is completed on the application's thread, by the component's progress
+ * callback (coll_gpu_nonblocking.c), when the thread has finished the call.
+ *
+ * A blocking native call on the communicator runs on the same scratch: it first waits for the
+ * queued ones (coll_gpu_native_async_drain).  Freeing the communicator waits for them too, then
+ * ends the thread.
+ */
+#include "coll_gpu_native.h"
+#include "coll_gpu_signature.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A call handed to the thread. */
+struct coll_gpu_async_job {
+    coll_gpu_native_call_t call;
+    coll_gpu_sig_buf_t send, recv; /* packed temporaries, freed by the thread after the call */
+    bool has_send, has_recv;
+    struct ompi_communicator_t *comm;
+    int rc;
+    int done; /* set by the thread, with release order, once rc and the buffers are final */
+    struct coll_gpu_async_job *next;
+};
+
+/* A communicator's thread and queue. */
+struct coll_gpu_async {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    coll_gpu_async_job_t *head, *tail;
+    unsigned long long posted, finished; /* finished: written by the thread only */
+    bool stop;
+};
+
+static __thread bool coll_gpu_async_is_thread;
+
+bool coll_gpu_native_async_on_thread(void) { return coll_gpu_async_is_thread; }
+
+static void *coll_gpu_async_main(void *arg) {
+    coll_gpu_async_t *async = arg;
+
+    coll_gpu_async_is_thread = true;
+    for (;;) {
+        coll_gpu_async_job_t *job;
+
+        pthread_mutex_lock(&async->lock);
+        while ((NULL == async->head) && !async->stop) {
+            pthread_cond_wait(&async->cond, &async->lock);
+        }
+        job = async->head;
+        if (NULL == job) { /* stopped, nothing left */
+            pthread_mutex_unlock(&async->lock);
+            return NULL;
+        }
+        async->head = job->next;
+        if (NULL == async->head) {
+            async->tail = NULL;
+        }
+        pthread_mutex_unlock(&async->lock);
+
+        job->rc = coll_gpu_native_run_now(job->comm, &job->call);
+        if (job->has_recv) {
+            coll_gpu_sig_buf_fini(&job->call, &job->recv);
+        }
+        if (job->has_send) {
+            coll_gpu_sig_buf_fini(&job->call, &job->send);
+        }
+        __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
+    }
+}
+
+coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module,
+                                                   struct ompi_communicator_t *comm,
+                                                   const coll_gpu_native_call_t *call,
+                                                   const coll_gpu_sig_buf_t *send,
+                                                   const coll_gpu_sig_buf_t *recv) {
+    coll_gpu_async_t *async = module->async;
+    coll_gpu_async_job_t *job = calloc(1, sizeof(*job));
+
+    if (NULL == job) {
+        return NULL;
+    }
+    if (NULL == async) {
+        async = calloc(1, sizeof(*async));
+        if (NULL == async) {
+            free(job);
+            return NULL;
+        }
+        pthread_mutex_init(&async->lock, NULL);
+        pthread_cond_init(&async->cond, NULL);
+        if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
+            pthread_mutex_destroy(&async->lock);
+            pthread_cond_destroy(&async->cond);
+            free(async);
+            free(job);
+            return NULL;
+        }
+        module->async = async;
+    }
+    job->call = *call;
+    job->comm = comm;
+    if (NULL != send) {
+        job->send = *send;
+        job->has_send = true;
+    }
+    if (NULL != recv) {
+        job->recv = *recv;
+        job->has_recv = true;
+    }
+    /* the job's own copy is the one unpacked at the end of the algorithm */
+    job->call.unpack = (NULL != call->unpack && NULL != recv) ? &job->recv : NULL;
+
+    pthread_mutex_lock(&async->lock);
+    if (NULL == async->tail) {
+        async->head = job;
+    } else {
+        async->tail->next = job;
+    }
+    async->tail = job;
+    ++async->posted;
+    pthread_cond_signal(&async->cond);
+    pthread_mutex_unlock(&async->lock);
+    return job;
+}
+
+bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
+    if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
+        return false;
+    }
+    *rc_p = job->rc;
+    return true;
+}
+
+void coll_gpu_native_async_free(coll_gpu_async_job_t *job) { free(job); }
+
+void coll_gpu_native_async_drain(mca_coll_gpu_module_t *module) {
+    coll_gpu_async_t *async = module->async;
+    unsigned long long posted;
+
+    if (OPAL_LIKELY(NULL == async)) {
+        return;
+    }
+    pthread_mutex_lock(&async->lock);
+    posted = async->posted;
+    pthread_mutex_unlock(&async->lock);
+    /* the queued calls need nothing of this thread: their peers posted them too */
+    while (__atomic_load_n(&async->finished, __ATOMIC_ACQUIRE) < posted) {
+        sched_yield();
+    }
+}
+
+void coll_gpu_native_async_destroy(mca_coll_gpu_module_t *module) {
+    coll_gpu_async_t *async = module->async;
+
+    if (NULL == async) {
+        return;
+    }
+    pthread_mutex_lock(&async->lock);
+    async->stop = true;
+    pthread_cond_signal(&async->cond);
+    pthread_mutex_unlock(&async->lock);
+    /* it runs what is queued first */
+    pthread_join(async->thread, NULL);
+    pthread_mutex_destroy(&async->lock);
+    pthread_cond_destroy(&async->cond);
+    free(async);
+    module->async = NULL;
+}
