@@ -269,6 +269,19 @@ out_free:
 
 /* ---- teams ---------------------------------------------------------------------------------- */
 
+void cgt_team_traffic(const cgt_team_t *team, cgt_traffic_t *traffic) { *traffic = team->traffic; }
+
+/* An operation of len bytes issued to peer: counted when peer is on another node. */
+static inline void cgt_team_count(cgt_team_t *team, int peer, size_t sent, size_t received,
+                                  bool signal) {
+    if (!cgt_team_is_local(team, peer)) {
+        team->traffic.bytes_sent += sent;
+        team->traffic.bytes_received += received;
+        team->traffic.messages += 1;
+        team->traffic.signals += signal ? 1 : 0;
+    }
+}
+
 int cgt_team_rank(const cgt_team_t *team) { return team->rank; }
 int cgt_team_size(const cgt_team_t *team) { return team->size; }
 int cgt_team_nnodes(const cgt_team_t *team) { return team->nnodes; }
@@ -1368,6 +1381,7 @@ static cgt_status_t cgt_put_unlocked(cgt_team_t *team, cgt_rmem_t *dst, size_t d
         return cgt_cma_put(team, dst, dst_offset, src, len);
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, dst->peer, len, 0, false);
         return cgt_ucx_status(team, cgt_ucx_put(team->ucx, dst->rkey, dst_offset, src, len));
 #endif
     default:
@@ -1403,6 +1417,7 @@ static cgt_status_t cgt_get_unlocked(cgt_team_t *team, void *dst, cgt_rmem_t *sr
         return cgt_cma_get(team, dst, src, src_offset, len);
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, src->peer, 0, len, false);
         return cgt_ucx_status(team, cgt_ucx_get(team->ucx, dst, src->rkey, src_offset, len));
 #endif
     default:
@@ -1461,6 +1476,7 @@ static cgt_status_t cgt_signal_store(cgt_team_t *team, int peer, unsigned slot, 
         return CGT_OK;
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, peer, sizeof(value), 0, true);
         return cgt_ucx_status(
             team, cgt_ucx_put_signal(team->ucx, rmem->rkey, slot * sizeof(uint64_t), value));
 #endif

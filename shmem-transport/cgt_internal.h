@@ -169,6 +169,8 @@ struct cgt_team {
     size_t nmaps;
     cgt_list_t imports;
 
+    cgt_traffic_t traffic; /* what this rank issued to other nodes (cgt_team_traffic) */
+
     void *bounce; /* CMA puts/gets of device memory go through it */
     size_t bounce_size;
 

@@ -227,6 +227,29 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     mca_base_var_enum_t *alg_enum;
     char help[2048], var[64], enum_name[96];
 
+    /* traffic between nodes of the native calls (docs/design.md, "Traffic between nodes") */
+    coll_gpu_register_pvar("net_bytes_sent",
+                           "Bytes this rank sent to ranks on other nodes in native calls (its "
+                           "puts, and 8 per signal), counted where the transport issues them",
+                           &coll_gpu_net_counters[COLL_GPU_NET_BYTES_SENT], false);
+    coll_gpu_register_pvar("net_bytes_received",
+                           "Bytes this rank received from ranks on other nodes in native calls "
+                           "(its gets), counted where the transport issues them",
+                           &coll_gpu_net_counters[COLL_GPU_NET_BYTES_RECEIVED], false);
+    coll_gpu_register_pvar("net_messages",
+                           "Puts, gets and signals this rank issued to ranks on other nodes in "
+                           "native calls",
+                           &coll_gpu_net_counters[COLL_GPU_NET_MESSAGES], false);
+    coll_gpu_register_pvar("net_rounds",
+                           "Messages on the critical path between nodes: the inter-node rounds "
+                           "this rank waited through in native calls (a wait for another node's "
+                           "signal after this rank signalled another node since its previous "
+                           "round; a call's first such wait starts one)",
+                           &coll_gpu_net_counters[COLL_GPU_NET_ROUNDS], false);
+    coll_gpu_register_pvar("net_waits",
+                           "Signals of ranks on other nodes this rank waited for in native calls",
+                           &coll_gpu_net_counters[COLL_GPU_NET_WAITS], false);
+
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[k];
         int n = 0, len;

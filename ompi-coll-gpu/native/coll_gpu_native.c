@@ -545,8 +545,27 @@ cgt_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_
                       COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
+/* A wait for peer's signal: counted on the critical path between nodes when peer is on another
+ * node.  A new round when this rank signalled another node since the current round began (what it
+ * waits for may answer that signal); waits with no such signal between them wait for messages in
+ * flight at the same time: one round. */
+static inline void coll_gpu_native_net_wait(coll_gpu_native_t *native, int peer) {
+    cgt_traffic_t traffic;
+
+    if (coll_gpu_native_is_local(native, peer)) {
+        return;
+    }
+    native->net_waits += 1;
+    cgt_team_traffic(native->team->cgt, &traffic);
+    if (traffic.signals != native->net_round_mark) {
+        native->net_rounds += 1;
+        native->net_round_mark = traffic.signals;
+    }
+}
+
 cgt_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
                                   coll_gpu_phase_t phase) {
+    coll_gpu_native_net_wait(native, peer);
     return cgt_wait(native->team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
                     COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
@@ -579,12 +598,51 @@ cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
         if (p == team->rank) {
             continue;
         }
+        coll_gpu_native_net_wait(native, p);
         status = cgt_wait(team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)p, value);
         if (CGT_OK != status) {
             return status;
         }
     }
     return CGT_OK;
+}
+
+unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+
+void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
+                               coll_gpu_native_net_mark_t *mark) {
+    coll_gpu_native_t *native = call->native;
+
+    cgt_team_traffic(native->team->cgt, &mark->traffic);
+    mark->waits = native->net_waits;
+    mark->rounds = native->net_rounds;
+    /* a call's first wait for another node starts a round of its own */
+    native->net_round_mark = UINT64_MAX;
+}
+
+void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                             const coll_gpu_native_net_mark_t *mark) {
+    coll_gpu_native_t *native = call->native;
+    unsigned long long delta[COLL_GPU_NET_NUM];
+    cgt_traffic_t now;
+
+    cgt_team_traffic(native->team->cgt, &now);
+    delta[COLL_GPU_NET_BYTES_SENT] = now.bytes_sent - mark->traffic.bytes_sent;
+    delta[COLL_GPU_NET_BYTES_RECEIVED] = now.bytes_received - mark->traffic.bytes_received;
+    delta[COLL_GPU_NET_MESSAGES] = now.messages - mark->traffic.messages;
+    delta[COLL_GPU_NET_ROUNDS] = native->net_rounds - mark->rounds;
+    delta[COLL_GPU_NET_WAITS] = native->net_waits - mark->waits;
+    for (int i = 0; i < COLL_GPU_NET_NUM; ++i) {
+        coll_gpu_count_add(&coll_gpu_net_counters[i], delta[i]);
+    }
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                     "%s on %s: between nodes rank %d sent %llu bytes and received %llu bytes "
+                     "in %llu messages; %llu rounds on its critical path (%llu signals of other "
+                     "nodes waited for), %s",
+                     call->mpi_call, comm->c_name, native->team->rank,
+                     delta[COLL_GPU_NET_BYTES_SENT], delta[COLL_GPU_NET_BYTES_RECEIVED],
+                     delta[COLL_GPU_NET_MESSAGES], delta[COLL_GPU_NET_ROUNDS],
+                     delta[COLL_GPU_NET_WAITS], call->alg->name);
 }
 
 accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,
