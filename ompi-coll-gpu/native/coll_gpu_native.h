@@ -56,7 +56,10 @@ typedef enum {
     COLL_GPU_PHASE_REDUCED = 1, /* my shard of this step is reduced (two-shot, hierarchical) */
     /* ring: I finished reading my left neighbour's scratch of this step (sent to it only) */
     COLL_GPU_PHASE_CONSUMED = 1,
-    COLL_GPU_PHASE_FINAL = 2 /* my shard's result of the step before is ready (hierarchical) */
+    COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
+    /* hierarchical, to the other nodes' owners of my shard: my node's segment of the shard's
+     * result of this step is reduced (sent in the next step) */
+    COLL_GPU_PHASE_SEGMENT = 3
 } coll_gpu_phase_t;
 
 /* The signal value of phase of step: monotone in (step, phase). */

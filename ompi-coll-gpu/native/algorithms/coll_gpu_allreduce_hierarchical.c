@@ -5,25 +5,39 @@
  *      any node has, and local rank l < m (shard l's owner) reduces shard l of its node's
  *      inputs, in local rank order, into its partial;
  *   2. between nodes an allreduce of each shard among its owners (local rank l of every
- *      node): every owner fetches the other owners' partials (gets) and reduces the nnodes
- *      partials in node order into the shard's result;
+ *      node), bandwidth-optimal: the shard is cut into nnodes segments and
+ *        a. reduce-scatter: the owner on node j gets segment j of every other owner's partial
+ *           and reduces the nnodes partials of it in node order into its result;
+ *        b. allgather: every owner gets segment j's result from the owner on node j;
+ *      so each owner moves 2 (nnodes - 1) / nnodes x the shard over the network (the bound of
+ *      any allreduce: docs/design.md, "Traffic between nodes"), in two rounds;
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.
  * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
- * network step is pipelined against the node's work: the gets of chunk k are issued as soon
- * as its partials are announced and completed only after the node reduced chunk k + 1.
+ * network step is pipelined against the node's work: the reduce-scatter gets of chunk k are
+ * issued as soon as its partials are announced and completed only after the node reduced
+ * chunk k + 1; the allgather of chunk k follows in that step.
  *
- * Determinism: every shard's result is computed the same way by every node's owner (the same
- * partials in node order), then copied: the same bits on every rank and from run to run.  The
- * bits depend on the node layout (which ranks share a node, m), not on the chunk size; they
- * differ from one_shot/two_shot's, which reduce all inputs in rank order.
+ * Why a direct reduce-scatter and allgather between the owners rather than a ring or recursive
+ * halving: the same bytes per owner as either (2 (nnodes - 1) / nnodes x shard), for any node
+ * count, in 2 rounds instead of the ring's 2 (nnodes - 1), and every segment is reduced in node
+ * order by one owner, so the bits are the ones this algorithm always gave (the ring would reduce
+ * each segment starting at another node: bits depending on where the chunk boundaries fall).
+ * What it costs: each owner talks to nnodes - 1 peers per chunk (a ring: 2).
  *
- * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging shards].
+ * Determinism: every segment of a shard is reduced once, by one owner, in node order over the
+ * nodes' partials (each its node's inputs in local rank order), then copied: the same bits on
+ * every rank and from run to run.  The bits depend on the node layout (which ranks share a
+ * node, m), not on the chunk size; they differ from one_shot/two_shot's, which reduce all
+ * inputs in rank order.
+ *
+ * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments].
  * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
  * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
- * REDUCED(s + 1) after their gets of step s completed.  The call ends with one step more than
- * chunks (the last chunk's allgather), then the agreement every native call ends with
- * (coll_gpu_prims_finish), which every rank announces to every rank: the next call may write
- * either half.
+ * REDUCED(s + 1) after their gets of step s (partials' segments, results' segments) completed.
+ * Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step s + 1),
+ * REDUCED(s + 1), ...: monotone.  The call ends with one step more than chunks (the last
+ * chunk's allgathers), then the agreement every native call ends with (coll_gpu_prims_finish),
+ * which every rank announces to every rank: the next call may write either half.
  */
 #include "coll_gpu_prims.h"
 
@@ -34,6 +48,7 @@
 typedef struct {
     size_t n;           /* elements of a chunk, at most */
     size_t shard_bytes; /* room of a shard */
+    size_t seg_bytes;   /* room of a segment of a shard (one per node) */
     size_t off_partial, off_result, off_stage;
 } coll_gpu_hier_layout_t;
 
@@ -44,13 +59,17 @@ static size_t coll_gpu_hier_align(size_t bytes) {
 /* The layout of chunks of n elements; returns the bytes of a half it needs. */
 static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
                                    coll_gpu_hier_layout_t *layout) {
+    size_t shard_n = (n + (size_t)m - 1) / (size_t)m;
+
     layout->n = n;
-    layout->shard_bytes = coll_gpu_hier_align((n + (size_t)m - 1) / (size_t)m * esize);
+    layout->shard_bytes = coll_gpu_hier_align(shard_n * esize);
+    layout->seg_bytes =
+        coll_gpu_hier_align((shard_n + (size_t)nnodes - 1) / (size_t)nnodes * esize);
     layout->off_partial = coll_gpu_hier_align(n * esize);
     /* one node: the partial is the result */
     layout->off_result = layout->off_partial + ((nnodes > 1) ? layout->shard_bytes : 0);
     layout->off_stage = layout->off_result + layout->shard_bytes;
-    return layout->off_stage + ((nnodes > 1) ? (size_t)nnodes * layout->shard_bytes : 0);
+    return layout->off_stage + ((nnodes > 1) ? (size_t)nnodes * layout->seg_bytes : 0);
 }
 
 typedef struct {
@@ -124,12 +143,21 @@ static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_ch
     }
 }
 
-/* Phase 3, started: tells the other nodes' owners this rank's partial is ready (and its gets
- * of the previous chunk done), waits for theirs and issues the gets of them. */
+/* Segment q of this rank's shard of chunk c: elements [*first_p, + *len_p) of the shard. */
+static void coll_gpu_hier_segment(const coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c, int q,
+                                  size_t *first_p, size_t *len_p) {
+    size_t shard_first, shard_len;
+
+    coll_gpu_native_shard(c->n, h->m, h->pr.native->team->local_rank, &shard_first, &shard_len);
+    coll_gpu_native_shard(shard_len, h->pr.native->team->nnodes, q, first_p, len_p);
+}
+
+/* Phase 2a, started: tells the other nodes' owners this rank's partial is ready (and its gets
+ * of the previous chunk done), waits for theirs and gets this node's segment of each. */
 static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
-    size_t shard_first, shard_len;
+    size_t esize = pr->call->esize, seg_first, seg_len;
 
     if (!h->is_owner || (team->nnodes < 2)) {
         return;
@@ -139,43 +167,72 @@ static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chun
             coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
         }
     }
-    coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
+    coll_gpu_hier_segment(h, c, team->node, &seg_first, &seg_len);
     for (int j = 0; j < team->nnodes; ++j) {
         if (j != team->node) {
             coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
             coll_gpu_prims_fetch(
-                pr, h->owner[j], c->step, h->layout.off_partial,
+                pr, h->owner[j], c->step, h->layout.off_partial + seg_first * esize,
                 coll_gpu_hier_mine(h, c->step,
-                                   h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
-                shard_len * pr->call->esize);
+                                   h->layout.off_stage + (size_t)j * h->layout.seg_bytes),
+                seg_len * esize);
         }
     }
 }
 
-/* Phase 3, finished, and phase 4: the owners complete their gets and reduce the nodes'
- * partials in node order; every rank copies each shard's result from its owner.  Runs in the
- * next step (step): its FINAL signal follows that step's READY to the same peer, keeping each
- * peer's signal slot monotone. */
+/* Phase 2a, finished, and 2b: an owner completes its gets, reduces its node's segment of the
+ * nodes' partials in node order, tells the other owners, and gets their segments' results. */
+static void coll_gpu_hier_net_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
+    const void **srcs = pr->native->srcs;
+    size_t esize = pr->call->esize, seg_first, seg_len;
+
+    coll_gpu_hier_segment(h, c, team->node, &seg_first, &seg_len);
+    coll_gpu_prims_fetch_complete(pr);
+    for (int j = 0; j < team->nnodes; ++j) {
+        srcs[j] = coll_gpu_hier_mine(h, c->step,
+                                     (j == team->node)
+                                         ? h->layout.off_partial + seg_first * esize
+                                         : h->layout.off_stage + (size_t)j * h->layout.seg_bytes);
+    }
+    coll_gpu_prims_reduce(pr,
+                          coll_gpu_hier_mine(h, c->step, h->layout.off_result + seg_first * esize),
+                          srcs, team->nnodes, seg_len);
+    /* the other owners get it */
+    coll_gpu_prims_publish(pr, c->step, h->layout.off_result + seg_first * esize, seg_len * esize);
+    coll_gpu_prims_sync(pr);
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j != team->node) {
+            coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_SEGMENT);
+        }
+    }
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j != team->node) {
+            size_t off;
+
+            coll_gpu_hier_segment(h, c, j, &seg_first, &seg_len);
+            off = h->layout.off_result + seg_first * esize;
+            coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_SEGMENT);
+            coll_gpu_prims_fetch(pr, h->owner[j], c->step, off, coll_gpu_hier_mine(h, c->step, off),
+                                 seg_len * esize);
+        }
+    }
+    coll_gpu_prims_fetch_complete(pr);
+}
+
+/* Phase 2, finished, and phase 3: the owners finish the network step; every rank copies each
+ * shard's result from its owner.  Runs in the next step (step): its FINAL signal follows that
+ * step's READY to the same peer, keeping each peer's signal slot monotone. */
 static void coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
                                  uint64_t step) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
-    const void **srcs = pr->native->srcs;
     size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
-        coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
         if (team->nnodes > 1) {
-            coll_gpu_prims_fetch_complete(pr);
-            for (int j = 0; j < team->nnodes; ++j) {
-                srcs[j] = coll_gpu_hier_mine(
-                    h, c->step,
-                    (j == team->node) ? h->layout.off_partial
-                                      : h->layout.off_stage + (size_t)j * h->layout.shard_bytes);
-            }
-            coll_gpu_prims_reduce(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
-                                  team->nnodes, shard_len);
-            coll_gpu_prims_sync(pr);
+            coll_gpu_hier_net_finish(h, c);
         }
         for (int i = 0; i < team->local_size; ++i) {
             if (team->local_ranks[i] != team->rank) {

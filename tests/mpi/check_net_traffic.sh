@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Traffic between nodes against the bounds of bandwidth-optimal algorithms (test_net_traffic,
+# the coll_gpu_net_* pvars around one native call on emulated nodes, host buffers; they count,
+# they do not time, so oversubscribed runs are fine):
+#   - MPI_Allreduce of 4 MiB + 12 bytes and of 100 KiB + 4 on 2, 3 (even and uneven: 2+2+1),
+#     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring where every node has
+#     one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
+#     shard between nodes (+ 16 bytes per inter-node message), and the result is right;
+#   - the per-call verbose line names each rank's traffic between nodes.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+BASE="coll_gpu_accelerator=emulated coll_gpu_host_buffers=1"
+
+for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for bytes in 4194316 102404; do
+        check_run "allreduce, $bytes bytes, $np ranks on $nodes nodes of $rpn, auto" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=allreduce --bytes=$bytes
+        if [ "$rpn" = 1 ]; then
+            check_run "allreduce, $bytes bytes, $np ranks on $nodes nodes of 1, hierarchical" $np \
+                "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=hierarchical" \
+                test_net_traffic --coll=allreduce --bytes=$bytes
+        fi
+    done
+done
+
+check_run "allreduce, 3 nodes, the per-call log" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=allreduce \
+    --bytes=4096
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the per-call log of the traffic between nodes" \
+    "MPI_Allreduce on MPI_COMM_WORLD: between nodes rank 5 sent [0-9]+ bytes and received [0-9]+ bytes in [0-9]+ messages; [0-9]+ rounds on its critical path \([0-9]+ signals of other nodes waited for\), hierarchical"
+
+check_finish
