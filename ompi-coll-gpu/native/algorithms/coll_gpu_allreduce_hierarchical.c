@@ -10,7 +10,9 @@
  *           and reduces the nnodes partials of it in node order into its result;
  *        b. allgather: every owner gets segment j's result from the owner on node j;
  *      so each owner moves 2 (nnodes - 1) / nnodes x the shard over the network (the bound of
- *      any allreduce: docs/design.md, "Traffic between nodes"), in two rounds;
+ *      any allreduce: docs/design.md, "Traffic between nodes"), in two rounds.  On 2 nodes the
+ *      shard is one segment: each owner gets the other's whole partial and reduces it too, as
+ *      many bytes (1 x shard) in one round, all of it while the node reduces the next chunk;
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.
  * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
  * network step is pipelined against the node's work: the reduce-scatter gets of chunk k are
@@ -30,7 +32,8 @@
  * node, m), not on the chunk size; they differ from one_shot/two_shot's, which reduce all
  * inputs in rank order.
  *
- * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments].
+ * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments]
+ * (a segment: the whole shard on 2 nodes).
  * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
  * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
  * REDUCED(s + 1) after their gets of step s (partials' segments, results' segments) completed.
@@ -57,14 +60,19 @@ static size_t coll_gpu_hier_align(size_t bytes) {
 }
 
 /* The layout of chunks of n elements; returns the bytes of a half it needs. */
+/* Segments of a shard between nodes: one per node, or one on 2 nodes, where each owner getting
+ * the whole of the other's partial moves as many bytes (1 x shard = 2 (2 - 1) / 2 x shard) in one
+ * round instead of two, all of it while the node reduces the next chunk. */
+static int coll_gpu_hier_nsegs(int nnodes) { return (2 == nnodes) ? 1 : nnodes; }
+
 static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
                                    coll_gpu_hier_layout_t *layout) {
     size_t shard_n = (n + (size_t)m - 1) / (size_t)m;
 
     layout->n = n;
     layout->shard_bytes = coll_gpu_hier_align(shard_n * esize);
-    layout->seg_bytes =
-        coll_gpu_hier_align((shard_n + (size_t)nnodes - 1) / (size_t)nnodes * esize);
+    layout->seg_bytes = coll_gpu_hier_align((shard_n + (size_t)coll_gpu_hier_nsegs(nnodes) - 1) /
+                                            (size_t)coll_gpu_hier_nsegs(nnodes) * esize);
     layout->off_partial = coll_gpu_hier_align(n * esize);
     /* one node: the partial is the result */
     layout->off_result = layout->off_partial + ((nnodes > 1) ? layout->shard_bytes : 0);
@@ -79,6 +87,8 @@ typedef struct {
     const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
     const int *local_owner; /* m entries: the owner of each shard on this node */
     bool is_owner;
+    int nsegs; /* segments of a shard between nodes (coll_gpu_hier_nsegs) */
+    int seg;   /* the segment this node's owner reduces */
 } coll_gpu_hier_t;
 
 /* One chunk in flight. */
@@ -149,7 +159,7 @@ static void coll_gpu_hier_segment(const coll_gpu_hier_t *h, const coll_gpu_hier_
     size_t shard_first, shard_len;
 
     coll_gpu_native_shard(c->n, h->m, h->pr.native->team->local_rank, &shard_first, &shard_len);
-    coll_gpu_native_shard(shard_len, h->pr.native->team->nnodes, q, first_p, len_p);
+    coll_gpu_native_shard(shard_len, h->nsegs, q, first_p, len_p);
 }
 
 /* Phase 2a, started: tells the other nodes' owners this rank's partial is ready (and its gets
@@ -167,7 +177,7 @@ static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chun
             coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
         }
     }
-    coll_gpu_hier_segment(h, c, team->node, &seg_first, &seg_len);
+    coll_gpu_hier_segment(h, c, h->seg, &seg_first, &seg_len);
     for (int j = 0; j < team->nnodes; ++j) {
         if (j != team->node) {
             coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
@@ -188,7 +198,7 @@ static void coll_gpu_hier_net_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chu
     const void **srcs = pr->native->srcs;
     size_t esize = pr->call->esize, seg_first, seg_len;
 
-    coll_gpu_hier_segment(h, c, team->node, &seg_first, &seg_len);
+    coll_gpu_hier_segment(h, c, h->seg, &seg_first, &seg_len);
     coll_gpu_prims_fetch_complete(pr);
     for (int j = 0; j < team->nnodes; ++j) {
         srcs[j] = coll_gpu_hier_mine(h, c->step,
@@ -199,6 +209,10 @@ static void coll_gpu_hier_net_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chu
     coll_gpu_prims_reduce(pr,
                           coll_gpu_hier_mine(h, c->step, h->layout.off_result + seg_first * esize),
                           srcs, team->nnodes, seg_len);
+    if (1 == h->nsegs) {
+        coll_gpu_prims_sync(pr); /* every owner reduced the whole shard */
+        return;
+    }
     /* the other owners get it */
     coll_gpu_prims_publish(pr, c->step, h->layout.off_result + seg_first * esize, seg_len * esize);
     coll_gpu_prims_sync(pr);
@@ -281,6 +295,8 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     h.is_owner = (team->local_rank < h.m);
     h.owner = team->node_peers;
     h.local_owner = team->local_ranks;
+    h.nsegs = coll_gpu_hier_nsegs(team->nnodes);
+    h.seg = (h.nsegs > 1) ? team->node : 0;
 
     /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
      * fits made sure one element does, the same on every rank) */
