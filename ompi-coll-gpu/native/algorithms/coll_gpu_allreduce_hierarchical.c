@@ -16,8 +16,11 @@
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.
  * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
  * network step is pipelined against the node's work: the reduce-scatter gets of chunk k are
- * issued as soon as its partials are announced and completed only after the node reduced
- * chunk k + 1; the allgather of chunk k follows in that step.
+ * issued as soon as its partials are announced (step s) and completed only after the node
+ * reduced chunk k + 1 (step s + 1); the owners then reduce their segments and issue the
+ * allgather's gets, completed after the node reduced chunk k + 2 (step s + 2), when the node
+ * copies chunk k's results.  So both network phases fly while the node works, and a call
+ * takes two steps more than chunks (one on 2 nodes, where the shard is one segment).
  *
  * Why a direct reduce-scatter and allgather between the owners rather than a ring or recursive
  * halving: the same bytes per owner as either (2 (nnodes - 1) / nnodes x shard), for any node
@@ -33,14 +36,17 @@
  * inputs in rank order.
  *
  * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments]
- * (a segment: the whole shard on 2 nodes).
- * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
- * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
- * REDUCED(s + 1) after their gets of step s (partials' segments, results' segments) completed.
- * Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step s + 1),
- * REDUCED(s + 1), ...: monotone.  The call ends with one step more than chunks (the last
- * chunk's allgathers), then the agreement every native call ends with (coll_gpu_prims_finish),
- * which every rank announces to every rank: the next call may write either half.
+ * (a segment: the whole shard on 2 nodes).  Reuse of the half of step s by the chunk of step
+ * s + 2: its input and partial are written in step s + 2, after every local reader announced
+ * READY(s + 2) (done with step s + 1, so with chunk s's inputs) and every remote owner announced
+ * REDUCED(s + 1) (its gets of step s + 1 completed: chunk s's partial segments, and the
+ * previous chunk's results); its result is written in step s + 3, after READY(s + 3) (the
+ * node's copies of chunk s's results, made in step s + 2, are done: a step without a chunk of
+ * its own still exchanges READY) and REDUCED(s + 2) (the remote owners' gets of chunk s's
+ * results completed).  Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step
+ * s + 1), REDUCED(s + 1), ...: monotone.  The call ends with the agreement every native call
+ * ends with (coll_gpu_prims_finish), which every rank announces to every rank: the next call may
+ * write either half.
  */
 #include "coll_gpu_prims.h"
 
@@ -101,6 +107,23 @@ static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset
     return coll_gpu_prims_mine(&h->pr, step) + offset;
 }
 
+/* READY of step to the node's other ranks, then theirs: each is done with step - 1. */
+static void coll_gpu_hier_node_ready(coll_gpu_hier_t *h, uint64_t step) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
+
+    for (int i = 0; i < team->local_size; ++i) {
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
+        }
+    }
+    for (int i = 0; i < team->local_size; ++i) {
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_wait(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
+        }
+    }
+}
+
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
  * the node's ranks. */
 static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
@@ -126,16 +149,7 @@ static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_ch
                             in + others[i].offset, others[i].len);
     }
     coll_gpu_prims_sync(pr);
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_signal(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
-        }
-    }
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_wait(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
-        }
-    }
+    coll_gpu_hier_node_ready(h, c->step);
     if (h->is_owner) {
         for (int i = 0; i < team->local_size; ++i) {
             int peer = team->local_ranks[i];
@@ -190,16 +204,16 @@ static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chun
     }
 }
 
-/* Phase 2a, finished, and 2b: an owner completes its gets, reduces its node's segment of the
- * nodes' partials in node order, tells the other owners, and gets their segments' results. */
-static void coll_gpu_hier_net_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
+/* Phase 2a, finished, and 2b started (an owner, in the step after chunk c's, its gets of c
+ * completed): reduces its node's segment of the nodes' partials in node order; tells the other
+ * owners and gets their segments' results, which complete in the next step. */
+static void coll_gpu_hier_net_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
     const void **srcs = pr->native->srcs;
     size_t esize = pr->call->esize, seg_first, seg_len;
 
     coll_gpu_hier_segment(h, c, h->seg, &seg_first, &seg_len);
-    coll_gpu_prims_fetch_complete(pr);
     for (int j = 0; j < team->nnodes; ++j) {
         srcs[j] = coll_gpu_hier_mine(h, c->step,
                                      (j == team->node)
@@ -232,22 +246,17 @@ static void coll_gpu_hier_net_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chu
                                  seg_len * esize);
         }
     }
-    coll_gpu_prims_fetch_complete(pr);
 }
 
-/* Phase 2, finished, and phase 3: the owners finish the network step; every rank copies each
- * shard's result from its owner.  Runs in the next step (step): its FINAL signal follows that
- * step's READY to the same peer, keeping each peer's signal slot monotone. */
-static void coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
-                                 uint64_t step) {
+/* Phase 3 (the owners' results of chunk c complete): every rank copies each shard's result from
+ * its owner.  Runs in a later step (step): its FINAL signal follows that step's READY to the
+ * same peer, keeping each peer's signal slot monotone. */
+static void coll_gpu_hier_final(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c, uint64_t step) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
     size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
-        if (team->nnodes > 1) {
-            coll_gpu_hier_net_finish(h, c);
-        }
         for (int i = 0; i < team->local_size; ++i) {
             if (team->local_ranks[i] != team->rank) {
                 coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_FINAL);
@@ -283,8 +292,9 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
-    coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
-    bool pending = false;
+    coll_gpu_hier_chunk_t cur = {0, 0, 0}, prev = {0, 0, 0}, prev2 = {0, 0, 0};
+    bool reduce_pending = false, final_pending = false;
+    int depth;
     coll_gpu_hier_t h;
     size_t n;
 
@@ -311,9 +321,15 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
         return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm); /* every rank */
     }
 
-    /* a chunk's node reduce runs while the previous chunk's gets fly; the call's last step
-     * (the agreement, coll_gpu_prims_finish) tells every rank that every read is done */
-    for (size_t first = 0; ((first < call->count) || pending) && coll_gpu_prims_linked(&h.pr);
+    /* Step s runs: the node reduce of the chunk of step s; the owners' completion of every get
+     * issued in step s - 1, which flew during that reduce; the copies of the results of the chunk
+     * of step s - 2 (s - 1 where the shard is one segment); the reduction of the segment of the
+     * chunk of step s - 1 and the gets of the other segments' results; the gets of this chunk's
+     * segments.  The call's last step (the agreement, coll_gpu_prims_finish) tells every rank
+     * that every read is done. */
+    depth = ((team->nnodes > 1) && (h.nsegs > 1)) ? 2 : 1;
+    for (size_t first = 0;
+         ((first < call->count) || reduce_pending || final_pending) && coll_gpu_prims_linked(&h.pr);
          first += n) {
         bool current = (first < call->count);
         uint64_t step = ++native->step;
@@ -323,15 +339,32 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
             cur.first = first;
             cur.n = (call->count - first < n) ? call->count - first : n;
             coll_gpu_hier_node_reduce(&h, &cur);
+        } else if (2 == depth) {
+            /* the node's readers of the results two steps back (the half the segment reduced
+             * below goes into) are done: what the next chunk's node reduce would have said */
+            coll_gpu_hier_node_ready(&h, step);
         }
-        if (pending) {
-            coll_gpu_hier_finish(&h, &prev, step);
+        if (h.is_owner && (team->nnodes > 1) && (reduce_pending || final_pending)) {
+            coll_gpu_prims_fetch_complete(&h.pr);
+        }
+        if (final_pending) {
+            coll_gpu_hier_final(&h, &prev2, step);
+        }
+        if (reduce_pending) {
+            if (h.is_owner && (team->nnodes > 1)) {
+                coll_gpu_hier_net_reduce(&h, &prev);
+            }
+            if (1 == depth) {
+                coll_gpu_hier_final(&h, &prev, step);
+            }
         }
         if (current) {
             coll_gpu_hier_net_start(&h, &cur);
-            prev = cur;
         }
-        pending = current;
+        final_pending = (2 == depth) && reduce_pending;
+        prev2 = prev;
+        reduce_pending = current;
+        prev = cur;
     }
     return coll_gpu_prims_finish(&h.pr, comm);
 }
