@@ -196,6 +196,9 @@ typedef struct {
 
 /* The counters above (a copy; cheap: the algorithms read them around every call). */
 CGT_API void cgt_team_traffic(const cgt_team_t *team, cgt_traffic_t *traffic);
+/* bytes_received by the node of the peer they came from: cgt_team_nnodes entries.  Gets are
+ * counted by the getter; these say whose network interface sent them. */
+CGT_API const uint64_t *cgt_team_received_by_node(const cgt_team_t *team);
 
 CGT_API const char *cgt_status_string(cgt_status_t status);
 CGT_API const char *cgt_backend_string(cgt_backend_t backend);

@@ -220,6 +220,7 @@ static void coll_gpu_native_free(coll_gpu_native_t *native) {
     if (NULL != native) {
         free(native->srcs);
         free(native->counts); /* and the other size_t arrays */
+        free(native->net_by_node_mark);
         free(native);
     }
 }
@@ -608,12 +609,20 @@ cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
 }
 
 unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+unsigned long long coll_gpu_net_received_by_node[COLL_GPU_NET_MAX_NODES];
 
 void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
                                coll_gpu_native_net_mark_t *mark) {
     coll_gpu_native_t *native = call->native;
 
     cgt_team_traffic(native->team->cgt, &mark->traffic);
+    if (NULL == native->net_by_node_mark) {
+        native->net_by_node_mark = calloc((size_t)native->team->nnodes, sizeof(uint64_t));
+    }
+    if (NULL != native->net_by_node_mark) {
+        memcpy(native->net_by_node_mark, cgt_team_received_by_node(native->team->cgt),
+               (size_t)native->team->nnodes * sizeof(uint64_t));
+    }
     mark->waits = native->net_waits;
     mark->rounds = native->net_rounds;
     /* a call's first wait for another node starts a round of its own */
@@ -634,6 +643,15 @@ void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_com
     delta[COLL_GPU_NET_WAITS] = native->net_waits - mark->waits;
     for (int i = 0; i < COLL_GPU_NET_NUM; ++i) {
         coll_gpu_count_add(&coll_gpu_net_counters[i], delta[i]);
+    }
+    if (NULL != native->net_by_node_mark) {
+        const uint64_t *by_node = cgt_team_received_by_node(native->team->cgt);
+
+        for (int j = 0; j < native->team->nnodes; ++j) {
+            int k = (j < COLL_GPU_NET_MAX_NODES) ? j : COLL_GPU_NET_MAX_NODES - 1;
+            coll_gpu_count_add(&coll_gpu_net_received_by_node[k],
+                               by_node[j] - native->net_by_node_mark[j]);
+        }
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "%s on %s: between nodes rank %d sent %llu bytes and received %llu bytes "

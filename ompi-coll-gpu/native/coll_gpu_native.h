@@ -122,6 +122,9 @@ typedef struct coll_gpu_native {
      * make (a wait after this rank signalled another node since its previous round), and the
      * count of this rank's inter-node signals at the start of the current round. */
     uint64_t net_waits, net_rounds, net_round_mark;
+    /* nnodes entries: cgt_team_received_by_node when the current call started (NULL: not
+     * allocated yet, or could not be: not counted by node) */
+    uint64_t *net_by_node_mark;
 } coll_gpu_native_t;
 
 /*
@@ -140,6 +143,12 @@ typedef enum {
 } coll_gpu_net_counter_t;
 
 extern unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+
+/* The bytes received of coll_gpu_net_counters by the node that sent them: element j is node j of
+ * the call's communicator (nodes numbered by their lowest rank), the last one every node from
+ * it on (the coll_gpu_net_bytes_received_by_node pvar). */
+#define COLL_GPU_NET_MAX_NODES 64
+extern unsigned long long coll_gpu_net_received_by_node[COLL_GPU_NET_MAX_NODES];
 
 /* A call's traffic between nodes: the counters when it started. */
 typedef struct {

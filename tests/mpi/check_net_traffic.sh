@@ -8,6 +8,9 @@
 #     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring where every node has
 #     one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
 #     shard between nodes (+ 16 bytes per inter-node message), and the result is right;
+#   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
+#     1 x the message between nodes, and every node sends at most 1 x the message to the others
+#     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
 #   - the per-call verbose line names each rank's traffic between nodes.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -27,6 +30,17 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
                 "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=hierarchical" \
                 test_net_traffic --coll=allreduce --bytes=$bytes
         fi
+    done
+done
+
+# MPI_Bcast of 4 MiB + 12 bytes from rank 1 and from the last rank: every rank moves at most
+# 1 x the message between nodes, and no node sends more than 1 x the message (the chain)
+for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for root in 1 $((np - 1)); do
+        check_run "bcast, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root
     done
 done
 

@@ -11,10 +11,11 @@
  *   4 bytes per message).  Its shard: count / m elements, m the fewest ranks of any node, for the
  *   ranks whose local rank is below m (the shard owners); 0 for the others.
  *
- *   bcast (--coll=bcast): every rank receives at most 1 x the message from other nodes, plus
- *   16 bytes per message; the root's node is served as a whole at most once per other node...
- *   (the root's own count: sent + received <= 16 bytes per message: one-sided gets are counted
- *   by who issues them).
+ *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
+ *   root's node), plus 16 bytes per message; and every node's network interface sends the
+ *   message at most once (the root's included): the bytes every rank got from node j
+ *   (coll_gpu_net_bytes_received_by_node: gets are counted by the getter, by the node that
+ *   served them), summed over the ranks, are at most 1 x the message.
  *
  * The call must run natively (coll_gpu_calls_native grows by one) and give the right result
  * (integer sums against a reference computed here).  Rank 0 prints each rank's counts and bound
@@ -43,7 +44,9 @@ static const char *const net_names[NET_NUM] = {
     "coll_gpu_net_rounds",     "coll_gpu_net_waits",
 };
 
-static tu_pvar_t net_pvars[NET_NUM], calls_native;
+static tu_pvar_t net_pvars[NET_NUM], calls_native, by_node;
+
+#define MAX_NODES 64
 
 static void net_read(uint64_t values[NET_NUM]) {
     for (int i = 0; i < NET_NUM; ++i) {
@@ -109,6 +112,8 @@ int main(int argc, char **argv) {
     int rank, size, root = 0, nat = COLL_GPU_ALLREDUCE;
     uint64_t before[NET_NUM], after[NET_NUM], delta[NET_NUM], bound, shard = 0, moved;
     uint64_t native_before, native_after, *all;
+    uint64_t by_node_before[MAX_NODES] = {0}, by_node_after[MAX_NODES] = {0};
+    uint64_t served[MAX_NODES] = {0}; /* bytes every rank got from node j */
     layout_t lay;
     int *sbuf, *rbuf;
     bool owner;
@@ -139,6 +144,7 @@ int main(int argc, char **argv) {
         tu_pvar_open_required(net_names[i], &net_pvars[i]);
     }
     tu_pvar_open_required("coll_gpu_calls_native", &calls_native);
+    tu_pvar_open_required("coll_gpu_net_bytes_received_by_node", &by_node);
     layout_get(&lay, rank, size);
     count = bytes / sizeof(int);
     sbuf = malloc(count * sizeof(int) + 1);
@@ -157,9 +163,16 @@ int main(int argc, char **argv) {
     run_call(coll, sbuf, rbuf, count, root, rank, size);
     native_before = tu_pvar_read_element(&calls_native, nat);
     net_read(before);
+    tu_pvar_read(&by_node, by_node_before, MAX_NODES);
     run_call(coll, sbuf, rbuf, count, root, rank, size);
     net_read(after);
+    tu_pvar_read(&by_node, by_node_after, MAX_NODES);
+    for (int j = 0; j < MAX_NODES; ++j) {
+        by_node_after[j] -= by_node_before[j];
+    }
     native_after = tu_pvar_read_element(&calls_native, nat);
+    /* (after the counters: on host buffers this allreduce is native too) */
+    MPI_Allreduce(by_node_after, served, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (native_after != native_before + 1) {
         tu_fail("the call did not run natively (coll_gpu_calls_native[%s] grew by %" PRIu64
                 "): nothing to count",
@@ -198,6 +211,14 @@ int main(int argc, char **argv) {
                 rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
                 delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
         }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            if (served[j] > shard) {
+                tu_fail("bcast bound exceeded: node %d%s sent %" PRIu64
+                        " bytes to other nodes (what their ranks got from it) > 1 x message = "
+                        "%" PRIu64,
+                        j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
+            }
+        }
     }
 
     /* every rank's counts, printed by rank 0 */
@@ -224,8 +245,12 @@ int main(int argc, char **argv) {
                        v[NET_NUM]);
             }
             printf("%s: %zu bytes, %d nodes, %d ranks per node: %" PRIu64
-                   " bytes between nodes in all\n",
+                   " bytes between nodes in all; sent by node:",
                    coll, count * sizeof(int), lay.nnodes, lay.rpn, total);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES); ++j) {
+                printf(" %" PRIu64, served[j]);
+            }
+            printf("\n");
             fflush(stdout);
         }
     }
