@@ -7,6 +7,10 @@
  * out of the root's scratch in step k: a load from a peer of its node, a get from another
  * node's.  One step per chunk.
  *
+ * Chain (3 nodes or more, more than 64 KiB: coll_gpu_bcast_chain below): the leaders of the
+ * two-level form pass the chunks on from node to node, so no node sends the message more than
+ * once; otherwise, two-level or flat:
+ *
  * Two-level (some node other than the root's has several ranks): only one rank of each other
  * node, its leader, gets from the root; the rest of its node loads from the leader, so the
  * root's node sends each chunk once per node instead of once per rank.  In step s (chunk k):
