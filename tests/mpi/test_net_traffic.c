@@ -198,6 +198,16 @@ int main(int argc, char **argv) {
                     NET_HEADER_PER_MESSAGE, lay.nnodes - 1, lay.nnodes, shard,
                     NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES], bound);
         }
+        /* and the counters count: an owner's result needs the other nodes' share of its shard
+         * (any allreduce gets at least (nnodes - 1) / nnodes of it from outside its node) */
+        if (delta[NET_RECEIVED] + delta[NET_SENT] <
+            (uint64_t)(lay.nnodes - 1) * (shard / sizeof(int) / (uint64_t)lay.nnodes) *
+                sizeof(int)) {
+            tu_fail("rank %d (node %d) moved only %" PRIu64 " bytes between nodes: less than "
+                    "(nnodes - 1) / nnodes x its shard of %" PRIu64
+                    " bytes, which no allreduce can do (counters not counting?)",
+                    rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
+        }
     } else {
         owner = (rank == root);
         shard = count * sizeof(int);
@@ -217,6 +227,23 @@ int main(int argc, char **argv) {
                         " bytes to other nodes (what their ranks got from it) > 1 x message = "
                         "%" PRIu64,
                         j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
+            }
+        }
+        /* and the counters count: every node but the root's gets the message from outside */
+        {
+            uint64_t node_got[MAX_NODES] = {0}, mine_got = delta[NET_RECEIVED];
+
+            if (lay.node < MAX_NODES) {
+                node_got[lay.node] = mine_got;
+            }
+            MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+                if ((j != root / lay.rpn) && (node_got[j] < shard)) {
+                    tu_fail("node %d received only %" PRIu64 " bytes from other nodes, less than "
+                            "the message of %" PRIu64 " bytes it must get (counters not "
+                            "counting?)",
+                            j, node_got[j], shard);
+                }
             }
         }
     }
