@@ -39,8 +39,8 @@
  * (a segment: the whole shard on 2 nodes).  Reuse of the half of step s by the chunk of step
  * s + 2: its input and partial are written in step s + 2, after every local reader announced
  * READY(s + 2) (done with step s + 1, so with chunk s's inputs) and every remote owner announced
- * REDUCED(s + 1) (its gets of step s + 1 completed: chunk s's partial segments, and the
- * previous chunk's results); its result is written in step s + 3, after READY(s + 3) (the
+ * REDUCED(s + 1) (the gets it issued in step s completed: chunk s's partial segments, and
+ * the previous chunk's results); its result is written in step s + 3, after READY(s + 3) (the
  * node's copies of chunk s's results, made in step s + 2, are done: a step without a chunk of
  * its own still exchanges READY) and REDUCED(s + 2) (the remote owners' gets of chunk s's
  * results completed).  Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step
@@ -65,12 +65,12 @@ static size_t coll_gpu_hier_align(size_t bytes) {
     return (bytes + COLL_GPU_HIER_ALIGN - 1) & ~(size_t)(COLL_GPU_HIER_ALIGN - 1);
 }
 
-/* The layout of chunks of n elements; returns the bytes of a half it needs. */
 /* Segments of a shard between nodes: one per node, or one on 2 nodes, where each owner getting
  * the whole of the other's partial moves as many bytes (1 x shard = 2 (2 - 1) / 2 x shard) in one
  * round instead of two, all of it while the node reduces the next chunk. */
 static int coll_gpu_hier_nsegs(int nnodes) { return (2 == nnodes) ? 1 : nnodes; }
 
+/* The layout of chunks of n elements; returns the bytes of a half it needs. */
 static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
                                    coll_gpu_hier_layout_t *layout) {
     size_t shard_n = (n + (size_t)m - 1) / (size_t)m;
