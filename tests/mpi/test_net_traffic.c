@@ -22,8 +22,12 @@
  * ("rank R node N owner: sent S received V messages M rounds D waits W bound B"), and a case that
  * exceeds its bound fails naming it.
  *
+ * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
+ * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
+ * every native call is the 1).
+ *
  * Options: --coll=allreduce|bcast, --bytes=N (bytes of the message, default 4 MiB + 12),
- * --root=R (bcast).  Closing line (rank 0): "N passed, M failed".
+ * --root=R (bcast), --rounds.  Closing line (rank 0): "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -116,6 +120,7 @@ int main(int argc, char **argv) {
     uint64_t served[MAX_NODES] = {0}; /* bytes every rank got from node j */
     layout_t lay;
     int *sbuf, *rbuf;
+    bool check_rounds = false;
     bool owner;
 
     MPI_Init(&argc, &argv);
@@ -130,6 +135,8 @@ int main(int argc, char **argv) {
             bytes = strtoull(argv[i] + 8, NULL, 0);
         } else if (0 == strncmp(argv[i], "--root=", 7)) {
             root = atoi(argv[i] + 7) % size;
+        } else if (0 == strcmp(argv[i], "--rounds")) {
+            check_rounds = true;
         }
     }
     if (0 == strcmp(coll, "bcast")) {
@@ -245,6 +252,24 @@ int main(int argc, char **argv) {
                             j, node_got[j], shard);
                 }
             }
+        }
+    }
+
+    if (check_rounds) {
+        int log2n = 0;
+
+        while ((1 << log2n) < lay.nnodes) {
+            ++log2n;
+        }
+        if (delta[NET_ROUNDS] > (uint64_t)(2 * log2n + 1)) {
+            tu_fail("%s: rank %d waited through %" PRIu64
+                    " inter-node rounds (coll_gpu_net_rounds) > 2 ceil(log2 nnodes) + 1 = %d "
+                    "(%d nodes)",
+                    coll, rank, delta[NET_ROUNDS], 2 * log2n + 1, lay.nnodes);
+        }
+        if (0 == delta[NET_ROUNDS]) {
+            tu_fail("%s: rank %d waited through no inter-node round: counters not counting?", coll,
+                    rank);
         }
     }
 
