@@ -647,10 +647,13 @@ void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_com
     if (NULL != native->net_by_node_mark) {
         const uint64_t *by_node = cgt_team_received_by_node(native->team->cgt);
 
+        /* (most calls get from a few nodes: no atomic add for the others) */
         for (int j = 0; j < native->team->nnodes; ++j) {
             int k = (j < COLL_GPU_NET_MAX_NODES) ? j : COLL_GPU_NET_MAX_NODES - 1;
-            coll_gpu_count_add(&coll_gpu_net_received_by_node[k],
-                               by_node[j] - native->net_by_node_mark[j]);
+            if (by_node[j] != native->net_by_node_mark[j]) {
+                coll_gpu_count_add(&coll_gpu_net_received_by_node[k],
+                                   by_node[j] - native->net_by_node_mark[j]);
+            }
         }
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
