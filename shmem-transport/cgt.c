@@ -269,6 +269,22 @@ out_free:
 
 /* ---- teams ---------------------------------------------------------------------------------- */
 
+void cgt_team_traffic(const cgt_team_t *team, cgt_traffic_t *traffic) { *traffic = team->traffic; }
+
+const uint64_t *cgt_team_received_by_node(const cgt_team_t *team) { return team->received_by_node; }
+
+/* An operation of len bytes issued to peer: counted when peer is on another node. */
+static inline void cgt_team_count(cgt_team_t *team, int peer, size_t sent, size_t received,
+                                  bool signal) {
+    if (!cgt_team_is_local(team, peer)) {
+        team->traffic.bytes_sent += sent;
+        team->traffic.bytes_received += received;
+        team->received_by_node[team->node_of_rank[peer]] += received;
+        team->traffic.messages += 1;
+        team->traffic.signals += signal ? 1 : 0;
+    }
+}
+
 int cgt_team_rank(const cgt_team_t *team) { return team->rank; }
 int cgt_team_size(const cgt_team_t *team) { return team->size; }
 int cgt_team_nnodes(const cgt_team_t *team) { return team->nnodes; }
@@ -507,8 +523,10 @@ cgt_status_t cgt_team_create(const cgt_team_params_t *params, cgt_team_t **team_
     team->pids = calloc(n, sizeof(pid_t));
     team->start_times = calloc(n, sizeof(uint64_t));
     team->alive_checkable = calloc(n, sizeof(bool));
+    team->received_by_node = calloc(n, sizeof(uint64_t));
     if (team->node_of_rank == NULL || team->local_ranks == NULL || team->pids == NULL ||
-        team->start_times == NULL || team->alive_checkable == NULL) {
+        team->start_times == NULL || team->alive_checkable == NULL ||
+        team->received_by_node == NULL) {
         /* the others are in the first allgather: a rank out of memory cannot help them */
         status = cgt_error_set(NULL, CGT_ERR_NO_MEMORY, "cgt_team_create: out of memory");
         goto err_destroy;
@@ -600,6 +618,7 @@ void cgt_team_destroy(cgt_team_t *team) {
     free(team->pids);
     free(team->local_ranks);
     free(team->node_of_rank);
+    free(team->received_by_node);
     if (team->lock_init) {
         pthread_mutex_destroy(&team->lock);
     }
@@ -1368,6 +1387,7 @@ static cgt_status_t cgt_put_unlocked(cgt_team_t *team, cgt_rmem_t *dst, size_t d
         return cgt_cma_put(team, dst, dst_offset, src, len);
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, dst->peer, len, 0, false);
         return cgt_ucx_status(team, cgt_ucx_put(team->ucx, dst->rkey, dst_offset, src, len));
 #endif
     default:
@@ -1403,6 +1423,7 @@ static cgt_status_t cgt_get_unlocked(cgt_team_t *team, void *dst, cgt_rmem_t *sr
         return cgt_cma_get(team, dst, src, src_offset, len);
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, src->peer, 0, len, false);
         return cgt_ucx_status(team, cgt_ucx_get(team->ucx, dst, src->rkey, src_offset, len));
 #endif
     default:
@@ -1461,6 +1482,7 @@ static cgt_status_t cgt_signal_store(cgt_team_t *team, int peer, unsigned slot, 
         return CGT_OK;
 #if COLL_GPU_HAVE_UCX
     case CGT_RMEM_UCX:
+        cgt_team_count(team, peer, sizeof(value), 0, true);
         return cgt_ucx_status(
             team, cgt_ucx_put_signal(team->ucx, rmem->rkey, slot * sizeof(uint64_t), value));
 #endif

@@ -178,6 +178,28 @@ CGT_API void cgt_team_progress(cgt_team_t *team);
 /* Barrier among the ranks of this rank's node (through the signals, not the OOB). */
 CGT_API cgt_status_t cgt_barrier_local(cgt_team_t *team);
 
+/*
+ * Traffic between nodes: what this rank issued through the team to ranks on other nodes since
+ * the team was created, counted where cgt hands each operation to the backend that crosses
+ * nodes (ucx; emulated nodes of one host count as nodes).  One-sided, so each byte is counted
+ * once, by the rank that issues it: a put's bytes as sent, a get's as received (the peer's NIC
+ * sends them, but the peer's counters never see them); the sum over ranks is what crossed the
+ * network.  A signal is a message of 8 bytes sent.  One operation is one message, however the
+ * backend carries it (a staged device put goes through bounce buffers in pieces).
+ */
+typedef struct {
+    uint64_t bytes_sent;     /* puts and signals to other nodes */
+    uint64_t bytes_received; /* gets from other nodes */
+    uint64_t messages;       /* puts, gets and signals to or from other nodes */
+    uint64_t signals;        /* of which signals */
+} cgt_traffic_t;
+
+/* The counters above (a copy; cheap: the algorithms read them around every call). */
+CGT_API void cgt_team_traffic(const cgt_team_t *team, cgt_traffic_t *traffic);
+/* bytes_received by the node of the peer they came from: cgt_team_nnodes entries.  Gets are
+ * counted by the getter; these say whose network interface sent them. */
+CGT_API const uint64_t *cgt_team_received_by_node(const cgt_team_t *team);
+
 CGT_API const char *cgt_status_string(cgt_status_t status);
 CGT_API const char *cgt_backend_string(cgt_backend_t backend);
 /* What the last failing call of this thread failed on, in words. */

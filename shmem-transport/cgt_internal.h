@@ -169,6 +169,9 @@ struct cgt_team {
     size_t nmaps;
     cgt_list_t imports;
 
+    cgt_traffic_t traffic;      /* what this rank issued to other nodes (cgt_team_traffic) */
+    uint64_t *received_by_node; /* size entries: traffic.bytes_received by the peer's node */
+
     void *bounce; /* CMA puts/gets of device memory go through it */
     size_t bounce_size;
 

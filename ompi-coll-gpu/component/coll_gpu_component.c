@@ -86,6 +86,8 @@ typedef struct {
 static coll_gpu_pvar_array_t coll_gpu_pvar_algorithms[COLL_GPU_NCOLL_NUM];
 static coll_gpu_pvar_array_t coll_gpu_pvar_fallbacks = {mca_coll_gpu_component.native_fallbacks,
                                                         COLL_GPU_FALLBACK_NUM};
+static coll_gpu_pvar_array_t coll_gpu_pvar_net_by_node = {coll_gpu_net_received_by_node,
+                                                          COLL_GPU_NET_MAX_NODES};
 
 static int coll_gpu_pvar_array_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
                                      void *obj, int *count) {
@@ -226,6 +228,35 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     static mca_base_var_enum_value_t values[COLL_GPU_NCOLL_NUM][COLL_GPU_MAX_ALGS + 1];
     mca_base_var_enum_t *alg_enum;
     char help[2048], var[64], enum_name[96];
+
+    /* traffic between nodes of the native calls (docs/design.md, "Traffic between nodes") */
+    coll_gpu_register_pvar("net_bytes_sent",
+                           "Bytes this rank sent to ranks on other nodes in native calls (its "
+                           "puts, and 8 per signal), counted where the transport issues them",
+                           &coll_gpu_net_counters[COLL_GPU_NET_BYTES_SENT], false);
+    coll_gpu_register_pvar("net_bytes_received",
+                           "Bytes this rank received from ranks on other nodes in native calls "
+                           "(its gets), counted where the transport issues them",
+                           &coll_gpu_net_counters[COLL_GPU_NET_BYTES_RECEIVED], false);
+    coll_gpu_register_pvar("net_messages",
+                           "Puts, gets and signals this rank issued to ranks on other nodes in "
+                           "native calls",
+                           &coll_gpu_net_counters[COLL_GPU_NET_MESSAGES], false);
+    coll_gpu_register_pvar("net_rounds",
+                           "Messages on the critical path between nodes: the inter-node rounds "
+                           "this rank waited through in native calls (a wait for another node's "
+                           "signal after this rank signalled another node since its previous "
+                           "round; a call's first such wait starts one)",
+                           &coll_gpu_net_counters[COLL_GPU_NET_ROUNDS], false);
+    coll_gpu_register_pvar("net_waits",
+                           "Signals of ranks on other nodes this rank waited for in native calls",
+                           &coll_gpu_net_counters[COLL_GPU_NET_WAITS], false);
+    coll_gpu_register_pvar_array(
+        "net_bytes_received_by_node",
+        "net_bytes_received by the node that sent them: element j is node j of the call's "
+        "communicator (nodes numbered by their lowest rank), the last element every node from it "
+        "on (64 elements)",
+        &coll_gpu_pvar_net_by_node);
 
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[k];

@@ -220,6 +220,7 @@ static void coll_gpu_native_free(coll_gpu_native_t *native) {
     if (NULL != native) {
         free(native->srcs);
         free(native->counts); /* and the other size_t arrays */
+        free(native->net_by_node_mark);
         free(native);
     }
 }
@@ -545,8 +546,27 @@ cgt_status_t coll_gpu_native_signal(coll_gpu_native_t *native, int peer, uint64_
                       COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
 
+/* A wait for peer's signal: counted on the critical path between nodes when peer is on another
+ * node.  A new round when this rank signalled another node since the current round began (what it
+ * waits for may answer that signal); waits with no such signal between them wait for messages in
+ * flight at the same time: one round. */
+static inline void coll_gpu_native_net_wait(coll_gpu_native_t *native, int peer) {
+    cgt_traffic_t traffic;
+
+    if (coll_gpu_native_is_local(native, peer)) {
+        return;
+    }
+    native->net_waits += 1;
+    cgt_team_traffic(native->team->cgt, &traffic);
+    if (traffic.signals != native->net_round_mark) {
+        native->net_rounds += 1;
+        native->net_round_mark = traffic.signals;
+    }
+}
+
 cgt_status_t coll_gpu_native_wait(coll_gpu_native_t *native, int peer, uint64_t step,
                                   coll_gpu_phase_t phase) {
+    coll_gpu_native_net_wait(native, peer);
     return cgt_wait(native->team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)peer,
                     COLL_GPU_NATIVE_SIGNAL_VALUE(step, phase));
 }
@@ -579,12 +599,71 @@ cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
         if (p == team->rank) {
             continue;
         }
+        coll_gpu_native_net_wait(native, p);
         status = cgt_wait(team->cgt, COLL_GPU_NATIVE_SLOT0 + (unsigned)p, value);
         if (CGT_OK != status) {
             return status;
         }
     }
     return CGT_OK;
+}
+
+unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+unsigned long long coll_gpu_net_received_by_node[COLL_GPU_NET_MAX_NODES];
+
+void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
+                               coll_gpu_native_net_mark_t *mark) {
+    coll_gpu_native_t *native = call->native;
+
+    cgt_team_traffic(native->team->cgt, &mark->traffic);
+    if (NULL == native->net_by_node_mark) {
+        native->net_by_node_mark = calloc((size_t)native->team->nnodes, sizeof(uint64_t));
+    }
+    if (NULL != native->net_by_node_mark) {
+        memcpy(native->net_by_node_mark, cgt_team_received_by_node(native->team->cgt),
+               (size_t)native->team->nnodes * sizeof(uint64_t));
+    }
+    mark->waits = native->net_waits;
+    mark->rounds = native->net_rounds;
+    /* a call's first wait for another node starts a round of its own */
+    native->net_round_mark = UINT64_MAX;
+}
+
+void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                             const coll_gpu_native_net_mark_t *mark) {
+    coll_gpu_native_t *native = call->native;
+    unsigned long long delta[COLL_GPU_NET_NUM];
+    cgt_traffic_t now;
+
+    cgt_team_traffic(native->team->cgt, &now);
+    delta[COLL_GPU_NET_BYTES_SENT] = now.bytes_sent - mark->traffic.bytes_sent;
+    delta[COLL_GPU_NET_BYTES_RECEIVED] = now.bytes_received - mark->traffic.bytes_received;
+    delta[COLL_GPU_NET_MESSAGES] = now.messages - mark->traffic.messages;
+    delta[COLL_GPU_NET_ROUNDS] = native->net_rounds - mark->rounds;
+    delta[COLL_GPU_NET_WAITS] = native->net_waits - mark->waits;
+    for (int i = 0; i < COLL_GPU_NET_NUM; ++i) {
+        coll_gpu_count_add(&coll_gpu_net_counters[i], delta[i]);
+    }
+    if (NULL != native->net_by_node_mark) {
+        const uint64_t *by_node = cgt_team_received_by_node(native->team->cgt);
+
+        /* (most calls get from a few nodes: no atomic add for the others) */
+        for (int j = 0; j < native->team->nnodes; ++j) {
+            int k = (j < COLL_GPU_NET_MAX_NODES) ? j : COLL_GPU_NET_MAX_NODES - 1;
+            if (by_node[j] != native->net_by_node_mark[j]) {
+                coll_gpu_count_add(&coll_gpu_net_received_by_node[k],
+                                   by_node[j] - native->net_by_node_mark[j]);
+            }
+        }
+    }
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                     "%s on %s: between nodes rank %d sent %llu bytes and received %llu bytes "
+                     "in %llu messages; %llu rounds on its critical path (%llu signals of other "
+                     "nodes waited for), %s",
+                     call->mpi_call, comm->c_name, native->team->rank,
+                     delta[COLL_GPU_NET_BYTES_SENT], delta[COLL_GPU_NET_BYTES_RECEIVED],
+                     delta[COLL_GPU_NET_MESSAGES], delta[COLL_GPU_NET_ROUNDS],
+                     delta[COLL_GPU_NET_WAITS], call->alg->name);
 }
 
 accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,

@@ -57,7 +57,10 @@ typedef enum {
     COLL_GPU_PHASE_REDUCED = 1, /* my shard of this step is reduced (two-shot, hierarchical) */
     /* ring: I finished reading my left neighbour's scratch of this step (sent to it only) */
     COLL_GPU_PHASE_CONSUMED = 1,
-    COLL_GPU_PHASE_FINAL = 2 /* my shard's result of the step before is ready (hierarchical) */
+    COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
+    /* hierarchical, to the other nodes' owners of my shard: my node's segment of the shard's
+     * result of this step is reduced (sent in the next step) */
+    COLL_GPU_PHASE_SEGMENT = 3
 } coll_gpu_phase_t;
 
 /* The signal value of phase of step: monotone in (step, phase). */
@@ -115,7 +118,44 @@ typedef struct coll_gpu_native {
      * goes (0: none), and the first peer not seen there yet */
     uint64_t retire_value;
     int retire_peer;
+    /* The critical path between nodes (coll_gpu_native_wait, _wait_all; docs/design.md,
+     * "Traffic between nodes"): signals of other nodes waited for, the inter-node rounds they
+     * make (a wait after this rank signalled another node since its previous round), and the
+     * count of this rank's inter-node signals at the start of the current round. */
+    uint64_t net_waits, net_rounds, net_round_mark;
+    /* nnodes entries: cgt_team_received_by_node when the current call started (NULL: not
+     * allocated yet, or could not be: not counted by node) */
+    uint64_t *net_by_node_mark;
 } coll_gpu_native_t;
+
+/*
+ * Traffic between nodes, per rank, summed over native calls (the coll_gpu_net_* pvars): bytes
+ * this rank sent (puts, signals) to and received (gets) from ranks on other nodes, the
+ * operations that carried them (cgt_traffic_t), the signals of other nodes it waited for and
+ * the inter-node rounds those make (the critical path's messages: coll_gpu_native_t above).
+ */
+typedef enum {
+    COLL_GPU_NET_BYTES_SENT = 0,
+    COLL_GPU_NET_BYTES_RECEIVED,
+    COLL_GPU_NET_MESSAGES,
+    COLL_GPU_NET_ROUNDS,
+    COLL_GPU_NET_WAITS,
+    COLL_GPU_NET_NUM
+} coll_gpu_net_counter_t;
+
+extern unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+
+/* The bytes received of coll_gpu_net_counters by the node that sent them: element j is node j of
+ * the call's communicator (nodes numbered by their lowest rank), the last one every node from
+ * it on (the coll_gpu_net_bytes_received_by_node pvar). */
+#define COLL_GPU_NET_MAX_NODES 64
+extern unsigned long long coll_gpu_net_received_by_node[COLL_GPU_NET_MAX_NODES];
+
+/* A call's traffic between nodes: the counters when it started. */
+typedef struct {
+    cgt_traffic_t traffic;
+    uint64_t waits, rounds;
+} coll_gpu_native_net_mark_t;
 
 /*
  * The communicator's native context with a scratch of kind, set up on the first call that can
@@ -380,11 +420,27 @@ typedef struct coll_gpu_native_call {
     size_t chunk_bytes; /* pipeline chunk (allreduce: two-shot, ring, hierarchical) */
 } coll_gpu_native_call_t;
 
+/* Around a native call on a communicator spanning nodes: marks the traffic counters, then adds
+ * the call's traffic to coll_gpu_net_counters (and logs it at COLL_GPU_VERBOSE_CALLS). */
+void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
+                               coll_gpu_native_net_mark_t *mark);
+void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_communicator_t *comm,
+                             const coll_gpu_native_net_mark_t *mark);
+
 /* Runs the call's algorithm (call->alg, chosen by coll_gpu_native_eligible), now, on this
  * thread. */
 static inline int coll_gpu_native_run_now(struct ompi_communicator_t *comm,
                                           const coll_gpu_native_call_t *call) {
-    return call->alg->run(comm, call);
+    coll_gpu_native_net_mark_t mark;
+    int rc;
+
+    if (OPAL_LIKELY(call->native->team->nnodes < 2)) {
+        return call->alg->run(comm, call);
+    }
+    coll_gpu_native_net_begin(call, &mark);
+    rc = call->alg->run(comm, call);
+    coll_gpu_native_net_end(call, comm, &mark);
+    return rc;
 }
 
 /* Native nonblocking calls (coll_gpu_native_async.c): a communicator's thread runs them in

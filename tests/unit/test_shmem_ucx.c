@@ -3,7 +3,9 @@
  * shmem-transport between emulated nodes: the processes of this machine split into nodes of
  * R ranks, so that every put between nodes crosses UCX (tcp or shared-memory transports), the
  * puts inside a node the posix backend.  Host symmetric memory and registered host buffers,
- * signals across nodes, the local barrier on each node.
+ * signals across nodes, the local barrier on each node; the traffic counters
+ * (cgt_team_traffic, cgt_team_received_by_node): exactly the puts, gets and signals to the
+ * other node, nothing of those inside the node.
  *
  *   test_shmem_ucx [NPROCS:RANKS_PER_NODE:TLS ...]   (default 2:1:tcp 4:2:tcp 3:1:shm 8:4:tcp)
  * Skips (77) when coll/gpu was built without UCX.
@@ -19,6 +21,58 @@ typedef struct {
     int rpn;
     char tls[32];
 } ucx_case_t;
+
+/* What one put, get and signal to remote (on node remote_node) and a put to this rank's own
+ * part add to the traffic counters: the first three only, to the byte, when remote is on another
+ * node (the get's bytes under remote_node), nothing when it is on this one. */
+static void st_traffic(test_oob_t *oob, cgt_team_t *team, int rank, int remote, int remote_node) {
+    unsigned slot = cgt_team_num_signals(team) - 1; /* no other check uses it */
+    cgt_traffic_t before, after;
+    uint64_t by_node_before;
+    char buf[256] = {0};
+    cgt_mem_t *mem = NULL;
+    cgt_status_t status;
+    bool other = !cgt_team_peer_is_local(team, remote);
+
+    status = cgt_alloc(team, 4096, ACCEL_MEM_HOST, &mem);
+    if (!CHECK(status == CGT_OK, "[%d] traffic: cgt_alloc (%s)", rank, cgt_last_error())) {
+        return;
+    }
+    cgt_team_traffic(team, &before);
+    by_node_before = cgt_team_received_by_node(team)[remote_node];
+    status = cgt_put(team, cgt_mem_peer(mem, remote), 1024 + 100 * (size_t)rank, buf, 100);
+    if (status == CGT_OK) {
+        status = cgt_get(team, buf, cgt_mem_peer(mem, remote), 0, 200);
+    }
+    if (status == CGT_OK) {
+        status = cgt_put(team, cgt_mem_peer(mem, rank), 0, buf, 50); /* this node */
+    }
+    if (status == CGT_OK) {
+        status = cgt_quiet(team, -1);
+    }
+    if (status == CGT_OK) {
+        status = cgt_signal(team, remote, slot, 1);
+    }
+    CHECK(status == CGT_OK, "[%d] traffic: put, get, signal (%s)", rank, cgt_last_error());
+    cgt_team_traffic(team, &after);
+    CHECK(after.bytes_sent - before.bytes_sent == (other ? 108 : 0) &&
+              after.bytes_received - before.bytes_received == (other ? 200 : 0) &&
+              after.messages - before.messages == (other ? 3 : 0) &&
+              after.signals - before.signals == (other ? 1 : 0),
+          "[%d] traffic: sent %llu received %llu messages %llu signals %llu to rank %d, want %s",
+          rank, (unsigned long long)(after.bytes_sent - before.bytes_sent),
+          (unsigned long long)(after.bytes_received - before.bytes_received),
+          (unsigned long long)(after.messages - before.messages),
+          (unsigned long long)(after.signals - before.signals), remote,
+          other ? "108 200 3 1 (another node)" : "0 0 0 0 (this node)");
+    CHECK(cgt_team_received_by_node(team)[remote_node] - by_node_before == (other ? 200 : 0),
+          "[%d] traffic: %llu bytes received from node %d, want %d", rank,
+          (unsigned long long)(cgt_team_received_by_node(team)[remote_node] - by_node_before),
+          remote_node, other ? 200 : 0);
+    /* nobody frees memory a peer may still read */
+    CHECK(test_oob_barrier(oob) == 0, "[%d] traffic: barrier before free", rank);
+    cgt_free(team, mem);
+}
 
 static int ucx_main(test_oob_t *oob, int rank, int size, void *arg) {
     const ucx_case_t *c = arg;
@@ -48,6 +102,9 @@ static int ucx_main(test_oob_t *oob, int rank, int size, void *arg) {
         status = cgt_barrier_local(team);
     }
     CHECK(status == CGT_OK, "[%d] 50 local barriers", rank);
+    if (cgt_team_nnodes(team) > 1) { /* (collective: cgt_alloc) */
+        st_traffic(oob, team, rank, remote, remote / c->rpn);
+    }
     test_oob_barrier(oob);
     st_oob_progress(oob, NULL);
     cgt_team_destroy(team);

@@ -5,25 +5,48 @@
  *      any node has, and local rank l < m (shard l's owner) reduces shard l of its node's
  *      inputs, in local rank order, into its partial;
  *   2. between nodes an allreduce of each shard among its owners (local rank l of every
- *      node): every owner fetches the other owners' partials (gets) and reduces the nnodes
- *      partials in node order into the shard's result;
+ *      node), bandwidth-optimal: the shard is cut into nnodes segments and
+ *        a. reduce-scatter: the owner on node j gets segment j of every other owner's partial
+ *           and reduces the nnodes partials of it in node order into its result;
+ *        b. allgather: every owner gets segment j's result from the owner on node j;
+ *      so each owner moves 2 (nnodes - 1) / nnodes x the shard over the network (the bound of
+ *      any allreduce: docs/design.md, "Traffic between nodes"), in two rounds.  On 2 nodes the
+ *      shard is one segment: each owner gets the other's whole partial and reduces it too, as
+ *      many bytes (1 x shard) in one round, all of it while the node reduces the next chunk;
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.
  * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
- * network step is pipelined against the node's work: the gets of chunk k are issued as soon
- * as its partials are announced and completed only after the node reduced chunk k + 1.
+ * network step is pipelined against the node's work: the reduce-scatter gets of chunk k are
+ * issued as soon as its partials are announced (step s) and completed only after the node
+ * reduced chunk k + 1 (step s + 1); the owners then reduce their segments and issue the
+ * allgather's gets, completed after the node reduced chunk k + 2 (step s + 2), when the node
+ * copies chunk k's results.  So both network phases fly while the node works, and a call
+ * takes two steps more than chunks (one on 2 nodes, where the shard is one segment).
  *
- * Determinism: every shard's result is computed the same way by every node's owner (the same
- * partials in node order), then copied: the same bits on every rank and from run to run.  The
- * bits depend on the node layout (which ranks share a node, m), not on the chunk size; they
- * differ from one_shot/two_shot's, which reduce all inputs in rank order.
+ * Why a direct reduce-scatter and allgather between the owners rather than a ring or recursive
+ * halving: the same bytes per owner as either (2 (nnodes - 1) / nnodes x shard), for any node
+ * count, in 2 rounds instead of the ring's 2 (nnodes - 1), and every segment is reduced in node
+ * order by one owner, so the bits are the ones this algorithm always gave (the ring would reduce
+ * each segment starting at another node: bits depending on where the chunk boundaries fall).
+ * What it costs: each owner talks to nnodes - 1 peers per chunk (a ring: 2).
  *
- * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging shards].
- * Reuse of a half (step s + 2): local readers announced READY(s + 2) after finishing step s's
- * reads (inputs when reducing chunk s, results in step s + 1); remote owners announce
- * REDUCED(s + 1) after their gets of step s completed.  The call ends with one step more than
- * chunks (the last chunk's allgather), then the agreement every native call ends with
- * (coll_gpu_prims_finish), which every rank announces to every rank: the next call may write
- * either half.
+ * Determinism: every segment of a shard is reduced once, by one owner, in node order over the
+ * nodes' partials (each its node's inputs in local rank order), then copied: the same bits on
+ * every rank and from run to run.  The bits depend on the node layout (which ranks share a
+ * node, m), not on the chunk size; they differ from one_shot/two_shot's, which reduce all
+ * inputs in rank order.
+ *
+ * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments]
+ * (a segment: the whole shard on 2 nodes).  Reuse of the half of step s by the chunk of step
+ * s + 2: its input and partial are written in step s + 2, after every local reader announced
+ * READY(s + 2) (done with step s + 1, so with chunk s's inputs) and every remote owner announced
+ * REDUCED(s + 1) (the gets it issued in step s completed: chunk s's partial segments, and
+ * the previous chunk's results); its result is written in step s + 3, after READY(s + 3) (the
+ * node's copies of chunk s's results, made in step s + 2, are done: a step without a chunk of
+ * its own still exchanges READY) and REDUCED(s + 2) (the remote owners' gets of chunk s's
+ * results completed).  Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step
+ * s + 1), REDUCED(s + 1), ...: monotone.  The call ends with the agreement every native call
+ * ends with (coll_gpu_prims_finish), which every rank announces to every rank: the next call may
+ * write either half.
  */
 #include "coll_gpu_prims.h"
 
@@ -34,6 +57,7 @@
 typedef struct {
     size_t n;           /* elements of a chunk, at most */
     size_t shard_bytes; /* room of a shard */
+    size_t seg_bytes;   /* room of a segment of a shard (one per node) */
     size_t off_partial, off_result, off_stage;
 } coll_gpu_hier_layout_t;
 
@@ -41,16 +65,25 @@ static size_t coll_gpu_hier_align(size_t bytes) {
     return (bytes + COLL_GPU_HIER_ALIGN - 1) & ~(size_t)(COLL_GPU_HIER_ALIGN - 1);
 }
 
+/* Segments of a shard between nodes: one per node, or one on 2 nodes, where each owner getting
+ * the whole of the other's partial moves as many bytes (1 x shard = 2 (2 - 1) / 2 x shard) in one
+ * round instead of two, all of it while the node reduces the next chunk. */
+static int coll_gpu_hier_nsegs(int nnodes) { return (2 == nnodes) ? 1 : nnodes; }
+
 /* The layout of chunks of n elements; returns the bytes of a half it needs. */
 static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
                                    coll_gpu_hier_layout_t *layout) {
+    size_t shard_n = (n + (size_t)m - 1) / (size_t)m;
+
     layout->n = n;
-    layout->shard_bytes = coll_gpu_hier_align((n + (size_t)m - 1) / (size_t)m * esize);
+    layout->shard_bytes = coll_gpu_hier_align(shard_n * esize);
+    layout->seg_bytes = coll_gpu_hier_align((shard_n + (size_t)coll_gpu_hier_nsegs(nnodes) - 1) /
+                                            (size_t)coll_gpu_hier_nsegs(nnodes) * esize);
     layout->off_partial = coll_gpu_hier_align(n * esize);
     /* one node: the partial is the result */
     layout->off_result = layout->off_partial + ((nnodes > 1) ? layout->shard_bytes : 0);
     layout->off_stage = layout->off_result + layout->shard_bytes;
-    return layout->off_stage + ((nnodes > 1) ? (size_t)nnodes * layout->shard_bytes : 0);
+    return layout->off_stage + ((nnodes > 1) ? (size_t)nnodes * layout->seg_bytes : 0);
 }
 
 typedef struct {
@@ -60,6 +93,8 @@ typedef struct {
     const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
     const int *local_owner; /* m entries: the owner of each shard on this node */
     bool is_owner;
+    int nsegs; /* segments of a shard between nodes (coll_gpu_hier_nsegs) */
+    int seg;   /* the segment this node's owner reduces */
 } coll_gpu_hier_t;
 
 /* One chunk in flight. */
@@ -70,6 +105,23 @@ typedef struct {
 
 static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset) {
     return coll_gpu_prims_mine(&h->pr, step) + offset;
+}
+
+/* READY of step to the node's other ranks, then theirs: each is done with step - 1. */
+static void coll_gpu_hier_node_ready(coll_gpu_hier_t *h, uint64_t step) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
+
+    for (int i = 0; i < team->local_size; ++i) {
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
+        }
+    }
+    for (int i = 0; i < team->local_size; ++i) {
+        if (team->local_ranks[i] != team->rank) {
+            coll_gpu_prims_wait(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
+        }
+    }
 }
 
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
@@ -97,16 +149,7 @@ static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_ch
                             in + others[i].offset, others[i].len);
     }
     coll_gpu_prims_sync(pr);
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_signal(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
-        }
-    }
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_wait(pr, team->local_ranks[i], c->step, COLL_GPU_PHASE_READY);
-        }
-    }
+    coll_gpu_hier_node_ready(h, c->step);
     if (h->is_owner) {
         for (int i = 0; i < team->local_size; ++i) {
             int peer = team->local_ranks[i];
@@ -124,12 +167,21 @@ static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_ch
     }
 }
 
-/* Phase 3, started: tells the other nodes' owners this rank's partial is ready (and its gets
- * of the previous chunk done), waits for theirs and issues the gets of them. */
+/* Segment q of this rank's shard of chunk c: elements [*first_p, + *len_p) of the shard. */
+static void coll_gpu_hier_segment(const coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c, int q,
+                                  size_t *first_p, size_t *len_p) {
+    size_t shard_first, shard_len;
+
+    coll_gpu_native_shard(c->n, h->m, h->pr.native->team->local_rank, &shard_first, &shard_len);
+    coll_gpu_native_shard(shard_len, h->nsegs, q, first_p, len_p);
+}
+
+/* Phase 2a, started: tells the other nodes' owners this rank's partial is ready (and its gets
+ * of the previous chunk done), waits for theirs and gets this node's segment of each. */
 static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
-    size_t shard_first, shard_len;
+    size_t esize = pr->call->esize, seg_first, seg_len;
 
     if (!h->is_owner || (team->nnodes < 2)) {
         return;
@@ -139,44 +191,72 @@ static void coll_gpu_hier_net_start(coll_gpu_hier_t *h, const coll_gpu_hier_chun
             coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
         }
     }
-    coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
+    coll_gpu_hier_segment(h, c, h->seg, &seg_first, &seg_len);
     for (int j = 0; j < team->nnodes; ++j) {
         if (j != team->node) {
             coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_REDUCED);
             coll_gpu_prims_fetch(
-                pr, h->owner[j], c->step, h->layout.off_partial,
+                pr, h->owner[j], c->step, h->layout.off_partial + seg_first * esize,
                 coll_gpu_hier_mine(h, c->step,
-                                   h->layout.off_stage + (size_t)j * h->layout.shard_bytes),
-                shard_len * pr->call->esize);
+                                   h->layout.off_stage + (size_t)j * h->layout.seg_bytes),
+                seg_len * esize);
         }
     }
 }
 
-/* Phase 3, finished, and phase 4: the owners complete their gets and reduce the nodes'
- * partials in node order; every rank copies each shard's result from its owner.  Runs in the
- * next step (step): its FINAL signal follows that step's READY to the same peer, keeping each
- * peer's signal slot monotone. */
-static void coll_gpu_hier_finish(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c,
-                                 uint64_t step) {
+/* Phase 2a, finished, and 2b started (an owner, in the step after chunk c's, its gets of c
+ * completed): reduces its node's segment of the nodes' partials in node order; tells the other
+ * owners and gets their segments' results, which complete in the next step. */
+static void coll_gpu_hier_net_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_prims_t *pr = &h->pr;
     coll_gpu_team_t *team = pr->native->team;
     const void **srcs = pr->native->srcs;
+    size_t esize = pr->call->esize, seg_first, seg_len;
+
+    coll_gpu_hier_segment(h, c, h->seg, &seg_first, &seg_len);
+    for (int j = 0; j < team->nnodes; ++j) {
+        srcs[j] = coll_gpu_hier_mine(h, c->step,
+                                     (j == team->node)
+                                         ? h->layout.off_partial + seg_first * esize
+                                         : h->layout.off_stage + (size_t)j * h->layout.seg_bytes);
+    }
+    coll_gpu_prims_reduce(pr,
+                          coll_gpu_hier_mine(h, c->step, h->layout.off_result + seg_first * esize),
+                          srcs, team->nnodes, seg_len);
+    if (1 == h->nsegs) {
+        coll_gpu_prims_sync(pr); /* every owner reduced the whole shard */
+        return;
+    }
+    /* the other owners get it */
+    coll_gpu_prims_publish(pr, c->step, h->layout.off_result + seg_first * esize, seg_len * esize);
+    coll_gpu_prims_sync(pr);
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j != team->node) {
+            coll_gpu_prims_signal(pr, h->owner[j], c->step, COLL_GPU_PHASE_SEGMENT);
+        }
+    }
+    for (int j = 0; j < team->nnodes; ++j) {
+        if (j != team->node) {
+            size_t off;
+
+            coll_gpu_hier_segment(h, c, j, &seg_first, &seg_len);
+            off = h->layout.off_result + seg_first * esize;
+            coll_gpu_prims_wait(pr, h->owner[j], c->step, COLL_GPU_PHASE_SEGMENT);
+            coll_gpu_prims_fetch(pr, h->owner[j], c->step, off, coll_gpu_hier_mine(h, c->step, off),
+                                 seg_len * esize);
+        }
+    }
+}
+
+/* Phase 3 (the owners' results of chunk c complete): every rank copies each shard's result from
+ * its owner.  Runs in a later step (step): its FINAL signal follows that step's READY to the
+ * same peer, keeping each peer's signal slot monotone. */
+static void coll_gpu_hier_final(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c, uint64_t step) {
+    coll_gpu_prims_t *pr = &h->pr;
+    coll_gpu_team_t *team = pr->native->team;
     size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
-        coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
-        if (team->nnodes > 1) {
-            coll_gpu_prims_fetch_complete(pr);
-            for (int j = 0; j < team->nnodes; ++j) {
-                srcs[j] = coll_gpu_hier_mine(
-                    h, c->step,
-                    (j == team->node) ? h->layout.off_partial
-                                      : h->layout.off_stage + (size_t)j * h->layout.shard_bytes);
-            }
-            coll_gpu_prims_reduce(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_result), srcs,
-                                  team->nnodes, shard_len);
-            coll_gpu_prims_sync(pr);
-        }
         for (int i = 0; i < team->local_size; ++i) {
             if (team->local_ranks[i] != team->rank) {
                 coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_FINAL);
@@ -212,8 +292,9 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
-    coll_gpu_hier_chunk_t cur, prev = {0, 0, 0};
-    bool pending = false;
+    coll_gpu_hier_chunk_t cur = {0, 0, 0}, prev = {0, 0, 0}, prev2 = {0, 0, 0};
+    bool reduce_pending = false, final_pending = false;
+    int depth;
     coll_gpu_hier_t h;
     size_t n;
 
@@ -224,6 +305,8 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     h.is_owner = (team->local_rank < h.m);
     h.owner = team->node_peers;
     h.local_owner = team->local_ranks;
+    h.nsegs = coll_gpu_hier_nsegs(team->nnodes);
+    h.seg = (h.nsegs > 1) ? team->node : 0;
 
     /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
      * fits made sure one element does, the same on every rank) */
@@ -238,9 +321,15 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
         return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm); /* every rank */
     }
 
-    /* a chunk's node reduce runs while the previous chunk's gets fly; the call's last step
-     * (the agreement, coll_gpu_prims_finish) tells every rank that every read is done */
-    for (size_t first = 0; ((first < call->count) || pending) && coll_gpu_prims_linked(&h.pr);
+    /* Step s runs: the node reduce of the chunk of step s; the owners' completion of every get
+     * issued in step s - 1, which flew during that reduce; the copies of the results of the chunk
+     * of step s - 2 (s - 1 where the shard is one segment); the reduction of the segment of the
+     * chunk of step s - 1 and the gets of the other segments' results; the gets of this chunk's
+     * segments.  The call's last step (the agreement, coll_gpu_prims_finish) tells every rank
+     * that every read is done. */
+    depth = ((team->nnodes > 1) && (h.nsegs > 1)) ? 2 : 1;
+    for (size_t first = 0;
+         ((first < call->count) || reduce_pending || final_pending) && coll_gpu_prims_linked(&h.pr);
          first += n) {
         bool current = (first < call->count);
         uint64_t step = ++native->step;
@@ -250,15 +339,32 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
             cur.first = first;
             cur.n = (call->count - first < n) ? call->count - first : n;
             coll_gpu_hier_node_reduce(&h, &cur);
+        } else if (2 == depth) {
+            /* the node's readers of the results two steps back (the half the segment reduced
+             * below goes into) are done: what the next chunk's node reduce would have said */
+            coll_gpu_hier_node_ready(&h, step);
         }
-        if (pending) {
-            coll_gpu_hier_finish(&h, &prev, step);
+        if (h.is_owner && (team->nnodes > 1) && (reduce_pending || final_pending)) {
+            coll_gpu_prims_fetch_complete(&h.pr);
+        }
+        if (final_pending) {
+            coll_gpu_hier_final(&h, &prev2, step);
+        }
+        if (reduce_pending) {
+            if (h.is_owner && (team->nnodes > 1)) {
+                coll_gpu_hier_net_reduce(&h, &prev);
+            }
+            if (1 == depth) {
+                coll_gpu_hier_final(&h, &prev, step);
+            }
         }
         if (current) {
             coll_gpu_hier_net_start(&h, &cur);
-            prev = cur;
         }
-        pending = current;
+        final_pending = (2 == depth) && reduce_pending;
+        prev2 = prev;
+        reduce_pending = current;
+        prev = cur;
     }
     return coll_gpu_prims_finish(&h.pr, comm);
 }

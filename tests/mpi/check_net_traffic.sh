@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Traffic between nodes against the bounds of bandwidth-optimal algorithms (test_net_traffic,
+# the coll_gpu_net_* pvars around one native call on emulated nodes, host buffers; they count,
+# they do not time, so oversubscribed runs are fine):
+#   - MPI_Allreduce of 4 MiB + 12 bytes and of 100 KiB + 4 on 2, 3 (even and uneven: 2+2+1),
+#     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring where every node has
+#     one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
+#     shard between nodes (+ 16 bytes per inter-node message), and the result is right;
+#   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
+#     1 x the message between nodes, and every node sends at most 1 x the message to the others
+#     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
+#   - MPI_Allreduce of 64 bytes on 3 to 16 nodes, hierarchical: at most 2 ceil(log2 nnodes) + 1
+#     inter-node rounds per rank (coll_gpu_net_rounds);
+#   - the per-call verbose line names each rank's traffic between nodes.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+BASE="coll_gpu_accelerator=emulated coll_gpu_host_buffers=1"
+
+for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for bytes in 4194316 102404; do
+        check_run "allreduce, $bytes bytes, $np ranks on $nodes nodes of $rpn, auto" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=allreduce --bytes=$bytes
+        if [ "$rpn" = 1 ]; then
+            check_run "allreduce, $bytes bytes, $np ranks on $nodes nodes of 1, hierarchical" $np \
+                "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=hierarchical" \
+                test_net_traffic --coll=allreduce --bytes=$bytes
+        fi
+    done
+done
+
+# MPI_Bcast of 4 MiB + 12 bytes from rank 1 and from the last rank: every rank moves at most
+# 1 x the message between nodes, and no node sends more than 1 x the message (the chain)
+for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for root in 1 $((np - 1)); do
+        check_run "bcast, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root
+    done
+done
+
+# Small messages: every rank's inter-node rounds (the messages on its critical path) at most
+# 2 ceil(log2 nnodes) + 1; hierarchical's are 3 (the segments' reduce-scatter and allgather, the
+# agreement).  Where every node has one rank auto takes the ring (2 (nnodes - 1) steps: 32 rounds
+# on 16 nodes), which fails it: a tuning rule sends small messages there to hierarchical.
+TUNING="$CHECK_LOGDIR/small-across-nodes.rules"
+echo "allreduce * 1 0-64K hierarchical" >"$TUNING"
+for topo in "6 2" "5 2" "10 2" "16 2" "8 1" "16 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "allreduce, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical: rounds" $np \
+        "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=hierarchical" \
+        test_net_traffic --coll=allreduce --bytes=64 --rounds
+    if [ "$rpn" = 1 ]; then
+        check_run "allreduce, 64 bytes, $np ranks on $nodes nodes of 1, auto + tuning rule: rounds" \
+            $np "$BASE coll_gpu_ranks_per_node=1 coll_gpu_tuning_file=$TUNING" \
+            test_net_traffic --coll=allreduce --bytes=64 --rounds
+    fi
+done
+
+check_run "allreduce, 3 nodes, the per-call log" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=allreduce \
+    --bytes=4096
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the per-call log of the traffic between nodes" \
+    "MPI_Allreduce on MPI_COMM_WORLD: between nodes rank 5 sent [0-9]+ bytes and received [0-9]+ bytes in [0-9]+ messages; [0-9]+ rounds on its critical path \([0-9]+ signals of other nodes waited for\), hierarchical"
+
+check_finish

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Traffic between nodes of the native collectives, against the bounds of a bandwidth-optimal
+ * algorithm (issue 18), read from the coll_gpu_net_* pvars around one call on the world
+ * communicator (emulated nodes: coll_gpu_ranks_per_node, host buffers under
+ * coll_gpu_host_buffers; the counts do not depend on the memory kind):
+ *
+ *   allreduce (--coll=allreduce): every rank moves at most 2 (nnodes - 1) / nnodes x its shard
+ *   between nodes (sent + received), plus a header of 16 bytes per inter-node message (8-byte
+ *   signals, and the rounding of shards and segments to whole elements, at most one element of
+ *   4 bytes per message).  Its shard: count / m elements, m the fewest ranks of any node, for the
+ *   ranks whose local rank is below m (the shard owners); 0 for the others.
+ *
+ *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
+ *   root's node), plus 16 bytes per message; and every node's network interface sends the
+ *   message at most once (the root's included): the bytes every rank got from node j
+ *   (coll_gpu_net_bytes_received_by_node: gets are counted by the getter, by the node that
+ *   served them), summed over the ranks, are at most 1 x the message.
+ *
+ * The call must run natively (coll_gpu_calls_native grows by one) and give the right result
+ * (integer sums against a reference computed here).  Rank 0 prints each rank's counts and bound
+ * ("rank R node N owner: sent S received V messages M rounds D waits W bound B"), and a case that
+ * exceeds its bound fails naming it.
+ *
+ * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
+ * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
+ * every native call is the 1).
+ *
+ * Options: --coll=allreduce|bcast, --bytes=N (bytes of the message, default 4 MiB + 12),
+ * --root=R (bcast), --rounds.  Closing line (rank 0): "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "coll_gpu_colls.h"
+#include "test_mpit.h"
+#include "test_report.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NET_HEADER_PER_MESSAGE 16
+
+enum { NET_SENT, NET_RECEIVED, NET_MESSAGES, NET_ROUNDS, NET_WAITS, NET_NUM };
+static const char *const net_names[NET_NUM] = {
+    "coll_gpu_net_bytes_sent", "coll_gpu_net_bytes_received", "coll_gpu_net_messages",
+    "coll_gpu_net_rounds",     "coll_gpu_net_waits",
+};
+
+static tu_pvar_t net_pvars[NET_NUM], calls_native, by_node;
+
+#define MAX_NODES 64
+
+static void net_read(uint64_t values[NET_NUM]) {
+    for (int i = 0; i < NET_NUM; ++i) {
+        values[i] = tu_pvar_read_element(&net_pvars[i], 0);
+    }
+}
+
+/* The emulated nodes of the world communicator on one host: rank / ranks_per_node. */
+typedef struct {
+    int rpn, nnodes, node, local_rank, m;
+} layout_t;
+
+static void layout_get(layout_t *lay, int rank, int size) {
+    long long rpn = 0;
+
+    if ((0 != tu_cvar_read_int("coll_gpu_ranks_per_node", &rpn)) || (rpn <= 0)) {
+        rpn = size;
+    }
+    lay->rpn = (int)rpn;
+    lay->nnodes = (size + lay->rpn - 1) / lay->rpn;
+    lay->node = rank / lay->rpn;
+    lay->local_rank = rank % lay->rpn;
+    /* the last node may be smaller */
+    lay->m = (size - (lay->nnodes - 1) * lay->rpn < lay->rpn) ? size - (lay->nnodes - 1) * lay->rpn
+                                                              : lay->rpn;
+}
+
+static int value_of(int rank, size_t i) { return (int)((rank * 131 + i * 7) % 1000); }
+
+/* One call of coll with count ints; false when its result is wrong (reported). */
+static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int root, int rank,
+                     int size) {
+    long bad = 0;
+
+    if (0 == strcmp(coll, "allreduce")) {
+        MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (size_t i = 0; i < count; ++i) {
+            int want = 0;
+            for (int r = 0; r < size; ++r) {
+                want += value_of(r, i);
+            }
+            if (rbuf[i] != want && bad++ < 3) {
+                tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < count; ++i) {
+            rbuf[i] = (rank == root) ? value_of(root, i) : -1;
+        }
+        MPI_Bcast(rbuf, (int)count, MPI_INT, root, MPI_COMM_WORLD);
+        for (size_t i = 0; i < count; ++i) {
+            if (rbuf[i] != value_of(root, i) && bad++ < 3) {
+                tu_fail("element %zu: %d, want %d", i, rbuf[i], value_of(root, i));
+            }
+        }
+    }
+    return 0 == bad;
+}
+
+int main(int argc, char **argv) {
+    const char *coll = "allreduce";
+    size_t bytes = 4 * 1024 * 1024 + 12, count;
+    int rank, size, root = 0, nat = COLL_GPU_ALLREDUCE;
+    uint64_t before[NET_NUM], after[NET_NUM], delta[NET_NUM], bound, shard = 0, moved;
+    uint64_t native_before, native_after, *all;
+    uint64_t by_node_before[MAX_NODES] = {0}, by_node_after[MAX_NODES] = {0};
+    uint64_t served[MAX_NODES] = {0}; /* bytes every rank got from node j */
+    layout_t lay;
+    int *sbuf, *rbuf;
+    bool check_rounds = false;
+    bool owner;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tu_world_rank = rank;
+    tu_world_size = size;
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strncmp(argv[i], "--coll=", 7)) {
+            coll = argv[i] + 7;
+        } else if (0 == strncmp(argv[i], "--bytes=", 8)) {
+            bytes = strtoull(argv[i] + 8, NULL, 0);
+        } else if (0 == strncmp(argv[i], "--root=", 7)) {
+            root = atoi(argv[i] + 7) % size;
+        } else if (0 == strcmp(argv[i], "--rounds")) {
+            check_rounds = true;
+        }
+    }
+    if (0 == strcmp(coll, "bcast")) {
+        nat = COLL_GPU_BCAST;
+    } else if (0 != strcmp(coll, "allreduce")) {
+        if (0 == rank) {
+            fprintf(stderr, "unknown --coll=%s\n", coll);
+        }
+        tu_finish(TU_EXIT_FAIL);
+    }
+    for (int i = 0; i < NET_NUM; ++i) {
+        tu_pvar_open_required(net_names[i], &net_pvars[i]);
+    }
+    tu_pvar_open_required("coll_gpu_calls_native", &calls_native);
+    tu_pvar_open_required("coll_gpu_net_bytes_received_by_node", &by_node);
+    layout_get(&lay, rank, size);
+    count = bytes / sizeof(int);
+    sbuf = malloc(count * sizeof(int) + 1);
+    rbuf = malloc(count * sizeof(int) + 1);
+    all = malloc((size_t)size * (NET_NUM + 1) * sizeof(*all));
+    if ((NULL == sbuf) || (NULL == rbuf) || (NULL == all)) {
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t i = 0; i < count; ++i) {
+        sbuf[i] = value_of(rank, i);
+    }
+
+    tu_case_begin("%s of %zu bytes on %d nodes of %d ranks (%d ranks)", coll, count * sizeof(int),
+                  lay.nnodes, lay.rpn, size);
+    /* the first call sets the transport and the scratch up; the second is counted */
+    run_call(coll, sbuf, rbuf, count, root, rank, size);
+    native_before = tu_pvar_read_element(&calls_native, nat);
+    net_read(before);
+    tu_pvar_read(&by_node, by_node_before, MAX_NODES);
+    run_call(coll, sbuf, rbuf, count, root, rank, size);
+    net_read(after);
+    tu_pvar_read(&by_node, by_node_after, MAX_NODES);
+    for (int j = 0; j < MAX_NODES; ++j) {
+        by_node_after[j] -= by_node_before[j];
+    }
+    native_after = tu_pvar_read_element(&calls_native, nat);
+    /* (after the counters: on host buffers this allreduce is native too) */
+    MPI_Allreduce(by_node_after, served, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (native_after != native_before + 1) {
+        tu_fail("the call did not run natively (coll_gpu_calls_native[%s] grew by %" PRIu64
+                "): nothing to count",
+                coll, native_after - native_before);
+    }
+    for (int i = 0; i < NET_NUM; ++i) {
+        delta[i] = after[i] - before[i];
+    }
+    moved = delta[NET_SENT] + delta[NET_RECEIVED];
+    if (0 == strcmp(coll, "allreduce")) {
+        /* the shard this rank owns across the whole message (whole elements) */
+        owner = lay.local_rank < lay.m;
+        shard = owner ? (count + (size_t)lay.m - 1) / (size_t)lay.m * sizeof(int) : 0;
+        bound = 2 * (uint64_t)(lay.nnodes - 1) * shard / (uint64_t)lay.nnodes +
+                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            tu_fail("allreduce bound exceeded on rank %d (node %d, %s): it moved %" PRIu64
+                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                    " messages) > 2 (nnodes - 1) / nnodes x shard + %d x messages = 2 x %d / %d x "
+                    "%" PRIu64 " + %" PRIu64 " = %" PRIu64,
+                    rank, lay.node, owner ? "a shard owner" : "not an owner", moved,
+                    delta[NET_SENT], delta[NET_RECEIVED], delta[NET_MESSAGES],
+                    NET_HEADER_PER_MESSAGE, lay.nnodes - 1, lay.nnodes, shard,
+                    NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES], bound);
+        }
+        /* and the counters count: an owner's result needs the other nodes' share of its shard
+         * (any allreduce gets at least (nnodes - 1) / nnodes of it from outside its node) */
+        if (delta[NET_RECEIVED] + delta[NET_SENT] <
+            (uint64_t)(lay.nnodes - 1) * (shard / sizeof(int) / (uint64_t)lay.nnodes) *
+                sizeof(int)) {
+            tu_fail("rank %d (node %d) moved only %" PRIu64 " bytes between nodes: less than "
+                    "(nnodes - 1) / nnodes x its shard of %" PRIu64
+                    " bytes, which no allreduce can do (counters not counting?)",
+                    rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
+        }
+    } else {
+        owner = (rank == root);
+        shard = count * sizeof(int);
+        bound = ((lay.node != root / lay.rpn) ? shard : 0) +
+                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            tu_fail(
+                "bcast bound exceeded on rank %d (node %d%s): it moved %" PRIu64
+                " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                " messages) > 1 x message (ranks off the root's node) + %d x messages = %" PRIu64,
+                rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
+                delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            if (served[j] > shard) {
+                tu_fail("bcast bound exceeded: node %d%s sent %" PRIu64
+                        " bytes to other nodes (what their ranks got from it) > 1 x message = "
+                        "%" PRIu64,
+                        j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
+            }
+        }
+        /* and the counters count: every node but the root's gets the message from outside */
+        {
+            uint64_t node_got[MAX_NODES] = {0}, mine_got = delta[NET_RECEIVED];
+
+            if (lay.node < MAX_NODES) {
+                node_got[lay.node] = mine_got;
+            }
+            MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+                if ((j != root / lay.rpn) && (node_got[j] < shard)) {
+                    tu_fail("node %d received only %" PRIu64 " bytes from other nodes, less than "
+                            "the message of %" PRIu64 " bytes it must get (counters not "
+                            "counting?)",
+                            j, node_got[j], shard);
+                }
+            }
+        }
+    }
+
+    if (check_rounds) {
+        int log2n = 0;
+
+        while ((1 << log2n) < lay.nnodes) {
+            ++log2n;
+        }
+        if (delta[NET_ROUNDS] > (uint64_t)(2 * log2n + 1)) {
+            tu_fail("%s: rank %d waited through %" PRIu64
+                    " inter-node rounds (coll_gpu_net_rounds) > 2 ceil(log2 nnodes) + 1 = %d "
+                    "(%d nodes)",
+                    coll, rank, delta[NET_ROUNDS], 2 * log2n + 1, lay.nnodes);
+        }
+        if (0 == delta[NET_ROUNDS]) {
+            tu_fail("%s: rank %d waited through no inter-node round: counters not counting?", coll,
+                    rank);
+        }
+    }
+
+    /* every rank's counts, printed by rank 0 */
+    {
+        uint64_t mine[NET_NUM + 1];
+        uint64_t total = 0;
+
+        memcpy(mine, delta, sizeof(delta));
+        mine[NET_NUM] = bound;
+        MPI_Gather(mine, NET_NUM + 1, MPI_UINT64_T, all, NET_NUM + 1, MPI_UINT64_T, 0,
+                   MPI_COMM_WORLD);
+        if (0 == rank) {
+            for (int r = 0; r < size; ++r) {
+                const uint64_t *v = all + (size_t)r * (NET_NUM + 1);
+
+                total += v[NET_SENT] + v[NET_RECEIVED];
+                printf("%s: rank %d node %d%s: sent %" PRIu64 " received %" PRIu64
+                       " messages %" PRIu64 " rounds %" PRIu64 " waits %" PRIu64 " bound %" PRIu64
+                       "\n",
+                       coll, r, r / lay.rpn,
+                       (0 == strcmp(coll, "allreduce")) ? ((r % lay.rpn < lay.m) ? " owner" : "")
+                                                        : ((r == root) ? " root" : ""),
+                       v[NET_SENT], v[NET_RECEIVED], v[NET_MESSAGES], v[NET_ROUNDS], v[NET_WAITS],
+                       v[NET_NUM]);
+            }
+            printf("%s: %zu bytes, %d nodes, %d ranks per node: %" PRIu64
+                   " bytes between nodes in all; sent by node:",
+                   coll, count * sizeof(int), lay.nnodes, lay.rpn, total);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES); ++j) {
+                printf(" %" PRIu64, served[j]);
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    tu_case_end();
+    free(all);
+    free(sbuf);
+    free(rbuf);
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
