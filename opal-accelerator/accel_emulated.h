@@ -36,6 +36,9 @@ typedef enum {
     ACCEL_EMULATED_FAULT_IPC_IMPORT,    /* ipc_import (a second import of a mapping too) */
     ACCEL_EMULATED_FAULT_REDUCE,        /* reduce (a failed kernel launch) */
     ACCEL_EMULATED_FAULT_STREAM_CREATE, /* stream_create */
+    ACCEL_EMULATED_FAULT_EXEC,          /* a queued copy or reduce, while it runs: reported by
+                                         * the stream's next synchronize, or the synchronize /
+                                         * query of an event recorded after it */
     ACCEL_EMULATED_FAULT_KINDS
 } accel_emulated_fault_t;
 
