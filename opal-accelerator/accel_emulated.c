@@ -1133,11 +1133,15 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
     switch (op->kind) {
     case ACCEL_EMU_OP_COPY:
     case ACCEL_EMU_OP_REDUCE:
-        pthread_mutex_lock(&hdr->lock);
-        failed = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_EXEC);
-        pthread_mutex_unlock(&hdr->lock);
-        if (failed) {
-            return false;
+        /* The plan's lock only when a plan is armed (a racy peek is enough:
+         * plans are set between operations). */
+        if (__atomic_load_n(&hdr->faults[ACCEL_EMULATED_FAULT_EXEC].armed, __ATOMIC_RELAXED)) {
+            pthread_mutex_lock(&hdr->lock);
+            failed = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_EXEC);
+            pthread_mutex_unlock(&hdr->lock);
+            if (failed) {
+                return false;
+            }
         }
         if (op->kind == ACCEL_EMU_OP_COPY) {
             memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.len);
@@ -1239,8 +1243,13 @@ static bool accel_emu_worker_start(accel_stream_h stream) {
  */
 static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
                                        const accel_emu_op_t *tmpl) {
-    accel_emu_header_t *hdr = accel_emu_hdr_get();
+    accel_emu_header_t *hdr = accel_emu_state(); /* rebuilt first in a forked child */
     accel_emu_op_t *op;
+
+    if (hdr == NULL) {
+        accel_emu_op_release((accel_emu_op_t *)tmpl);
+        return accel_emu_no_state(call);
+    }
 
     if (accel_emu_sync_mode) {
         accel_emu_op_t now = *tmpl;
@@ -1384,9 +1393,10 @@ static accel_status_t accel_emu_copy(const char *call, void *dst, const void *sr
 }
 
 static accel_status_t accel_emu_memcpy(void *dst, const void *src, size_t len) {
-    /* On the default stream, as cuMemcpy: after the work queued there. */
-    if (!accel_emu_sync_mode && (len != 0)) {
-        accel_emu_stream_drain(accel_emu_stream_get(NULL));
+    /* On the default stream, as cuMemcpy: after the work queued there (and
+     * failing when some of it failed). */
+    if (!accel_emu_sync_mode && (len != 0) && !accel_emu_stream_drain(accel_emu_stream_get(NULL))) {
+        return accel_emu_injected("emuMemcpy");
     }
     return accel_emu_copy("emuMemcpy", dst, src, len, NULL, false);
 }
