@@ -941,6 +941,10 @@ static bool accel_emu_resolve(const accel_emu_header_t *hdr, uintptr_t addr, siz
  * the process is left (cuMemFree waits for the device), so a worker never
  * touches memory that went away.
  *
+ * ACCEL_EMULATED_DELAY_US=N makes the worker sleep N us before each copy,
+ * reduction and write_value: a missing synchronization then reads stale data
+ * every time rather than when the worker happens to be late.
+ *
  * ACCEL_EMULATED_SYNC=1 in the environment (read at open) runs every
  * operation in the calling thread before the call returns: the backend's
  * former behaviour, for debugging (a missing synchronization goes unseen
@@ -1017,6 +1021,10 @@ struct accel_event {
 };
 
 static bool accel_emu_sync_mode;
+/* ACCEL_EMULATED_DELAY_US: the worker sleeps this long before each copy,
+ * reduction and write (0: none), to widen the window in which a missing
+ * synchronization reads stale data. */
+static unsigned accel_emu_delay_us;
 
 /* This copy's default stream (NULL); reset in a forked child. */
 static struct accel_stream accel_emu_default_stream;
@@ -1130,6 +1138,11 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
     accel_event_h event;
     bool failed;
 
+    if ((accel_emu_delay_us != 0) && !accel_emu_sync_mode &&
+        ((op->kind == ACCEL_EMU_OP_COPY) || (op->kind == ACCEL_EMU_OP_REDUCE) ||
+         (op->kind == ACCEL_EMU_OP_WRITE_VALUE))) {
+        usleep(accel_emu_delay_us);
+    }
     switch (op->kind) {
     case ACCEL_EMU_OP_COPY:
     case ACCEL_EMU_OP_REDUCE:
@@ -2179,7 +2192,7 @@ static const accel_ops_t accel_emu_ops = {
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
-    const char *sync_env;
+    const char *sync_env, *delay_env;
     accel_emu_header_t *hdr;
     accel_status_t status;
 
@@ -2199,8 +2212,11 @@ accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reaso
     sync_env = getenv("ACCEL_EMULATED_SYNC");
     accel_emu_sync_mode =
         (sync_env != NULL) && (sync_env[0] != '\0') && (strcmp(sync_env, "0") != 0);
-    accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s",
-              accel_emu_sync_mode ? "in the caller (ACCEL_EMULATED_SYNC)" : "asynchronously");
+    delay_env = getenv("ACCEL_EMULATED_DELAY_US");
+    accel_emu_delay_us = (delay_env != NULL) ? (unsigned)strtoul(delay_env, NULL, 10) : 0;
+    accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s, delayed %u us",
+              accel_emu_sync_mode ? "in the caller (ACCEL_EMULATED_SYNC)" : "asynchronously",
+              accel_emu_delay_us);
     *ops_p = &accel_emu_ops;
     return ACCEL_OK;
 }
