@@ -64,6 +64,14 @@ typedef enum {
 typedef struct accel_stream *accel_stream_h;
 typedef struct accel_event *accel_event_h;
 
+/* Conditions of stream_wait_value32 (CUDA's CU_STREAM_WAIT_VALUE_*). */
+typedef enum {
+    ACCEL_WAIT_VALUE_GEQ = 0, /* (int32_t)(*addr - value) >= 0 (wraps as a sequence number) */
+    ACCEL_WAIT_VALUE_EQ,      /* *addr == value */
+    ACCEL_WAIT_VALUE_AND,     /* (*addr & value) != 0 */
+    ACCEL_WAIT_VALUE_NOR,     /* ~(*addr | value) != 0 */
+} accel_wait_value_t;
+
 /*
  * Element types of the reduction kernels.  The component maps MPI datatypes
  * onto these by size and kind (MPI_INT -> INT32, MPI_LONG -> INT64 on LP64,
@@ -166,8 +174,30 @@ typedef struct accel_ops {
 
     accel_status_t (*event_create)(accel_event_h *event_p);
     accel_status_t (*event_destroy)(accel_event_h event);
+    /* Streams run their work in order, asynchronously to the host (NULL: the
+     * default stream, which does not order the others): read what a stream
+     * wrote only after a stream_synchronize, or an event recorded after it
+     * has completed.  An event completes when its stream reaches the point
+     * of the latest event_record; one never recorded is complete. */
     accel_status_t (*event_record)(accel_event_h event, accel_stream_h stream);
     accel_status_t (*event_synchronize)(accel_event_h event);
+    /* Whether the event has completed, without waiting: *done_p. */
+    accel_status_t (*event_query)(accel_event_h event, bool *done_p);
+    /* Work queued on stream after this call waits until the event's latest
+     * record completed (a dependency between streams; the host does not wait). */
+    accel_status_t (*stream_wait_event)(accel_stream_h stream, accel_event_h event);
+
+    /*
+     * Stream memory operations on a 4-byte aligned flag in memory the device
+     * can reach (device, managed, pinned; IPC-mapped too): wait_value32 holds
+     * the work queued after it until the condition holds of *addr (written by
+     * the host, another stream or another process); write_value32 stores
+     * value once the work queued before it completed.  ACCEL_ERR_UNSUPPORTED
+     * where the driver lacks them.
+     */
+    accel_status_t (*stream_wait_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value,
+                                          accel_wait_value_t flags);
+    accel_status_t (*stream_write_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value);
 
     /* Number of devices the backend sees. */
     int (*device_count)(void);

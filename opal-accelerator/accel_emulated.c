@@ -45,6 +45,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,7 @@
 #define ACCEL_EMU_MAX_IMPORTS 1024
 #define ACCEL_EMU_MAX_EXPORTS 4096
 #define ACCEL_EMU_MAGIC 0x61636365656d7531ULL /* "acceemu1" */
-#define ACCEL_EMU_VERSION 3u
+#define ACCEL_EMU_VERSION 4u
 #define ACCEL_EMU_EXPORTS_MAGIC 0x61636365656d7832ULL /* "acceemx2": export table, this layout */
 #define ACCEL_EMU_IPC_MAGIC 0x61636365656d6932ULL     /* "acceemi2": handle data, this layout */
 #define ACCEL_EMU_IPC_KIND 0x454d5531u                /* "EMU1" in accel_ipc_handle_t.kind */
@@ -197,6 +198,7 @@ typedef struct {
     size_t live_events;
     _Atomic uint64_t copy_count;
     _Atomic uint64_t copy_bytes;
+    _Atomic uint64_t async_pending; /* stream operations queued, not completed yet */
     accel_emu_fault_plan_t faults[ACCEL_EMULATED_FAULT_KINDS];
     size_t nallocs;
     accel_emu_alloc_t allocs[ACCEL_EMU_MAX_ALLOCS]; /* sorted by base */
@@ -207,20 +209,14 @@ typedef struct {
 _Static_assert(sizeof(accel_emu_header_t) <= ACCEL_EMU_HEADER_SIZE,
                "emulated header does not fit its mapping");
 
-struct accel_stream {
-    uint32_t magic;
-};
-
-struct accel_event {
-    uint32_t magic;
-    bool recorded;
-};
-
 /* This copy's view of the shared header: NULL until attached, then constant
  * (published with release order: whoever sees it sees the state built). */
 static accel_emu_header_t *_Atomic accel_emu_hdr;
 
 static pthread_once_t accel_emu_atfork_once = PTHREAD_ONCE_INIT;
+
+static void accel_emu_streams_atfork_child(void);
+static void accel_emu_wait_idle(accel_emu_header_t *hdr);
 
 static inline accel_emu_header_t *accel_emu_hdr_get(void) {
     return atomic_load_explicit(&accel_emu_hdr, memory_order_acquire);
@@ -250,6 +246,7 @@ static void accel_emu_atfork_child(void) {
     if (hdr != NULL) {
         atomic_store_explicit(&hdr->stale, true, memory_order_relaxed);
     }
+    accel_emu_streams_atfork_child();
 }
 
 static void accel_emu_atfork_register(void) { pthread_atfork(NULL, NULL, accel_emu_atfork_child); }
@@ -851,6 +848,8 @@ static accel_status_t accel_emu_mem_free(void *ptr) {
     if (hdr == NULL) {
         return accel_emu_no_state("emuMemFree");
     }
+    /* As cuMemFree: after the work queued so far (it may use the memory). */
+    accel_emu_wait_idle(hdr);
 
     pthread_mutex_lock(&hdr->lock);
     i = accel_emu_find(hdr, addr);
@@ -920,8 +919,451 @@ static bool accel_emu_resolve(const accel_emu_header_t *hdr, uintptr_t addr, siz
     return true;
 }
 
-static accel_status_t accel_emu_copy(const char *call, void *dst, const void *src, size_t len) {
+/*
+ * Streams and events.
+ *
+ * Asynchronous (the default): every stream has an in-order queue of
+ * operations, run by a worker thread of its own (started at the first
+ * operation, joined when the stream is destroyed), so that work really
+ * completes after the call that queued it, as on a GPU: a host read of a copy's
+ * destination before a synchronization sees the old bytes, an event is reached
+ * only when the worker gets to it.  Arguments are checked and pointers
+ * resolved when the operation is queued (an invalid copy fails at the call,
+ * as cuMemcpyAsync does; so do the MEMCPY and REDUCE fault plans, launch
+ * errors); the EXEC fault plan makes an operation fail while it runs, which
+ * the next stream_synchronize, or the synchronize / query of an event
+ * recorded after it, reports.
+ *
+ * The default stream (NULL) is a stream like the others, of this copy of the
+ * code (the CUDA backend's streams are non-blocking: the legacy default
+ * stream does not order them); the synchronous memcpy first waits for it, as
+ * cuMemcpy does.  mem_free and ipc_close wait until no queued operation of
+ * the process is left (cuMemFree waits for the device), so a worker never
+ * touches memory that went away.
+ *
+ * ACCEL_EMULATED_DELAY_US=N makes the worker sleep N us before each copy,
+ * reduction and write_value: a missing synchronization then reads stale data
+ * every time rather than when the worker happens to be late.
+ *
+ * ACCEL_EMULATED_SYNC=1 in the environment (read at open) runs every
+ * operation in the calling thread before the call returns: the backend's
+ * former behaviour, for debugging (a missing synchronization goes unseen
+ * there; a stream_wait_value32 blocks the caller).
+ *
+ * A forked child has no workers: streams and events of its parent are
+ * invalid handles there, its own default stream starts empty.
+ */
+
+typedef enum {
+    ACCEL_EMU_OP_COPY = 0,
+    ACCEL_EMU_OP_REDUCE,
+    ACCEL_EMU_OP_RECORD,
+    ACCEL_EMU_OP_WAIT_EVENT,
+    ACCEL_EMU_OP_WAIT_VALUE,
+    ACCEL_EMU_OP_WRITE_VALUE,
+} accel_emu_op_kind_t;
+
+/* One queued operation; pointers are the backend's views (resolved at the call). */
+typedef struct accel_emu_op {
+    struct accel_emu_op *next;
+    accel_emu_op_kind_t kind;
+    union {
+        struct {
+            char *dst;
+            const char *src;
+            size_t len;
+        } copy;
+        struct {
+            void *dst;
+            const void *srcs[ACCEL_REDUCE_MAX_INPUTS];
+            int nsrcs;
+            size_t count;
+            accel_dtype_t dtype;
+            accel_op_t op;
+        } reduce;
+        struct {
+            accel_event_h event; /* one reference held by the operation */
+            uint64_t gen;        /* the record this operation is, or waits for */
+        } event;
+        struct {
+            _Atomic uint32_t *addr;
+            uint32_t value;
+            accel_wait_value_t flags;
+        } value;
+    } u;
+} accel_emu_op_t;
+
+struct accel_stream {
+    uint32_t magic;
+    pid_t pid;                /* the process that created it: a forked child has no worker */
+    pthread_mutex_t lock;     /* protects what follows */
+    pthread_cond_t work_cond; /* the worker: work queued, or stop */
+    pthread_cond_t done_cond; /* synchronizers: an operation completed */
+    accel_emu_op_t *head;     /* the operation running or next to run */
+    accel_emu_op_t *tail;
+    uint64_t queued; /* operations ever queued */
+    uint64_t done;   /* operations ever completed */
+    bool started;    /* the worker runs */
+    bool stop;       /* the worker ends once the queue is empty */
+    bool failed;     /* an operation failed while running: the next synchronize says so */
+    pthread_t thread;
+};
+
+struct accel_event {
+    uint32_t magic;
+    pid_t pid;
+    pthread_mutex_t lock; /* protects what follows */
+    pthread_cond_t cond;  /* a record was reached */
+    unsigned refs;        /* the handle (until destroyed) and the queued operations naming it */
+    uint64_t recorded;    /* records issued */
+    uint64_t reached;     /* the latest record a worker reached */
+    bool failed;          /* the work before the reached record had failed */
+};
+
+static bool accel_emu_sync_mode;
+/* ACCEL_EMULATED_DELAY_US: the worker sleeps this long before each copy,
+ * reduction and write (0: none), to widen the window in which a missing
+ * synchronization reads stale data. */
+static unsigned accel_emu_delay_us;
+
+/* This copy's default stream (NULL); reset in a forked child. */
+static struct accel_stream accel_emu_default_stream;
+static pthread_mutex_t accel_emu_default_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static accel_status_t accel_emu_invalid_handle(const char *call) {
+    accel_set_error(call, "EMULATED_ERROR_INVALID_HANDLE", ACCEL_EMU_ERROR_INVALID_HANDLE);
+    return ACCEL_ERR_INVALID;
+}
+
+static void accel_emu_stream_init(accel_stream_h stream) {
+    memset(stream, 0, sizeof(*stream));
+    stream->magic = ACCEL_EMU_STREAM_MAGIC;
+    stream->pid = getpid();
+    pthread_mutex_init(&stream->lock, NULL);
+    pthread_cond_init(&stream->work_cond, NULL);
+    pthread_cond_init(&stream->done_cond, NULL);
+}
+
+/* The stream a handle names (NULL: the default stream), or NULL when it is not
+ * a live stream of this process. */
+static accel_stream_h accel_emu_stream_get(accel_stream_h stream) {
+    accel_stream_h dflt = &accel_emu_default_stream;
+
+    if (stream == NULL) {
+        if (ACCEL_UNLIKELY(atomic_load_explicit((_Atomic uint32_t *)&dflt->magic,
+                                                memory_order_acquire) != ACCEL_EMU_STREAM_MAGIC)) {
+            pthread_mutex_lock(&accel_emu_default_lock);
+            if (dflt->magic != ACCEL_EMU_STREAM_MAGIC) {
+                accel_emu_stream_init(dflt);
+                dflt->magic = 0;
+                atomic_store_explicit((_Atomic uint32_t *)&dflt->magic, ACCEL_EMU_STREAM_MAGIC,
+                                      memory_order_release);
+            }
+            pthread_mutex_unlock(&accel_emu_default_lock);
+        }
+        return dflt;
+    }
+    if ((stream->magic != ACCEL_EMU_STREAM_MAGIC) || (stream->pid != getpid())) {
+        return NULL;
+    }
+    return stream;
+}
+
+static accel_event_h accel_emu_event_get(accel_event_h event) {
+    if ((event == NULL) || (event->magic != ACCEL_EMU_EVENT_MAGIC) || (event->pid != getpid())) {
+        return NULL;
+    }
+    return event;
+}
+
+static void accel_emu_event_unref(accel_event_h event) {
+    bool last;
+
+    pthread_mutex_lock(&event->lock);
+    last = (--event->refs == 0);
+    pthread_mutex_unlock(&event->lock);
+    if (last) {
+        pthread_mutex_destroy(&event->lock);
+        pthread_cond_destroy(&event->cond);
+        free(event);
+    }
+}
+
+/* The condition of a wait-value, as CUDA defines it. */
+static bool accel_emu_value_reached(uint32_t cur, uint32_t value, accel_wait_value_t flags) {
+    switch (flags) {
+    case ACCEL_WAIT_VALUE_GEQ:
+        return (int32_t)(cur - value) >= 0;
+    case ACCEL_WAIT_VALUE_EQ:
+        return cur == value;
+    case ACCEL_WAIT_VALUE_AND:
+        return (cur & value) != 0;
+    case ACCEL_WAIT_VALUE_NOR:
+        return ~(cur | value) != 0;
+    }
+    return true;
+}
+
+/* Poll a flag another thread, process or stream writes: yield first, then
+ * sleep a little longer each time (up to 50 us). */
+static void accel_emu_wait_value(_Atomic uint32_t *addr, uint32_t value, accel_wait_value_t flags) {
+    struct timespec ts = {0, 0};
+    unsigned polls = 0;
+
+    while (
+        !accel_emu_value_reached(atomic_load_explicit(addr, memory_order_acquire), value, flags)) {
+        if (++polls < 64) {
+            sched_yield();
+            continue;
+        }
+        ts.tv_nsec = (ts.tv_nsec < 50000) ? ts.tv_nsec + 1000 : 50000;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Mark a record reached; wake whoever waits on the event. */
+static void accel_emu_event_reach(accel_event_h event, uint64_t gen, bool failed) {
+    pthread_mutex_lock(&event->lock);
+    if (gen > event->reached) {
+        event->reached = gen;
+        event->failed = failed;
+    }
+    pthread_cond_broadcast(&event->cond);
+    pthread_mutex_unlock(&event->lock);
+}
+
+/* Run one operation; false when it failed (the EXEC fault plan). */
+static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
+    accel_emu_header_t *hdr = accel_emu_hdr_get();
+    accel_event_h event;
+    bool failed;
+
+    if ((accel_emu_delay_us != 0) && !accel_emu_sync_mode &&
+        ((op->kind == ACCEL_EMU_OP_COPY) || (op->kind == ACCEL_EMU_OP_REDUCE) ||
+         (op->kind == ACCEL_EMU_OP_WRITE_VALUE))) {
+        usleep(accel_emu_delay_us);
+    }
+    switch (op->kind) {
+    case ACCEL_EMU_OP_COPY:
+    case ACCEL_EMU_OP_REDUCE:
+        /* The plan's lock only when a plan is armed (a racy peek is enough:
+         * plans are set between operations). */
+        if (__atomic_load_n(&hdr->faults[ACCEL_EMULATED_FAULT_EXEC].armed, __ATOMIC_RELAXED)) {
+            pthread_mutex_lock(&hdr->lock);
+            failed = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_EXEC);
+            pthread_mutex_unlock(&hdr->lock);
+            if (failed) {
+                return false;
+            }
+        }
+        if (op->kind == ACCEL_EMU_OP_COPY) {
+            memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.len);
+            return true;
+        }
+        return accel_reduce_cpu(op->u.reduce.dst, op->u.reduce.srcs, op->u.reduce.nsrcs,
+                                op->u.reduce.count, op->u.reduce.dtype,
+                                op->u.reduce.op) == ACCEL_OK;
+    case ACCEL_EMU_OP_RECORD:
+        pthread_mutex_lock(&stream->lock);
+        failed = stream->failed;
+        pthread_mutex_unlock(&stream->lock);
+        accel_emu_event_reach(op->u.event.event, op->u.event.gen, failed);
+        return true;
+    case ACCEL_EMU_OP_WAIT_EVENT:
+        event = op->u.event.event;
+        pthread_mutex_lock(&event->lock);
+        while (event->reached < op->u.event.gen) {
+            pthread_cond_wait(&event->cond, &event->lock);
+        }
+        pthread_mutex_unlock(&event->lock);
+        return true;
+    case ACCEL_EMU_OP_WAIT_VALUE:
+        accel_emu_wait_value(op->u.value.addr, op->u.value.value, op->u.value.flags);
+        return true;
+    case ACCEL_EMU_OP_WRITE_VALUE:
+        /* After everything before it, as the default cuStreamWriteValue32. */
+        atomic_thread_fence(memory_order_seq_cst);
+        atomic_store_explicit(op->u.value.addr, op->u.value.value, memory_order_release);
+        return true;
+    }
+    return true;
+}
+
+/* Drop what an operation holds once it ran. */
+static void accel_emu_op_release(accel_emu_op_t *op) {
+    if ((op->kind == ACCEL_EMU_OP_RECORD) || (op->kind == ACCEL_EMU_OP_WAIT_EVENT)) {
+        accel_emu_event_unref(op->u.event.event);
+    }
+}
+
+static void *accel_emu_worker(void *arg) {
+    accel_stream_h stream = arg;
+    accel_emu_header_t *hdr = accel_emu_hdr_get();
+    accel_emu_op_t *op;
+    bool ok;
+
+    pthread_mutex_lock(&stream->lock);
+    for (;;) {
+        while ((stream->head == NULL) && !stream->stop) {
+            pthread_cond_wait(&stream->work_cond, &stream->lock);
+        }
+        op = stream->head;
+        if (op == NULL) {
+            break; /* stopped, and nothing left */
+        }
+        /* Stays at the head while it runs: the queue is the work not done. */
+        pthread_mutex_unlock(&stream->lock);
+        ok = accel_emu_op_run(stream, op);
+        accel_emu_op_release(op);
+        pthread_mutex_lock(&stream->lock);
+        stream->head = op->next;
+        if (stream->head == NULL) {
+            stream->tail = NULL;
+        }
+        if (!ok) {
+            stream->failed = true;
+        }
+        ++stream->done;
+        atomic_fetch_sub_explicit(&hdr->async_pending, 1, memory_order_release);
+        pthread_cond_broadcast(&stream->done_cond);
+        free(op);
+    }
+    pthread_mutex_unlock(&stream->lock);
+    return NULL;
+}
+
+/* Start the worker of a stream (lock held).  It takes no signal: those are
+ * the application's threads' business. */
+static bool accel_emu_worker_start(accel_stream_h stream) {
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&stream->thread, NULL, accel_emu_worker, stream);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        accel_log(ACCEL_LOG_INFO, "emulated: cannot start a stream worker: %s", strerror(rc));
+        return false;
+    }
+    stream->started = true;
+    return true;
+}
+
+/*
+ * Queue a copy of *tmpl on stream (valid), or in synchronous mode run it now.
+ * The event an event operation names carries a reference for it already.
+ */
+static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
+                                       const accel_emu_op_t *tmpl) {
+    accel_emu_header_t *hdr = accel_emu_state(); /* rebuilt first in a forked child */
+    accel_emu_op_t *op;
+
+    if (hdr == NULL) {
+        accel_emu_op_release((accel_emu_op_t *)tmpl);
+        return accel_emu_no_state(call);
+    }
+
+    if (accel_emu_sync_mode) {
+        accel_emu_op_t now = *tmpl;
+        bool ok = accel_emu_op_run(stream, &now);
+
+        accel_emu_op_release(&now);
+        return ok ? ACCEL_OK : accel_emu_injected(call);
+    }
+
+    op = malloc(sizeof(*op));
+    if (op == NULL) {
+        accel_emu_op_release((accel_emu_op_t *)tmpl);
+        accel_set_error(call, "EMULATED_ERROR_OUT_OF_MEMORY", ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    *op = *tmpl;
+    op->next = NULL;
+
+    pthread_mutex_lock(&stream->lock);
+    if (!stream->started && !accel_emu_worker_start(stream)) {
+        pthread_mutex_unlock(&stream->lock);
+        free(op);
+        accel_emu_op_release((accel_emu_op_t *)tmpl);
+        accel_set_error(call, "EMULATED_ERROR_OUT_OF_MEMORY", ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    atomic_fetch_add_explicit(&hdr->async_pending, 1, memory_order_relaxed);
+    if (stream->tail != NULL) {
+        stream->tail->next = op;
+    } else {
+        stream->head = op;
+    }
+    stream->tail = op;
+    ++stream->queued;
+    pthread_cond_signal(&stream->work_cond);
+    pthread_mutex_unlock(&stream->lock);
+    return ACCEL_OK;
+}
+
+/* Wait until the work queued on stream so far completed; whether some of it
+ * failed since the last time this was asked. */
+static bool accel_emu_stream_drain(accel_stream_h stream) {
+    uint64_t target;
+    bool failed;
+
+    pthread_mutex_lock(&stream->lock);
+    target = stream->queued;
+    while (stream->done < target) {
+        pthread_cond_wait(&stream->done_cond, &stream->lock);
+    }
+    failed = stream->failed;
+    stream->failed = false;
+    pthread_mutex_unlock(&stream->lock);
+    return !failed;
+}
+
+/* Let the worker finish the queue and end; join it. */
+static void accel_emu_stream_stop(accel_stream_h stream) {
+    bool started;
+
+    pthread_mutex_lock(&stream->lock);
+    stream->stop = true;
+    started = stream->started;
+    pthread_cond_signal(&stream->work_cond);
+    pthread_mutex_unlock(&stream->lock);
+    if (started) {
+        pthread_join(stream->thread, NULL);
+    }
+    pthread_mutex_lock(&stream->lock);
+    stream->started = false;
+    stream->stop = false;
+    pthread_mutex_unlock(&stream->lock);
+}
+
+/* Wait until no operation queued by this process is left (before memory
+ * goes away: a worker may still read or write it). */
+static void accel_emu_wait_idle(accel_emu_header_t *hdr) {
+    struct timespec ts = {0, 0};
+    unsigned polls = 0;
+
+    while (atomic_load_explicit(&hdr->async_pending, memory_order_acquire) != 0) {
+        if (++polls < 64) {
+            sched_yield();
+            continue;
+        }
+        ts.tv_nsec = (ts.tv_nsec < 50000) ? ts.tv_nsec + 1000 : 50000;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* In a forked child: the default stream's worker and queue stayed with the
+ * parent. */
+static void accel_emu_streams_atfork_child(void) {
+    memset(&accel_emu_default_stream, 0, sizeof(accel_emu_default_stream));
+    pthread_mutex_init(&accel_emu_default_lock, NULL);
+}
+
+static accel_status_t accel_emu_copy(const char *call, void *dst, const void *src, size_t len,
+                                     accel_stream_h stream, bool async) {
     accel_emu_header_t *hdr;
+    accel_emu_op_t op;
     char *d, *s;
     bool ok;
 
@@ -946,36 +1388,40 @@ static accel_status_t accel_emu_copy(const char *call, void *dst, const void *sr
         return accel_emu_injected(call);
     }
     pthread_mutex_unlock(&hdr->lock);
+    atomic_fetch_add_explicit(&hdr->copy_count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hdr->copy_bytes, len, memory_order_relaxed);
 
+    if (async) {
+        memset(&op, 0, sizeof(op));
+        op.kind = ACCEL_EMU_OP_COPY;
+        op.u.copy.dst = d;
+        op.u.copy.src = s;
+        op.u.copy.len = len;
+        return accel_emu_submit(call, stream, &op);
+    }
     /* Outside the lock: copies run in parallel.  A racing free cannot fault,
      * the mappings stay. */
     memmove(d, s, len);
-    atomic_fetch_add_explicit(&hdr->copy_count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&hdr->copy_bytes, len, memory_order_relaxed);
     return ACCEL_OK;
 }
 
-static bool accel_emu_stream_valid(accel_stream_h stream) {
-    /* NULL is the default stream. */
-    return (stream == NULL) || (stream->magic == ACCEL_EMU_STREAM_MAGIC);
-}
-
-static accel_status_t accel_emu_invalid_handle(const char *call) {
-    accel_set_error(call, "EMULATED_ERROR_INVALID_HANDLE", ACCEL_EMU_ERROR_INVALID_HANDLE);
-    return ACCEL_ERR_INVALID;
-}
-
 static accel_status_t accel_emu_memcpy(void *dst, const void *src, size_t len) {
-    return accel_emu_copy("emuMemcpy", dst, src, len);
+    /* On the default stream, as cuMemcpy: after the work queued there (and
+     * failing when some of it failed). */
+    if (!accel_emu_sync_mode && (len != 0) && !accel_emu_stream_drain(accel_emu_stream_get(NULL))) {
+        return accel_emu_injected("emuMemcpy");
+    }
+    return accel_emu_copy("emuMemcpy", dst, src, len, NULL, false);
 }
 
 static accel_status_t accel_emu_memcpy_async(void *dst, const void *src, size_t len,
                                              accel_stream_h stream) {
-    if (!accel_emu_stream_valid(stream)) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+
+    if (s == NULL) {
         return accel_emu_invalid_handle("emuMemcpyAsync");
     }
-    /* Completes before returning: the stream has nothing left to order. */
-    return accel_emu_copy("emuMemcpyAsync", dst, src, len);
+    return accel_emu_copy("emuMemcpyAsync", dst, src, len, s, true);
 }
 
 /* Adjust a live stream/event counter under the lock. */
@@ -1008,7 +1454,7 @@ static accel_status_t accel_emu_stream_create(accel_stream_h *stream_p) {
                         ACCEL_EMU_ERROR_OUT_OF_MEMORY);
         return ACCEL_ERR_NO_MEMORY;
     }
-    stream->magic = ACCEL_EMU_STREAM_MAGIC;
+    accel_emu_stream_init(stream); /* the worker starts with the first operation */
     accel_emu_count(hdr, &hdr->live_streams, 1);
     *stream_p = stream;
     return ACCEL_OK;
@@ -1017,18 +1463,30 @@ static accel_status_t accel_emu_stream_create(accel_stream_h *stream_p) {
 static accel_status_t accel_emu_stream_destroy(accel_stream_h stream) {
     accel_emu_header_t *hdr = accel_emu_state();
 
-    if ((stream == NULL) || !accel_emu_stream_valid(stream) || (hdr == NULL)) {
+    if ((stream == NULL) || (stream->magic != ACCEL_EMU_STREAM_MAGIC) || (hdr == NULL)) {
         return accel_emu_invalid_handle("emuStreamDestroy");
     }
     stream->magic = ACCEL_EMU_DEAD_MAGIC;
+    if (stream->pid == getpid()) {
+        /* Queued work completes first, as with cuStreamDestroy; the worker ends. */
+        accel_emu_stream_stop(stream);
+        pthread_mutex_destroy(&stream->lock);
+        pthread_cond_destroy(&stream->work_cond);
+        pthread_cond_destroy(&stream->done_cond);
+    }
     free(stream);
     accel_emu_count(hdr, &hdr->live_streams, -1);
     return ACCEL_OK;
 }
 
 static accel_status_t accel_emu_stream_synchronize(accel_stream_h stream) {
-    if (!accel_emu_stream_valid(stream)) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+
+    if (s == NULL) {
         return accel_emu_invalid_handle("emuStreamSynchronize");
+    }
+    if (!accel_emu_stream_drain(s)) {
+        return accel_emu_injected("emuStreamSynchronize");
     }
     return ACCEL_OK;
 }
@@ -1043,65 +1501,205 @@ static accel_status_t accel_emu_event_create(accel_event_h *event_p) {
     if (event_p == NULL) {
         return accel_emu_invalid("emuEventCreate");
     }
-    event = malloc(sizeof(*event));
+    event = calloc(1, sizeof(*event));
     if (event == NULL) {
         accel_set_error("emuEventCreate", "EMULATED_ERROR_OUT_OF_MEMORY",
                         ACCEL_EMU_ERROR_OUT_OF_MEMORY);
         return ACCEL_ERR_NO_MEMORY;
     }
     event->magic = ACCEL_EMU_EVENT_MAGIC;
-    event->recorded = false;
+    event->pid = getpid();
+    pthread_mutex_init(&event->lock, NULL);
+    pthread_cond_init(&event->cond, NULL);
+    event->refs = 1;
     accel_emu_count(hdr, &hdr->live_events, 1);
     *event_p = event;
     return ACCEL_OK;
 }
 
-static bool accel_emu_event_valid(accel_event_h event) {
-    return (event != NULL) && (event->magic == ACCEL_EMU_EVENT_MAGIC);
-}
-
 static accel_status_t accel_emu_event_destroy(accel_event_h event) {
     accel_emu_header_t *hdr = accel_emu_state();
 
-    if (!accel_emu_event_valid(event) || (hdr == NULL)) {
+    if ((event == NULL) || (event->magic != ACCEL_EMU_EVENT_MAGIC) || (hdr == NULL)) {
         return accel_emu_invalid_handle("emuEventDestroy");
     }
     event->magic = ACCEL_EMU_DEAD_MAGIC;
-    free(event);
+    if (event->pid == getpid()) {
+        /* Freed when the last queued operation naming it ran (cuEventDestroy
+         * returns at once too). */
+        accel_emu_event_unref(event);
+    } else {
+        free(event);
+    }
     accel_emu_count(hdr, &hdr->live_events, -1);
     return ACCEL_OK;
 }
 
 static accel_status_t accel_emu_event_record(accel_event_h event, accel_stream_h stream) {
-    if (!accel_emu_event_valid(event) || !accel_emu_stream_valid(stream)) {
+    accel_event_h e = accel_emu_event_get(event);
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_op_t op;
+
+    if ((e == NULL) || (s == NULL)) {
         return accel_emu_invalid_handle("emuEventRecord");
     }
-    event->recorded = true;
-    return ACCEL_OK;
+    memset(&op, 0, sizeof(op));
+    op.kind = ACCEL_EMU_OP_RECORD;
+    op.u.event.event = e;
+    pthread_mutex_lock(&e->lock);
+    op.u.event.gen = ++e->recorded;
+    ++e->refs;
+    pthread_mutex_unlock(&e->lock);
+    return accel_emu_submit("emuEventRecord", s, &op);
+}
+
+/* Whether the event's latest record was reached (lock held); false in
+ * *failed_p unless work before it failed. */
+static bool accel_emu_event_done(accel_event_h event, bool *failed_p) {
+    bool done = (event->reached >= event->recorded);
+
+    *failed_p = done && (event->recorded > 0) && event->failed;
+    return done;
 }
 
 static accel_status_t accel_emu_event_synchronize(accel_event_h event) {
-    /* Work completes when it is issued: an event is always reached (also an
-     * event never recorded, as in CUDA). */
-    if (!accel_emu_event_valid(event)) {
+    accel_event_h e = accel_emu_event_get(event);
+    uint64_t target;
+    bool failed;
+
+    /* An event never recorded is complete, as in CUDA. */
+    if (e == NULL) {
         return accel_emu_invalid_handle("emuEventSynchronize");
     }
+    pthread_mutex_lock(&e->lock);
+    target = e->recorded;
+    while (e->reached < target) {
+        pthread_cond_wait(&e->cond, &e->lock);
+    }
+    failed = (target > 0) && e->failed;
+    pthread_mutex_unlock(&e->lock);
+    return failed ? accel_emu_injected("emuEventSynchronize") : ACCEL_OK;
+}
+
+static accel_status_t accel_emu_event_query(accel_event_h event, bool *done_p) {
+    accel_event_h e = accel_emu_event_get(event);
+    bool done, failed;
+
+    if ((e == NULL) || (done_p == NULL)) {
+        return accel_emu_invalid_handle("emuEventQuery");
+    }
+    pthread_mutex_lock(&e->lock);
+    done = accel_emu_event_done(e, &failed);
+    pthread_mutex_unlock(&e->lock);
+    *done_p = done;
+    return failed ? accel_emu_injected("emuEventQuery") : ACCEL_OK;
+}
+
+static accel_status_t accel_emu_stream_wait_event(accel_stream_h stream, accel_event_h event) {
+    accel_event_h e = accel_emu_event_get(event);
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_op_t op;
+
+    if ((e == NULL) || (s == NULL)) {
+        return accel_emu_invalid_handle("emuStreamWaitEvent");
+    }
+    memset(&op, 0, sizeof(op));
+    op.kind = ACCEL_EMU_OP_WAIT_EVENT;
+    op.u.event.event = e;
+    pthread_mutex_lock(&e->lock);
+    op.u.event.gen = e->recorded;
+    if (e->reached >= op.u.event.gen) {
+        /* Never recorded, or already reached: nothing to wait for. */
+        pthread_mutex_unlock(&e->lock);
+        return ACCEL_OK;
+    }
+    ++e->refs;
+    pthread_mutex_unlock(&e->lock);
+    return accel_emu_submit("emuStreamWaitEvent", s, &op);
+}
+
+/* The backend's view of a 32-bit flag (4-byte aligned, in memory it can reach). */
+static accel_status_t accel_emu_value_addr(const char *call, uint32_t *addr,
+                                           _Atomic uint32_t **view_p) {
+    accel_emu_header_t *hdr;
+    char *view;
+    bool ok;
+
+    if ((addr == NULL) || (((uintptr_t)addr & 3) != 0)) {
+        return accel_emu_invalid(call);
+    }
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+    pthread_mutex_lock(&hdr->lock);
+    ok = accel_emu_resolve(hdr, (uintptr_t)addr, sizeof(*addr), &view);
+    pthread_mutex_unlock(&hdr->lock);
+    if (!ok) {
+        return accel_emu_invalid(call);
+    }
+    *view_p = (_Atomic uint32_t *)(void *)view;
     return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_stream_wait_value32(accel_stream_h stream, uint32_t *addr,
+                                                    uint32_t value, accel_wait_value_t flags) {
+    const char *call = "emuStreamWaitValue32";
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_op_t op;
+    accel_status_t status;
+
+    if (s == NULL) {
+        return accel_emu_invalid_handle(call);
+    }
+    if ((unsigned)flags > ACCEL_WAIT_VALUE_NOR) {
+        return accel_emu_invalid(call);
+    }
+    memset(&op, 0, sizeof(op));
+    op.kind = ACCEL_EMU_OP_WAIT_VALUE;
+    op.u.value.value = value;
+    op.u.value.flags = flags;
+    status = accel_emu_value_addr(call, addr, &op.u.value.addr);
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return accel_emu_submit(call, s, &op);
+}
+
+static accel_status_t accel_emu_stream_write_value32(accel_stream_h stream, uint32_t *addr,
+                                                     uint32_t value) {
+    const char *call = "emuStreamWriteValue32";
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_op_t op;
+    accel_status_t status;
+
+    if (s == NULL) {
+        return accel_emu_invalid_handle(call);
+    }
+    memset(&op, 0, sizeof(op));
+    op.kind = ACCEL_EMU_OP_WRITE_VALUE;
+    op.u.value.value = value;
+    status = accel_emu_value_addr(call, addr, &op.u.value.addr);
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return accel_emu_submit(call, s, &op);
 }
 
 static int accel_emu_device_count(void) { return 1; }
 
-/* The CPU reduction on the backend's view of every operand; completes before
- * returning, as the copies do. */
+/* The CPU reduction on the backend's view of every operand, queued on the
+ * stream like a kernel. */
 static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int nsrcs, size_t count,
                                        accel_dtype_t dtype, accel_op_t op, accel_stream_h stream) {
-    const void *views[ACCEL_REDUCE_MAX_INPUTS];
+    accel_stream_h s = accel_emu_stream_get(stream);
     accel_emu_header_t *hdr;
+    accel_emu_op_t work;
     size_t len;
     char *view;
     bool ok;
 
-    if (!accel_emu_stream_valid(stream)) {
+    if (s == NULL) {
         return accel_emu_invalid_handle("emuReduce");
     }
     if ((nsrcs < 2) || (nsrcs > ACCEL_REDUCE_MAX_INPUTS) || (srcs == NULL) ||
@@ -1124,12 +1722,18 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
     if (hdr == NULL) {
         return accel_emu_no_state("emuReduce");
     }
+    memset(&work, 0, sizeof(work));
+    work.kind = ACCEL_EMU_OP_REDUCE;
+    work.u.reduce.nsrcs = nsrcs;
+    work.u.reduce.count = count;
+    work.u.reduce.dtype = dtype;
+    work.u.reduce.op = op;
     pthread_mutex_lock(&hdr->lock);
     ok = accel_emu_resolve(hdr, (uintptr_t)dst, len, &view);
-    dst = view;
+    work.u.reduce.dst = view;
     for (int i = 0; ok && (i < nsrcs); ++i) {
         ok = accel_emu_resolve(hdr, (uintptr_t)srcs[i], len, &view);
-        views[i] = view;
+        work.u.reduce.srcs[i] = view;
     }
     if (ok && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
         pthread_mutex_unlock(&hdr->lock);
@@ -1139,7 +1743,7 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
     if (!ok) {
         return accel_emu_invalid("emuReduce");
     }
-    return accel_reduce_cpu(dst, views, nsrcs, count, dtype, op);
+    return accel_emu_submit("emuReduce", s, &work);
 }
 
 /*
@@ -1510,6 +2114,8 @@ static accel_status_t accel_emu_ipc_close(void *base) {
     if (hdr == NULL) {
         return accel_emu_no_state(call);
     }
+    /* Queued work may still go through the mapping. */
+    accel_emu_wait_idle(hdr);
 
     pthread_mutex_lock(&hdr->lock);
     i = accel_emu_import_find(hdr, addr);
@@ -1573,6 +2179,10 @@ static const accel_ops_t accel_emu_ops = {
     .event_destroy = accel_emu_event_destroy,
     .event_record = accel_emu_event_record,
     .event_synchronize = accel_emu_event_synchronize,
+    .event_query = accel_emu_event_query,
+    .stream_wait_event = accel_emu_stream_wait_event,
+    .stream_wait_value32 = accel_emu_stream_wait_value32,
+    .stream_write_value32 = accel_emu_stream_write_value32,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
     .ipc_export = accel_emu_ipc_export,
@@ -1582,6 +2192,7 @@ static const accel_ops_t accel_emu_ops = {
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
+    const char *sync_env, *delay_env;
     accel_emu_header_t *hdr;
     accel_status_t status;
 
@@ -1598,6 +2209,14 @@ accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reaso
     pthread_mutex_lock(&hdr->lock);
     ++hdr->open_count;
     pthread_mutex_unlock(&hdr->lock);
+    sync_env = getenv("ACCEL_EMULATED_SYNC");
+    accel_emu_sync_mode =
+        (sync_env != NULL) && (sync_env[0] != '\0') && (strcmp(sync_env, "0") != 0);
+    delay_env = getenv("ACCEL_EMULATED_DELAY_US");
+    accel_emu_delay_us = (delay_env != NULL) ? (unsigned)strtoul(delay_env, NULL, 10) : 0;
+    accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s, delayed %u us",
+              accel_emu_sync_mode ? "in the caller (ACCEL_EMULATED_SYNC)" : "asynchronously",
+              accel_emu_delay_us);
     *ops_p = &accel_emu_ops;
     return ACCEL_OK;
 }
@@ -1605,6 +2224,12 @@ accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reaso
 void accel_emulated_close(void) {
     accel_emu_header_t *hdr = accel_emu_hdr_get();
 
+    /* This copy's default stream: its worker ends (this copy's code may be
+     * unloaded next). */
+    if ((accel_emu_default_stream.magic == ACCEL_EMU_STREAM_MAGIC) &&
+        (accel_emu_default_stream.pid == getpid())) {
+        accel_emu_stream_stop(&accel_emu_default_stream);
+    }
     /* Only marked closed: other copies may still use the state. */
     if (hdr != NULL) {
         pthread_mutex_lock(&hdr->lock);

@@ -18,6 +18,12 @@
  * A handle of an allocation freed since (or of a process gone) fails to
  * import with ACCEL_ERR_INVALID.  device_pci_bus_id gives "0000:00:00.0" for
  * the one emulated device.
+ *
+ * Streams are asynchronous (a worker thread per stream runs its queue in
+ * order; see accel_emulated.c): what a stream writes is there only after a
+ * stream_synchronize or a completed event, as on a GPU.  ACCEL_EMULATED_SYNC=1
+ * in the environment, read when the backend opens, runs every operation in
+ * the caller before it returns instead (debugging).
  */
 #ifndef ACCEL_EMULATED_H
 #define ACCEL_EMULATED_H
@@ -36,6 +42,9 @@ typedef enum {
     ACCEL_EMULATED_FAULT_IPC_IMPORT,    /* ipc_import (a second import of a mapping too) */
     ACCEL_EMULATED_FAULT_REDUCE,        /* reduce (a failed kernel launch) */
     ACCEL_EMULATED_FAULT_STREAM_CREATE, /* stream_create */
+    ACCEL_EMULATED_FAULT_EXEC,          /* a queued copy or reduce, while it runs: reported by
+                                         * the stream's next synchronize, or the synchronize /
+                                         * query of an event recorded after it */
     ACCEL_EMULATED_FAULT_KINDS
 } accel_emulated_fault_t;
 

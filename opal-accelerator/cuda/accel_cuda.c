@@ -96,6 +96,16 @@ static accel_status_t accel_cuda_driver_load(const char **reason_p) {
         }
     }
 
+    /* Optional: without them stream_wait_value32 / write_value32 are unsupported. */
+    *(void **)&accel_cuda_driver.stream_wait_value32 = dlsym(handle, "cuStreamWaitValue32_v2");
+    if (accel_cuda_driver.stream_wait_value32 == NULL) {
+        *(void **)&accel_cuda_driver.stream_wait_value32 = dlsym(handle, "cuStreamWaitValue32");
+    }
+    *(void **)&accel_cuda_driver.stream_write_value32 = dlsym(handle, "cuStreamWriteValue32_v2");
+    if (accel_cuda_driver.stream_write_value32 == NULL) {
+        *(void **)&accel_cuda_driver.stream_write_value32 = dlsym(handle, "cuStreamWriteValue32");
+    }
+
     accel_cuda.dl_handle = handle;
     return ACCEL_OK;
 
@@ -359,6 +369,84 @@ static accel_status_t accel_cuda_event_synchronize(accel_event_h event) {
     return ACCEL_CUDADRV_FUNC(cuEventSynchronize, (CUevent)event);
 }
 
+static accel_status_t accel_cuda_event_query(accel_event_h event, bool *done_p) {
+    CUresult result = accel_cuda_driver.cuEventQuery((CUevent)event);
+
+    if (result == CUDA_ERROR_NOT_READY) {
+        *done_p = false;
+        return ACCEL_OK;
+    }
+    *done_p = (result == CUDA_SUCCESS);
+    return accel_cuda_result(result, "cuEventQuery");
+}
+
+static accel_status_t accel_cuda_stream_wait_event(accel_stream_h stream, accel_event_h event) {
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return ACCEL_CUDADRV_FUNC(cuStreamWaitEvent, (CUstream)stream, (CUevent)event, 0);
+}
+
+/* A stream memory operation's result: CUDA_ERROR_NOT_SUPPORTED (device or
+ * driver without stream memory operations) is ACCEL_ERR_UNSUPPORTED. */
+static accel_status_t accel_cuda_memop_result(CUresult result, const char *call) {
+    accel_status_t status = accel_cuda_result(result, call);
+
+    return (result == CUDA_ERROR_NOT_SUPPORTED) ? ACCEL_ERR_UNSUPPORTED : status;
+}
+
+static accel_status_t accel_cuda_stream_wait_value32(accel_stream_h stream, uint32_t *addr,
+                                                     uint32_t value, accel_wait_value_t flags) {
+    static const unsigned int cu_flags[] = {
+        [ACCEL_WAIT_VALUE_GEQ] = CU_STREAM_WAIT_VALUE_GEQ,
+        [ACCEL_WAIT_VALUE_EQ] = CU_STREAM_WAIT_VALUE_EQ,
+        [ACCEL_WAIT_VALUE_AND] = CU_STREAM_WAIT_VALUE_AND,
+        [ACCEL_WAIT_VALUE_NOR] = CU_STREAM_WAIT_VALUE_NOR,
+    };
+    accel_status_t status;
+
+    if (accel_cuda_driver.stream_wait_value32 == NULL) {
+        accel_set_error("cuStreamWaitValue32", "CUDA_ERROR_NOT_SUPPORTED",
+                        CUDA_ERROR_NOT_SUPPORTED);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if ((unsigned)flags >= ACCEL_ARRAY_SIZE(cu_flags)) {
+        accel_set_error("cuStreamWaitValue32", "CUDA_ERROR_INVALID_VALUE",
+                        CUDA_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_INVALID;
+    }
+    status = accel_cuda_ctx_ensure();
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return accel_cuda_memop_result(
+        accel_cuda_driver.stream_wait_value32((CUstream)stream, (CUdeviceptr)(uintptr_t)addr, value,
+                                              cu_flags[flags]),
+        "cuStreamWaitValue32");
+}
+
+static accel_status_t accel_cuda_stream_write_value32(accel_stream_h stream, uint32_t *addr,
+                                                      uint32_t value) {
+    accel_status_t status;
+
+    if (accel_cuda_driver.stream_write_value32 == NULL) {
+        accel_set_error("cuStreamWriteValue32", "CUDA_ERROR_NOT_SUPPORTED",
+                        CUDA_ERROR_NOT_SUPPORTED);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    status = accel_cuda_ctx_ensure();
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    /* The default flags: ordered after the work before it, with a fence. */
+    return accel_cuda_memop_result(
+        accel_cuda_driver.stream_write_value32((CUstream)stream, (CUdeviceptr)(uintptr_t)addr,
+                                               value, CU_STREAM_WRITE_VALUE_DEFAULT),
+        "cuStreamWriteValue32");
+}
+
 static int accel_cuda_device_count(void) { return accel_cuda.device_count; }
 
 static const accel_ops_t accel_cuda_ops = {
@@ -378,6 +466,10 @@ static const accel_ops_t accel_cuda_ops = {
     .event_destroy = accel_cuda_event_destroy,
     .event_record = accel_cuda_event_record,
     .event_synchronize = accel_cuda_event_synchronize,
+    .event_query = accel_cuda_event_query,
+    .stream_wait_event = accel_cuda_stream_wait_event,
+    .stream_wait_value32 = accel_cuda_stream_wait_value32,
+    .stream_write_value32 = accel_cuda_stream_write_value32,
     .device_count = accel_cuda_device_count,
     .reduce = accel_cuda_reduce,
     .ipc_export = accel_cuda_ipc_export,

@@ -57,6 +57,8 @@ extern "C" {
     _F(cuEventDestroy)                                                                             \
     _F(cuEventRecord)                                                                              \
     _F(cuEventSynchronize)                                                                         \
+    _F(cuEventQuery)                                                                               \
+    _F(cuStreamWaitEvent)                                                                          \
     _F(cuIpcGetMemHandle)                                                                          \
     _F(cuIpcOpenMemHandle)                                                                         \
     _F(cuIpcCloseMemHandle)                                                                        \
@@ -77,6 +79,13 @@ typedef struct {
 #define ACCEL_CUDA_DRIVER_MEMBER(_name) __typeof__(_name) *_name;
     ACCEL_CUDA_FOREACH_DRIVER_FUNC(ACCEL_CUDA_DRIVER_MEMBER)
 #undef ACCEL_CUDA_DRIVER_MEMBER
+    /* Optional (NULL when the driver lacks them): the stream memory
+     * operations, looked up as cuStreamWaitValue32_v2 (CUDA 11.7+) or else
+     * the first version, same signature. */
+    CUresult (*stream_wait_value32)(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                    unsigned int flags);
+    CUresult (*stream_write_value32)(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                     unsigned int flags);
 } accel_cuda_driver_t;
 
 /* Filled by accel_cuda_open(); stays valid after close (libcuda is never unloaded). */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "unit_check.h"
 
@@ -115,6 +116,43 @@ static void test_copies(void) {
     CHECK(ops->memcpy_async(pin, d1, len, stream) == ACCEL_OK &&
               ops->stream_synchronize(stream) == ACCEL_OK && has_pattern(pin, len, 3),
           "async D2H, stream sync");
+    {
+        /* A stream held by a wait on a pinned flag the host writes later;
+         * another stream waits for its event and writes a second flag. */
+        volatile uint32_t *flags = NULL;
+        accel_stream_h s2 = NULL;
+        accel_status_t status;
+        bool done = true;
+
+        ops->mem_alloc(ACCEL_MEM_HOST_PINNED, 64, (void **)&flags);
+        ops->stream_create(&s2);
+        flags[0] = 0;
+        flags[1] = 0;
+        status = ops->stream_wait_value32(stream, (uint32_t *)&flags[0], 1, ACCEL_WAIT_VALUE_GEQ);
+        if (status == ACCEL_ERR_UNSUPPORTED) {
+            printf("SKIP: stream memory operations unsupported (%s %s)\n", accel_last_error()->call,
+                   accel_last_error()->error);
+        } else {
+            CHECK(status == ACCEL_OK && ops->memcpy_async(d2, d1, len, stream) == ACCEL_OK &&
+                      ops->event_record(event, stream) == ACCEL_OK &&
+                      ops->stream_wait_event(s2, event) == ACCEL_OK &&
+                      ops->stream_write_value32(s2, (uint32_t *)&flags[1], 9) == ACCEL_OK,
+                  "wait_value32, copy, record; wait_event and write_value32 on another stream");
+            usleep(20000);
+            CHECK(ops->event_query(event, &done) == ACCEL_OK && !done && flags[1] == 0,
+                  "held: event not complete, second stream's flag not written");
+            __atomic_store_n(&flags[0], 1u, __ATOMIC_RELEASE);
+            CHECK(ops->stream_synchronize(s2) == ACCEL_OK && flags[1] == 9 &&
+                      ops->event_query(event, &done) == ACCEL_OK && done,
+                  "released: the event completed, then the second stream wrote its flag");
+            memset(back, 0, len);
+            CHECK(ops->memcpy(back, d2, len) == ACCEL_OK && has_pattern(back, len, 3),
+                  "the held copy ran");
+        }
+        ops->stream_synchronize(stream);
+        ops->stream_destroy(s2);
+        ops->mem_free((void *)flags);
+    }
     CHECK(ops->stream_destroy(NULL) == ACCEL_ERR_INVALID,
           "destroying the default stream is refused");
     CHECK(ops->event_destroy(event) == ACCEL_OK && ops->stream_destroy(stream) == ACCEL_OK,

@@ -648,6 +648,410 @@ static void test_streams_events(void) {
           "stream and event counters back");
 }
 
+/*
+ * Asynchronous streams.  A stream is held back by a stream_wait_value32 on a
+ * pinned flag, so that what must not have happened yet can be checked without
+ * a race.  The flag is set by hold_release(), or by a timer thread after 2 s:
+ * a backend that runs the wait in the caller (ACCEL_EMULATED_SYNC=1, or a
+ * synchronous one) then fails the checks instead of hanging.
+ */
+typedef struct {
+    uint32_t *flag;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool released;
+    bool started;
+} hold_t;
+
+static void *hold_timer(void *arg) {
+    hold_t *h = arg;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2;
+    pthread_mutex_lock(&h->lock);
+    while (!h->released && (pthread_cond_timedwait(&h->cond, &h->lock, &ts) == 0)) {
+    }
+    pthread_mutex_unlock(&h->lock);
+    __atomic_store_n(h->flag, 1u, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static bool hold_begin(hold_t *h) {
+    memset(h, 0, sizeof(*h));
+    if (ops->mem_alloc(ACCEL_MEM_HOST_PINNED, sizeof(uint32_t), (void **)&h->flag) != ACCEL_OK) {
+        return false;
+    }
+    *h->flag = 0;
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    h->started = (pthread_create(&h->thread, NULL, hold_timer, h) == 0);
+    return h->started;
+}
+
+/* Hold stream until hold_release(). */
+static bool hold_stream(hold_t *h, accel_stream_h stream) {
+    return ops->stream_wait_value32(stream, h->flag, 1, ACCEL_WAIT_VALUE_GEQ) == ACCEL_OK;
+}
+
+static void hold_release(hold_t *h) {
+    if (!h->started) {
+        return;
+    }
+    pthread_mutex_lock(&h->lock);
+    h->released = true;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+    pthread_join(h->thread, NULL);
+    h->started = false;
+}
+
+static void hold_end(hold_t *h) {
+    hold_release(h);
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->cond);
+    ops->mem_free(h->flag);
+}
+
+/* Threads of this process (the backend's workers among them). */
+static int thread_count(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "Threads: %d", &n) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_async_copy(void) {
+    enum { LEN = 4096 };
+    unsigned char host[LEN];
+    void *dev = NULL, *man = NULL, *red = NULL;
+    accel_stream_h s = NULL;
+    accel_event_h e = NULL;
+    const void *srcs[2];
+    bool done = true;
+    hold_t h;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, LEN, &dev);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &man);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &red);
+    ops->stream_create(&s);
+    ops->event_create(&e);
+    memset(man, 0, LEN);
+    memset(red, 1, LEN);
+    fill(host, LEN, 11);
+    if (!CHECK(hold_begin(&h) && hold_stream(&h, s), "hold a stream with a wait on a flag")) {
+        goto out;
+    }
+    srcs[0] = red;
+    srcs[1] = man;
+    CHECK(ops->memcpy_async(dev, host, LEN, s) == ACCEL_OK &&
+              ops->memcpy_async(man, dev, LEN, s) == ACCEL_OK &&
+              ops->reduce(red, srcs, 2, LEN, ACCEL_DT_UINT8, ACCEL_OP_BOR, s) == ACCEL_OK &&
+              ops->event_record(e, s) == ACCEL_OK,
+          "queue H2D, D2M, a reduction and an event behind the wait");
+    fill(host, LEN, 12); /* the copy reads the source when it runs, as a GPU does */
+    usleep(20000);
+    CHECK(((unsigned char *)man)[0] == 0 && ((unsigned char *)man)[LEN - 1] == 0 &&
+              ((unsigned char *)red)[7] == 1,
+          "the destination is untouched while the stream is held (not synchronized)");
+    CHECK(ops->event_query(e, &done) == ACCEL_OK && !done,
+          "event_query: not complete while the stream is held");
+    hold_release(&h);
+    CHECK(ops->event_synchronize(e) == ACCEL_OK && ops->event_query(e, &done) == ACCEL_OK && done,
+          "released: the event completes");
+    CHECK(has_pattern(man, LEN, 12), "after the event, the copies' data is there");
+    {
+        bool ok = true;
+        for (size_t i = 0; i < LEN; ++i) {
+            ok = ok && (((unsigned char *)red)[i] == (unsigned char)(1 | (12 + i * 7)));
+        }
+        CHECK(ok, "and the reduction ran after them, in order");
+    }
+out:
+    hold_end(&h);
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+    ops->mem_free(dev);
+    ops->mem_free(man);
+    ops->mem_free(red);
+}
+
+static void test_async_cross_stream(void) {
+    enum { LEN = 1024 };
+    unsigned char host[LEN];
+    void *a = NULL, *b = NULL;
+    accel_stream_h s1 = NULL, s2 = NULL;
+    accel_event_h e1 = NULL, e2 = NULL, never = NULL;
+    bool done = true;
+    hold_t h;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, LEN, &a);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &b);
+    ops->stream_create(&s1);
+    ops->stream_create(&s2);
+    ops->event_create(&e1);
+    ops->event_create(&e2);
+    ops->event_create(&never);
+    fill(host, LEN, 20);
+    ops->memcpy(a, host, LEN);
+    memset(b, 0, LEN);
+    fill(host, LEN, 21);
+    if (!CHECK(hold_begin(&h) && hold_stream(&h, s1), "hold stream 1")) {
+        goto out;
+    }
+    CHECK(ops->memcpy_async(a, host, LEN, s1) == ACCEL_OK &&
+              ops->event_record(e1, s1) == ACCEL_OK && ops->stream_wait_event(s2, e1) == ACCEL_OK &&
+              ops->memcpy_async(b, a, LEN, s2) == ACCEL_OK && ops->event_record(e2, s2) == ACCEL_OK,
+          "stream 2 waits for an event of held stream 1, then copies what stream 1 wrote");
+    CHECK(ops->stream_wait_event(s2, never) == ACCEL_OK,
+          "waiting for an event never recorded is a no-op");
+    usleep(20000);
+    CHECK(ops->event_query(e2, &done) == ACCEL_OK && !done && ((unsigned char *)b)[0] == 0,
+          "stream 2 is held by stream 1's event");
+    hold_release(&h);
+    CHECK(ops->stream_synchronize(s2) == ACCEL_OK && has_pattern(b, LEN, 21),
+          "stream 2 copied after stream 1's copy (cross-stream order)");
+    CHECK(ops->event_query(e1, &done) == ACCEL_OK && done, "stream 1's event is complete");
+out:
+    hold_end(&h);
+    ops->event_destroy(e1);
+    ops->event_destroy(e2);
+    ops->event_destroy(never);
+    ops->stream_destroy(s1);
+    ops->stream_destroy(s2);
+    ops->mem_free(a);
+    ops->mem_free(b);
+}
+
+static void test_async_values(void) {
+    enum { LEN = 512 };
+    unsigned char host[LEN];
+    uint32_t *devflag = NULL, *pin = NULL, back = 0;
+    void *man = NULL;
+    accel_stream_h s1 = NULL, s2 = NULL;
+    hold_t h;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, 64, (void **)&devflag);
+    ops->mem_alloc(ACCEL_MEM_HOST_PINNED, 64, (void **)&pin);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &man);
+    ops->stream_create(&s1);
+    ops->stream_create(&s2);
+    ops->memcpy(devflag, &back, sizeof(back));
+    memset(pin, 0, 64);
+    memset(man, 0, LEN);
+    fill(host, LEN, 30);
+
+    CHECK(ops->stream_wait_value32(s1, (uint32_t *)((char *)pin + 1), 1, ACCEL_WAIT_VALUE_EQ) ==
+                  ACCEL_ERR_INVALID &&
+              ops->stream_write_value32(s1, &pin[5], 1) == ACCEL_OK &&
+              ops->stream_wait_value32(s1, pin, 1, (accel_wait_value_t)9) == ACCEL_ERR_INVALID,
+          "value operations: misaligned flag and unknown condition refused");
+    ops->stream_synchronize(s1);
+    CHECK(__atomic_load_n(&pin[5], __ATOMIC_ACQUIRE) == 1, "write_value32 to pinned memory");
+
+    if (!CHECK(hold_begin(&h) && hold_stream(&h, s1), "hold stream 1")) {
+        goto out;
+    }
+    /* s1: (held) write 5 to a device flag; s2: wait for it, copy, write 7 to pinned. */
+    CHECK(ops->stream_write_value32(s1, devflag, 5) == ACCEL_OK &&
+              ops->stream_wait_value32(s2, devflag, 5, ACCEL_WAIT_VALUE_EQ) == ACCEL_OK &&
+              ops->memcpy_async(man, host, LEN, s2) == ACCEL_OK &&
+              ops->stream_write_value32(s2, &pin[1], 7) == ACCEL_OK,
+          "queue a write on held stream 1 and a wait for it on stream 2");
+    usleep(20000);
+    back = 99;
+    CHECK(__atomic_load_n(&pin[1], __ATOMIC_ACQUIRE) == 0 && ((unsigned char *)man)[0] == 0 &&
+              ops->memcpy(&back, devflag, sizeof(back)) == ACCEL_OK && back == 0,
+          "nothing written while stream 1 is held (flag %u)", back);
+    hold_release(&h);
+    CHECK(ops->stream_synchronize(s2) == ACCEL_OK &&
+              __atomic_load_n(&pin[1], __ATOMIC_ACQUIRE) == 7 && has_pattern(man, LEN, 30),
+          "released: stream 2 ran after stream 1's write, and wrote its own flag last");
+    CHECK(ops->memcpy(&back, devflag, sizeof(back)) == ACCEL_OK && back == 5,
+          "write_value32 to device memory");
+
+    /* Conditions: each already holds, so the streams run through. */
+    pin[2] = 5;
+    pin[3] = 0x6;
+    pin[4] = 0;
+    CHECK(ops->stream_wait_value32(s1, &pin[2], 0xfffffff0u, ACCEL_WAIT_VALUE_GEQ) == ACCEL_OK &&
+              ops->stream_wait_value32(s1, &pin[2], 5, ACCEL_WAIT_VALUE_GEQ) == ACCEL_OK &&
+              ops->stream_wait_value32(s1, &pin[3], 0x2, ACCEL_WAIT_VALUE_AND) == ACCEL_OK &&
+              ops->stream_wait_value32(s1, &pin[4], 0x1, ACCEL_WAIT_VALUE_NOR) == ACCEL_OK &&
+              ops->stream_synchronize(s1) == ACCEL_OK,
+          "GEQ (wrapping as a sequence number), AND, NOR");
+out:
+    hold_end(&h);
+    ops->stream_destroy(s1);
+    ops->stream_destroy(s2);
+    ops->mem_free(devflag);
+    ops->mem_free(pin);
+    ops->mem_free(man);
+}
+
+static void test_async_default_stream(void) {
+    enum { LEN = 256 };
+    unsigned char host[LEN];
+    void *man = NULL, *man2 = NULL;
+    accel_stream_h s = NULL;
+    accel_event_h e = NULL;
+    bool done = true;
+    hold_t h;
+
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &man);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &man2);
+    ops->stream_create(&s);
+    ops->event_create(&e);
+    memset(man, 0, LEN);
+    memset(man2, 0, LEN);
+    fill(host, LEN, 40);
+    if (!CHECK(hold_begin(&h) && hold_stream(&h, NULL), "hold the default stream")) {
+        goto out;
+    }
+    CHECK(ops->memcpy_async(man, host, LEN, NULL) == ACCEL_OK &&
+              ops->event_record(e, NULL) == ACCEL_OK,
+          "copy and record on the held default stream");
+    CHECK(ops->memcpy_async(man2, host, LEN, s) == ACCEL_OK &&
+              ops->stream_synchronize(s) == ACCEL_OK && has_pattern(man2, LEN, 40),
+          "another stream runs while the default stream is held (non-blocking streams)");
+    CHECK(((unsigned char *)man)[1] == 0 && ops->event_query(e, &done) == ACCEL_OK && !done,
+          "the default stream's copy has not run");
+    hold_release(&h);
+    CHECK(ops->stream_synchronize(NULL) == ACCEL_OK && has_pattern(man, LEN, 40) &&
+              ops->event_query(e, &done) == ACCEL_OK && done,
+          "default stream synchronized");
+out:
+    hold_end(&h);
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+    ops->mem_free(man);
+    ops->mem_free(man2);
+}
+
+/* A thread that frees device memory while a held stream still has a copy into it queued. */
+static void test_async_free_waits(void) {
+    enum { LEN = 1 << 16 };
+    unsigned char *host = malloc(LEN);
+    void *dev = NULL;
+    accel_stream_h s = NULL;
+    struct timespec t0, t1;
+    double ms;
+    hold_t h;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, LEN, &dev);
+    ops->stream_create(&s);
+    fill(host, LEN, 50);
+    if (!CHECK(hold_begin(&h) && hold_stream(&h, s), "hold a stream")) {
+        goto out;
+    }
+    ops->memcpy_async(dev, host, LEN, s);
+    /* The timer releases the stream after 2 s: mem_free must wait for it. */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(ops->mem_free(dev) == ACCEL_OK, "free device memory a queued copy writes");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    dev = NULL;
+    ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    CHECK(ms > 1000, "mem_free waited for the queued work, as cuMemFree does (%.0f ms)", ms);
+out:
+    hold_end(&h);
+    ops->stream_destroy(s);
+    ops->mem_free(dev);
+    free(host);
+}
+
+static void test_async_exec_fault(void) {
+    unsigned char host[64] = {0};
+    void *dev = NULL;
+    accel_stream_h s = NULL;
+    accel_event_h e = NULL;
+    bool done = false;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, sizeof(host), &dev);
+    ops->stream_create(&s);
+    ops->event_create(&e);
+    accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_EXEC, 2, false);
+    CHECK(ops->memcpy_async(dev, host, sizeof(host), s) == ACCEL_OK &&
+              ops->memcpy_async(host, dev, sizeof(host), s) == ACCEL_OK &&
+              ops->event_record(e, s) == ACCEL_OK,
+          "a copy that fails while it runs is queued without an error");
+    CHECK(ops->event_synchronize(e) == ACCEL_ERR_DEVICE &&
+              last_error_is("emuEventSynchronize", "EMULATED_ERROR_INJECTED"),
+          "the event recorded after it reports the failure");
+    CHECK(ops->event_query(e, &done) == ACCEL_ERR_DEVICE && done, "so does event_query");
+    CHECK(ops->stream_synchronize(s) == ACCEL_ERR_DEVICE &&
+              last_error_is("emuStreamSynchronize", "EMULATED_ERROR_INJECTED"),
+          "stream_synchronize reports it");
+    CHECK(ops->memcpy_async(dev, host, sizeof(host), s) == ACCEL_OK &&
+              ops->stream_synchronize(s) == ACCEL_OK,
+          "once: the stream works on");
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+    ops->mem_free(dev);
+}
+
+static void child_streams(void *arg) {
+    accel_stream_h parent = arg;
+    unsigned char buf[64], back[64];
+    void *dev = NULL;
+
+    if (ops->stream_synchronize(parent) != ACCEL_ERR_INVALID) {
+        _exit(2); /* the parent's worker is not here */
+    }
+    fill(buf, sizeof(buf), 60);
+    if ((ops->mem_alloc(ACCEL_MEM_DEVICE, sizeof(buf), &dev) != ACCEL_OK) ||
+        (ops->memcpy_async(dev, buf, sizeof(buf), NULL) != ACCEL_OK) ||
+        (ops->memcpy_async(back, dev, sizeof(buf), NULL) != ACCEL_OK) ||
+        (ops->stream_synchronize(NULL) != ACCEL_OK) || !has_pattern(back, sizeof(back), 60)) {
+        _exit(3);
+    }
+    _exit(0);
+}
+
+static void test_async_threads_and_fork(void) {
+    unsigned char buf[64];
+    accel_stream_h s[4] = {NULL};
+    int before, during, after, ws;
+    void *dev = NULL;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, sizeof(buf), &dev);
+    fill(buf, sizeof(buf), 61);
+    ops->memcpy_async(dev, buf, sizeof(buf), NULL); /* the default stream's worker runs */
+    ops->stream_synchronize(NULL);
+    before = thread_count();
+    for (int i = 0; i < 4; ++i) {
+        ops->stream_create(&s[i]);
+    }
+    CHECK(thread_count() == before, "a stream without work has no worker");
+    for (int i = 0; i < 4; ++i) {
+        ops->memcpy_async(dev, buf, sizeof(buf), s[i]);
+    }
+    during = thread_count();
+    ws = run_child(child_streams, s[0]);
+    CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+          "forked child: the parent's streams are invalid, its own default stream works "
+          "(status 0x%x)",
+          ws);
+    for (int i = 0; i < 4; ++i) {
+        ops->stream_destroy(s[i]);
+    }
+    after = thread_count();
+    CHECK(during == before + 4 && after == before,
+          "one worker per stream with work, joined at destroy (threads %d, %d, %d)", before, during,
+          after);
+    ops->mem_free(dev);
+}
+
 static void test_attach_path(void) {
     void *dev = NULL, *hdr = NULL;
     accel_mem_attr_t before, after;
@@ -831,9 +1235,12 @@ static void test_timing(void) {
     CHECK(sink != 1, "timing loop ran");
 }
 
+static int threads_at_start;
+
 static void test_final(void) {
     const accel_ops_t *again = NULL;
     const char *reason;
+    int threads;
 
     CHECK(accel_emulated_live_allocations(ACCEL_MEM_DEVICE) == 0 &&
               accel_emulated_live_allocations(ACCEL_MEM_MANAGED) == 0 &&
@@ -841,6 +1248,10 @@ static void test_final(void) {
               accel_emulated_live_streams() == 0 && accel_emulated_live_events() == 0,
           "nothing leaked");
     accel_finalize();
+    threads = thread_count();
+    CHECK(threads == threads_at_start,
+          "no worker left after the last finalize (%d threads, %d at start)", threads,
+          threads_at_start);
     CHECK(accel_init(ACCEL_BACKEND_EMULATED, &again, &reason) == ACCEL_OK && again == ops,
           "init again after the last finalize");
     accel_finalize();
@@ -857,6 +1268,7 @@ int main(int argc, char **argv) {
         *strrchr(dir, '/') = '\0';
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
+    threads_at_start = thread_count();
 
     test_names();
     test_auto_backend();
@@ -872,6 +1284,13 @@ int main(int argc, char **argv) {
     test_fork_child();
     test_faults();
     test_streams_events();
+    test_async_copy();
+    test_async_cross_stream();
+    test_async_values();
+    test_async_default_stream();
+    test_async_free_waits();
+    test_async_exec_fault();
+    test_async_threads_and_fork();
     test_attach_path();
     test_second_copy(dir, (argc > 1) ? argv[1] : NULL);
     test_threads();

@@ -62,6 +62,7 @@ typedef enum {
     CMD_IMPORT_FAILS, /* import must fail with want_status */
     CMD_FAULT,        /* an injected import fault, then a good import (emulated) */
     CMD_MANAGED,      /* import managed memory and touch it from the host (emulated) */
+    CMD_SIGNAL,       /* import a flag, write seed_write to it with stream_write_value32 */
     CMD_QUIT,
 } cmd_kind_t;
 
@@ -321,6 +322,21 @@ static void peer_managed(const cmd_t *cmd, reply_t *reply) {
           "peer: managed: close");
 }
 
+/* Release a stream of the exporter: write the flag through the peer's default stream. */
+static void peer_signal(const cmd_t *cmd, reply_t *reply) {
+    void *base = NULL;
+
+    if (!CHECK(ops->ipc_import(&cmd->handle, &base) == ACCEL_OK, "peer: %s: import", cmd->what)) {
+        return;
+    }
+    reply->imported = true;
+    CHECK(ops->stream_write_value32(NULL, (uint32_t *)((char *)base + cmd->handle.offset),
+                                    cmd->seed_write) == ACCEL_OK &&
+              ops->stream_synchronize(NULL) == ACCEL_OK,
+          "peer: %s: stream_write_value32 to imported memory", cmd->what);
+    CHECK(ops->ipc_close(base) == ACCEL_OK, "peer: %s: close", cmd->what);
+}
+
 static void peer_main(int cmd_fd, int reply_fd) {
     const char *reason = "";
     reply_t reply;
@@ -342,6 +358,8 @@ static void peer_main(int cmd_fd, int reply_fd) {
             peer_fault(&cmd, &reply);
         } else if (cmd.kind == CMD_MANAGED) {
             peer_managed(&cmd, &reply);
+        } else if (cmd.kind == CMD_SIGNAL) {
+            peer_signal(&cmd, &reply);
         }
         fflush(stdout);
         reply.passed = test_passed - passed;
@@ -496,6 +514,61 @@ static void test_rw(void) {
         peer_run(0, &cmd);
     }
     CHECK(ops->mem_free(dev) == ACCEL_OK, "free the exported allocation");
+}
+
+/* A stream of this process waits on a flag in its device memory that a peer
+ * writes through IPC (stream_write_value32): the stream-ordered handshake. */
+static void test_signal(void) {
+    enum { LEN = 4096 };
+    unsigned char *host = malloc(LEN);
+    uint32_t zero = 0, *flag = NULL;
+    void *man = NULL;
+    accel_stream_h stream = NULL;
+    accel_event_h event = NULL;
+    accel_ipc_handle_t h;
+    accel_status_t status;
+    bool done = true;
+    reply_t reply;
+    cmd_t cmd;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, 256, (void **)&flag);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, LEN, &man);
+    ops->stream_create(&stream);
+    ops->event_create(&event);
+    memset(man, 0, LEN);
+    for (size_t i = 0; i < LEN; ++i) {
+        host[i] = (unsigned char)seed_at(44, i);
+    }
+    ops->memcpy(&flag[16], &zero, sizeof(zero));
+    status = ops->stream_wait_value32(stream, &flag[16], 3, ACCEL_WAIT_VALUE_GEQ);
+    if (status == ACCEL_ERR_UNSUPPORTED) {
+        printf("SKIP: stream_wait_value32 unsupported here (%s %s)\n", accel_last_error()->call,
+               accel_last_error()->error);
+        goto out;
+    }
+    CHECK(status == ACCEL_OK && ops->memcpy_async(man, host, LEN, stream) == ACCEL_OK &&
+              ops->event_record(event, stream) == ACCEL_OK &&
+              ops->ipc_export(&flag[16], &h) == ACCEL_OK,
+          "a stream waits on a device flag, then copies; the flag is exported");
+    usleep(20000);
+    CHECK(ops->event_query(event, &done) == ACCEL_OK && !done && ((unsigned char *)man)[0] == 0,
+          "the stream is held until the flag is written");
+    cmd = make_cmd(CMD_SIGNAL, &h, "signal");
+    cmd.seed_write = 3;
+    reply = peer_run(0, &cmd);
+    if (reply.imported) {
+        CHECK(ops->event_synchronize(event) == ACCEL_OK && memcmp(man, host, LEN) == 0,
+              "a peer's stream_write_value32 released the stream");
+    } else {
+        ops->memcpy(&flag[16], &(uint32_t){3}, sizeof(uint32_t));
+    }
+out:
+    ops->stream_synchronize(stream);
+    ops->event_destroy(event);
+    ops->stream_destroy(stream);
+    ops->mem_free(flag);
+    ops->mem_free(man);
+    free(host);
 }
 
 /* Import in the exporting process: the allocation itself. */
@@ -740,6 +813,7 @@ int main(int argc, char **argv) {
     printf("backend %s, %d peers\n", ops->name, NPEERS);
 
     test_rw();
+    test_signal();
     test_own();
     test_invalid();
     test_pci_bus_id();
