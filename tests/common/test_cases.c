@@ -884,8 +884,10 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
 
     expect->device_payload = c->device_payload;
     /* Open MPI's MPI layer returns before any coll module for zero counts (most collectives)
-     * and for MPI_(I)bcast on a one-rank communicator */
-    if (0 == p->count || (COLL_GPU_BCAST == c->base && 1 == c->size)) {
+     * and for MPI_(I)bcast on a one-rank communicator (not MPI_Bcast_init: a persistent
+     * request is made whatever the size) */
+    if (0 == p->count ||
+        (COLL_GPU_BCAST == c->base && 1 == c->size && !tu_coll_is_persistent(p->coll))) {
         expect->path = TU_PATH_MAYBE;
         expect->chunks = TU_CHUNKS_NONE;
         return true;

@@ -146,8 +146,14 @@ static long run_all(const tu_comm_t *comms, const tu_kind_t *kind, const tu_gpu_
             tu_case_begin("%s", tu_coll_case_desc(c));
             tu_counters_read(&before);
             rc = tu_coll_case_start(c, &req);
+            if (MPI_SUCCESS == rc && tu_coll_is_persistent(coll)) {
+                rc = MPI_Start(&req); /* made by the call above, inactive */
+            }
             if (MPI_SUCCESS == rc && MPI_REQUEST_NULL != req) {
                 rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            }
+            if (MPI_REQUEST_NULL != req) {
+                MPI_Request_free(&req); /* a persistent one */
             }
             tu_counters_read(&after);
             if (MPI_SUCCESS != rc) {
