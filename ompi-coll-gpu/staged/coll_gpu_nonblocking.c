@@ -23,6 +23,7 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
+#include <sched.h>
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_base_util.h"
@@ -130,6 +131,7 @@ complete:
 
 static int coll_gpu_nb_progress(void) {
     coll_gpu_nb_request_t *done = NULL, **link, *req;
+    bool running = false;
     int count = 0;
 
     if (NULL == coll_gpu_nb_pending.head) {
@@ -144,10 +146,16 @@ static int coll_gpu_nb_progress(void) {
             req->next = done;
             done = req;
         } else {
+            running = running || (NULL != req->job);
             link = &req->next;
         }
     }
     OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
+    if (running && (NULL == done)) {
+        /* a communicator's thread is running a call this rank waits for: a rank spinning in
+         * MPI_Wait must not starve it of its core */
+        sched_yield();
+    }
 
     /* Outside the lock: the copy-back can take a while. */
     while (NULL != (req = done)) {
