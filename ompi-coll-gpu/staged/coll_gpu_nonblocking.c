@@ -294,9 +294,9 @@ static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
     return OMPI_SUCCESS;
 }
 
-/* A request of ours for call (persistent or not), not yet handed out. */
-static coll_gpu_nb_request_t *coll_gpu_nb_request_new(struct ompi_communicator_t *comm,
-                                                      coll_gpu_call_t *call, bool persistent) {
+/* A request of ours (persistent or not), not yet handed out. */
+static coll_gpu_nb_request_t *coll_gpu_nb_request_alloc(struct ompi_communicator_t *comm,
+                                                        const char *mpi_call, bool persistent) {
     coll_gpu_nb_request_t *req = OBJ_NEW(coll_gpu_nb_request_t);
     ompi_request_t *ompi_req;
 
@@ -315,8 +315,16 @@ static coll_gpu_nb_request_t *coll_gpu_nb_request_new(struct ompi_communicator_t
         ompi_req->req_state = OMPI_REQUEST_ACTIVE;
     }
     req->persistent = persistent;
-    req->mpi_call = call->mpi_call;
+    req->mpi_call = mpi_call;
     req->comm = comm;
+    return req;
+}
+
+/* A staged request of ours for call, its staging begun. */
+static coll_gpu_nb_request_t *coll_gpu_nb_request_new(struct ompi_communicator_t *comm,
+                                                      coll_gpu_call_t *call, bool persistent) {
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, call->mpi_call, persistent);
+
     /* No shared staging buffer: it may be in use by another request. */
     coll_gpu_stage_begin(&req->stage, NULL, call->coll);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s: staged (send %s, receive %s)", call->mpi_call,
@@ -392,24 +400,11 @@ err_release:
 
 int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
                                 coll_gpu_async_job_t *job, int rc, ompi_request_t **request) {
-    coll_gpu_nb_request_t *req = OBJ_NEW(coll_gpu_nb_request_t);
-    ompi_request_t *ompi_req;
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, mpi_call, false);
 
-    if (NULL == req) {
-        coll_gpu_out_of_host_memory(sizeof(*req)); /* the peers' calls run on */
-    }
-    ompi_req = &req->super.super;
-    OMPI_REQUEST_INIT(ompi_req, false);
-    ompi_req->req_type = OMPI_REQUEST_COLL;
-    ompi_req->req_state = OMPI_REQUEST_ACTIVE;
-    ompi_req->req_mpi_object.comm = comm;
-    ompi_req->req_free = coll_gpu_nb_request_free;
-    ompi_req->req_cancel = coll_gpu_nb_request_cancel;
-    req->mpi_call = mpi_call;
-    req->comm = comm;
     req->job = job;
     req->job_rc = rc;
-    *request = ompi_req;
+    *request = &req->super.super;
     if ((NULL == job) || coll_gpu_native_async_done(job, &req->job_rc)) {
         coll_gpu_nb_finish(req);
     } else {

@@ -151,6 +151,7 @@ static void tu_config_read_one(tu_gpu_config_t *config, const char *name, size_t
 void tu_gpu_config_read(tu_gpu_config_t *config) {
     long long value;
 
+    memset(config, 0, sizeof(*config)); /* nonblocking_contexts: the test's to set */
     /* the component's parameters are there: its staging buffer size, which every version has */
     config->found = 0 == tu_cvar_read_int("coll_gpu_staging_buffer_size", &value);
     for (size_t i = 0; i < sizeof(tu_config_cvars) / sizeof(tu_config_cvars[0]); i++) {
@@ -395,4 +396,22 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
         tu_fail("staged calls with device data: staged_bytes +0");
     }
     tu_check_chunks_and_errors(before, after, all_no_chunks, some_chunks);
+}
+
+void tu_native_scratch_setup(const MPI_Comm *comms, int n, tu_gpu_config_t *config) {
+    if (NULL == tu_accel) {
+        return;
+    }
+    for (int c = 0; c < n; c++) {
+        void *one;
+
+        if (0 != tu_mem_alloc(TU_MEM_DEVICE, sizeof(int), &one) ||
+            MPI_SUCCESS != MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, comms[c])) {
+            fprintf(stderr, "[rank %d] cannot set the native scratch up\n", tu_world_rank);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        tu_mem_free(TU_MEM_DEVICE, one);
+    }
+    /* where the allreduce ran natively (inside a node, where nonblocking calls can) */
+    config->nonblocking_contexts = config->native && TU_ALG_STAGED != config->allreduce_algorithm;
 }

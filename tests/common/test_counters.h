@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mpi.h>
+
 #include "coll_gpu_colls.h"
 
 typedef struct {
@@ -90,6 +92,11 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size);
  * their COLL_GPU_* value; across emulated nodes too) and MPI_Allreduce; false for every other
  * collective. */
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size);
+
+/* One blocking MPI_Allreduce of one int on device memory on each of the n communicators, which
+ * sets up coll/gpu's native scratch there (nonblocking calls run natively only after); sets
+ * config->nonblocking_contexts.  Nothing without a device. */
+void tu_native_scratch_setup(const MPI_Comm *comms, int n, tu_gpu_config_t *config);
 void tu_gpu_config_read(tu_gpu_config_t *config);
 
 typedef enum {

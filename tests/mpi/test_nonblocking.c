@@ -493,19 +493,12 @@ int main(int argc, char **argv) {
     tu_setup_or_exit(&st.opts);
     tu_gpu_config_read(&st.config);
     tu_comms_create_all(st.comms);
-    if (st.native && NULL != tu_accel) {
-        /* a blocking native collective on device memory sets each communicator's scratch up */
+    if (st.native) {
+        MPI_Comm comms[TU_NUM_COMMS];
         for (int c = 0; c < TU_NUM_COMMS; c++) {
-            void *one;
-            if (0 != tu_mem_alloc(TU_MEM_DEVICE, sizeof(int), &one) ||
-                MPI_SUCCESS !=
-                    MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, st.comms[c].comm)) {
-                fprintf(stderr, "[rank %d] cannot set the native scratch up\n", tu_world_rank);
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-            tu_mem_free(TU_MEM_DEVICE, one);
+            comms[c] = st.comms[c].comm;
         }
-        st.config.nonblocking_contexts = true;
+        tu_native_scratch_setup(comms, TU_NUM_COMMS, &st.config);
     }
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {

@@ -240,6 +240,10 @@ int main(int argc, char **argv) {
     }
 
     if (EXPECT_ENABLED == mode) {
+        /* the scratch the device calls run in, set up first: nonblocking device calls then run
+         * natively, wherever they come in the list */
+        MPI_Comm mpi_comms[2] = {comms[0].comm, comms[1].comm};
+        tu_native_scratch_setup(mpi_comms, 2, &config);
         for (int k = 0; k < opts.num_kinds; k++) {
             staged += run_all(comms, &opts.kinds[k], &config, true);
         }
