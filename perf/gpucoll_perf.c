@@ -1441,14 +1441,12 @@ int main(int argc, char **argv) {
             }
         }
     }
-    /* the counters of the form run (coll_gpu_colls.h: the forms of the first group in its
-     * order) */
-    perf_counters_close(&counters, perf_colls[opt.coll].id +
-                                       ((PERF_NONBLOCKING == opt.form)
-                                            ? COLL_GPU_IALLGATHER - COLL_GPU_ALLGATHER
-                                        : (PERF_PERSISTENT == opt.form)
-                                            ? COLL_GPU_ALLGATHER_INIT - COLL_GPU_ALLGATHER
-                                            : 0));
+    /* the counters of the form run */
+    perf_counters_close(&counters, (PERF_NONBLOCKING == opt.form)
+                                       ? coll_gpu_coll_nonblocking(perf_colls[opt.coll].id)
+                                   : (PERF_PERSISTENT == opt.form)
+                                       ? coll_gpu_coll_persistent(perf_colls[opt.coll].id)
+                                       : perf_colls[opt.coll].id);
 
     if (0 == perf_rank) {
         double avg_busbw = nrows ? busbw_sum / nrows : 0.0;

@@ -103,4 +103,56 @@ typedef enum {
         COLL_GPU_NUM_COLLS
 } coll_gpu_coll_t;
 
+/* Each group of forms lists its collectives in its blocking group's order. */
+_Static_assert(COLL_GPU_ISCATTERV - COLL_GPU_IALLGATHER == COLL_GPU_SCATTERV - COLL_GPU_ALLGATHER,
+               "nonblocking forms out of order");
+_Static_assert(COLL_GPU_SCATTERV_INIT - COLL_GPU_ALLGATHER_INIT ==
+                   COLL_GPU_SCATTERV - COLL_GPU_ALLGATHER,
+               "persistent forms out of order");
+_Static_assert(COLL_GPU_INEIGHBOR_ALLTOALLW - COLL_GPU_IALLTOALLW ==
+                   COLL_GPU_NEIGHBOR_ALLTOALLW - COLL_GPU_ALLTOALLW,
+               "nonblocking neighborhood forms out of order");
+_Static_assert(COLL_GPU_NEIGHBOR_ALLTOALLW_INIT - COLL_GPU_ALLTOALLW_INIT ==
+                   COLL_GPU_NEIGHBOR_ALLTOALLW - COLL_GPU_ALLTOALLW,
+               "persistent neighborhood forms out of order");
+
+/* The blocking form of any call (MPI_Iallreduce, MPI_Allreduce_init: MPI_Allreduce). */
+static inline coll_gpu_coll_t coll_gpu_coll_blocking(coll_gpu_coll_t coll) {
+    if (coll >= COLL_GPU_ALLTOALLW_INIT) {
+        return (coll_gpu_coll_t)(coll - COLL_GPU_ALLTOALLW_INIT + COLL_GPU_ALLTOALLW);
+    }
+    if (coll >= COLL_GPU_ALLGATHER_INIT) {
+        return (coll_gpu_coll_t)(coll - COLL_GPU_ALLGATHER_INIT + COLL_GPU_ALLGATHER);
+    }
+    if (coll >= COLL_GPU_IALLTOALLW) {
+        return (coll_gpu_coll_t)(coll - COLL_GPU_IALLTOALLW + COLL_GPU_ALLTOALLW);
+    }
+    if (coll >= COLL_GPU_IALLGATHER && coll < COLL_GPU_ALLTOALLW) {
+        return (coll_gpu_coll_t)(coll - COLL_GPU_IALLGATHER + COLL_GPU_ALLGATHER);
+    }
+    return coll;
+}
+
+/* The nonblocking (persistent) form of a blocking call, from any of its forms; MPI_Reduce_local
+ * has none and stays itself. */
+static inline coll_gpu_coll_t coll_gpu_coll_nonblocking(coll_gpu_coll_t coll) {
+    coll = coll_gpu_coll_blocking(coll);
+    if (COLL_GPU_REDUCE_LOCAL == coll) {
+        return coll;
+    }
+    return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW)
+                                 ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_IALLTOALLW
+                                 : coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER);
+}
+
+static inline coll_gpu_coll_t coll_gpu_coll_persistent(coll_gpu_coll_t coll) {
+    coll = coll_gpu_coll_blocking(coll);
+    if (COLL_GPU_REDUCE_LOCAL == coll) {
+        return coll;
+    }
+    return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW)
+                                 ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_ALLTOALLW_INIT
+                                 : coll - COLL_GPU_ALLGATHER + COLL_GPU_ALLGATHER_INIT);
+}
+
 #endif /* COLL_GPU_COLLS_H */

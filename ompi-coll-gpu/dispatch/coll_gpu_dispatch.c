@@ -16,35 +16,6 @@ const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
     return ((unsigned)coll < COLL_GPU_NUM_COLLS) ? names[coll] : "MPI collective";
 }
 
-/* Each group of forms lists its collectives in the blocking group's order (coll_gpu_colls.h). */
-_Static_assert(COLL_GPU_ISCATTERV - COLL_GPU_IALLGATHER == COLL_GPU_SCATTERV - COLL_GPU_ALLGATHER,
-               "nonblocking forms out of order");
-_Static_assert(COLL_GPU_SCATTERV_INIT - COLL_GPU_ALLGATHER_INIT ==
-                   COLL_GPU_SCATTERV - COLL_GPU_ALLGATHER,
-               "persistent forms out of order");
-_Static_assert(COLL_GPU_INEIGHBOR_ALLTOALLW - COLL_GPU_IALLTOALLW ==
-                   COLL_GPU_NEIGHBOR_ALLTOALLW - COLL_GPU_ALLTOALLW,
-               "nonblocking neighborhood forms out of order");
-_Static_assert(COLL_GPU_NEIGHBOR_ALLTOALLW_INIT - COLL_GPU_ALLTOALLW_INIT ==
-                   COLL_GPU_NEIGHBOR_ALLTOALLW - COLL_GPU_ALLTOALLW,
-               "persistent neighborhood forms out of order");
-
-coll_gpu_coll_t coll_gpu_coll_blocking(coll_gpu_coll_t coll) {
-    if (coll >= COLL_GPU_ALLTOALLW_INIT) {
-        return coll - COLL_GPU_ALLTOALLW_INIT + COLL_GPU_ALLTOALLW;
-    }
-    if (coll >= COLL_GPU_ALLGATHER_INIT) {
-        return coll - COLL_GPU_ALLGATHER_INIT + COLL_GPU_ALLGATHER;
-    }
-    if (coll >= COLL_GPU_IALLTOALLW) {
-        return coll - COLL_GPU_IALLTOALLW + COLL_GPU_ALLTOALLW;
-    }
-    if (coll >= COLL_GPU_IALLGATHER && coll < COLL_GPU_ALLTOALLW) {
-        return coll - COLL_GPU_IALLGATHER + COLL_GPU_ALLGATHER;
-    }
-    return coll;
-}
-
 bool coll_gpu_args_on_device(const coll_gpu_args_t *a) {
     return coll_gpu_on_device(a->sbuf) || coll_gpu_on_device(a->rbuf);
 }

@@ -168,9 +168,6 @@ typedef struct {
 /* The call's name for messages ("MPI_Allreduce"). */
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
 
-/* The blocking form of a call (MPI_Iallreduce, MPI_Allreduce_init: MPI_Allreduce). */
-coll_gpu_coll_t coll_gpu_coll_blocking(coll_gpu_coll_t coll);
-
 /* The dispatch path: classify, agree, then pass through, run natively or stage. */
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
 

@@ -181,36 +181,13 @@ bool tu_coll_is_blocking(coll_gpu_coll_t coll) {
     return !tu_coll_is_nonblocking(coll) && !tu_coll_is_persistent(coll);
 }
 
-coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll) {
-    if (tu_coll_is_persistent(coll)) {
-        return (coll >= COLL_GPU_ALLTOALLW_INIT)
-                   ? coll - COLL_GPU_ALLTOALLW_INIT + COLL_GPU_ALLTOALLW
-                   : coll - COLL_GPU_ALLGATHER_INIT + COLL_GPU_ALLGATHER;
-    }
-    if (!tu_coll_is_nonblocking(coll)) {
-        return coll;
-    }
-    return (coll >= COLL_GPU_IALLTOALLW) ? coll - COLL_GPU_IALLTOALLW + COLL_GPU_ALLTOALLW
-                                         : coll - COLL_GPU_IALLGATHER + COLL_GPU_ALLGATHER;
-}
+coll_gpu_coll_t tu_coll_blocking(coll_gpu_coll_t coll) { return coll_gpu_coll_blocking(coll); }
 
 coll_gpu_coll_t tu_coll_nonblocking(coll_gpu_coll_t coll) {
-    coll = tu_coll_blocking(coll);
-    if (COLL_GPU_REDUCE_LOCAL == coll) {
-        return coll;
-    }
-    return (coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_IALLTOALLW
-                                        : coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER;
+    return coll_gpu_coll_nonblocking(coll);
 }
 
-coll_gpu_coll_t tu_coll_persistent(coll_gpu_coll_t coll) {
-    coll = tu_coll_blocking(coll);
-    if (COLL_GPU_REDUCE_LOCAL == coll) {
-        return coll;
-    }
-    return (coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_ALLTOALLW_INIT
-                                        : coll - COLL_GPU_ALLGATHER + COLL_GPU_ALLGATHER_INIT;
-}
+coll_gpu_coll_t tu_coll_persistent(coll_gpu_coll_t coll) { return coll_gpu_coll_persistent(coll); }
 
 bool tu_coll_case_supported(coll_gpu_coll_t coll) {
     return tu_coll_blocking(coll) < COLL_GPU_ALLTOALLW;
