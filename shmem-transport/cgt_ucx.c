@@ -18,21 +18,28 @@
  * component in the middle of an operation.
  *
  * Signals (cgt_ucx_put_signal).  The data puts to a peer must be visible at the target
- * before the 8-byte signal.  UCX orders them in one of two ways, chosen at create:
- *  - fence: ucp_worker_fence() then the put of the value.  Since UCX 1.16 (strong fence mode,
- *    UCX_FENCE_MODE=auto) the fence orders operations across every lane of an endpoint, so a
- *    signal cannot overtake data striped over several rails.  Earlier fences are per transport
- *    interface only ("weak"): correct for a single lane, not for multi-rail.
- *  - flush: ucp_ep_flush_nbx() to the peer, and the signal is put when that flush completes
+ * before the 8-byte signal, and a signal never lowers a slot (values to one slot only grow).
+ * Three ways, chosen at create:
+ *  - message (the default): the value travels in an eager active message whose handler, run
+ *    by the target's progress, raises the slot to it (an atomic max, so that two signals
+ *    delivered out of order leave the later value).  One one-way message: no round trip
+ *    unless data puts to that peer are still unflushed, which are then flushed first, as
+ *    below.  The handler writes only into host memory this context mapped, at an address the
+ *    sender got from that mapping's rkey (the same trust as a put).  The target's worker must
+ *    progress for the slot to move: every wait of the core does (see Progress).
+ *  - flush: ucp_ep_flush_nbx() to the peer, and the value is put when that flush completes
  *    (remote completion of every earlier operation: correct with any UCX and any lanes, at the
- *    price of one round trip of latency on the signal, not on the caller: put_signal returns
- *    at once, the signal is posted from progress).
- * The flush is used (CGT_UCX_SIGNAL=fence in the environment asks for the fence, a
- * measuring knob, sound across lanes from UCX 1.16 on): UCX 1.18's tcp transport delivered
- * fence-ordered signals to one peer out of order (cgt_ucx_choose_signal_order).  Signals leave in
- * the order put_signal was called. At the target, the value is one aligned 8-byte store by the NIC
- * (RDMA write) or by UCX's progress (AM-emulated put): the poller sees the old or the new value,
- * never a mix, and must use an acquire fence after seeing it before reading the data.
+ *    price of one round trip on every signal, not on the caller: put_signal returns at once,
+ *    the signal is posted from progress).  It was the default until the message, which
+ *    halves the latency of a small collective between nodes over tcp.
+ *  - fence: ucp_worker_fence() then the put of the value.  Since UCX 1.16 (strong fence mode,
+ *    UCX_FENCE_MODE=auto) the fence orders operations across every lane of an endpoint.
+ *    UCX 1.18's tcp transport delivered fence-ordered signals to one peer out of order (a
+ *    later value overwritten by an earlier one); a measuring knob only.
+ * CGT_UCX_SIGNAL=message|flush|fence in the environment chooses.  Signals leave in the order
+ * put_signal was called.  At the target the value is one aligned 8-byte store (by the NIC,
+ * by UCX's emulated put or by the handler): the poller sees the old or the new value, never a
+ * mix, and must use an acquire fence after seeing it before reading the data.
  *
  * Device memory.  When UCX moves CUDA memory itself (its context lists UCS_MEMORY_TYPE_CUDA:
  * GPUDirect RDMA, or UCX's own staging) and the accelerator is CUDA, device buffers go
@@ -75,9 +82,17 @@
 #define CGT_UCX_DESTROY_LINGER 10.0
 
 typedef enum {
+    CGT_UCX_SIGNAL_ORDER_MESSAGE,
     CGT_UCX_SIGNAL_ORDER_FENCE,
     CGT_UCX_SIGNAL_ORDER_FLUSH,
 } cgt_ucx_signal_order_t;
+
+/* The active message of a signal (CGT_UCX_SIGNAL_ORDER_MESSAGE). */
+#define CGT_UCX_AM_SIGNAL 0x43u
+typedef struct {
+    uint64_t addr;  /* the slot, in the target's address space */
+    uint64_t value; /* raise it to this */
+} cgt_ucx_signal_msg_t;
 
 typedef struct cgt_ucx_peer {
     cgt_ucx_t *ucx;
@@ -85,6 +100,7 @@ typedef struct cgt_ucx_peer {
     ucp_ep_h ep;           /* NULL until first use, and again once closed */
     bool failed;           /* the endpoint reported an error, or a wait timed out */
     bool dirty;            /* operations issued since the last flush */
+    bool puts_unflushed;   /* data puts issued since the last flush (a signal must follow them) */
     bool no_err_handling;  /* created with UCP_ERR_HANDLING_MODE_NONE (see cgt_ucx_peer_ep) */
     ucs_status_t error;    /* why it failed */
     ucs_status_t op_error; /* an operation completed with an error (reported by flush) */
@@ -102,7 +118,8 @@ typedef struct {
     cgt_ucx_peer_t *peer;
     ucp_rkey_h rkey;
     uint64_t remote_addr;
-    uint64_t value; /* the put's source: lives here until the put completes locally */
+    cgt_ucx_signal_msg_t msg; /* the put's or message's source: lives here until it completes
+                               * locally (msg.value is the put's 8 bytes) */
     void *req;
     cgt_ucx_signal_state_t state;
     uint64_t flushed_puts; /* flush order: the peer's signal_puts when the flush was issued */
@@ -158,6 +175,7 @@ struct cgt_ucx {
     size_t num_eps;
 
     cgt_ucx_mem_t *mems;   /* live mappings (released at destroy if the caller did not) */
+    cgt_ucx_mem_t *signal_mem; /* the mapping the last signal message landed in (a cache) */
     cgt_ucx_rkey_t *rkeys; /* live unpacked rkeys (idem) */
 
     cgt_ucx_signal_t signals[CGT_UCX_SIGNAL_RING];
@@ -471,6 +489,7 @@ static cgt_status_t cgt_ucx_post_rma(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, bool 
                              ucs_status_string(UCS_PTR_STATUS(req)));
     }
     peer->dirty = true;
+    peer->puts_unflushed |= is_put;
     if (req_p != NULL) {
         *req_p = req;
     } else if (req != NULL) {
@@ -486,6 +505,67 @@ static cgt_status_t cgt_ucx_post_rma(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, bool 
 static void cgt_ucx_signal_pop(cgt_ucx_t *ucx) {
     ucx->signal_head = (ucx->signal_head + 1) % CGT_UCX_SIGNAL_RING;
     --ucx->signal_count;
+}
+
+/* Post the message of a signal whose earlier puts are flushed (or that had none). */
+static void cgt_ucx_signal_send_message(cgt_ucx_signal_t *sig) {
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                 .flags = UCP_AM_SEND_FLAG_EAGER};
+    void *req;
+
+    req = ucp_am_send_nbx(sig->peer->ep, CGT_UCX_AM_SIGNAL, NULL, 0, &sig->msg, sizeof(sig->msg),
+                          &param);
+    /* a later flush to the peer waits for its delivery too (destroy, quiet) */
+    sig->peer->dirty = true;
+    sig->state = CGT_UCX_SIGNAL_PUTTING;
+    if (UCS_PTR_IS_ERR(req)) {
+        if (sig->peer->op_error == UCS_OK) {
+            sig->peer->op_error = UCS_PTR_STATUS(req); /* flush reports it */
+        }
+        req = NULL;
+    }
+    sig->req = req;
+}
+
+/* The target's side of a signal message: raise the slot, if it lies in host memory this
+ * context mapped (anything else is a sender's bug: dropped, said at verbose 1). */
+static ucs_status_t cgt_ucx_signal_recv(void *arg, const void *header, size_t header_length,
+                                        void *data, size_t length,
+                                        const ucp_am_recv_param_t *param) {
+    cgt_ucx_t *ucx = arg;
+    cgt_ucx_signal_msg_t msg;
+    cgt_ucx_mem_t *mem = ucx->signal_mem;
+    uint64_t *slot, cur;
+
+    (void)header;
+    (void)header_length;
+    if ((length != sizeof(msg)) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        cgt_ucx_log(ucx, 1, "ucx: rank %d: a signal message of %zu bytes dropped", ucx->rank,
+                    length);
+        return UCS_OK;
+    }
+    memcpy(&msg, data, sizeof(msg));
+    if ((mem == NULL) || (msg.addr < (uintptr_t)mem->ptr) ||
+        (msg.addr + sizeof(uint64_t) > (uintptr_t)mem->ptr + mem->len)) {
+        for (mem = ucx->mems; mem != NULL; mem = mem->next) {
+            if ((mem->type == ACCEL_MEM_HOST) && (msg.addr >= (uintptr_t)mem->ptr) &&
+                (msg.addr + sizeof(uint64_t) <= (uintptr_t)mem->ptr + mem->len)) {
+                break;
+            }
+        }
+        if ((mem == NULL) || (msg.addr % sizeof(uint64_t) != 0)) {
+            cgt_ucx_log(ucx, 1, "ucx: rank %d: a signal message for 0x%" PRIx64
+                        " (no host mapping of this rank) dropped", ucx->rank, msg.addr);
+            return UCS_OK;
+        }
+        ucx->signal_mem = mem;
+    }
+    slot = (uint64_t *)(uintptr_t)msg.addr;
+    cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    while ((cur < msg.value) && !__atomic_compare_exchange_n(slot, &cur, msg.value, true,
+                                                              __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+    return UCS_OK;
 }
 
 /* Move the signals on, in order: post the put of the oldest once its flush completed (flush
@@ -522,6 +602,10 @@ static void cgt_ucx_signals_progress(cgt_ucx_t *ucx) {
             cgt_ucx_signal_pop(ucx); /* the caller learns of it from flush */
             continue;
         }
+        if (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_MESSAGE) {
+            cgt_ucx_signal_send_message(sig);
+            continue;
+        }
         if ((ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FLUSH) &&
             (sig->flushed_puts != sig->peer->signal_puts)) {
             /* its flush was issued before an earlier signal's put to the peer was posted, so
@@ -544,7 +628,7 @@ static void cgt_ucx_signals_progress(cgt_ucx_t *ucx) {
             }
         }
         ++sig->peer->signal_puts;
-        req = ucp_put_nbx(sig->peer->ep, &sig->value, sizeof(sig->value), sig->remote_addr,
+        req = ucp_put_nbx(sig->peer->ep, &sig->msg.value, sizeof(sig->msg.value), sig->remote_addr,
                           sig->rkey, &param);
         sig->peer->dirty = true;
         sig->state = CGT_UCX_SIGNAL_PUTTING;
@@ -647,15 +731,24 @@ static void cgt_ucx_choose_devices(cgt_ucx_t *ucx, const cgt_team_params_t *para
 static cgt_ucx_signal_order_t cgt_ucx_choose_signal_order(void) {
     const char *env = getenv("CGT_UCX_SIGNAL");
 
-    /* The flush by default: with UCX 1.18's tcp transport (Debian 13) fence-ordered signals
-     * to one peer were seen to arrive out of order (a later value overwritten by an earlier
-     * one: a peer waiting for it timed out, about one 4-rank run in two across emulated
-     * nodes), which the flush rules out.  The fence stays for measuring, on request (strong
-     * across lanes only from 1.16 on: see the top of the file). */
     if ((env != NULL) && (strcmp(env, "fence") == 0)) {
         return CGT_UCX_SIGNAL_ORDER_FENCE;
     }
-    return CGT_UCX_SIGNAL_ORDER_FLUSH;
+    if ((env != NULL) && (strcmp(env, "flush") == 0)) {
+        return CGT_UCX_SIGNAL_ORDER_FLUSH;
+    }
+    return CGT_UCX_SIGNAL_ORDER_MESSAGE;
+}
+
+static const char *cgt_ucx_signal_order_name(cgt_ucx_signal_order_t order) {
+    switch (order) {
+    case CGT_UCX_SIGNAL_ORDER_MESSAGE:
+        return "active message";
+    case CGT_UCX_SIGNAL_ORDER_FENCE:
+        return "fence";
+    default:
+        return "flush";
+    }
 }
 
 /* Local part of create: context, worker, address. */
@@ -698,7 +791,7 @@ static cgt_status_t cgt_ucx_open(cgt_ucx_t *ucx, const cgt_team_params_t *params
     memset(&ucp_params, 0, sizeof(ucp_params));
     ucp_params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                             UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    ucp_params.features = UCP_FEATURE_RMA;
+    ucp_params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
     ucp_params.mt_workers_shared = 0;
     ucp_params.estimated_num_eps = (size_t)ucx->size;
     status = ucp_init(&ucp_params, config, &ucx->context);
@@ -759,14 +852,33 @@ static cgt_status_t cgt_ucx_open(cgt_ucx_t *ucx, const cgt_team_params_t *params
     }
 
     ucx->signal_order = cgt_ucx_choose_signal_order();
+    if (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_MESSAGE) {
+        ucp_am_handler_param_t am_param;
+
+        memset(&am_param, 0, sizeof(am_param));
+        am_param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                              UCP_AM_HANDLER_PARAM_FIELD_ARG;
+        am_param.id = CGT_UCX_AM_SIGNAL;
+        am_param.cb = cgt_ucx_signal_recv;
+        am_param.arg = ucx;
+        status = ucp_worker_set_am_recv_handler(ucx->worker, &am_param);
+        if (status != UCS_OK) {
+            ret = cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_worker_set_am_recv_handler: %s",
+                                ucs_status_string(status));
+            goto err_release_address;
+        }
+    }
     cgt_ucx_log(
         ucx, 1, "ucx: rank %d: TLS %s; device memory %s; signals ordered by %s; timeout %.1f s",
         ucx->rank, (ucx->tls[0] != '\0') ? ucx->tls : "UCX's default",
         ucx->device_direct ? "moved by UCX (GPUDirect RDMA or UCX staging)"
                            : "staged through pinned host buffers",
-        (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FENCE) ? "fence" : "flush", ucx->timeout);
+        cgt_ucx_signal_order_name(ucx->signal_order), ucx->timeout);
     return CGT_OK;
 
+err_release_address:
+    ucp_worker_release_address(ucx->worker, ucx->address);
+    ucx->address = NULL;
 err_destroy_worker:
     ucp_worker_destroy(ucx->worker);
     ucx->worker = NULL;
@@ -1045,6 +1157,9 @@ void cgt_ucx_mem_unmap(cgt_ucx_t *ucx, cgt_ucx_mem_t *mem) {
         return;
     }
     ucp_mem_unmap(ucx->context, mem->memh);
+    if (ucx->signal_mem == mem) {
+        ucx->signal_mem = NULL;
+    }
     if (mem->prev != NULL) {
         mem->prev->next = mem->next;
     } else {
@@ -1449,7 +1564,9 @@ cgt_status_t cgt_ucx_put_signal(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, size_t off
         }
     }
 
-    if (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FENCE) {
+    if ((ucx->signal_order == CGT_UCX_SIGNAL_ORDER_MESSAGE) && !rkey->peer->puts_unflushed) {
+        req = NULL; /* nothing to order it after: it goes at once */
+    } else if (ucx->signal_order == CGT_UCX_SIGNAL_ORDER_FENCE) {
         ucs_status_t ret = ucp_worker_fence(ucx->worker);
         if (ret != UCS_OK) {
             return cgt_ucx_error(ucx, CGT_ERR_TRANSPORT, "ucp_worker_fence: %s",
@@ -1469,7 +1586,8 @@ cgt_status_t cgt_ucx_put_signal(cgt_ucx_t *ucx, cgt_ucx_rkey_t *rkey, size_t off
     sig->peer = rkey->peer;
     sig->rkey = rkey->rkey;
     sig->remote_addr = rkey->base + offset;
-    sig->value = value;
+    sig->msg.addr = sig->remote_addr;
+    sig->msg.value = value;
     sig->req = req;
     sig->state = CGT_UCX_SIGNAL_FLUSHING;
     sig->flushed_puts = rkey->peer->signal_puts;
@@ -1532,6 +1650,7 @@ cgt_status_t cgt_ucx_flush(cgt_ucx_t *ucx, int peer) {
         }
         p->op_error = UCS_OK;
         p->dirty = false;
+        p->puts_unflushed = false;
     }
     return ret;
 }

@@ -68,6 +68,7 @@ typedef struct mca_coll_gpu_component_t {
      * algorithm table (coll_gpu_native.h) */
     int algorithm[COLL_GPU_MAX_NCOLLS];
     size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
+    size_t allreduce_ring_min_bytes;     /* auto, nodes of one rank: the ring from this size */
     size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
     char *tuning_file;
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */

@@ -307,6 +307,15 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_one_shot_max_bytes);
 
+    mca_coll_gpu_component.allreduce_ring_min_bytes = 1024 * 1024;
+    (void)mca_base_component_var_register(
+        c, "allreduce_ring_min_bytes",
+        "With allreduce_algorithm auto and no tuning rule, across nodes of one rank each: the "
+        "smallest message (bytes per rank) run on the ring (2 (nodes - 1) steps); smaller ones "
+        "run hierarchical (one exchange with every node each way, 3 rounds on the critical path)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_ring_min_bytes);
+
     mca_coll_gpu_component.native_chunk_size = 4 * 1024 * 1024;
     (void)mca_base_component_var_register(
         c, "native_chunk_size",

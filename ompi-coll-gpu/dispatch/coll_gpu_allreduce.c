@@ -28,18 +28,38 @@ static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char 
     return true; /* auto asks only on one node; coll_gpu_allreduce_small said why */
 }
 
-/* auto across nodes: the ring when every node has one rank, else hierarchical. */
+/* auto across nodes: the ring for large messages when every node has one rank (its 2 (nnodes -
+ * 1) steps are latency a small message pays), else hierarchical. */
 static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, char *why,
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
+    size_t min = mca_coll_gpu_component.allreduce_ring_min_bytes;
 
-    COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
-    return team->nnodes == team->size;
+    if (team->nnodes != team->size) {
+        return false;
+    }
+    if (!coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
+        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; hierarchical does not fit the scratch",
+                     team->nnodes);
+        return true;
+    }
+    COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes %s "
+                 "coll_gpu_allreduce_ring_min_bytes=%zu",
+                 team->nnodes, query->bytes, (query->bytes >= min) ? ">=" : "<", min);
+    return query->bytes >= min;
 }
 
-static bool coll_gpu_allreduce_several_per_node(const coll_gpu_alg_query_t *query, char *why,
-                                                size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
+static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, char *why,
+                                            size_t why_len) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    if (team->nnodes == team->size) {
+        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes < "
+                     "coll_gpu_allreduce_ring_min_bytes=%zu", team->nnodes, query->bytes,
+                     mca_coll_gpu_component.allreduce_ring_min_bytes);
+    } else {
+        COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", team->nnodes);
+    }
     return true;
 }
 
@@ -77,12 +97,13 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .cost_model = "hierarchical",
      .multi_node = true,
      .fits = coll_gpu_allreduce_hierarchical_fits_call,
-     .preferred = coll_gpu_allreduce_several_per_node,
+     .preferred = coll_gpu_allreduce_across_nodes,
      .run = coll_gpu_allreduce_hierarchical},
     {.name = "recursive_doubling",
-     .help = "log2(ranks) rounds with one partner each, for small messages; only when forced "
-             "or named by a tuning rule",
+     .help = "log2(ranks) rounds with one partner each, for small messages, on any "
+             "communicator; only when forced or named by a tuning rule",
      .cost_model = "recursive_doubling",
+     .multi_node = true,
      .run = coll_gpu_allreduce_recursive_doubling},
 };
 
@@ -90,7 +111,7 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .name = "allreduce",
     .mpi_call = "MPI_Allreduce",
     .auto_help = "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
-                 "across nodes of one rank each ring, across other nodes hierarchical",
+                 "across nodes of one rank each ring from allreduce_ring_min_bytes on, else hierarchical",
     .note = "one_shot and two_shot give the same bits, ring and hierarchical other bits "
             "(another order), independent of the chunk size",
     .uniform_count = true,

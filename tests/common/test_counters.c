@@ -120,6 +120,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 65536},
+    {.cvar = "coll_gpu_allreduce_ring_min_bytes",
+     .offset = offsetof(tu_gpu_config_t, ring_min_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 1048576},
     {.cvar = "coll_gpu_host_buffers",
      .offset = offsetof(tu_gpu_config_t, host_buffers),
      .type = TU_CVAR_BOOL,
@@ -181,8 +185,7 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size) {
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
     /* one_shot and two_shot load every peer's scratch: one node only */
     bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||
-                         TU_ALG_TWO_SHOT == config->allreduce_algorithm ||
-                         TU_ALG_RECURSIVE_DOUBLING == config->allreduce_algorithm;
+                         TU_ALG_TWO_SHOT == config->allreduce_algorithm;
     return config->native && TU_ALG_STAGED != config->allreduce_algorithm &&
            !(one_node_only && tu_multi_node(config, comm_size));
 }

@@ -18,9 +18,10 @@
 #     the ring-order reference (each element's reduction starts at the rank of its segment),
 #     its digest independent of the chunk size (tiny chunks: many steps), integers equal to
 #     two_shot's, the same on host buffers, across emulated nodes whatever their layout
-#     (auto picks it with one rank per node);
+#     (auto picks it with one rank per node from coll_gpu_allreduce_ring_min_bytes);
 #   - recursive doubling forced (1 to 8 ranks, powers of two and not, many steps, host
-#     buffers): bit for bit against its own order's reference;
+#     buffers, across emulated nodes of 1 and 2 ranks): bit for bit against its own order's
+#     reference;
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
 #   - coll_gpu_verbose 10 says which algorithm ran and why;
@@ -52,9 +53,18 @@ done
 check_run "5 ranks, recursive_doubling, 1 KiB steps" 5 \
     "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_native_chunk_size=512 coll_gpu_allreduce_one_shot_max_bytes=1024" \
     test_allreduce_native
-check_run "4 ranks on 2 emulated nodes, recursive_doubling forced: staged" 4 \
-    "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_ranks_per_node=2" \
-    test_allreduce_native
+# across emulated nodes: a partner on another node is fetched into the landing area
+for cfg in 4:2 5:1 6:2 3:1; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, recursive_doubling" $np \
+        "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_ranks_per_node=$rpn coll_gpu_verbose=10" \
+        test_allreduce_native
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "recursive_doubling across nodes ran natively" \
+        "device memory: recursive_doubling \(coll_gpu_allreduce_algorithm=recursive_doubling\)"
+done
+check_run "5 ranks, 2 per node, recursive_doubling, 1 KiB steps, host buffers" 5 \
+    "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_ranks_per_node=2 coll_gpu_native_chunk_size=512 coll_gpu_allreduce_one_shot_max_bytes=1024 coll_gpu_host_buffers=1" \
+    test_allreduce_native --kinds=host
 check_run "4 ranks, recursive_doubling, host buffers" 4 \
     "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_host_buffers=1" \
     test_allreduce_native --kinds=host
@@ -243,11 +253,16 @@ check_run "4 ranks, host buffers, 2 per node" 4 "$EMU $HOST coll_gpu_ranks_per_n
     "MPI_Allreduce on .*host memory: hierarchical" "MPI_Allreduce on .*host memory: (one|two)_shot"
 # the ring across emulated nodes on host buffers: gets from the other nodes, loads inside one;
 # the same bits as on one node, whatever the layout and the chunk
-check_run "3 ranks, host buffers, 1 per node (auto: ring)" 3 \
-    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_verbose=10" test_allreduce_native --kinds=host
+check_run "3 ranks, host buffers, 1 per node (auto, ring from 0 bytes: ring)" 3 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_allreduce_ring_min_bytes=0 coll_gpu_verbose=10" \
+    test_allreduce_native --kinds=host
 check_digest 3-host-ring-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each: ring" \
-    "MPI_Allreduce on .*host memory: ring \(3 nodes, one rank each\)"
+    "MPI_Allreduce on .*host memory: ring \(3 nodes, one rank each; [0-9]+ bytes >= coll_gpu_allreduce_ring_min_bytes=0\)"
+check_run "3 ranks, host buffers, 1 per node (auto: hierarchical below 1 MiB)" 3 \
+    "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_verbose=10" test_allreduce_native --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each, small: hierarchical" \
+    "MPI_Allreduce on .*host memory: hierarchical \(3 nodes, one rank each; [0-9]+ bytes < coll_gpu_allreduce_ring_min_bytes=1048576\)"
 check_same_digest "3 ranks: ring across nodes = ring on one node" 3-host-ring-nodes 3-ring
 check_run "4 ranks, host buffers, 1 per node, ring, 128 KiB chunks" 4 \
     "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=ring coll_gpu_native_chunk_size=131072" \

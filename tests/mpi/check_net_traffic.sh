@@ -5,14 +5,16 @@
 # the coll_gpu_net_* pvars around one native call on emulated nodes, host buffers; they count,
 # they do not time, so oversubscribed runs are fine):
 #   - MPI_Allreduce of 4 MiB + 12 bytes and of 100 KiB + 4 on 2, 3 (even and uneven: 2+2+1),
-#     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring where every node has
-#     one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
+#     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring from
+#     coll_gpu_allreduce_ring_min_bytes where every node has one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
 #     shard between nodes (+ 16 bytes per inter-node message), and the result is right;
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
-#   - MPI_Allreduce of 64 bytes on 3 to 16 nodes, hierarchical: at most 2 ceil(log2 nnodes) + 1
-#     inter-node rounds per rank (coll_gpu_net_rounds);
+#   - MPI_Allreduce of 64 bytes on 3 to 16 nodes, hierarchical and auto: at most
+#     2 ceil(log2 nnodes) + 1 inter-node rounds per rank (coll_gpu_net_rounds), and
+#     recursive_doubling forced on 5 and 8 nodes; auto's ring from
+#     coll_gpu_allreduce_ring_min_bytes on;
 #   - the per-call verbose line names each rank's traffic between nodes.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -53,10 +55,9 @@ done
 
 # Small messages: every rank's inter-node rounds (the messages on its critical path) at most
 # 2 ceil(log2 nnodes) + 1; hierarchical's are 3 (the segments' reduce-scatter and allgather, the
-# agreement).  Where every node has one rank auto takes the ring (2 (nnodes - 1) steps: 32 rounds
-# on 16 nodes), which fails it: a tuning rule sends small messages there to hierarchical.
-TUNING="$CHECK_LOGDIR/small-across-nodes.rules"
-echo "allreduce * 1 0-64K hierarchical" >"$TUNING"
+# agreement).  Where every node has one rank auto takes hierarchical below
+# coll_gpu_allreduce_ring_min_bytes (the ring's 2 (nnodes - 1) steps, 32 rounds on 16 nodes,
+# would fail it), and the ring from it on.
 for topo in "6 2" "5 2" "10 2" "16 2" "8 1" "16 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
@@ -64,11 +65,22 @@ for topo in "6 2" "5 2" "10 2" "16 2" "8 1" "16 1"; do
         "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=hierarchical" \
         test_net_traffic --coll=allreduce --bytes=64 --rounds
     if [ "$rpn" = 1 ]; then
-        check_run "allreduce, 64 bytes, $np ranks on $nodes nodes of 1, auto + tuning rule: rounds" \
-            $np "$BASE coll_gpu_ranks_per_node=1 coll_gpu_tuning_file=$TUNING" \
+        check_run "allreduce, 64 bytes, $np ranks on $nodes nodes of 1, auto: rounds" \
+            $np "$BASE coll_gpu_ranks_per_node=1" \
             test_net_traffic --coll=allreduce --bytes=64 --rounds
     fi
 done
+# recursive doubling across nodes (forced): log2 nnodes rounds of one partner (+ 2 with extras)
+for np in 5 8; do
+    check_run "allreduce, 64 bytes, $np ranks on $np nodes of 1, recursive_doubling: rounds" $np \
+        "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=recursive_doubling" \
+        test_net_traffic --coll=allreduce --bytes=64 --rounds
+done
+check_run "allreduce, 64 bytes, 4 nodes of 1, coll_gpu_allreduce_ring_min_bytes=64: the ring" 4 \
+    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_ring_min_bytes=64 coll_gpu_verbose=10" \
+    test_net_traffic --coll=allreduce --bytes=64
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's choice of the ring from coll_gpu_allreduce_ring_min_bytes" \
+    "MPI_Allreduce on MPI_COMM_WORLD: 16 x 4 bytes, host memory: ring \(4 nodes, one rank each; 64 bytes >= coll_gpu_allreduce_ring_min_bytes=64\)"
 
 check_run "allreduce, 3 nodes, the per-call log" 6 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=allreduce \

@@ -60,8 +60,11 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
         return st->config.allreduce_algorithm;
     }
     if (tu_multi_node(&st->config, comm->size)) {
-        /* auto across nodes: the ring when every node has one rank, else hierarchical */
-        return (1 == st->config.ranks_per_node) ? TU_ALG_RING : TU_ALG_HIERARCHICAL;
+        /* auto across nodes: the ring from coll_gpu_allreduce_ring_min_bytes when every node
+         * has one rank, else hierarchical (whose layout fits every size this test runs) */
+        return ((1 == st->config.ranks_per_node) && ((long long)bytes >= st->config.ring_min_bytes))
+                   ? TU_ALG_RING
+                   : TU_ALG_HIERARCHICAL;
     }
     return ((long long)bytes <= st->config.one_shot_max_bytes) ? TU_ALG_ONE_SHOT : TU_ALG_TWO_SHOT;
 }

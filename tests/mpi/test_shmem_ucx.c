@@ -10,6 +10,9 @@
  *               the bytes after the target range untouched
  *   signal      data then put_signal to every peer without a flush; the target waits on the
  *               flag with cgt_ucx_progress only and then checks the data (ordering)
+ *   signal storm 1,000 signals of growing value to every peer's one slot, no flush nor wait
+ *               between: the target's slot only ever grows and ends at the last value
+ *               (signal messages may be delivered out of order; none may lower the slot)
  *   staged      emulated device memory (UCX cannot touch it): device source put into remote
  *               host memory, remote host memory got into device memory, through the bounce
  *               pipeline (several chunks); mapping device memory is refused
@@ -412,6 +415,51 @@ static void case_signal(team_t *t, int iterations) {
         free(src[p]);
     }
     free(src);
+}
+
+/* Signals only, back to back, to one slot of every peer: what the target sees never goes
+ * down and ends at the last value. */
+static void case_signal_storm(team_t *t, int count) {
+    uint64_t seen[64] = {0};
+    double deadline;
+    int p, done;
+
+    memset(t->signals, 0, NUM_SIGNALS * sizeof(uint64_t));
+    progress_barrier(t->ucx);
+    tu_case_begin("%d signals of growing value to every peer, back to back", count);
+    for (int v = 1; v <= count; ++v) {
+        for (p = 0; p < nranks; ++p) {
+            if (p != rank) {
+                check_status(cgt_ucx_put_signal(t->ucx, t->signal_rkeys[p],
+                                                (size_t)rank * sizeof(uint64_t), (uint64_t)v),
+                             CGT_OK, "put_signal");
+            }
+        }
+    }
+    deadline = now_s() + 30;
+    do {
+        cgt_ucx_progress(t->ucx);
+        done = 0;
+        for (p = 0; (p < nranks) && (p < 64); ++p) {
+            uint64_t now = __atomic_load_n(&t->signals[p], __ATOMIC_ACQUIRE);
+            if (p == rank) {
+                ++done;
+                continue;
+            }
+            if (now < seen[p]) {
+                tu_fail("the slot of rank %d went down from %" PRIu64 " to %" PRIu64, p,
+                        seen[p], now);
+            }
+            seen[p] = now;
+            done += (now == (uint64_t)count);
+        }
+    } while ((done < nranks) && (now_s() < deadline));
+    if (done != nranks) {
+        tu_fail("%d of %d slots at %d after 30 s", done, nranks, count);
+    }
+    check_status(cgt_ucx_flush(t->ucx, -1), CGT_OK, "flush(-1)");
+    progress_barrier(t->ucx);
+    tu_case_end();
 }
 
 static void case_bounds(team_t *t) {
@@ -865,6 +913,7 @@ int main(int argc, char **argv) {
         tu_case_end();
         case_put_get(&team);
         case_signal(&team, 12);
+        case_signal_storm(&team, 1000);
         case_bounds(&team);
         if (tu_accel != NULL) {
             case_staged(&team);

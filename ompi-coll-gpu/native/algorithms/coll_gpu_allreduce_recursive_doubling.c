@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, recursive doubling (small messages on one node: log2(n) signal rounds with one
- * peer each, where one_shot waits on every peer).  The message is cut into steps of a scratch
- * half.  With p the largest power of two <= n and rem = n - p, the ranks below 2 rem pair up
+ * Allreduce, recursive doubling (small messages: log2(n) signal rounds with one peer each,
+ * where one_shot waits on every peer and the ring takes 2 (n - 1) steps).  The message is cut
+ * into steps of a scratch half (of half a half across nodes: a partner on another node is
+ * fetched into the landing area, the upper half of this rank's half of the step, which no
+ * peer reads).  With p the largest power of two <= n and rem = n - p, the ranks below 2 rem pair up
  * first: each even one (an extra) puts its input in its half and its odd neighbour reduces the
  * two; the p remaining ranks (virtual rank v: r / 2 below 2 rem, r - rem above) then run
  * log2(p) rounds, round k with partner v ^ 2^k: each puts its partial in its half, both reduce
@@ -21,6 +23,9 @@
  * induction every rank ends with the same bits, from run to run for the same communicator,
  * count, type and op; they differ from one_shot's on floating point.
  *
+ * Across nodes each round is one signal each way and one fetch (a get) per rank: log2(p)
+ * inter-node rounds (+ 2 with extras) where nodes have one rank each.
+ *
  * An accelerator error skips the copies and reductions, never the signals; every rank returns
  * it at the end (coll_gpu_native_finish).
  */
@@ -28,6 +33,7 @@
 
 typedef struct {
     coll_gpu_prims_t pr;
+    size_t landing;        /* offset of the landing area in a half (0: every peer is local) */
     int reader[2];         /* the rank that last read my half of each parity, -1: none */
     uint64_t read_step[2]; /* and the step it read */
 } coll_gpu_rd_t;
@@ -43,26 +49,40 @@ static void coll_gpu_rd_publish(coll_gpu_rd_t *rd, uint64_t step, const char *pa
                             COLL_GPU_PHASE_CONSUMED);
     }
     coll_gpu_prims_copy(&rd->pr, coll_gpu_prims_mine(&rd->pr, step), partial, len);
+    if (!coll_gpu_native_is_local(rd->pr.native, peer)) {
+        coll_gpu_prims_publish(&rd->pr, step, 0, len);
+    }
     coll_gpu_prims_sync(&rd->pr); /* landed before peer is told */
     rd->reader[parity] = peer;
     rd->read_step[parity] = step;
     coll_gpu_prims_signal(&rd->pr, peer, step, COLL_GPU_PHASE_READY);
 }
 
-/* Waits for peer's half of step, reads it (dst = first op second, or a copy of first when
- * second is NULL), and tells peer its half is free. */
+/* Waits for peer's half of step and reads it: dst = (peer's op own) when theirs_first, else
+ * (own op peer's); a copy of peer's when own is NULL.  Then tells peer its half is free. */
 static void coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *dst,
-                             const void *first, const void *second, size_t n) {
-    const void *srcs[2] = {first, second};
+                             const void *own, bool theirs_first, size_t n) {
+    coll_gpu_prims_t *pr = &rd->pr;
+    size_t bytes = n * pr->call->esize;
+    const char *theirs;
 
-    coll_gpu_prims_wait(&rd->pr, peer, step, COLL_GPU_PHASE_READY);
-    if (NULL != second) {
-        coll_gpu_prims_reduce(&rd->pr, dst, srcs, 2, n);
+    coll_gpu_prims_wait(pr, peer, step, COLL_GPU_PHASE_READY);
+    if (coll_gpu_native_is_local(pr->native, peer)) {
+        theirs = coll_gpu_prims_theirs(pr, peer, step);
     } else {
-        coll_gpu_prims_copy(&rd->pr, dst, first, n * rd->pr.call->esize);
+        theirs = coll_gpu_prims_mine(pr, step) + rd->landing;
+        coll_gpu_prims_fetch(pr, peer, step, 0, (char *)theirs, bytes);
+        coll_gpu_prims_fetch_complete(pr);
     }
-    coll_gpu_prims_sync(&rd->pr);
-    coll_gpu_prims_signal(&rd->pr, peer, step, COLL_GPU_PHASE_CONSUMED);
+    if (NULL != own) {
+        const void *srcs[2] = {theirs_first ? (const void *)theirs : own,
+                               theirs_first ? own : (const void *)theirs};
+        coll_gpu_prims_reduce(pr, dst, srcs, 2, n);
+    } else {
+        coll_gpu_prims_copy(pr, dst, theirs, bytes);
+    }
+    coll_gpu_prims_sync(pr);
+    coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_CONSUMED);
 }
 
 int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
@@ -72,8 +92,13 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
     size_t esize = call->esize;
     coll_gpu_rd_t rd = {.reader = {-1, -1}};
     coll_gpu_prims_t *pr = &rd.pr;
+    size_t limit = native->half / esize; /* elements per step */
 
     coll_gpu_prims_init(pr, call);
+    if (native->team->nnodes > 1) {
+        limit /= 2;
+        rd.landing = limit * esize;
+    }
     while (2 * p <= size) {
         p *= 2;
     }
@@ -82,7 +107,7 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
     vrank = (rank < 2 * rem) ? ((rank & 1) ? rank / 2 : -1) : rank - rem;
 
     for (coll_gpu_prims_chunk_t c = {0};
-         coll_gpu_prims_next(pr, &c, call->count, native->half / esize);) {
+         coll_gpu_prims_next(pr, &c, call->count, limit);) {
         size_t bytes = c.n * esize, offset = c.first * esize;
         const char *in = (const char *)call->sbuf + offset, *partial = in;
         char *out = (char *)call->rbuf + offset;
@@ -90,8 +115,7 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
 
         if ((rem > 0) && (rank < 2 * rem)) {
             if (rank & 1) {
-                coll_gpu_rd_read(&rd, step, rank - 1, out,
-                                 coll_gpu_prims_theirs(pr, rank - 1, step), in, c.n);
+                coll_gpu_rd_read(&rd, step, rank - 1, out, in, true, c.n);
             } else {
                 coll_gpu_rd_publish(&rd, step, in, bytes, rank + 1);
             }
@@ -99,7 +123,6 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
         }
         for (int mask = 1; mask < p; mask <<= 1) {
             int vpartner = vrank ^ mask, partner;
-            const char *mine, *theirs;
 
             step = (0 == rem && 1 == mask) ? c.step : ++native->step;
             if (vrank < 0) {
@@ -107,10 +130,8 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
             }
             partner = (vpartner < rem) ? 2 * vpartner + 1 : vpartner + rem;
             coll_gpu_rd_publish(&rd, step, partial, bytes, partner);
-            mine = coll_gpu_prims_mine(pr, step);
-            theirs = coll_gpu_prims_theirs(pr, partner, step);
-            coll_gpu_rd_read(&rd, step, partner, out, (vrank < vpartner) ? mine : theirs,
-                             (vrank < vpartner) ? theirs : mine, c.n);
+            coll_gpu_rd_read(&rd, step, partner, out, coll_gpu_prims_mine(pr, step),
+                             vpartner < vrank, c.n);
             partial = out;
         }
         if (rem > 0) {
@@ -118,8 +139,7 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
             if ((rank < 2 * rem) && (rank & 1)) {
                 coll_gpu_rd_publish(&rd, step, out, bytes, rank - 1);
             } else if (rank < 2 * rem) {
-                coll_gpu_rd_read(&rd, step, rank + 1, out,
-                                 coll_gpu_prims_theirs(pr, rank + 1, step), NULL, c.n);
+                coll_gpu_rd_read(&rd, step, rank + 1, out, NULL, false, c.n);
             }
         }
         if (1 == size) {
