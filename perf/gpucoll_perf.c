@@ -26,7 +26,9 @@
  * -F nonblocking|persistent times MPI_I* + MPI_Wait, or MPI_Start + MPI_Wait of a request
  * made once per size, and adds the host time of the posting call and the overlap (the share of
  * the collective a computation of equal length between post and wait hides, as
- * osu_iallreduce defines it).  On device memory one blocking MPI_Allreduce of one element runs
+ * osu_iallreduce defines it).  -F stream (allreduce, device memory) times
+ * MPIX_Allreduce_enqueue on a stream communicator (coll_gpu_ext.h) followed by a synchronize
+ * of the stream; the post column is the enqueue's host time.  On device memory one blocking MPI_Allreduce of one element runs
  * first: coll/gpu sets a communicator's native scratch up in a blocking call.
  *
  * Housekeeping (times, error counts) goes through MPI_Gather and MPI_Scatter,
@@ -141,9 +143,15 @@ typedef enum { PERF_BACKEND_AUTO, PERF_BACKEND_CUDA, PERF_BACKEND_EMULATED } per
 
 /* How the collective is called: MPI_Allreduce, MPI_Iallreduce + MPI_Wait, or MPI_Allreduce_init
  * once and MPI_Start + MPI_Wait per call (MPIX_Allreduce_init on Open MPI 4.1). */
-typedef enum { PERF_BLOCKING, PERF_NONBLOCKING, PERF_PERSISTENT, PERF_NUM_FORMS } perf_form_t;
+typedef enum {
+    PERF_BLOCKING,
+    PERF_NONBLOCKING,
+    PERF_PERSISTENT,
+    PERF_STREAM,
+    PERF_NUM_FORMS
+} perf_form_t;
 static const char *const perf_form_names[PERF_NUM_FORMS] = {"blocking", "nonblocking",
-                                                            "persistent"};
+                                                            "persistent", "stream"};
 
 typedef struct {
     perf_coll_t coll;
@@ -182,6 +190,10 @@ typedef struct {
 
 static int perf_rank, perf_nranks;
 static const accel_ops_t *perf_accel;
+/* -F stream: the stream the calls are ordered on, and its stream communicator */
+static accel_stream_h perf_stream;
+static MPIX_Stream perf_mpix_stream = MPIX_STREAM_NULL;
+static MPI_Comm perf_stream_comm = MPI_COMM_NULL;
 static const char *perf_backend_name = "none";
 
 /* ---------------------------------------------------------------- arithmetic */
@@ -460,8 +472,10 @@ static void perf_usage(void) {
             "      --op OP            sum (default), prod, max, min\n"
             "  -r, --root R           root of bcast and reduce (default 0)\n"
             "  -F, --form F           blocking (default), nonblocking (MPI_I*, MPI_Wait),\n"
-            "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait)\n"
-            "      --overlap 0|1      nonblocking/persistent: measure the post time and the\n"
+            "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait),\n"
+            "                         stream (allreduce on device memory: MPIX_Allreduce_enqueue\n"
+            "                         on a stream communicator, then the stream synchronized)\n"
+            "      --overlap 0|1      nonblocking/persistent/stream: measure the post time and the\n"
             "                         overlap with a compute phase of equal length (default 1)\n"
             "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
             "  -e, --maxbytes N       largest size (default 32M)\n"
@@ -745,6 +759,9 @@ static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t c
     const void *send = in_place ? MPI_IN_PLACE : sbuf;
     perf_form_t form = opt->form;
 
+    if (PERF_STREAM == form) {
+        return MPIX_Allreduce_enqueue(send, rbuf, (int)count, dt, op, perf_stream_comm);
+    }
     switch (opt->coll) {
     case PERF_ALLREDUCE:
         return PERF_FORMS(form, req, MPI_Allreduce, MPI_Iallreduce, PERF_INIT(Allreduce), send,
@@ -780,7 +797,9 @@ static void perf_run_once(const perf_options_t *opt, void *sbuf, void *rbuf, siz
     if (PERF_PERSISTENT == opt->form) {
         MPI_Start(&req);
     }
-    if (PERF_BLOCKING != opt->form) {
+    if (PERF_STREAM == opt->form) {
+        perf_accel->stream_synchronize(perf_stream);
+    } else if (PERF_BLOCKING != opt->form) {
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
     if (MPI_REQUEST_NULL != req) {
@@ -923,7 +942,11 @@ static void perf_loop_call(perf_loop_t *l, double compute_s) {
     }
     l->post_s += MPI_Wtime() - t0;
     perf_compute(compute_s);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (PERF_STREAM == opt->form) {
+        perf_accel->stream_synchronize(perf_stream);
+    } else {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
 }
 
 /* Average time of one call in µs (over the ranks, as nccl-tests' default), after warm-up, with
@@ -1402,7 +1425,32 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     perf_fill_inputs(&opt, &b);
-    if (opt.on_device && PERF_BLOCKING != opt.form) {
+    if (PERF_STREAM == opt.form) {
+        MPI_Info info;
+        int rc;
+
+        if ((PERF_ALLREDUCE != opt.coll) || !opt.on_device ||
+            (ACCEL_OK != perf_accel->stream_create(&perf_stream))) {
+            if (0 == perf_rank) {
+                fprintf(stderr, "gpucoll_perf: -F stream takes -o allreduce -m device\n");
+            }
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "type", "cudaStream_t");
+        MPIX_Info_set_hex(info, "value", &perf_stream, sizeof(perf_stream));
+        rc = MPIX_Stream_create(info, &perf_mpix_stream);
+        MPI_Info_free(&info);
+        if ((MPI_SUCCESS != rc) ||
+            (MPI_SUCCESS != (rc = MPIX_Stream_comm_create(MPI_COMM_WORLD, perf_mpix_stream,
+                                                          &perf_stream_comm)))) {
+            if (0 == perf_rank) {
+                fprintf(stderr, "gpucoll_perf: no stream communicator (error %d): is coll/gpu "
+                                "loaded?\n", rc);
+            }
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    } else if (opt.on_device && PERF_BLOCKING != opt.form) {
         /* coll/gpu sets a communicator's native scratch up in its first blocking native
          * collective (never inside a nonblocking call, which must not block on a collective of
          * its own): one here, as an application's first blocking collective would */
@@ -1469,6 +1517,12 @@ int main(int argc, char **argv) {
     perf_free(&opt, b.host, false);
     perf_free(&opt, b.expect, false);
     free(rows);
+    if (MPI_COMM_NULL != perf_stream_comm) {
+        /* the stream communicator before its stream */
+        MPI_Comm_free(&perf_stream_comm);
+        MPIX_Stream_free(&perf_mpix_stream);
+        perf_accel->stream_destroy(perf_stream);
+    }
     if (opt.on_device) {
         accel_finalize();
     }

@@ -22,6 +22,32 @@
  *
  * Handles are created on first use, after MPI_Init, and live until
  * MPI_Finalize; calls are not thread safe before the first use returns.
+ *
+ * Stream-ordered allreduce, MPICH's stream API (code written for it ports with
+ * a recompile; define COLL_GPU_EXT_NO_MPIX_STREAM to leave these names out):
+ *
+ *   MPI_Info info;  MPIX_Stream s;  MPI_Comm scomm;
+ *   MPI_Info_create(&info);
+ *   MPI_Info_set(info, "type", "cudaStream_t");
+ *   MPIX_Info_set_hex(info, "value", &cuda_stream, sizeof(cuda_stream));
+ *   MPIX_Stream_create(info, &s);
+ *   MPI_Info_free(&info);
+ *   MPIX_Stream_comm_create(MPI_COMM_WORLD, s, &scomm);
+ *   kernel<<<g, b, 0, cuda_stream>>>(d_send);
+ *   MPIX_Allreduce_enqueue(d_send, d_recv, n, MPI_FLOAT, MPI_SUM, scomm);  // returns at once
+ *   next_kernel<<<g, b, 0, cuda_stream>>>(d_recv);                          // sees the sum
+ *   ...
+ *   MPI_Comm_free(&scomm);          // before the CUDA stream is destroyed
+ *   MPIX_Stream_free(&s);
+ *
+ * Inside one node the allreduce is stream work (copies, kernels, stream memory
+ * operations on peers' flags): the host is not blocked and takes no part.
+ * Elsewhere (across nodes, a datatype or op the kernels do not take, a message
+ * larger than the stream area) the call synchronizes the stream and runs
+ * MPI_Allreduce: correct, but the host waits.  The calls reach coll/gpu through
+ * dlopen(RTLD_NOLOAD) of the loaded component (link with -ldl before glibc
+ * 2.34); without it MPIX_Stream_comm_create returns
+ * MPI_ERR_UNSUPPORTED_OPERATION.  Not captured into CUDA graphs (untested).
  */
 #ifndef COLL_GPU_EXT_H
 #define COLL_GPU_EXT_H
@@ -221,6 +247,138 @@ static inline MPI_Op coll_gpu_op_half(MPI_Op base, MPI_Datatype type) {
     }
     return ops[t][o];
 }
+
+/* ---- stream-ordered calls ------------------------------------------------------------ */
+
+/* What the component exports (coll_gpu_ext_stream_api) for the functions below. */
+#define COLL_GPU_EXT_STREAM_API_VERSION 1u
+typedef struct {
+    unsigned version; /* COLL_GPU_EXT_STREAM_API_VERSION */
+    /* a duplicate of comm whose MPIX_Allreduce_enqueue calls are ordered on stream (a
+     * cudaStream_t) */
+    int (*comm_create)(MPI_Comm comm, void *stream, MPI_Comm *newcomm);
+    int (*allreduce_enqueue)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm);
+} coll_gpu_ext_stream_api_t;
+
+#ifndef COLL_GPU_EXT_NO_MPIX_STREAM
+#if !defined(MPIX_STREAM_NULL)
+#include <dlfcn.h>
+#include <stdlib.h>
+
+/* The component's table: NULL when coll/gpu is not loaded in this process. */
+static inline const coll_gpu_ext_stream_api_t *coll_gpu_ext_stream(void) {
+    static const coll_gpu_ext_stream_api_t *api;
+    const coll_gpu_ext_stream_api_t *(*get)(void);
+    void *lib;
+
+    if (api == NULL) {
+        lib = dlopen("mca_coll_gpu.so", RTLD_LAZY | RTLD_NOLOAD);
+        if (lib != NULL) {
+            *(void **)&get = dlsym(lib, "coll_gpu_ext_stream_api");
+            if ((get != NULL) && (get()->version == COLL_GPU_EXT_STREAM_API_VERSION)) {
+                api = get();
+            }
+            dlclose(lib); /* still loaded: Open MPI holds it */
+        }
+    }
+    return api;
+}
+
+typedef struct coll_gpu_ext_mpix_stream {
+    void *cuda_stream;
+} *MPIX_Stream;
+#define MPIX_STREAM_NULL ((MPIX_Stream)0)
+
+/* MPICH's: value_size bytes at value as hexadecimal text (two digits per byte, in memory
+ * order) under key. */
+static inline int MPIX_Info_set_hex(MPI_Info info, const char *key, const void *value,
+                                    int value_size) {
+    static const char digits[] = "0123456789abcdef";
+    char text[2 * 64 + 1];
+    int i;
+
+    if ((value_size <= 0) || (value_size > 64)) {
+        return MPI_ERR_ARG;
+    }
+    for (i = 0; i < value_size; ++i) {
+        text[2 * i] = digits[((const unsigned char *)value)[i] >> 4];
+        text[2 * i + 1] = digits[((const unsigned char *)value)[i] & 15];
+    }
+    text[2 * value_size] = '\0';
+    return MPI_Info_set(info, key, text);
+}
+
+static inline int coll_gpu_ext_info_get(MPI_Info info, const char *key, char *buf, int len) {
+    int flag = 0;
+#if MPI_VERSION >= 4
+    int buflen = len;
+    if (MPI_Info_get_string(info, key, &buflen, buf, &flag) != MPI_SUCCESS) {
+        return 0;
+    }
+#else
+    if (MPI_Info_get(info, key, len - 1, buf, &flag) != MPI_SUCCESS) {
+        return 0;
+    }
+#endif
+    return flag;
+}
+
+/* A stream of info "type" "cudaStream_t" and "value" (MPIX_Info_set_hex of the stream). */
+static inline int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream) {
+    char type[32] = "", value[2 * sizeof(void *) + 8] = "";
+    unsigned char bytes[sizeof(void *)];
+    size_t i;
+
+    *stream = MPIX_STREAM_NULL;
+    if ((info == MPI_INFO_NULL) || !coll_gpu_ext_info_get(info, "type", type, sizeof(type)) ||
+        (strcmp(type, "cudaStream_t") != 0) ||
+        !coll_gpu_ext_info_get(info, "value", value, sizeof(value)) ||
+        (strlen(value) != 2 * sizeof(void *))) {
+        return MPI_ERR_INFO_VALUE;
+    }
+    for (i = 0; i < sizeof(void *); ++i) {
+        unsigned hi = (unsigned)value[2 * i], lo = (unsigned)value[2 * i + 1];
+        hi = (hi <= '9') ? hi - '0' : (hi | 0x20) - 'a' + 10;
+        lo = (lo <= '9') ? lo - '0' : (lo | 0x20) - 'a' + 10;
+        if ((hi > 15) || (lo > 15)) {
+            return MPI_ERR_INFO_VALUE;
+        }
+        bytes[i] = (unsigned char)(hi << 4 | lo);
+    }
+    *stream = (MPIX_Stream)malloc(sizeof(**stream));
+    if (*stream == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(&(*stream)->cuda_stream, bytes, sizeof(void *));
+    return MPI_SUCCESS;
+}
+
+static inline int MPIX_Stream_free(MPIX_Stream *stream) {
+    free(*stream);
+    *stream = MPIX_STREAM_NULL;
+    return MPI_SUCCESS;
+}
+
+static inline int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm) {
+    const coll_gpu_ext_stream_api_t *api = coll_gpu_ext_stream();
+
+    if (stream == MPIX_STREAM_NULL) {
+        return MPI_ERR_ARG;
+    }
+    return (api != NULL) ? api->comm_create(comm, stream->cuda_stream, newcomm)
+                         : MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+static inline int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int count,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    const coll_gpu_ext_stream_api_t *api = coll_gpu_ext_stream();
+
+    return (api != NULL) ? api->allreduce_enqueue(sendbuf, recvbuf, count, datatype, op, comm)
+                         : MPI_ERR_UNSUPPORTED_OPERATION;
+}
+#endif /* !MPIX_STREAM_NULL */
+#endif /* !COLL_GPU_EXT_NO_MPIX_STREAM */
 
 #ifdef __cplusplus
 }

@@ -201,7 +201,7 @@ void coll_gpu_native_tuning_free(void) {
 
 /* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
  * reduced shard. */
-static size_t coll_gpu_native_half_size(void) {
+size_t coll_gpu_native_half_size(void) {
     size_t one_shot = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
     size_t two_shot = 2 * mca_coll_gpu_component.native_chunk_size;
     size_t half = (one_shot > two_shot) ? one_shot : two_shot;

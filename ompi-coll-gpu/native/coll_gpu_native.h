@@ -163,6 +163,9 @@ typedef struct {
  * the same on every rank).  On failure returns false with the reason; later calls fail the
  * same way without communicating.
  */
+/* Bytes of each parity half of a scratch (the same on every rank: the parameters agree). */
+size_t coll_gpu_native_half_size(void);
+
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);

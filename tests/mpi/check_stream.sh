@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Stream-ordered MPI_Allreduce (test_stream: coll_gpu_ext.h's MPIX_Stream_create,
+# MPIX_Stream_comm_create, MPIX_Allreduce_enqueue) on the emulated device, whose streams run
+# later on threads of their own: the call returns while the stream is held (and the next stream
+# work sees the sum with no host synchronization between), bursts of calls back to back (the
+# area's halves reused while earlier calls are still queued), int32 and float, in place, host
+# receive buffers, two stream communicators, the error of a communicator that is not one; on
+# 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams).  Across emulated
+# nodes and above the stream area the calls synchronize the stream and run MPI_Allreduce: still
+# right.  The verbose log says which.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+EMU="coll_gpu_accelerator=emulated"
+
+for np in 1 2 3 5; do
+    check_run "$np ranks, one node" $np "$EMU" test_stream
+done
+check_run "4 ranks, the log" 4 "$EMU coll_gpu_verbose=10" test_stream --calls=8
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "queued on the stream" \
+    "MPIX_Allreduce_enqueue on .*: queued on the stream \(call [0-9]+\)" \
+    "stream-ordered allreduce on 4 ranks"
+ACCEL_EMULATED_DELAY_US=200 check_run "3 ranks, slow streams (200 us per operation)" 3 "$EMU" \
+    test_stream --calls=12
+check_run "4 ranks on 2 emulated nodes: MPI_Allreduce after a synchronization" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --expect-fallback --calls=10
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes: the fallback" \
+    "MPIX_Allreduce_enqueue on .*: the stream is synchronized and MPI_Allreduce runs \(the communicator has no stream area"
+check_run "3 ranks, a stream area of 8 KiB: larger calls fall back" 3 \
+    "$EMU coll_gpu_native_chunk_size=2048 coll_gpu_allreduce_one_shot_max_bytes=1024 coll_gpu_verbose=10" \
+    test_stream --calls=10
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "larger than the area: the fallback" \
+    "the stream is synchronized and MPI_Allreduce runs \(larger than the stream area\)" \
+    "queued on the stream"
+
+check_finish

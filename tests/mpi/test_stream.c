@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stream-ordered MPI_Allreduce through coll_gpu_ext.h's MPIX_ stream API (MPICH's names), on
+ * the emulated device, whose streams run their work later on a thread of their own:
+ *
+ *   held      the stream is held by a wait on a device flag the host sets only after
+ *             MPIX_Allreduce_enqueue returned, and the next stream work (a copy of the result,
+ *             standing for the next kernel) is queued right after the call: the enqueue must
+ *             return while the stream cannot run (a call that waits for the stream would never
+ *             return: the run's timeout), and the copy must hold the sum once the stream ran,
+ *             with no host synchronization between the call and the copy;
+ *   burst     --calls calls back to back on one stream, each with its own buffers and its own
+ *             copy after it, one synchronization at the end (the area's halves reused while
+ *             earlier calls may still be queued), sizes from 1 element up, int32 and float,
+ *             in place and not, a device and a host receive buffer;
+ *   two comms two stream communicators of two streams, calls alternating;
+ *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
+ *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it).
+ *
+ * --expect-fallback: the calls must synchronize the stream and run MPI_Allreduce (across
+ * emulated nodes, or a message larger than the stream area): the held case is skipped (the
+ * call waits for the stream by design) and the others must still be right.  The enqueue's host
+ * time is printed (rank 0).  Closing line (rank 0): "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "coll_gpu_ext.h"
+#include "test_native_util.h"
+#include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int rank, size;
+
+static double st_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int32_t st_input(int r, int call, size_t i) {
+    return (int32_t)(r * 1009 + call * 31 + (int)(i % 4099));
+}
+
+/* A stream communicator over a new stream of the emulated device. */
+static void st_stream_comm(accel_stream_h *stream_p, MPIX_Stream *mpix_p, MPI_Comm *comm_p) {
+    MPI_Info info;
+    int rc;
+
+    if (ACCEL_OK != tu_accel->stream_create(stream_p)) {
+        tn_setup_failed();
+    }
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "type", "cudaStream_t");
+    MPIX_Info_set_hex(info, "value", stream_p, sizeof(*stream_p));
+    rc = MPIX_Stream_create(info, mpix_p);
+    MPI_Info_free(&info);
+    if (MPI_SUCCESS == rc) {
+        rc = MPIX_Stream_comm_create(MPI_COMM_WORLD, *mpix_p, comm_p);
+    }
+    if (MPI_SUCCESS != rc) {
+        fprintf(stderr, "[%d] stream communicator: error %d\n", rank, rc);
+        tn_setup_failed();
+    }
+}
+
+/* Inputs (device), expected sums, and the call itself; the result copied on the stream into
+ * check (device) right after it. */
+typedef struct {
+    size_t n;
+    bool is_float, in_place, host_recv;
+    void *dsend, *drecv, *check;
+    int32_t *want; /* the bits expected */
+} st_call_t;
+
+static void st_call_init(st_call_t *c, int call, size_t n, bool is_float, bool in_place,
+                         bool host_recv) {
+    int32_t *in = tn_malloc(n * 4);
+
+    memset(c, 0, sizeof(*c));
+    c->n = n;
+    c->is_float = is_float;
+    c->in_place = in_place;
+    c->host_recv = host_recv;
+    c->want = tn_malloc(n * 4);
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t usum = 0;
+        float fsum = 0;
+        for (int r = 0; r < size; ++r) {
+            int32_t v = st_input(r, call, i);
+            usum += (uint32_t)v;
+            fsum += (float)v; /* integers: exact in any order */
+        }
+        in[i] = is_float ? 0 : st_input(rank, call, i);
+        if (is_float) {
+            float f = (float)st_input(rank, call, i);
+            memcpy(&in[i], &f, 4);
+            memcpy(&c->want[i], &fsum, 4);
+        } else {
+            c->want[i] = (int32_t)usum;
+        }
+    }
+    if (host_recv) {
+        c->drecv = tn_malloc(n * 4);
+        memcpy(c->drecv, in, n * 4);
+    } else {
+        c->drecv = tn_mem_copy_of(TU_MEM_DEVICE, in, n * 4);
+    }
+    c->dsend = in_place ? MPI_IN_PLACE : tn_mem_copy_of(TU_MEM_DEVICE, in, n * 4);
+    c->check = tn_mem_copy_of(TU_MEM_DEVICE, c->want, n * 4);
+    memset(in, 0xee, n * 4);
+    tu_mem_write(TU_MEM_DEVICE, c->check, in, n * 4); /* not the answer until the copy */
+    free(in);
+}
+
+static int st_call_enqueue(st_call_t *c, MPI_Comm comm, accel_stream_h stream) {
+    int rc = MPIX_Allreduce_enqueue(c->dsend, c->drecv, (int)c->n,
+                                    c->is_float ? MPI_FLOAT : MPI_INT32_T, MPI_SUM, comm);
+    if (ACCEL_OK != tu_accel->memcpy_async(c->check, c->drecv, c->n * 4, stream)) {
+        tu_fail("the copy after the call could not be queued");
+    }
+    return rc;
+}
+
+static void st_call_check(st_call_t *c, const char *what) {
+    int32_t *got = tn_malloc(c->n * 4);
+    size_t bad;
+
+    tu_mem_read(TU_MEM_DEVICE, got, c->check, c->n * 4);
+    for (bad = 0; (bad < c->n) && (got[bad] == c->want[bad]); ++bad) {
+    }
+    if (bad < c->n) {
+        tu_fail("%s: %zu %s%s%s: element %zu is 0x%08x, expected 0x%08x", what, c->n,
+                c->is_float ? "float" : "int32", c->in_place ? ", in place" : "",
+                c->host_recv ? ", host receive buffer" : "", bad, (unsigned)got[bad],
+                (unsigned)c->want[bad]);
+    }
+    free(got);
+    if (!c->in_place) {
+        tu_mem_free(TU_MEM_DEVICE, c->dsend);
+    }
+    if (c->host_recv) {
+        free(c->drecv);
+    } else {
+        tu_mem_free(TU_MEM_DEVICE, c->drecv);
+    }
+    tu_mem_free(TU_MEM_DEVICE, c->check);
+    free(c->want);
+}
+
+int main(int argc, char **argv) {
+    bool expect_fallback = false;
+    int ncalls = 40;
+    const tu_arg_t args[] = {
+        {"--expect-fallback", TU_ARG_FLAG, &expect_fallback},
+        {"--calls=", TU_ARG_INT, &ncalls},
+        {NULL, TU_ARG_FLAG, NULL},
+    };
+    static const size_t sizes[] = {1, 7, 256, 4099, 65536};
+    tu_options_t opts;
+    accel_stream_h stream, stream2;
+    MPIX_Stream mpix, mpix2;
+    MPI_Comm scomm, scomm2, plain;
+    double enqueue_s = 0;
+    int enqueues = 0;
+
+    MPI_Init(&argc, &argv);
+    tu_parse_args(argc, argv, "test_stream", args, &opts);
+    tn_setup(&opts, TU_MEM_DEVICE);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    st_stream_comm(&stream, &mpix, &scomm);
+
+    if (!expect_fallback) {
+        uint32_t zero = 0, one = 1;
+        uint32_t *flag = tn_mem_copy_of(TU_MEM_DEVICE, &zero, sizeof(zero));
+
+        for (int s = 0; s < 3; ++s) {
+            st_call_t c;
+            double t0;
+            int rc;
+
+            static const size_t held_sizes[] = {7, 256, 1000}; /* within a 4 KiB area too */
+
+            st_call_init(&c, s, held_sizes[s], 1 == s, 2 == s, false);
+            tu_case_begin("held stream: %zu elements return before the stream runs", c.n);
+            tu_mem_write(TU_MEM_DEVICE, flag, &zero, sizeof(zero));
+            if (ACCEL_OK != tu_accel->stream_wait_value32(stream, flag, 1, ACCEL_WAIT_VALUE_GEQ)) {
+                tu_fail("stream_wait_value32");
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+            t0 = st_now();
+            rc = st_call_enqueue(&c, scomm, stream);
+            enqueue_s += st_now() - t0;
+            ++enqueues;
+            if (MPI_SUCCESS != rc) {
+                tu_fail("MPIX_Allreduce_enqueue: error %d", rc);
+            }
+            /* the stream has not run: the copy still holds its filler */
+            {
+                int32_t first;
+                tu_mem_read(TU_MEM_DEVICE, &first, c.check, sizeof(first));
+                if (first == c.want[0]) {
+                    tu_fail("the result was there before the stream was released");
+                }
+            }
+            tu_mem_write(TU_MEM_DEVICE, flag, &one, sizeof(one));
+            if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+                tu_fail("stream_synchronize");
+            }
+            st_call_check(&c, "held");
+            tu_case_end();
+        }
+        tu_mem_free(TU_MEM_DEVICE, flag);
+    }
+
+    {
+        st_call_t *calls = tn_malloc((size_t)ncalls * sizeof(*calls));
+        int rc = MPI_SUCCESS;
+
+        tu_case_begin("%d calls back to back on one stream, one synchronization", ncalls);
+        for (int k = 0; k < ncalls; ++k) {
+            st_call_init(&calls[k], k, sizes[k % 5], 1 == (k % 3), 2 == (k % 4), 3 == (k % 6));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; (k < ncalls) && (MPI_SUCCESS == rc); ++k) {
+            double t0 = st_now();
+            rc = st_call_enqueue(&calls[k], scomm, stream);
+            enqueue_s += st_now() - t0;
+            ++enqueues;
+        }
+        if (MPI_SUCCESS != rc) {
+            tu_fail("MPIX_Allreduce_enqueue: error %d", rc);
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        for (int k = 0; k < ncalls; ++k) {
+            st_call_check(&calls[k], "burst");
+        }
+        free(calls);
+        tu_case_end();
+    }
+
+    st_stream_comm(&stream2, &mpix2, &scomm2);
+    {
+        st_call_t calls[8];
+
+        tu_case_begin("two stream communicators, calls alternating");
+        for (int k = 0; k < 8; ++k) {
+            st_call_init(&calls[k], 100 + k, sizes[k % 4], k & 1, false, false);
+        }
+        for (int k = 0; k < 8; ++k) {
+            if (MPI_SUCCESS != st_call_enqueue(&calls[k], (k & 1) ? scomm2 : scomm,
+                                               (k & 1) ? stream2 : stream)) {
+                tu_fail("MPIX_Allreduce_enqueue %d", k);
+            }
+        }
+        tu_accel->stream_synchronize(stream);
+        tu_accel->stream_synchronize(stream2);
+        for (int k = 0; k < 8; ++k) {
+            st_call_check(&calls[k], "two comms");
+        }
+        tu_case_end();
+    }
+
+    tu_case_begin("not a stream communicator: MPI_ERR_COMM");
+    MPI_Comm_dup(MPI_COMM_WORLD, &plain);
+    MPI_Comm_set_errhandler(plain, MPI_ERRORS_RETURN);
+    {
+        int32_t one = 1, *d = tn_mem_copy_of(TU_MEM_DEVICE, &one, 4), cls = 0;
+        int rc = MPIX_Allreduce_enqueue(MPI_IN_PLACE, d, 1, MPI_INT32_T, MPI_SUM, plain);
+        MPI_Error_class(rc, &cls);
+        if (MPI_ERR_COMM != cls) {
+            tu_fail("error class %d, expected MPI_ERR_COMM", cls);
+        }
+        tu_mem_free(TU_MEM_DEVICE, d);
+    }
+    MPI_Comm_free(&plain);
+    tu_case_end();
+
+    /* the stream communicators go before their streams */
+    MPI_Comm_free(&scomm2);
+    MPI_Comm_free(&scomm);
+    MPIX_Stream_free(&mpix2);
+    MPIX_Stream_free(&mpix);
+    tu_accel->stream_destroy(stream2);
+    tu_accel->stream_destroy(stream);
+    if (0 == rank && enqueues > 0) {
+        printf("MPIX_Allreduce_enqueue returned in %.2f us on average (%d calls, %s)\n",
+               1e6 * enqueue_s / enqueues, enqueues,
+               expect_fallback ? "stream synchronized, MPI_Allreduce" : "queued on the stream");
+    }
+    tu_finish(tu_summary(MPI_COMM_WORLD));
+}
