@@ -150,6 +150,14 @@ for native in 1 0; do
     step "bench: native=$native allreduce, 4 ranks, cuda, 8 B - 256 MiB" 300 \
         bash -o pipefail -c "$MPIRUN -np 4 $mca --mca coll_gpu_native $native $build/perf/gpucoll_perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 20 -w 3 -T 1 | tee $out/bench-native$native.txt"
 done
+# Stream-ordered allreduce (MPIX_Allreduce_enqueue): cuStreamWaitValue32/WriteValue32 on
+# IPC-mapped flags; the enqueue's host time (post column; goal <= 2 us) and the call's time
+for np in 2 4; do
+    step "stream-ordered allreduce, $np ranks, cuda" 300 \
+        $MPIRUN -np "$np" $mca "$build/tests/mpi/test_stream" --device=cuda
+done
+step "bench: stream-ordered allreduce, 4 ranks, cuda, 8 B - 64 MiB" 300 \
+    bash -o pipefail -c "$MPIRUN -np 4 $mca $build/perf/gpucoll_perf -o allreduce -m device -a cuda -F stream -b 8 -e 64M -f 8 -n 50 -w 5 -T 1 | tee $out/bench-stream.txt"
 step "selection: auto picks cuda" 120 \
     bash -c "$MPIRUN -np 2 $COLL_GPU_MCA --mca coll_gpu_verbose 1 tests/mpi/test_selection 2>&1 | grep -q 'backend cuda selected'"
 

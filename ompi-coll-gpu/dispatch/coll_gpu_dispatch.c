@@ -6,6 +6,8 @@
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_signature.h"
 
+#include <stdlib.h>
+
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
     static const char *const names[] = {
 #define COLL_GPU_NAME_ENTRY(id, name, ...) name,
@@ -48,11 +50,61 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
     return entry->prev(a->sbuf, a->rbuf, a->count, a, NULL);
 }
 
+/* A persistent call run natively: its arguments, and the nonblocking form MPI_Start posts. */
+typedef struct {
+    coll_gpu_args_t args;
+    const coll_gpu_entry_t *started;
+} coll_gpu_persistent_t;
+
+/* MPI_Start of a native persistent call: its nonblocking form through the dispatch, the same
+ * decision on every rank as for MPI_I<coll> (native on the communicator's thread, else staged,
+ * the outcome in *inner), counted as a call of the persistent form. */
+static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
+    const coll_gpu_persistent_t *p = ctx;
+    coll_gpu_args_t a = p->args;
+
+    a.request = inner;
+    a.persistent = false;
+    a.info = NULL;
+    return coll_gpu_dispatch(p->started, &a);
+}
+
+/* A persistent call whose nonblocking form runs natively now (the conditions every rank shares:
+ * native nonblocking calls on, no agreement asked for, the communicator's device scratch set up
+ * on one node; and device memory, which every rank passes): a request whose every MPI_Start
+ * posts that form.  False (nothing done) for the staged persistent request instead. */
+static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
+                                       bool on_device, int *rc_p) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_native_t *native = a->module->native;
+    coll_gpu_persistent_t *p;
+
+    if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
+        !c->native || !c->native_nonblocking || c->check_memory_kinds || c->check_counts ||
+        (NULL == native) || native->broken || (NULL == native->scratch[COLL_GPU_NATIVE_DEVICE].mem) ||
+        (native->team->nnodes > 1)) {
+        return false;
+    }
+    p = malloc(sizeof(*p));
+    if (NULL == p) {
+        return false; /* staged: it needs no more than this either way */
+    }
+    p->args = *a;
+    p->started = entry->started;
+    *rc_p = coll_gpu_nonblocking_persistent(a->comm, coll_gpu_coll_name(a->coll),
+                                            coll_gpu_persistent_start, p, a->request);
+    return true;
+}
+
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     const coll_gpu_ops_t *ops = entry->ops;
     bool on_device = ops->on_device(a), single_call = false, passed;
     coll_gpu_call_t call;
     int rc;
+
+    if (a->persistent && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
+        return rc;
+    }
 
     if (ops->local) {
         /* no peer to agree with */

@@ -7,7 +7,8 @@
  * collective's file describes what differs between collectives (coll_gpu_ops_t: which buffers
  * this rank's call uses, how the staged path sees them) and gives one line per call:
  *
- *     COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &ops, coll_gpu_gather_native)
+ *     COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &ops, coll_gpu_gather_native,
+ *                           NULL)
  *
  * which defines the entry point Open MPI calls (mca_coll_gpu_gather): a certainly-host test and
  * a tail call to the previous module, or, out of line, one coll_gpu_args_t built from the
@@ -159,10 +160,13 @@ typedef struct {
 } coll_gpu_ops_t;
 
 /* One intercepted call. */
-typedef struct {
+typedef struct coll_gpu_entry {
     coll_gpu_host_fn_t prev; /* the previous module's function (coll_gpu_prev_<name>) */
     const coll_gpu_ops_t *ops;
     coll_gpu_native_try_fn_t native; /* NULL: no native algorithm runs this call */
+    /* a persistent form: its nonblocking form, which every MPI_Start posts when that runs
+     * natively (NULL: not persistent) */
+    const struct coll_gpu_entry *started;
 } coll_gpu_entry_t;
 
 /* The call's name for messages ("MPI_Allreduce"). */
@@ -254,7 +258,7 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
  * instructions, no registers to save; everything else is out of line.
  */
 // clang-format off
-#define COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, FORM, ops_, native_)                               \
+#define COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, FORM, ops_, native_, started_)                     \
     static int coll_gpu_prev_##name(const void *sbuf, void *rbuf, int count, void *args,           \
                                     ompi_request_t **request) {                                    \
         const coll_gpu_args_t *a = args;                                                           \
@@ -269,7 +273,7 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
                                         module->prev.coll_##name##_module);                        \
     }                                                                                              \
     static const coll_gpu_entry_t coll_gpu_entry_##name = {                                        \
-        .prev = coll_gpu_prev_##name, .ops = (ops_), .native = (native_)};                         \
+        .prev = coll_gpu_prev_##name, .ops = (ops_), .native = (native_), .started = (started_)};  \
     COLL_GPU_HOST_ONLY_##FORM(name, ID, FAMILY)                                                    \
     static COLL_GPU_SLOW_PATH int coll_gpu_##name##_classified(COLL_GPU_PARAMS(FAMILY, FORM)) {    \
         coll_gpu_args_t a = {                                                                      \
@@ -295,11 +299,13 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
 
 /* The blocking, nonblocking and persistent forms of one collective (native_: the blocking
  * form's native attempt; native_nb_: the nonblocking form's, run by the communicator's thread
- * when it is native; the persistent form is staged). */
+ * when it is native; the persistent form posts the nonblocking one at every MPI_Start where
+ * that runs natively, and is staged elsewhere: coll_gpu_persistent_native). */
 #define COLL_GPU_DEFINE_ENTRIES(name, ID, FAMILY, ops_, native_, native_nb_)                       \
-    COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, BLOCKING, ops_, native_)                               \
-    COLL_GPU_DEFINE_ENTRY(i##name, I##ID, FAMILY, NONBLOCKING, ops_, native_nb_)                   \
-    COLL_GPU_DEFINE_ENTRY(name##_init, ID##_INIT, FAMILY, PERSISTENT, ops_, NULL)
+    COLL_GPU_DEFINE_ENTRY(name, ID, FAMILY, BLOCKING, ops_, native_, NULL)                         \
+    COLL_GPU_DEFINE_ENTRY(i##name, I##ID, FAMILY, NONBLOCKING, ops_, native_nb_, NULL)             \
+    COLL_GPU_DEFINE_ENTRY(name##_init, ID##_INIT, FAMILY, PERSISTENT, ops_, NULL,                  \
+                          &coll_gpu_entry_i##name)
 
 END_C_DECLS
 

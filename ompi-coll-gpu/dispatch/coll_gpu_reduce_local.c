@@ -59,4 +59,4 @@ static const coll_gpu_ops_t coll_gpu_reduce_local_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRY(reduce_local, REDUCE_LOCAL, REDUCTION, LOCAL, &coll_gpu_reduce_local_ops,
-                      coll_gpu_reduce_local_try_native)
+                      coll_gpu_reduce_local_try_native, NULL)

@@ -24,6 +24,7 @@
 #include "coll_gpu_staged.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ompi/mca/coll/base/coll_base_util.h"
@@ -41,6 +42,9 @@ typedef struct coll_gpu_nb_request {
     bool recv_in; /* persistent: the receive buffer is copied in at every start too */
     bool recv_out;
     bool persistent;
+    /* a native persistent call: every start posts it (inner), ctx freed with the request */
+    coll_gpu_persistent_start_fn_t start;
+    void *start_ctx;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
     bool freed; /* the application freed it before it completed */
@@ -57,6 +61,8 @@ static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->recv_in = false;
     req->recv_out = false;
     req->persistent = false;
+    req->start = NULL;
+    req->start_ctx = NULL;
     req->mpi_call = NULL;
     req->comm = NULL;
     req->freed = false;
@@ -75,7 +81,9 @@ static struct {
 } coll_gpu_nb_pending;
 
 static void coll_gpu_nb_release(coll_gpu_nb_request_t *req) {
-    if (req->persistent) {
+    if (NULL != req->start) {
+        free(req->start_ctx); /* its inner request went when the last start completed */
+    } else if (req->persistent) {
         /* its host copies and inner request lived as long as it did; any error was reported
          * when the start that had it completed */
         if (NULL != req->inner) {
@@ -93,6 +101,12 @@ static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
     bool release;
     int rc;
 
+    if (NULL != req->start) {
+        /* a native persistent call's start: the posted call's outcome */
+        rc = req->inner->req_status.MPI_ERROR;
+        (void)ompi_request_free(&req->inner);
+        goto complete;
+    }
     if (NULL != req->job || NULL == req->inner) {
         /* native: the thread wrote the results where they belong */
         if (NULL != req->job) {
@@ -272,6 +286,22 @@ static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
         req->super.super.req_state = OMPI_REQUEST_ACTIVE;
         req->super.super.req_complete = REQUEST_PENDING;
         req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
+        if (NULL != req->start) {
+            /* posted as MPI_I<coll> would be, by every rank at this start */
+            req->inner = NULL;
+            rc = req->start(req->start_ctx, &req->inner);
+            if ((OMPI_SUCCESS != rc) || (NULL == req->inner)) {
+                req->super.super.req_state = OMPI_REQUEST_INACTIVE;
+                req->super.super.req_complete = REQUEST_COMPLETED;
+                return (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_BAD_PARAM;
+            }
+            if (REQUEST_COMPLETE(req->inner)) {
+                coll_gpu_nb_finish(req);
+            } else {
+                coll_gpu_nb_enqueue(req);
+            }
+            continue;
+        }
         coll_gpu_stage_refresh(&req->stage, &req->send);
         if (req->recv_in) {
             coll_gpu_stage_refresh(&req->stage, &req->recv);
@@ -396,6 +426,20 @@ err_release:
     rc = coll_gpu_stage_end(&req->stage, comm, call->mpi_call);
     coll_gpu_nb_release(req);
     return rc;
+}
+
+int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char *mpi_call,
+                                    coll_gpu_persistent_start_fn_t start, void *ctx,
+                                    ompi_request_t **request) {
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, mpi_call, true);
+
+    req->start = start;
+    req->start_ctx = ctx;
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                     "%s: persistent, every MPI_Start posts the nonblocking form (native)",
+                     mpi_call);
+    *request = &req->super.super;
+    return OMPI_SUCCESS;
 }
 
 int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,

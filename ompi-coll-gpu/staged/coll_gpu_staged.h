@@ -173,6 +173,13 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
  * by the progress callback once the communicator's thread has run the job; job NULL: a call
  * that already ran, with result rc. */
 struct coll_gpu_async_job;
+/* A persistent request whose every MPI_Start calls start(ctx, &inner) to post the call (its
+ * nonblocking form, run natively or staged); it completes with inner, which it then frees.  ctx
+ * is freed (free()) with the request. */
+typedef int (*coll_gpu_persistent_start_fn_t)(void *ctx, ompi_request_t **inner);
+int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char *mpi_call,
+                                    coll_gpu_persistent_start_fn_t start, void *ctx,
+                                    ompi_request_t **request);
 int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
                                 struct coll_gpu_async_job *job, int rc, ompi_request_t **request);
 

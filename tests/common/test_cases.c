@@ -821,10 +821,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     bool device_native = tu_coll_native_expected(config, p->coll, c->size);
     bool host_native = config->host_buffers && tu_coll_is_blocking(p->coll) &&
                        tu_coll_native_expected(config, p->coll, c->size);
-    /* the collectives the component has a native algorithm for: blocking, and nonblocking
-     * where it runs the blocking form's (tu_coll_native_expected) */
-    const tu_coll_info_t *native =
-        (!tu_coll_is_persistent(p->coll) && NULL != c->info->algorithm_cvar) ? c->info : NULL;
+    /* the collectives the component has a native algorithm for: blocking, and nonblocking and
+     * persistent where it runs the blocking form's (tu_coll_native_expected) */
+    const tu_coll_info_t *native = (NULL != c->info->algorithm_cvar) ? c->info : NULL;
 
     if (COLL_GPU_REDUCE_LOCAL != c->base) {
         for (int m = 0; m < c->size; m++) {

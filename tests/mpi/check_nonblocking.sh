@@ -17,7 +17,9 @@
 # the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
 # call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
-# MPI 4.1), each started twice with new inputs, in the same groups and kinds.
+# MPI 4.1), each started twice with new inputs, in the same groups and kinds; with --native
+# (the scratch set up first) those whose nonblocking form runs natively post it at every start
+# (the counters show a native call per start).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -47,6 +49,11 @@ for np in 1 2 3; do
     check_run "$np ranks, persistent, host and device" $np "$EMU" test_nonblocking --persistent \
         --kinds=host,device --big=256k
 done
+# native persistent: the scratch set up first, every MPI_Start posts the nonblocking form
+for np in 2 3; do
+    check_run "$np ranks, persistent, native, host and device" $np "$EMU" test_nonblocking \
+        --persistent --native --kinds=host,device --big=256k
+done
 check_run "3 ranks, persistent, mixed kinds" 3 "$EMU" test_nonblocking --persistent \
     --kinds=mixed --big=256k
 check_run "4 ranks, persistent, host/device per rank" 4 "$EMU" test_nonblocking --persistent \
@@ -57,6 +64,8 @@ for np in 2 3; do
         test_finalize_pending --persistent
     check_run "$np ranks, freed native requests pending at MPI_Finalize" $np "$EMU" \
         test_finalize_pending --native
+    check_run "$np ranks, freed active native persistent requests at MPI_Finalize" $np "$EMU" \
+        test_finalize_pending --native --persistent
 done
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
     --device=cuda --kinds=host,device --big=4m
