@@ -70,8 +70,8 @@ static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
 }
 
 /* A persistent call whose nonblocking form runs natively now (the conditions every rank shares:
- * native nonblocking calls on, no agreement asked for, the communicator's device scratch set up
- * on one node; and device memory, which every rank passes): a request whose every MPI_Start
+ * native nonblocking calls on, no agreement asked for, the communicator's device scratch set
+ * up; and device memory, which every rank passes): a request whose every MPI_Start
  * posts that form.  False (nothing done) for the staged persistent request instead. */
 static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
                                        bool on_device, int *rc_p) {
@@ -81,8 +81,8 @@ static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_a
 
     if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
         !c->native || !c->native_nonblocking || c->check_memory_kinds || c->check_counts ||
-        (NULL == native) || native->broken || (NULL == native->scratch[COLL_GPU_NATIVE_DEVICE].mem) ||
-        (native->team->nnodes > 1)) {
+        (NULL == native) || native->broken ||
+        (NULL == native->scratch[COLL_GPU_NATIVE_DEVICE].mem)) {
         return false;
     }
     p = malloc(sizeof(*p));

@@ -1096,13 +1096,6 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         goto fallback;
     }
     call->alg = &t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE];
-    if (nonblocking && (call->native->team->nnodes > 1)) {
-        /* the thread would share the team's UCX worker with opal_progress */
-        reason = COLL_GPU_FALLBACK_NONBLOCKING;
-        snprintf(why, sizeof(why), ": a nonblocking call across %d nodes",
-                 call->native->team->nnodes);
-        goto fallback;
-    }
     if ((call->native->team->nnodes > 1) && !call->alg->multi_node) {
         /* it loads every peer's scratch directly */
         reason = COLL_GPU_FALLBACK_MULTI_NODE;

@@ -196,8 +196,8 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     if (COLL_GPU_ALLREDUCE == coll) {
         return tu_allreduce_native_expected(config, comm_size);
     }
-    /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, inside
-     * one node, for the collectives of uniform counts, once the test set the scratch up; a
+    /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, for the
+     * collectives of uniform counts, once the test set the scratch up; a
      * persistent one where its nonblocking form is (every start posts that), counted once per
      * start */
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_persistent(coll)) {
@@ -206,7 +206,7 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_nonblocking(coll)) {
         info = tu_coll_info(coll);
         if (!config->native_nonblocking || !config->nonblocking_contexts ||
-            config->check_memory_kinds || tu_multi_node(config, comm_size) || NULL == info ||
+            config->check_memory_kinds || NULL == info ||
             info->vector) {
             return false;
         }

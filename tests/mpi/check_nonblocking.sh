@@ -13,7 +13,8 @@
 # by a blocking call first; the same groups and kinds, the counters must show the native runs;
 # not with ranks of different kinds, which the native path, like a blocking call, does not take
 # without coll_gpu_check_memory_kinds: --kinds=mixed gives MPI_Ibcast's root host memory and
-# the others device memory); across emulated nodes they stay staged.  test_overlap:
+# the others device memory); across emulated nodes too (the communicator's thread and
+# opal_progress share the team's UCX worker under its lock).  test_overlap:
 # the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
 # call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
@@ -38,11 +39,16 @@ for np in 1 2 3 5; do
     check_run "$np ranks, native, host and device" $np "$EMU" test_nonblocking --native \
         --kinds=host,device --big=1m
 done
-check_run "4 ranks, native, 2 emulated nodes (staged)" 4 "$EMU coll_gpu_ranks_per_node=2" \
+check_run "4 ranks, native, 2 emulated nodes" 4 "$EMU coll_gpu_ranks_per_node=2" \
     test_nonblocking --native --kinds=device --big=256k
+check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \
+    "$EMU coll_gpu_ranks_per_node=2" test_nonblocking --native --persistent --kinds=device \
+    --big=256k
 for np in 2 3 4; do
     check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap
 done
+check_run "4 ranks on 2 emulated nodes, results land without MPI calls" 4 \
+    "$EMU coll_gpu_ranks_per_node=2" test_overlap
 check_run "2 ranks, staged results land only in MPI" 2 "$EMU coll_gpu_native_nonblocking=0" \
     test_overlap --expect-staged
 for np in 1 2 3; do
