@@ -429,10 +429,11 @@ static int coll_gpu_register(void) {
         c, "native_nonblocking",
         "Run nonblocking collectives on device memory with the blocking form's native algorithm, "
         "on a thread of the communicator's own, so that they progress while the application "
-        "computes: MPI_Iallreduce, MPI_Ireduce_scatter_block, MPI_Iallgather, MPI_Ibcast, "
-        "MPI_Ireduce, MPI_Igather, MPI_Iscatter and MPI_Ialltoall inside one node, once the "
-        "communicator has run a blocking native collective on device memory (which sets up its "
-        "scratch); every rank must pass device memory, as for the blocking calls.  false: every "
+        "computes: MPI_Iallreduce, MPI_Ireduce_scatter(_block), MPI_Iallgather(v), MPI_Ibcast, "
+        "MPI_Ireduce, MPI_Igather, MPI_Iscatter and MPI_Ialltoall, and their persistent forms, "
+        "once the communicator has run a blocking native collective on device memory (which "
+        "sets up its scratch); every rank must pass device memory, as for the blocking calls.  "
+        "Communicators spanning nodes then lock their UCX worker.  false: every "
         "nonblocking call is staged (inputs copied at post, results when the request completes)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native_nonblocking);

@@ -64,7 +64,9 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     bool in_place = (MPI_IN_PLACE == sbuf);
     coll_gpu_native_call_t call;
 
-    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
+    /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
+    if (OPAL_UNLIKELY(NULL == a->request) &&
+        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
                                                    a->rcounts, a->rdtype, NULL, NULL, NULL,
                                                    rc_p))) {
         return true; /* the call failed: no fallback */
@@ -83,14 +85,16 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     }
     if (OMPI_SUCCESS == *rc_p) {
         coll_gpu_sig_buf_t send = {0}, recv;
+        size_t *counts, *displs;
 
         if (!in_place) {
             coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, 1, a->scount, NULL, NULL, NULL,
                                   NULL, true);
         }
         /* in place, this rank's own block is read from the receive buffer */
+        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs);
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->rdispls,
-                              call.native->counts, call.native->displs, in_place);
+                              counts, displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
         coll_gpu_count_native(a->coll, total);
@@ -130,4 +134,4 @@ static const coll_gpu_ops_t coll_gpu_allgather_ops = {
 COLL_GPU_DEFINE_ENTRIES(allgather, ALLGATHER, BLOCKS, &coll_gpu_allgather_ops,
                         coll_gpu_allgather_native, coll_gpu_allgather_native)
 COLL_GPU_DEFINE_ENTRIES(allgatherv, ALLGATHERV, GATHERV_ALL, &coll_gpu_allgather_ops,
-                        coll_gpu_allgatherv_native, NULL)
+                        coll_gpu_allgatherv_native, coll_gpu_allgatherv_native)

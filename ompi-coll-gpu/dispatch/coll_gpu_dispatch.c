@@ -164,6 +164,7 @@ int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
     if (NULL != send) {
         coll_gpu_sig_buf_fini(call, send);
     }
+    free(call->posted_blocks);
     return (NULL != a->request)
                ? coll_gpu_nonblocking_native(a->comm, call->mpi_call, NULL, rc, a->request)
                : rc;

@@ -52,7 +52,9 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
     coll_gpu_native_call_t call;
 
-    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
+    /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
+    if (OPAL_UNLIKELY(NULL == a->request) &&
+        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
                                                    COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts,
                                                    a->dtype, NULL, NULL, a->op, rc_p))) {
         return true; /* the call failed: no fallback */
@@ -70,8 +72,10 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        size_t *counts = call.native->counts;
+        size_t *counts, *displs;
 
+        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs);
+        (void)displs;
         for (int b = 0; b < size; ++b) {
             counts[b] = (size_t)a->rcounts[b];
         }
@@ -115,7 +119,8 @@ static const coll_gpu_ops_t coll_gpu_reduce_scatter_ops = {
 };
 
 COLL_GPU_DEFINE_ENTRIES(reduce_scatter, REDUCE_SCATTER, REDUCE_SCATTER,
-                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native, NULL)
+                        &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_native,
+                        coll_gpu_reduce_scatter_native)
 COLL_GPU_DEFINE_ENTRIES(reduce_scatter_block, REDUCE_SCATTER_BLOCK, REDUCE_SCATTER_BLOCK,
                         &coll_gpu_reduce_scatter_ops, coll_gpu_reduce_scatter_block_native,
                         coll_gpu_reduce_scatter_block_native)

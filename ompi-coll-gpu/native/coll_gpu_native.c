@@ -6,6 +6,7 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_signature.h"
+#include "coll_gpu_staged.h"
 #include "coll_gpu_tuning.h"
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -201,6 +202,23 @@ void coll_gpu_native_tuning_free(void) {
 
 /* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
  * reduced shard. */
+void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
+                                  size_t **counts_p, size_t **displs_p) {
+    size_t size = (size_t)call->native->team->size;
+
+    if (!nonblocking) {
+        *counts_p = call->native->counts;
+        *displs_p = call->native->displs;
+        return;
+    }
+    call->posted_blocks = malloc(2 * size * sizeof(size_t));
+    if (NULL == call->posted_blocks) {
+        coll_gpu_out_of_host_memory(2 * size * sizeof(size_t)); /* the peers posted theirs */
+    }
+    *counts_p = call->posted_blocks;
+    *displs_p = call->posted_blocks + size;
+}
+
 size_t coll_gpu_native_half_size(void) {
     size_t one_shot = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
     size_t two_shot = 2 * mca_coll_gpu_component.native_chunk_size;
@@ -1006,7 +1024,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
          * nonblocking call must not block in (another rank may post its calls on another
          * communicator first); the v-collectives keep their blocks in the context. */
         if (!c->native_nonblocking || c->check_counts || c->check_memory_kinds ||
-            !t->uniform_count || (COLL_GPU_NATIVE_DEVICE != kind) || (NULL == module->native) ||
+            (COLL_GPU_NATIVE_DEVICE != kind) || (NULL == module->native) ||
             module->native->broken || (NULL == module->native->scratch[kind].mem)) {
             reason = COLL_GPU_FALLBACK_NONBLOCKING;
             goto fallback;

@@ -421,7 +421,17 @@ typedef struct coll_gpu_native_call {
     const size_t *counts, *displs, *scounts, *sdispls;
     size_t largest;
     size_t chunk_bytes; /* pipeline chunk (allreduce: two-shot, ring, hierarchical) */
+    /* a nonblocking v-collective's receive blocks (counts, then displs: 2 x team size), its
+     * own while it is queued (the context's arrays are the running call's work arrays); freed
+     * after the call (NULL: none) */
+    size_t *posted_blocks;
 } coll_gpu_native_call_t;
+
+/* Where a v-collective writes its receive blocks (counts, displs; team size entries each): the
+ * context's arrays for a blocking call, arrays of the call's own for a nonblocking one (freed
+ * with it: coll_gpu_native_launch and the communicator's thread). */
+void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
+                                  size_t **counts_p, size_t **displs_p);
 
 /* Around a native call on a communicator spanning nodes: marks the traffic counters, then adds
  * the call's traffic to coll_gpu_net_counters (and logs it at COLL_GPU_VERBOSE_CALLS). */

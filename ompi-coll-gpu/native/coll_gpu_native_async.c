@@ -84,6 +84,8 @@ static void *coll_gpu_async_main(void *arg) {
         if (job->has_send) {
             coll_gpu_sig_buf_fini(&job->call, &job->send);
         }
+        free(job->call.posted_blocks);
+        job->call.posted_blocks = NULL;
         __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
     }
