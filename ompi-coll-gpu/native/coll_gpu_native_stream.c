@@ -128,9 +128,13 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
                        COLL_GPU_STREAM_FLAGS_ALIGN * COLL_GPU_STREAM_FLAGS_ALIGN;
     ctx->peer = calloc((size_t)size, sizeof(*ctx->peer));
     zeros = calloc(1, ctx->flags_bytes);
-    ok = (NULL != ctx->peer) && (NULL != zeros) &&
-         (CGT_OK == cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE,
+    /* collective whatever this rank's allocations did: every rank allocates, then all agree */
+    ok = (CGT_OK == cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE,
                               &ctx->mem));
+    if (!ok) {
+        ctx->mem = NULL;
+    }
+    ok = ok && (NULL != ctx->peer) && (NULL != zeros);
     for (int p = 0; ok && (p < size); ++p) {
         ctx->peer[p] = cgt_rmem_ptr(cgt_mem_peer(ctx->mem, p));
         ok = (NULL != ctx->peer[p]);
