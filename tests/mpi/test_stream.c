@@ -15,7 +15,9 @@
  *             in place and not, a device and a host receive buffer;
  *   two comms two stream communicators of two streams, calls alternating;
  *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
- *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it).
+ *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it); MPIX_Stream_create without info, of
+ *             another type or with a value that is not hexadecimal: MPI_ERR_INFO_VALUE;
+ *             MPIX_Stream_comm_create of MPIX_STREAM_NULL: MPI_ERR_ARG.
  *
  * --expect-fallback: the calls must synchronize the stream and run MPI_Allreduce (across
  * emulated nodes, or a message larger than the stream area): the held case is skipped (the
@@ -266,6 +268,38 @@ int main(int argc, char **argv) {
         }
         tu_case_end();
     }
+
+    tu_case_begin("bad stream arguments: MPI_ERR_INFO_VALUE, MPI_ERR_ARG");
+    {
+        MPIX_Stream bad = MPIX_STREAM_NULL;
+        MPI_Comm none = MPI_COMM_NULL;
+        MPI_Info info;
+        int rc;
+
+        if (MPI_ERR_INFO_VALUE != MPIX_Stream_create(MPI_INFO_NULL, &bad)) {
+            tu_fail("MPIX_Stream_create(MPI_INFO_NULL) did not give MPI_ERR_INFO_VALUE");
+        }
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "type", "hipStream_t");
+        MPIX_Info_set_hex(info, "value", &stream, sizeof(stream));
+        if (MPI_ERR_INFO_VALUE != MPIX_Stream_create(info, &bad) || MPIX_STREAM_NULL != bad) {
+            tu_fail("a stream of type hipStream_t was accepted");
+        }
+        MPI_Info_set(info, "type", "cudaStream_t");
+        MPI_Info_set(info, "value", "not hex at all!!");
+        if (MPI_ERR_INFO_VALUE != MPIX_Stream_create(info, &bad)) {
+            tu_fail("a value that is not hexadecimal was accepted");
+        }
+        MPI_Info_free(&info);
+        if (MPI_ERR_ARG != MPIX_Info_set_hex(MPI_INFO_NULL, "value", &stream, 0)) {
+            tu_fail("MPIX_Info_set_hex of 0 bytes was accepted");
+        }
+        rc = MPIX_Stream_comm_create(MPI_COMM_WORLD, MPIX_STREAM_NULL, &none);
+        if ((MPI_ERR_ARG != rc) || (MPI_COMM_NULL != none)) {
+            tu_fail("MPIX_Stream_comm_create of MPIX_STREAM_NULL: %d", rc);
+        }
+    }
+    tu_case_end();
 
     tu_case_begin("not a stream communicator: MPI_ERR_COMM");
     MPI_Comm_dup(MPI_COMM_WORLD, &plain);
