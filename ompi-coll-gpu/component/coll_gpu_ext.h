@@ -42,9 +42,11 @@
  *
  * Inside one node the allreduce is stream work (copies, kernels, stream memory
  * operations on peers' flags): the host is not blocked and takes no part.
- * Elsewhere (across nodes, a datatype or op the kernels do not take, a message
- * larger than the stream area) the call synchronizes the stream and runs
- * MPI_Allreduce: correct, but the host waits.  The calls reach coll/gpu through
+ * Across nodes the communicator's thread of coll/gpu runs it between two stream
+ * flags: the host is not blocked either.  Elsewhere (a datatype or op the
+ * kernels do not take, on one node a message larger than the stream area) the
+ * call synchronizes the stream and runs MPI_Allreduce: correct, but the host
+ * waits.  The calls reach coll/gpu through
  * dlopen(RTLD_NOLOAD) of the loaded component (link with -ldl before glibc
  * 2.34); without it MPIX_Stream_comm_create returns
  * MPI_ERR_UNSUPPORTED_OPERATION.  Not captured into CUDA graphs (untested).

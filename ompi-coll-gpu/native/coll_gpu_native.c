@@ -219,7 +219,7 @@ void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking
     *displs_p = call->posted_blocks + size;
 }
 
-size_t coll_gpu_native_half_size(void) {
+static size_t coll_gpu_native_half_size(void) {
     size_t one_shot = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
     size_t two_shot = 2 * mca_coll_gpu_component.native_chunk_size;
     size_t half = (one_shot > two_shot) ? one_shot : two_shot;

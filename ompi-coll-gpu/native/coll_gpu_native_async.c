@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A call handed to the thread. */
 struct coll_gpu_async_job {
@@ -38,6 +39,10 @@ struct coll_gpu_async_job {
     struct ompi_communicator_t *comm;
     int rc;
     int done; /* set by the thread, with release order, once rc and the buffers are final */
+    /* a stream-ordered call (submit_gated): its start and end flags; the thread frees it */
+    const volatile uint32_t *gate;
+    volatile uint32_t *release;
+    uint32_t gate_value, release_value;
     struct coll_gpu_async_job *next;
 };
 
@@ -77,6 +82,19 @@ static void *coll_gpu_async_main(void *arg) {
         }
         pthread_mutex_unlock(&async->lock);
 
+        if (NULL != job->gate) {
+            /* the application's stream reached the call: its inputs are there */
+            for (unsigned spins = 0; (int32_t)(__atomic_load_n(job->gate, __ATOMIC_ACQUIRE) -
+                                               job->gate_value) < 0;
+                 ++spins) {
+                if (spins < 1000) {
+                    sched_yield();
+                } else {
+                    struct timespec nap = {0, 20000};
+                    nanosleep(&nap, NULL);
+                }
+            }
+        }
         job->rc = coll_gpu_native_run_now(job->comm, &job->call);
         if (job->has_recv) {
             coll_gpu_sig_buf_fini(&job->call, &job->recv);
@@ -86,38 +104,31 @@ static void *coll_gpu_async_main(void *arg) {
         }
         free(job->call.posted_blocks);
         job->call.posted_blocks = NULL;
+        if (NULL != job->release) {
+            /* nobody waits for the job but the stream: an error was shown where it happened */
+            __atomic_store_n(job->release, job->release_value, __ATOMIC_RELEASE);
+            free(job);
+            __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
+            continue;
+        }
         __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
     }
 }
+
+/* Queues job (set up but for the thread's fields) on the module's thread, started with the
+ * first; false when no thread could be started. */
+static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job);
 
 coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module,
                                                    struct ompi_communicator_t *comm,
                                                    const coll_gpu_native_call_t *call,
                                                    const coll_gpu_sig_buf_t *send,
                                                    const coll_gpu_sig_buf_t *recv) {
-    coll_gpu_async_t *async = module->async;
     coll_gpu_async_job_t *job = calloc(1, sizeof(*job));
 
     if (NULL == job) {
         return NULL;
-    }
-    if (NULL == async) {
-        async = calloc(1, sizeof(*async));
-        if (NULL == async) {
-            free(job);
-            return NULL;
-        }
-        pthread_mutex_init(&async->lock, NULL);
-        pthread_cond_init(&async->cond, NULL);
-        if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
-            pthread_mutex_destroy(&async->lock);
-            pthread_cond_destroy(&async->cond);
-            free(async);
-            free(job);
-            return NULL;
-        }
-        module->async = async;
     }
     job->call = *call;
     job->comm = comm;
@@ -131,6 +142,54 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     }
     /* the job's own copy is the one unpacked at the end of the algorithm */
     job->call.unpack = (NULL != call->unpack && NULL != recv) ? &job->recv : NULL;
+    if (!coll_gpu_async_enqueue(module, job)) {
+        free(job);
+        return NULL;
+    }
+    return job;
+}
+
+coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
+    mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+    const coll_gpu_native_call_t *call, const volatile uint32_t *gate, uint32_t gate_value,
+    volatile uint32_t *release, uint32_t release_value) {
+    coll_gpu_async_job_t *job = calloc(1, sizeof(*job));
+
+    if (NULL == job) {
+        return NULL;
+    }
+    job->call = *call;
+    job->call.unpack = NULL;
+    job->comm = comm;
+    job->gate = gate;
+    job->gate_value = gate_value;
+    job->release = release;
+    job->release_value = release_value;
+    if (!coll_gpu_async_enqueue(module, job)) {
+        free(job);
+        return NULL;
+    }
+    return job;
+}
+
+static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job) {
+    coll_gpu_async_t *async = module->async;
+
+    if (NULL == async) {
+        async = calloc(1, sizeof(*async));
+        if (NULL == async) {
+            return false;
+        }
+        pthread_mutex_init(&async->lock, NULL);
+        pthread_cond_init(&async->cond, NULL);
+        if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
+            pthread_mutex_destroy(&async->lock);
+            pthread_cond_destroy(&async->cond);
+            free(async);
+            return false;
+        }
+        module->async = async;
+    }
 
     pthread_mutex_lock(&async->lock);
     if (NULL == async->tail) {
@@ -142,7 +201,7 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     ++async->posted;
     pthread_cond_signal(&async->cond);
     pthread_mutex_unlock(&async->lock);
-    return job;
+    return true;
 }
 
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {

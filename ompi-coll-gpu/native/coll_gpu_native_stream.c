@@ -24,6 +24,12 @@
  * component does not run the communicator's collectives, the call synchronizes the stream and
  * runs MPI_Allreduce (the host then waits: a fallback, said at verbose 10).
  *
+ * Across nodes the stream cannot do the network steps: the call goes to the communicator's
+ * thread (the native nonblocking calls' one, coll_gpu_native_async.c), gated by two flags in
+ * pinned host memory: the stream writes gate[0] = c once the call's inputs are there and waits
+ * for gate[1] >= c; the thread waits for gate[0] >= c, runs the native allreduce (its UCX steps
+ * and device copies), and stores gate[1] = c.  The host returns at once there too.
+ *
  * Errors of the queued work surface where the stream's do (its synchronize); an error at
  * enqueue still writes this rank's flags, so that the peers' streams do not wait forever.
  */
@@ -49,7 +55,11 @@
 typedef struct {
     accel_stream_h stream;         /* the application's */
     mca_coll_gpu_module_t *module; /* NULL: the component does not run this comm's allreduce */
-    bool set_up, unavailable;      /* the area's setup ran (collective), and failed somewhere */
+    bool unavailable;              /* the setup (collective) failed somewhere */
+    /* across nodes: the communicator's thread runs the calls, between two flags in pinned host
+     * memory: [0] written by the stream (the inputs are there), [1] by the thread (done) */
+    bool threaded;
+    uint32_t *gates;
     cgt_mem_t *mem;                /* flags, two halves, output: per rank, device memory */
     char **peer;                   /* every rank's area, mapped here */
     size_t flags_bytes, half;
@@ -72,6 +82,11 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     coll_gpu_team_t *team = (NULL != ctx->module) ? ctx->module->team : NULL;
     accel_stream_h waiter = NULL;
 
+    if (NULL != ctx->gates) {
+        /* the stream passed every release, so the thread is done with every call */
+        (void)accel->stream_synchronize(ctx->stream);
+        (void)accel->mem_free(ctx->gates);
+    }
     if ((NULL != ctx->mem) && (NULL != team)) {
         int size = team->size, me = team->rank;
 
@@ -101,8 +116,88 @@ static int coll_gpu_stream_delete_attr(MPI_Comm comm, int keyval, void *value, v
     return MPI_SUCCESS;
 }
 
-/* The area (collective, on the first call that can run on the stream); false when some rank
- * could not set it up: every later call falls back. */
+/* Across nodes (collective): the gate flags, and stream memory operations on pinned host
+ * memory; false when some rank has not got them. */
+static bool coll_gpu_stream_setup_threaded(coll_gpu_stream_ctx_t *ctx,
+                                           struct ompi_communicator_t *comm) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    accel_stream_h probe = NULL;
+    void *gates = NULL;
+    int ok, rc;
+
+    ok = (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, 2 * sizeof(uint32_t), &gates));
+    if (ok) {
+        ctx->gates = gates;
+        ctx->gates[0] = ctx->gates[1] = 0;
+        ok = (ACCEL_OK == accel->stream_create(&probe)) &&
+             (ACCEL_OK == accel->stream_write_value32(probe, &ctx->gates[0], 0)) &&
+             (ACCEL_OK == accel->stream_synchronize(probe));
+        if (NULL != probe) {
+            (void)accel->stream_destroy(probe);
+        }
+    }
+    rc = COLL_GPU_PREV(ctx->module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if ((OMPI_SUCCESS != rc) || !ok) {
+        if (NULL != ctx->gates) {
+            (void)accel->mem_free(ctx->gates);
+            ctx->gates = NULL;
+        }
+        ctx->unavailable = true;
+        return false;
+    }
+    ctx->threaded = true;
+    COLL_GPU_VERBOSE(1, "%s: stream-ordered allreduce across %d nodes, run by the "
+                        "communicator's thread between stream flags",
+                     comm->c_name, ctx->module->team->nnodes);
+    return true;
+}
+
+/* Across nodes: the call goes to the communicator's thread, which starts it once the stream
+ * wrote the gate and releases the stream when it is done; false when the native path does not
+ * take it (the same answer on every rank: coll_gpu_native_eligible). */
+static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx,
+                                             struct ompi_communicator_t *comm, const void *sbuf,
+                                             void *rbuf, int count, struct ompi_datatype_t *dtype,
+                                             struct ompi_op_t *op, int *rc_p) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    const void *bufs[2] = {rbuf, sbuf};
+    coll_gpu_native_call_t call;
+    uint32_t c;
+
+    if (!coll_gpu_native_eligible(ctx->module, comm, COLL_GPU_NCOLL_ALLREDUCE,
+                                  COLL_GPU_NATIVE_DEVICE, count, dtype, op, bufs, in_place ? 1 : 2,
+                                  false, true, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS != *rc_p) {
+        return true;
+    }
+    call.sbuf = in_place ? rbuf : sbuf;
+    call.rbuf = rbuf;
+    call.count = (size_t)count;
+    c = (uint32_t)++ctx->seq;
+    if (NULL == coll_gpu_native_async_submit_gated(ctx->module, comm, &call, &ctx->gates[0], c,
+                                                   &ctx->gates[1], c)) {
+        /* no thread: the host waits for the stream and runs it now */
+        *rc_p = (ACCEL_OK == accel->stream_synchronize(ctx->stream))
+                    ? coll_gpu_native_run_now(comm, &call)
+                    : OMPI_ERROR;
+        __atomic_store_n(&ctx->gates[1], c, __ATOMIC_RELEASE);
+        return true;
+    }
+    if ((ACCEL_OK != accel->stream_write_value32(ctx->stream, &ctx->gates[0], c)) ||
+        (ACCEL_OK != accel->stream_wait_value32(ctx->stream, &ctx->gates[1], c,
+                                                ACCEL_WAIT_VALUE_GEQ))) {
+        /* the thread must still start: the peers run the call */
+        __atomic_store_n(&ctx->gates[0], c, __ATOMIC_RELEASE);
+        *rc_p = OMPI_ERROR;
+    }
+    return true;
+}
+
+/* The area (collective, at MPIX_Stream_comm_create); false when some rank could not set it
+ * up: every call falls back. */
 static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_communicator_t *comm) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     mca_coll_gpu_module_t *module = ctx->module;
@@ -113,15 +208,16 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     void *zeros = NULL;
     int ok, size, rc;
 
-    ctx->set_up = true;
-    ok = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason) &&
-         (1 == native->team->nnodes);
+    ok = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
     /* every rank got here with the same answer (coll_gpu_native_get agrees) */
     if (!ok) {
         ctx->unavailable = true;
         return false;
     }
     team = native->team;
+    if (team->nnodes > 1) {
+        return coll_gpu_stream_setup_threaded(ctx, comm);
+    }
     size = team->size;
     ctx->half = native->half;
     ctx->flags_bytes = (2 * (size_t)size * sizeof(uint32_t) + COLL_GPU_STREAM_FLAGS_ALIGN - 1) /
@@ -286,8 +382,17 @@ static int coll_gpu_stream_comm_create(MPI_Comm comm, void *stream, MPI_Comm *ne
     if (MPI_SUCCESS != rc) {
         free(ctx);
         (void)MPI_Comm_free(newcomm);
+        return rc;
     }
-    return rc;
+    /* Everything the calls need is set up now, collectively: at the first enqueue the stream
+     * may be held by work the host releases only later, and setting up allocates and frees
+     * device memory, which waits for every stream (cudaFree). */
+    if (NULL != ctx->module) {
+        (void)coll_gpu_stream_setup(ctx, *newcomm);
+    } else {
+        ctx->unavailable = true;
+    }
+    return MPI_SUCCESS;
 }
 
 static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
@@ -315,13 +420,26 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                (OMPI_SUCCESS != ompi_datatype_get_extent(dtype, &lb, &extent)) || (0 != lb) ||
                ((size_t)extent != accel_dtype_size(adt))) {
         why = "a datatype and op the kernels do not take";
-    } else if ((bytes = (size_t)count * (size_t)extent) > coll_gpu_native_half_size()) {
-        why = "larger than the stream area";
-    } else if (!ctx->set_up && !coll_gpu_stream_setup(ctx, comm)) {
-        why = "the communicator has no stream area (one node, device scratch, stream memory "
-              "operations)";
     } else if (ctx->unavailable) {
-        why = "the communicator has no stream area";
+        why = "the communicator has no stream area (device scratch, stream memory operations)";
+    } else if (ctx->threaded) {
+        int rc = OMPI_SUCCESS;
+
+        if (coll_gpu_stream_enqueue_threaded(ctx, comm, sbuf, rbuf, count, dtype, op, &rc)) {
+            COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                             "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream, "
+                             "run by the communicator's thread across %d nodes (call %llu)",
+                             comm->c_name, count, (size_t)extent, ctx->module->team->nnodes,
+                             (unsigned long long)ctx->seq);
+            return (OMPI_SUCCESS == rc) ? MPI_SUCCESS
+                                        : coll_gpu_stream_error(comm, MPI_ERR_OTHER,
+                                                                "MPIX_Allreduce_enqueue",
+                                                                coll_gpu_stream_accel_error(
+                                                                    err, sizeof(err)));
+        }
+        why = "the native path does not take it across nodes";
+    } else if ((bytes = (size_t)count * (size_t)extent) > ctx->half) {
+        why = "larger than the stream area";
     }
     if ('\0' != why[0]) {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,

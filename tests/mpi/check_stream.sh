@@ -7,9 +7,10 @@
 # work sees the sum with no host synchronization between), bursts of calls back to back (the
 # area's halves reused while earlier calls are still queued), int32 and float, in place, host
 # receive buffers, two stream communicators, the error of a communicator that is not one; on
-# 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams).  Across emulated
-# nodes and above the stream area the calls synchronize the stream and run MPI_Allreduce: still
-# right.  The verbose log says which.
+# 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams); across emulated
+# nodes the same cases run through the communicator's thread between two stream flags.  Without
+# native nonblocking calls across nodes, and above the stream area, the calls synchronize the
+# stream and run MPI_Allreduce: still right.  The verbose log says which.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -26,10 +27,17 @@ check_run "4 ranks, the log" 4 "$EMU coll_gpu_verbose=10" test_stream --calls=8
     "stream-ordered allreduce on 4 ranks"
 ACCEL_EMULATED_DELAY_US=200 check_run "3 ranks, slow streams (200 us per operation)" 3 "$EMU" \
     test_stream --calls=12
-check_run "4 ranks on 2 emulated nodes: MPI_Allreduce after a synchronization" 4 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --expect-fallback --calls=10
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes: the fallback" \
-    "MPIX_Allreduce_enqueue on .*: the stream is synchronized and MPI_Allreduce runs \(the communicator has no stream area"
+check_run "4 ranks on 2 emulated nodes: the communicator's thread between stream flags" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --calls=10
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes: the communicator's thread" \
+    "MPIX_Allreduce_enqueue on .*: queued on the stream, run by the communicator's thread across 2 nodes"
+ACCEL_EMULATED_DELAY_US=100 check_run "5 ranks on 3 emulated nodes (2+2+1), slow streams" 5 \
+    "$EMU coll_gpu_ranks_per_node=2" test_stream --calls=8
+check_run "4 ranks on 2 emulated nodes, no native nonblocking: MPI_Allreduce after a synchronization" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_native_nonblocking=0 coll_gpu_verbose=10" \
+    test_stream --expect-fallback --calls=10
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes without the thread: the fallback" \
+    "MPIX_Allreduce_enqueue on .*: the stream is synchronized and MPI_Allreduce runs \(the native path does not take it across nodes"
 check_run "3 ranks, a stream area of 8 KiB: larger calls fall back" 3 \
     "$EMU coll_gpu_native_chunk_size=2048 coll_gpu_allreduce_one_shot_max_bytes=1024 coll_gpu_verbose=10" \
     test_stream --calls=10
