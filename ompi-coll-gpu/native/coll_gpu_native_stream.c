@@ -431,6 +431,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                              "run by the communicator's thread across %d nodes (call %llu)",
                              comm->c_name, count, (size_t)extent, ctx->module->team->nnodes,
                              (unsigned long long)ctx->seq);
+            coll_gpu_count_native(COLL_GPU_ALLREDUCE, (size_t)count * (size_t)extent);
             return (OMPI_SUCCESS == rc) ? MPI_SUCCESS
                                         : coll_gpu_stream_error(comm, MPI_ERR_OTHER,
                                                                 "MPIX_Allreduce_enqueue",
@@ -456,6 +457,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                      "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream "
                      "(call %llu)",
                      comm->c_name, count, (size_t)extent, (unsigned long long)ctx->seq + 1);
+    coll_gpu_count_native(COLL_GPU_ALLREDUCE, bytes);
     if (ACCEL_OK != coll_gpu_stream_enqueue(ctx, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf,
                                             (size_t)count, bytes, adt, aop)) {
         return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",

@@ -13,8 +13,8 @@
 #     exactly the number of result elements the corrupted input reaches, per row (allreduce:
 #     every rank; reduce: the root; reduce_scatter, alltoall: one rank; allgather: all);
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
-#  5. the nonblocking and persistent forms (-F): correct results, the form's counters (native
-#     nonblocking, staged persistent calls on device buffers), and a post time and an overlap
+#  5. the nonblocking, persistent and stream-ordered forms (-F): correct results, the form's
+#     counters (native calls on device buffers), and a post time and an overlap
 #     in [0, 100] % on every row.
 #
 # Runs from "make check" (tests/, test_env.sh sourced) or by hand:
@@ -153,20 +153,19 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
     done
 done
 
-# 5. the nonblocking and persistent forms
-for form in nonblocking persistent; do
-    for coll in allreduce bcast alltoall; do
+# 5. the nonblocking, persistent and stream-ordered forms
+for form in nonblocking persistent stream; do
+    colls="allreduce bcast alltoall"
+    [ $form = stream ] && colls=allreduce
+    for coll in $colls; do
         csv=$CHECK_LOGDIR/$coll-$form.csv
         perf_run "$coll $form, device buffers" 0 "$DEVICE_MCA" -o "$coll" -d int32 -m device \
             -a emulated -F "$form" -b 64 -e 256K -f 64 -n 3 -w 1 -r 1 --csv "$csv"
         check_expect_output "$coll $form: no errors" '^# Out of bounds values : 0 OK'
         # nonblocking: the blocking form's algorithm on the communicator's thread (the
-        # benchmark's first blocking call set the scratch up); persistent: staged
-        if [ $form = nonblocking ]; then
-            want="0 passed through, 0 staged, [1-9][0-9]* native"
-        else
-            want="0 passed through, [1-9][0-9]* staged"
-        fi
+        # benchmark's first blocking call set the scratch up); persistent: every start posts
+        # the nonblocking form; stream: MPIX_Allreduce_enqueue queued on the stream
+        want="0 passed through, 0 staged, [1-9][0-9]* native"
         check_expect_output "$coll $form: $want" "^# coll/gpu on rank 0: $coll calls: $want"
         check_awk "$coll $form: post time and overlap on every row" '
             NR == 1 { next }
