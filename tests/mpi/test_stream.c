@@ -20,7 +20,7 @@
  *             MPIX_Stream_comm_create of MPIX_STREAM_NULL: MPI_ERR_ARG.
  *
  * --expect-fallback: the calls must synchronize the stream and run MPI_Allreduce (across
- * emulated nodes, or a message larger than the stream area): the held case is skipped (the
+ * emulated nodes without native nonblocking calls, say): the held case is skipped (the
  * call waits for the stream by design) and the others must still be right.  The enqueue's host
  * time is printed (rank 0).  Closing line (rank 0): "N passed, M failed".
  */
