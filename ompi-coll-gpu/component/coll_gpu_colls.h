@@ -133,26 +133,25 @@ static inline coll_gpu_coll_t coll_gpu_coll_blocking(coll_gpu_coll_t coll) {
     return coll;
 }
 
-/* The nonblocking (persistent) form of a blocking call, from any of its forms; MPI_Reduce_local
- * has none and stays itself. */
-static inline coll_gpu_coll_t coll_gpu_coll_nonblocking(coll_gpu_coll_t coll) {
+/* The form of a call whose groups start at first (the allgather group) and neighborhood
+ * (the alltoallw group), from any of its forms; MPI_Reduce_local has one form only. */
+static inline coll_gpu_coll_t coll_gpu_coll_form(coll_gpu_coll_t coll, coll_gpu_coll_t first,
+                                                 coll_gpu_coll_t neighborhood) {
     coll = coll_gpu_coll_blocking(coll);
     if (COLL_GPU_REDUCE_LOCAL == coll) {
         return coll;
     }
     return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW)
-                                 ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_IALLTOALLW
-                                 : coll - COLL_GPU_ALLGATHER + COLL_GPU_IALLGATHER);
+                                 ? coll - COLL_GPU_ALLTOALLW + neighborhood
+                                 : coll - COLL_GPU_ALLGATHER + first);
 }
 
+/* The nonblocking, and the persistent, form of a call. */
+static inline coll_gpu_coll_t coll_gpu_coll_nonblocking(coll_gpu_coll_t coll) {
+    return coll_gpu_coll_form(coll, COLL_GPU_IALLGATHER, COLL_GPU_IALLTOALLW);
+}
 static inline coll_gpu_coll_t coll_gpu_coll_persistent(coll_gpu_coll_t coll) {
-    coll = coll_gpu_coll_blocking(coll);
-    if (COLL_GPU_REDUCE_LOCAL == coll) {
-        return coll;
-    }
-    return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW)
-                                 ? coll - COLL_GPU_ALLTOALLW + COLL_GPU_ALLTOALLW_INIT
-                                 : coll - COLL_GPU_ALLGATHER + COLL_GPU_ALLGATHER_INIT);
+    return coll_gpu_coll_form(coll, COLL_GPU_ALLGATHER_INIT, COLL_GPU_ALLTOALLW_INIT);
 }
 
 #endif /* COLL_GPU_COLLS_H */

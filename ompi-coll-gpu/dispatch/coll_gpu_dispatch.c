@@ -75,14 +75,10 @@ static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
  * posts that form.  False (nothing done) for the staged persistent request instead. */
 static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
                                        bool on_device, int *rc_p) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_native_t *native = a->module->native;
     coll_gpu_persistent_t *p;
 
     if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
-        !c->native || !c->native_nonblocking || c->check_memory_kinds || c->check_counts ||
-        (NULL == native) || native->broken ||
-        (NULL == native->scratch[COLL_GPU_NATIVE_DEVICE].mem)) {
+        !coll_gpu_native_nonblocking_ready(a->module)) {
         return false;
     }
     p = malloc(sizeof(*p));

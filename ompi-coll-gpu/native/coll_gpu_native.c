@@ -202,6 +202,19 @@ void coll_gpu_native_tuning_free(void) {
 
 /* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
  * reduced shard. */
+bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_native_t *native = module->native;
+
+    /* Only what needs no blocking step of its own, the same on every rank: the checks that
+     * agree (counts, memory kinds) and the scratch's setup are collectives, which a
+     * nonblocking call must not block in (another rank may post its calls on another
+     * communicator first). */
+    return c->native && c->native_nonblocking && !c->check_counts && !c->check_memory_kinds &&
+           (NULL != native) && !native->broken &&
+           (NULL != native->scratch[COLL_GPU_NATIVE_DEVICE].mem);
+}
+
 void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
                                   size_t **counts_p, size_t **displs_p) {
     size_t size = (size_t)call->native->team->size;
@@ -1019,13 +1032,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         goto fallback;
     }
     if (nonblocking) {
-        /* Only what needs no blocking step of its own, the same on every rank: the checks that
-         * agree (counts, memory kinds) and the scratch's setup are collectives, which a
-         * nonblocking call must not block in (another rank may post its calls on another
-         * communicator first); the v-collectives keep their blocks in the context. */
-        if (!c->native_nonblocking || c->check_counts || c->check_memory_kinds ||
-            (COLL_GPU_NATIVE_DEVICE != kind) || (NULL == module->native) ||
-            module->native->broken || (NULL == module->native->scratch[kind].mem)) {
+        if ((COLL_GPU_NATIVE_DEVICE != kind) || !coll_gpu_native_nonblocking_ready(module)) {
             reason = COLL_GPU_FALLBACK_NONBLOCKING;
             goto fallback;
         }

@@ -424,6 +424,10 @@ typedef struct coll_gpu_native_call {
     size_t *posted_blocks;
 } coll_gpu_native_call_t;
 
+/* Whether the communicator's native nonblocking calls may run now (parameters, its device
+ * scratch set up, not broken): the same on every rank.  A call still has to be eligible. */
+bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module);
+
 /* Where a v-collective writes its receive blocks (counts, displs; team size entries each): the
  * context's arrays for a blocking call, arrays of the call's own for a nonblocking one (freed
  * with it: coll_gpu_native_launch and the communicator's thread). */
