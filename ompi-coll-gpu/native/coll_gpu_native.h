@@ -54,9 +54,14 @@ extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 /* Phases of a step, in the order a rank goes through them. */
 typedef enum {
     COLL_GPU_PHASE_READY = 0,   /* my input of this step is in my scratch */
-    COLL_GPU_PHASE_REDUCED = 1, /* my shard of this step is reduced (two-shot, hierarchical) */
+    /* my shard of this step is reduced (two-shot, hierarchical); reduce_scatter hierarchical, to
+     * a block's owner: my node's partial of its block is reduced */
+    COLL_GPU_PHASE_REDUCED = 1,
     /* ring: I finished reading my left neighbour's scratch of this step (sent to it only) */
     COLL_GPU_PHASE_CONSUMED = 1,
+    /* allgather hierarchical, to this node's ranks: the other nodes' chunks I fetched of this
+     * step are in my scratch */
+    COLL_GPU_PHASE_GATHERED = 1,
     COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
     /* hierarchical, to the other nodes' owners of my shard: my node's segment of the shard's
      * result of this step is reduced (sent in the next step) */
@@ -530,8 +535,24 @@ bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_
  * start) */
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
                                          const coll_gpu_native_call_t *call);
+/* reduce_scatter(_block) across nodes: each node sends one partial of each other node's block
+ * (coll_gpu_reduce_scatter_hierarchical.c); the same arguments as direct's.  _fits: whether a
+ * chunk of one element of esize bytes fits its layout in a scratch half. */
+int coll_gpu_reduce_scatter_block_hierarchical(struct ompi_communicator_t *comm,
+                                               const coll_gpu_native_call_t *call);
+int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
+                                         const coll_gpu_native_call_t *call);
+bool coll_gpu_reduce_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 /* allgather: sbuf count elements, NULL when in place (the block already at rbuf + rank * count) */
 int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* allgather(v) across nodes: every block crosses to each other node once, fetched by one rank
+ * of the node (coll_gpu_allgather_hierarchical.c); the same arguments as direct's.  _fits:
+ * whether a chunk of one element of esize bytes fits its layout in a scratch half. */
+int coll_gpu_allgather_hierarchical(struct ompi_communicator_t *comm,
+                                    const coll_gpu_native_call_t *call);
+int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
+                                     const coll_gpu_native_call_t *call);
+bool coll_gpu_allgather_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 /* bcast: rbuf count elements at every rank, root */
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 /* allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf counts[rank] elements,

@@ -182,6 +182,31 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size) {
     return config->ranks_per_node > 0 && comm_size > config->ranks_per_node;
 }
 
+int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size) {
+    const tu_coll_info_t *info = tu_coll_info(coll);
+    int forced = (NULL != info && NULL != info->algorithm_cvar)
+                     ? *(const int *)((const char *)config + info->algorithm_offset)
+                     : TU_ALG_AUTO;
+    bool has_hierarchical = COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll ||
+                            COLL_GPU_REDUCE_SCATTER == coll ||
+                            COLL_GPU_REDUCE_SCATTER_BLOCK == coll;
+
+    if (forced > TU_ALG_STAGED) {
+        return forced;
+    }
+    /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
+     * ranks_per_node ranks) */
+    return (has_hierarchical && tu_multi_node(config, comm_size) && config->ranks_per_node > 1)
+               ? TU_ALG_AUTO + 3
+               : TU_ALG_AUTO + 2;
+}
+
+bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size) {
+    return tu_multi_node(config, comm_size) && config->ranks_per_node > 1 &&
+           (TU_ALG_HIERARCHICAL == config->allreduce_algorithm ||
+            TU_ALG_AUTO == config->allreduce_algorithm);
+}
+
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
     /* one_shot and two_shot load every peer's scratch: one node only */
     bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||

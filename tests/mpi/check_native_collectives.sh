@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Native MPI_Reduce_scatter_block (direct), MPI_Allgather (direct), MPI_Bcast (pipelined),
+# Native MPI_Reduce_scatter_block and MPI_Allgather (direct, hierarchical), MPI_Bcast (pipelined),
 # MPI_Reduce, MPI_Gather and MPI_Scatter (direct) (test_native_collectives, emulated device
 # memory whose cuda_ipc transport runs over the emulated backend's IPC):
 #   - 1 to 8 ranks, auto; counts 1, odd, not a multiple of the ranks, a few hundred KiB, and
@@ -13,7 +13,9 @@
 #   - emulated nodes (coll_gpu_ranks_per_node): every collective here runs natively across
 #     nodes (gets over UCX), on device buffers (the emulated device's scratch read through
 #     host scratch) and host buffers alike, also with many steps and uneven nodes, with the
-#     same digests as one node (integers and copies; allreduce's order differs across nodes);
+#     same digests as one node (integers and copies; allreduce's order differs across nodes),
+#     auto taking hierarchical for reduce_scatter_block and allgather there (its floats checked
+#     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
@@ -56,6 +58,12 @@ done
 check_run "4 ranks, host buffers, one node" 4 "$EMU coll_gpu_host_buffers=1" \
     test_native_collectives --kinds=host
 check_digest 4-host-small
+# hierarchical forced on one node: its order is rank order there, direct's bits
+check_run "4 ranks, hierarchical forced" 4 \
+    "$EMU coll_gpu_allgather_algorithm=hierarchical coll_gpu_reduce_scatter_block_algorithm=hierarchical" \
+    test_native_collectives
+check_digest 4-hier
+check_same_digest "4 ranks: hierarchical on one node = direct" 4-hier 4-host-small
 
 # emulated nodes: every collective native across nodes on device buffers too (other nodes
 # read the emulated device scratch through host scratch)
@@ -77,8 +85,8 @@ check_run "4 ranks, host buffers, 2 per node" 4 \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
     "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
     "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
-    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
-    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct"
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
+    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical"
 check_digest 4-host-nodes
 check_same_digest "4 ranks: host buffers across nodes = one node (integers and copies)" \
     4-host-nodes 4-host-small int

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Native MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall and MPI_Alltoallv (direct), inside a
+# Native MPI_Allgatherv, MPI_Reduce_scatter (direct, hierarchical), MPI_Alltoall and MPI_Alltoallv
+# (direct), inside a
 # node and across emulated nodes (test_native_vcolls, emulated device memory whose cuda_ipc
 # transport runs over the emulated backend's IPC; other nodes over UCX):
 #   - 1 to 8 ranks, auto; per-rank (per-pair) counts with empty blocks, 1, odd, uneven, a few
@@ -15,7 +16,10 @@
 #     16 MiB cases on 4 ranks only, and small counts across nodes, to keep the check short;
 #   - emulated nodes (coll_gpu_ranks_per_node): 2 nodes of 2 ranks, 3 nodes of 3, 3 and 1 ranks:
 #     host and device buffers native across nodes (UCX gets; the emulated device scratch read
-#     through host scratch), the same digest as one node;
+#     through host scratch), auto taking hierarchical for allgatherv and reduce_scatter: the
+#     same integer and copy digest as one node (reduce_scatter's floats in hierarchical order:
+#     test_native_vcolls checks them against hierarchical MPI_Allreduce, bit for bit), direct
+#     forced across nodes the same digest as one node; hierarchical forced on one node = direct;
 #   - a peer missing from a native MPI_Alltoall: MPI_ERR_OTHER and the help message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -46,6 +50,12 @@ for np in 3 4; do
     check_digest $np-host
     check_same_digest "$np ranks: host buffers = device" $np-host $np-native
 done
+# hierarchical forced on one node: its order is rank order there, direct's bits
+check_run "3 ranks, hierarchical forced" 3 \
+    "$EMU coll_gpu_allgatherv_algorithm=hierarchical coll_gpu_reduce_scatter_algorithm=hierarchical" \
+    test_native_vcolls
+check_digest 3-hier
+check_same_digest "3 ranks: hierarchical on one node = direct" 3-hier 3-native
 check_run "3 ranks, 1 KiB scratch halves" 3 "$EMU $TINY" test_native_vcolls
 check_digest 3-tiny
 check_same_digest "3 ranks: many steps = native" 3-tiny 3-native
@@ -57,11 +67,16 @@ check_run "4 ranks, host buffers, 2 per node" 4 \
     test_native_vcolls --kinds=host
 check_digest 4-host-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "native across nodes" \
-    "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
-    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
+    "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
+    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
     "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
     "MPI_Alltoallv on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct"
-check_same_digest "4 ranks: 2 nodes = 1 node" 4-host-nodes 4-auto
+# (hierarchical reduce_scatter: node partials in node order, other float bits than one node's)
+check_same_digest "4 ranks: 2 nodes = 1 node (integers and copies)" 4-host-nodes 4-auto int
+check_run "4 ranks, host buffers, 2 per node, direct forced" 4 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $ALL_NATIVE" test_native_vcolls --kinds=host
+check_digest 4-host-nodes-direct
+check_same_digest "4 ranks: 2 nodes direct = 1 node" 4-host-nodes-direct 4-auto
 # many steps across nodes (small counts: a step over UCX costs a round trip)
 check_run "4 ranks, host buffers, 2 per node, 1 KiB scratch halves" 4 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $TINY" test_native_vcolls \
@@ -69,14 +84,15 @@ check_run "4 ranks, host buffers, 2 per node, 1 KiB scratch halves" 4 \
 check_digest 4-host-nodes-tiny
 check_run "4 ranks, small counts" 4 "$EMU" test_native_vcolls --small
 check_digest 4-small
-check_same_digest "4 ranks: 2 nodes, many steps = 1 node" 4-host-nodes-tiny 4-small
+check_same_digest "4 ranks: 2 nodes, many steps = 1 node (integers and copies)" 4-host-nodes-tiny \
+    4-small int
 # uneven nodes: 3, 3 and 1 ranks
 check_run "7 ranks, host buffers, 3 per node" 7 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3" test_native_vcolls --kinds=host --small
 check_digest 7-host-nodes
 check_run "7 ranks, small counts" 7 "$EMU" test_native_vcolls --small
 check_digest 7-small
-check_same_digest "7 ranks: 3 uneven nodes = 1 node" 7-host-nodes 7-small
+check_same_digest "7 ranks: 3 uneven nodes = 1 node (integers and copies)" 7-host-nodes 7-small int
 # device buffers across emulated nodes: native, other nodes reading the emulated device
 # scratch through host scratch; the same bits as host buffers
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
@@ -84,7 +100,7 @@ check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbo
 check_digest 4-dev-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "device across nodes native" \
     "MPI_Alltoallv on MPI COMM(UNICATOR)? 3 DUP.*device memory: direct" \
-    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*device memory: direct" \
+    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical" \
     "other nodes read device scratch through host scratch"
 check_same_digest "4 ranks across nodes: device = host buffers" 4-dev-nodes 4-host-nodes
 

@@ -8,6 +8,10 @@
 #     5, 8 and 16 nodes of 1 and 2 ranks, auto (hierarchical, or the ring from
 #     coll_gpu_allreduce_ring_min_bytes where every node has one rank) and hierarchical forced: every rank moves at most 2 (nnodes - 1) / nnodes x its
 #     shard between nodes (+ 16 bytes per inter-node message), and the result is right;
+#   - MPI_Allgather and MPI_Reduce_scatter_block of 256 KiB + 4 bytes per block on 2 to 5 nodes
+#     of 1 to 3 ranks, even and uneven: every block crosses to each other node once, every node
+#     sends one partial per block of the other nodes, and each rank's share is bounded
+#     (test_net_traffic's header says how);
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
@@ -50,6 +54,20 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
     for root in $roots; do
         check_run "bcast, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
             "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root
+    done
+done
+
+# MPI_Allgather and MPI_Reduce_scatter_block of 256 KiB + 4 bytes per block (auto: hierarchical
+# where a node has several ranks): every block crosses to each other node once (allgather), each
+# node sends one partial per block of the other nodes (reduce_scatter_block), and a rank's share
+# of it is bounded; on nodes of one rank direct, which meets the same bounds.  Uneven nodes: 5
+# ranks on 2+2+1, 7 on 3+3+1.
+for topo in "4 2" "5 2" "6 3" "7 3" "10 2" "8 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for coll in allgather reduce_scatter_block; do
+        check_run "$coll, 262148 bytes per block, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=262148
     done
 done
 

@@ -54,7 +54,7 @@ typedef struct {
     tu_mem_t mem;
 } state_t;
 
-/* 2: native, 1: staged, -1: nothing counted (host buffers handed to Open MPI, or a bcast on
+/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI, or a bcast on
  * one rank, which Open MPI's MPI layer returns before any coll module). */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     if (C_BCAST == c && 1 == comm->size) {
@@ -62,7 +62,8 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     }
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
-    return native ? 2 : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
+    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size)
+                  : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t, size_t count,
@@ -82,14 +83,16 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
          *got = malloc(out_elems * es);
     char x[8];
     void *d_in = NULL, *d_out = NULL, *sarg, *rarg, *result;
-    uint64_t before[3] = {0}, after[3] = {0}, hash, *hashes;
+    uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
+    /* (hierarchical reduces in another order than the reference: checked against hierarchical
+     * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || !reduces(c) || 2 == slot;
 
     ++st->salt;
     tu_case_begin("%s %s count=%zu%s root=%d comm=%s(%d/%d) expect %s", coll_names[c],
                   types[t].name, count, in_place ? " in-place" : "", root, comm->name, comm->rank,
-                  comm->size, (2 == slot) ? "native" : "staged");
+                  comm->size, (slot >= 2) ? "native" : "staged");
     hashes = malloc(n * sizeof(*hashes));
     /* inputs and references */
     if (C_RSB == c) {
@@ -179,7 +182,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     } else if (!is_root && C_SCATTER == c) {
         sarg = NULL;
     }
-    tu_pvar_read(&st->algs[c], before, 3);
+    tu_pvar_read(&st->algs[c], before, 4);
     switch (c) {
     case C_RSB:
         rc = MPI_Reduce_scatter_block(sarg, d_out, (int)count, type_handle(t), op_handle(t),
@@ -204,22 +207,23 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         rc = MPI_Bcast(d_out, (int)count, type_handle(t), root, comm->comm);
         break;
     }
-    tu_pvar_read(&st->algs[c], after, 3);
+    tu_pvar_read(&st->algs[c], after, 4);
     if (MPI_SUCCESS != rc) {
         tu_fail("MPI call returned %d", rc);
     }
     tu_mem_read(st->mem, got, result, want_elems * es);
     tn_check_elements(t, got, want, want_elems, exact, "the reference");
     /* reduce_scatter_block and reduce = allreduce's elements, bit for bit, when both run
-     * natively */
-    if (reduces(c) && (2 == slot) && tu_allreduce_native_expected(&st->config, comm->size) &&
-        !tu_multi_node(&st->config, comm->size)) {
-        /* (across nodes allreduce runs ring or hierarchical: another order) */
+     * natively in the same order: rank order on one node (across nodes allreduce runs ring or
+     * hierarchical), and hierarchical's node partials in node order across nodes */
+    if (reduces(c) && tu_allreduce_native_expected(&st->config, comm->size) &&
+        (((2 == slot) && !tu_multi_node(&st->config, comm->size)) ||
+         ((3 == slot) && tu_allreduce_hierarchical_expected(&st->config, comm->size)))) {
         tn_check_allreduce_elements(st->mem, t, in, in_elems, got,
                                     (C_RSB == c) ? (size_t)comm->rank * count : 0, want_elems,
                                     comm);
     }
-    tn_check_algorithm_calls(coll_names[c], before, after, 3, slot, NULL);
+    tn_check_algorithm_calls(coll_names[c], before, after, 4, slot, NULL);
     /* the digest: every rank's result hash, in rank order */
     hash = fnv(TN_HASH_BASIS, got, want_elems * es);
     tn_gather_hashes(hash, comm, hashes);

@@ -54,12 +54,13 @@ typedef struct {
     tu_mem_t mem;
 } state_t;
 
-/* 2: native, 1: staged, -1: nothing counted (host buffers handed to Open MPI).  Across
+/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI).  Across
  * emulated nodes too: other nodes read emulated device scratch through host scratch. */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
-    return native ? 2 : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
+    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size)
+                  : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 
 /* Block of rank r (allgatherv, reduce_scatter): uneven, empty every third rank from rank 1. */
@@ -106,8 +107,10 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     int n = comm->size, r = comm->rank, me = comm->world_ranks[r];
     size_t sc[MAX_RANKS] = {0}, sd[MAX_RANKS] = {0}, rc[MAX_RANKS] = {0}, rd[MAX_RANKS] = {0};
     MPI_Datatype dt = type_handle(t);
-    uint64_t before[3] = {0}, after[3] = {0}, hash, *hashes;
+    uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm), mrc = MPI_SUCCESS;
+    /* (hierarchical reduces in another order than the reference: checked against hierarchical
+     * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || C_REDUCE_SCATTER != c || 2 == slot;
     void *d_in = NULL, *d_out = NULL;
     char *got, x[8];
@@ -116,7 +119,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     ++st->salt;
     memset(&b, 0, sizeof(b));
     tu_case_begin("%s %s count=%zu%s comm=%s(%d/%d) expect %s", coll_names[c], types[t].name, count,
-                  in_place ? " in-place" : "", comm->name, r, n, (2 == slot) ? "native" : "staged");
+                  in_place ? " in-place" : "", comm->name, r, n, (slot >= 2) ? "native" : "staged");
     hashes = tn_malloc((size_t)n * sizeof(*hashes));
 
     switch (c) {
@@ -226,7 +229,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     d_out = tn_mem_copy_of(st->mem, b.rbuf0,
                            (C_REDUCE_SCATTER == c && in_place) ? b.in_bytes : b.rbytes);
 
-    tu_pvar_read(&st->algs[c], before, 3);
+    tu_pvar_read(&st->algs[c], before, 4);
     switch (c) {
     case C_ALLGATHERV:
         mrc = MPI_Allgatherv(in_place ? MPI_IN_PLACE : d_in, b.rcounts[r], dt, d_out, b.rcounts,
@@ -246,7 +249,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
                             b.rcounts, b.rdispls, dt, comm->comm);
         break;
     }
-    tu_pvar_read(&st->algs[c], after, 3);
+    tu_pvar_read(&st->algs[c], after, 4);
     if (MPI_SUCCESS != mrc) {
         tu_fail("MPI call returned %d", mrc);
     }
@@ -255,17 +258,19 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         tn_setup_failed();
     }
     tn_check_elements(t, got, b.want, b.rbytes / es, exact, "the reference");
-    /* reduce_scatter = allreduce's elements, bit for bit, when both run natively in rank
-     * order (across nodes allreduce runs ring or hierarchical: another order) */
-    if ((C_REDUCE_SCATTER == c) && (2 == slot) && tu_allreduce_native_expected(&st->config, n) &&
-        !tu_multi_node(&st->config, n)) {
+    /* reduce_scatter = allreduce's elements, bit for bit, when both run natively in the same
+     * order: rank order on one node (across nodes allreduce runs ring or hierarchical), and
+     * hierarchical's node partials in node order across nodes */
+    if ((C_REDUCE_SCATTER == c) && tu_allreduce_native_expected(&st->config, n) &&
+        (((2 == slot) && !tu_multi_node(&st->config, n)) ||
+         ((3 == slot) && tu_allreduce_hierarchical_expected(&st->config, n)))) {
         size_t offset = 0;
         for (int p = 0; p < r; ++p) {
             offset += rc[p];
         }
         tn_check_allreduce_elements(st->mem, t, b.in, b.total, got, offset, rc[r], comm);
     }
-    tn_check_algorithm_calls(coll_names[c], before, after, 3, slot, NULL);
+    tn_check_algorithm_calls(coll_names[c], before, after, 4, slot, NULL);
     /* the digest: every rank's result hash, in rank order */
     hash = fnv(TN_HASH_BASIS, got, b.rbytes);
     tn_gather_hashes(hash, comm, hashes);

@@ -11,6 +11,17 @@
  *   4 bytes per message).  Its shard: count / m elements, m the fewest ranks of any node, for the
  *   ranks whose local rank is below m (the shard owners); 0 for the others.
  *
+ *   allgather (--coll=allgather, bytes per rank): every block crosses to each other node once:
+ *   the bytes every rank got from node j, summed over the ranks, are at most (nnodes - 1) x
+ *   node j's blocks; and a rank of a node of L ranks moves at most ceil((size - L) / L) blocks
+ *   between nodes (the other nodes' blocks shared out over the node's ranks), plus 16 bytes per
+ *   message.
+ *
+ *   reduce_scatter_block (--coll=reduce_scatter_block, bytes per block): each node sends one
+ *   partial of each other node's block: the bytes every rank got from node j, summed over the
+ *   ranks, are at most (size - node j's ranks) blocks; and every rank gets at most nnodes - 1
+ *   blocks (one partial per other node), plus 16 bytes per message.
+ *
  *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
  *   root's node), plus 16 bytes per message; and every node's network interface sends the
  *   message at most once (the root's included): the bytes every rank got from node j
@@ -26,7 +37,7 @@
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call is the 1).
  *
- * Options: --coll=allreduce|bcast, --bytes=N (bytes of the message, default 4 MiB + 12),
+ * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block, --bytes=N (bytes of the message, default 4 MiB + 12),
  * --root=R (bcast), --rounds.  Closing line (rank 0): "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -78,6 +89,11 @@ static void layout_get(layout_t *lay, int rank, int size) {
                                                               : lay->rpn;
 }
 
+/* Ranks of node j. */
+static int node_size(const layout_t *lay, int j, int size) {
+    return (j < lay->nnodes - 1) ? lay->rpn : size - (lay->nnodes - 1) * lay->rpn;
+}
+
 static int value_of(int rank, size_t i) { return (int)((rank * 131 + i * 7) % 1000); }
 
 /* One call of coll with count ints; false when its result is wrong (reported). */
@@ -94,6 +110,30 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
             }
             if (rbuf[i] != want && bad++ < 3) {
                 tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
+            }
+        }
+    } else if (0 == strcmp(coll, "reduce_scatter_block")) {
+        MPI_Reduce_scatter_block(sbuf, rbuf, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (size_t i = 0; i < count; ++i) {
+            int want = 0;
+            for (int r = 0; r < size; ++r) {
+                want += value_of(r, (size_t)rank * count + i);
+            }
+            if (rbuf[i] != want && bad++ < 3) {
+                tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
+            }
+        }
+    } else if (0 == strcmp(coll, "allgather")) {
+        for (size_t i = 0; i < count * (size_t)size; ++i) {
+            rbuf[i] = -1;
+        }
+        MPI_Allgather(sbuf, (int)count, MPI_INT, rbuf, (int)count, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < size; ++r) {
+            for (size_t i = 0; i < count; ++i) {
+                if (rbuf[(size_t)r * count + i] != value_of(r, i) && bad++ < 3) {
+                    tu_fail("block %d element %zu: %d, want %d", r, i,
+                            rbuf[(size_t)r * count + i], value_of(r, i));
+                }
             }
         }
     } else {
@@ -141,6 +181,10 @@ int main(int argc, char **argv) {
     }
     if (0 == strcmp(coll, "bcast")) {
         nat = COLL_GPU_BCAST;
+    } else if (0 == strcmp(coll, "allgather")) {
+        nat = COLL_GPU_ALLGATHER;
+    } else if (0 == strcmp(coll, "reduce_scatter_block")) {
+        nat = COLL_GPU_REDUCE_SCATTER_BLOCK;
     } else if (0 != strcmp(coll, "allreduce")) {
         if (0 == rank) {
             fprintf(stderr, "unknown --coll=%s\n", coll);
@@ -154,13 +198,13 @@ int main(int argc, char **argv) {
     tu_pvar_open_required("coll_gpu_net_bytes_received_by_node", &by_node);
     layout_get(&lay, rank, size);
     count = bytes / sizeof(int);
-    sbuf = malloc(count * sizeof(int) + 1);
-    rbuf = malloc(count * sizeof(int) + 1);
+    sbuf = malloc(count * (size_t)size * sizeof(int) + 1); /* reduce_scatter_block's blocks */
+    rbuf = malloc(count * (size_t)size * sizeof(int) + 1);
     all = malloc((size_t)size * (NET_NUM + 1) * sizeof(*all));
     if ((NULL == sbuf) || (NULL == rbuf) || (NULL == all)) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < count * (size_t)size; ++i) {
         sbuf[i] = value_of(rank, i);
     }
 
@@ -214,6 +258,83 @@ int main(int argc, char **argv) {
                     "(nnodes - 1) / nnodes x its shard of %" PRIu64
                     " bytes, which no allreduce can do (counters not counting?)",
                     rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
+        }
+    } else if (0 == strcmp(coll, "reduce_scatter_block")) {
+        uint64_t node_got[MAX_NODES] = {0};
+
+        owner = false;
+        shard = count * sizeof(int);
+        bound = (uint64_t)(lay.nnodes - 1) * shard + NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            tu_fail("reduce_scatter_block bound exceeded on rank %d (node %d): it moved %" PRIu64
+                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                    " messages) > (nnodes - 1) blocks + %d x messages = %" PRIu64,
+                    rank, lay.node, moved, delta[NET_SENT], delta[NET_RECEIVED],
+                    delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            uint64_t most = (uint64_t)(size - node_size(&lay, j, size)) * shard;
+
+            if (served[j] > most) {
+                tu_fail("reduce_scatter_block bound exceeded: node %d sent %" PRIu64
+                        " bytes to other nodes (what their ranks got from it) > one partial of "
+                        "each of the other nodes' %d blocks = %" PRIu64,
+                        j, served[j], size - node_size(&lay, j, size), most);
+            }
+        }
+        /* and the counters count: every rank's block needs the other nodes' inputs */
+        if (lay.node < MAX_NODES) {
+            node_got[lay.node] = delta[NET_RECEIVED];
+        }
+        MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            uint64_t least = (uint64_t)node_size(&lay, j, size) * (uint64_t)(lay.nnodes - 1) *
+                             shard;
+
+            if (node_got[j] < least) {
+                tu_fail("node %d received only %" PRIu64 " bytes from other nodes, less than "
+                        "one block per rank and other node, %" PRIu64 " (counters not counting?)",
+                        j, node_got[j], least);
+            }
+        }
+    } else if (0 == strcmp(coll, "allgather")) {
+        int nlocal = node_size(&lay, lay.node, size);
+        uint64_t node_got[MAX_NODES] = {0};
+
+        owner = false;
+        shard = count * sizeof(int);
+        bound = (uint64_t)((size - nlocal + nlocal - 1) / nlocal) * shard +
+                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            tu_fail("allgather bound exceeded on rank %d (node %d of %d ranks): it moved %" PRIu64
+                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                    " messages) > ceil((size - L) / L) blocks + %d x messages = %" PRIu64,
+                    rank, lay.node, nlocal, moved, delta[NET_SENT], delta[NET_RECEIVED],
+                    delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            uint64_t most = (uint64_t)(lay.nnodes - 1) * (uint64_t)node_size(&lay, j, size) * shard;
+
+            if (served[j] > most) {
+                tu_fail("allgather bound exceeded: node %d sent %" PRIu64 " bytes to other nodes "
+                        "(what their ranks got from it) > (nnodes - 1) x its %d blocks = %" PRIu64
+                        ": a block crossed to a node more than once",
+                        j, served[j], node_size(&lay, j, size), most);
+            }
+        }
+        /* and the counters count: every node gets the other nodes' blocks from outside */
+        if (lay.node < MAX_NODES) {
+            node_got[lay.node] = delta[NET_RECEIVED];
+        }
+        MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            uint64_t least = (uint64_t)(size - node_size(&lay, j, size)) * shard;
+
+            if (node_got[j] < least) {
+                tu_fail("node %d received only %" PRIu64 " bytes from other nodes, less than the "
+                        "%" PRIu64 " bytes of their blocks (counters not counting?)",
+                        j, node_got[j], least);
+            }
         }
     } else {
         owner = (rank == root);
@@ -292,7 +413,8 @@ int main(int argc, char **argv) {
                        "\n",
                        coll, r, r / lay.rpn,
                        (0 == strcmp(coll, "allreduce")) ? ((r % lay.rpn < lay.m) ? " owner" : "")
-                                                        : ((r == root) ? " root" : ""),
+                       : (0 == strcmp(coll, "bcast"))   ? ((r == root) ? " root" : "")
+                                                        : "",
                        v[NET_SENT], v[NET_RECEIVED], v[NET_MESSAGES], v[NET_ROUNDS], v[NET_WAITS],
                        v[NET_NUM]);
             }
