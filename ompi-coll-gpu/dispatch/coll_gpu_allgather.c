@@ -7,72 +7,24 @@
 
 #include <limits.h>
 
-/* auto: direct on one node and where every node has one rank (the same traffic: each rank
- * fetches every other node's block), hierarchical where a node has several ranks. */
-static bool coll_gpu_allgather_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                                size_t why_len) {
-    const coll_gpu_team_t *team = query->native->team;
-
-    if (1 == team->nnodes) {
-        COLL_GPU_WHY(why, why_len, "one node");
-        return true;
-    }
-    if (team->nnodes == team->size) {
-        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
-        return true;
-    }
-    if (!coll_gpu_allgather_hierarchical_fits(query->native, query->esize)) {
-        COLL_GPU_WHY(why, why_len, "%d nodes; hierarchical does not fit the scratch", team->nnodes);
-        return true;
-    }
-    return false;
-}
-
-static bool coll_gpu_allgather_across_nodes(const coll_gpu_alg_query_t *query, char *why,
-                                            size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
-    return true;
-}
-
-static bool coll_gpu_allgather_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
-                                                      size_t why_len) {
-    if (coll_gpu_allgather_hierarchical_fits(query->native, query->esize)) {
-        return true;
-    }
-    COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's slots",
-                 query->native->half);
-    return false;
-}
-
-/* The algorithms of MPI_Allgather and MPI_Allgatherv (coll_gpu_native.h); auto asks them in this
- * order. */
-#define COLL_GPU_ALLGATHER_ROWS(direct_fn, hierarchical_fn)                                        \
-    {{.name = "direct",                                                                            \
-      .help = "every rank copies every block from its owner's scratch",                          \
-      .multi_node = true,                                                                          \
-      .preferred = coll_gpu_allgather_direct_preferred,                                            \
-      .run = direct_fn},                                                                           \
-     {.name = "hierarchical",                                                                      \
-      .help = "one rank of each node fetches each block of another node, the node's ranks copy "  \
-              "it from there: every block crosses to each node once",                              \
-      .multi_node = true,                                                                          \
-      .fits = coll_gpu_allgather_hierarchical_fits_call,                                           \
-      .preferred = coll_gpu_allgather_across_nodes,                                                \
-      .run = hierarchical_fn}}
-
-static const coll_gpu_alg_desc_t coll_gpu_allgather_alg_rows[] =
-    COLL_GPU_ALLGATHER_ROWS(coll_gpu_allgather_direct, coll_gpu_allgather_hierarchical);
-static const coll_gpu_alg_desc_t coll_gpu_allgatherv_alg_rows[] =
-    COLL_GPU_ALLGATHER_ROWS(coll_gpu_allgatherv_direct, coll_gpu_allgatherv_hierarchical);
-
-#define COLL_GPU_ALLGATHER_AUTO_HELP                                                               \
-    "direct on one node and across nodes of one rank each, hierarchical across nodes where a node " \
-    "has several ranks"
+/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+#define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
+#define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
+    "one rank of each node fetches each block of another node, the node's ranks copy it from "    \
+    "there: every block crosses to each node once"
+COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
+                                      coll_gpu_allgather_direct, COLL_GPU_ALLGATHER_HIER_HELP,
+                                      coll_gpu_allgather_hierarchical,
+                                      coll_gpu_allgather_hierarchical_fits);
+COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
+                                      coll_gpu_allgatherv_direct, COLL_GPU_ALLGATHER_HIER_HELP,
+                                      coll_gpu_allgatherv_hierarchical,
+                                      coll_gpu_allgather_hierarchical_fits);
 
 const coll_gpu_alg_table_t coll_gpu_allgather_algs = {
     .name = "allgather",
     .mpi_call = "MPI_Allgather",
-    .auto_help = COLL_GPU_ALLGATHER_AUTO_HELP,
+    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
     .uniform_count = true,
     .num_algs = 2,
     .algs = coll_gpu_allgather_alg_rows,
@@ -80,7 +32,7 @@ const coll_gpu_alg_table_t coll_gpu_allgather_algs = {
 const coll_gpu_alg_table_t coll_gpu_allgatherv_algs = {
     .name = "allgatherv",
     .mpi_call = "MPI_Allgatherv",
-    .auto_help = COLL_GPU_ALLGATHER_AUTO_HELP,
+    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
     .num_algs = 2,
     .algs = coll_gpu_allgatherv_alg_rows,
 };

@@ -8,75 +8,26 @@
 
 #include <limits.h>
 
-/* auto: direct on one node and where every node has one rank (each owner fetches one input per
- * other node either way), hierarchical where a node has several ranks. */
-static bool coll_gpu_reduce_scatter_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                                     size_t why_len) {
-    const coll_gpu_team_t *team = query->native->team;
-
-    if (1 == team->nnodes) {
-        COLL_GPU_WHY(why, why_len, "one node");
-        return true;
-    }
-    if (team->nnodes == team->size) {
-        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
-        return true;
-    }
-    if (!coll_gpu_reduce_scatter_hierarchical_fits(query->native, query->esize)) {
-        COLL_GPU_WHY(why, why_len, "%d nodes; hierarchical does not fit the scratch", team->nnodes);
-        return true;
-    }
-    return false;
-}
-
-static bool coll_gpu_reduce_scatter_across_nodes(const coll_gpu_alg_query_t *query, char *why,
-                                                 size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
-    return true;
-}
-
-static bool coll_gpu_reduce_scatter_hierarchical_fits_call(const coll_gpu_alg_query_t *query,
-                                                           char *why, size_t why_len) {
-    if (coll_gpu_reduce_scatter_hierarchical_fits(query->native, query->esize)) {
-        return true;
-    }
-    COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
-                 query->native->half);
-    return false;
-}
-
-/* The algorithms of MPI_Reduce_scatter_block and MPI_Reduce_scatter (coll_gpu_native.h); auto
- * asks them in this order. */
-#define COLL_GPU_REDUCE_SCATTER_ROWS(direct_fn, hierarchical_fn)                                   \
-    {{.name = "direct",                                                                            \
-      .help = "every rank reduces its block from every peer's scratch in rank order: allreduce's " \
-              "bits on one node",                                                                  \
-      .multi_node = true,                                                                          \
-      .preferred = coll_gpu_reduce_scatter_direct_preferred,                                       \
-      .run = direct_fn},                                                                           \
-     {.name = "hierarchical",                                                                      \
-      .help = "each node reduces its partial of every other node's block, the block's owner "      \
-              "fetches one partial per node: hierarchical allreduce's bits",                       \
-      .multi_node = true,                                                                          \
-      .fits = coll_gpu_reduce_scatter_hierarchical_fits_call,                                      \
-      .preferred = coll_gpu_reduce_scatter_across_nodes,                                           \
-      .run = hierarchical_fn}}
-
-static const coll_gpu_alg_desc_t coll_gpu_reduce_scatter_block_alg_rows[] =
-    COLL_GPU_REDUCE_SCATTER_ROWS(coll_gpu_reduce_scatter_block_direct,
-                                 coll_gpu_reduce_scatter_block_hierarchical);
-static const coll_gpu_alg_desc_t coll_gpu_reduce_scatter_alg_rows[] =
-    COLL_GPU_REDUCE_SCATTER_ROWS(coll_gpu_reduce_scatter_direct,
-                                 coll_gpu_reduce_scatter_hierarchical);
-
-#define COLL_GPU_REDUCE_SCATTER_AUTO_HELP                                                          \
-    "direct on one node and across nodes of one rank each, hierarchical across nodes where a node " \
-    "has several ranks"
+/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+#define COLL_GPU_RS_DIRECT_HELP                                                                    \
+    "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "  \
+    "one node"
+#define COLL_GPU_RS_HIER_HELP                                                                      \
+    "each node reduces its partial of every other node's block, the block's owner fetches one "   \
+    "partial per node: hierarchical allreduce's bits"
+COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_alg, COLL_GPU_RS_DIRECT_HELP,
+                                      coll_gpu_reduce_scatter_block_direct, COLL_GPU_RS_HIER_HELP,
+                                      coll_gpu_reduce_scatter_block_hierarchical,
+                                      coll_gpu_reduce_scatter_hierarchical_fits);
+COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_alg, COLL_GPU_RS_DIRECT_HELP,
+                                      coll_gpu_reduce_scatter_direct, COLL_GPU_RS_HIER_HELP,
+                                      coll_gpu_reduce_scatter_hierarchical,
+                                      coll_gpu_reduce_scatter_hierarchical_fits);
 
 const coll_gpu_alg_table_t coll_gpu_reduce_scatter_block_algs = {
     .name = "reduce_scatter_block",
     .mpi_call = "MPI_Reduce_scatter_block",
-    .auto_help = COLL_GPU_REDUCE_SCATTER_AUTO_HELP,
+    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
     .per_rank_blocks = true,
     .uniform_count = true,
     .num_algs = 2,
@@ -85,7 +36,7 @@ const coll_gpu_alg_table_t coll_gpu_reduce_scatter_block_algs = {
 const coll_gpu_alg_table_t coll_gpu_reduce_scatter_algs = {
     .name = "reduce_scatter",
     .mpi_call = "MPI_Reduce_scatter",
-    .auto_help = COLL_GPU_REDUCE_SCATTER_AUTO_HELP,
+    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
     .per_rank_blocks = true,
     .num_algs = 2,
     .algs = coll_gpu_reduce_scatter_alg_rows,

@@ -44,6 +44,42 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
     return true;
 }
 
+bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
+                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                           char *why, size_t why_len) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    if (1 == team->nnodes) {
+        COLL_GPU_WHY(why, why_len, "one node");
+        return true;
+    }
+    if (team->nnodes == team->size) {
+        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
+        return true;
+    }
+    if (!hier_fits(query->native, query->esize)) {
+        COLL_GPU_WHY(why, why_len, "%d nodes; hierarchical does not fit the scratch", team->nnodes);
+        return true;
+    }
+    return false;
+}
+
+bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                    char *why, size_t why_len) {
+    if (hier_fits(query->native, query->esize)) {
+        return true;
+    }
+    COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
+                 query->native->half);
+    return false;
+}
+
+bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
+    return true;
+}
+
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg) {
     const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[coll];
 

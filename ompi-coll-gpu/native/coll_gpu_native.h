@@ -386,6 +386,46 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
                                         .num_algs = 1,                                             \
                                         .algs = table##_rows}
 
+/* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
+ * reduce): auto takes direct on one node, across nodes of one rank each (where both move the
+ * same bytes) and where hierarchical's layout does not fit (hier_fits: the algorithm's
+ * _fits); hierarchical elsewhere. */
+bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
+                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                           char *why, size_t why_len);
+bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                    char *why, size_t why_len);
+bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* The rows of such a collective (prefix##_rows), and their predicates. */
+#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,   \
+                                              hier_fits)                                           \
+    static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
+                                          size_t why_len) {                                        \
+        return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, why, why_len);              \
+    }                                                                                              \
+    static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
+                                           size_t why_len) {                                       \
+        return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
+    }                                                                                              \
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
+        {.name = "direct",                                                                         \
+         .help = direct_help,                                                                      \
+         .multi_node = true,                                                                       \
+         .preferred = prefix##_direct_preferred,                                                   \
+         .run = direct_fn},                                                                        \
+        {.name = "hierarchical",                                                                   \
+         .help = hier_help,                                                                        \
+         .multi_node = true,                                                                       \
+         .fits = prefix##_hierarchical_fits,                                                       \
+         .preferred = coll_gpu_alg_across_nodes,                                                   \
+         .run = hier_fn}}
+
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
+    "direct on one node and across nodes of one rank each, hierarchical across nodes where a "    \
+    "node has several ranks"
+
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
 
@@ -571,6 +611,12 @@ int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_na
 /* reduce: sbuf count elements (rbuf at the root when in place); rbuf count elements, the
  * root's only */
 int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* reduce across nodes: each node reduces its ranks' inputs into one partial, the root fetches
+ * one per node (coll_gpu_reduce_hierarchical.c); the same arguments as direct's.  _fits:
+ * whether a chunk of one element of esize bytes fits its layout in a scratch half. */
+int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
+                                 const coll_gpu_native_call_t *call);
+bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 /* gather: sbuf count elements, NULL at the root in place (its block already at
  * rbuf + root * count); rbuf size * count elements, the root's only */
 int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);

@@ -93,6 +93,22 @@ static inline void coll_gpu_prims_reduce(coll_gpu_prims_t *pr, void *dst, const 
                                              pr->call->op, pr->call->stream);
     }
 }
+/* dst = this node's ranks' count elements at offset of their halves of step, reduced in local
+ * rank order (the node partial of the hierarchical algorithms; uses native->srcs). */
+static inline void coll_gpu_prims_reduce_node(coll_gpu_prims_t *pr, void *dst, uint64_t step,
+                                              size_t offset, size_t count) {
+    const coll_gpu_team_t *team = pr->native->team;
+    const void **srcs = pr->native->srcs;
+
+    for (int l = 0; l < team->local_size; ++l) {
+        int q = team->local_ranks[l];
+
+        srcs[l] = ((q == team->rank) ? coll_gpu_prims_mine(pr, step)
+                                     : coll_gpu_prims_theirs(pr, q, step)) +
+                  offset;
+    }
+    coll_gpu_prims_reduce(pr, dst, srcs, team->local_size, count);
+}
 /* What was queued has completed (before a signal lets peers read it). */
 static inline void coll_gpu_prims_sync(coll_gpu_prims_t *pr) {
     if (coll_gpu_prims_moving(pr)) {

@@ -188,7 +188,8 @@ out:
     return rc;
 }
 
-/* node_sizes, min_local_size and node_peers, from node_of_rank and this rank's local_rank. */
+/* node_sizes, node_first, node_ranks, min_local_size and node_peers, from node_of_rank and this
+ * rank's local_rank. */
 static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
     for (int j = 0; j < team->nnodes; ++j) {
         team->node_sizes[j] = 0;
@@ -201,6 +202,19 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
             team->node_peers[j] = r;
         }
     }
+    /* node_ranks: each node's ranks in rank order, node after node (node_first[j] used as
+     * node j's cursor, then shifted back to its start) */
+    team->node_first[0] = 0;
+    for (int j = 0; j < team->nnodes; ++j) {
+        team->node_first[j + 1] = team->node_first[j] + team->node_sizes[j];
+    }
+    for (int r = 0; r < team->size; ++r) {
+        team->node_ranks[team->node_first[team->node_of_rank[r]]++] = r;
+    }
+    for (int j = team->nnodes; j > 0; --j) {
+        team->node_first[j] = team->node_first[j - 1];
+    }
+    team->node_first[0] = 0;
     team->min_local_size = team->size;
     for (int j = 0; j < team->nnodes; ++j) {
         team->min_local_size = (team->node_sizes[j] < team->min_local_size) ? team->node_sizes[j]
@@ -235,8 +249,10 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     /* nnodes <= size entries */
     team->node_sizes = malloc((size_t)team->size * sizeof(int));
     team->node_peers = malloc((size_t)team->size * sizeof(int));
+    team->node_first = malloc(((size_t)team->size + 1) * sizeof(int));
+    team->node_ranks = malloc((size_t)team->size * sizeof(int));
     if ((NULL == team->node_of_rank) || (NULL == team->local_ranks) || (NULL == team->node_sizes) ||
-        (NULL == team->node_peers)) {
+        (NULL == team->node_peers) || (NULL == team->node_first) || (NULL == team->node_ranks)) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto err_free;
     }
@@ -321,6 +337,8 @@ err_free:
     free(team->local_ranks);
     free(team->node_sizes);
     free(team->node_peers);
+    free(team->node_first);
+    free(team->node_ranks);
     free(team);
     module->team_failed = true;
     return rc;
@@ -504,5 +522,7 @@ static void coll_gpu_team_free(coll_gpu_team_t *team) {
     free(team->local_ranks);
     free(team->node_sizes);
     free(team->node_peers);
+    free(team->node_first);
+    free(team->node_ranks);
     free(team);
 }

@@ -39,12 +39,21 @@ typedef struct coll_gpu_team {
     /* nnodes entries: the rank of each node whose local_rank is this rank's (-1: that node
      * has fewer ranks) */
     int *node_peers;
+    /* every node's ranks, node after node, each node's in rank order (size entries); node j's
+     * start there (nnodes + 1 entries): node j's k-th rank is node_ranks[node_first[j] + k] */
+    int *node_ranks;
+    int *node_first;
     /* Retired (coll_gpu_team_retire): the communicator is gone, the team waits until
      * retire_test(retire_arg) says its peers are done with this rank's memory. */
     bool (*retire_test)(void *arg);
     void (*retire_release)(void *arg);
     void *retire_arg;
 } coll_gpu_team_t;
+
+/* Node j's k-th rank (k < node_sizes[j]), in rank order. */
+static inline int coll_gpu_team_node_rank(const coll_gpu_team_t *team, int j, int k) {
+    return team->node_ranks[team->node_first[j] + k];
+}
 
 /* Signal slots of the team's transport: the transport check's, then one per rank for the
  * native algorithms' steps (COLL_GPU_NATIVE_SLOT0 + rank), then one per rank where that rank

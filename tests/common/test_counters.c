@@ -189,7 +189,7 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size) {
                      : TU_ALG_AUTO;
     bool has_hierarchical = COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll ||
                             COLL_GPU_REDUCE_SCATTER == coll ||
-                            COLL_GPU_REDUCE_SCATTER_BLOCK == coll;
+                            COLL_GPU_REDUCE_SCATTER_BLOCK == coll || COLL_GPU_REDUCE == coll;
 
     if (forced > TU_ALG_STAGED) {
         return forced;

@@ -84,7 +84,7 @@ int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank);
 bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
 
 /* The element of coll_gpu_<coll>_algorithm_calls a native call of coll (COLL_GPU_*: allgather(v),
- * reduce_scatter(_block) and the others with a "direct" row first) counts on a communicator of
+ * reduce_scatter(_block), reduce and the others with a "direct" row first) counts on a communicator of
  * comm_size ranks: the forced algorithm, or auto's (hierarchical, the second row, where the
  * communicator spans nodes and they have several ranks; direct, the first, elsewhere). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size);

@@ -60,7 +60,7 @@ check_run "4 ranks, host buffers, one node" 4 "$EMU coll_gpu_host_buffers=1" \
 check_digest 4-host-small
 # hierarchical forced on one node: its order is rank order there, direct's bits
 check_run "4 ranks, hierarchical forced" 4 \
-    "$EMU coll_gpu_allgather_algorithm=hierarchical coll_gpu_reduce_scatter_block_algorithm=hierarchical" \
+    "$EMU coll_gpu_allgather_algorithm=hierarchical coll_gpu_reduce_scatter_block_algorithm=hierarchical coll_gpu_reduce_algorithm=hierarchical" \
     test_native_collectives
 check_digest 4-hier
 check_same_digest "4 ranks: hierarchical on one node = direct" 4-hier 4-host-small
@@ -72,7 +72,7 @@ check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbo
 check_digest 4-dev-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes, device memory" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: pipelined" \
-    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical" \
     "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
     "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
     "other nodes read device scratch through host scratch"
@@ -82,7 +82,7 @@ check_run "4 ranks, host buffers, 2 per node" 4 \
     test_native_collectives --kinds=host
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: pipelined" \
-    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: hierarchical" \
     "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
     "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
     "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \

@@ -12,6 +12,8 @@
 #     of 1 to 3 ranks, even and uneven: every block crosses to each other node once, every node
 #     sends one partial per block of the other nodes, and each rank's share is bounded
 #     (test_net_traffic's header says how);
+#   - MPI_Reduce of 1 MiB + 4 bytes from two roots on 2 to 8 nodes of 1 to 3 ranks: every node
+#     sends at most 1 x the message (its partial), the root receives at most nnodes - 1;
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
@@ -68,6 +70,19 @@ for topo in "4 2" "5 2" "6 3" "7 3" "10 2" "8 1"; do
     for coll in allgather reduce_scatter_block; do
         check_run "$coll, 262148 bytes per block, $np ranks on $nodes nodes of $rpn" $np \
             "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=262148
+    done
+done
+
+# MPI_Reduce of 1 MiB + 4 bytes (auto: hierarchical where a node has several ranks) from the
+# last rank and from rank 1: each node sends the message at most once, the root receives at most
+# nnodes - 1 messages
+for topo in "4 2" "5 2" "7 3" "8 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    for root in 1 $((np - 1)); do
+        check_run "reduce, 1048580 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=reduce --bytes=1048580 \
+            --root=$root
     done
 done
 

@@ -22,6 +22,11 @@
  *   ranks, are at most (size - node j's ranks) blocks; and every rank gets at most nnodes - 1
  *   blocks (one partial per other node), plus 16 bytes per message.
  *
+ *   reduce (--coll=reduce, --root): each node sends the message at most once (its partial; the
+ *   root's node nothing): the bytes every rank got from node j, summed over the ranks, are at
+ *   most 1 x the message; the root receives at most nnodes - 1 messages, the others nothing,
+ *   plus 16 bytes per message.
+ *
  *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
  *   root's node), plus 16 bytes per message; and every node's network interface sends the
  *   message at most once (the root's included): the bytes every rank got from node j
@@ -37,8 +42,8 @@
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call is the 1).
  *
- * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block, --bytes=N (bytes of the message, default 4 MiB + 12),
- * --root=R (bcast), --rounds.  Closing line (rank 0): "N passed, M failed".
+ * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce, --bytes=N (bytes of the message, default 4 MiB + 12),
+ * --root=R (bcast, reduce), --rounds.  Closing line (rank 0): "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -104,6 +109,17 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
     if (0 == strcmp(coll, "allreduce")) {
         MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         for (size_t i = 0; i < count; ++i) {
+            int want = 0;
+            for (int r = 0; r < size; ++r) {
+                want += value_of(r, i);
+            }
+            if (rbuf[i] != want && bad++ < 3) {
+                tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
+            }
+        }
+    } else if (0 == strcmp(coll, "reduce")) {
+        MPI_Reduce(sbuf, rbuf, (int)count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+        for (size_t i = 0; (rank == root) && (i < count); ++i) {
             int want = 0;
             for (int r = 0; r < size; ++r) {
                 want += value_of(r, i);
@@ -185,6 +201,8 @@ int main(int argc, char **argv) {
         nat = COLL_GPU_ALLGATHER;
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
         nat = COLL_GPU_REDUCE_SCATTER_BLOCK;
+    } else if (0 == strcmp(coll, "reduce")) {
+        nat = COLL_GPU_REDUCE;
     } else if (0 != strcmp(coll, "allreduce")) {
         if (0 == rank) {
             fprintf(stderr, "unknown --coll=%s\n", coll);
@@ -258,6 +276,31 @@ int main(int argc, char **argv) {
                     "(nnodes - 1) / nnodes x its shard of %" PRIu64
                     " bytes, which no allreduce can do (counters not counting?)",
                     rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
+        }
+    } else if (0 == strcmp(coll, "reduce")) {
+        owner = (rank == root);
+        shard = count * sizeof(int);
+        bound = (owner ? (uint64_t)(lay.nnodes - 1) * shard : 0) +
+                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            tu_fail("reduce bound exceeded on rank %d (node %d%s): it moved %" PRIu64
+                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                    " messages) > (the root: nnodes - 1 messages) + %d x messages = %" PRIu64,
+                    rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
+                    delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            if (served[j] > shard) {
+                tu_fail("reduce bound exceeded: node %d sent %" PRIu64 " bytes to other nodes "
+                        "(what their ranks got from it) > 1 x message = %" PRIu64,
+                        j, served[j], shard);
+            }
+        }
+        /* and the counters count: the root gets every other node's share */
+        if (owner && (delta[NET_RECEIVED] < (uint64_t)(lay.nnodes - 1) * shard)) {
+            tu_fail("the root received only %" PRIu64 " bytes from other nodes, less than "
+                    "nnodes - 1 messages of %" PRIu64 " bytes (counters not counting?)",
+                    delta[NET_RECEIVED], shard);
         }
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
         uint64_t node_got[MAX_NODES] = {0};
@@ -413,7 +456,8 @@ int main(int argc, char **argv) {
                        "\n",
                        coll, r, r / lay.rpn,
                        (0 == strcmp(coll, "allreduce")) ? ((r % lay.rpn < lay.m) ? " owner" : "")
-                       : (0 == strcmp(coll, "bcast"))   ? ((r == root) ? " root" : "")
+                       : (0 == strcmp(coll, "bcast") || 0 == strcmp(coll, "reduce"))
+                           ? ((r == root) ? " root" : "")
                                                         : "",
                        v[NET_SENT], v[NET_RECEIVED], v[NET_MESSAGES], v[NET_ROUNDS], v[NET_WAITS],
                        v[NET_NUM]);

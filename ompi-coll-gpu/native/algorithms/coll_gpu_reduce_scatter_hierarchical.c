@@ -62,21 +62,14 @@ bool coll_gpu_reduce_scatter_hierarchical_fits(const coll_gpu_native_t *native, 
  * place among that rank's partials. */
 static void coll_gpu_rs_hier_holder(const coll_gpu_team_t *team, int j, int b, int *holder,
                                     size_t *slot) {
-    int before = 0, k, seen = 0;
+    int before = 0; /* node j's ranks before b */
 
-    for (int p = 0; p < b; ++p) {
-        before += (team->node_of_rank[p] == j) ? 1 : 0;
+    while ((before < team->node_sizes[j]) && (coll_gpu_team_node_rank(team, j, before) < b)) {
+        ++before;
     }
     /* b is the (b - before)-th rank off node j */
-    k = (b - before) % team->node_sizes[j];
+    *holder = coll_gpu_team_node_rank(team, j, (b - before) % team->node_sizes[j]);
     *slot = (size_t)((b - before) / team->node_sizes[j]);
-    *holder = -1;
-    for (int p = 0; p < team->size; ++p) {
-        if (team->node_of_rank[p] == j && seen++ == k) {
-            *holder = p;
-            break;
-        }
-    }
 }
 
 int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
@@ -141,13 +134,8 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
             /* (a node of one rank: the partial is the input) */
             part = mine + ((1 == nlocal) ? (size_t)b : off_parts + (size_t)((i - 1) / nlocal)) *
                               bytes;
-            for (int l = 0; (l < nlocal) && (nlocal > 1); ++l) {
-                int q = team->local_ranks[l];
-                srcs[l] = ((q == rank) ? mine : coll_gpu_prims_theirs(&pr, q, c.step)) +
-                          (size_t)b * bytes;
-            }
             if (nlocal > 1) {
-                coll_gpu_prims_reduce(&pr, part, srcs, nlocal, nb);
+                coll_gpu_prims_reduce_node(&pr, part, c.step, (size_t)b * bytes, nb);
             }
             coll_gpu_prims_publish(&pr, c.step, (size_t)(part - mine), nb * esize);
         }
@@ -161,18 +149,15 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
         }
 
         /* this rank's block: its node's partial, then every node's in node order */
-        for (int l = 0; l < nlocal; ++l) {
-            int q = team->local_ranks[l];
-            srcs[l] = ((q == rank) ? mine : coll_gpu_prims_theirs(&pr, q, c.step)) +
-                      (size_t)rank * bytes;
-        }
         if (1 == team->nnodes) {
-            coll_gpu_prims_reduce(&pr, (char *)call->rbuf + c.first * esize, srcs, nlocal, n);
+            coll_gpu_prims_reduce_node(&pr, (char *)call->rbuf + c.first * esize, c.step,
+                                       (size_t)rank * bytes, n);
             continue;
         }
-        own = (1 == nlocal) ? srcs[0] : mine + off_own * bytes;
+        own = mine + ((1 == nlocal) ? (size_t)rank : off_own) * bytes;
         if (nlocal > 1) {
-            coll_gpu_prims_reduce(&pr, mine + off_own * bytes, srcs, nlocal, n);
+            coll_gpu_prims_reduce_node(&pr, mine + off_own * bytes, c.step, (size_t)rank * bytes,
+                                       n);
         }
         nsrcs = 0;
         for (int j = 0; j < team->nnodes; ++j) {

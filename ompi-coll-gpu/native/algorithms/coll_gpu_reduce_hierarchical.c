@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPI_Reduce, hierarchical (communicators spanning nodes with several ranks on a node): each
+ * node reduces its ranks' inputs into one partial, which the root fetches, where direct has the
+ * root fetch every remote rank's input (a node's link carries local_size times more).  Per step,
+ * elements [first, first + n):
+ *   1. every rank copies its chunk into slot 0 of its scratch half and announces the step;
+ *   2. on every node but the root's, the leader (the node's rank at the root's index within the
+ *      root's node, modulo the node's size: the root's network rail on machines with a NIC per
+ *      GPU) reduces its node's chunks, in local rank order, into slot 1 (a node of one rank: its
+ *      input is the partial), and signals the root (REDUCED of the step);
+ *   3. the root reduces its own node's chunks into slot 1, fetches (a get) every other node's
+ *      partial into slot 2 + node, and reduces the nnodes partials, in node order, into its
+ *      receive buffer.
+ * Each node but the root's sends the message once; the root receives nnodes - 1 partials.
+ *
+ * Determinism: node partials (local rank order) reduced in node order, by the root: hierarchical
+ * allreduce's order, checked bit for bit against it; on one node rank order, direct's bits.
+ *
+ * Scratch half: [input][partial][nnodes fetched partials], per_step elements each.  Reuse: the
+ * half of step s is written again in step s + 2, after every rank announced s + 1, which each
+ * does once its reads of step s (loads of its node's inputs, the root's gets) completed.
+ * MPI_IN_PLACE at the root: its input is rbuf, copied into its scratch in the step that writes
+ * the same chunk of rbuf.
+ */
+#include "coll_gpu_prims.h"
+
+bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
+    return (size_t)(2 + native->team->nnodes) * esize <= native->half;
+}
+
+int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
+                                 const coll_gpu_native_call_t *call) {
+    coll_gpu_native_t *native = call->native;
+    coll_gpu_team_t *team = native->team;
+    const void **srcs = native->srcs;
+    int root = call->root, root_node = team->node_of_rank[root], root_index = 0;
+    int leader = -1;
+    bool is_root = (team->rank == root);
+    size_t esize = call->esize;
+    size_t per_step = native->half / ((size_t)(2 + team->nnodes) * esize);
+    coll_gpu_prims_t pr;
+
+    /* the root's index within its node; this node's leader (the root on the root's node) */
+    while (coll_gpu_team_node_rank(team, root_node, root_index) != root) {
+        ++root_index;
+    }
+    leader = (team->node == root_node) ? root
+                                       : team->local_ranks[root_index % team->local_size];
+
+    coll_gpu_prims_init(&pr, call);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+        size_t bytes = per_step * esize, len = c.n * esize;
+        char *mine = coll_gpu_prims_mine(&pr, c.step);
+        char *out = (char *)call->rbuf + c.first * esize;
+        int nsrcs = 0;
+
+        coll_gpu_prims_copy(&pr, mine, (const char *)call->sbuf + c.first * esize, len);
+        /* the inputs landed; every rank's reads of step - 2 completed */
+        coll_gpu_prims_announce(&pr, c.step);
+        if (team->rank != leader) {
+            continue;
+        }
+        if (1 == team->nnodes) {
+            coll_gpu_prims_reduce_node(&pr, out, c.step, 0, c.n);
+            continue;
+        }
+        /* this node's partial (a node of one rank: the input) */
+        if (team->local_size > 1) {
+            coll_gpu_prims_reduce_node(&pr, mine + bytes, c.step, 0, c.n);
+        }
+        if (!is_root) {
+            coll_gpu_prims_publish(&pr, c.step, (team->local_size > 1) ? bytes : 0, len);
+            /* the partial is there (and published) before the root is told */
+            coll_gpu_prims_sync(&pr);
+            coll_gpu_prims_signal(&pr, root, c.step, COLL_GPU_PHASE_REDUCED);
+            continue;
+        }
+        /* the root: every node's partial, in node order */
+        for (int j = 0; j < team->nnodes; ++j) {
+            char *slot = mine + (size_t)(2 + j) * bytes;
+            /* node j's leader: its (root_index mod its size)-th rank */
+            int their_leader = coll_gpu_team_node_rank(team, j, root_index % team->node_sizes[j]);
+
+            if (j == team->node) {
+                srcs[nsrcs++] = mine + ((team->local_size > 1) ? bytes : 0);
+                continue;
+            }
+            coll_gpu_prims_wait(&pr, their_leader, c.step, COLL_GPU_PHASE_REDUCED);
+            coll_gpu_prims_fetch(&pr, their_leader, c.step,
+                                 (team->node_sizes[j] > 1) ? bytes : 0, slot, len);
+            srcs[nsrcs++] = slot;
+        }
+        /* the other nodes' partials have arrived */
+        coll_gpu_prims_fetch_complete(&pr);
+        coll_gpu_prims_reduce(&pr, out, srcs, nsrcs, c.n);
+    }
+    return coll_gpu_prims_finish(&pr, comm);
+}
