@@ -21,13 +21,38 @@
 #     2 ceil(log2 nnodes) + 1 inter-node rounds per rank (coll_gpu_net_rounds), and
 #     recursive_doubling forced on 5 and 8 nodes; auto's ring from
 #     coll_gpu_allreduce_ring_min_bytes on;
-#   - the per-call verbose line names each rank's traffic between nodes.
+#   - the per-call verbose line names each rank's traffic between nodes;
+#   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
+#     reduce_scatter_block, reduce, allreduce, bcast; even and uneven nodes; direct too).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
 BASE="coll_gpu_accelerator=emulated coll_gpu_host_buffers=1"
+MODEL="$(cd "$(dirname "$0")/../.." && pwd)/perf/cost_model"
+
+# check_model COLL ALG NODE_SIZES BYTES ROOT: the bytes the last run's ranks received between
+# nodes (its closing line) are what perf/cost_model --traffic predicts for that layout, within
+# 1 % + 1 KiB (allreduce's shards rounded to whole elements)
+check_model() {
+    local label="cost model: $1 $2 on nodes $3, $4 bytes" measured predicted
+    if ! command -v python3 >/dev/null; then
+        return
+    fi
+    measured=$(grep -ao 'between nodes in all, [0-9]* received' "$LAST_LOG" | tail -n 1 |
+        grep -o '[0-9]*')
+    predicted=$("$MODEL" --traffic --node-sizes "$3" --coll "$1" --traffic-alg "$2" \
+        --sizes "$4" --root "$5" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["total_received"]))')
+    if [ -n "$measured" ] && [ -n "$predicted" ] &&
+        [ $(((measured > predicted ? measured - predicted : predicted - measured) * 100)) -le $((predicted + 102400)) ]; then
+        echo "    $label: PASS (measured $measured, model $predicted)"
+        check_count PASS "$label"
+    else
+        echo "    $label: FAIL (measured '$measured', model '$predicted')"
+        check_count FAIL "$label"
+    fi
+}
 
 # (10 and 16 ranks: one size, the mpirun starts of 16 ranks on 2 cores cost more than the rest)
 for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
@@ -72,6 +97,28 @@ for topo in "4 2" "5 2" "6 3" "7 3" "10 2" "8 1"; do
             "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=262148
     done
 done
+
+# the cost model's traffic (perf/cost_model --traffic) against the counters, one run each
+check_run "model: allgather, 5 ranks on 2+2+1" 5 "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=allgather --bytes=262144
+check_model allgather hierarchical 2,2,1 262144 0
+check_run "model: reduce_scatter_block, 7 ranks on 3+3+1" 7 "$BASE coll_gpu_ranks_per_node=3" \
+    test_net_traffic --coll=reduce_scatter_block --bytes=262144
+check_model reduce_scatter_block hierarchical 3,3,1 262144 0
+# (direct exceeds the bound where nodes have several ranks: its counts only)
+check_run "model: allgather direct, 4 ranks on 2+2" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=direct" \
+    test_net_traffic --coll=allgather --bytes=262144 --count-only
+check_model allgather direct 2,2 262144 0
+check_run "model: reduce from rank 4, 5 ranks on 2+2+1" 5 "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=reduce --bytes=1048576 --root=4
+check_model reduce hierarchical 2,2,1 1048576 4
+check_run "model: allreduce, 6 ranks on 3 nodes of 2" 6 "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=allreduce --bytes=4194304
+check_model allreduce hierarchical 2,2,2 4194304 0
+check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=bcast --bytes=4194304 --root=3
+check_model bcast chain 2,2,2,2 4194304 3
 
 # MPI_Reduce of 1 MiB + 4 bytes (auto: hierarchical where a node has several ranks) from the
 # last rank and from rank 1: each node sends the message at most once, the root receives at most

@@ -5,6 +5,7 @@
 #  1. --self-test: ring busbw -> the link's bandwidth as S grows (one node: bw_intra; two:
 #     bw_net), hierarchical on one node = two_shot + synchronizes, the bytes over the
 #     fabric / NIC / reduced per algorithm, monotone in size and in nodes, per preset;
+#  1b. --traffic: the table of every collective spanning nodes, one layout's JSON;
 #  2. the table and --json of the h200-8x preset: one row per (nodes, size), busbw =
 #     size / time * 2(n-1)/n recomputed here, one_shot and two_shot only on one node, the
 #     component's auto rule (one_shot <= 64 KiB, two_shot above, hierarchical on nodes);
@@ -61,6 +62,15 @@ expect_exit() {
 expect_exit "self-test" 0 "$MODEL" --self-test
 grep -q '^0 failure(s)' "$WORK/out"
 result "self-test: 0 failures" $? "$WORK/out"
+
+# 1b. the traffic table: every collective's algorithms spanning nodes, per node count
+expect_exit "traffic table" 0 "$MODEL" --traffic --nodes 2,1024 --sizes 16M
+[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 16 ]
+result "traffic table: 2 x 8 rows" $? "$WORK/out"
+expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --coll allgather \
+    --traffic-alg hierarchical --sizes 1M
+grep -q '"total_received": 10485760' "$WORK/out"
+result "traffic of one layout: allgather hierarchical on 2+2+1 gets (5-2)+(5-2)+(5-1) = 10 blocks" $? "$WORK/out"
 
 # 2. the table and its JSON
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
