@@ -516,12 +516,13 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
                                                    const struct coll_gpu_sig_buf *recv);
 /* A stream-ordered call (coll_gpu_native_stream.c) queued on the thread: it starts once
  * *gate reaches gate_value (written by the application's stream: its inputs are there), then
- * stores release_value in *release (which that stream waits for); the thread frees the job.
- * Both flags are 32-bit sequence numbers in memory the host and the device reach. */
+ * stores release_value in *release (which that stream waits for), and in *failed first when
+ * the call failed (its outcome, the same on every rank); the thread frees the job.  Both flags
+ * are 32-bit sequence numbers in memory the host and the device reach. */
 coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
     mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
     const coll_gpu_native_call_t *call, const volatile uint32_t *gate, uint32_t gate_value,
-    volatile uint32_t *release, uint32_t release_value);
+    volatile uint32_t *release, uint32_t release_value, uint32_t *failed);
 /* Whether the thread finished the job (its result in *rc_p); frees a finished job. */
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p);
 void coll_gpu_native_async_free(coll_gpu_async_job_t *job);

@@ -43,6 +43,7 @@ struct coll_gpu_async_job {
     const volatile uint32_t *gate;
     volatile uint32_t *release;
     uint32_t gate_value, release_value;
+    uint32_t *failed; /* where the call's number goes when it failed (on every rank alike) */
     struct coll_gpu_async_job *next;
 };
 
@@ -105,7 +106,11 @@ static void *coll_gpu_async_main(void *arg) {
         free(job->call.posted_blocks);
         job->call.posted_blocks = NULL;
         if (NULL != job->release) {
-            /* nobody waits for the job but the stream: an error was shown where it happened */
+            /* nobody waits for the job but the stream: an error was shown where it happened,
+             * and the application's next stream call reports it */
+            if (OMPI_SUCCESS != job->rc) {
+                __atomic_store_n(job->failed, job->release_value, __ATOMIC_RELEASE);
+            }
             __atomic_store_n(job->release, job->release_value, __ATOMIC_RELEASE);
             free(job);
             __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
@@ -152,7 +157,7 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
 coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
     mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
     const coll_gpu_native_call_t *call, const volatile uint32_t *gate, uint32_t gate_value,
-    volatile uint32_t *release, uint32_t release_value) {
+    volatile uint32_t *release, uint32_t release_value, uint32_t *failed) {
     coll_gpu_async_job_t *job = calloc(1, sizeof(*job));
 
     if (NULL == job) {
@@ -165,6 +170,7 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
     job->gate_value = gate_value;
     job->release = release;
     job->release_value = release_value;
+    job->failed = failed;
     if (!coll_gpu_async_enqueue(module, job)) {
         free(job);
         return NULL;

@@ -31,7 +31,12 @@
  * and device copies), and stores gate[1] = c.  The host returns at once there too.
  *
  * Errors of the queued work surface where the stream's do (its synchronize); an error at
- * enqueue still writes this rank's flags, so that the peers' streams do not wait forever.
+ * enqueue still writes this rank's flags, so that the peers' streams do not wait forever.  Their
+ * results of that call are then undefined, and they are told: the failing rank stores the
+ * call's number in every peer's stream-failure slot of the team (a host signal), across nodes
+ * the communicator's thread stores the number of a call whose agreed outcome was an error; each
+ * rank's next stream call on the communicator (queued as usual, the protocol stays in step)
+ * returns MPI_ERR_OTHER with a help message naming the rank and the call, once per failure.
  */
 #include "coll_gpu_dispatch.h"
 #define COLL_GPU_EXT_NO_MPIX_STREAM /* the component implements them */
@@ -64,6 +69,10 @@ typedef struct {
     char **peer;                   /* every rank's area, mapped here */
     size_t flags_bytes, half;
     uint64_t seq; /* calls enqueued on the stream path so far, the same on every rank */
+    /* failures to report (see the top): the number of the last failed call the thread saw
+     * (across nodes), and per peer the last failed call already reported (size entries) */
+    uint32_t thread_failed, thread_reported;
+    uint64_t *peer_reported;
 } coll_gpu_stream_ctx_t;
 
 static int coll_gpu_stream_keyval = MPI_KEYVAL_INVALID;
@@ -105,6 +114,7 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
         cgt_free(team->cgt, ctx->mem);
     }
     free(ctx->peer);
+    free(ctx->peer_reported);
     free(ctx);
 }
 
@@ -178,7 +188,7 @@ static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx,
     call.count = (size_t)count;
     c = (uint32_t)++ctx->seq;
     if (NULL == coll_gpu_native_async_submit_gated(ctx->module, comm, &call, &ctx->gates[0], c,
-                                                   &ctx->gates[1], c)) {
+                                                   &ctx->gates[1], c, &ctx->thread_failed)) {
         /* no thread: the host waits for the stream and runs it now */
         *rc_p = (ACCEL_OK == accel->stream_synchronize(ctx->stream))
                     ? coll_gpu_native_run_now(comm, &call)
@@ -223,6 +233,7 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     ctx->flags_bytes = (2 * (size_t)size * sizeof(uint32_t) + COLL_GPU_STREAM_FLAGS_ALIGN - 1) /
                        COLL_GPU_STREAM_FLAGS_ALIGN * COLL_GPU_STREAM_FLAGS_ALIGN;
     ctx->peer = calloc((size_t)size, sizeof(*ctx->peer));
+    ctx->peer_reported = calloc((size_t)size, sizeof(*ctx->peer_reported));
     zeros = calloc(1, ctx->flags_bytes);
     /* collective whatever this rank's allocations did: every rank allocates, then all agree */
     ok = (CGT_OK == cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE,
@@ -230,7 +241,7 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     if (!ok) {
         ctx->mem = NULL;
     }
-    ok = ok && (NULL != ctx->peer) && (NULL != zeros);
+    ok = ok && (NULL != ctx->peer) && (NULL != ctx->peer_reported) && (NULL != zeros);
     for (int p = 0; ok && (p < size); ++p) {
         ctx->peer[p] = cgt_rmem_ptr(cgt_mem_peer(ctx->mem, p));
         ok = (NULL != ctx->peer[p]);
@@ -395,6 +406,55 @@ static int coll_gpu_stream_comm_create(MPI_Comm comm, void *stream, MPI_Comm *ne
     return MPI_SUCCESS;
 }
 
+/* Tells the peers that call c failed here (one node: their streams went on with this rank's
+ * flags, so their results of c are undefined). */
+static void coll_gpu_stream_tell_failure(coll_gpu_stream_ctx_t *ctx, uint64_t c) {
+    coll_gpu_team_t *team = ctx->module->team;
+    unsigned slot = COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team->size) + (unsigned)team->rank;
+
+    for (int p = 0; p < team->size; ++p) {
+        if (p != team->rank) {
+            (void)cgt_signal(team->cgt, p, slot, c);
+        }
+    }
+}
+
+/* A failure of an earlier stream call not reported yet on this rank: MPI_SUCCESS, or the error
+ * (its help message names the rank and the call), once per failure. */
+static int coll_gpu_stream_reported(coll_gpu_stream_ctx_t *ctx, struct ompi_communicator_t *comm) {
+    uint32_t failed = __atomic_load_n(&ctx->thread_failed, __ATOMIC_ACQUIRE);
+    char why[200];
+
+    if (NULL == ctx->module) {
+        return MPI_SUCCESS;
+    }
+    if (failed != ctx->thread_reported) {
+        ctx->thread_reported = failed;
+        snprintf(why, sizeof(why),
+                 "stream-ordered call %u on this communicator failed (its outcome, agreed by every "
+                 "rank across the nodes): its result is undefined",
+                 failed);
+        return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue", why);
+    }
+    for (int p = 0; (NULL != ctx->peer_reported) && (p < ctx->module->team->size); ++p) {
+        coll_gpu_team_t *team = ctx->module->team;
+        uint64_t c = __atomic_load_n(
+            cgt_signal_addr(team->cgt, COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team->size) + (unsigned)p),
+            __ATOMIC_ACQUIRE);
+
+        if (c > ctx->peer_reported[p]) {
+            ctx->peer_reported[p] = c;
+            snprintf(why, sizeof(why),
+                     "rank %d's stream-ordered call %llu on this communicator failed there (an "
+                     "accelerator error at its enqueue): the result of that call is undefined "
+                     "on every rank",
+                     p, (unsigned long long)c);
+            return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue", why);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
 static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                                      MPI_Datatype dtype, MPI_Op op, MPI_Comm comm) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
@@ -405,7 +465,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
     ptrdiff_t lb, extent;
     size_t bytes = 0;
     char err[160];
-    int flag = 0;
+    int flag = 0, rc;
 
     if ((MPI_KEYVAL_INVALID == coll_gpu_stream_keyval) || (MPI_COMM_NULL == comm) ||
         (MPI_SUCCESS != MPI_Comm_get_attr(comm, coll_gpu_stream_keyval, &ctx, &flag)) || !flag) {
@@ -432,7 +492,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                              comm->c_name, count, (size_t)extent, ctx->module->team->nnodes,
                              (unsigned long long)ctx->seq);
             coll_gpu_count_native(COLL_GPU_ALLREDUCE, (size_t)count * (size_t)extent);
-            return (OMPI_SUCCESS == rc) ? MPI_SUCCESS
+            return (OMPI_SUCCESS == rc) ? coll_gpu_stream_reported(ctx, comm)
                                         : coll_gpu_stream_error(comm, MPI_ERR_OTHER,
                                                                 "MPIX_Allreduce_enqueue",
                                                                 coll_gpu_stream_accel_error(
@@ -451,7 +511,8 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
             return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
                                          coll_gpu_stream_accel_error(err, sizeof(err)));
         }
-        return MPI_Allreduce(sbuf, rbuf, count, dtype, op, comm);
+        rc = MPI_Allreduce(sbuf, rbuf, count, dtype, op, comm);
+        return (MPI_SUCCESS == rc) ? coll_gpu_stream_reported(ctx, comm) : rc;
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream "
@@ -460,10 +521,11 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
     coll_gpu_count_native(COLL_GPU_ALLREDUCE, bytes);
     if (ACCEL_OK != coll_gpu_stream_enqueue(ctx, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf,
                                             (size_t)count, bytes, adt, aop)) {
+        coll_gpu_stream_tell_failure(ctx, ctx->seq);
         return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
                                      coll_gpu_stream_accel_error(err, sizeof(err)));
     }
-    return MPI_SUCCESS;
+    return coll_gpu_stream_reported(ctx, comm);
 }
 
 static const coll_gpu_ext_stream_api_t coll_gpu_stream_api = {

@@ -57,11 +57,14 @@ static inline int coll_gpu_team_node_rank(const coll_gpu_team_t *team, int j, in
 
 /* Signal slots of the team's transport: the transport check's, then one per rank for the
  * native algorithms' steps (COLL_GPU_NATIVE_SLOT0 + rank), then one per rank where that rank
- * reports a failed call (COLL_GPU_TEAM_SLOT_FAILED0(team size) + rank). */
+ * reports a failed call (COLL_GPU_TEAM_SLOT_FAILED0(team size) + rank), then one per rank where
+ * that rank reports the number of a stream-ordered call that failed there
+ * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c). */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
 #define COLL_GPU_TEAM_SLOT_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
-#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

@@ -6,7 +6,9 @@
 # later on threads of their own: the call returns while the stream is held (and the next stream
 # work sees the sum with no host synchronization between), bursts of calls back to back (the
 # area's halves reused while earlier calls are still queued), int32 and float, in place, host
-# receive buffers, two stream communicators, the error of a communicator that is not one; on
+# receive buffers, two stream communicators, the error of a communicator that is not one, one
+# rank's enqueue failing (an error there, reported at the others' next call), a call failing on
+# the communicator's thread across nodes (reported at every rank's next call); on
 # 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams); across emulated
 # nodes the same cases run through the communicator's thread between two stream flags.  Without
 # native nonblocking calls across nodes, and above the stream area, the calls synchronize the
@@ -21,12 +23,24 @@ EMU="coll_gpu_accelerator=emulated"
 for np in 1 2 3 5; do
     check_run "$np ranks, one node" $np "$EMU" test_stream
 done
+# an enqueue failing on one rank: an error there, reported at every other rank's next call
+# (the help message names the rank and the call), nothing hangs
+for np in 2 4; do
+    check_run "$np ranks, one rank's enqueue failing" $np "$EMU $CHECK_NO_HELP_AGGREGATE" \
+        test_stream --fault --calls=4
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "the failure reported to the others" \
+        "rank $((np - 1))'s stream-ordered call [0-9]+ on this communicator failed there"
+done
 check_run "4 ranks, the log" 4 "$EMU coll_gpu_verbose=10" test_stream --calls=8
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "queued on the stream" \
     "MPIX_Allreduce_enqueue on .*: queued on the stream \(call [0-9]+\)" \
     "stream-ordered allreduce on 4 ranks"
 ACCEL_EMULATED_DELAY_US=200 check_run "3 ranks, slow streams (200 us per operation)" 3 "$EMU" \
     test_stream --calls=12
+check_run "4 ranks on 2 emulated nodes, a call failing on the thread" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 $CHECK_NO_HELP_AGGREGATE" test_stream --fault-across --calls=4
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the thread's failure reported" \
+    "stream-ordered call [0-9]+ on this communicator failed \(its outcome, agreed"
 check_run "4 ranks on 2 emulated nodes: the communicator's thread between stream flags" 4 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --calls=10
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes: the communicator's thread" \

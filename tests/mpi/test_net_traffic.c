@@ -89,15 +89,17 @@ static void net_read(uint64_t values[NET_NUM]) {
     }
 }
 
-/* The emulated nodes of the world communicator on one host: rank / ranks_per_node. */
+/* The nodes of the world communicator: rank / ranks_per_node, from --ranks-per-node (real
+ * hosts, ranks placed by slot) or coll_gpu_ranks_per_node (emulated nodes on one host). */
 typedef struct {
     int rpn, nnodes, node, local_rank, m;
 } layout_t;
 
-static void layout_get(layout_t *lay, int rank, int size) {
-    long long rpn = 0;
+static void layout_get(layout_t *lay, int rank, int size, int ranks_per_node) {
+    long long rpn = ranks_per_node;
 
-    if ((0 != tu_cvar_read_int("coll_gpu_ranks_per_node", &rpn)) || (rpn <= 0)) {
+    if ((rpn <= 0) &&
+        ((0 != tu_cvar_read_int("coll_gpu_ranks_per_node", &rpn)) || (rpn <= 0))) {
         rpn = size;
     }
     lay->rpn = (int)rpn;
@@ -184,7 +186,7 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
 int main(int argc, char **argv) {
     const char *coll = "allreduce";
     size_t bytes = 4 * 1024 * 1024 + 12, count;
-    int rank, size, root = 0, nat = COLL_GPU_ALLREDUCE;
+    int rank, size, root = 0, nat = COLL_GPU_ALLREDUCE, ranks_per_node = 0;
     uint64_t before[NET_NUM], after[NET_NUM], delta[NET_NUM], bound, shard = 0, moved;
     uint64_t native_before, native_after, *all;
     uint64_t by_node_before[MAX_NODES] = {0}, by_node_after[MAX_NODES] = {0};
@@ -208,6 +210,8 @@ int main(int argc, char **argv) {
             root = atoi(argv[i] + 7) % size;
         } else if (0 == strcmp(argv[i], "--rounds")) {
             check_rounds = true;
+        } else if (0 == strncmp(argv[i], "--ranks-per-node=", 17)) {
+            ranks_per_node = atoi(argv[i] + 17);
         } else if (0 == strcmp(argv[i], "--count-only")) {
             count_only = true;
         }
@@ -231,7 +235,7 @@ int main(int argc, char **argv) {
     }
     tu_pvar_open_required("coll_gpu_calls_native", &calls_native);
     tu_pvar_open_required("coll_gpu_net_bytes_received_by_node", &by_node);
-    layout_get(&lay, rank, size);
+    layout_get(&lay, rank, size, ranks_per_node);
     count = bytes / sizeof(int);
     sbuf = malloc(count * (size_t)size * sizeof(int) + 1); /* reduce_scatter_block's blocks */
     rbuf = malloc(count * (size_t)size * sizeof(int) + 1);

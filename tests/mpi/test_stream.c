@@ -19,6 +19,17 @@
  *             another type or with a value that is not hexadecimal: MPI_ERR_INFO_VALUE;
  *             MPIX_Stream_comm_create of MPIX_STREAM_NULL: MPI_ERR_ARG.
  *
+ *   failure   (--fault, one node) the last rank's enqueue fails (its input copy: an injected
+ *             accelerator error): it returns MPI_ERR_OTHER there; the other ranks' streams go on
+ *             (no hang), and their first call once the failure is known (that call, when the
+ *             last rank got there first, or the next) returns MPI_ERR_OTHER (its help message
+ *             naming the rank and the call), exactly once, still queued and right; the call
+ *             after them succeeds everywhere.
+ *
+ *   failure across nodes (--fault-across) a reduction of the communicator's thread fails on
+ *             the last rank: the enqueue returned at once, the call's outcome (agreed by the
+ *             ranks) is an error, every rank's next call returns MPI_ERR_OTHER, once.
+ *
  * --expect-fallback: the calls must synchronize the stream and run MPI_Allreduce (across
  * emulated nodes without native nonblocking calls, say): the held case is skipped (the
  * call waits for the stream by design) and the others must still be right.  The enqueue's host
@@ -26,6 +37,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "accel_emulated.h"
 #include "coll_gpu_ext.h"
 #include "test_native_util.h"
 #include "test_util.h"
@@ -154,10 +166,12 @@ static void st_call_check(st_call_t *c, const char *what) {
 }
 
 int main(int argc, char **argv) {
-    bool expect_fallback = false;
+    bool expect_fallback = false, fault = false, fault_across = false;
     int ncalls = 40;
     const tu_arg_t args[] = {
         {"--expect-fallback", TU_ARG_FLAG, &expect_fallback},
+        {"--fault", TU_ARG_FLAG, &fault},
+        {"--fault-across", TU_ARG_FLAG, &fault_across},
         {"--calls=", TU_ARG_INT, &ncalls},
         {NULL, TU_ARG_FLAG, NULL},
     };
@@ -244,6 +258,104 @@ int main(int argc, char **argv) {
             st_call_check(&calls[k], "burst");
         }
         free(calls);
+        tu_case_end();
+    }
+
+    if (fault_across) {
+        st_call_t failing, next, after;
+        int rc, cls = MPI_SUCCESS;
+
+        tu_case_begin("a call failing on the communicator's thread (a reduction on rank %d): "
+                      "reported at every rank's next call",
+                      size - 1);
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
+        st_call_init(&failing, 400, 4099, false, false, false);
+        st_call_init(&next, 401, 256, false, false, false);
+        st_call_init(&after, 402, 7, true, false, false);
+        if (rank == size - 1) {
+            /* only the thread reduces: its first reduction of the call */
+            accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 1, false);
+        }
+        rc = st_call_enqueue(&failing, scomm, stream);
+        if (MPI_SUCCESS != rc) {
+            tu_fail("the enqueue itself returned %d: the failure comes later, on the thread", rc);
+        }
+        /* the thread recorded the outcome before it released the stream */
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize after the failed call");
+        }
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 0, false);
+        rc = st_call_enqueue(&next, scomm, stream);
+        MPI_Error_class(rc, &cls);
+        if (MPI_ERR_OTHER != cls) {
+            tu_fail("the call after the failed one returned error class %d: not reported", cls);
+        }
+        rc = st_call_enqueue(&after, scomm, stream);
+        if (MPI_SUCCESS != rc) {
+            tu_fail("the next call but one returned %d: a failure reported more than once", rc);
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        st_call_check(&next, "the call reporting the failure");
+        st_call_check(&after, "the call after it");
+        tu_mem_free(TU_MEM_DEVICE, failing.dsend);
+        tu_mem_free(TU_MEM_DEVICE, failing.drecv);
+        tu_mem_free(TU_MEM_DEVICE, failing.check);
+        free(failing.want);
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
+        tu_case_end();
+    }
+    if (fault) {
+        st_call_t failing, next, after;
+        int last = size - 1, rc, cls = MPI_SUCCESS, reports;
+
+        tu_case_begin("an enqueue failing on rank %d: reported there, then at every other rank's "
+                      "next call",
+                      last);
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
+        st_call_init(&failing, 300, 256, false, false, false);
+        st_call_init(&next, 301, 256, false, false, false);
+        st_call_init(&after, 302, 4099, true, false, false);
+        if (rank == last) {
+            accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 1, false);
+        }
+        rc = st_call_enqueue(&failing, scomm, stream);
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 0, false);
+        MPI_Error_class(rc, &cls);
+        /* (another rank may learn of it at this very call, if the last rank got there first) */
+        reports = (MPI_ERR_OTHER == cls) ? 1 : 0;
+        if ((rank == last) && (MPI_ERR_OTHER != cls)) {
+            tu_fail("the failing call returned error class %d on rank %d", cls, rank);
+        }
+        /* no hang: every stream gets past the failed call */
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize after the failed call");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc = st_call_enqueue(&next, scomm, stream);
+        MPI_Error_class(rc, &cls);
+        reports += (MPI_ERR_OTHER == cls) ? 1 : 0;
+        if (1 != reports) {
+            tu_fail("rank %d: the failure reported %d times by the failing call and the next "
+                    "(error class %d at the next): once expected",
+                    rank, reports, cls);
+        }
+        rc = st_call_enqueue(&after, scomm, stream);
+        if (MPI_SUCCESS != rc) {
+            tu_fail("the next call but one returned %d: a failure reported more than once", rc);
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        /* the reporting call was queued and ran like any other */
+        st_call_check(&next, "the call reporting the failure");
+        st_call_check(&after, "the call after it");
+        tu_mem_free(TU_MEM_DEVICE, failing.dsend);
+        tu_mem_free(TU_MEM_DEVICE, failing.drecv);
+        tu_mem_free(TU_MEM_DEVICE, failing.check);
+        free(failing.want);
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
         tu_case_end();
     }
 

@@ -13,6 +13,8 @@
 #     memory (native where it has an algorithm, else staged);
 #   - test_late_rank (host-buffer mode) and test_alloc_faults (emulated device memory) across
 #     the hosts: the failure model where Open MPI itself sees 2 nodes;
+#   - test_net_traffic across the hosts: allreduce, allgather, reduce_scatter_block, reduce and
+#     bcast within their traffic bounds (the coll_gpu_net_* counters of real hosts);
 #   - with MULTIHOST_MPICH=1: MPICH's test/mpi/coll (tests/mpich/run-mpich-coll.sh, modes
 #     plain and host) with the ranks of every test spread over the 2 hosts (2 slots each,
 #     oversubscribed beyond).  Off by default: over tcp between the namespaces on 2 busy cores
@@ -146,6 +148,15 @@ check_run "2 hosts x 2 ranks, host-buffer mode, a rank late" 4 "$NET $EMU coll_g
     test_late_rank --kinds=host --free-waits
 check_run "2 hosts x 2 ranks, device memory, one rank failing to allocate" 4 \
     "$NET $EMU $CHECK_NO_HELP_AGGREGATE" test_alloc_faults
+
+# traffic between the real hosts against the bounds (test_net_traffic, as check_net_traffic.sh
+# on emulated nodes): every collective with an algorithm spanning nodes, 1 MiB (per block for
+# allgather and reduce_scatter_block), rooted ones from the last rank
+for coll in allreduce allgather reduce_scatter_block reduce bcast; do
+    check_run "2 hosts x 2 ranks, traffic between the hosts: $coll" 4 \
+        "$NET $EMU coll_gpu_host_buffers=1" test_net_traffic --coll=$coll --bytes=1048576 \
+        --root=3 --ranks-per-node=2
+done
 
 if [ "${MULTIHOST_MPICH:-0}" = 1 ]; then
     echo "=== MPICH test/mpi/coll across the 2 hosts (plain, and through the component)"
