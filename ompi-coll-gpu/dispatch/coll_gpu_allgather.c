@@ -64,11 +64,10 @@ static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
                               NULL, NULL, NULL, in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
-        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
     }
     return true;
 }
@@ -119,12 +118,11 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
                               counts, displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
-        coll_gpu_count_native(a->coll, total);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.counts = recv.counts;
         call.displs = recv.displs;
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, total);
     }
     return true;
 }

@@ -137,8 +137,7 @@ static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
         call.count = (size_t)a->count;
-        coll_gpu_count_native(a->coll, call.count * call.esize);
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, call.count * call.esize);
     }
     return true;
 }

@@ -44,11 +44,10 @@ static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t 
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, count, NULL, NULL, NULL, NULL,
                               in_place);
         coll_gpu_sig_buf_receive(&call, &recv);
-        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = recv.data;
         call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
     }
     return true;
 }
@@ -117,7 +116,6 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
                               call.native->counts, call.native->displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
-        coll_gpu_count_native(a->coll, total);
         call.sbuf = in_place ? NULL : send.data;
         call.scounts = send.counts;
         call.sdispls = send.displs;
@@ -125,7 +123,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         call.counts = recv.counts;
         call.displs = recv.displs;
         call.largest = (size_t)count;
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, total);
     }
     return true;
 }

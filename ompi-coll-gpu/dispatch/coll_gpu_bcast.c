@@ -95,11 +95,10 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
         if (!is_root) {
             coll_gpu_sig_buf_receive(&call, &bytes);
         }
-        coll_gpu_count_native(a->coll, bytes.bytes);
         call.rbuf = bytes.data;
         call.count = bytes.bytes;
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, &bytes);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, &bytes, bytes.bytes);
     }
     return true;
 }

@@ -7,6 +7,7 @@
 #include "coll_gpu_signature.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
     static const char *const names[] = {
@@ -50,22 +51,54 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
     return entry->prev(a->sbuf, a->rbuf, a->count, a, NULL);
 }
 
-/* A persistent call run natively: its arguments, and the nonblocking form MPI_Start posts. */
+/* A persistent call run natively: its arguments, the nonblocking form MPI_Start posts, and its
+ * plan (the blocks of a v-collective's plan follow it in the same allocation: freed with it). */
 typedef struct {
     coll_gpu_args_t args;
     const coll_gpu_entry_t *started;
+    coll_gpu_plan_t plan;
 } coll_gpu_persistent_t;
 
-/* MPI_Start of a native persistent call: its nonblocking form through the dispatch, the same
- * decision on every rank as for MPI_I<coll> (native on the communicator's thread, else staged,
- * the outcome in *inner), counted as a call of the persistent form. */
-static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
-    const coll_gpu_persistent_t *p = ctx;
-    coll_gpu_args_t a = p->args;
+/* A planned start: the recorded call, posted as it is (counted as a call of the persistent
+ * form); false when it cannot be (the native path gave up on the communicator, no thread):
+ * the start then takes the dispatch. */
+static bool coll_gpu_plan_start(const coll_gpu_persistent_t *p, ompi_request_t **inner, int *rc_p) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_plan_t *plan = &p->plan;
+    coll_gpu_async_job_t *job;
 
+    if (!plan->ready || !coll_gpu_native_nonblocking_ready(p->args.module)) {
+        return false;
+    }
+    job = coll_gpu_native_async_submit(p->args.module, p->args.comm, &plan->call, NULL, NULL);
+    if (NULL == job) {
+        return false;
+    }
+    coll_gpu_count_native(p->args.coll, plan->bytes);
+    coll_gpu_count_add(&c->algorithm_calls[plan->ncoll][plan->alg], 1);
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: MPI_Start of the plan: %s",
+                     coll_gpu_coll_name(p->args.coll), p->args.comm->c_name, plan->call.alg->name);
+    *rc_p = coll_gpu_nonblocking_native(p->args.comm, plan->call.mpi_call, job, OMPI_SUCCESS,
+                                        inner);
+    return true;
+}
+
+/* MPI_Start of a native persistent call: its plan; the first start (or one the plan cannot
+ * serve) takes the nonblocking form through the dispatch, the same decision on every rank as
+ * for MPI_I<coll> (native on the communicator's thread, else staged, the outcome in *inner),
+ * counted as a call of the persistent form, and records the plan. */
+static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
+    coll_gpu_persistent_t *p = ctx;
+    coll_gpu_args_t a = p->args;
+    int rc;
+
+    if (coll_gpu_plan_start(p, inner, &rc)) {
+        return rc;
+    }
     a.request = inner;
     a.persistent = false;
     a.info = NULL;
+    a.plan = p->plan.ready ? NULL : &p->plan;
     return coll_gpu_dispatch(p->started, &a);
 }
 
@@ -75,21 +108,56 @@ static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
  * posts that form.  False (nothing done) for the staged persistent request instead. */
 static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
                                        bool on_device, int *rc_p) {
+    size_t nblocks = 2 * (size_t)ompi_comm_size(a->comm);
     coll_gpu_persistent_t *p;
 
     if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
         !coll_gpu_native_nonblocking_ready(a->module)) {
         return false;
     }
-    p = malloc(sizeof(*p));
+    p = calloc(1, sizeof(*p) + nblocks * sizeof(size_t));
     if (NULL == p) {
         return false; /* staged: it needs no more than this either way */
     }
     p->args = *a;
     p->started = entry->started;
+    p->plan.blocks = (size_t *)(void *)(p + 1);
     *rc_p = coll_gpu_nonblocking_persistent(a->comm, coll_gpu_coll_name(a->coll),
                                             coll_gpu_persistent_start, p, a->request);
     return true;
+}
+
+/* Records call in plan when a start can post it as it is: no packed temporary (the user's
+ * buffers serve: nothing to unpack either, call->unpack being recv), no entry error. */
+static void coll_gpu_plan_record(coll_gpu_plan_t *plan, const coll_gpu_native_call_t *call,
+                                 const struct coll_gpu_sig_buf *send,
+                                 const struct coll_gpu_sig_buf *recv, size_t bytes) {
+    int size = call->native->team->size;
+
+    if (((NULL != send) && ((NULL != send->temp) || send->owns_counts)) ||
+        ((NULL != recv) && ((NULL != recv->temp) || recv->owns_counts)) ||
+        ((NULL != call->unpack) && (call->unpack != recv)) || (ACCEL_OK != call->entry_status)) {
+        return;
+    }
+    for (int t = 0; t < COLL_GPU_NCOLL_NUM; ++t) {
+        const coll_gpu_alg_table_t *table = coll_gpu_alg_tables[t];
+
+        if ((call->alg >= table->algs) && (call->alg < table->algs + table->num_algs)) {
+            plan->ncoll = t;
+            plan->alg = COLL_GPU_ALG_FIRST_NATIVE + (int)(call->alg - table->algs);
+        }
+    }
+    plan->call = *call;
+    if (NULL != call->posted_blocks) {
+        /* a v-collective's blocks: the plan's own copy */
+        memcpy(plan->blocks, call->posted_blocks, 2 * (size_t)size * sizeof(size_t));
+        plan->call.counts = plan->blocks;
+        plan->call.displs = plan->blocks + size;
+    }
+    plan->call.posted_blocks = NULL;
+    plan->call.unpack = NULL;
+    plan->bytes = bytes;
+    plan->ready = true;
 }
 
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
@@ -139,10 +207,15 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
 }
 
 int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
-                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv) {
+                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv,
+                           size_t bytes) {
     coll_gpu_async_job_t *job = NULL;
     int rc;
 
+    coll_gpu_count_native(a->coll, bytes);
+    if (NULL != a->plan) {
+        coll_gpu_plan_record(a->plan, call, send, recv, bytes);
+    }
     if (NULL != a->request) {
         job = coll_gpu_native_async_submit(a->module, a->comm, call, send, recv);
         if (OPAL_LIKELY(NULL != job)) {

@@ -133,6 +133,7 @@ typedef struct coll_gpu_args {
     const MPI_Aint *asdispls, *ardispls;
     struct ompi_datatype_t *sdtype, *rdtype;
     struct ompi_datatype_t *const *sdtypes, *const *rdtypes;
+    struct coll_gpu_plan *plan; /* a persistent call's first start: record the plan here */
 } coll_gpu_args_t;
 
 /*
@@ -188,13 +189,27 @@ bool coll_gpu_args_on_device(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
 
+/* A native persistent call's plan: the native call its first MPI_Start built (the algorithm,
+ * the chunking, the buffers' signature bytes, the v-collectives' blocks), which every later start
+ * posts as it is: no memory-kind lookups, no eligibility, no algorithm choice, no datatype
+ * walk (docs/design.md, "Persistent collectives"). */
+typedef struct coll_gpu_plan {
+    bool ready;
+    coll_gpu_native_call_t call; /* counts/displs in blocks, posted_blocks NULL */
+    size_t *blocks;              /* the v-collectives' blocks, the plan's own */
+    size_t bytes;                /* counted per start (coll_gpu_native_bytes) */
+    int ncoll, alg;              /* the element of coll_gpu_<coll>_algorithm_calls per start */
+} coll_gpu_plan_t;
+
 /* Runs a native call a collective's native attempt built: a blocking one now; a nonblocking one
  * (a->request) by the communicator's thread, *a->request completing when it is done.  send and
  * recv: the call's packed buffers (coll_gpu_signature.h), NULL where none; their temporaries
- * are freed after the algorithm. */
+ * are freed after the algorithm.  bytes: the call's, counted as a native call of a->coll.  With
+ * a->plan, a call whose buffers need no packing is also recorded there (coll_gpu_plan_t). */
 struct coll_gpu_sig_buf;
 int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
-                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv);
+                           struct coll_gpu_sig_buf *send, struct coll_gpu_sig_buf *recv,
+                           size_t bytes);
 
 /* coll_gpu_ops_t's stage of the element-wise reductions (allreduce, scan, exscan,
  * reduce_local; coll_gpu_allreduce.c). */

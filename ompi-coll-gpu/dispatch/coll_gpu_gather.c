@@ -50,12 +50,11 @@ static bool coll_gpu_gather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
                                   NULL, NULL, in_place);
             coll_gpu_sig_buf_receive(&call, &recv);
         }
-        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = in_place ? NULL : send.data;
         call.rbuf = is_root ? recv.data : a->rbuf;
         call.count = coll_gpu_signature_bytes(count, dtype);
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
     }
     return true;
 }

@@ -45,12 +45,11 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        coll_gpu_count_native(a->coll, (size_t)a->count * call.esize);
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
         call.count = (size_t)a->count;
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, (size_t)a->count * call.esize);
     }
     return true;
 }

@@ -56,11 +56,10 @@ static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_na
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        coll_gpu_count_native(a->coll, (size_t)a->rcount * call.esize);
         call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
         call.rbuf = rbuf;
         call.count = (size_t)a->rcount;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, (size_t)a->rcount * call.esize);
     }
     return true;
 }
@@ -102,11 +101,10 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
         for (int b = 0; b < size; ++b) {
             counts[b] = (size_t)a->rcounts[b];
         }
-        coll_gpu_count_native(a->coll, counts[rank] * call.esize);
         call.sbuf = (MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
         call.rbuf = rbuf;
         call.counts = counts;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, counts[rank] * call.esize);
     }
     return true;
 }

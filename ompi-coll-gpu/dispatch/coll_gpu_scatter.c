@@ -48,12 +48,11 @@ static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t k
                                   NULL, false);
             coll_gpu_sig_buf_receive(&call, &recv);
         }
-        coll_gpu_count_native(a->coll, recv.bytes);
         call.sbuf = is_root ? send.data : a->sbuf;
         call.rbuf = in_place ? NULL : recv.data;
         call.count = coll_gpu_signature_bytes(count, dtype);
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
     }
     return true;
 }

@@ -20,7 +20,9 @@
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
 # MPI 4.1), each started twice with new inputs, in the same groups and kinds; with --native
 # (the scratch set up first) those whose nonblocking form runs natively post it at every start
-# (the counters show a native call per start).
+# (the counters show a native call per start), the later starts posting the plan the first
+# recorded (the verbose log says so; the results with new inputs prove it reads the buffers
+# anew).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -60,6 +62,13 @@ for np in 2 3; do
     check_run "$np ranks, persistent, native, host and device" $np "$EMU" test_nonblocking \
         --persistent --native --kinds=host,device --big=256k
 done
+# the plan: the first MPI_Start records the native call, the later ones post it as it is
+check_run "2 ranks, persistent, native, the plan" 2 "$EMU coll_gpu_verbose=10" test_nonblocking \
+    --persistent --native --kinds=device
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "later starts post the plan" \
+    "MPI_Allreduce_init on .*: MPI_Start of the plan: one_shot" \
+    "MPI_Allgatherv_init on .*: MPI_Start of the plan: direct" \
+    "MPI_Alltoall_init on .*: MPI_Start of the plan: direct"
 check_run "3 ranks, persistent, mixed kinds" 3 "$EMU" test_nonblocking --persistent \
     --kinds=mixed --big=256k
 check_run "4 ranks, persistent, host/device per rank" 4 "$EMU" test_nonblocking --persistent \
