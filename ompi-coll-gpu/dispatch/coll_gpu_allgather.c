@@ -6,6 +6,7 @@
 #include "coll_gpu_signature.h"
 
 #include <limits.h>
+#include <stdint.h>
 
 /* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
 #define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
@@ -15,11 +16,11 @@
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
                                       coll_gpu_allgather_direct, COLL_GPU_ALLGATHER_HIER_HELP,
                                       coll_gpu_allgather_hierarchical,
-                                      coll_gpu_allgather_hierarchical_fits);
+                                      coll_gpu_allgather_hierarchical_fits, SIZE_MAX);
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
                                       coll_gpu_allgatherv_direct, COLL_GPU_ALLGATHER_HIER_HELP,
                                       coll_gpu_allgatherv_hierarchical,
-                                      coll_gpu_allgather_hierarchical_fits);
+                                      coll_gpu_allgather_hierarchical_fits, SIZE_MAX);
 
 const coll_gpu_alg_table_t coll_gpu_allgather_algs = {
     .name = "allgather",

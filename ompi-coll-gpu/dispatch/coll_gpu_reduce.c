@@ -11,7 +11,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_reduce_direct,
     "each node reduces its ranks' inputs into one partial, the root fetches one per node: "
     "hierarchical allreduce's bits",
-    coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits);
+    coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
+    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES);
 
 const coll_gpu_alg_table_t coll_gpu_reduce_algs = {
     .name = "reduce",

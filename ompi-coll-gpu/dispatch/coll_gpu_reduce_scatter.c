@@ -7,6 +7,7 @@
 #include "coll_gpu_dispatch.h"
 
 #include <limits.h>
+#include <stdint.h>
 
 /* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
 #define COLL_GPU_RS_DIRECT_HELP                                                                    \
@@ -18,11 +19,11 @@
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_alg, COLL_GPU_RS_DIRECT_HELP,
                                       coll_gpu_reduce_scatter_block_direct, COLL_GPU_RS_HIER_HELP,
                                       coll_gpu_reduce_scatter_block_hierarchical,
-                                      coll_gpu_reduce_scatter_hierarchical_fits);
+                                      coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX);
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_alg, COLL_GPU_RS_DIRECT_HELP,
                                       coll_gpu_reduce_scatter_direct, COLL_GPU_RS_HIER_HELP,
                                       coll_gpu_reduce_scatter_hierarchical,
-                                      coll_gpu_reduce_scatter_hierarchical_fits);
+                                      coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX);
 
 const coll_gpu_alg_table_t coll_gpu_reduce_scatter_block_algs = {
     .name = "reduce_scatter_block",

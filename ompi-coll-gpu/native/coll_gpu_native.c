@@ -46,14 +46,15 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
 
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           char *why, size_t why_len) {
+                                           size_t seg_min_bytes, char *why, size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
     if (1 == team->nnodes) {
         COLL_GPU_WHY(why, why_len, "one node");
         return true;
     }
-    if (team->nnodes == team->size) {
+    if ((team->nnodes == team->size) &&
+        ((team->nnodes < 3) || (query->bytes < seg_min_bytes))) {
         COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
         return true;
     }
@@ -76,7 +77,14 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
 }
 
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", query->native->team->nnodes);
+    const coll_gpu_team_t *team = query->native->team;
+
+    if (team->nnodes == team->size) {
+        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes: segments between nodes",
+                     team->nnodes, query->bytes);
+    } else {
+        COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", team->nnodes);
+    }
     return true;
 }
 

@@ -388,11 +388,12 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
 
 /* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
  * reduce): auto takes direct on one node, across nodes of one rank each (where both move the
- * same bytes) and where hierarchical's layout does not fit (hier_fits: the algorithm's
- * _fits); hierarchical elsewhere. */
+ * same bytes; unless hierarchical segments its messages there: from seg_min_bytes on 3 nodes or
+ * more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
+ * algorithm's _fits); hierarchical elsewhere. */
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           char *why, size_t why_len);
+                                           size_t seg_min_bytes, char *why, size_t why_len);
 bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
                                     bool (*hier_fits)(const coll_gpu_native_t *, size_t),
                                     char *why, size_t why_len);
@@ -400,10 +401,11 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
 
 /* The rows of such a collective (prefix##_rows), and their predicates. */
 #define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,   \
-                                              hier_fits)                                           \
+                                              hier_fits, seg_min_bytes)                            \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
-        return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, why, why_len);              \
+        return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, seg_min_bytes, why,         \
+                                                      why_len);                                    \
     }                                                                                              \
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
@@ -618,6 +620,8 @@ int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
 int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
                                  const coll_gpu_native_call_t *call);
 bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* reduce hierarchical segments its network step from this size on, on 3 nodes or more */
+#define COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES (64 * 1024)
 /* gather: sbuf count elements, NULL at the root in place (its block already at
  * rbuf + root * count); rbuf size * count elements, the root's only */
 int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);

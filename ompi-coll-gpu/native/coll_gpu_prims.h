@@ -78,6 +78,27 @@ static inline bool coll_gpu_prims_next(coll_gpu_prims_t *pr, coll_gpu_prims_chun
     return true;
 }
 
+/* Elements [first, first + per_step) of a block of count elements: how many there are (a step
+ * of a collective whose blocks differ in length, the largest setting the steps). */
+static inline size_t coll_gpu_prims_block_chunk(size_t count, size_t first, size_t per_step) {
+    return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
+}
+
+/* The uniform collective's call as its v-form: call->count elements in every block, block p at
+ * p * count (the context's work arrays counts and displs). */
+static inline coll_gpu_native_call_t coll_gpu_prims_uniform_blocks(const coll_gpu_native_call_t *call) {
+    coll_gpu_native_call_t blocks = *call;
+    size_t *counts = call->native->counts, *displs = call->native->displs;
+
+    for (int p = 0; p < call->native->team->size; ++p) {
+        counts[p] = call->count;
+        displs[p] = (size_t)p * call->count;
+    }
+    blocks.counts = counts;
+    blocks.displs = displs;
+    return blocks;
+}
+
 /* Data, queued on the call's stream; nothing once data stopped. */
 static inline void coll_gpu_prims_copy(coll_gpu_prims_t *pr, void *dst, const void *src,
                                        size_t len) {

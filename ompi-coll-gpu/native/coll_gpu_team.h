@@ -55,6 +55,21 @@ static inline int coll_gpu_team_node_rank(const coll_gpu_team_t *team, int j, in
     return team->node_ranks[team->node_first[j] + k];
 }
 
+/* The most ranks of other nodes one rank takes when every node shares the other nodes' ranks
+ * out among its own, the i-th to its local rank i mod its size (the hierarchical allgather and
+ * reduce_scatter): the same on every rank. */
+static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
+    size_t most = 0;
+
+    for (int j = 0; j < team->nnodes; ++j) {
+        size_t remote = (size_t)(team->size - team->node_sizes[j]);
+        size_t share = (remote + (size_t)team->node_sizes[j] - 1) / (size_t)team->node_sizes[j];
+
+        most = (share > most) ? share : most;
+    }
+    return most;
+}
+
 /* Signal slots of the team's transport: the transport check's, then one per rank for the
  * native algorithms' steps (COLL_GPU_NATIVE_SLOT0 + rank), then one per rank where that rank
  * reports a failed call (COLL_GPU_TEAM_SLOT_FAILED0(team size) + rank), then one per rank where

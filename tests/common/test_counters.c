@@ -182,7 +182,7 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size) {
     return config->ranks_per_node > 0 && comm_size > config->ranks_per_node;
 }
 
-int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size) {
+int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes) {
     const tu_coll_info_t *info = tu_coll_info(coll);
     int forced = (NULL != info && NULL != info->algorithm_cvar)
                      ? *(const int *)((const char *)config + info->algorithm_offset)
@@ -195,10 +195,14 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size) {
         return forced;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
-     * ranks_per_node ranks) */
-    return (has_hierarchical && tu_multi_node(config, comm_size) && config->ranks_per_node > 1)
-               ? TU_ALG_AUTO + 3
-               : TU_ALG_AUTO + 2;
+     * ranks_per_node ranks); reduce segments its messages from 64 KiB on 3 nodes or more, where
+     * auto takes hierarchical on nodes of one rank too */
+    if (has_hierarchical && tu_multi_node(config, comm_size) &&
+        ((config->ranks_per_node > 1) ||
+         ((COLL_GPU_REDUCE == coll) && (comm_size >= 3) && (bytes >= 65536)))) {
+        return TU_ALG_AUTO + 3;
+    }
+    return TU_ALG_AUTO + 2;
 }
 
 bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size) {

@@ -84,10 +84,11 @@ int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank);
 bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
 
 /* The element of coll_gpu_<coll>_algorithm_calls a native call of coll (COLL_GPU_*: allgather(v),
- * reduce_scatter(_block), reduce and the others with a "direct" row first) counts on a communicator of
- * comm_size ranks: the forced algorithm, or auto's (hierarchical, the second row, where the
- * communicator spans nodes and they have several ranks; direct, the first, elsewhere). */
-int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size);
+ * reduce_scatter(_block), reduce and the others with a "direct" row first) of bytes per rank
+ * counts on a communicator of comm_size ranks: the forced algorithm, or auto's (hierarchical,
+ * the second row, where the communicator spans nodes and they have several ranks, and for a
+ * reduce of 64 KiB or more on 3 nodes or more; direct, the first, elsewhere). */
+int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether a native allreduce on comm_size ranks runs hierarchical (across nodes of several ranks:
  * forced, or auto's choice there), whose order of reduction reduce_scatter(_block)'s hierarchical
  * shares. */

@@ -56,13 +56,13 @@ typedef struct {
 
 /* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI, or a bcast on
  * one rank, which Open MPI's MPI layer returns before any coll module). */
-static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
+static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
     if (C_BCAST == c && 1 == comm->size) {
         return -1;
     }
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
-    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size)
+    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
                   : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 
@@ -84,7 +84,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     char x[8];
     void *d_in = NULL, *d_out = NULL, *sarg, *rarg, *result;
     uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
-    int slot = expected_slot(st, c, comm), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
+    int slot = expected_slot(st, c, comm, count * types[t].size), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || !reduces(c) || 2 == slot;

@@ -59,7 +59,7 @@ typedef struct {
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
-    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size)
+    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, 0)
                   : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 

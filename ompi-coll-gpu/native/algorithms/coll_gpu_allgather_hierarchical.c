@@ -24,23 +24,10 @@
  */
 #include "coll_gpu_prims.h"
 
-/* Elements [first, first + per_step) of a block of count elements: how many there are. */
-static inline size_t coll_gpu_allgather_hier_chunk(size_t count, size_t first, size_t per_step) {
-    return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
-}
-
-/* Slots of a scratch half: this rank's chunk, then the most chunks of other nodes a rank fetches
- * on the node that has the most per rank (the same number on every rank). */
+/* Slots of a scratch half: this rank's chunk, then its share of the other nodes' chunks, as
+ * many as the rank that takes the most has (the same on every rank). */
 static size_t coll_gpu_allgather_hier_slots(const coll_gpu_team_t *team) {
-    size_t most = 0;
-
-    for (int j = 0; j < team->nnodes; ++j) {
-        size_t remote = (size_t)(team->size - team->node_sizes[j]);
-        size_t per_rank = (remote + (size_t)team->node_sizes[j] - 1) / (size_t)team->node_sizes[j];
-
-        most = (per_rank > most) ? per_rank : most;
-    }
-    return 1 + most;
+    return 1 + coll_gpu_team_remote_share(team);
 }
 
 bool coll_gpu_allgather_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
@@ -62,7 +49,7 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
     }
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
-        size_t n = coll_gpu_allgather_hier_chunk(counts[rank], c.first, per_step);
+        size_t n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
         const char *in = ((NULL != call->sbuf) ? (const char *)call->sbuf : own) + c.first * esize;
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         int i;
@@ -81,7 +68,7 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
             }
             if (i % nlocal == team->local_rank) {
                 coll_gpu_prims_fetch(&pr, p, c.step, 0, mine + (size_t)(1 + i / nlocal) * per_step * esize,
-                                     coll_gpu_allgather_hier_chunk(counts[p], c.first, per_step) *
+                                     coll_gpu_prims_block_chunk(counts[p], c.first, per_step) *
                                          esize);
             }
             ++i;
@@ -101,7 +88,7 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
         /* every chunk to the receive buffer, from the slot it is in on this node */
         i = 0;
         for (int p = 0; p < size; ++p) {
-            size_t np = coll_gpu_allgather_hier_chunk(counts[p], c.first, per_step);
+            size_t np = coll_gpu_prims_block_chunk(counts[p], c.first, per_step);
             char *out = (char *)call->rbuf + (displs[p] + c.first) * esize;
             const char *from;
 
@@ -125,14 +112,7 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
 
 int coll_gpu_allgather_hierarchical(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call) {
-    coll_gpu_native_call_t blocks = *call;
-    size_t *counts = call->native->counts, *displs = call->native->displs;
+    coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
-    for (int p = 0; p < call->native->team->size; ++p) {
-        counts[p] = call->count;
-        displs[p] = (size_t)p * call->count;
-    }
-    blocks.counts = counts;
-    blocks.displs = displs;
     return coll_gpu_allgatherv_hierarchical(comm, &blocks);
 }

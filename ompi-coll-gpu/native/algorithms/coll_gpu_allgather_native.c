@@ -12,11 +12,6 @@
  */
 #include "coll_gpu_prims.h"
 
-/* Elements [first, first + per_step) of a block of count elements: how many there are. */
-static inline size_t coll_gpu_allgather_chunk(size_t count, size_t first, size_t per_step) {
-    return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
-}
-
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
                                const coll_gpu_native_call_t *call) {
     const size_t *counts = call->counts, *displs = call->displs;
@@ -30,7 +25,7 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
     }
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
-        size_t n = coll_gpu_allgather_chunk(counts[rank], c.first, per_step);
+        size_t n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
         const char *in = ((NULL != call->sbuf) ? (const char *)call->sbuf : own) + c.first * esize;
 
         coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, c.step), in, n * esize);
@@ -41,7 +36,7 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
          * this half and reuse theirs of the previous step */
         coll_gpu_prims_announce(&pr, c.step);
         for (int p = 0; p < size; ++p) {
-            size_t np = coll_gpu_allgather_chunk(counts[p], c.first, per_step);
+            size_t np = coll_gpu_prims_block_chunk(counts[p], c.first, per_step);
             char *out = (char *)call->rbuf + (displs[p] + c.first) * esize;
 
             if (p != rank) {
@@ -56,14 +51,7 @@ int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,
 
 int coll_gpu_allgather_direct(struct ompi_communicator_t *comm,
                               const coll_gpu_native_call_t *call) {
-    coll_gpu_native_call_t blocks = *call;
-    size_t *counts = call->native->counts, *displs = call->native->displs;
+    coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
-    for (int p = 0; p < call->native->team->size; ++p) {
-        counts[p] = call->count;
-        displs[p] = (size_t)p * call->count;
-    }
-    blocks.counts = counts;
-    blocks.displs = displs;
     return coll_gpu_allgatherv_direct(comm, &blocks);
 }

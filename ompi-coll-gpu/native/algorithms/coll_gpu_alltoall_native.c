@@ -72,15 +72,10 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
 }
 
 int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
-    coll_gpu_native_call_t blocks = *call;
-    size_t *counts = call->native->counts, *displs = call->native->displs;
+    coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
-    for (int p = 0; p < call->native->team->size; ++p) {
-        counts[p] = call->count;
-        displs[p] = (size_t)p * call->count;
-    }
-    blocks.counts = blocks.scounts = counts;
-    blocks.displs = blocks.sdispls = displs;
+    blocks.scounts = blocks.counts;
+    blocks.sdispls = blocks.displs;
     blocks.largest = call->count;
     return coll_gpu_alltoallv_direct(comm, &blocks);
 }

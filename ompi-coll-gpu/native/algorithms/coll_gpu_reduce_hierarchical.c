@@ -14,10 +14,20 @@
  *      receive buffer.
  * Each node but the root's sends the message once; the root receives nnodes - 1 partials.
  *
+ * Segmented (3 nodes or more, messages from 64 KiB): the root's network interface would take
+ * nnodes - 1 messages.  Instead step 3 is, between the leaders, a reduce-scatter: every leader
+ * tells the others its partial is there (REDUCED); node j's leader gets segment j (of nnodes)
+ * of every other node's partial, reduces the nnodes of them in node order, and tells the root
+ * (SEGMENT), which gets each segment's result straight into its receive buffer (its own
+ * node's it reduced there).  Every leader's link carries about 1 x the message each way, the
+ * root's 2 (nnodes - 1) / nnodes x in: bandwidth-optimal at any node count, in two rounds.
+ * The order is the same (node partials in node order), so the bits too.
+ *
  * Determinism: node partials (local rank order) reduced in node order, by the root: hierarchical
  * allreduce's order, checked bit for bit against it; on one node rank order, direct's bits.
  *
- * Scratch half: [input][partial][nnodes fetched partials], per_step elements each.  Reuse: the
+ * Scratch half: [input][partial][nnodes fetched partials], per_step elements each (segmented:
+ * [input][partial][nnodes fetched segments][the segment's result]).  Reuse: the
  * half of step s is written again in step s + 2, after every rank announced s + 1, which each
  * does once its reads of step s (loads of its node's inputs, the root's gets) completed.
  * MPI_IN_PLACE at the root: its input is rbuf, copied into its scratch in the step that writes
@@ -27,6 +37,83 @@
 
 bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
     return (size_t)(2 + native->team->nnodes) * esize <= native->half;
+}
+
+/* Node j's leader: its (root_index mod its size)-th rank. */
+static int coll_gpu_reduce_hier_leader(const coll_gpu_team_t *team, int j, int root_index) {
+    return coll_gpu_team_node_rank(team, j, root_index % team->node_sizes[j]);
+}
+
+/* Elements of segment k of a chunk of n elements cut into nsegs: its first and its length. */
+static size_t coll_gpu_reduce_hier_segment(size_t n, int nsegs, int k, size_t *first) {
+    size_t seg = (n + (size_t)nsegs - 1) / (size_t)nsegs;
+
+    *first = (size_t)k * seg;
+    return (*first >= n) ? 0 : (n - *first < seg) ? n - *first : seg;
+}
+
+/* The segmented network step of a leader (the node partial made, at partial offset of its
+ * half): a reduce-scatter between the leaders (segment j of every node's partial, reduced in node
+ * order by node j's leader), then the root gets each segment's result. */
+static void coll_gpu_reduce_hier_segments(coll_gpu_prims_t *pr, const coll_gpu_native_call_t *call,
+                                          const coll_gpu_prims_chunk_t *c, size_t bytes,
+                                          int root_index) {
+    coll_gpu_team_t *team = pr->native->team;
+    const void **srcs = pr->native->srcs;
+    int nnodes = team->nnodes, root = call->root;
+    size_t esize = call->esize, seg_bytes = (bytes / esize + (size_t)nnodes - 1) /
+                                              (size_t)nnodes * esize;
+    char *mine = coll_gpu_prims_mine(pr, c->step);
+    char *out = (char *)call->rbuf + c->first * esize;
+    /* [input][partial][nnodes fetched segments][this node's segment result] */
+    size_t off_part = (team->local_size > 1) ? bytes : 0, off_fetch = 2 * bytes;
+    size_t off_res = off_fetch + (size_t)nnodes * seg_bytes, first, n;
+    bool is_root = (team->rank == root);
+
+    n = coll_gpu_reduce_hier_segment(c->n, nnodes, team->node, &first);
+    coll_gpu_prims_publish(pr, c->step, off_part, c->n * esize);
+    /* the partial is there (and published) before the other leaders are told */
+    coll_gpu_prims_sync(pr);
+    for (int j = 0; j < nnodes; ++j) {
+        if (j != team->node) {
+            coll_gpu_prims_signal(pr, coll_gpu_reduce_hier_leader(team, j, root_index), c->step,
+                                  COLL_GPU_PHASE_REDUCED);
+        }
+    }
+    /* this node's segment of every node's partial, reduced in node order */
+    for (int j = 0; j < nnodes; ++j) {
+        int leader = coll_gpu_reduce_hier_leader(team, j, root_index);
+        char *slot = mine + off_fetch + (size_t)j * seg_bytes;
+
+        if (j == team->node) {
+            srcs[j] = mine + off_part + first * esize;
+            continue;
+        }
+        coll_gpu_prims_wait(pr, leader, c->step, COLL_GPU_PHASE_REDUCED);
+        coll_gpu_prims_fetch(pr, leader, c->step,
+                             ((team->node_sizes[j] > 1) ? bytes : 0) + first * esize, slot,
+                             n * esize);
+        srcs[j] = slot;
+    }
+    coll_gpu_prims_fetch_complete(pr);
+    coll_gpu_prims_reduce(pr, is_root ? out + first * esize : mine + off_res, srcs, nnodes, n);
+    if (!is_root) {
+        coll_gpu_prims_publish(pr, c->step, off_res, n * esize);
+        coll_gpu_prims_sync(pr);
+        coll_gpu_prims_signal(pr, root, c->step, COLL_GPU_PHASE_SEGMENT);
+        return;
+    }
+    /* the root: every other segment's result, straight into the receive buffer */
+    for (int j = 0; j < nnodes; ++j) {
+        int leader = coll_gpu_reduce_hier_leader(team, j, root_index);
+        size_t nj = coll_gpu_reduce_hier_segment(c->n, nnodes, j, &first);
+
+        if (j != team->node) {
+            coll_gpu_prims_wait(pr, leader, c->step, COLL_GPU_PHASE_SEGMENT);
+            coll_gpu_prims_fetch(pr, leader, c->step, off_res, out + first * esize, nj * esize);
+        }
+    }
+    coll_gpu_prims_fetch_complete(pr);
 }
 
 int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
@@ -39,6 +126,12 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     bool is_root = (team->rank == root);
     size_t esize = call->esize;
     size_t per_step = native->half / ((size_t)(2 + team->nnodes) * esize);
+    /* segments between the leaders: on 3 nodes or more, for messages from
+     * COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES (the same on every rank), when the segments fit */
+    size_t seg_bytes = (per_step + (size_t)team->nnodes - 1) / (size_t)team->nnodes * esize;
+    bool segmented = (team->nnodes >= 3) &&
+                     (call->count * esize >= COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES) &&
+                     ((size_t)(team->nnodes + 1) * seg_bytes <= (size_t)team->nnodes * per_step * esize);
     coll_gpu_prims_t pr;
 
     /* the root's index within its node; this node's leader (the root on the root's node) */
@@ -69,6 +162,10 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
         if (team->local_size > 1) {
             coll_gpu_prims_reduce_node(&pr, mine + bytes, c.step, 0, c.n);
         }
+        if (segmented) {
+            coll_gpu_reduce_hier_segments(&pr, call, &c, bytes, root_index);
+            continue;
+        }
         if (!is_root) {
             coll_gpu_prims_publish(&pr, c.step, (team->local_size > 1) ? bytes : 0, len);
             /* the partial is there (and published) before the root is told */
@@ -79,8 +176,7 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
         /* the root: every node's partial, in node order */
         for (int j = 0; j < team->nnodes; ++j) {
             char *slot = mine + (size_t)(2 + j) * bytes;
-            /* node j's leader: its (root_index mod its size)-th rank */
-            int their_leader = coll_gpu_team_node_rank(team, j, root_index % team->node_sizes[j]);
+            int their_leader = coll_gpu_reduce_hier_leader(team, j, root_index);
 
             if (j == team->node) {
                 srcs[nsrcs++] = mine + ((team->local_size > 1) ? bytes : 0);

@@ -50,14 +50,10 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         char *staging = mine + (size_t)size * per_step * esize;
-        size_t n = (counts[rank] <= c.first)             ? 0
-                   : (counts[rank] - c.first < per_step) ? counts[rank] - c.first
-                                                         : per_step;
+        size_t n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
 
         for (int b = 0; b < size; ++b) {
-            size_t nb = (counts[b] <= c.first)             ? 0
-                        : (counts[b] - c.first < per_step) ? counts[b] - c.first
-                                                           : per_step;
+            size_t nb = coll_gpu_prims_block_chunk(counts[b], c.first, per_step);
             if ((b != rank) || copy_own) {
                 coll_gpu_prims_copy(&pr, mine + (size_t)b * per_step * esize,
                                     (const char *)call->sbuf + (displs[b] + c.first) * esize,
@@ -97,12 +93,8 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
 
 int coll_gpu_reduce_scatter_block_direct(struct ompi_communicator_t *comm,
                                          const coll_gpu_native_call_t *call) {
-    coll_gpu_native_call_t blocks = *call;
-    size_t *counts = call->native->counts;
+    /* (the displacements it computes itself, from the counts) */
+    coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
-    for (int b = 0; b < call->native->team->size; ++b) {
-        counts[b] = call->count;
-    }
-    blocks.counts = counts;
     return coll_gpu_reduce_scatter_direct(comm, &blocks);
 }

@@ -32,26 +32,8 @@
  */
 #include "coll_gpu_prims.h"
 
-static inline size_t coll_gpu_rs_hier_chunk(size_t count, size_t first, size_t per_step) {
-    return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
-}
-
-/* The most partials a rank makes: its share of the other nodes' blocks, on the node that has the
- * most per rank (the same number on every rank). */
-static size_t coll_gpu_rs_hier_partials(const coll_gpu_team_t *team) {
-    size_t most = 0;
-
-    for (int j = 0; j < team->nnodes; ++j) {
-        size_t remote = (size_t)(team->size - team->node_sizes[j]);
-        size_t per_rank = (remote + (size_t)team->node_sizes[j] - 1) / (size_t)team->node_sizes[j];
-
-        most = (per_rank > most) ? per_rank : most;
-    }
-    return most;
-}
-
 static size_t coll_gpu_rs_hier_slots(const coll_gpu_team_t *team) {
-    return (size_t)team->size + coll_gpu_rs_hier_partials(team) + (size_t)team->nnodes + 1;
+    return (size_t)team->size + coll_gpu_team_remote_share(team) + (size_t)team->nnodes + 1;
 }
 
 bool coll_gpu_reduce_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {
@@ -83,7 +65,7 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
     size_t *holder_of = native->send_counts;
     const void **srcs = native->srcs;
     int size = team->size, rank = team->rank, nlocal = team->local_size;
-    size_t esize = call->esize, largest = 0, nparts = coll_gpu_rs_hier_partials(team);
+    size_t esize = call->esize, largest = 0, nparts = coll_gpu_team_remote_share(team);
     size_t per_step = native->half / (coll_gpu_rs_hier_slots(team) * esize);
     size_t off_parts = (size_t)size, off_fetched = off_parts + nparts;
     size_t off_own = off_fetched + (size_t)team->nnodes;
@@ -107,14 +89,14 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
-        size_t bytes = per_step * esize, n = coll_gpu_rs_hier_chunk(counts[rank], c.first, per_step);
+        size_t bytes = per_step * esize, n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
         const void *own;
         int i, nsrcs;
 
         for (int b = 0; b < size; ++b) {
             coll_gpu_prims_copy(&pr, mine + (size_t)b * bytes,
                                 (const char *)call->sbuf + (displs[b] + c.first) * esize,
-                                coll_gpu_rs_hier_chunk(counts[b], c.first, per_step) * esize);
+                                coll_gpu_prims_block_chunk(counts[b], c.first, per_step) * esize);
         }
         /* the inputs landed and every rank's reads of step - 2 completed */
         coll_gpu_prims_announce(&pr, c.step);
@@ -122,7 +104,7 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
         /* this rank's share of the other nodes' blocks: the node's partial of each */
         i = 0;
         for (int b = 0; b < size; ++b) {
-            size_t nb = coll_gpu_rs_hier_chunk(counts[b], c.first, per_step);
+            size_t nb = coll_gpu_prims_block_chunk(counts[b], c.first, per_step);
             char *part;
 
             if (coll_gpu_native_is_local(native, b)) {
@@ -181,12 +163,7 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
 
 int coll_gpu_reduce_scatter_block_hierarchical(struct ompi_communicator_t *comm,
                                                const coll_gpu_native_call_t *call) {
-    coll_gpu_native_call_t blocks = *call;
-    size_t *counts = call->native->counts;
+    coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
-    for (int b = 0; b < call->native->team->size; ++b) {
-        counts[b] = call->count;
-    }
-    blocks.counts = counts;
     return coll_gpu_reduce_scatter_hierarchical(comm, &blocks);
 }
