@@ -114,7 +114,7 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
                                   NULL, true);
         }
         /* in place, this rank's own block is read from the receive buffer */
-        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs);
+        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs, NULL, NULL);
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->rdispls,
                               counts, displs, in_place);
         total = recv.bytes;

@@ -55,12 +55,17 @@ static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t 
 /*
  * The same for MPI_Alltoallv.  A rank knows only its own counts, while the number of steps
  * (the longest block of any pair of ranks, in bytes of the type signature), the eligibility and
- * the tuning rule must be the same on every rank: the ranks agree on them with one
- * max-reduction over Open MPI's allreduce per call, which also carries whether some rank's
- * arguments (a negative count, a block too large) rule the native algorithm out.  A few
- * microseconds on host memory, next to an alltoallv's own step signals; skipped only where the
- * parameters rule the native algorithm out on every rank alike.  Datatypes play no part in the
- * decision: ranks may pass different ones of one signature (coll_gpu_signature.h).
+ * the tuning rule must be the same on every rank.  A blocking call agrees on them with one
+ * max-reduction over Open MPI's allreduce, which also carries whether some rank's arguments (a
+ * negative count, a block too large) rule the native algorithm out: a few microseconds on host
+ * memory, next to an alltoallv's own step signals; skipped only where the parameters rule the
+ * native algorithm out on every rank alike.  A nonblocking one must not block in a collective of
+ * Open MPI (another rank may post its calls on another communicator first): it decides on what
+ * every rank shares (the communicator, the parameters, a tuning rule looked up as one byte) and
+ * the algorithm agrees on the longest block in its first step, on the communicator's thread
+ * (call.largest COLL_GPU_NATIVE_LARGEST_AGREED; MPI's own argument checks have refused negative
+ * counts before the call gets here).  Datatypes play no part in the decision: ranks may pass
+ * different ones of one signature (coll_gpu_signature.h).
  */
 static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
                                       bool kinds_mixed, int *rc_p) {
@@ -69,18 +74,19 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     size_t total = 0;
     const void *bufs[2] = {rbuf, sbuf};
-    bool in_place = (MPI_IN_PLACE == sbuf);
+    bool in_place = (MPI_IN_PLACE == sbuf), nonblocking = (NULL != a->request);
     int size = ompi_comm_size(a->comm), count = 1; /* 1: refused for another reason */
     int64_t agreed[2] = {0, 0};                    /* the largest block, unusable */
     coll_gpu_native_call_t call;
 
-    /* in place, the receive counts are the send counts too */
-    if (OPAL_UNLIKELY(coll_gpu_native_check_blocks(
+    /* in place, the receive counts are the send counts too (a nonblocking call never
+     * compares: coll_gpu_check_counts stages it) */
+    if (!nonblocking && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
             a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, in_place ? a->rcounts : a->scounts,
             in_place ? a->rdtype : a->sdtype, a->rcounts, a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
-    if (!kinds_mixed && c->native &&
+    if (!nonblocking && !kinds_mixed && c->native &&
         (COLL_GPU_ALG_STAGED != c->algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
             int64_t sent =
@@ -101,19 +107,21 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
                                   MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
-                                  NULL != a->request, &call, rc_p)) {
+                                  nonblocking, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
         coll_gpu_sig_buf_t send = {0}, recv;
+        size_t *counts, *displs, *scounts, *sdispls;
 
+        coll_gpu_native_block_arrays(&call, nonblocking, &counts, &displs, &scounts, &sdispls);
         if (!in_place) {
             coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, size, 0, a->scounts, a->sdispls,
-                                  call.native->send_counts, call.native->send_displs, true);
+                                  scounts, sdispls, true);
         }
         /* in place, the receive buffer's blocks are sent: packed in first */
         coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, 0, a->rcounts, a->rdispls,
-                              call.native->counts, call.native->displs, in_place);
+                              counts, displs, in_place);
         total = recv.bytes;
         coll_gpu_sig_buf_receive(&call, &recv);
         call.sbuf = in_place ? NULL : send.data;
@@ -122,7 +130,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         call.rbuf = recv.data;
         call.counts = recv.counts;
         call.displs = recv.displs;
-        call.largest = (size_t)count;
+        call.largest = nonblocking ? COLL_GPU_NATIVE_LARGEST_AGREED : (size_t)count;
         *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, total);
     }
     return true;
@@ -160,4 +168,4 @@ static const coll_gpu_ops_t coll_gpu_alltoall_ops = {
 COLL_GPU_DEFINE_ENTRIES(alltoall, ALLTOALL, BLOCKS, &coll_gpu_alltoall_ops,
                         coll_gpu_alltoall_native, coll_gpu_alltoall_native)
 COLL_GPU_DEFINE_ENTRIES(alltoallv, ALLTOALLV, ALLTOALLV, &coll_gpu_alltoall_ops,
-                        coll_gpu_alltoallv_native, NULL)
+                        coll_gpu_alltoallv_native, coll_gpu_alltoallv_native)

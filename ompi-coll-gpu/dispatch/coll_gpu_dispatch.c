@@ -108,7 +108,7 @@ static int coll_gpu_persistent_start(void *ctx, ompi_request_t **inner) {
  * posts that form.  False (nothing done) for the staged persistent request instead. */
 static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
                                        bool on_device, int *rc_p) {
-    size_t nblocks = 2 * (size_t)ompi_comm_size(a->comm);
+    size_t nblocks = 4 * (size_t)ompi_comm_size(a->comm); /* an alltoallv's four arrays */
     coll_gpu_persistent_t *p;
 
     if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
@@ -150,9 +150,14 @@ static void coll_gpu_plan_record(coll_gpu_plan_t *plan, const coll_gpu_native_ca
     plan->call = *call;
     if (NULL != call->posted_blocks) {
         /* a v-collective's blocks: the plan's own copy */
-        memcpy(plan->blocks, call->posted_blocks, 2 * (size_t)size * sizeof(size_t));
+        memcpy(plan->blocks, call->posted_blocks,
+               (size_t)call->posted_arrays * (size_t)size * sizeof(size_t));
         plan->call.counts = plan->blocks;
         plan->call.displs = plan->blocks + size;
+        if (4 == call->posted_arrays) {
+            plan->call.scounts = plan->blocks + 2 * size;
+            plan->call.sdispls = plan->blocks + 3 * size;
+        }
     }
     plan->call.posted_blocks = NULL;
     plan->call.unpack = NULL;

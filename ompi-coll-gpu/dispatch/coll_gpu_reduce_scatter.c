@@ -97,7 +97,7 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
     if (OMPI_SUCCESS == *rc_p) {
         size_t *counts, *displs;
 
-        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs);
+        coll_gpu_native_block_arrays(&call, NULL != a->request, &counts, &displs, NULL, NULL);
         (void)displs;
         for (int b = 0; b < size; ++b) {
             counts[b] = (size_t)a->rcounts[b];

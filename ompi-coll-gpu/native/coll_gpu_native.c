@@ -8,6 +8,7 @@
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 #include "coll_gpu_tuning.h"
+#include "coll_gpu_value_code.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
@@ -260,20 +261,32 @@ bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module) {
 }
 
 void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
-                                  size_t **counts_p, size_t **displs_p) {
+                                  size_t **counts_p, size_t **displs_p, size_t **scounts_p,
+                                  size_t **sdispls_p) {
     size_t size = (size_t)call->native->team->size;
+    int narrays = (NULL != scounts_p) ? 4 : 2;
 
     if (!nonblocking) {
         *counts_p = call->native->counts;
         *displs_p = call->native->displs;
+        if (NULL != scounts_p) {
+            *scounts_p = call->native->send_counts;
+            *sdispls_p = call->native->send_displs;
+        }
         return;
     }
-    call->posted_blocks = malloc(2 * size * sizeof(size_t));
+    call->posted_blocks = malloc((size_t)narrays * size * sizeof(size_t));
     if (NULL == call->posted_blocks) {
-        coll_gpu_out_of_host_memory(2 * size * sizeof(size_t)); /* the peers posted theirs */
+        /* the peers posted theirs */
+        coll_gpu_out_of_host_memory((size_t)narrays * size * sizeof(size_t));
     }
+    call->posted_arrays = narrays;
     *counts_p = call->posted_blocks;
     *displs_p = call->posted_blocks + size;
+    if (NULL != scounts_p) {
+        *scounts_p = call->posted_blocks + 2 * size;
+        *sdispls_p = call->posted_blocks + 3 * size;
+    }
 }
 
 static size_t coll_gpu_native_half_size(void) {
@@ -785,6 +798,41 @@ cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64
 #define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
     (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
 
+/* A step of agreement: word (none when 0) into every peer's slot group0 + this rank, then READY
+ * of a new step to every peer, then every peer's READY of it.  Signals to one peer arrive in
+ * order: the peers' words of this step are in this rank's slots of group0 when it returns.
+ * Words carry the step (above 24 bits here) so that older ones are told apart, and grow as a
+ * slot's values must. */
+static cgt_status_t coll_gpu_native_agreement_step(coll_gpu_native_t *native, unsigned group0,
+                                                   uint64_t word, uint64_t step) {
+    coll_gpu_team_t *team = native->team;
+    cgt_status_t status = CGT_OK;
+
+    for (int p = 0; (0 != word) && (p < team->size) && (CGT_OK == status); ++p) {
+        if (p != team->rank) {
+            status = cgt_signal(team->cgt, p, group0 + (unsigned)team->rank, word);
+        }
+    }
+    if (CGT_OK == status) {
+        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+    }
+    if (CGT_OK == status) {
+        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
+    }
+    return status;
+}
+
+static uint64_t coll_gpu_native_slot_word(const coll_gpu_team_t *team, unsigned slot) {
+    volatile uint64_t *addr = cgt_signal_addr(team->cgt, slot);
+
+    return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
+}
+
+/* A failed call's word in a peer's failure slot: the agreement step, then the MPI error class
+ * (monotone, as slots must be: steps only grow). */
+#define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
+    (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
+
 /* coll_gpu_native_finish's agreement: my_class MPI_SUCCESS when the call succeeded here.  On
  * return *peer_p is the first peer whose call failed (-1: none), *class_p its error class.  A peer
  * can write its failure slot only at the end of a call, after this rank's announcement of a step of
@@ -794,32 +842,45 @@ static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int
     coll_gpu_team_t *team = native->team;
     unsigned failed0 = COLL_GPU_TEAM_SLOT_FAILED0(team->size);
     uint64_t step = ++native->step;
-    cgt_status_t status = CGT_OK;
+    cgt_status_t status;
 
     *peer_p = -1;
     *class_p = MPI_SUCCESS;
-    /* signals to one peer arrive in order: the word is there before the announcement */
-    for (int p = 0; (MPI_SUCCESS != my_class) && (p < team->size) && (CGT_OK == status); ++p) {
-        if (p != team->rank) {
-            status = cgt_signal(team->cgt, p, failed0 + (unsigned)team->rank,
-                                COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class));
-        }
-    }
-    if (CGT_OK == status) {
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-    }
-    if (CGT_OK == status) {
-        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-    }
+    status = coll_gpu_native_agreement_step(
+        native, failed0,
+        (MPI_SUCCESS != my_class) ? COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class) : 0, step);
     for (int p = 0; (CGT_OK == status) && (p < team->size) && (*peer_p < 0); ++p) {
-        volatile uint64_t *slot = cgt_signal_addr(team->cgt, failed0 + (unsigned)p);
-        uint64_t word = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        uint64_t word = coll_gpu_native_slot_word(team, failed0 + (unsigned)p);
 
         if ((p != team->rank) && ((word >> 8) == step)) {
             *peer_p = p;
             *class_p = (int)(word & 0xff);
         }
     }
+    return status;
+}
+
+cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine, uint64_t *max_p) {
+    coll_gpu_team_t *team = native->team;
+    unsigned value0 = COLL_GPU_TEAM_SLOT_VALUE0(team->size);
+    uint64_t step = ++native->step;
+    uint32_t code = coll_gpu_value_encode(mine);
+    cgt_status_t status;
+
+    /* the step is above the code: never 0, and the newest word is the largest */
+    status = coll_gpu_native_agreement_step(
+        native, value0, (step << COLL_GPU_VALUE_CODE_BITS) | code, step);
+    for (int p = 0; (CGT_OK == status) && (p < team->size); ++p) {
+        uint64_t word = coll_gpu_native_slot_word(team, value0 + (unsigned)p);
+
+        /* every rank's word of this step is there (a peer writes the next only after this rank
+         * signals a later step) */
+        if ((p != team->rank) && ((word >> COLL_GPU_VALUE_CODE_BITS) == step)) {
+            uint32_t theirs = (uint32_t)(word & ((1u << COLL_GPU_VALUE_CODE_BITS) - 1));
+            code = (theirs > code) ? theirs : code;
+        }
+    }
+    *max_p = coll_gpu_value_decode(code);
     return status;
 }
 
@@ -1176,10 +1237,18 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)",
-                     t->mpi_call, nonblocking ? " (nonblocking, on the communicator's thread)" : "",
-                     comm->c_name, count, tsize, coll_gpu_native_mems[kind].name, call->alg->name,
-                     why);
+    if ((COLL_GPU_NCOLL_ALLTOALLV == coll) && nonblocking) {
+        /* its blocks' lengths are agreed by the algorithm (coll_gpu_alltoall.c) */
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s (nonblocking, on the communicator's thread) "
+                         "on %s: blocks agreed in the call, %s memory: %s (%s)", t->mpi_call,
+                         comm->c_name, coll_gpu_native_mems[kind].name, call->alg->name, why);
+    } else {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)",
+                         t->mpi_call,
+                         nonblocking ? " (nonblocking, on the communicator's thread)" : "",
+                         comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
+                         call->alg->name, why);
+    }
     call->kind = kind;
     call->mem = &coll_gpu_native_mems[kind];
     call->stream = NULL;

@@ -256,6 +256,15 @@ typedef int (*coll_gpu_native_alg_fn_t)(struct ompi_communicator_t *comm,
                                         const struct coll_gpu_native_call *call);
 
 /*
+ * An agreement inside a call, on the native protocol (no collective of Open MPI: a nonblocking
+ * call's thread may run it): every rank's value, to every peer through its value slots, in one
+ * step of signals; *max_p the largest, rounded up to the 24-bit code the slots carry (exact
+ * below 2^18, at most 2^-17 more above), the same on every rank.  The ranks' alltoallv blocks
+ * set a nonblocking call's steps this way.
+ */
+cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine, uint64_t *max_p);
+
+/*
  * The collectives' step handshake (struct coll_gpu_native_call is below): completes this rank's
  * copies into its half and its fetches of the previous step, then announces READY of step to
  * every peer and waits until every peer did.  An accelerator error in *astatus_p skips nothing
@@ -437,6 +446,8 @@ const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
  * elements of esize bytes (bytes of the type signature for data movement, esize 1); MPI_IN_PLACE
  * is resolved by the dispatch as each algorithm's comment says.
  */
+#define COLL_GPU_NATIVE_LARGEST_AGREED SIZE_MAX
+
 typedef struct coll_gpu_native_call {
     coll_gpu_native_t *native;
     coll_gpu_native_kind_t kind;
@@ -461,25 +472,29 @@ typedef struct coll_gpu_native_call {
     int root;
     /* v-collectives and the alltoalls: receive blocks (counts, displs) and send blocks
      * (scounts, sdispls), one per rank of the team; largest: the longest block of any pair of
-     * ranks, the same on every rank */
+     * ranks, the same on every rank, or COLL_GPU_NATIVE_LARGEST_AGREED: the algorithm agrees on
+     * it (a nonblocking alltoallv) */
     const size_t *counts, *displs, *scounts, *sdispls;
     size_t largest;
     size_t chunk_bytes; /* pipeline chunk (allreduce: two-shot, ring, hierarchical) */
-    /* a nonblocking v-collective's receive blocks (counts, then displs: 2 x team size), its
-     * own while it is queued (the context's arrays are the running call's work arrays); freed
-     * after the call (NULL: none) */
+    /* a nonblocking v-collective's blocks (counts, displs, then for the alltoalls scounts,
+     * sdispls: posted_arrays x team size), its own while it is queued (the context's arrays
+     * are the running call's work arrays); freed after the call (NULL: none) */
     size_t *posted_blocks;
+    int posted_arrays;
 } coll_gpu_native_call_t;
 
 /* Whether the communicator's native nonblocking calls may run now (parameters, its device
  * scratch set up, not broken): the same on every rank.  A call still has to be eligible. */
 bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module);
 
-/* Where a v-collective writes its receive blocks (counts, displs; team size entries each): the
- * context's arrays for a blocking call, arrays of the call's own for a nonblocking one (freed
- * with it: coll_gpu_native_launch and the communicator's thread). */
+/* Where a v-collective writes its receive blocks (counts, displs; team size entries each) and,
+ * unless scounts_p is NULL, its send blocks (the alltoalls): the context's arrays for a blocking
+ * call, arrays of the call's own for a nonblocking one (freed with it: coll_gpu_native_launch
+ * and the communicator's thread). */
 void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
-                                  size_t **counts_p, size_t **displs_p);
+                                  size_t **counts_p, size_t **displs_p, size_t **scounts_p,
+                                  size_t **sdispls_p);
 
 /* Around a native call on a communicator spanning nodes: marks the traffic counters, then adds
  * the call's traffic to coll_gpu_net_counters (and logs it at COLL_GPU_VERBOSE_CALLS). */

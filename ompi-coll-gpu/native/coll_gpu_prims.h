@@ -195,6 +195,17 @@ static inline void coll_gpu_prims_announce(coll_gpu_prims_t *pr, uint64_t step) 
     }
 }
 
+/* The largest of the ranks' values (coll_gpu_native_agree_max), one step of signals; 0 once
+ * the transport failed (the algorithm then ends). */
+static inline uint64_t coll_gpu_prims_agree_max(coll_gpu_prims_t *pr, uint64_t mine) {
+    uint64_t max = 0;
+
+    if (coll_gpu_prims_linked(pr)) {
+        pr->status = coll_gpu_native_agree_max(pr->native, mine, &max);
+    }
+    return coll_gpu_prims_linked(pr) ? max : 0;
+}
+
 /* The end of the algorithm (coll_gpu_native_finish): its result. */
 static inline int coll_gpu_prims_finish(coll_gpu_prims_t *pr, struct ompi_communicator_t *comm) {
     return coll_gpu_native_finish(pr->call, comm, pr->status, pr->astatus);

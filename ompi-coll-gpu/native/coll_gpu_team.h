@@ -74,12 +74,15 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
  * native algorithms' steps (COLL_GPU_NATIVE_SLOT0 + rank), then one per rank where that rank
  * reports a failed call (COLL_GPU_TEAM_SLOT_FAILED0(team size) + rank), then one per rank where
  * that rank reports the number of a stream-ordered call that failed there
- * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c). */
+ * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c), then one per
+ * rank where that rank puts its value of an agreement inside a call
+ * (COLL_GPU_TEAM_SLOT_VALUE0(team size) + rank; coll_gpu_native_agree_max). */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
 #define COLL_GPU_TEAM_SLOT_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
-#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_VALUE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_VALUE0(size) + (unsigned)(size))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

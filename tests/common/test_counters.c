@@ -225,19 +225,16 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     if (COLL_GPU_ALLREDUCE == coll) {
         return tu_allreduce_native_expected(config, comm_size);
     }
-    /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, for the
-     * collectives but MPI_Alltoallv (whose native form agrees on its counts first), once the
-     * test set the scratch up; a
-     * persistent one where its nonblocking form is (every start posts that), counted once per
-     * start */
+    /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, once the
+     * test set the scratch up; a persistent one where its nonblocking form is (every start
+     * posts that), counted once per start */
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_persistent(coll)) {
         coll = tu_coll_nonblocking(coll);
     }
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_nonblocking(coll)) {
         info = tu_coll_info(coll);
         if (!config->native_nonblocking || !config->nonblocking_contexts ||
-            config->check_memory_kinds || NULL == info ||
-            COLL_GPU_ALLTOALLV == tu_coll_blocking(coll)) {
+            config->check_memory_kinds || NULL == info) {
             return false;
         }
         coll = tu_coll_blocking(coll);

@@ -68,7 +68,9 @@ check_run "2 ranks, persistent, native, the plan" 2 "$EMU coll_gpu_verbose=10" t
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "later starts post the plan" \
     "MPI_Allreduce_init on .*: MPI_Start of the plan: one_shot" \
     "MPI_Allgatherv_init on .*: MPI_Start of the plan: direct" \
-    "MPI_Alltoall_init on .*: MPI_Start of the plan: direct"
+    "MPI_Alltoall_init on .*: MPI_Start of the plan: direct" \
+    "MPI_Alltoallv_init on .*: MPI_Start of the plan: direct" \
+    "MPI_Alltoallv \(nonblocking, on the communicator's thread\) on .*: blocks agreed in the call"
 check_run "3 ranks, persistent, mixed kinds" 3 "$EMU" test_nonblocking --persistent \
     --kinds=mixed --big=256k
 check_run "4 ranks, persistent, host/device per rank" 4 "$EMU" test_nonblocking --persistent \

@@ -6,8 +6,11 @@
  * chunk out of every peer's scratch into that peer's block of its receive buffer
  * (coll_gpu_native_fetch: a copy from a peer of this node, a get from another node's).  Its own
  * block is copied from its send buffer to its receive buffer.  Step s carries elements
- * [s * per_step, (s + 1) * per_step) of every block; the caller says how long the largest block
- * of any pair of ranks is, which sets the number of steps (the same on every rank).
+ * [s * per_step, (s + 1) * per_step) of every block; the longest block of any pair of ranks sets
+ * the number of steps (the same on every rank): the caller says how long it is (a blocking call
+ * agreed before), or the ranks agree on it in a first step of signals (a nonblocking call, whose
+ * thread cannot run a collective of Open MPI: coll_gpu_native_agree_max, which may round it up a
+ * little: the steps beyond the blocks move nothing).
  *
  * MPI_IN_PLACE (sbuf NULL): the receive buffer's blocks are sent and replaced.  Step s copies
  * chunk s of every block into the scratch before any rank is told, and fetches overwrite only
@@ -30,6 +33,7 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
     size_t esize = call->esize, per_step = call->native->half / ((size_t)size * esize);
     size_t area = per_step * esize;
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
+    size_t largest = call->largest;
     coll_gpu_prims_t pr;
 
     if (NULL == call->sbuf) {
@@ -38,7 +42,15 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
         sdispls = rdispls;
     }
     coll_gpu_prims_init(&pr, call);
-    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->largest, per_step);) {
+    if (COLL_GPU_NATIVE_LARGEST_AGREED == largest) {
+        largest = 0;
+        for (int p = 0; p < size; ++p) {
+            largest = (scounts[p] > largest) ? scounts[p] : largest;
+            largest = (rcounts[p] > largest) ? rcounts[p] : largest;
+        }
+        largest = (size_t)coll_gpu_prims_agree_max(&pr, largest);
+    }
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
 
         for (int d = 0; d < size; ++d) {
