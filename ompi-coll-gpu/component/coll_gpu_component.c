@@ -4,6 +4,7 @@
  * accelerator backend, opened once per process.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_model_defaults.h"
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
@@ -299,20 +300,25 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
 static void coll_gpu_register_native(const mca_base_component_t *c) {
     coll_gpu_register_algorithms(c);
 
-    mca_coll_gpu_component.allreduce_one_shot_max_bytes = 64 * 1024;
+    /* the defaults of the crossovers: the cost model's (coll_gpu_model_defaults.h) */
+    mca_coll_gpu_component.allreduce_one_shot_max_bytes = COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES;
     (void)mca_base_component_var_register(
         c, "allreduce_one_shot_max_bytes",
         "With allreduce_algorithm auto and no tuning rule: the largest message (bytes per "
-        "rank) run one-shot; larger ones run two-shot.  Also sizes the device scratch",
+        "rank) run one-shot; larger ones run two-shot.  Also sizes the device scratch.  The "
+        "default is the cost model's crossover on one node of 8 H200 (perf/cost_model "
+        "--crossovers prints it for other layouts and machines, and a tuning file of them)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_one_shot_max_bytes);
 
-    mca_coll_gpu_component.allreduce_ring_min_bytes = 1024 * 1024;
+    mca_coll_gpu_component.allreduce_ring_min_bytes = COLL_GPU_MODEL_RING_MIN_BYTES;
     (void)mca_base_component_var_register(
         c, "allreduce_ring_min_bytes",
         "With allreduce_algorithm auto and no tuning rule, across nodes of one rank each: the "
         "smallest message (bytes per rank) run on the ring (2 (nodes - 1) steps); smaller ones "
-        "run hierarchical (one exchange with every node each way, 3 rounds on the critical path)",
+        "run hierarchical (one exchange with every node each way, 3 rounds on the critical "
+        "path).  The default is the cost model's crossover on 8 nodes of one H200 "
+        "(perf/cost_model --crossovers: other node counts and machines, a tuning file of them)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_ring_min_bytes);
 

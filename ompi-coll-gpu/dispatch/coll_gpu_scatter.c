@@ -7,10 +7,23 @@
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_native.h). */
-COLL_GPU_ALG_TABLE_ONE(coll_gpu_scatter_algs, "scatter", "MPI_Scatter", "direct",
-                       "every rank copies its block from the root's scratch",
-                       coll_gpu_scatter_direct, true, true);
+/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
+    coll_gpu_scatter_alg, "every rank copies its block from the root's scratch",
+    coll_gpu_scatter_direct,
+    "each node's leader gets its node's blocks from the root in one message, the node's ranks "
+    "copy theirs from it",
+    coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX);
+
+const coll_gpu_alg_table_t coll_gpu_scatter_algs = {
+    .name = "scatter",
+    .mpi_call = "MPI_Scatter",
+    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
+    .per_rank_blocks = true,
+    .uniform_count = true,
+    .num_algs = 2,
+    .algs = coll_gpu_scatter_alg_rows,
+};
 
 /* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
  * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.

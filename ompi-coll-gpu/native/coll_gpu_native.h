@@ -62,6 +62,9 @@ typedef enum {
     /* allgather hierarchical, to this node's ranks: the other nodes' chunks I fetched of this
      * step are in my scratch */
     COLL_GPU_PHASE_GATHERED = 1,
+    /* scatter hierarchical, a leader to its node's ranks: its node's chunks of this step are in
+     * my scratch */
+    COLL_GPU_PHASE_SCATTERED = 1,
     COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
     /* hierarchical, to the other nodes' owners of my shard: my node's segment of the shard's
      * result of this step is reduced (sent in the next step) */
@@ -643,6 +646,14 @@ int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
 /* scatter: sbuf size * count elements, the root's only; rbuf count elements, NULL at the root
  * in place (its block stays at sbuf + root * count) */
 int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* gather and scatter across nodes: the root exchanges one message per other node with the
+ * node's leader (coll_gpu_gather_scatter_hierarchical.c); the same arguments as direct's.
+ * _fits: whether a chunk of one element of esize bytes fits its layout in a scratch half. */
+int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
+                                 const coll_gpu_native_call_t *call);
+int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
+                                  const coll_gpu_native_call_t *call);
+bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 
 /*
  * coll_gpu_check_counts: the ranks compare count, element size and op (op NULL: none) of a

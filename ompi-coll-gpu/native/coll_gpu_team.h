@@ -55,6 +55,28 @@ static inline int coll_gpu_team_node_rank(const coll_gpu_team_t *team, int j, in
     return team->node_ranks[team->node_first[j] + k];
 }
 
+/* Rank r's index among its node's ranks. */
+static inline int coll_gpu_team_index_in_node(const coll_gpu_team_t *team, int r) {
+    int j = team->node_of_rank[r], k = 0;
+
+    while (coll_gpu_team_node_rank(team, j, k) != r) {
+        ++k;
+    }
+    return k;
+}
+
+/* Node j's rank on a root's rail: its (index mod its size)-th rank, index the root's within its
+ * node (the root's network interface on machines with one per GPU: the rooted hierarchical
+ * collectives' leaders). */
+static inline int coll_gpu_team_rail_rank(const coll_gpu_team_t *team, int j, int index) {
+    return coll_gpu_team_node_rank(team, j, index % team->node_sizes[j]);
+}
+
+/* Rank r's position in node order (node_ranks): the node's ranks in consecutive positions. */
+static inline int coll_gpu_team_node_order(const coll_gpu_team_t *team, int r) {
+    return team->node_first[team->node_of_rank[r]] + coll_gpu_team_index_in_node(team, r);
+}
+
 /* The most ranks of other nodes one rank takes when every node shares the other nodes' ranks
  * out among its own, the i-th to its local rank i mod its size (the hierarchical allgather and
  * reduce_scatter): the same on every rank. */

@@ -119,11 +119,11 @@ static const struct {
     {.cvar = "coll_gpu_allreduce_one_shot_max_bytes",
      .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 65536},
+     .default_value = 2097152}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_allreduce_ring_min_bytes",
      .offset = offsetof(tu_gpu_config_t, ring_min_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 1048576},
+     .default_value = 6291456}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_host_buffers",
      .offset = offsetof(tu_gpu_config_t, host_buffers),
      .type = TU_CVAR_BOOL,
@@ -189,7 +189,8 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
                      : TU_ALG_AUTO;
     bool has_hierarchical = COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll ||
                             COLL_GPU_REDUCE_SCATTER == coll ||
-                            COLL_GPU_REDUCE_SCATTER_BLOCK == coll || COLL_GPU_REDUCE == coll;
+                            COLL_GPU_REDUCE_SCATTER_BLOCK == coll || COLL_GPU_REDUCE == coll ||
+                            COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll;
 
     if (forced > TU_ALG_STAGED) {
         return forced;

@@ -207,6 +207,18 @@ check_run "3 ranks, tuning file: two_shot" 3 \
     test_allreduce_native --expect=two_shot
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rule named in the log" \
     "two_shot \(rule at .*two_shot.conf:2\)"
+# the cost model's crossovers as a tuning file (perf/cost_model --crossovers --format tuning):
+# the component's parser takes every line, and its rules for one node of 3 (and of 2, the
+# test's sub-communicators) choose one_shot at every size
+if command -v python3 >/dev/null &&
+    "$(dirname "$0")/../../perf/cost_model" --crossovers --format tuning >"$TMP/model.conf"; then
+    check_run "3 ranks, tuning file of the cost model's crossovers" 3 \
+        "$EMU coll_gpu_tuning_file=$TMP/model.conf coll_gpu_verbose=10" \
+        test_allreduce_native --expect=one_shot
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "the model's rules chose" \
+        "one_shot \(rule at .*model.conf:4\)" "one_shot \(rule at .*model.conf:5\)"
+    grep -aq "malformed\|unknown algorithm" "$LAST_LOG" && check_count FAIL "model.conf warned"
+fi
 # The tuning file's warnings are help messages, which Open MPI 4.1 sometimes loses: the runs
 # repeat until their output has the text (check_run_until).
 printf 'allreduce * * 0-1K one_shot\nallreduce * * 1K- oops\n' >"$TMP/unknown.conf"
@@ -259,10 +271,10 @@ check_run "3 ranks, host buffers, 1 per node (auto, ring from 0 bytes: ring)" 3 
 check_digest 3-host-ring-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each: ring" \
     "MPI_Allreduce on .*host memory: ring \(3 nodes, one rank each; [0-9]+ bytes >= coll_gpu_allreduce_ring_min_bytes=0\)"
-check_run "3 ranks, host buffers, 1 per node (auto: hierarchical below 1 MiB)" 3 \
+check_run "3 ranks, host buffers, 1 per node (auto: hierarchical below the ring's crossover)" 3 \
     "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_verbose=10" test_allreduce_native --kinds=host
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto across nodes of one rank each, small: hierarchical" \
-    "MPI_Allreduce on .*host memory: hierarchical \(3 nodes, one rank each; [0-9]+ bytes < coll_gpu_allreduce_ring_min_bytes=1048576\)"
+    "MPI_Allreduce on .*host memory: hierarchical \(3 nodes, one rank each; [0-9]+ bytes < coll_gpu_allreduce_ring_min_bytes=[1-9][0-9]+\)"
 check_same_digest "3 ranks: ring across nodes = ring on one node" 3-host-ring-nodes 3-ring
 check_run "4 ranks, host buffers, 1 per node, ring, 128 KiB chunks" 4 \
     "$EMU $HOST coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=ring coll_gpu_native_chunk_size=131072" \

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Native MPI_Reduce_scatter_block and MPI_Allgather (direct, hierarchical), MPI_Bcast (pipelined),
-# MPI_Reduce, MPI_Gather and MPI_Scatter (direct) (test_native_collectives, emulated device
+# Native MPI_Reduce_scatter_block, MPI_Allgather, MPI_Reduce, MPI_Gather and MPI_Scatter (direct,
+# hierarchical), MPI_Bcast (pipelined) (test_native_collectives, emulated device
 # memory whose cuda_ipc transport runs over the emulated backend's IPC):
 #   - 1 to 8 ranks, auto; counts 1, odd, not a multiple of the ranks, a few hundred KiB, and
 #     16 MiB per call on 3 and 4 ranks; MPI_IN_PLACE; world, odd/even split, reversed order;
@@ -14,7 +14,7 @@
 #     nodes (gets over UCX), on device buffers (the emulated device's scratch read through
 #     host scratch) and host buffers alike, also with many steps and uneven nodes, with the
 #     same digests as one node (integers and copies; allreduce's order differs across nodes),
-#     auto taking hierarchical for reduce_scatter_block and allgather there (its floats checked
+#     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
 #     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
@@ -60,7 +60,7 @@ check_run "4 ranks, host buffers, one node" 4 "$EMU coll_gpu_host_buffers=1" \
 check_digest 4-host-small
 # hierarchical forced on one node: its order is rank order there, direct's bits
 check_run "4 ranks, hierarchical forced" 4 \
-    "$EMU coll_gpu_allgather_algorithm=hierarchical coll_gpu_reduce_scatter_block_algorithm=hierarchical coll_gpu_reduce_algorithm=hierarchical" \
+    "$EMU coll_gpu_allgather_algorithm=hierarchical coll_gpu_reduce_scatter_block_algorithm=hierarchical coll_gpu_reduce_algorithm=hierarchical coll_gpu_gather_algorithm=hierarchical coll_gpu_scatter_algorithm=hierarchical" \
     test_native_collectives
 check_digest 4-hier
 check_same_digest "4 ranks: hierarchical on one node = direct" 4-hier 4-host-small
@@ -73,8 +73,8 @@ check_digest 4-dev-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes, device memory" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: pipelined" \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical" \
-    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
-    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: direct" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical" \
     "other nodes read device scratch through host scratch"
 check_run "6 ranks, 3 per node" 6 "$EMU coll_gpu_ranks_per_node=3" test_native_collectives
 check_run "4 ranks, host buffers, 2 per node" 4 \
@@ -83,8 +83,8 @@ check_run "4 ranks, host buffers, 2 per node" 4 \
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "rooted native across nodes" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: pipelined" \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: hierarchical" \
-    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
-    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: direct" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: hierarchical" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*host memory: hierarchical" \
     "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical"
 check_digest 4-host-nodes

@@ -14,6 +14,10 @@
 #     (test_net_traffic's header says how);
 #   - MPI_Reduce of 1 MiB + 4 bytes from two roots on 2 to 8 nodes of 1 to 3 ranks: every node
 #     sends at most 1 x the message (its partial), the root receives at most nnodes - 1;
+#   - MPI_Gather and MPI_Scatter of 64 KiB blocks on 3 and 5 nodes of 2 and 3 ranks, even and
+#     uneven, the root on a full node and alone on its node: every other node's blocks cross
+#     the root's link once, the root exchanges one data message per other node, one rank of
+#     each other node gets from the root's (direct forced: neither, shown by the counts);
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
@@ -132,6 +136,35 @@ for topo in "4 2" "5 2" "7 3" "8 1"; do
             --root=$root
     done
 done
+
+# MPI_Gather and MPI_Scatter of 64 KiB blocks (auto: hierarchical where a node has several
+# ranks; one step): every other node's blocks cross the root's link once; the root gets one
+# message per other node (its messages between nodes: nnodes - 1 gets, then a READY and an
+# agreement signal to every rank off its node), and one rank of each other node gets the
+# node's blocks from the root's; direct forced fails both (the root gets every remote block
+# alone, every remote rank gets its own)
+for spec in "9 3 4" "10 2 3" "7 3 6" "7 3 0"; do
+    read -r np rpn root <<<"$spec"
+    nodes=$(((np + rpn - 1) / rpn))
+    root_node=$((root / rpn))
+    root_ranks=$((root_node < nodes - 1 ? rpn : np - (nodes - 1) * rpn))
+    remote=$((np - root_ranks))
+    for coll in gather scatter; do
+        check_run "$coll, 65536 bytes per block from rank $root, $np ranks on $nodes nodes of $rpn" \
+            $np "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=65536 \
+            --root=$root --root-messages=$((nodes - 1 + 2 * remote)) --one-getter-per-node
+    done
+done
+check_run "gather direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
+    "$BASE coll_gpu_ranks_per_node=3 coll_gpu_gather_algorithm=direct" test_net_traffic \
+    --coll=gather --bytes=65536 --root=4 --root-messages=14 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "gather direct: the root's messages exceed it" \
+    "NOTE bound not enforced: gather: the root exchanged 18 messages with other nodes > 14"
+check_run "scatter direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
+    "$BASE coll_gpu_ranks_per_node=3 coll_gpu_scatter_algorithm=direct" test_net_traffic \
+    --coll=scatter --bytes=65536 --root=4 --one-getter-per-node --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "scatter direct: every remote rank gets" \
+    "NOTE bound not enforced: scatter: 3 ranks of node 0 got data from other nodes, not one"
 
 # Small messages: every rank's inter-node rounds (the messages on its critical path) at most
 # 2 ceil(log2 nnodes) + 1; hierarchical's are 3 (the segments' reduce-scatter and allgather, the

@@ -28,6 +28,15 @@
  *   plus 16 bytes per message; on 3 nodes or more from 64 KiB (segmented) the root receives at
  *   most 2 (nnodes - 1) / nnodes x the message, every other rank (nnodes - 1) / nnodes x.
  *
+ *   gather, scatter (--coll=gather|scatter, bytes per block, --root): every other node's
+ *   blocks cross the root's link once: the root receives exactly their bytes (gather), the
+ *   root's node serves exactly them (scatter); a rank off the root's node moves at most its
+ *   node's blocks, the root at most the other nodes', plus 16 bytes per message.
+ *   Node-aggregated (hierarchical): --root-messages=N bounds the root's messages between nodes
+ *   (gets and signals: nnodes - 1 gets and the step's and the agreement's signals in a call of
+ *   one step), --one-getter-per-node has exactly one rank of each other node get from the
+ *   root's.
+ *
  *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
  *   root's node), plus 16 bytes per message; and every node's network interface sends the
  *   message at most once (the root's included): the bytes every rank got from node j
@@ -46,9 +55,10 @@
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call is the 1).
  *
- * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce, --bytes=N (bytes of
- * the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce), --rounds,
- * --count-only (print the counts, enforce no bound).  Closing line (rank 0): "N passed, M
+ * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter,
+ * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
+ * gather, scatter), --rounds, --count-only (print the counts, enforce no bound),
+ * --root-messages=N, --one-getter-per-node.  Closing line (rank 0): "N passed, M
  * failed".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -64,13 +74,18 @@
 
 #define NET_HEADER_PER_MESSAGE 16
 
-/* --count-only: the counts are printed, the bounds not enforced (an algorithm known to exceed
- * them, run to compare its counts with perf/cost_model's) */
+/* --count-only: the counts are printed, the bounds not enforced but said ("NOTE bound not
+ * enforced: ..."; an algorithm known to exceed them, run to compare its counts with
+ * perf/cost_model's, or to show that a bound tells the algorithms apart) */
 static bool count_only = false;
 #define bound_fail(...)                                                                            \
     do {                                                                                           \
         if (!count_only) {                                                                         \
             tu_fail(__VA_ARGS__);                                                                  \
+        } else {                                                                                   \
+            printf("NOTE bound not enforced: ");                                                   \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
         }                                                                                          \
     } while (0)
 
@@ -157,6 +172,24 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
                 tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
             }
         }
+    } else if (0 == strcmp(coll, "gather")) {
+        MPI_Gather(sbuf, (int)count, MPI_INT, rbuf, (int)count, MPI_INT, root, MPI_COMM_WORLD);
+        for (int r = 0; (rank == root) && (r < size); ++r) {
+            for (size_t i = 0; i < count; ++i) {
+                if (rbuf[(size_t)r * count + i] != value_of(r, i) && bad++ < 3) {
+                    tu_fail("block %d element %zu: %d, want %d", r, i,
+                            rbuf[(size_t)r * count + i], value_of(r, i));
+                }
+            }
+        }
+    } else if (0 == strcmp(coll, "scatter")) {
+        MPI_Scatter(sbuf, (int)count, MPI_INT, rbuf, (int)count, MPI_INT, root, MPI_COMM_WORLD);
+        for (size_t i = 0; i < count; ++i) {
+            int want = value_of(root, (size_t)rank * count + i);
+            if (rbuf[i] != want && bad++ < 3) {
+                tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
+            }
+        }
     } else if (0 == strcmp(coll, "allgather")) {
         for (size_t i = 0; i < count * (size_t)size; ++i) {
             rbuf[i] = -1;
@@ -196,6 +229,8 @@ int main(int argc, char **argv) {
     int *sbuf, *rbuf;
     bool check_rounds = false;
     bool owner;
+    uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
+    bool one_getter = false;        /* scatter: --one-getter-per-node */
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -215,6 +250,10 @@ int main(int argc, char **argv) {
             ranks_per_node = atoi(argv[i] + 17);
         } else if (0 == strcmp(argv[i], "--count-only")) {
             count_only = true;
+        } else if (0 == strncmp(argv[i], "--root-messages=", 16)) {
+            max_root_messages = strtoull(argv[i] + 16, NULL, 0);
+        } else if (0 == strcmp(argv[i], "--one-getter-per-node")) {
+            one_getter = true;
         }
     }
     if (0 == strcmp(coll, "bcast")) {
@@ -225,6 +264,10 @@ int main(int argc, char **argv) {
         nat = COLL_GPU_REDUCE_SCATTER_BLOCK;
     } else if (0 == strcmp(coll, "reduce")) {
         nat = COLL_GPU_REDUCE;
+    } else if (0 == strcmp(coll, "gather")) {
+        nat = COLL_GPU_GATHER;
+    } else if (0 == strcmp(coll, "scatter")) {
+        nat = COLL_GPU_SCATTER;
     } else if (0 != strcmp(coll, "allreduce")) {
         if (0 == rank) {
             fprintf(stderr, "unknown --coll=%s\n", coll);
@@ -413,6 +456,57 @@ int main(int argc, char **argv) {
                         j, node_got[j], least);
             }
         }
+    } else if ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter"))) {
+        int root_node = root / lay.rpn, nroot = node_size(&lay, root_node, size);
+        uint64_t remote = (uint64_t)(size - nroot);
+
+        owner = (rank == root);
+        shard = count * sizeof(int);
+        bound = (owner ? remote * shard
+                       : (lay.node != root_node) ? (uint64_t)node_size(&lay, lay.node, size) * shard
+                                                 : 0) +
+                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            bound_fail("%s bound exceeded on rank %d (node %d%s): it moved %" PRIu64
+                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                    " messages) > (the root: the other nodes' blocks; off its node: the node's "
+                    "blocks) + %d x messages = %" PRIu64,
+                    coll, rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
+                    delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+        }
+        /* the root gets from (or serves) each other node in one message per step when
+         * hierarchical: at most nnodes - 1 data messages a step, and the step's signals */
+        if (owner && (max_root_messages > 0) && (delta[NET_MESSAGES] > max_root_messages)) {
+            bound_fail("%s: the root exchanged %" PRIu64 " messages with other nodes > %" PRIu64,
+                       coll, delta[NET_MESSAGES], max_root_messages);
+        }
+        /* every other node's blocks cross the root's link once, and the counters count: what
+         * the other nodes got from the root's node (gets are counted by the getter: scatter),
+         * what the root got (gather) */
+        if ((0 == strcmp(coll, "scatter")) && (0 == rank) && (root_node < MAX_NODES) &&
+            (served[root_node] != remote * shard)) {
+            bound_fail("scatter: the root's node served %" PRIu64 " bytes to other nodes, not the "
+                       "%" PRIu64 " bytes of their blocks", served[root_node], remote * shard);
+        }
+        if ((0 == strcmp(coll, "gather")) && owner && (delta[NET_RECEIVED] != remote * shard)) {
+            bound_fail("gather: the root received %" PRIu64 " bytes from other nodes, not the "
+                       "%" PRIu64 " bytes of their blocks", delta[NET_RECEIVED], remote * shard);
+        }
+        /* node-aggregated scatter: one rank of each other node gets from the root's node */
+        if (one_getter && (0 == strcmp(coll, "scatter"))) {
+            uint64_t getters[MAX_NODES] = {0};
+
+            if (lay.node < MAX_NODES) {
+                getters[lay.node] = (delta[NET_RECEIVED] > 0) ? 1 : 0;
+            }
+            MPI_Allreduce(MPI_IN_PLACE, getters, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+                if ((j != root_node) && (1 != getters[j])) {
+                    bound_fail("scatter: %" PRIu64 " ranks of node %d got data from other nodes, "
+                               "not one", getters[j], j);
+                }
+            }
+        }
     } else {
         owner = (rank == root);
         shard = count * sizeof(int);
@@ -491,7 +585,8 @@ int main(int argc, char **argv) {
                        "\n",
                        coll, r, r / lay.rpn,
                        (0 == strcmp(coll, "allreduce")) ? ((r % lay.rpn < lay.m) ? " owner" : "")
-                       : (0 == strcmp(coll, "bcast") || 0 == strcmp(coll, "reduce"))
+                       : (0 == strcmp(coll, "bcast") || 0 == strcmp(coll, "reduce") ||
+                          0 == strcmp(coll, "gather") || 0 == strcmp(coll, "scatter"))
                            ? ((r == root) ? " root" : "")
                                                         : "",
                        v[NET_SENT], v[NET_RECEIVED], v[NET_MESSAGES], v[NET_ROUNDS], v[NET_WAITS],

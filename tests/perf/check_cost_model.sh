@@ -72,7 +72,14 @@ expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --co
 grep -q '"total_received": 10485760' "$WORK/out"
 result "traffic of one layout: allgather hierarchical on 2+2+1 gets (5-2)+(5-2)+(5-1) = 10 blocks" $? "$WORK/out"
 
-# 2. the table and its JSON
+# 2. the table and its JSON (auto: the compiled default, from the header the component builds
+#    with)
+src=${COLL_GPU_SRC:-$here/../../ompi-coll-gpu}
+DEFAULTS_H=$src/component/coll_gpu_model_defaults.h
+ONE_SHOT_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+RING_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_RING_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+[ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
+result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
     --sizes 8,64K,1M,16M,256M
 [ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+[KMG]? ' "$WORK/out")" = 20 ]
@@ -80,7 +87,7 @@ result "h200-8x table: 4 x 5 rows" $? "$WORK/out"
 expect_exit "h200-8x --json" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
     --sizes 8,64K,1M,16M,256M --json
 cp "$WORK/out" "$WORK/pred.json"
-python3 - "$WORK/pred.json" >"$WORK/out" 2>&1 <<'EOF'
+python3 - "$WORK/pred.json" "$ONE_SHOT_MAX" >"$WORK/out" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 bad = []
@@ -99,7 +106,8 @@ for r in d["rows"]:
     single = {"one_shot", "two_shot"} & set(r["algorithms"])
     if (N > 1) == bool(single):
         bad.append("one_shot/two_shot on %d nodes: %s" % (N, sorted(single)))
-    want_auto = "hierarchical" if N > 1 else ("one_shot" if S <= 65536 else "two_shot")
+    one_shot_max = int(sys.argv[2])
+    want_auto = "hierarchical" if N > 1 else ("one_shot" if S <= one_shot_max else "two_shot")
     if r["auto"] != want_auto:
         bad.append("auto %s at %d nodes %d B, want %s" % (r["auto"], N, S, want_auto))
     best = min(r["algorithms"], key=lambda a: r["algorithms"][a]["time_us"])
@@ -188,7 +196,6 @@ EOF
 result "--fit-from: parameters worked out by hand" $? "$WORK/check"
 
 # 5. the component's table rows against the model's algorithms
-src=${COLL_GPU_SRC:-$here/../../ompi-coll-gpu}
 python3 - "$MODEL" "$src" >"$WORK/rows" 2>&1 <<'EOF'
 import ast, os, re, sys
 model = open(sys.argv[1]).read()
@@ -210,6 +217,89 @@ grep -q '^ok [1-9]' "$WORK/rows"
 ok=$?
 result "every table row's cost-model entry is in perf/cost_model ($(cat "$WORK/rows"))" $ok \
     "$WORK/rows"
+
+# 6. auto's crossovers: the component's compiled defaults are the model's (the header is what
+#    --crossovers --format header prints); each crossover is where it loses least against the
+#    faster algorithm over the grid, recomputed here from the --json predictions; the MCA lines
+#    and the tuning file say the same
+expect_exit "--crossovers --format header" 0 "$MODEL" --crossovers --format header
+diff "$WORK/out" "$DEFAULTS_H" >"$WORK/diff" 2>&1
+result "coll_gpu_model_defaults.h = perf/cost_model --crossovers --format header" $? "$WORK/diff"
+expect_exit "--crossovers --format params" 0 "$MODEL" --crossovers --format params
+grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out"
+result "--format params: the header's values" $? "$WORK/out"
+expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
+cp "$WORK/out" "$WORK/model.conf"
+# crossover_check G N BELOW ABOVE THRESHOLD KIND: on N nodes of G, BELOW up to THRESHOLD (KIND
+# last) or ABOVE from THRESHOLD (KIND first)
+crossover_check() {
+    local grid
+    grid=$(python3 -c 'print(",".join(str(s) for s in sorted(set([1 << k for k in range(3, 10)] + [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))))')
+    "$MODEL" --preset h200-8x --gpus-per-node "$1" --nodes "$2" --sizes "$grid" --json \
+        >"$WORK/grid.json" 2>&1 || return 1
+    python3 - "$WORK/grid.json" "$3" "$4" "$5" "$6" "$WORK/model.conf" "$1" "$2" <<'EOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+below, above, threshold, kind, conf = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+G, N = int(sys.argv[7]), int(sys.argv[8])
+rows = sorted(d["rows"], key=lambda r: r["size"])
+t = [(r["size"], r["algorithms"][above]["time_us"], r["algorithms"][below]["time_us"])
+     for r in rows]
+
+
+def loss(i):  # below for t[:i], above for t[i:]: how much slower than the faster, in logs
+    return (sum(math.log(tb / min(ta, tb)) for _, ta, tb in t[:i]) +
+            sum(math.log(ta / min(ta, tb)) for _, ta, tb in t[i:]))
+
+
+losses = [loss(i) for i in range(len(t) + 1)]
+best = min(i for i in range(len(losses)) if losses[i] <= min(losses) + 1e-12)
+want = t[best - 1][0] if kind == "last" else t[best][0]
+bad = []
+if threshold != want:
+    bad.append("threshold %d, the least loss (%.4f) is at %d" % (threshold, losses[best], want))
+
+
+def in_range(r, v):
+    if r == "*":
+        return True
+    lo, dash, hi = r.partition("-")
+    if not dash:
+        return v == int(lo)
+    return int(lo) <= v and (hi == "" or v <= int(hi))
+
+
+size, rpn = (G, G) if N == 1 else (N, 1)
+
+
+def rule_alg(S):  # the first rule of the tuning file that matches, as the component reads it
+    for line in open(conf):
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        if f[0] == "allreduce" and in_range(f[1], size) and in_range(f[2], rpn) and \
+                in_range(f[3], S):
+            return f[4]
+
+
+def want_alg(S):
+    return below if (S <= threshold if kind == "last" else S < threshold) else above
+
+
+for S in (t[0][0], threshold - 1, threshold, threshold + 1, t[-1][0]):
+    if S > 0 and rule_alg(S) != want_alg(S):
+        bad.append("tuning file at %d bytes: %s, want %s" % (S, rule_alg(S), want_alg(S)))
+print("\n".join(bad) if bad else "ok")
+EOF
+}
+crossover_check 8 1 one_shot two_shot "$ONE_SHOT_MAX" last >"$WORK/cx" 2>&1
+[ "$(cat "$WORK/cx")" = ok ]
+result "one node of 8: one_shot up to $ONE_SHOT_MAX loses least (the tuning file agrees)" $? \
+    "$WORK/cx"
+crossover_check 1 8 hierarchical ring "$RING_MIN" first >"$WORK/cx" 2>&1
+[ "$(cat "$WORK/cx")" = ok ]
+result "8 nodes of 1: the ring from $RING_MIN loses least (the tuning file agrees)" $? "$WORK/cx"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

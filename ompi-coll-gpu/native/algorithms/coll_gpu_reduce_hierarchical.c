@@ -39,11 +39,6 @@ bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t e
     return (size_t)(2 + native->team->nnodes) * esize <= native->half;
 }
 
-/* Node j's leader: its (root_index mod its size)-th rank. */
-static int coll_gpu_reduce_hier_leader(const coll_gpu_team_t *team, int j, int root_index) {
-    return coll_gpu_team_node_rank(team, j, root_index % team->node_sizes[j]);
-}
-
 /* Elements of segment k of a chunk of n elements cut into nsegs: its first and its length. */
 static size_t coll_gpu_reduce_hier_segment(size_t n, int nsegs, int k, size_t *first) {
     size_t seg = (n + (size_t)nsegs - 1) / (size_t)nsegs;
@@ -76,13 +71,13 @@ static void coll_gpu_reduce_hier_segments(coll_gpu_prims_t *pr, const coll_gpu_n
     coll_gpu_prims_sync(pr);
     for (int j = 0; j < nnodes; ++j) {
         if (j != team->node) {
-            coll_gpu_prims_signal(pr, coll_gpu_reduce_hier_leader(team, j, root_index), c->step,
+            coll_gpu_prims_signal(pr, coll_gpu_team_rail_rank(team, j, root_index), c->step,
                                   COLL_GPU_PHASE_REDUCED);
         }
     }
     /* this node's segment of every node's partial, reduced in node order */
     for (int j = 0; j < nnodes; ++j) {
-        int leader = coll_gpu_reduce_hier_leader(team, j, root_index);
+        int leader = coll_gpu_team_rail_rank(team, j, root_index);
         char *slot = mine + off_fetch + (size_t)j * seg_bytes;
 
         if (j == team->node) {
@@ -105,7 +100,7 @@ static void coll_gpu_reduce_hier_segments(coll_gpu_prims_t *pr, const coll_gpu_n
     }
     /* the root: every other segment's result, straight into the receive buffer */
     for (int j = 0; j < nnodes; ++j) {
-        int leader = coll_gpu_reduce_hier_leader(team, j, root_index);
+        int leader = coll_gpu_team_rail_rank(team, j, root_index);
         size_t nj = coll_gpu_reduce_hier_segment(c->n, nnodes, j, &first);
 
         if (j != team->node) {
@@ -121,8 +116,8 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
     const void **srcs = native->srcs;
-    int root = call->root, root_node = team->node_of_rank[root], root_index = 0;
-    int leader = -1;
+    int root = call->root, root_node = team->node_of_rank[root];
+    int root_index = coll_gpu_team_index_in_node(team, root), leader;
     bool is_root = (team->rank == root);
     size_t esize = call->esize;
     size_t per_step = native->half / ((size_t)(2 + team->nnodes) * esize);
@@ -134,10 +129,7 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
                      ((size_t)(team->nnodes + 1) * seg_bytes <= (size_t)team->nnodes * per_step * esize);
     coll_gpu_prims_t pr;
 
-    /* the root's index within its node; this node's leader (the root on the root's node) */
-    while (coll_gpu_team_node_rank(team, root_node, root_index) != root) {
-        ++root_index;
-    }
+    /* this node's leader (the root on the root's node) */
     leader = (team->node == root_node) ? root
                                        : team->local_ranks[root_index % team->local_size];
 
@@ -176,7 +168,7 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
         /* the root: every node's partial, in node order */
         for (int j = 0; j < team->nnodes; ++j) {
             char *slot = mine + (size_t)(2 + j) * bytes;
-            int their_leader = coll_gpu_reduce_hier_leader(team, j, root_index);
+            int their_leader = coll_gpu_team_rail_rank(team, j, root_index);
 
             if (j == team->node) {
                 srcs[nsrcs++] = mine + ((team->local_size > 1) ? bytes : 0);
