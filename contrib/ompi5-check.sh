@@ -77,6 +77,9 @@ chroot "$root" bash -c "
     set -e
     cd /src && { [ -x configure ] || ./autogen.sh >/dev/null; }
     rm -rf /tmp/build && mkdir -p /tmp/build && cd /tmp/build
+    # session directories a killed job of an earlier run left in the cached root: Open MPI 5's
+    # runtime refuses to start where one of its name (its PID, reused) exists
+    rm -rf /tmp/prterun.*
     /src/configure --with-ompi-src=$ompi_src --enable-werror >configure.log 2>&1 ||
         { tail -n 30 configure.log; exit 1; }
     sed -n '/^coll\/gpu .* configuration/,\$p' configure.log

@@ -11,7 +11,7 @@
 /* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
 #define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
 #define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
-    "one rank of each node fetches each block of another node, the node's ranks copy it from "    \
+    "one rank of each node fetches each block of another node, the node's ranks copy it from "     \
     "there: every block crosses to each node once"
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
                                       coll_gpu_allgather_direct, COLL_GPU_ALLGATHER_HIER_HELP,
@@ -22,21 +22,10 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHE
                                       coll_gpu_allgatherv_hierarchical,
                                       coll_gpu_allgather_hierarchical_fits, SIZE_MAX);
 
-const coll_gpu_alg_table_t coll_gpu_allgather_algs = {
-    .name = "allgather",
-    .mpi_call = "MPI_Allgather",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .uniform_count = true,
-    .num_algs = 2,
-    .algs = coll_gpu_allgather_alg_rows,
-};
-const coll_gpu_alg_table_t coll_gpu_allgatherv_algs = {
-    .name = "allgatherv",
-    .mpi_call = "MPI_Allgatherv",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .num_algs = 2,
-    .algs = coll_gpu_allgatherv_alg_rows,
-};
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather",
+                                       "MPI_Allgather", false, true);
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg,
+                                       "allgatherv", "MPI_Allgatherv", false, false);
 
 /* coll_gpu_native_try_fn_t of MPI_Allgather.  Blocks move as bytes of the type signature
  * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
@@ -87,10 +76,9 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     coll_gpu_native_call_t call;
 
     /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
-    if (OPAL_UNLIKELY(NULL == a->request) &&
-        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
-                                                   a->rcounts, a->rdtype, NULL, NULL, NULL,
-                                                   rc_p))) {
+    if (OPAL_UNLIKELY(NULL == a->request) && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
+                                                 a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
+                                                 a->rcounts, a->rdtype, NULL, NULL, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
     (void)rank;

@@ -81,7 +81,8 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
 
     /* in place, the receive counts are the send counts too (a nonblocking call never
      * compares: coll_gpu_check_counts stages it) */
-    if (!nonblocking && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
+    if (!nonblocking &&
+        OPAL_UNLIKELY(coll_gpu_native_check_blocks(
             a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, in_place ? a->rcounts : a->scounts,
             in_place ? a->rdtype : a->sdtype, a->rcounts, a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
@@ -106,8 +107,8 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         count = ((0 != agreed[1]) || (agreed[0] > INT_MAX)) ? 0 : (int)agreed[0];
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
-                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
-                                  nonblocking, &call, rc_p)) {
+                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed, nonblocking,
+                                  &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {

@@ -78,8 +78,8 @@ static bool coll_gpu_plan_start(const coll_gpu_persistent_t *p, ompi_request_t *
     coll_gpu_count_add(&c->algorithm_calls[plan->ncoll][plan->alg], 1);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: MPI_Start of the plan: %s",
                      coll_gpu_coll_name(p->args.coll), p->args.comm->c_name, plan->call.alg->name);
-    *rc_p = coll_gpu_nonblocking_native(p->args.comm, plan->call.mpi_call, job, OMPI_SUCCESS,
-                                        inner);
+    *rc_p =
+        coll_gpu_nonblocking_native(p->args.comm, plan->call.mpi_call, job, OMPI_SUCCESS, inner);
     return true;
 }
 

@@ -14,15 +14,9 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "each node's leader collects its node's blocks, the root gets them in one message per node",
     coll_gpu_gather_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX);
 
-const coll_gpu_alg_table_t coll_gpu_gather_algs = {
-    .name = "gather",
-    .mpi_call = "MPI_Gather",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .per_rank_blocks = true, /* hierarchical: a slot per rank */
-    .uniform_count = true,
-    .num_algs = 2,
-    .algs = coll_gpu_gather_alg_rows,
-};
+/* per rank blocks: hierarchical has a slot per rank */
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather",
+                                       "MPI_Gather", true, true);
 
 /* coll_gpu_native_try_fn_t of MPI_Gather.  Only the arguments MPI says are significant are
  * looked at: the send block everywhere but at an in-place root, the receive buffer at the root.

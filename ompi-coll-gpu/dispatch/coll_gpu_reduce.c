@@ -7,22 +7,16 @@
 
 /* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
-    coll_gpu_reduce_alg, "the root reduces every rank's input in rank order: allreduce's bits on one node",
+    coll_gpu_reduce_alg,
+    "the root reduces every rank's input in rank order: allreduce's bits on one node",
     coll_gpu_reduce_direct,
     "each node reduces its ranks' inputs into one partial, the root fetches one per node: "
     "hierarchical allreduce's bits",
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
     COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES);
 
-const coll_gpu_alg_table_t coll_gpu_reduce_algs = {
-    .name = "reduce",
-    .mpi_call = "MPI_Reduce",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .per_rank_blocks = true,
-    .uniform_count = true,
-    .num_algs = 2,
-    .algs = coll_gpu_reduce_alg_rows,
-};
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce",
+                                       "MPI_Reduce", true, true);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce.  The buffers looked at are those MPI says are
  * significant: the send buffer (not at an in-place root), the receive buffer at the root. */

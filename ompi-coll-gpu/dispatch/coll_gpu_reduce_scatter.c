@@ -11,10 +11,10 @@
 
 /* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
 #define COLL_GPU_RS_DIRECT_HELP                                                                    \
-    "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "  \
+    "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "   \
     "one node"
 #define COLL_GPU_RS_HIER_HELP                                                                      \
-    "each node reduces its partial of every other node's block, the block's owner fetches one "   \
+    "each node reduces its partial of every other node's block, the block's owner fetches one "    \
     "partial per node: hierarchical allreduce's bits"
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_alg, COLL_GPU_RS_DIRECT_HELP,
                                       coll_gpu_reduce_scatter_block_direct, COLL_GPU_RS_HIER_HELP,
@@ -25,23 +25,11 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_alg, COLL_GPU_RS_D
                                       coll_gpu_reduce_scatter_hierarchical,
                                       coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX);
 
-const coll_gpu_alg_table_t coll_gpu_reduce_scatter_block_algs = {
-    .name = "reduce_scatter_block",
-    .mpi_call = "MPI_Reduce_scatter_block",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .per_rank_blocks = true,
-    .uniform_count = true,
-    .num_algs = 2,
-    .algs = coll_gpu_reduce_scatter_block_alg_rows,
-};
-const coll_gpu_alg_table_t coll_gpu_reduce_scatter_algs = {
-    .name = "reduce_scatter",
-    .mpi_call = "MPI_Reduce_scatter",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .per_rank_blocks = true,
-    .num_algs = 2,
-    .algs = coll_gpu_reduce_scatter_alg_rows,
-};
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_algs,
+                                       coll_gpu_reduce_scatter_block_alg, "reduce_scatter_block",
+                                       "MPI_Reduce_scatter_block", true, true);
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_algs, coll_gpu_reduce_scatter_alg,
+                                       "reduce_scatter", "MPI_Reduce_scatter", true, false);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce_scatter_block. */
 static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
@@ -76,10 +64,9 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
     coll_gpu_native_call_t call;
 
     /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
-    if (OPAL_UNLIKELY(NULL == a->request) &&
-        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
-                                                   COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts,
-                                                   a->dtype, NULL, NULL, a->op, rc_p))) {
+    if (OPAL_UNLIKELY(NULL == a->request) && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
+                                                 a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER,
+                                                 a->rcounts, a->dtype, NULL, NULL, a->op, rc_p))) {
         return true; /* the call failed: no fallback */
     }
     for (int b = 0; b < size; ++b) {

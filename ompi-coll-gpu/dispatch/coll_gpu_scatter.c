@@ -15,15 +15,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "copy theirs from it",
     coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX);
 
-const coll_gpu_alg_table_t coll_gpu_scatter_algs = {
-    .name = "scatter",
-    .mpi_call = "MPI_Scatter",
-    .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,
-    .per_rank_blocks = true,
-    .uniform_count = true,
-    .num_algs = 2,
-    .algs = coll_gpu_scatter_alg_rows,
-};
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter",
+                                       "MPI_Scatter", true, true);
 
 /* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
  * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.

@@ -54,8 +54,7 @@ bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
         COLL_GPU_WHY(why, why_len, "one node");
         return true;
     }
-    if ((team->nnodes == team->size) &&
-        ((team->nnodes < 3) || (query->bytes < seg_min_bytes))) {
+    if ((team->nnodes == team->size) && ((team->nnodes < 3) || (query->bytes < seg_min_bytes))) {
         COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
         return true;
     }
@@ -67,8 +66,8 @@ bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
 }
 
 bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
-                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                    char *why, size_t why_len) {
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
+                                    size_t why_len) {
     if (hier_fits(query->native, query->esize)) {
         return true;
     }
@@ -260,9 +259,8 @@ bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module) {
            (NULL != native->scratch[COLL_GPU_NATIVE_DEVICE].mem);
 }
 
-void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
-                                  size_t **counts_p, size_t **displs_p, size_t **scounts_p,
-                                  size_t **sdispls_p) {
+void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking, size_t **counts_p,
+                                  size_t **displs_p, size_t **scounts_p, size_t **sdispls_p) {
     size_t size = (size_t)call->native->team->size;
     int narrays = (NULL != scounts_p) ? 4 : 2;
 
@@ -868,8 +866,8 @@ cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine,
     cgt_status_t status;
 
     /* the step is above the code: never 0, and the newest word is the largest */
-    status = coll_gpu_native_agreement_step(
-        native, value0, (step << COLL_GPU_VALUE_CODE_BITS) | code, step);
+    status = coll_gpu_native_agreement_step(native, value0,
+                                            (step << COLL_GPU_VALUE_CODE_BITS) | code, step);
     for (int p = 0; (CGT_OK == status) && (p < team->size); ++p) {
         uint64_t word = coll_gpu_native_slot_word(team, value0 + (unsigned)p);
 
@@ -1239,15 +1237,16 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     if ((COLL_GPU_NCOLL_ALLTOALLV == coll) && nonblocking) {
         /* its blocks' lengths are agreed by the algorithm (coll_gpu_alltoall.c) */
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s (nonblocking, on the communicator's thread) "
-                         "on %s: blocks agreed in the call, %s memory: %s (%s)", t->mpi_call,
-                         comm->c_name, coll_gpu_native_mems[kind].name, call->alg->name, why);
-    } else {
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)",
-                         t->mpi_call,
-                         nonblocking ? " (nonblocking, on the communicator's thread)" : "",
-                         comm->c_name, count, tsize, coll_gpu_native_mems[kind].name,
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "%s (nonblocking, on the communicator's thread) "
+                         "on %s: blocks agreed in the call, %s memory: %s (%s)",
+                         t->mpi_call, comm->c_name, coll_gpu_native_mems[kind].name,
                          call->alg->name, why);
+    } else {
+        COLL_GPU_VERBOSE(
+            COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)", t->mpi_call,
+            nonblocking ? " (nonblocking, on the communicator's thread)" : "", comm->c_name, count,
+            tsize, coll_gpu_native_mems[kind].name, call->alg->name, why);
     }
     call->kind = kind;
     call->mem = &coll_gpu_native_mems[kind];

@@ -53,7 +53,7 @@ extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
 
 /* Phases of a step, in the order a rank goes through them. */
 typedef enum {
-    COLL_GPU_PHASE_READY = 0,   /* my input of this step is in my scratch */
+    COLL_GPU_PHASE_READY = 0, /* my input of this step is in my scratch */
     /* my shard of this step is reduced (two-shot, hierarchical); reduce_scatter hierarchical, to
      * a block's owner: my node's partial of its block is reduced */
     COLL_GPU_PHASE_REDUCED = 1,
@@ -399,46 +399,55 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
                                         .algs = table##_rows}
 
 /* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
- * reduce): auto takes direct on one node, across nodes of one rank each (where both move the
- * same bytes; unless hierarchical segments its messages there: from seg_min_bytes on 3 nodes or
- * more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
+ * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
+ * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
+ * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
  * algorithm's _fits); hierarchical elsewhere. */
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
                                            size_t seg_min_bytes, char *why, size_t why_len);
 bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
-                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                    char *why, size_t why_len);
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
+                                    size_t why_len);
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
 /* The rows of such a collective (prefix##_rows), and their predicates. */
-#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,   \
+#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
                                               hier_fits, seg_min_bytes)                            \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
         return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, seg_min_bytes, why,         \
-                                                      why_len);                                    \
+                                                     why_len);                                     \
     }                                                                                              \
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
         return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
     }                                                                                              \
-    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
-        {.name = "direct",                                                                         \
-         .help = direct_help,                                                                      \
-         .multi_node = true,                                                                       \
-         .preferred = prefix##_direct_preferred,                                                   \
-         .run = direct_fn},                                                                        \
-        {.name = "hierarchical",                                                                   \
-         .help = hier_help,                                                                        \
-         .multi_node = true,                                                                       \
-         .fits = prefix##_hierarchical_fits,                                                       \
-         .preferred = coll_gpu_alg_across_nodes,                                                   \
-         .run = hier_fn}}
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {{.name = "direct",                         \
+                                                         .help = direct_help,                      \
+                                                         .multi_node = true,                       \
+                                                         .preferred = prefix##_direct_preferred,   \
+                                                         .run = direct_fn},                        \
+                                                        {.name = "hierarchical",                   \
+                                                         .help = hier_help,                        \
+                                                         .multi_node = true,                       \
+                                                         .fits = prefix##_hierarchical_fits,       \
+                                                         .preferred = coll_gpu_alg_across_nodes,   \
+                                                         .run = hier_fn}}
 
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
-    "direct on one node and across nodes of one rank each, hierarchical across nodes where a "    \
+    "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
+
+/* The table of such a collective, from its rows (prefix##_rows). */
+#define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
+    const coll_gpu_alg_table_t table = {.name = coll,                                              \
+                                        .mpi_call = mpi,                                           \
+                                        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,   \
+                                        .per_rank_blocks = blocks,                                 \
+                                        .uniform_count = uniform,                                  \
+                                        .num_algs = 2,                                             \
+                                        .algs = prefix##_rows}
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
@@ -495,9 +504,8 @@ bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module);
  * unless scounts_p is NULL, its send blocks (the alltoalls): the context's arrays for a blocking
  * call, arrays of the call's own for a nonblocking one (freed with it: coll_gpu_native_launch
  * and the communicator's thread). */
-void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking,
-                                  size_t **counts_p, size_t **displs_p, size_t **scounts_p,
-                                  size_t **sdispls_p);
+void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking, size_t **counts_p,
+                                  size_t **displs_p, size_t **scounts_p, size_t **sdispls_p);
 
 /* Around a native call on a communicator spanning nodes: marks the traffic counters, then adds
  * the call's traffic to coll_gpu_net_counters (and logs it at COLL_GPU_VERBOSE_CALLS). */

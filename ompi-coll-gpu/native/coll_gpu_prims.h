@@ -86,7 +86,8 @@ static inline size_t coll_gpu_prims_block_chunk(size_t count, size_t first, size
 
 /* The uniform collective's call as its v-form: call->count elements in every block, block p at
  * p * count (the context's work arrays counts and displs). */
-static inline coll_gpu_native_call_t coll_gpu_prims_uniform_blocks(const coll_gpu_native_call_t *call) {
+static inline coll_gpu_native_call_t
+coll_gpu_prims_uniform_blocks(const coll_gpu_native_call_t *call) {
     coll_gpu_native_call_t blocks = *call;
     size_t *counts = call->native->counts, *displs = call->native->displs;
 

@@ -102,7 +102,8 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
 #define COLL_GPU_TEAM_SLOT_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
-#define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size)                                                    \
+    (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_VALUE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
 #define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_VALUE0(size) + (unsigned)(size))
 

@@ -114,8 +114,7 @@ typedef struct {
 static void layout_get(layout_t *lay, int rank, int size, int ranks_per_node) {
     long long rpn = ranks_per_node;
 
-    if ((rpn <= 0) &&
-        ((0 != tu_cvar_read_int("coll_gpu_ranks_per_node", &rpn)) || (rpn <= 0))) {
+    if ((rpn <= 0) && ((0 != tu_cvar_read_int("coll_gpu_ranks_per_node", &rpn)) || (rpn <= 0))) {
         rpn = size;
     }
     lay->rpn = (int)rpn;
@@ -177,8 +176,8 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
         for (int r = 0; (rank == root) && (r < size); ++r) {
             for (size_t i = 0; i < count; ++i) {
                 if (rbuf[(size_t)r * count + i] != value_of(r, i) && bad++ < 3) {
-                    tu_fail("block %d element %zu: %d, want %d", r, i,
-                            rbuf[(size_t)r * count + i], value_of(r, i));
+                    tu_fail("block %d element %zu: %d, want %d", r, i, rbuf[(size_t)r * count + i],
+                            value_of(r, i));
                 }
             }
         }
@@ -198,8 +197,8 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
         for (int r = 0; r < size; ++r) {
             for (size_t i = 0; i < count; ++i) {
                 if (rbuf[(size_t)r * count + i] != value_of(r, i) && bad++ < 3) {
-                    tu_fail("block %d element %zu: %d, want %d", r, i,
-                            rbuf[(size_t)r * count + i], value_of(r, i));
+                    tu_fail("block %d element %zu: %d, want %d", r, i, rbuf[(size_t)r * count + i],
+                            value_of(r, i));
                 }
             }
         }
@@ -323,14 +322,14 @@ int main(int argc, char **argv) {
         bound = 2 * (uint64_t)(lay.nnodes - 1) * shard / (uint64_t)lay.nnodes +
                 NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (moved > bound) {
-            bound_fail("allreduce bound exceeded on rank %d (node %d, %s): it moved %" PRIu64
-                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
-                    " messages) > 2 (nnodes - 1) / nnodes x shard + %d x messages = 2 x %d / %d x "
-                    "%" PRIu64 " + %" PRIu64 " = %" PRIu64,
-                    rank, lay.node, owner ? "a shard owner" : "not an owner", moved,
-                    delta[NET_SENT], delta[NET_RECEIVED], delta[NET_MESSAGES],
-                    NET_HEADER_PER_MESSAGE, lay.nnodes - 1, lay.nnodes, shard,
-                    NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES], bound);
+            bound_fail(
+                "allreduce bound exceeded on rank %d (node %d, %s): it moved %" PRIu64
+                " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                " messages) > 2 (nnodes - 1) / nnodes x shard + %d x messages = 2 x %d / %d x "
+                "%" PRIu64 " + %" PRIu64 " = %" PRIu64,
+                rank, lay.node, owner ? "a shard owner" : "not an owner", moved, delta[NET_SENT],
+                delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, lay.nnodes - 1,
+                lay.nnodes, shard, NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES], bound);
         }
         /* and the counters count: an owner's result needs the other nodes' share of its shard
          * (any allreduce gets at least (nnodes - 1) / nnodes of it from outside its node) */
@@ -338,9 +337,9 @@ int main(int argc, char **argv) {
             (uint64_t)(lay.nnodes - 1) * (shard / sizeof(int) / (uint64_t)lay.nnodes) *
                 sizeof(int)) {
             bound_fail("rank %d (node %d) moved only %" PRIu64 " bytes between nodes: less than "
-                    "(nnodes - 1) / nnodes x its shard of %" PRIu64
-                    " bytes, which no allreduce can do (counters not counting?)",
-                    rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
+                       "(nnodes - 1) / nnodes x its shard of %" PRIu64
+                       " bytes, which no allreduce can do (counters not counting?)",
+                       rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
         }
     } else if (0 == strcmp(coll, "reduce")) {
         /* segmented on 3 nodes or more from 64 KiB: a leader gets (nnodes - 1) / nnodes of the
@@ -349,35 +348,35 @@ int main(int argc, char **argv) {
 
         owner = (rank == root);
         shard = count * sizeof(int);
-        bound = (segmented ? (owner ? 2 : 1) * (uint64_t)(lay.nnodes - 1) * shard /
-                                 (uint64_t)lay.nnodes
-                           : (owner ? (uint64_t)(lay.nnodes - 1) * shard : 0)) +
-                NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        bound =
+            (segmented ? (owner ? 2 : 1) * (uint64_t)(lay.nnodes - 1) * shard / (uint64_t)lay.nnodes
+                       : (owner ? (uint64_t)(lay.nnodes - 1) * shard : 0)) +
+            NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (segmented && !owner) {
             moved = delta[NET_RECEIVED]; /* (what it serves the others counts at the getters) */
         }
         if (moved > bound) {
             bound_fail("reduce bound exceeded on rank %d (node %d%s): it moved %" PRIu64
-                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
-                    " messages) > (the root: nnodes - 1 messages; segmented: 2 (nnodes - 1) / "
-                    "nnodes, a leader (nnodes - 1) / nnodes) + %d x messages = %" PRIu64,
-                    rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
-                    delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+                       " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                       " messages) > (the root: nnodes - 1 messages; segmented: 2 (nnodes - 1) / "
+                       "nnodes, a leader (nnodes - 1) / nnodes) + %d x messages = %" PRIu64,
+                       rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
+                       delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
         }
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             if (served[j] > shard) {
                 bound_fail("reduce bound exceeded: node %d sent %" PRIu64 " bytes to other nodes "
-                        "(what their ranks got from it) > 1 x message = %" PRIu64,
-                        j, served[j], shard);
+                           "(what their ranks got from it) > 1 x message = %" PRIu64,
+                           j, served[j], shard);
             }
         }
         /* and the counters count: the root gets the other nodes' share */
         if (owner && (delta[NET_RECEIVED] < (uint64_t)(lay.nnodes - 1) * shard /
                                                 (uint64_t)(segmented ? lay.nnodes : 1))) {
             bound_fail("the root received only %" PRIu64 " bytes from other nodes, less than "
-                    "%s of %" PRIu64 " bytes (counters not counting?)",
-                    delta[NET_RECEIVED], segmented ? "(nnodes - 1) / nnodes" : "nnodes - 1 messages",
-                    shard);
+                       "%s of %" PRIu64 " bytes (counters not counting?)",
+                       delta[NET_RECEIVED],
+                       segmented ? "(nnodes - 1) / nnodes" : "nnodes - 1 messages", shard);
         }
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
         uint64_t node_got[MAX_NODES] = {0};
@@ -387,19 +386,19 @@ int main(int argc, char **argv) {
         bound = (uint64_t)(lay.nnodes - 1) * shard + NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (moved > bound) {
             bound_fail("reduce_scatter_block bound exceeded on rank %d (node %d): it moved %" PRIu64
-                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
-                    " messages) > (nnodes - 1) blocks + %d x messages = %" PRIu64,
-                    rank, lay.node, moved, delta[NET_SENT], delta[NET_RECEIVED],
-                    delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+                       " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                       " messages) > (nnodes - 1) blocks + %d x messages = %" PRIu64,
+                       rank, lay.node, moved, delta[NET_SENT], delta[NET_RECEIVED],
+                       delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
         }
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             uint64_t most = (uint64_t)(size - node_size(&lay, j, size)) * shard;
 
             if (served[j] > most) {
                 bound_fail("reduce_scatter_block bound exceeded: node %d sent %" PRIu64
-                        " bytes to other nodes (what their ranks got from it) > one partial of "
-                        "each of the other nodes' %d blocks = %" PRIu64,
-                        j, served[j], size - node_size(&lay, j, size), most);
+                           " bytes to other nodes (what their ranks got from it) > one partial of "
+                           "each of the other nodes' %d blocks = %" PRIu64,
+                           j, served[j], size - node_size(&lay, j, size), most);
             }
         }
         /* and the counters count: every rank's block needs the other nodes' inputs */
@@ -408,13 +407,14 @@ int main(int argc, char **argv) {
         }
         MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-            uint64_t least = (uint64_t)node_size(&lay, j, size) * (uint64_t)(lay.nnodes - 1) *
-                             shard;
+            uint64_t least =
+                (uint64_t)node_size(&lay, j, size) * (uint64_t)(lay.nnodes - 1) * shard;
 
             if (node_got[j] < least) {
                 bound_fail("node %d received only %" PRIu64 " bytes from other nodes, less than "
-                        "one block per rank and other node, %" PRIu64 " (counters not counting?)",
-                        j, node_got[j], least);
+                           "one block per rank and other node, %" PRIu64
+                           " (counters not counting?)",
+                           j, node_got[j], least);
             }
         }
     } else if (0 == strcmp(coll, "allgather")) {
@@ -426,20 +426,22 @@ int main(int argc, char **argv) {
         bound = (uint64_t)((size - nlocal + nlocal - 1) / nlocal) * shard +
                 NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (moved > bound) {
-            bound_fail("allgather bound exceeded on rank %d (node %d of %d ranks): it moved %" PRIu64
-                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
-                    " messages) > ceil((size - L) / L) blocks + %d x messages = %" PRIu64,
-                    rank, lay.node, nlocal, moved, delta[NET_SENT], delta[NET_RECEIVED],
-                    delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+            bound_fail(
+                "allgather bound exceeded on rank %d (node %d of %d ranks): it moved %" PRIu64
+                " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                " messages) > ceil((size - L) / L) blocks + %d x messages = %" PRIu64,
+                rank, lay.node, nlocal, moved, delta[NET_SENT], delta[NET_RECEIVED],
+                delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
         }
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             uint64_t most = (uint64_t)(lay.nnodes - 1) * (uint64_t)node_size(&lay, j, size) * shard;
 
             if (served[j] > most) {
-                bound_fail("allgather bound exceeded: node %d sent %" PRIu64 " bytes to other nodes "
-                        "(what their ranks got from it) > (nnodes - 1) x its %d blocks = %" PRIu64
-                        ": a block crossed to a node more than once",
-                        j, served[j], node_size(&lay, j, size), most);
+                bound_fail(
+                    "allgather bound exceeded: node %d sent %" PRIu64 " bytes to other nodes "
+                    "(what their ranks got from it) > (nnodes - 1) x its %d blocks = %" PRIu64
+                    ": a block crossed to a node more than once",
+                    j, served[j], node_size(&lay, j, size), most);
             }
         }
         /* and the counters count: every node gets the other nodes' blocks from outside */
@@ -451,9 +453,10 @@ int main(int argc, char **argv) {
             uint64_t least = (uint64_t)(size - node_size(&lay, j, size)) * shard;
 
             if (node_got[j] < least) {
-                bound_fail("node %d received only %" PRIu64 " bytes from other nodes, less than the "
-                        "%" PRIu64 " bytes of their blocks (counters not counting?)",
-                        j, node_got[j], least);
+                bound_fail("node %d received only %" PRIu64
+                           " bytes from other nodes, less than the "
+                           "%" PRIu64 " bytes of their blocks (counters not counting?)",
+                           j, node_got[j], least);
             }
         }
     } else if ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter"))) {
@@ -462,17 +465,17 @@ int main(int argc, char **argv) {
 
         owner = (rank == root);
         shard = count * sizeof(int);
-        bound = (owner ? remote * shard
-                       : (lay.node != root_node) ? (uint64_t)node_size(&lay, lay.node, size) * shard
-                                                 : 0) +
+        bound = (owner                     ? remote * shard
+                 : (lay.node != root_node) ? (uint64_t)node_size(&lay, lay.node, size) * shard
+                                           : 0) +
                 NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (moved > bound) {
             bound_fail("%s bound exceeded on rank %d (node %d%s): it moved %" PRIu64
-                    " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
-                    " messages) > (the root: the other nodes' blocks; off its node: the node's "
-                    "blocks) + %d x messages = %" PRIu64,
-                    coll, rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
-                    delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
+                       " bytes between nodes (sent %" PRIu64 ", received %" PRIu64 ", %" PRIu64
+                       " messages) > (the root: the other nodes' blocks; off its node: the node's "
+                       "blocks) + %d x messages = %" PRIu64,
+                       coll, rank, lay.node, owner ? ", the root" : "", moved, delta[NET_SENT],
+                       delta[NET_RECEIVED], delta[NET_MESSAGES], NET_HEADER_PER_MESSAGE, bound);
         }
         /* the root gets from (or serves) each other node in one message per step when
          * hierarchical: at most nnodes - 1 data messages a step, and the step's signals */
@@ -486,11 +489,13 @@ int main(int argc, char **argv) {
         if ((0 == strcmp(coll, "scatter")) && (0 == rank) && (root_node < MAX_NODES) &&
             (served[root_node] != remote * shard)) {
             bound_fail("scatter: the root's node served %" PRIu64 " bytes to other nodes, not the "
-                       "%" PRIu64 " bytes of their blocks", served[root_node], remote * shard);
+                       "%" PRIu64 " bytes of their blocks",
+                       served[root_node], remote * shard);
         }
         if ((0 == strcmp(coll, "gather")) && owner && (delta[NET_RECEIVED] != remote * shard)) {
             bound_fail("gather: the root received %" PRIu64 " bytes from other nodes, not the "
-                       "%" PRIu64 " bytes of their blocks", delta[NET_RECEIVED], remote * shard);
+                       "%" PRIu64 " bytes of their blocks",
+                       delta[NET_RECEIVED], remote * shard);
         }
         /* node-aggregated scatter: one rank of each other node gets from the root's node */
         if (one_getter && (0 == strcmp(coll, "scatter"))) {
@@ -503,7 +508,8 @@ int main(int argc, char **argv) {
             for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
                 if ((j != root_node) && (1 != getters[j])) {
                     bound_fail("scatter: %" PRIu64 " ranks of node %d got data from other nodes, "
-                               "not one", getters[j], j);
+                               "not one",
+                               getters[j], j);
                 }
             }
         }
@@ -523,9 +529,9 @@ int main(int argc, char **argv) {
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             if (served[j] > shard) {
                 bound_fail("bcast bound exceeded: node %d%s sent %" PRIu64
-                        " bytes to other nodes (what their ranks got from it) > 1 x message = "
-                        "%" PRIu64,
-                        j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
+                           " bytes to other nodes (what their ranks got from it) > 1 x message = "
+                           "%" PRIu64,
+                           j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
             }
         }
         /* and the counters count: every node but the root's gets the message from outside */
@@ -538,10 +544,11 @@ int main(int argc, char **argv) {
             MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
             for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
                 if ((j != root / lay.rpn) && (node_got[j] < shard)) {
-                    bound_fail("node %d received only %" PRIu64 " bytes from other nodes, less than "
-                            "the message of %" PRIu64 " bytes it must get (counters not "
-                            "counting?)",
-                            j, node_got[j], shard);
+                    bound_fail("node %d received only %" PRIu64
+                               " bytes from other nodes, less than "
+                               "the message of %" PRIu64 " bytes it must get (counters not "
+                               "counting?)",
+                               j, node_got[j], shard);
                 }
             }
         }
@@ -588,7 +595,7 @@ int main(int argc, char **argv) {
                        : (0 == strcmp(coll, "bcast") || 0 == strcmp(coll, "reduce") ||
                           0 == strcmp(coll, "gather") || 0 == strcmp(coll, "scatter"))
                            ? ((r == root) ? " root" : "")
-                                                        : "",
+                           : "",
                        v[NET_SENT], v[NET_RECEIVED], v[NET_MESSAGES], v[NET_ROUNDS], v[NET_WAITS],
                        v[NET_NUM]);
             }

@@ -45,8 +45,8 @@ static int ov_vcount(int r, int j, int size, size_t block) {
 }
 
 /* rank's alltoallv counts and displacements: what it sends (s*) and receives (r*) */
-static void ov_vblocks(int rank, int size, size_t block, int *scounts, int *sdispls,
-                       int *rcounts, int *rdispls) {
+static void ov_vblocks(int rank, int size, size_t block, int *scounts, int *sdispls, int *rcounts,
+                       int *rdispls) {
     for (int p = 0, soff = 0, roff = 0; p < size; ++p) {
         scounts[p] = ov_vcount(rank, p, size, block);
         rcounts[p] = ov_vcount(p, rank, size, block);

@@ -26,18 +26,30 @@ static bool round_trip_ok(uint64_t v) {
 }
 
 static void test_round_trip(void) {
-    static const uint64_t edges[] = {0, 1, 2, 262143, 262144, 262145, 524287, 524288, 524289,
-                                     1048575, 4194304, 4194305, (uint64_t)1 << 31,
-                                     ((uint64_t)1 << 31) - 1, (uint64_t)1 << 40,
-                                     ((uint64_t)1 << 40) + 1, ((uint64_t)1 << 63) - 1,
+    static const uint64_t edges[] = {0,
+                                     1,
+                                     2,
+                                     262143,
+                                     262144,
+                                     262145,
+                                     524287,
+                                     524288,
+                                     524289,
+                                     1048575,
+                                     4194304,
+                                     4194305,
+                                     (uint64_t)1 << 31,
+                                     ((uint64_t)1 << 31) - 1,
+                                     (uint64_t)1 << 40,
+                                     ((uint64_t)1 << 40) + 1,
+                                     ((uint64_t)1 << 63) - 1,
                                      (uint64_t)1 << 63};
     int bad = 0;
 
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); ++i) {
         bad += !round_trip_ok(edges[i]);
     }
-    CHECK(0 == bad, "edge values: %d of %zu decode wrongly", bad,
-          sizeof(edges) / sizeof(edges[0]));
+    CHECK(0 == bad, "edge values: %d of %zu decode wrongly", bad, sizeof(edges) / sizeof(edges[0]));
     /* every power of two and its neighbours */
     bad = 0;
     for (int b = 1; b < 64; ++b) {

@@ -63,8 +63,7 @@ static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_cal
 }
 
 /* Node j's run of slots of len bytes: its offset in a half, and its bytes. */
-static size_t coll_gpu_rooted_run(const coll_gpu_team_t *team, int j, size_t len,
-                                  size_t *bytes_p) {
+static size_t coll_gpu_rooted_run(const coll_gpu_team_t *team, int j, size_t len, size_t *bytes_p) {
     *bytes_p = (size_t)team->node_sizes[j] * len;
     return (size_t)team->node_first[j] * len;
 }
@@ -161,10 +160,10 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
         if (rank == root) {
             for (int p = 0; p < team->size; ++p) {
                 if (p != rank) {
-                    coll_gpu_prims_copy(
-                        &pr, mine + (size_t)coll_gpu_team_node_order(team, p) * len,
-                        (const char *)call->sbuf + ((size_t)p * call->count + c.first) * esize,
-                        len);
+                    coll_gpu_prims_copy(&pr, mine + (size_t)coll_gpu_team_node_order(team, p) * len,
+                                        (const char *)call->sbuf +
+                                            ((size_t)p * call->count + c.first) * esize,
+                                        len);
                 }
             }
             for (int j = 0; j < team->nnodes; ++j) {
@@ -180,8 +179,7 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
             if (NULL != out) {
                 coll_gpu_prims_copy(
                     &pr, out,
-                    (const char *)call->sbuf + ((size_t)rank * call->count + c.first) * esize,
-                    len);
+                    (const char *)call->sbuf + ((size_t)rank * call->count + c.first) * esize, len);
             }
             continue;
         }
@@ -203,10 +201,8 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
             coll_gpu_prims_wait(&pr, lay.leader, c.step, COLL_GPU_PHASE_SCATTERED);
         }
         /* from the root on its node, from the leader elsewhere */
-        coll_gpu_prims_copy(&pr, out,
-                            coll_gpu_prims_theirs(&pr, lay.leader, c.step) +
-                                (size_t)lay.slot * len,
-                            len);
+        coll_gpu_prims_copy(
+            &pr, out, coll_gpu_prims_theirs(&pr, lay.leader, c.step) + (size_t)lay.slot * len, len);
     }
     return coll_gpu_prims_finish(&pr, comm);
 }

@@ -56,8 +56,8 @@ static void coll_gpu_reduce_hier_segments(coll_gpu_prims_t *pr, const coll_gpu_n
     coll_gpu_team_t *team = pr->native->team;
     const void **srcs = pr->native->srcs;
     int nnodes = team->nnodes, root = call->root;
-    size_t esize = call->esize, seg_bytes = (bytes / esize + (size_t)nnodes - 1) /
-                                              (size_t)nnodes * esize;
+    size_t esize = call->esize,
+           seg_bytes = (bytes / esize + (size_t)nnodes - 1) / (size_t)nnodes * esize;
     char *mine = coll_gpu_prims_mine(pr, c->step);
     char *out = (char *)call->rbuf + c->first * esize;
     /* [input][partial][nnodes fetched segments][this node's segment result] */
@@ -124,14 +124,13 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     /* segments between the leaders: on 3 nodes or more, for messages from
      * COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES (the same on every rank), when the segments fit */
     size_t seg_bytes = (per_step + (size_t)team->nnodes - 1) / (size_t)team->nnodes * esize;
-    bool segmented = (team->nnodes >= 3) &&
-                     (call->count * esize >= COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES) &&
-                     ((size_t)(team->nnodes + 1) * seg_bytes <= (size_t)team->nnodes * per_step * esize);
+    bool segmented =
+        (team->nnodes >= 3) && (call->count * esize >= COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES) &&
+        ((size_t)(team->nnodes + 1) * seg_bytes <= (size_t)team->nnodes * per_step * esize);
     coll_gpu_prims_t pr;
 
     /* this node's leader (the root on the root's node) */
-    leader = (team->node == root_node) ? root
-                                       : team->local_ranks[root_index % team->local_size];
+    leader = (team->node == root_node) ? root : team->local_ranks[root_index % team->local_size];
 
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
@@ -175,8 +174,8 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
                 continue;
             }
             coll_gpu_prims_wait(&pr, their_leader, c.step, COLL_GPU_PHASE_REDUCED);
-            coll_gpu_prims_fetch(&pr, their_leader, c.step,
-                                 (team->node_sizes[j] > 1) ? bytes : 0, slot, len);
+            coll_gpu_prims_fetch(&pr, their_leader, c.step, (team->node_sizes[j] > 1) ? bytes : 0,
+                                 slot, len);
             srcs[nsrcs++] = slot;
         }
         /* the other nodes' partials have arrived */
