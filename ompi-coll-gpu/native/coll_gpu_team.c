@@ -188,8 +188,8 @@ out:
     return rc;
 }
 
-/* node_sizes, node_first, node_ranks, min_local_size and node_peers, from node_of_rank and this
- * rank's local_rank. */
+/* node_sizes, node_first, node_ranks, node_order, min_local_size and node_peers, from
+ * node_of_rank and this rank's local_rank. */
 static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
     for (int j = 0; j < team->nnodes; ++j) {
         team->node_sizes[j] = 0;
@@ -209,7 +209,10 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
         team->node_first[j + 1] = team->node_first[j] + team->node_sizes[j];
     }
     for (int r = 0; r < team->size; ++r) {
-        team->node_ranks[team->node_first[team->node_of_rank[r]]++] = r;
+        int at = team->node_first[team->node_of_rank[r]]++;
+
+        team->node_ranks[at] = r;
+        team->node_order[r] = at;
     }
     for (int j = team->nnodes; j > 0; --j) {
         team->node_first[j] = team->node_first[j - 1];
@@ -251,8 +254,10 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     team->node_peers = malloc((size_t)team->size * sizeof(int));
     team->node_first = malloc(((size_t)team->size + 1) * sizeof(int));
     team->node_ranks = malloc((size_t)team->size * sizeof(int));
+    team->node_order = malloc((size_t)team->size * sizeof(int));
     if ((NULL == team->node_of_rank) || (NULL == team->local_ranks) || (NULL == team->node_sizes) ||
-        (NULL == team->node_peers) || (NULL == team->node_first) || (NULL == team->node_ranks)) {
+        (NULL == team->node_peers) || (NULL == team->node_first) || (NULL == team->node_ranks) ||
+        (NULL == team->node_order)) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto err_free;
     }
@@ -339,6 +344,7 @@ err_free:
     free(team->node_peers);
     free(team->node_first);
     free(team->node_ranks);
+    free(team->node_order);
     free(team);
     module->team_failed = true;
     return rc;
@@ -524,5 +530,6 @@ static void coll_gpu_team_free(coll_gpu_team_t *team) {
     free(team->node_peers);
     free(team->node_first);
     free(team->node_ranks);
+    free(team->node_order);
     free(team);
 }

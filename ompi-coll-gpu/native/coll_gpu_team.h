@@ -43,6 +43,7 @@ typedef struct coll_gpu_team {
      * start there (nnodes + 1 entries): node j's k-th rank is node_ranks[node_first[j] + k] */
     int *node_ranks;
     int *node_first;
+    int *node_order; /* size entries: rank r's position in node_ranks */
     /* Retired (coll_gpu_team_retire): the communicator is gone, the team waits until
      * retire_test(retire_arg) says its peers are done with this rank's memory. */
     bool (*retire_test)(void *arg);
@@ -57,12 +58,7 @@ static inline int coll_gpu_team_node_rank(const coll_gpu_team_t *team, int j, in
 
 /* Rank r's index among its node's ranks. */
 static inline int coll_gpu_team_index_in_node(const coll_gpu_team_t *team, int r) {
-    int j = team->node_of_rank[r], k = 0;
-
-    while (coll_gpu_team_node_rank(team, j, k) != r) {
-        ++k;
-    }
-    return k;
+    return team->node_order[r] - team->node_first[team->node_of_rank[r]];
 }
 
 /* Node j's rank on a root's rail: its (index mod its size)-th rank, index the root's within its
@@ -74,7 +70,7 @@ static inline int coll_gpu_team_rail_rank(const coll_gpu_team_t *team, int j, in
 
 /* Rank r's position in node order (node_ranks): the node's ranks in consecutive positions. */
 static inline int coll_gpu_team_node_order(const coll_gpu_team_t *team, int r) {
-    return team->node_first[team->node_of_rank[r]] + coll_gpu_team_index_in_node(team, r);
+    return team->node_order[r];
 }
 
 /* The most ranks of other nodes one rank takes when every node shares the other nodes' ranks

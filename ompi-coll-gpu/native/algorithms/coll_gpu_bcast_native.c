@@ -51,15 +51,13 @@ typedef struct {
 static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
                                  coll_gpu_bcast_relay_t *relay) {
     int root_node = team->node_of_rank[root], root_node_size = team->node_sizes[root_node];
-    int root_index = 0;
 
-    for (int r = 0; r < root; ++r) {
-        root_index += (team->node_of_rank[r] == root_node) ? 1 : 0;
-    }
     /* more ranks than nodes off the root's node: a node with several */
     relay->two_level = (team->size - root_node_size) > (team->nnodes - 1);
     relay->leader =
-        (team->node == root_node) ? root : team->local_ranks[root_index % team->local_size];
+        (team->node == root_node)
+            ? root
+            : coll_gpu_team_rail_rank(team, team->node, coll_gpu_team_index_in_node(team, root));
     relay->node_others = team->local_size - 1;
 }
 
@@ -181,21 +179,11 @@ static int coll_gpu_bcast_chain(struct ompi_communicator_t *comm,
     if (is_leader) {
         /* the leader of the node before this one in the chain: the rank of that node at the
          * root's index (the two-level form's rule), the root on the root's node */
-        int pnode = (team->node - 1 + team->nnodes) % team->nnodes, root_index = 0, i = 0;
+        int pnode = (team->node - 1 + team->nnodes) % team->nnodes;
 
-        for (int r = 0; r < root; ++r) {
-            root_index += (team->node_of_rank[r] == root_node) ? 1 : 0;
-        }
-        if (pnode == root_node) {
-            pred = root;
-        } else {
-            root_index %= team->node_sizes[pnode];
-            for (int r = 0; (r < team->size) && (pred < 0); ++r) {
-                if ((team->node_of_rank[r] == pnode) && (i++ == root_index)) {
-                    pred = r;
-                }
-            }
-        }
+        pred = (pnode == root_node)
+                   ? root
+                   : coll_gpu_team_rail_rank(team, pnode, coll_gpu_team_index_in_node(team, root));
     }
 
     coll_gpu_prims_init(&pr, call);

@@ -42,10 +42,11 @@ bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, 
     return (size_t)native->team->size * esize <= native->half;
 }
 
-/* This rank's leader for a rooted collective (the root on the root's node) and its slot. */
+/* This rank's leader for a rooted collective (the root on the root's node), its slot, and the
+ * elements of a block a step carries (a slot's room: the half over the ranks). */
 typedef struct {
     int root_node, root_index, leader, slot;
-    size_t bytes; /* of a slot, at most (the half over the ranks) */
+    size_t per_step;
 } coll_gpu_rooted_layout_t;
 
 static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_call_t *call) {
@@ -58,7 +59,7 @@ static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_cal
                      ? call->root
                      : coll_gpu_team_rail_rank(team, team->node, lay.root_index);
     lay.slot = coll_gpu_team_node_order(team, team->rank);
-    lay.bytes = call->native->half / (size_t)team->size / call->esize * call->esize;
+    lay.per_step = call->native->half / (size_t)team->size / call->esize;
     return lay;
 }
 
@@ -73,11 +74,11 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay = coll_gpu_rooted_layout(call);
     int rank = team->rank, root = call->root;
-    size_t esize = call->esize, per_step = lay.bytes / esize;
+    size_t esize = call->esize;
     coll_gpu_prims_t pr;
 
     coll_gpu_prims_init(&pr, call);
-    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, lay.per_step);) {
         const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf + c.first * esize : NULL;
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         size_t len = c.n * esize, run, off;
@@ -148,11 +149,11 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay = coll_gpu_rooted_layout(call);
     int rank = team->rank, root = call->root;
-    size_t esize = call->esize, per_step = lay.bytes / esize;
+    size_t esize = call->esize;
     coll_gpu_prims_t pr;
 
     coll_gpu_prims_init(&pr, call);
-    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, lay.per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         char *out = (NULL != call->rbuf) ? (char *)call->rbuf + c.first * esize : NULL;
         size_t len = c.n * esize, run, off;

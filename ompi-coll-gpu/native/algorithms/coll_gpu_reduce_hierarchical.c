@@ -130,7 +130,8 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_prims_t pr;
 
     /* this node's leader (the root on the root's node) */
-    leader = (team->node == root_node) ? root : team->local_ranks[root_index % team->local_size];
+    leader =
+        (team->node == root_node) ? root : coll_gpu_team_rail_rank(team, team->node, root_index);
 
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
