@@ -69,6 +69,8 @@ typedef struct mca_coll_gpu_component_t {
     int algorithm[COLL_GPU_MAX_NCOLLS];
     size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
     size_t allreduce_ring_min_bytes;     /* auto, nodes of one rank: the ring from this size */
+    size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
+    unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
     char *tuning_file;
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
@@ -207,6 +209,18 @@ static inline void coll_gpu_count_add(unsigned long long *counter, unsigned long
         (void)__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
     } else {
         *counter += n;
+    }
+}
+
+/* Raises a high-water-mark pvar to n (atomically under MPI_THREAD_MULTIPLE). */
+static inline void coll_gpu_count_max(unsigned long long *mark, unsigned long long n) {
+    if (OPAL_UNLIKELY(mca_coll_gpu_component.thread_multiple)) {
+        unsigned long long seen = __atomic_load_n(mark, __ATOMIC_RELAXED);
+        while ((n > seen) && !__atomic_compare_exchange_n(mark, &seen, n, true, __ATOMIC_RELAXED,
+                                                          __ATOMIC_RELAXED)) {
+        }
+    } else if (n > *mark) {
+        *mark = n;
     }
 }
 

@@ -252,6 +252,14 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     coll_gpu_register_pvar("net_waits",
                            "Signals of ranks on other nodes this rank waited for in native calls",
                            &coll_gpu_net_counters[COLL_GPU_NET_WAITS], false);
+    (void)mca_base_component_pvar_register(
+        &mca_coll_gpu_component.super.collm_version, "net_gets_in_flight_max",
+        "The most gets from ranks on other nodes one native call of this process had in flight "
+        "at once (alltoall: bounded by coll_gpu_alltoall_max_outstanding)",
+        OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_HIGHWATERMARK, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG,
+        NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, NULL, NULL, NULL,
+        &coll_gpu_net_gets_in_flight_max);
     coll_gpu_register_pvar_array(
         "net_bytes_received_by_node",
         "net_bytes_received by the node that sent them: element j is node j of the call's "
@@ -321,6 +329,25 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "(perf/cost_model --crossovers: other node counts and machines, a tuning file of them)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_ring_min_bytes);
+
+    mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
+    (void)mca_base_component_var_register(
+        c, "alltoall_aggregate_max_bytes",
+        "With alltoall_algorithm auto and no tuning rule, across nodes where a node has several "
+        "ranks: the largest block (bytes per pair of ranks) aggregated per node (hierarchical: "
+        "one message each way per pair of nodes, carried by ranks on one rail, instead of one "
+        "per pair of ranks); larger blocks run direct.  0: never",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.alltoall_aggregate_max_bytes);
+
+    mca_coll_gpu_component.alltoall_max_outstanding = 8;
+    (void)mca_base_component_var_register(
+        c, "alltoall_max_outstanding",
+        "The most gets from other nodes a rank of a native alltoall(v) keeps in flight: direct "
+        "gets its blocks in pairwise order (step k from rank + k) and completes them in batches "
+        "of this many; hierarchical bounds its gets between nodes the same way.  0: no bound",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.alltoall_max_outstanding);
 
     mca_coll_gpu_component.native_chunk_size = 4 * 1024 * 1024;
     (void)mca_base_component_var_register(

@@ -9,12 +9,71 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* Its native algorithms (coll_gpu_native.h). */
-COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoall_algs, "alltoall", "MPI_Alltoall", "direct",
-                       "every rank copies its block out of every peer's scratch",
-                       coll_gpu_alltoall_direct, true, true);
+/* auto: direct on one node, across nodes of one rank each (nothing to aggregate), for blocks
+ * above coll_gpu_alltoall_aggregate_max_bytes and where hierarchical's layout does not fit. */
+static bool coll_gpu_alltoall_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
+                                               size_t why_len) {
+    size_t max = mca_coll_gpu_component.alltoall_aggregate_max_bytes;
+
+    if (query->bytes > max) {
+        COLL_GPU_WHY(why, why_len,
+                     "%zu bytes per block > coll_gpu_alltoall_aggregate_max_bytes=%zu",
+                     query->bytes, max);
+        return true;
+    }
+    return coll_gpu_alg_direct_over_hierarchical(query, coll_gpu_alltoall_hierarchical_fits,
+                                                 SIZE_MAX, why, why_len);
+}
+
+static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
+                                                     size_t why_len) {
+    return coll_gpu_alg_hierarchical_fits(query, coll_gpu_alltoall_hierarchical_fits, why, why_len);
+}
+
+static bool coll_gpu_alltoall_aggregated(const coll_gpu_alg_query_t *query, char *why,
+                                         size_t why_len) {
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes, some with several ranks; %zu bytes per block <= "
+                 "coll_gpu_alltoall_aggregate_max_bytes=%zu",
+                 query->native->team->nnodes, query->bytes,
+                 mca_coll_gpu_component.alltoall_aggregate_max_bytes);
+    return true;
+}
+
+/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
+    {.name = "direct",
+     .help = "every rank gets its block out of every peer's scratch, pairwise, at most "
+             "alltoall_max_outstanding gets from other nodes in flight",
+     .multi_node = true,
+     .preferred = coll_gpu_alltoall_direct_preferred,
+     .run = coll_gpu_alltoall_direct},
+    {.name = "hierarchical",
+     .help = "node-aggregated: the blocks between two nodes travel in one message each way, "
+             "carried by one rank of each node on the same rail",
+     .multi_node = true,
+     .fits = coll_gpu_alltoall_hierarchical_fits_call,
+     .preferred = coll_gpu_alltoall_aggregated,
+     .run = coll_gpu_alltoall_hierarchical},
+};
+
+/* per rank blocks: every rank's block in a step */
+const coll_gpu_alg_table_t coll_gpu_alltoall_algs = {
+    .name = "alltoall",
+    .mpi_call = "MPI_Alltoall",
+    .auto_help = "direct on one node, across nodes of one rank each and for blocks above "
+                 "alltoall_aggregate_max_bytes; hierarchical for smaller blocks across nodes "
+                 "where a node has several ranks",
+    .per_rank_blocks = true,
+    .uniform_count = true,
+    .num_algs = sizeof(coll_gpu_alltoall_alg_rows) / sizeof(coll_gpu_alltoall_alg_rows[0]),
+    .algs = coll_gpu_alltoall_alg_rows,
+};
+/* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
+ * move every pair's run at the longest) */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",
-                       "every rank copies its block out of every peer's scratch",
+                       "every rank gets its block out of every peer's scratch, pairwise, at most "
+                       "alltoall_max_outstanding gets from other nodes in flight",
                        coll_gpu_alltoallv_direct, true, false);
 
 /* coll_gpu_native_try_fn_t of MPI_Alltoall.  Blocks move as bytes of the type signature

@@ -205,7 +205,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[6 + COLL_GPU_NCOLL_NUM];
+    uint64_t words[8 + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     coll_gpu_tuning_names_init();
@@ -229,11 +229,13 @@ void coll_gpu_native_tuning_load(void) {
     words[3] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
     words[4] = (uint64_t)c->host_buffers;
     words[5] = (uint64_t)c->check_counts;
+    words[6] = (uint64_t)c->allreduce_ring_min_bytes;
+    words[7] = (uint64_t)c->alltoall_aggregate_max_bytes;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        words[6 + k] = (uint64_t)c->algorithm[k];
+        words[8 + k] = (uint64_t)c->algorithm[k];
     }
     c->native_config_hash =
-        coll_gpu_native_hash_words(14695981039346656037ULL, words, 6 + COLL_GPU_NCOLL_NUM);
+        coll_gpu_native_hash_words(14695981039346656037ULL, words, 8 + COLL_GPU_NCOLL_NUM);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -596,6 +598,9 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
         scratch = &native->scratch[COLL_GPU_NATIVE_HOST];
     }
     native->gets_pending = true;
+    if (++native->gets_in_flight > native->net_gets_in_flight_max) {
+        native->net_gets_in_flight_max = native->gets_in_flight;
+    }
     *status_p = cgt_get(native->team->cgt, dst, cgt_mem_peer(scratch->mem, peer),
                         (step & 1) * native->half + offset, len);
     return ACCEL_OK;
@@ -619,6 +624,7 @@ cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_
 
     if (native->gets_pending) {
         native->gets_pending = false;
+        native->gets_in_flight = 0;
         status = cgt_quiet(native->team->cgt, -1);
     }
     synced = coll_gpu_native_mems[kind].synchronize(stream);
@@ -696,6 +702,7 @@ cgt_status_t coll_gpu_native_wait_all(coll_gpu_native_t *native, uint64_t step,
 
 unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
 unsigned long long coll_gpu_net_received_by_node[COLL_GPU_NET_MAX_NODES];
+unsigned long long coll_gpu_net_gets_in_flight_max;
 
 void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
                                coll_gpu_native_net_mark_t *mark) {
@@ -711,6 +718,7 @@ void coll_gpu_native_net_begin(const coll_gpu_native_call_t *call,
     }
     mark->waits = native->net_waits;
     mark->rounds = native->net_rounds;
+    native->net_gets_in_flight_max = 0;
     /* a call's first wait for another node starts a round of its own */
     native->net_round_mark = UINT64_MAX;
 }
@@ -730,6 +738,7 @@ void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_com
     for (int i = 0; i < COLL_GPU_NET_NUM; ++i) {
         coll_gpu_count_add(&coll_gpu_net_counters[i], delta[i]);
     }
+    coll_gpu_count_max(&coll_gpu_net_gets_in_flight_max, native->net_gets_in_flight_max);
     if (NULL != native->net_by_node_mark) {
         const uint64_t *by_node = cgt_team_received_by_node(native->team->cgt);
 
@@ -744,12 +753,12 @@ void coll_gpu_native_net_end(const coll_gpu_native_call_t *call, struct ompi_com
     }
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "%s on %s: between nodes rank %d sent %llu bytes and received %llu bytes "
-                     "in %llu messages; %llu rounds on its critical path (%llu signals of other "
-                     "nodes waited for), %s",
+                     "in %llu messages, at most %u gets in flight; %llu rounds on its critical "
+                     "path (%llu signals of other nodes waited for), %s",
                      call->mpi_call, comm->c_name, native->team->rank,
                      delta[COLL_GPU_NET_BYTES_SENT], delta[COLL_GPU_NET_BYTES_RECEIVED],
-                     delta[COLL_GPU_NET_MESSAGES], delta[COLL_GPU_NET_ROUNDS],
-                     delta[COLL_GPU_NET_WAITS], call->alg->name);
+                     delta[COLL_GPU_NET_MESSAGES], native->net_gets_in_flight_max,
+                     delta[COLL_GPU_NET_ROUNDS], delta[COLL_GPU_NET_WAITS], call->alg->name);
 }
 
 accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *dst,

@@ -114,6 +114,9 @@ typedef struct coll_gpu_native {
     uint64_t step;     /* steps run on this communicator, of either kind (same on every rank) */
     bool broken;       /* a transport error left the ranks out of step: stage from now on */
     bool gets_pending; /* coll_gpu_native_fetch issued gets not completed yet */
+    /* gets from other nodes issued and not completed yet (coll_gpu_native_fetch_complete
+     * completes them all), and the most at once in the current call */
+    unsigned gets_in_flight, net_gets_in_flight_max;
     /* other nodes cannot reach this rank's device scratch (UCX without device memory): what
      * they read of it goes through the host scratch at the same offsets (publish, fetch) */
     bool device_via_host;
@@ -152,6 +155,9 @@ typedef enum {
 } coll_gpu_net_counter_t;
 
 extern unsigned long long coll_gpu_net_counters[COLL_GPU_NET_NUM];
+/* The most gets from other nodes any native call of this process had in flight at once (the
+ * coll_gpu_net_gets_in_flight_max pvar, a high-water mark). */
+extern unsigned long long coll_gpu_net_gets_in_flight_max;
 
 /* The bytes received of coll_gpu_net_counters by the node that sent them: element j is node j of
  * the call's communicator (nodes numbered by their lowest rank), the last one every node from
@@ -637,6 +643,9 @@ int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,
  * largest.  alltoall: count elements per block, sbuf NULL in place. */
 int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
+                                   const coll_gpu_native_call_t *call);
+bool coll_gpu_alltoall_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
 /* reduce: sbuf count elements (rbuf at the root when in place); rbuf count elements, the
  * root's only */
 int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);

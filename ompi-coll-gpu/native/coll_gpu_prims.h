@@ -180,6 +180,17 @@ static inline void coll_gpu_prims_fetch_complete(coll_gpu_prims_t *pr) {
             coll_gpu_native_fetch_complete(pr->native, pr->kind, pr->call->stream, &pr->astatus);
     }
 }
+/* coll_gpu_prims_fetch keeping at most max gets from other nodes in flight (0: no bound): the
+ * ones in flight are completed before one more is issued (fetch_complete: the stream too). */
+static inline void coll_gpu_prims_fetch_bounded(coll_gpu_prims_t *pr, unsigned max, int peer,
+                                                uint64_t step, size_t offset, void *dst,
+                                                size_t len) {
+    if ((max > 0) && (len > 0) && (pr->native->gets_in_flight >= max) &&
+        !coll_gpu_native_is_local(pr->native, peer)) {
+        coll_gpu_prims_fetch_complete(pr);
+    }
+    coll_gpu_prims_fetch(pr, peer, step, offset, dst, len);
+}
 static inline void coll_gpu_prims_publish(coll_gpu_prims_t *pr, uint64_t step, size_t offset,
                                           size_t len) {
     if (coll_gpu_prims_moving(pr) && (len > 0)) {

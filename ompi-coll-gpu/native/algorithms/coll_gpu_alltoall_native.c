@@ -4,7 +4,8 @@
  * at d * per_step elements).  Per step, every rank copies a chunk of each of its send blocks
  * into the destination's area, announces it, and once every peer has, fetches its own area's
  * chunk out of every peer's scratch into that peer's block of its receive buffer
- * (coll_gpu_native_fetch: a copy from a peer of this node, a get from another node's).  Its own
+ * (coll_gpu_native_fetch: a copy from a peer of this node, a get from another node's), in
+ * pairwise order with at most coll_gpu_alltoall_max_outstanding gets in flight.  Its own
  * block is copied from its send buffer to its receive buffer.  Step s carries elements
  * [s * per_step, (s + 1) * per_step) of every block; the longest block of any pair of ranks sets
  * the number of steps (the same on every rank): the caller says how long it is (a blocking call
@@ -34,6 +35,7 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
     size_t area = per_step * esize;
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
     size_t largest = call->largest;
+    unsigned max_outstanding = mca_coll_gpu_component.alltoall_max_outstanding;
     coll_gpu_prims_t pr;
 
     if (NULL == call->sbuf) {
@@ -70,14 +72,16 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
         /* the copies have landed and the previous step's fetches are complete before peers
          * are told */
         coll_gpu_prims_announce(&pr, c.step);
-        for (int p = 0; p < size; ++p) {
+        /* pairwise: rank + k at the k-th get, so that each rank's scratch is read by one peer
+         * at a time rather than by everyone at once, with at most max_outstanding gets from
+         * other nodes in flight */
+        for (int k = 1; k < size; ++k) {
+            int p = (rank + k) % size;
             size_t np = coll_gpu_alltoall_chunk(rcounts[p], c.first, per_step);
 
-            if (p != rank) {
-                coll_gpu_prims_fetch(&pr, p, c.step, (size_t)rank * area,
-                                     (char *)call->rbuf + (rdispls[p] + c.first) * esize,
-                                     np * esize);
-            }
+            coll_gpu_prims_fetch_bounded(&pr, max_outstanding, p, c.step, (size_t)rank * area,
+                                         (char *)call->rbuf + (rdispls[p] + c.first) * esize,
+                                         np * esize);
         }
     }
     return coll_gpu_prims_finish(&pr, comm);
