@@ -175,6 +175,12 @@ bench=$build/perf/coll_gpu_bench
     bash -o pipefail -c "$MPIRUN -np 4 --mca coll ^gpu --mca op ^avx $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-without.txt"
 [ "$quick" -eq 1 ] || step "bench: host allreduce with coll/gpu (cuda backend), 4 ranks" 300 \
     bash -o pipefail -c "$MPIRUN -np 4 $mca $bench -c allreduce -m host -b 8 -e 64K -n 2000 | tee $out/bench-allreduce-host-with.txt"
+# alltoall across 2 emulated nodes of 2 (UCX between them): direct against node-aggregated
+# hierarchical, to place coll_gpu_alltoall_aggregate_max_bytes (16 KiB by default, unmeasured)
+for alg in direct hierarchical; do
+    [ "$quick" -eq 1 ] || step "bench: alltoall $alg, 4 ranks on 2 emulated nodes, cuda device" 120 \
+        bash -o pipefail -c "$MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 --mca coll_gpu_alltoall_algorithm $alg $build/perf/gpucoll_perf -o alltoall -m device -a cuda -b 8 -e 1M -f 4 -n 50 -w 5 | tee $out/bench-alltoall-$alg-nodes.txt"
+done
 
 # The nccl-tests-style sweep: 4 processes on the GPU, device buffers, every result checked.
 # -T 0.5 caps each size's timed loop near half a second (the largest sizes run 1-2 timed

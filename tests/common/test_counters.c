@@ -124,6 +124,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, ring_min_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 6291456}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 16384},
     {.cvar = "coll_gpu_host_buffers",
      .offset = offsetof(tu_gpu_config_t, host_buffers),
      .type = TU_CVAR_BOOL,
@@ -201,6 +205,12 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
     if (has_hierarchical && tu_multi_node(config, comm_size) &&
         ((config->ranks_per_node > 1) ||
          ((COLL_GPU_REDUCE == coll) && (comm_size >= 3) && (bytes >= 65536)))) {
+        return TU_ALG_AUTO + 3;
+    }
+    /* alltoall: node-aggregated across nodes of several ranks for blocks (bytes) up to
+     * coll_gpu_alltoall_aggregate_max_bytes */
+    if ((COLL_GPU_ALLTOALL == coll) && tu_multi_node(config, comm_size) &&
+        (config->ranks_per_node > 1) && (bytes <= (size_t)config->alltoall_aggregate_max_bytes)) {
         return TU_ALG_AUTO + 3;
     }
     return TU_ALG_AUTO + 2;

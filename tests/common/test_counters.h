@@ -44,6 +44,7 @@ typedef struct {
     long long ranks_per_node;
     long long one_shot_max_bytes;
     long long ring_min_bytes; /* coll_gpu_allreduce_ring_min_bytes */
+    long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
      * TU_ALG_AUTO, TU_ALG_STAGED or the native one */
@@ -86,8 +87,9 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
 /* The element of coll_gpu_<coll>_algorithm_calls a native call of coll (COLL_GPU_*: allgather(v),
  * reduce_scatter(_block), reduce and the others with a "direct" row first) of bytes per rank
  * counts on a communicator of comm_size ranks: the forced algorithm, or auto's (hierarchical,
- * the second row, where the communicator spans nodes and they have several ranks, and for a
- * reduce of 64 KiB or more on 3 nodes or more; direct, the first, elsewhere). */
+ * the second row, where the communicator spans nodes and they have several ranks (alltoall:
+ * blocks up to coll_gpu_alltoall_aggregate_max_bytes), and for a reduce of 64 KiB or more on 3
+ * nodes or more; direct, the first, elsewhere). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether a native allreduce on comm_size ranks runs hierarchical (across nodes of several ranks:
  * forced, or auto's choice there), whose order of reduction reduce_scatter(_block)'s hierarchical

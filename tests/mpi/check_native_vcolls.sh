@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Native MPI_Allgatherv, MPI_Reduce_scatter (direct, hierarchical), MPI_Alltoall and MPI_Alltoallv
-# (direct), inside a
+# Native MPI_Allgatherv, MPI_Reduce_scatter, MPI_Alltoall (direct, hierarchical) and
+# MPI_Alltoallv (direct), inside a
 # node and across emulated nodes (test_native_vcolls, emulated device memory whose cuda_ipc
 # transport runs over the emulated backend's IPC; other nodes over UCX):
 #   - 1 to 8 ranks, auto; per-rank (per-pair) counts with empty blocks, 1, odd, uneven, a few
@@ -16,10 +16,13 @@
 #     16 MiB cases on 4 ranks only, and small counts across nodes, to keep the check short;
 #   - emulated nodes (coll_gpu_ranks_per_node): 2 nodes of 2 ranks, 3 nodes of 3, 3 and 1 ranks:
 #     host and device buffers native across nodes (UCX gets; the emulated device scratch read
-#     through host scratch), auto taking hierarchical for allgatherv and reduce_scatter: the
+#     through host scratch), auto taking hierarchical for allgatherv and reduce_scatter (and
+#     alltoall up to coll_gpu_alltoall_aggregate_max_bytes per block, direct above): the
 #     same integer and copy digest as one node (reduce_scatter's floats in hierarchical order:
 #     test_native_vcolls checks them against hierarchical MPI_Allreduce, bit for bit), direct
-#     forced across nodes the same digest as one node; hierarchical forced on one node = direct;
+#     forced across nodes the same digest as one node; alltoall hierarchical forced on 2+2, 3+3+1
+#     (device and host buffers, many steps, one get in flight) the same digest as one node;
+#     hierarchical forced on one node = direct;
 #   - a peer missing from a native MPI_Alltoall: MPI_ERR_OTHER and the help message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -52,7 +55,7 @@ for np in 3 4; do
 done
 # hierarchical forced on one node: its order is rank order there, direct's bits
 check_run "3 ranks, hierarchical forced" 3 \
-    "$EMU coll_gpu_allgatherv_algorithm=hierarchical coll_gpu_reduce_scatter_algorithm=hierarchical" \
+    "$EMU coll_gpu_allgatherv_algorithm=hierarchical coll_gpu_reduce_scatter_algorithm=hierarchical coll_gpu_alltoall_algorithm=hierarchical" \
     test_native_vcolls
 check_digest 3-hier
 check_same_digest "3 ranks: hierarchical on one node = direct" 3-hier 3-native
@@ -69,7 +72,8 @@ check_digest 4-host-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "native across nodes" \
     "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
     "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
-    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct" \
+    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical \(2 nodes, some with several ranks; [0-9]+ bytes per block <= coll_gpu_alltoall_aggregate_max_bytes=16384\)" \
+    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct \([0-9]+ bytes per block > coll_gpu_alltoall_aggregate_max_bytes=16384\)" \
     "MPI_Alltoallv on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct"
 # (hierarchical reduce_scatter: node partials in node order, other float bits than one node's)
 check_same_digest "4 ranks: 2 nodes = 1 node (integers and copies)" 4-host-nodes 4-auto int
@@ -93,6 +97,22 @@ check_digest 7-host-nodes
 check_run "7 ranks, small counts" 7 "$EMU" test_native_vcolls --small
 check_digest 7-small
 check_same_digest "7 ranks: 3 uneven nodes = 1 node (integers and copies)" 7-host-nodes 7-small int
+# alltoall node-aggregated at every size (hierarchical forced): uneven nodes, many steps with one
+# get in flight, device buffers; the bits of one node
+A2A_HIER="coll_gpu_alltoall_algorithm=hierarchical"
+check_run "7 ranks, host buffers, 3 per node, alltoall hierarchical, 1 KiB scratch halves, one get in flight" \
+    7 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3 $A2A_HIER $TINY coll_gpu_alltoall_max_outstanding=1" \
+    test_native_vcolls --kinds=host --small
+check_digest 7-host-nodes-a2a-hier
+check_same_digest "7 ranks: alltoall hierarchical on 3+3+1, many steps = 1 node (integers and copies)" \
+    7-host-nodes-a2a-hier 7-small int
+check_run "4 ranks, 2 per node, alltoall hierarchical" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 $A2A_HIER coll_gpu_verbose=10" test_native_vcolls
+check_digest 4-dev-nodes-a2a-hier
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall hierarchical on device memory" \
+    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical \(coll_gpu_alltoall_algorithm=hierarchical\)"
+check_same_digest "4 ranks: alltoall hierarchical across nodes, device = 1 node (integers and copies)" \
+    4-dev-nodes-a2a-hier 4-auto int
 # device buffers across emulated nodes: native, other nodes reading the emulated device
 # scratch through host scratch; the same bits as host buffers
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \

@@ -18,6 +18,10 @@
 #     uneven, the root on a full node and alone on its node: every other node's blocks cross
 #     the root's link once, the root exchanges one data message per other node, one rank of
 #     each other node gets from the root's (direct forced: neither, shown by the counts);
+#   - MPI_Alltoall of 1 KiB blocks on 3 to 5 nodes of 1 to 3 ranks, even and uneven: every
+#     block crosses once; hierarchical (auto): one rank of each node gets from each other node,
+#     at most 2 ceil(nnodes / L) + size - L messages per rank (direct forced: neither, shown by
+#     the counts); at most coll_gpu_alltoall_max_outstanding gets in flight (8, 2, 1);
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
@@ -27,7 +31,7 @@
 #     coll_gpu_allreduce_ring_min_bytes on;
 #   - the per-call verbose line names each rank's traffic between nodes;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
-#     reduce_scatter_block, reduce, allreduce, bcast; even and uneven nodes; direct too).
+#     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -120,6 +124,9 @@ check_model reduce hierarchical 2,2,1 1048576 4
 check_run "model: allreduce, 6 ranks on 3 nodes of 2" 6 "$BASE coll_gpu_ranks_per_node=2" \
     test_net_traffic --coll=allreduce --bytes=4194304
 check_model allreduce hierarchical 2,2,2 4194304 0
+check_run "model: alltoall, 7 ranks on 3+3+1" 7 "$BASE coll_gpu_ranks_per_node=3" \
+    test_net_traffic --coll=alltoall --bytes=1024
+check_model alltoall hierarchical 3,3,1 1024 0
 check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
     test_net_traffic --coll=bcast --bytes=4194304 --root=3
 check_model bcast chain 2,2,2,2 4194304 3
@@ -166,6 +173,35 @@ check_run "scatter direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "scatter direct: every remote rank gets" \
     "NOTE bound not enforced: scatter: 3 ranks of node 0 got data from other nodes, not one"
 
+# MPI_Alltoall of 1 KiB blocks (auto: hierarchical, node-aggregated, across nodes of several
+# ranks; direct across nodes of one): every block crosses once (each node sends exactly its
+# blocks for the other nodes); for every pair of nodes one rank of each gets from the other, and
+# a rank of a node of L ranks exchanges at most 2 ceil(nnodes / L) + size - L messages with other
+# nodes; at most coll_gpu_alltoall_max_outstanding (8) gets in flight
+for topo in "8 2" "7 3" "9 3" "10 2" "5 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "alltoall, 1024 bytes per block, $np ranks on $nodes nodes of $rpn" $np \
+        "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=alltoall --bytes=1024 \
+        --one-getter-per-node --max-in-flight=8
+done
+# direct forced: every rank gets from every rank off its node (counts only: it exceeds both)
+check_run "alltoall direct forced, 8 ranks on 4 nodes of 2 (counts only)" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct" test_net_traffic \
+    --coll=alltoall --bytes=1024 --one-getter-per-node --max-in-flight=2 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall direct: more messages, every rank gets" \
+    "NOTE bound not enforced: alltoall: rank 0 \(node 0 of 2 ranks\) exchanged 18 messages with other nodes > 2 ceil\(nnodes / L\) \+ size - L = 10" \
+    "NOTE bound not enforced: alltoall: 2 ranks of node 0 got data from node 1, not one" \
+    "NOTE bound not enforced: alltoall: rank 0 had 6 gets from other nodes in flight at once"
+# the bound on gets in flight: direct at 2 (6 remote blocks), hierarchical at 1 on 3+3+1 (the
+# node of one rank carries both other nodes)
+check_run "alltoall direct, coll_gpu_alltoall_max_outstanding=2, 4 nodes of 2" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct coll_gpu_alltoall_max_outstanding=2" \
+    test_net_traffic --coll=alltoall --bytes=1024 --max-in-flight=2
+check_run "alltoall hierarchical, coll_gpu_alltoall_max_outstanding=1, 3+3+1" 7 \
+    "$BASE coll_gpu_ranks_per_node=3 coll_gpu_alltoall_max_outstanding=1" \
+    test_net_traffic --coll=alltoall --bytes=1024 --one-getter-per-node --max-in-flight=1
+
 # Small messages: every rank's inter-node rounds (the messages on its critical path) at most
 # 2 ceil(log2 nnodes) + 1; hierarchical's are 3 (the segments' reduce-scatter and allgather, the
 # agreement).  Where every node has one rank auto takes hierarchical below
@@ -199,6 +235,6 @@ check_run "allreduce, 3 nodes, the per-call log" 6 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=allreduce \
     --bytes=4096
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the per-call log of the traffic between nodes" \
-    "MPI_Allreduce on MPI_COMM_WORLD: between nodes rank 5 sent [0-9]+ bytes and received [0-9]+ bytes in [0-9]+ messages; [0-9]+ rounds on its critical path \([0-9]+ signals of other nodes waited for\), hierarchical"
+    "MPI_Allreduce on MPI_COMM_WORLD: between nodes rank 5 sent [0-9]+ bytes and received [0-9]+ bytes in [0-9]+ messages, at most [0-9]+ gets in flight; [0-9]+ rounds on its critical path \([0-9]+ signals of other nodes waited for\), hierarchical"
 
 check_finish

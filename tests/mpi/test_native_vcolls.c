@@ -56,10 +56,10 @@ typedef struct {
 
 /* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI).  Across
  * emulated nodes too: other nodes read emulated device scratch through host scratch. */
-static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm) {
+static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
-    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, 0)
+    return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
                   : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
 }
 
@@ -108,7 +108,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     size_t sc[MAX_RANKS] = {0}, sd[MAX_RANKS] = {0}, rc[MAX_RANKS] = {0}, rd[MAX_RANKS] = {0};
     MPI_Datatype dt = type_handle(t);
     uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
-    int slot = expected_slot(st, c, comm), mrc = MPI_SUCCESS;
+    int slot = expected_slot(st, c, comm, count * es), mrc = MPI_SUCCESS;
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || C_REDUCE_SCATTER != c || 2 == slot;

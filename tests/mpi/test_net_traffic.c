@@ -37,6 +37,17 @@
  *   one step), --one-getter-per-node has exactly one rank of each other node get from the
  *   root's.
  *
+ *   alltoall (--coll=alltoall, bytes per block): every block crosses once: the bytes every
+ *   rank got from node j, summed over the ranks, are exactly node j's ranks x the other nodes'
+ *   ranks x the block (either algorithm).  --one-getter-per-node (node-aggregated: hierarchical):
+ *   for every pair of nodes exactly one rank of each gets from the other, and no rank of a node of
+ *   L ranks exchanges more than 2 ceil(nnodes / L) + size - L messages with other nodes in a call
+ *   of one step (the node's pairs of nodes spread over its ranks, a get and a signal each; and
+ *   the agreement's signal to every rank off the node that ends every native call; direct: a
+ *   get, a step signal and that signal per rank off the node); --max-in-flight=W: no rank had more
+ *   than W gets from other nodes in flight at once (coll_gpu_net_gets_in_flight_max, read right
+ *   after the counted call, and at least 1 where the rank got data from other nodes).
+ *
  *   bcast (--coll=bcast): every rank moves at most 1 x the message between nodes (0 on the
  *   root's node), plus 16 bytes per message; and every node's network interface sends the
  *   message at most once (the root's included): the bytes every rank got from node j
@@ -55,10 +66,10 @@
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call is the 1).
  *
- * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter,
+ * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
  * gather, scatter), --rounds, --count-only (print the counts, enforce no bound),
- * --root-messages=N, --one-getter-per-node.  Closing line (rank 0): "N passed, M
+ * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
  * failed".
  */
 #define _POSIX_C_SOURCE 200809L
@@ -189,6 +200,20 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
                 tu_fail("element %zu: %d, want %d", i, rbuf[i], want);
             }
         }
+    } else if (0 == strcmp(coll, "alltoall")) {
+        for (size_t i = 0; i < count * (size_t)size; ++i) {
+            rbuf[i] = -1;
+        }
+        MPI_Alltoall(sbuf, (int)count, MPI_INT, rbuf, (int)count, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < size; ++r) {
+            for (size_t i = 0; i < count; ++i) {
+                int want = value_of(r, (size_t)rank * count + i);
+                if (rbuf[(size_t)r * count + i] != want && bad++ < 3) {
+                    tu_fail("block %d element %zu: %d, want %d", r, i, rbuf[(size_t)r * count + i],
+                            want);
+                }
+            }
+        }
     } else if (0 == strcmp(coll, "allgather")) {
         for (size_t i = 0; i < count * (size_t)size; ++i) {
             rbuf[i] = -1;
@@ -229,7 +254,10 @@ int main(int argc, char **argv) {
     bool check_rounds = false;
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
-    bool one_getter = false;        /* scatter: --one-getter-per-node */
+    bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
+    uint64_t max_in_flight = 0;     /* alltoall: --max-in-flight=W (0: not checked) */
+    uint64_t in_flight = 0;
+    tu_pvar_t in_flight_pvar;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -253,6 +281,8 @@ int main(int argc, char **argv) {
             max_root_messages = strtoull(argv[i] + 16, NULL, 0);
         } else if (0 == strcmp(argv[i], "--one-getter-per-node")) {
             one_getter = true;
+        } else if (0 == strncmp(argv[i], "--max-in-flight=", 16)) {
+            max_in_flight = strtoull(argv[i] + 16, NULL, 0);
         }
     }
     if (0 == strcmp(coll, "bcast")) {
@@ -267,6 +297,8 @@ int main(int argc, char **argv) {
         nat = COLL_GPU_GATHER;
     } else if (0 == strcmp(coll, "scatter")) {
         nat = COLL_GPU_SCATTER;
+    } else if (0 == strcmp(coll, "alltoall")) {
+        nat = COLL_GPU_ALLTOALL;
     } else if (0 != strcmp(coll, "allreduce")) {
         if (0 == rank) {
             fprintf(stderr, "unknown --coll=%s\n", coll);
@@ -278,6 +310,7 @@ int main(int argc, char **argv) {
     }
     tu_pvar_open_required("coll_gpu_calls_native", &calls_native);
     tu_pvar_open_required("coll_gpu_net_bytes_received_by_node", &by_node);
+    tu_pvar_open_required("coll_gpu_net_gets_in_flight_max", &in_flight_pvar);
     layout_get(&lay, rank, size, ranks_per_node);
     count = bytes / sizeof(int);
     sbuf = malloc(count * (size_t)size * sizeof(int) + 1); /* reduce_scatter_block's blocks */
@@ -300,6 +333,8 @@ int main(int argc, char **argv) {
     run_call(coll, sbuf, rbuf, count, root, rank, size);
     net_read(after);
     tu_pvar_read(&by_node, by_node_after, MAX_NODES);
+    /* (the high-water mark of this call and the setup call before it: the same alltoall) */
+    in_flight = tu_pvar_read_element(&in_flight_pvar, 0);
     for (int j = 0; j < MAX_NODES; ++j) {
         by_node_after[j] -= by_node_before[j];
     }
@@ -512,6 +547,64 @@ int main(int argc, char **argv) {
                                getters[j], j);
                 }
             }
+        }
+    } else if (0 == strcmp(coll, "alltoall")) {
+        owner = false;
+        shard = count * sizeof(int);
+        bound = 0; /* (none per rank: a carrier moves its node's blocks for the nodes it
+                    * carries; the bounds are the node's and the messages') */
+        /* every block crosses once, and the counters count */
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            uint64_t blocks = (uint64_t)node_size(&lay, j, size) *
+                              (uint64_t)(size - node_size(&lay, j, size));
+
+            if (served[j] != blocks * shard) {
+                bound_fail("alltoall: node %d sent %" PRIu64 " bytes to other nodes (what their "
+                           "ranks got from it), not its %" PRIu64 " blocks for them, %" PRIu64,
+                           j, served[j], blocks, blocks * shard);
+            }
+        }
+        if ((max_in_flight > 0) && (in_flight > max_in_flight)) {
+            bound_fail("alltoall: rank %d had %" PRIu64 " gets from other nodes in flight at once "
+                       "(coll_gpu_net_gets_in_flight_max) > %" PRIu64,
+                       rank, in_flight, max_in_flight);
+        }
+        if ((max_in_flight > 0) && (delta[NET_RECEIVED] > 0) && (0 == in_flight)) {
+            tu_fail("alltoall: rank %d got data from other nodes with no get in flight "
+                    "(coll_gpu_net_gets_in_flight_max not counting?)",
+                    rank);
+        }
+        /* node-aggregated: for each pair of nodes one rank of each gets from the other */
+        if (one_getter) {
+            int nlocal = node_size(&lay, lay.node, size);
+            uint64_t most = 2 * (uint64_t)((lay.nnodes + nlocal - 1) / nlocal) +
+                            (uint64_t)(size - nlocal);
+            uint64_t *got = calloc((size_t)size * MAX_NODES, sizeof(uint64_t));
+
+            if (NULL == got) {
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+            if (delta[NET_MESSAGES] > most) {
+                bound_fail("alltoall: rank %d (node %d of %d ranks) exchanged %" PRIu64
+                           " messages with other nodes > 2 ceil(nnodes / L) + size - L = %" PRIu64,
+                           rank, lay.node, nlocal, delta[NET_MESSAGES], most);
+            }
+            MPI_Gather(by_node_after, MAX_NODES, MPI_UINT64_T, got, MAX_NODES, MPI_UINT64_T, 0,
+                       MPI_COMM_WORLD);
+            for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+                for (int i = 0; (i < lay.nnodes) && (i < MAX_NODES); ++i) {
+                    int getters = 0;
+
+                    for (int r = 0; (r < size) && (i != j); ++r) {
+                        getters += ((r / lay.rpn == j) && (got[(size_t)r * MAX_NODES + i] > 0));
+                    }
+                    if ((i != j) && (1 != getters)) {
+                        bound_fail("alltoall: %d ranks of node %d got data from node %d, not one",
+                                   getters, j, i);
+                    }
+                }
+            }
+            free(got);
         }
     } else {
         owner = (rank == root);

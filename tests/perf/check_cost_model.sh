@@ -65,12 +65,18 @@ result "self-test: 0 failures" $? "$WORK/out"
 
 # 1b. the traffic table: every collective's algorithms spanning nodes, per node count
 expect_exit "traffic table" 0 "$MODEL" --traffic --nodes 2,1024 --sizes 16M
-[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 16 ]
-result "traffic table: 2 x 8 rows" $? "$WORK/out"
+[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 20 ]
+result "traffic table: 2 x 10 rows" $? "$WORK/out"
 expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --coll allgather \
     --traffic-alg hierarchical --sizes 1M
 grep -q '"total_received": 10485760' "$WORK/out"
 result "traffic of one layout: allgather hierarchical on 2+2+1 gets (5-2)+(5-2)+(5-1) = 10 blocks" $? "$WORK/out"
+# node-aggregated alltoall: the same bytes as direct, carried by one rank per pair of nodes (the
+# node of one rank carries both other nodes: 3 + 3 blocks each way)
+expect_exit "alltoall hierarchical on 3+3+1" 0 "$MODEL" --traffic --node-sizes 3,3,1 --coll alltoall \
+    --traffic-alg hierarchical --sizes 1K
+grep -q '"total_received": 30720' "$WORK/out" && grep -A8 '"received"' "$WORK/out" | grep -q '6144.0$'
+result "alltoall hierarchical on 3+3+1: every rank gets its 7 - L blocks from off its node once (30 blocks), the node of one carries 6" $? "$WORK/out"
 
 # 2. the table and its JSON (auto: the compiled default, from the header the component builds
 #    with)
