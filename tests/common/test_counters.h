@@ -43,7 +43,7 @@ typedef struct {
     int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
     long long ranks_per_node;
     long long one_shot_max_bytes;
-    long long ring_min_bytes; /* coll_gpu_allreduce_ring_min_bytes */
+    long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:

@@ -54,13 +54,15 @@ typedef struct {
     tu_mem_t mem;
 } state_t;
 
-/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI).  Across
- * emulated nodes too: other nodes read emulated device scratch through host scratch. */
+/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed
+ * to Open MPI).  Across emulated nodes too: other nodes read emulated device scratch through host
+ * scratch. */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
     return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
-                  : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
+           : (TU_MEM_DEVICE == st->mem) ? 1
+                                        : -1;
 }
 
 /* Block of rank r (allgatherv, reduce_scatter): uneven, empty every third rank from rank 1. */

@@ -555,8 +555,8 @@ int main(int argc, char **argv) {
                     * carries; the bounds are the node's and the messages') */
         /* every block crosses once, and the counters count */
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-            uint64_t blocks = (uint64_t)node_size(&lay, j, size) *
-                              (uint64_t)(size - node_size(&lay, j, size));
+            uint64_t blocks =
+                (uint64_t)node_size(&lay, j, size) * (uint64_t)(size - node_size(&lay, j, size));
 
             if (served[j] != blocks * shard) {
                 bound_fail("alltoall: node %d sent %" PRIu64 " bytes to other nodes (what their "
@@ -577,8 +577,8 @@ int main(int argc, char **argv) {
         /* node-aggregated: for each pair of nodes one rank of each gets from the other */
         if (one_getter) {
             int nlocal = node_size(&lay, lay.node, size);
-            uint64_t most = 2 * (uint64_t)((lay.nnodes + nlocal - 1) / nlocal) +
-                            (uint64_t)(size - nlocal);
+            uint64_t most =
+                2 * (uint64_t)((lay.nnodes + nlocal - 1) / nlocal) + (uint64_t)(size - nlocal);
             uint64_t *got = calloc((size_t)size * MAX_NODES, sizeof(uint64_t));
 
             if (NULL == got) {
