@@ -15,7 +15,7 @@ static bool coll_gpu_alltoall_direct_preferred(const coll_gpu_alg_query_t *query
                                                size_t why_len) {
     size_t max = mca_coll_gpu_component.alltoall_aggregate_max_bytes;
 
-    if (query->bytes > max) {
+    if ((0 == max) || (query->bytes > max)) {
         COLL_GPU_WHY(why, why_len,
                      "%zu bytes per block > coll_gpu_alltoall_aggregate_max_bytes=%zu",
                      query->bytes, max);

@@ -210,7 +210,8 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
     /* alltoall: node-aggregated across nodes of several ranks for blocks (bytes) up to
      * coll_gpu_alltoall_aggregate_max_bytes */
     if ((COLL_GPU_ALLTOALL == coll) && tu_multi_node(config, comm_size) &&
-        (config->ranks_per_node > 1) && (bytes <= (size_t)config->alltoall_aggregate_max_bytes)) {
+        (config->ranks_per_node > 1) && (config->alltoall_aggregate_max_bytes > 0) &&
+        (bytes <= (size_t)config->alltoall_aggregate_max_bytes)) {
         return TU_ALG_AUTO + 3;
     }
     return TU_ALG_AUTO + 2;
