@@ -31,7 +31,8 @@
 #     coll_gpu_allreduce_ring_min_bytes on;
 #   - the per-call verbose line names each rank's traffic between nodes;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
-#     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too).
+#     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too),
+#     and its messages per rank for alltoall (hierarchical on 3+3+1, direct on 2+2), exactly.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -55,6 +56,27 @@ check_model() {
     if [ -n "$measured" ] && [ -n "$predicted" ] &&
         [ $(((measured > predicted ? measured - predicted : predicted - measured) * 100)) -le $((predicted + 102400)) ]; then
         echo "    $label: PASS (measured $measured, model $predicted)"
+        check_count PASS "$label"
+    else
+        echo "    $label: FAIL (measured '$measured', model '$predicted')"
+        check_count FAIL "$label"
+    fi
+}
+
+# check_model_messages ALG NODE_SIZES: every rank's messages between nodes in the last run (a
+# one-step alltoall: "alltoall: rank R ... messages M") are what perf/cost_model --traffic
+# predicts for that layout, exactly
+check_model_messages() {
+    local label="cost model: alltoall $1 on nodes $2, messages per rank" measured predicted
+    if ! command -v python3 >/dev/null; then
+        return
+    fi
+    measured=$(grep -aoE '^alltoall: rank [0-9]+ node [0-9]+: .* messages [0-9]+' "$LAST_LOG" |
+        sed 's/.* messages //' | tr '\n' ' ')
+    predicted=$("$MODEL" --traffic --node-sizes "$2" --coll alltoall --traffic-alg "$1" \
+        --sizes 1024 | python3 -c 'import json,sys; print(" ".join(str(m) for m in json.load(sys.stdin)["messages"]) + " ")')
+    if [ -n "$measured" ] && [ "$measured" = "$predicted" ]; then
+        echo "    $label: PASS ($measured)"
         check_count PASS "$label"
     else
         echo "    $label: FAIL (measured '$measured', model '$predicted')"
@@ -127,6 +149,12 @@ check_model allreduce hierarchical 2,2,2 4194304 0
 check_run "model: alltoall, 7 ranks on 3+3+1" 7 "$BASE coll_gpu_ranks_per_node=3" \
     test_net_traffic --coll=alltoall --bytes=1024
 check_model alltoall hierarchical 3,3,1 1024 0
+check_model_messages hierarchical 3,3,1
+check_run "model: alltoall direct, 4 ranks on 2+2" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct" \
+    test_net_traffic --coll=alltoall --bytes=1024
+check_model alltoall direct 2,2 1024 0
+check_model_messages direct 2,2
 check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
     test_net_traffic --coll=bcast --bytes=4194304 --root=3
 check_model bcast chain 2,2,2,2 4194304 3
