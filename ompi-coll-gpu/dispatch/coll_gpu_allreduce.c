@@ -43,7 +43,8 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
                      team->nnodes);
         return true;
     }
-    COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes %s "
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes, one rank each; %zu bytes %s "
                  "coll_gpu_allreduce_ring_min_bytes=%zu",
                  team->nnodes, query->bytes, (query->bytes >= min) ? ">=" : "<", min);
     return query->bytes >= min;
@@ -54,9 +55,10 @@ static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, c
     const coll_gpu_team_t *team = query->native->team;
 
     if (team->nnodes == team->size) {
-        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes < "
-                     "coll_gpu_allreduce_ring_min_bytes=%zu", team->nnodes, query->bytes,
-                     mca_coll_gpu_component.allreduce_ring_min_bytes);
+        COLL_GPU_WHY(why, why_len,
+                     "%d nodes, one rank each; %zu bytes < "
+                     "coll_gpu_allreduce_ring_min_bytes=%zu",
+                     team->nnodes, query->bytes, mca_coll_gpu_component.allreduce_ring_min_bytes);
     } else {
         COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", team->nnodes);
     }
@@ -65,12 +67,8 @@ static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, c
 
 static bool coll_gpu_allreduce_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
                                                       size_t why_len) {
-    if (coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
-        return true;
-    }
-    COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
-                 query->native->half);
-    return false;
+    return coll_gpu_alg_hierarchical_fits(query, coll_gpu_allreduce_hierarchical_fits, why,
+                                          why_len);
 }
 
 /* MPI_Allreduce's algorithms; auto asks them in this order. */
@@ -110,8 +108,9 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .name = "allreduce",
     .mpi_call = "MPI_Allreduce",
-    .auto_help = "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
-                 "across nodes of one rank each ring from allreduce_ring_min_bytes on, else hierarchical",
+    .auto_help =
+        "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
+        "across nodes of one rank each ring from allreduce_ring_min_bytes on, else hierarchical",
     .note = "one_shot and two_shot give the same bits, ring and hierarchical other bits "
             "(another order), independent of the chunk size",
     .uniform_count = true,

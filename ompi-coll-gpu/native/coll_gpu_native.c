@@ -597,7 +597,6 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
     if ((COLL_GPU_NATIVE_DEVICE == kind) && native->device_via_host) {
         scratch = &native->scratch[COLL_GPU_NATIVE_HOST];
     }
-    native->gets_pending = true;
     if (++native->gets_in_flight > native->net_gets_in_flight_max) {
         native->net_gets_in_flight_max = native->gets_in_flight;
     }
@@ -622,8 +621,7 @@ cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_
     cgt_status_t status = CGT_OK;
     accel_status_t synced;
 
-    if (native->gets_pending) {
-        native->gets_pending = false;
+    if (native->gets_in_flight > 0) {
         native->gets_in_flight = 0;
         status = cgt_quiet(native->team->cgt, -1);
     }

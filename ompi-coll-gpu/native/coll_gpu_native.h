@@ -110,12 +110,12 @@ typedef struct {
 typedef struct coll_gpu_native {
     coll_gpu_team_t *team;
     coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
-    size_t half;       /* bytes of each parity half of a rank's scratch */
-    uint64_t step;     /* steps run on this communicator, of either kind (same on every rank) */
-    bool broken;       /* a transport error left the ranks out of step: stage from now on */
-    bool gets_pending; /* coll_gpu_native_fetch issued gets not completed yet */
-    /* gets from other nodes issued and not completed yet (coll_gpu_native_fetch_complete
-     * completes them all), and the most at once in the current call */
+    size_t half;   /* bytes of each parity half of a rank's scratch */
+    uint64_t step; /* steps run on this communicator, of either kind (same on every rank) */
+    bool broken;   /* a transport error left the ranks out of step: stage from now on */
+    /* gets coll_gpu_native_fetch issued to other nodes and not completed yet
+     * (coll_gpu_native_fetch_complete completes them all), and the most at once in the current
+     * call */
     unsigned gets_in_flight, net_gets_in_flight_max;
     /* other nodes cannot reach this rank's device scratch (UCX without device memory): what
      * they read of it goes through the host scratch at the same offsets (publish, fetch) */

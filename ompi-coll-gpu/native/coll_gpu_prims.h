@@ -163,6 +163,27 @@ static inline void coll_gpu_prims_wait_all(coll_gpu_prims_t *pr, uint64_t step,
         pr->status = coll_gpu_native_wait_all(pr->native, step, phase);
     }
 }
+/* Inside the node: phase of step to every other rank of this node; every other rank's. */
+static inline void coll_gpu_prims_signal_node(coll_gpu_prims_t *pr, uint64_t step,
+                                              coll_gpu_phase_t phase) {
+    const coll_gpu_team_t *team = pr->native->team;
+
+    for (int l = 0; l < team->local_size; ++l) {
+        if (team->local_ranks[l] != team->rank) {
+            coll_gpu_prims_signal(pr, team->local_ranks[l], step, phase);
+        }
+    }
+}
+static inline void coll_gpu_prims_wait_node(coll_gpu_prims_t *pr, uint64_t step,
+                                            coll_gpu_phase_t phase) {
+    const coll_gpu_team_t *team = pr->native->team;
+
+    for (int l = 0; l < team->local_size; ++l) {
+        if (team->local_ranks[l] != team->rank) {
+            coll_gpu_prims_wait(pr, team->local_ranks[l], step, phase);
+        }
+    }
+}
 
 /* Peers on other nodes: fetch len bytes at offset of peer's half of step into dst (loaded
  * directly from a peer on this node); complete every fetch (before dst is read or the next

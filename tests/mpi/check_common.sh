@@ -243,6 +243,17 @@ check_digest() {
     grep -ao 'digest int [0-9a-f]* fp [0-9a-f]*' "$LAST_LOG" | tail -n 1 >"$CHECK_LOGDIR/digest.$1"
 }
 
+# check_equal KIND WHAT A B: passes when A is not empty and equals B ("    KIND (WHAT): PASS (A)").
+check_equal() {
+    if [ -n "$3" ] && [ "$3" = "$4" ]; then
+        echo "    $1 ($2): PASS ($3)"
+        check_count PASS "$2"
+    else
+        echo "    $1 ($2): FAIL: '$3' != '$4'"
+        check_count FAIL "$2"
+    fi
+}
+
 # check_same_digest WHAT A B [int]: the digests A and B (or only their integer part) agree.
 check_same_digest() {
     local a b
@@ -252,13 +263,7 @@ check_same_digest() {
         a=${a%% fp *}
         b=${b%% fp *}
     fi
-    if [ -n "$a" ] && [ "$a" = "$b" ]; then
-        echo "    digest check ($1): PASS ($a)"
-        check_count PASS "$1"
-    else
-        echo "    digest check ($1): FAIL: '$a' != '$b'"
-        check_count FAIL "$1"
-    fi
+    check_equal "digest check" "$1" "$a" "$b"
 }
 
 # Exit with automake's convention; the last line keeps the tests' format for CI.

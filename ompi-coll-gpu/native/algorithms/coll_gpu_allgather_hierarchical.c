@@ -74,16 +74,8 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
             ++i;
         }
         coll_gpu_prims_fetch_complete(&pr);
-        for (int l = 0; l < nlocal; ++l) {
-            if (team->local_ranks[l] != rank) {
-                coll_gpu_prims_signal(&pr, team->local_ranks[l], c.step, COLL_GPU_PHASE_GATHERED);
-            }
-        }
-        for (int l = 0; l < nlocal; ++l) {
-            if (team->local_ranks[l] != rank) {
-                coll_gpu_prims_wait(&pr, team->local_ranks[l], c.step, COLL_GPU_PHASE_GATHERED);
-            }
-        }
+        coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_GATHERED);
+        coll_gpu_prims_wait_node(&pr, c.step, COLL_GPU_PHASE_GATHERED);
 
         /* every chunk to the receive buffer, from the slot it is in on this node */
         i = 0;

@@ -109,19 +109,8 @@ static char *coll_gpu_hier_mine(coll_gpu_hier_t *h, uint64_t step, size_t offset
 
 /* READY of step to the node's other ranks, then theirs: each is done with step - 1. */
 static void coll_gpu_hier_node_ready(coll_gpu_hier_t *h, uint64_t step) {
-    coll_gpu_prims_t *pr = &h->pr;
-    coll_gpu_team_t *team = pr->native->team;
-
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
-        }
-    }
-    for (int i = 0; i < team->local_size; ++i) {
-        if (team->local_ranks[i] != team->rank) {
-            coll_gpu_prims_wait(pr, team->local_ranks[i], step, COLL_GPU_PHASE_READY);
-        }
-    }
+    coll_gpu_prims_signal_node(&h->pr, step, COLL_GPU_PHASE_READY);
+    coll_gpu_prims_wait_node(&h->pr, step, COLL_GPU_PHASE_READY);
 }
 
 /* Phases 1 and 2 of the node: input copied and announced, this rank's shard reduced over
@@ -257,11 +246,7 @@ static void coll_gpu_hier_final(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t 
     size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
-        for (int i = 0; i < team->local_size; ++i) {
-            if (team->local_ranks[i] != team->rank) {
-                coll_gpu_prims_signal(pr, team->local_ranks[i], step, COLL_GPU_PHASE_FINAL);
-            }
-        }
+        coll_gpu_prims_signal_node(pr, step, COLL_GPU_PHASE_FINAL);
     }
     for (int l = 0; l < h->m; ++l) {
         int peer = h->local_owner[l];

@@ -85,24 +85,6 @@ static const char *coll_gpu_alltoall_half(coll_gpu_alltoall_hier_t *h, int q, ui
                                 : coll_gpu_prims_theirs(&h->pr, q, step);
 }
 
-/* Inside the node: every rank's copies into its half of step landed, and each is done with
- * step - 1. */
-static void coll_gpu_alltoall_node_ready(coll_gpu_alltoall_hier_t *h, uint64_t step) {
-    const coll_gpu_team_t *team = h->team;
-
-    coll_gpu_prims_sync(&h->pr);
-    for (int l = 0; l < team->local_size; ++l) {
-        if (team->local_ranks[l] != team->rank) {
-            coll_gpu_prims_signal(&h->pr, team->local_ranks[l], step, COLL_GPU_PHASE_READY);
-        }
-    }
-    for (int l = 0; l < team->local_size; ++l) {
-        if (team->local_ranks[l] != team->rank) {
-            coll_gpu_prims_wait(&h->pr, team->local_ranks[l], step, COLL_GPU_PHASE_READY);
-        }
-    }
-}
-
 /* Step 2: the runs this rank carries to other nodes, loaded, published, announced. */
 static void coll_gpu_alltoall_gather_runs(coll_gpu_alltoall_hier_t *h, uint64_t step) {
     const coll_gpu_team_t *team = h->team;
@@ -163,11 +145,7 @@ static void coll_gpu_alltoall_get_runs(coll_gpu_alltoall_hier_t *h, uint64_t ste
         return;
     }
     coll_gpu_prims_fetch_complete(&h->pr);
-    for (int l = 0; l < team->local_size; ++l) {
-        if (team->local_ranks[l] != team->rank) {
-            coll_gpu_prims_signal(&h->pr, team->local_ranks[l], step, COLL_GPU_PHASE_SCATTERED);
-        }
-    }
+    coll_gpu_prims_signal_node(&h->pr, step, COLL_GPU_PHASE_SCATTERED);
 }
 
 int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
@@ -203,7 +181,10 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
                                     h.len);
             }
         }
-        coll_gpu_alltoall_node_ready(&h, c.step);
+        /* every rank's copies into its half landed, and each is done with step - 1 */
+        coll_gpu_prims_sync(&h.pr);
+        coll_gpu_prims_signal_node(&h.pr, c.step, COLL_GPU_PHASE_READY);
+        coll_gpu_prims_wait_node(&h.pr, c.step, COLL_GPU_PHASE_READY);
         coll_gpu_alltoall_gather_runs(&h, c.step);
         coll_gpu_alltoall_get_runs(&h, c.step);
         /* 4. */

@@ -189,12 +189,7 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
             off = coll_gpu_rooted_run(team, team->node, len, &run);
             coll_gpu_prims_fetch(&pr, root, c.step, off, mine + off, run);
             coll_gpu_prims_fetch_complete(&pr);
-            for (int l = 0; l < team->local_size; ++l) {
-                if (team->local_ranks[l] != rank) {
-                    coll_gpu_prims_signal(&pr, team->local_ranks[l], c.step,
-                                          COLL_GPU_PHASE_SCATTERED);
-                }
-            }
+            coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_SCATTERED);
             coll_gpu_prims_copy(&pr, out, mine + (size_t)lay.slot * len, len);
             continue;
         }
