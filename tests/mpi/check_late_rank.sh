@@ -4,7 +4,8 @@
 # A slow rank is not a dead one (test_late_rank): one rank enters collectives 3 s after the
 # others, twice.  With the defaults (no coll_gpu_transport_timeout) every call returns the right
 # data with MPI_SUCCESS on every rank: host buffers through the native algorithms (posix, and
-# UCX across emulated nodes) and emulated device memory.  With coll_gpu_transport_timeout=1, a
+# UCX across emulated nodes, 2 nodes of 2 with the late rank carrying a node-aggregated
+# alltoall) and emulated device memory.  With coll_gpu_transport_timeout=1, a
 # hang detector, the job aborts with the help message naming the call; no rank ever reports a
 # wrong result first.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -19,6 +20,12 @@ check_run "2 ranks, host buffers, one late by 3 s" 2 "$HOST" test_late_rank --ki
 check_run "3 ranks, device memory, one late by 3 s" 3 "$EMU" test_late_rank
 check_run "2 ranks on 2 emulated nodes, host buffers, one late by 3 s" 2 \
     "$HOST coll_gpu_ranks_per_node=1" test_late_rank --kinds=host --late-rank=0 --free-waits
+# 2 nodes of 2: the late rank a carrier of the node-aggregated alltoall (local rank 1)
+check_run "4 ranks on 2 emulated nodes of 2, host buffers, one late by 3 s" 4 \
+    "$HOST coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_late_rank --kinds=host \
+    --late-rank=3 --free-waits
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the late rank in a node-aggregated alltoall" \
+    "MPI_Alltoall on MPI_COMM_WORLD: .*host memory: hierarchical \(2 nodes, some with several ranks; 256 bytes per block"
 
 # the timeout set below the lateness: an abort naming the call, on every rank alike; never a
 # result reported wrong (what happened before: wrong sums returned as success, then a hang)

@@ -8,10 +8,13 @@
  * call k + 1 of another, wrong data returned as success.
  *
  * Each iteration runs MPI_Allreduce (one small and one large message, so both one_shot and
- * two_shot run), MPI_Bcast from a rotating root and MPI_Allgather, with contents that depend
- * on the iteration, checked against references computed here.  The late rank sleeps before
- * the iterations listed by --late-at.  Run under a set coll_gpu_transport_timeout shorter than
- * the lateness, the job must abort (the timeout is a hang detector): never print a wrong result.
+ * two_shot run), MPI_Bcast from a rotating root, MPI_Allgather and MPI_Alltoall (small blocks:
+ * node-aggregated across nodes of several ranks), with contents that depend on the iteration,
+ * checked against references computed here; even iterations start with the alltoall, odd ones
+ * with the allreduce.  The late rank sleeps before the iterations listed by --late-at (by
+ * default 2 and 5: it enters an alltoall late, then an allreduce).  Run under a set
+ * coll_gpu_transport_timeout shorter than the lateness, the job must abort (the timeout is a hang
+ * detector): never print a wrong result.
  *
  * First, MPI_Comm_free must not wait for the peers either (Open MPI's own does not): rank 0
  * frees a communicator that ran native collectives, then receives from the last rank, which
@@ -32,6 +35,7 @@
 #define ITERATIONS 8
 #define SMALL 256          /* ints: one_shot */
 #define LARGE (256 * 1024) /* ints: 1 MiB, two_shot */
+#define A2A_BLOCK 64       /* ints per alltoall block: 256 bytes */
 
 static tu_mem_t mem = TU_MEM_DEVICE;
 static int my_rank, world_size;
@@ -136,6 +140,35 @@ static void run_allgather(int n, int iter) {
     free(got);
 }
 
+static void run_alltoall(int n, int iter) {
+    int total = n * world_size;
+    int *mine = tn_malloc((size_t)total * sizeof(int)),
+        *want = tn_malloc((size_t)total * sizeof(int));
+    int *got = tn_malloc((size_t)total * sizeof(int));
+    int *sbuf, *rbuf, rc;
+
+    /* block d of rank r: value(r, d * n + i) */
+    for (int i = 0; i < total; ++i) {
+        mine[i] = value(my_rank, i, iter);
+        want[i] = value(i / n, my_rank * n + i % n, iter);
+    }
+    sbuf = tn_mem_copy_of(mem, mine, (size_t)total * sizeof(int));
+    rbuf = tn_mem_copy_of(mem, mine, (size_t)total * sizeof(int)); /* contents: any */
+    rc = MPI_Alltoall(sbuf, n, MPI_INT, rbuf, n, MPI_INT, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Alltoall returned %d", iter, rc);
+    } else if (tu_mem_read(mem, got, rbuf, (size_t)total * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Alltoall", iter, got, want, total);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(mine);
+    free(want);
+    free(got);
+}
+
 static void run_comm_free_first(void) {
     MPI_Comm comm;
     int token = 42, last = world_size - 1;
@@ -205,10 +238,16 @@ int main(int argc, char **argv) {
         if ((my_rank == late_rank) && (late_mask & (1 << iter))) {
             sleep_ms(late_ms);
         }
+        if (0 == iter % 2) {
+            run_alltoall(A2A_BLOCK, iter);
+        }
         run_allreduce(SMALL, iter);
         run_allreduce(LARGE, iter);
         run_bcast(LARGE, iter);
         run_allgather(SMALL, iter);
+        if (1 == iter % 2) {
+            run_alltoall(A2A_BLOCK, iter);
+        }
     }
     tu_case_end();
     tu_finish(tu_summary(MPI_COMM_WORLD));
