@@ -71,7 +71,8 @@ typedef struct mca_coll_gpu_component_t {
     size_t allreduce_ring_min_bytes;     /* auto, nodes of one rank: the ring from this size */
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
-    size_t native_chunk_size;            /* pipeline chunk of the native algorithms */
+    int agreement_radix;      /* the closing agreement's dissemination between node leaders */
+    size_t native_chunk_size; /* pipeline chunk of the native algorithms */
     char *tuning_file;
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
     bool host_buffers;           /* blocking host-buffer allreduce with the native algorithms too */

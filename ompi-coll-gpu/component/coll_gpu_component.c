@@ -349,6 +349,21 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.alltoall_max_outstanding);
 
+    mca_coll_gpu_component.agreement_radix = 8;
+    (void)mca_base_component_var_register(
+        c, "agreement_radix",
+        "Across nodes, the agreement that ends every native call (its outcome, the barrier after "
+        "which no peer reads a rank's scratch) goes through each node's first rank, and those "
+        "exchange it by dissemination: each round a leader tells this many - 1 others, so "
+        "ceil(log_radix nodes) rounds and at most (radix - 1) per round messages between nodes per "
+        "leader, none for the other ranks.  At least 2 (rounds of one message); at least the "
+        "number of nodes: one round, every leader telling every other.  The same on every rank",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.agreement_radix);
+    if (mca_coll_gpu_component.agreement_radix < 2) {
+        mca_coll_gpu_component.agreement_radix = 2;
+    }
+
     mca_coll_gpu_component.native_chunk_size = 4 * 1024 * 1024;
     (void)mca_base_component_var_register(
         c, "native_chunk_size",

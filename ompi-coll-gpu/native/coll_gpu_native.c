@@ -205,7 +205,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[8 + COLL_GPU_NCOLL_NUM];
+    uint64_t words[9 + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     coll_gpu_tuning_names_init();
@@ -231,11 +231,12 @@ void coll_gpu_native_tuning_load(void) {
     words[5] = (uint64_t)c->check_counts;
     words[6] = (uint64_t)c->allreduce_ring_min_bytes;
     words[7] = (uint64_t)c->alltoall_aggregate_max_bytes;
+    words[8] = (uint64_t)c->agreement_radix;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        words[8 + k] = (uint64_t)c->algorithm[k];
+        words[9 + k] = (uint64_t)c->algorithm[k];
     }
     c->native_config_hash =
-        coll_gpu_native_hash_words(14695981039346656037ULL, words, 8 + COLL_GPU_NCOLL_NUM);
+        coll_gpu_native_hash_words(14695981039346656037ULL, words, 9 + COLL_GPU_NCOLL_NUM);
 }
 
 void coll_gpu_native_tuning_free(void) {
@@ -343,6 +344,7 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
 
     native = calloc(1, sizeof(*native));
     if (NULL != native) {
+        native->agree_told_by = -1;
         native->srcs = calloc((size_t)size, sizeof(*native->srcs));
         native->counts = calloc(4 * (size_t)size, sizeof(size_t));
     }
@@ -798,93 +800,185 @@ cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64
     return status;
 }
 
-/* A failed call's word in a peer's failure slot: the agreement step, then the MPI error class
- * (monotone, as slots must be: steps only grow). */
-#define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
-    (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
+/*
+ * The agreement that ends every native call (and coll_gpu_native_agree_max): every rank's
+ * 24-bit payload, combined by max, reaches every rank, and no rank leaves before every rank
+ * entered (a barrier: no peer reads this rank's scratch of the call any more).
+ *
+ * One node: every rank sends its word to every other, then waits for theirs.  Several nodes:
+ * each node's first rank (its leader) gathers its node's words, the leaders exchange theirs by
+ * dissemination of radix k (coll_gpu_agreement_radix): in round i a leader sends what it has
+ * to the leaders of the nodes m k^i after its own (m = 1 .. k-1, m k^i < nnodes), then waits
+ * for those m k^i before it; after ceil(log_k nnodes) rounds each has every node's (every
+ * distance below nnodes is a sum of such terms, each used once), then it tells its node.  A
+ * leader sends at most (k - 1) ceil(log_k nnodes) messages between nodes, every other rank
+ * none: O(log nnodes) rounds and messages, where one step to every rank cost O(size) messages
+ * per rank.  Every pair of ranks exchanges at most one word a way per agreement (distinct
+ * distances, distinct directions), into the receiver's slot of the sender.
+ *
+ * A word is the agreement's number (from 1, the same on every rank) above a dead flag and the
+ * payload: monotone per slot, as waits need.  Each slot has two parities: a peer may be one
+ * agreement ahead (it finished this one, which needs only that this rank entered it) and write
+ * its next word before this rank read this one, never two ahead.
+ *
+ * Failure: a wait that finds a peer dead (or any transport error) poisons this rank's word
+ * (the dead flag), and the rank sends everything it still owes without waiting for anything
+ * more; a rank that receives a poisoned word does the same.  Every rank either waits on the
+ * dead one itself or hears from a rank that did (the dissemination reaches every rank from
+ * every rank), so every rank returns CGT_ERR_PEER_FAILED, none waits for ever.
+ */
+#define COLL_GPU_AGREE_DEAD ((uint64_t)1 << COLL_GPU_VALUE_CODE_BITS)
+#define COLL_GPU_AGREE_SHIFT (COLL_GPU_VALUE_CODE_BITS + 1)
+#define COLL_GPU_AGREE_PAYLOAD_MASK (COLL_GPU_AGREE_DEAD - 1)
 
-/* A step of agreement: word (none when 0) into every peer's slot group0 + this rank, then READY
- * of a new step to every peer, then every peer's READY of it.  Signals to one peer arrive in
- * order: the peers' words of this step are in this rank's slots of group0 when it returns.
- * Words carry the step (above 24 bits here) so that older ones are told apart, and grow as a
- * slot's values must. */
-static cgt_status_t coll_gpu_native_agreement_step(coll_gpu_native_t *native, unsigned group0,
-                                                   uint64_t word, uint64_t step) {
-    coll_gpu_team_t *team = native->team;
-    cgt_status_t status = CGT_OK;
+typedef struct {
+    coll_gpu_native_t *native;
+    unsigned slot0; /* the senders' slots of this agreement's parity */
+    uint64_t base;  /* the agreement's number, shifted: every word of it is at least this */
+    uint64_t acc;   /* dead flag and payload: the largest seen so far */
+    cgt_status_t status;
+    int told_by; /* the peer whose poisoned word made this rank fail (-1: none) */
+} coll_gpu_agree_t;
 
-    for (int p = 0; (0 != word) && (p < team->size) && (CGT_OK == status); ++p) {
-        if (p != team->rank) {
-            status = cgt_signal(team->cgt, p, group0 + (unsigned)team->rank, word);
+static void coll_gpu_agree_send(coll_gpu_agree_t *a, int peer) {
+    coll_gpu_team_t *team = a->native->team;
+    cgt_status_t status =
+        cgt_signal(team->cgt, peer, a->slot0 + (unsigned)team->rank, a->base | a->acc);
+
+    if ((CGT_OK != status) && (CGT_OK == a->status)) {
+        a->status = status;
+        a->acc |= COLL_GPU_AGREE_DEAD;
+    }
+}
+
+static void coll_gpu_agree_recv(coll_gpu_agree_t *a, int peer) {
+    coll_gpu_team_t *team = a->native->team;
+    unsigned slot = a->slot0 + (unsigned)peer;
+    uint64_t word;
+
+    if (CGT_OK != a->status) {
+        return; /* failed: owes its words, waits for nothing */
+    }
+    coll_gpu_native_net_wait(a->native, peer);
+    a->status = cgt_wait(team->cgt, slot, a->base);
+    if (CGT_OK != a->status) {
+        a->acc |= COLL_GPU_AGREE_DEAD;
+        return;
+    }
+    word = __atomic_load_n(cgt_signal_addr(team->cgt, slot), __ATOMIC_ACQUIRE) &
+           (COLL_GPU_AGREE_DEAD | COLL_GPU_AGREE_PAYLOAD_MASK);
+    a->acc = (word > a->acc) ? word : a->acc;
+    if (0 != (a->acc & COLL_GPU_AGREE_DEAD)) {
+        a->status = CGT_ERR_PEER_FAILED;
+        a->told_by = peer;
+    }
+}
+
+/* The leaders' dissemination (above), on node indices; nnodes > 1. */
+static void coll_gpu_agree_leaders(coll_gpu_agree_t *a, int radix) {
+    coll_gpu_team_t *team = a->native->team;
+    int n = team->nnodes, j = team->node;
+
+    for (long dist = 1; dist < n; dist *= radix) {
+        for (long m = 1; (m < radix) && (m * dist < n); ++m) {
+            coll_gpu_agree_send(a, coll_gpu_team_node_rank(team, (int)((j + m * dist) % n), 0));
+        }
+        for (long m = 1; (m < radix) && (m * dist < n); ++m) {
+            coll_gpu_agree_recv(
+                a, coll_gpu_team_node_rank(team, (int)((j - m * dist % n + n) % n), 0));
         }
     }
-    if (CGT_OK == status) {
-        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
-    }
-    if (CGT_OK == status) {
-        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
-    }
-    return status;
 }
 
-static uint64_t coll_gpu_native_slot_word(const coll_gpu_team_t *team, unsigned slot) {
-    volatile uint64_t *addr = cgt_signal_addr(team->cgt, slot);
-
-    return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
-}
-
-/* A failed call's word in a peer's failure slot: the agreement step, then the MPI error class
- * (monotone, as slots must be: steps only grow). */
-#define COLL_GPU_NATIVE_FAILURE_VALUE(step, mpi_class)                                             \
-    (((uint64_t)(step) << 8) | (uint64_t)(mpi_class))
-
-/* coll_gpu_native_finish's agreement: my_class MPI_SUCCESS when the call succeeded here.  On
- * return *peer_p is the first peer whose call failed (-1: none), *class_p its error class.  A peer
- * can write its failure slot only at the end of a call, after this rank's announcement of a step of
- * that call: what the slot holds is this call's word or an older one. */
-static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, int my_class,
-                                                  int *peer_p, int *class_p) {
+/* Every rank's payload combined by max into *all_p (the same on every rank when CGT_OK).
+ * status: this rank's call so far; an error poisons the agreement (and is returned). */
+static cgt_status_t coll_gpu_native_agree_word(coll_gpu_native_t *native, uint32_t payload,
+                                               cgt_status_t status, uint32_t *all_p) {
     coll_gpu_team_t *team = native->team;
-    unsigned failed0 = COLL_GPU_TEAM_SLOT_FAILED0(team->size);
-    uint64_t step = ++native->step;
-    cgt_status_t status;
+    uint64_t number = ++native->agreements;
+    coll_gpu_agree_t a = {
+        .native = native,
+        .slot0 =
+            COLL_GPU_TEAM_SLOT_AGREE0(team->size) + (unsigned)(number & 1) * (unsigned)team->size,
+        .base = number << COLL_GPU_AGREE_SHIFT,
+        .acc = (payload & COLL_GPU_AGREE_PAYLOAD_MASK) |
+               ((CGT_OK != status) ? COLL_GPU_AGREE_DEAD : 0),
+        .status = status,
+        .told_by = -1,
+    };
+    int leader = coll_gpu_team_node_rank(team, team->node, 0);
+
+    /* (a step of the communicator's count too, as every agreement was: steps stay in line) */
+    ++native->step;
+    if (1 == team->nnodes) {
+        for (int p = 0; p < team->size; ++p) {
+            if (p != team->rank) {
+                coll_gpu_agree_send(&a, p);
+            }
+        }
+        for (int p = 0; p < team->size; ++p) {
+            if (p != team->rank) {
+                coll_gpu_agree_recv(&a, p);
+            }
+        }
+    } else if (team->rank != leader) {
+        coll_gpu_agree_send(&a, leader);
+        coll_gpu_agree_recv(&a, leader);
+    } else {
+        for (int k = 1; k < team->local_size; ++k) {
+            coll_gpu_agree_recv(&a, coll_gpu_team_node_rank(team, team->node, k));
+        }
+        coll_gpu_agree_leaders(&a, mca_coll_gpu_component.agreement_radix);
+        for (int k = 1; k < team->local_size; ++k) {
+            coll_gpu_agree_send(&a, coll_gpu_team_node_rank(team, team->node, k));
+        }
+    }
+    native->agree_told_by = a.told_by;
+    *all_p = (uint32_t)(a.acc & COLL_GPU_AGREE_PAYLOAD_MASK);
+    return a.status;
+}
+
+/* A failed call's payload: the lowest failing rank wins the max (its rank, then its MPI error
+ * class, subtracted from the largest payload; ranks above 0xffff share the last value), 0 when
+ * none failed. */
+#define COLL_GPU_FAILURE_MAX ((1u << COLL_GPU_VALUE_CODE_BITS) - 2)
+
+static uint32_t coll_gpu_failure_payload(int rank, int mpi_class) {
+    uint32_t r = (rank < 0xffff) ? (uint32_t)rank : 0xffff;
+
+    return (MPI_SUCCESS == mpi_class)
+               ? 0
+               : COLL_GPU_FAILURE_MAX - ((r << 8) | ((uint32_t)mpi_class & 0xff));
+}
+
+/* coll_gpu_native_finish's agreement: my_class MPI_SUCCESS when the call succeeded here, status
+ * its transport's outcome.  On return *peer_p is the lowest rank whose call failed (-1: none, or
+ * this rank), *class_p its error class. */
+static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, cgt_status_t status,
+                                                  int my_class, int *peer_p, int *class_p) {
+    coll_gpu_team_t *team = native->team;
+    uint32_t all = 0, failed;
 
     *peer_p = -1;
     *class_p = MPI_SUCCESS;
-    status = coll_gpu_native_agreement_step(
-        native, failed0,
-        (MPI_SUCCESS != my_class) ? COLL_GPU_NATIVE_FAILURE_VALUE(step, my_class) : 0, step);
-    for (int p = 0; (CGT_OK == status) && (p < team->size) && (*peer_p < 0); ++p) {
-        uint64_t word = coll_gpu_native_slot_word(team, failed0 + (unsigned)p);
-
-        if ((p != team->rank) && ((word >> 8) == step)) {
-            *peer_p = p;
-            *class_p = (int)(word & 0xff);
+    status = coll_gpu_native_agree_word(native, coll_gpu_failure_payload(team->rank, my_class),
+                                        status, &all);
+    if ((CGT_OK == status) && (0 != all)) {
+        failed = COLL_GPU_FAILURE_MAX - all;
+        if ((int)(failed >> 8) != team->rank) {
+            *peer_p = (int)(failed >> 8);
+            *class_p = (int)(failed & 0xff);
         }
     }
     return status;
 }
 
 cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine, uint64_t *max_p) {
-    coll_gpu_team_t *team = native->team;
-    unsigned value0 = COLL_GPU_TEAM_SLOT_VALUE0(team->size);
-    uint64_t step = ++native->step;
-    uint32_t code = coll_gpu_value_encode(mine);
+    uint32_t code = 0;
     cgt_status_t status;
 
-    /* the step is above the code: never 0, and the newest word is the largest */
-    status = coll_gpu_native_agreement_step(native, value0,
-                                            (step << COLL_GPU_VALUE_CODE_BITS) | code, step);
-    for (int p = 0; (CGT_OK == status) && (p < team->size); ++p) {
-        uint64_t word = coll_gpu_native_slot_word(team, value0 + (unsigned)p);
-
-        /* every rank's word of this step is there (a peer writes the next only after this rank
-         * signals a later step) */
-        if ((p != team->rank) && ((word >> COLL_GPU_VALUE_CODE_BITS) == step)) {
-            uint32_t theirs = (uint32_t)(word & ((1u << COLL_GPU_VALUE_CODE_BITS) - 1));
-            code = (theirs > code) ? theirs : code;
-        }
-    }
+    /* the codes are monotone in the values: the largest code is the largest value's */
+    status = coll_gpu_native_agree_word(native, coll_gpu_value_encode(mine), CGT_OK, &code);
     *max_p = coll_gpu_value_decode(code);
     return status;
 }
@@ -908,9 +1002,18 @@ int coll_gpu_native_finish(const coll_gpu_native_call_t *call, struct ompi_commu
     if (OPAL_UNLIKELY(ACCEL_OK != astatus)) {
         rc = coll_gpu_accel_failed(astatus, mpi_call, comm);
     }
-    if (CGT_OK == status) {
-        status = coll_gpu_native_agree_outcome(native, rc, &peer, &peer_class);
+    if (OPAL_UNLIKELY(CGT_OK != status)) {
+        /* This rank stopped short of the algorithm's signals.  Peers of the targeted-signal
+         * algorithms may wait on it alone (not on the dead peer): the largest value in its step
+         * slot at each ends every such wait, and the agreement, poisoned, then fails them all. */
+        for (int p = 0; p < native->team->size; ++p) {
+            if (p != native->team->rank) {
+                (void)cgt_signal(native->team->cgt, p,
+                                 COLL_GPU_NATIVE_SLOT0 + (unsigned)native->team->rank, UINT64_MAX);
+            }
+        }
     }
+    status = coll_gpu_native_agree_outcome(native, status, rc, &peer, &peer_class);
     if (OPAL_UNLIKELY(CGT_OK != status)) {
         return coll_gpu_native_transport_failed(native, status, mpi_call, comm);
     }
@@ -931,9 +1034,18 @@ int coll_gpu_native_transport_failed(coll_gpu_native_t *native, cgt_status_t sta
                        mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), cgt_last_error());
         ompi_mpi_abort(comm, MPI_ERR_OTHER);
     }
+    char told[160];
+
+    if (native->agree_told_by >= 0) {
+        /* this rank saw no error itself: a peer of the agreement passed one on */
+        snprintf(told, sizeof(told),
+                 "rank %d passed on, in the agreement that ends the call, that a rank of the "
+                 "communicator could not be reached (its own message names which)",
+                 native->agree_told_by);
+    }
     opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
                    mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm), cgt_status_string(status),
-                   cgt_last_error(),
+                   (native->agree_told_by >= 0) ? told : cgt_last_error(),
                    (CGT_ERR_PEER_FAILED == status)
                        ? "The call returns MPI_ERR_OTHER; its receive buffer is undefined.  Later\n"
                          "device-buffer collectives of this communicator are staged."

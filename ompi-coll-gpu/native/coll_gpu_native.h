@@ -112,7 +112,11 @@ typedef struct coll_gpu_native {
     coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
     size_t half;   /* bytes of each parity half of a rank's scratch */
     uint64_t step; /* steps run on this communicator, of either kind (same on every rank) */
-    bool broken;   /* a transport error left the ranks out of step: stage from now on */
+    /* agreements run on this communicator (coll_gpu_native_agree_word; same on every rank), and the
+     * peer whose poisoned word failed the last one here (-1: none; its help message) */
+    uint64_t agreements;
+    int agree_told_by;
+    bool broken; /* a transport error left the ranks out of step: stage from now on */
     /* gets coll_gpu_native_fetch issued to other nodes and not completed yet
      * (coll_gpu_native_fetch_complete completes them all), and the most at once in the current
      * call */
@@ -266,10 +270,11 @@ typedef int (*coll_gpu_native_alg_fn_t)(struct ompi_communicator_t *comm,
 
 /*
  * An agreement inside a call, on the native protocol (no collective of Open MPI: a nonblocking
- * call's thread may run it): every rank's value, to every peer through its value slots, in one
- * step of signals; *max_p the largest, rounded up to the 24-bit code the slots carry (exact
- * below 2^18, at most 2^-17 more above), the same on every rank.  The ranks' alltoallv blocks
- * set a nonblocking call's steps this way.
+ * call's thread may run it): the agreement that ends every call (coll_gpu_native_finish;
+ * across nodes through node leaders and a dissemination between them,
+ * coll_gpu_agreement_radix) carrying every rank's value; *max_p the largest, rounded up to the
+ * 24-bit code the words carry (exact below 2^18, at most 2^-17 more above), the same on every
+ * rank.  The ranks' alltoallv blocks set a nonblocking call's steps this way.
  */
 cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine, uint64_t *max_p);
 
@@ -285,11 +290,12 @@ cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, u
  * The end of every native algorithm, whatever failed: completes its fetches and copies (nothing
  * lands in the caller's buffers or the scratch after it returns), unpacks the receive buffer
  * (call->unpack, whose failure is the call's too), then agrees with every peer on the call's
- * outcome in one more step: a rank whose call failed (astatus, including an error
- * before it started, entry_status) says so in its peers' failure slots before it announces the
- * step, and every rank waits for every peer's announcement.  So an error reaches every rank of
- * the call: the failing rank returns it with the help message naming the cause, its peers the
- * same error class with a message naming that rank, and no rank returns a result a peer's
+ * outcome (coll_gpu_native.c, "The agreement": on one node every rank tells every rank; across
+ * nodes through the node leaders, O(log nnodes) messages and rounds): a rank whose call failed
+ * (astatus, including an error before it started, entry_status) puts its rank and error class in
+ * its word, and the agreement's max leaves the lowest failing rank's.  So an error reaches every
+ * rank of the call: the failing rank returns it with the help message naming the cause, its peers
+ * the same error class with a message naming that rank, and no rank returns a result a peer's
  * failure made undefined as MPI_SUCCESS.  The step is also the barrier after which no peer reads
  * this rank's scratch of the call.  A transport error (status) goes to
  * coll_gpu_native_transport_failed instead.  Returns OMPI_SUCCESS or the MPI error.

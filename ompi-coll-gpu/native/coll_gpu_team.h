@@ -90,18 +90,16 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 
 /* Signal slots of the team's transport: the transport check's, then one per rank for the
  * native algorithms' steps (COLL_GPU_NATIVE_SLOT0 + rank), then one per rank where that rank
- * reports a failed call (COLL_GPU_TEAM_SLOT_FAILED0(team size) + rank), then one per rank where
- * that rank reports the number of a stream-ordered call that failed there
- * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c), then one per
- * rank where that rank puts its value of an agreement inside a call
- * (COLL_GPU_TEAM_SLOT_VALUE0(team size) + rank; coll_gpu_native_agree_max). */
+ * reports the number of a stream-ordered call that failed there
+ * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c), then two per
+ * rank (one per parity of the agreement's number) where that rank puts its word of an agreement
+ * (COLL_GPU_TEAM_SLOT_AGREE0(team size) + parity x team size + rank; coll_gpu_native_agree_word).
+ */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
-#define COLL_GPU_TEAM_SLOT_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
-#define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size)                                                    \
-    (COLL_GPU_TEAM_SLOT_FAILED0(size) + (unsigned)(size))
-#define COLL_GPU_TEAM_SLOT_VALUE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
-#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_VALUE0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_AGREE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
+#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

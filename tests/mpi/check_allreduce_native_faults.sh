@@ -10,7 +10,9 @@
 #   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce (two_shot,
 #     ring: its neighbours and the others): the survivors return an error (the transport sees
 #     the dead pid) and print so before mpirun tears the job down, in bounded time with no
-#     coll_gpu_transport_timeout (the default: a dead peer is found by evidence, not a clock).
+#     coll_gpu_transport_timeout (the default: a dead peer is found by evidence, not a clock);
+#     and across emulated nodes (hierarchical, the closing agreement through node leaders, in
+#     one and in three rounds) under mpirun --enable-recovery: every survivor returns an error.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -39,6 +41,11 @@ for rpn in 1 2; do
         test_allreduce_native_faults
     [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 done
+# the outcome through the agreement in rounds between node leaders (5 nodes of 1, radix 2: 3)
+check_run "5 ranks, 1 per node, hierarchical, agreement radix 2, accelerator faults" 5 \
+    "$EMU $SMALL coll_gpu_ranks_per_node=1 coll_gpu_agreement_radix=2 coll_gpu_allreduce_algorithm=hierarchical" \
+    test_allreduce_native_faults
+[ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
     check_expect_output "help messages name MPI_Allreduce and the failed calls" "coll/gpu" \
@@ -99,5 +106,48 @@ check_kill() {
 for alg in two_shot ring; do
     check_kill $alg
 done
+
+# Across emulated nodes the death must reach every survivor, also those that wait on no other
+# node in the algorithm: 5 ranks on 2+2+1 (hierarchical: ranks 1 and 3 own no shard and wait
+# only on their node's leader, which waits on the dead rank 4, then fails the closing agreement
+# it leads) and 5 nodes of 1 with coll_gpu_agreement_radix=2 (the agreement in 3 rounds).
+# mpirun --enable-recovery keeps the survivors running, so each of the 4 must report an error.
+check_kill_all() {
+    local label="5 ranks, rank 4 killed inside a native allreduce: $1" log reports rc
+    local start_ms elapsed_ms errors
+    shift
+    # shellcheck disable=SC2086
+    check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_allreduce_algorithm=hierarchical "$@"
+    log="$CHECK_LOGDIR/kill-all-$#.log"
+    LAST_LOG=$log
+    reports="$CHECK_LOGDIR/reports-all-$#"
+    echo "=== $label"
+    rm -rf "$reports"
+    mkdir -p "$reports"
+    start_ms=$(($(date +%s%N) / 1000000))
+    timeout -k 5 60 "$MPIRUN" -n 5 --enable-recovery "${CHECK_MCA_ARGS[@]}" \
+        "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" >"$log" 2>&1
+    rc=$?
+    elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms))
+    cat "$reports"/survivor.* >>"$log" 2>/dev/null
+    errors=$(cat "$reports"/survivor.* 2>/dev/null | grep -c 'returned error' || true)
+    echo "    exit $rc after $elapsed_ms ms, $errors survivors returned an error"
+    if grep -aqE '^SKIP:' "$log"; then
+        check_count SKIP "$label"
+    elif [ "$errors" = 4 ] && ! grep -aq 'returned success' "$log" &&
+        [ "$elapsed_ms" -lt 20000 ]; then
+        sort -u "$reports"/survivor.* | sed 's/^/    /'
+        echo "    PASS"
+        check_count PASS "$label"
+    else
+        cat "$log"
+        echo "    FAIL: not every survivor returned an error (or the job took ${elapsed_ms} ms)"
+        check_count FAIL "$label"
+    fi
+}
+
+check_kill_all "2+2+1 emulated nodes" coll_gpu_ranks_per_node=2
+check_kill_all "5 emulated nodes of 1, agreement radix 2" coll_gpu_ranks_per_node=1 \
+    coll_gpu_agreement_radix=2
 
 check_finish

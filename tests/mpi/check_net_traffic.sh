@@ -20,8 +20,10 @@
 #     each other node gets from the root's (direct forced: neither, shown by the counts);
 #   - MPI_Alltoall of 1 KiB blocks on 3 to 5 nodes of 1 to 3 ranks, even and uneven: every
 #     block crosses once; hierarchical (auto): one rank of each node gets from each other node,
-#     at most 2 ceil(nnodes / L) + size - L messages per rank (direct forced: neither, shown by
-#     the counts); at most coll_gpu_alltoall_max_outstanding gets in flight (8, 2, 1);
+#     at most 2 ceil(nnodes / L) messages per rank, and a node leader the agreement's (direct
+#     forced: neither, shown by the counts); at most coll_gpu_alltoall_max_outstanding gets in
+#     flight (8, 2, 1); each rank's messages equal to the cost model's, also with the agreement
+#     in several rounds (coll_gpu_agreement_radix=2);
 #   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
@@ -63,9 +65,9 @@ check_model() {
     fi
 }
 
-# check_model_messages ALG NODE_SIZES: every rank's messages between nodes in the last run (a
-# one-step alltoall: "alltoall: rank R ... messages M") are what perf/cost_model --traffic
-# predicts for that layout, exactly
+# check_model_messages ALG NODE_SIZES [RADIX]: every rank's messages between nodes in the last run
+# (a one-step alltoall: "alltoall: rank R ... messages M") are what perf/cost_model --traffic
+# predicts for that layout (and coll_gpu_agreement_radix, default 8), exactly
 check_model_messages() {
     local measured predicted
     if ! command -v python3 >/dev/null; then
@@ -74,9 +76,10 @@ check_model_messages() {
     measured=$(grep -aoE '^alltoall: rank [0-9]+ node [0-9]+: .* messages [0-9]+' "$LAST_LOG" |
         sed 's/.* messages //' | tr '\n' ' ')
     predicted=$("$MODEL" --traffic --node-sizes "$2" --coll alltoall --traffic-alg "$1" \
-        --sizes 1024 | python3 -c 'import json,sys; print(" ".join(str(m) for m in json.load(sys.stdin)["messages"]) + " ")')
+        --sizes 1024 --agreement-radix "${3:-8}" | python3 -c 'import json,sys; print(" ".join(str(m) for m in json.load(sys.stdin)["messages"]) + " ")')
     # measured first: an empty count fails
-    check_equal "cost model" "alltoall $1 on nodes $2, messages per rank" "$measured" "$predicted"
+    check_equal "cost model" "alltoall $1 on nodes $2 (radix ${3:-8}), messages per rank" \
+        "$measured" "$predicted"
 }
 
 # (10 and 16 ranks: one size, the mpirun starts of 16 ranks on 2 cores cost more than the rest)
@@ -150,6 +153,15 @@ check_run "model: alltoall direct, 4 ranks on 2+2" 4 \
     test_net_traffic --coll=alltoall --bytes=1024
 check_model alltoall direct 2,2 1024 0
 check_model_messages direct 2,2
+# the agreement between node leaders in several rounds (radix 2: 3 rounds on 5 nodes)
+check_run "model: alltoall direct, 5 nodes of 1, coll_gpu_agreement_radix=2" 5 \
+    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_agreement_radix=2" \
+    test_net_traffic --coll=alltoall --bytes=1024
+check_model_messages direct 1,1,1,1,1 2
+check_run "model: alltoall, 10 ranks on 5 nodes of 2, coll_gpu_agreement_radix=2" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_agreement_radix=2" \
+    test_net_traffic --coll=alltoall --bytes=1024 --one-getter-per-node
+check_model_messages hierarchical 2,2,2,2,2 2
 check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
     test_net_traffic --coll=bcast --bytes=4194304 --root=3
 check_model bcast chain 2,2,2,2 4194304 3
@@ -169,8 +181,9 @@ done
 
 # MPI_Gather and MPI_Scatter of 64 KiB blocks (auto: hierarchical where a node has several
 # ranks; one step): every other node's blocks cross the root's link once; the root gets one
-# message per other node (its messages between nodes: nnodes - 1 gets, then a READY and an
-# agreement signal to every rank off its node), and one rank of each other node gets the
+# message per other node (its messages between nodes: nnodes - 1 gets, a READY to every rank
+# off its node, and where it leads its node the agreement's, nnodes - 1 at most with the
+# default radix), and one rank of each other node gets the
 # node's blocks from the root's; direct forced fails both (the root gets every remote block
 # alone, every remote rank gets its own)
 for spec in "9 3 4" "10 2 3" "7 3 6" "7 3 0"; do
@@ -182,14 +195,14 @@ for spec in "9 3 4" "10 2 3" "7 3 6" "7 3 0"; do
     for coll in gather scatter; do
         check_run "$coll, 65536 bytes per block from rank $root, $np ranks on $nodes nodes of $rpn" \
             $np "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=65536 \
-            --root=$root --root-messages=$((nodes - 1 + 2 * remote)) --one-getter-per-node
+            --root=$root --root-messages=$((2 * (nodes - 1) + remote)) --one-getter-per-node
     done
 done
 check_run "gather direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
     "$BASE coll_gpu_ranks_per_node=3 coll_gpu_gather_algorithm=direct" test_net_traffic \
-    --coll=gather --bytes=65536 --root=4 --root-messages=14 --count-only
+    --coll=gather --bytes=65536 --root=4 --root-messages=10 --count-only
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "gather direct: the root's messages exceed it" \
-    "NOTE bound not enforced: gather: the root exchanged 18 messages with other nodes > 14"
+    "NOTE bound not enforced: gather: the root exchanged 12 messages with other nodes > 10"
 check_run "scatter direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
     "$BASE coll_gpu_ranks_per_node=3 coll_gpu_scatter_algorithm=direct" test_net_traffic \
     --coll=scatter --bytes=65536 --root=4 --one-getter-per-node --count-only
@@ -199,8 +212,9 @@ check_run "scatter direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
 # MPI_Alltoall of 1 KiB blocks (auto: hierarchical, node-aggregated, across nodes of several
 # ranks; direct across nodes of one): every block crosses once (each node sends exactly its
 # blocks for the other nodes); for every pair of nodes one rank of each gets from the other, and
-# a rank of a node of L ranks exchanges at most 2 ceil(nnodes / L) + size - L messages with other
-# nodes; at most coll_gpu_alltoall_max_outstanding (8) gets in flight
+# a rank of a node of L ranks exchanges at most 2 ceil(nnodes / L) messages with other nodes, plus
+# the agreement's on a node's first rank; at most coll_gpu_alltoall_max_outstanding (8) gets in
+# flight
 for topo in "8 2" "7 3" "9 3" "10 2" "5 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
@@ -213,7 +227,7 @@ check_run "alltoall direct forced, 8 ranks on 4 nodes of 2 (counts only)" 8 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct" test_net_traffic \
     --coll=alltoall --bytes=1024 --one-getter-per-node --max-in-flight=2 --count-only
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall direct: more messages, every rank gets" \
-    "NOTE bound not enforced: alltoall: rank 0 \(node 0 of 2 ranks\) exchanged 18 messages with other nodes > 2 ceil\(nnodes / L\) \+ size - L = 10" \
+    "NOTE bound not enforced: alltoall: rank 0 \(node 0 of 2 ranks\) exchanged 15 messages with other nodes > 2 ceil\(nnodes / L\) \+ the agreement's = 7" \
     "NOTE bound not enforced: alltoall: 2 ranks of node 0 got data from node 1, not one" \
     "NOTE bound not enforced: alltoall: rank 0 had 6 gets from other nodes in flight at once"
 # the bound on gets in flight: direct at 2 (6 remote blocks), hierarchical at 1 on 3+3+1 (the

@@ -30,8 +30,9 @@
  * The other algorithms let every peer read every half, and assume a half is free once every
  * peer announced the next step: the ring's first step announces READY to every peer and waits
  * for every peer's (its peers finished reading the previous call's halves); the call's last
- * step, coll_gpu_native_finish's agreement, is every peer's announcement again, so that the
- * next call, of whatever algorithm, may write its first half at once.
+ * step, coll_gpu_native_finish's agreement, is a barrier of every rank, so that the next call,
+ * of whatever algorithm, may write its first half at once (and waits for no CONSUMED of a step
+ * before its own first).
  *
  * Determinism: every element is reduced exactly once, by the ring order that starts at its
  * segment j, ((x_j op x_j+1) op ...) op x_j-1 (legal: the predefined ops are commutative),
@@ -64,9 +65,12 @@ static void coll_gpu_ring_piece(size_t n, int size, int j, size_t k, size_t piec
     *len_p = (seg_len > skip) ? ((seg_len - skip < piece) ? seg_len - skip : piece) : 0;
 }
 
-/* Before this rank writes its half of step x: the right neighbour finished reading x - 2. */
-static void coll_gpu_ring_wait_reader(coll_gpu_prims_t *pr, int right, uint64_t x) {
-    if (x >= 2) {
+/* Before this rank writes its half of step x: the right neighbour finished reading x - 2.  A step
+ * before the call's first (call_first) was read in an earlier call, which the closing agreement's
+ * barrier ended on every rank. */
+static void coll_gpu_ring_wait_reader(coll_gpu_prims_t *pr, int right, uint64_t x,
+                                      uint64_t call_first) {
+    if (x >= call_first + 2) {
         coll_gpu_prims_wait(pr, right, x - 2, COLL_GPU_PHASE_CONSUMED);
     }
 }
@@ -80,6 +84,7 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
     const char *in = call->sbuf;
     char *out = call->rbuf;
     bool first_step = true;
+    uint64_t call_first = native->step + 1;
     coll_gpu_prims_t pr;
 
     coll_gpu_prims_init(&pr, call);
@@ -106,7 +111,7 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
 
             if (0 == i) {
                 /* publish my own segment's piece, the start of its reduction */
-                coll_gpu_ring_wait_reader(&pr, right, step);
+                coll_gpu_ring_wait_reader(&pr, right, step, call_first);
                 coll_gpu_ring_piece(call->count, size, rank, k, piece, &first, &len);
                 coll_gpu_prims_copy(&pr, mine, in + first * esize, len * esize);
             }
@@ -126,7 +131,7 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
             }
             if (forward) {
                 /* what I receive now I publish in the next step's half */
-                coll_gpu_ring_wait_reader(&pr, right, step + 1);
+                coll_gpu_ring_wait_reader(&pr, right, step + 1, call_first);
             }
 
             coll_gpu_ring_piece(call->count, size, seg, k, piece, &first, &len);
