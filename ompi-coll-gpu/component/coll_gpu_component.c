@@ -356,13 +356,10 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "which no peer reads a rank's scratch) goes through each node's first rank, and those "
         "exchange it by dissemination: each round a leader tells this many - 1 others, so "
         "ceil(log_radix nodes) rounds and at most (radix - 1) per round messages between nodes per "
-        "leader, none for the other ranks.  At least 2 (rounds of one message); at least the "
+        "leader, none for the other ranks.  2 (rounds of one message) to 256; at least the "
         "number of nodes: one round, every leader telling every other.  The same on every rank",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.agreement_radix);
-    if (mca_coll_gpu_component.agreement_radix < 2) {
-        mca_coll_gpu_component.agreement_radix = 2;
-    }
 
     mca_coll_gpu_component.native_chunk_size = 4 * 1024 * 1024;
     (void)mca_base_component_var_register(
@@ -596,6 +593,18 @@ static int coll_gpu_open(void) {
     accel_set_log(coll_gpu_log, mca_coll_gpu_component.verbose);
     coll_gpu_nonblocking_init();
     coll_gpu_reduce_op_init();
+    if ((mca_coll_gpu_component.agreement_radix < 2) ||
+        (mca_coll_gpu_component.agreement_radix > COLL_GPU_AGREE_MAX_RADIX)) {
+        int use = (mca_coll_gpu_component.agreement_radix < 2) ? 2 : COLL_GPU_AGREE_MAX_RADIX;
+        char used[16];
+
+        snprintf(value, sizeof(value), "%d", mca_coll_gpu_component.agreement_radix);
+        snprintf(used, sizeof(used), "%d", use);
+        opal_show_help("help-mpi-coll-gpu.txt", "invalid parameter", true,
+                       "coll_gpu_agreement_radix", value, "outside 2 .. 256", used);
+        mca_coll_gpu_component.agreement_radix = use;
+    }
+    /* (after every parameter is final: it hashes them) */
     coll_gpu_native_tuning_load();
 
     if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {

@@ -4,11 +4,11 @@
  * signals, the ordered n-input reduction, errors, and the algorithm choice.
  */
 #include "coll_gpu_native.h"
+#include "coll_gpu_agreement.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 #include "coll_gpu_tuning.h"
-#include "coll_gpu_value_code.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"
@@ -827,10 +827,6 @@ cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64
  * dead one itself or hears from a rank that did (the dissemination reaches every rank from
  * every rank), so every rank returns CGT_ERR_PEER_FAILED, none waits for ever.
  */
-#define COLL_GPU_AGREE_DEAD ((uint64_t)1 << COLL_GPU_VALUE_CODE_BITS)
-#define COLL_GPU_AGREE_SHIFT (COLL_GPU_VALUE_CODE_BITS + 1)
-#define COLL_GPU_AGREE_PAYLOAD_MASK (COLL_GPU_AGREE_DEAD - 1)
-
 typedef struct {
     coll_gpu_native_t *native;
     unsigned slot0; /* the senders' slots of this agreement's parity */
@@ -874,18 +870,18 @@ static void coll_gpu_agree_recv(coll_gpu_agree_t *a, int peer) {
     }
 }
 
-/* The leaders' dissemination (above), on node indices; nnodes > 1. */
+/* The leaders' dissemination (above, coll_gpu_agree_round), on node indices; nnodes > 1. */
 static void coll_gpu_agree_leaders(coll_gpu_agree_t *a, int radix) {
     coll_gpu_team_t *team = a->native->team;
-    int n = team->nnodes, j = team->node;
+    int n = team->nnodes, j = team->node, count;
+    long dists[COLL_GPU_AGREE_MAX_RADIX];
 
-    for (long dist = 1; dist < n; dist *= radix) {
-        for (long m = 1; (m < radix) && (m * dist < n); ++m) {
-            coll_gpu_agree_send(a, coll_gpu_team_node_rank(team, (int)((j + m * dist) % n), 0));
+    for (int round = 0; 0 < (count = coll_gpu_agree_round(n, radix, round, dists)); ++round) {
+        for (int i = 0; i < count; ++i) {
+            coll_gpu_agree_send(a, coll_gpu_team_node_rank(team, (int)((j + dists[i]) % n), 0));
         }
-        for (long m = 1; (m < radix) && (m * dist < n); ++m) {
-            coll_gpu_agree_recv(
-                a, coll_gpu_team_node_rank(team, (int)((j - m * dist % n + n) % n), 0));
+        for (int i = 0; i < count; ++i) {
+            coll_gpu_agree_recv(a, coll_gpu_team_node_rank(team, (int)((j - dists[i] + n) % n), 0));
         }
     }
 }
@@ -900,7 +896,7 @@ static cgt_status_t coll_gpu_native_agree_word(coll_gpu_native_t *native, uint32
         .native = native,
         .slot0 =
             COLL_GPU_TEAM_SLOT_AGREE0(team->size) + (unsigned)(number & 1) * (unsigned)team->size,
-        .base = number << COLL_GPU_AGREE_SHIFT,
+        .base = coll_gpu_agree_base(number),
         .acc = (payload & COLL_GPU_AGREE_PAYLOAD_MASK) |
                ((CGT_OK != status) ? COLL_GPU_AGREE_DEAD : 0),
         .status = status,
@@ -938,36 +934,24 @@ static cgt_status_t coll_gpu_native_agree_word(coll_gpu_native_t *native, uint32
     return a.status;
 }
 
-/* A failed call's payload: the lowest failing rank wins the max (its rank, then its MPI error
- * class, subtracted from the largest payload; ranks above 0xffff share the last value), 0 when
- * none failed. */
-#define COLL_GPU_FAILURE_MAX ((1u << COLL_GPU_VALUE_CODE_BITS) - 2)
-
-static uint32_t coll_gpu_failure_payload(int rank, int mpi_class) {
-    uint32_t r = (rank < 0xffff) ? (uint32_t)rank : 0xffff;
-
-    return (MPI_SUCCESS == mpi_class)
-               ? 0
-               : COLL_GPU_FAILURE_MAX - ((r << 8) | ((uint32_t)mpi_class & 0xff));
-}
-
 /* coll_gpu_native_finish's agreement: my_class MPI_SUCCESS when the call succeeded here, status
  * its transport's outcome.  On return *peer_p is the lowest rank whose call failed (-1: none, or
  * this rank), *class_p its error class. */
 static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, cgt_status_t status,
                                                   int my_class, int *peer_p, int *class_p) {
     coll_gpu_team_t *team = native->team;
-    uint32_t all = 0, failed;
+    uint32_t all = 0;
+    int failed, failed_class;
 
     *peer_p = -1;
     *class_p = MPI_SUCCESS;
-    status = coll_gpu_native_agree_word(native, coll_gpu_failure_payload(team->rank, my_class),
-                                        status, &all);
+    status = coll_gpu_native_agree_word(
+        native, coll_gpu_agree_failure_payload(team->rank, my_class), status, &all);
     if ((CGT_OK == status) && (0 != all)) {
-        failed = COLL_GPU_FAILURE_MAX - all;
-        if ((int)(failed >> 8) != team->rank) {
-            *peer_p = (int)(failed >> 8);
-            *class_p = (int)(failed & 0xff);
+        coll_gpu_agree_failure_decode(all, &failed, &failed_class);
+        if (failed != team->rank) {
+            *peer_p = failed;
+            *class_p = failed_class;
         }
     }
     return status;

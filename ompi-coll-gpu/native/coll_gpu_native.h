@@ -15,6 +15,7 @@
 #define COLL_GPU_NATIVE_H
 
 #include "coll_gpu.h"
+#include "coll_gpu_agreement.h"
 #include "coll_gpu_team.h"
 
 #include "cgt.h"
