@@ -786,16 +786,27 @@ accel_status_t coll_gpu_native_reduce(const coll_gpu_native_mem_t *mem, void *ds
     return status;
 }
 
+static cgt_status_t coll_gpu_native_agree_word(coll_gpu_native_t *native, uint32_t payload,
+                                               cgt_status_t status, uint32_t *all_p);
+
 cgt_status_t coll_gpu_native_announce(const coll_gpu_native_call_t *call, uint64_t step,
                                       accel_status_t *astatus_p) {
+    coll_gpu_native_t *native = call->native;
     cgt_status_t status;
+    uint32_t unused;
 
-    status = coll_gpu_native_fetch_complete(call->native, call->kind, call->stream, astatus_p);
-    if (CGT_OK == status) {
-        status = coll_gpu_native_signal_all(call->native, step, COLL_GPU_PHASE_READY);
+    status = coll_gpu_native_fetch_complete(native, call->kind, call->stream, astatus_p);
+    if ((CGT_OK == status) && (native->team->nnodes > 1)) {
+        /* Across nodes the step's barrier is the closing agreement's (through node leaders,
+         * O(log nnodes) messages), not a signal from every rank to every rank: what follows
+         * needs only that every rank got to this step, never a peer's READY slot. */
+        return coll_gpu_native_agree_word(native, 0, CGT_OK, &unused);
     }
     if (CGT_OK == status) {
-        status = coll_gpu_native_wait_all(call->native, step, COLL_GPU_PHASE_READY);
+        status = coll_gpu_native_signal_all(native, step, COLL_GPU_PHASE_READY);
+    }
+    if (CGT_OK == status) {
+        status = coll_gpu_native_wait_all(native, step, COLL_GPU_PHASE_READY);
     }
     return status;
 }
@@ -904,8 +915,6 @@ static cgt_status_t coll_gpu_native_agree_word(coll_gpu_native_t *native, uint32
     };
     int leader = coll_gpu_team_node_rank(team, team->node, 0);
 
-    /* (a step of the communicator's count too, as every agreement was: steps stay in line) */
-    ++native->step;
     if (1 == team->nnodes) {
         for (int p = 0; p < team->size; ++p) {
             if (p != team->rank) {
@@ -945,6 +954,8 @@ static cgt_status_t coll_gpu_native_agree_outcome(coll_gpu_native_t *native, cgt
 
     *peer_p = -1;
     *class_p = MPI_SUCCESS;
+    /* (a step of the communicator's count too, as every agreement was: steps stay in line) */
+    ++native->step;
     status = coll_gpu_native_agree_word(
         native, coll_gpu_agree_failure_payload(team->rank, my_class), status, &all);
     if ((CGT_OK == status) && (0 != all)) {
@@ -962,6 +973,7 @@ cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine,
     cgt_status_t status;
 
     /* the codes are monotone in the values: the largest code is the largest value's */
+    ++native->step;
     status = coll_gpu_native_agree_word(native, coll_gpu_value_encode(mine), CGT_OK, &code);
     *max_p = coll_gpu_value_decode(code);
     return status;

@@ -281,9 +281,11 @@ cgt_status_t coll_gpu_native_agree_max(coll_gpu_native_t *native, uint64_t mine,
 
 /*
  * The collectives' step handshake (struct coll_gpu_native_call is below): completes this rank's
- * copies into its half and its fetches of the previous step, then announces READY of step to
- * every peer and waits until every peer did.  An accelerator error in *astatus_p skips nothing
- * of the handshake: peers finish the call.
+ * copies into its half and its fetches of the previous step, then a barrier of every rank: on
+ * one node READY of step to every peer and every peer's; across nodes the closing agreement's
+ * (through node leaders, O(log nnodes) messages between nodes, none for the other ranks), so a
+ * peer's READY slot does not show the step there.  An accelerator error in *astatus_p skips
+ * nothing of the handshake: peers finish the call.
  */
 cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, uint64_t step,
                                       accel_status_t *astatus_p);

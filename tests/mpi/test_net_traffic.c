@@ -33,8 +33,9 @@
  *   root's node serves exactly them (scatter); a rank off the root's node moves at most its
  *   node's blocks, the root at most the other nodes', plus 16 bytes per message.
  *   Node-aggregated (hierarchical): --root-messages=N bounds the root's messages between nodes
- *   (gets and signals: nnodes - 1 gets, the step's signals and, on a node's first rank, the
- *   agreement's, in a call of one step), --one-getter-per-node has exactly one rank of each other node get from the
+ *   (gets and signals: nnodes - 1 gets and, on a node's first rank, the step's barrier and the
+ *   agreement between node leaders, in a call of one step), --one-getter-per-node has exactly
+ *   one rank of each other node get from the
  *   root's.
  *
  *   alltoall (--coll=alltoall, bytes per block): every block crosses once: the bytes every
@@ -44,8 +45,9 @@
  *   L ranks exchanges more than 2 ceil(nnodes / L) messages with other nodes in a call of one
  *   step (the node's pairs of nodes spread over its ranks, a get and a signal each), plus, on a
  *   node's first rank, the agreement's that ends every native call (one per distance m radix^i
- *   below nnodes, m < coll_gpu_agreement_radix: nnodes - 1 up to radix nodes; direct: a get and
- *   a step signal per rank off the node, and the same); --max-in-flight=W: no rank had more
+ *   below nnodes, m < coll_gpu_agreement_radix: nnodes - 1 up to radix nodes; direct: a get per
+ *   rank off the node, and on a node's first rank the step's barrier and the agreement, each as
+ *   many); --max-in-flight=W: no rank had more
  *   than W gets from other nodes in flight at once (coll_gpu_net_gets_in_flight_max, read right
  *   after the counted call, and at least 1 where the rank got data from other nodes).
  *
