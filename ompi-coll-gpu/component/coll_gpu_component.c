@@ -330,6 +330,18 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_ring_min_bytes);
 
+    mca_coll_gpu_component.allreduce_doubling_max_bytes = COLL_GPU_MODEL_DOUBLING_MAX_BYTES;
+    (void)mca_base_component_var_register(
+        c, "allreduce_doubling_max_bytes",
+        "With allreduce_algorithm auto and no tuning rule, across nodes: the largest message "
+        "(bytes per rank) run hierarchical_doubling (each node reduced by its leader, recursive "
+        "doubling between the leaders: log2(nodes) rounds of one message each way, the whole "
+        "message each round); larger ones run hierarchical or the ring.  0: never.  The default "
+        "is the cost model's crossover on 8 nodes of 8 H200 (perf/cost_model --crossovers: other "
+        "layouts and machines, a tuning file of them)",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_doubling_max_bytes);
+
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(
         c, "alltoall_aggregate_max_bytes",

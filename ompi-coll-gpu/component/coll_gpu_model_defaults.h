@@ -14,5 +14,6 @@
 #define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES 2097152UL
 /* 8 nodes of one rank: the ring from here (364.5 us, hierarchical 397.6 us) */
 #define COLL_GPU_MODEL_RING_MIN_BYTES 6291456UL
+#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES 16384UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

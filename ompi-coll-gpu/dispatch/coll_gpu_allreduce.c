@@ -28,6 +28,13 @@ static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char 
     return true; /* auto asks only on one node; coll_gpu_allreduce_small said why */
 }
 
+/* auto across nodes: hierarchical_doubling up to coll_gpu_allreduce_doubling_max_bytes (its
+ * rounds are O(log nodes) where hierarchical's owners each exchange with every node; it moves the
+ * whole message each round, so only small ones). */
+static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query) {
+    return query->bytes <= mca_coll_gpu_component.allreduce_doubling_max_bytes;
+}
+
 /* auto across nodes: the ring for large messages when every node has one rank (its 2 (nnodes -
  * 1) steps are latency a small message pays), else hierarchical. */
 static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, char *why,
@@ -35,7 +42,7 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
     const coll_gpu_team_t *team = query->native->team;
     size_t min = mca_coll_gpu_component.allreduce_ring_min_bytes;
 
-    if (team->nnodes != team->size) {
+    if ((team->nnodes != team->size) || coll_gpu_allreduce_doubling_small(query)) {
         return false;
     }
     if (!coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
@@ -50,10 +57,21 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
     return query->bytes >= min;
 }
 
+static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *query, char *why,
+                                                  size_t why_len) {
+    COLL_GPU_WHY(why, why_len, "%d nodes; %zu bytes <= coll_gpu_allreduce_doubling_max_bytes=%zu",
+                 query->native->team->nnodes, query->bytes,
+                 mca_coll_gpu_component.allreduce_doubling_max_bytes);
+    return coll_gpu_allreduce_doubling_small(query);
+}
+
 static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, char *why,
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
+    if (coll_gpu_allreduce_doubling_small(query)) {
+        return false; /* hierarchical_doubling's, the next row */
+    }
     if (team->nnodes == team->size) {
         COLL_GPU_WHY(why, why_len,
                      "%d nodes, one rank each; %zu bytes < "
@@ -103,6 +121,14 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .cost_model = "recursive_doubling",
      .multi_node = true,
      .run = coll_gpu_allreduce_recursive_doubling},
+    {.name = "hierarchical_doubling",
+     .help = "each node's inputs reduced by its leader, recursive doubling between the node "
+             "leaders (log2(nodes) rounds of one message each way), the result handed to the "
+             "node: small messages across nodes",
+     .cost_model = "hierarchical_doubling",
+     .multi_node = true,
+     .preferred = coll_gpu_allreduce_small_across_nodes,
+     .run = coll_gpu_allreduce_hierarchical_doubling},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
@@ -110,9 +136,12 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .mpi_call = "MPI_Allreduce",
     .auto_help =
         "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
-        "across nodes of one rank each ring from allreduce_ring_min_bytes on, else hierarchical",
-    .note = "one_shot and two_shot give the same bits, ring and hierarchical other bits "
-            "(another order), independent of the chunk size",
+        "across nodes hierarchical_doubling up to allreduce_doubling_max_bytes, above it the "
+        "ring from allreduce_ring_min_bytes on where nodes have one rank each, else "
+        "hierarchical",
+    .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling "
+            "and hierarchical_doubling other bits (another order each), independent of the "
+            "chunk size",
     .uniform_count = true,
     .num_algs = sizeof(coll_gpu_allreduce_alg_rows) / sizeof(coll_gpu_allreduce_alg_rows[0]),
     .algs = coll_gpu_allreduce_alg_rows,

@@ -66,7 +66,9 @@ typedef enum {
     /* scatter hierarchical, a leader to its node's ranks: its node's chunks of this step are in
      * my scratch */
     COLL_GPU_PHASE_SCATTERED = 1,
-    COLL_GPU_PHASE_FINAL = 2, /* my shard's result of the step before is ready (hierarchical) */
+    /* my shard's result of the step before is ready (hierarchical); the leader's result is in
+     * its half (hierarchical_doubling) */
+    COLL_GPU_PHASE_FINAL = 2,
     /* hierarchical, to the other nodes' owners of my shard: my node's segment of the shard's
      * result of this step is reduced (sent in the next step) */
     COLL_GPU_PHASE_SEGMENT = 3
@@ -609,9 +611,13 @@ int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_nat
  * allreduce between nodes, node allgather (coll_gpu_allreduce_hierarchical.c). */
 int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
                                     const coll_gpu_native_call_t *call);
-/* Small messages on one node: log2(n) rounds with one partner each. */
+/* Small messages on any communicator: log2(n) rounds with one partner each. */
 int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
                                           const coll_gpu_native_call_t *call);
+/* Small messages across nodes: the node's inputs reduced by its leader, recursive doubling
+ * between the leaders, the result handed to the node (coll_gpu_allreduce_hierarchical_doubling.c). */
+int coll_gpu_allreduce_hierarchical_doubling(struct ompi_communicator_t *comm,
+                                             const coll_gpu_native_call_t *call);
 /* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
  * (the same answer on every rank). */
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);

@@ -124,6 +124,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, ring_min_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 6291456}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allreduce_doubling_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, doubling_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -217,10 +221,12 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
     return TU_ALG_AUTO + 2;
 }
 
-bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size) {
+bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size,
+                                        size_t bytes) {
     return tu_multi_node(config, comm_size) && config->ranks_per_node > 1 &&
            (TU_ALG_HIERARCHICAL == config->allreduce_algorithm ||
-            TU_ALG_AUTO == config->allreduce_algorithm);
+            (TU_ALG_AUTO == config->allreduce_algorithm &&
+             (long long)bytes > config->doubling_max_bytes));
 }
 
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {

@@ -44,6 +44,7 @@ typedef struct {
     long long ranks_per_node;
     long long one_shot_max_bytes;
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
+    long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
@@ -75,6 +76,7 @@ enum {
     TU_ALG_RING,
     TU_ALG_HIERARCHICAL,
     TU_ALG_RECURSIVE_DOUBLING,
+    TU_ALG_HIERARCHICAL_DOUBLING,
     TU_NUM_ALGS
 };
 
@@ -91,10 +93,10 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * blocks up to coll_gpu_alltoall_aggregate_max_bytes), and for a reduce of 64 KiB or more on 3
  * nodes or more; direct, the first, elsewhere). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
-/* Whether a native allreduce on comm_size ranks runs hierarchical (across nodes of several ranks:
- * forced, or auto's choice there), whose order of reduction reduce_scatter(_block)'s hierarchical
- * shares. */
-bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size);
+/* Whether a native allreduce of bytes per rank on comm_size ranks runs hierarchical (across nodes
+ * of several ranks: forced, or auto's choice there above coll_gpu_allreduce_doubling_max_bytes),
+ * whose order of reduction reduce_scatter(_block)'s hierarchical shares. */
+bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size, size_t bytes);
 
 /* Whether the component runs an allreduce natively on a communicator of comm_size ranks of
  * this (one) machine, given its parameters, with every rank passing device memory, a

@@ -42,7 +42,8 @@ typedef struct {
 } state_t;
 
 static const char *const alg_names[TU_NUM_ALGS] = {
-    "auto", "staged", "one_shot", "two_shot", "ring", "hierarchical", "recursive_doubling"};
+    "auto", "staged",       "one_shot",           "two_shot",
+    "ring", "hierarchical", "recursive_doubling", "hierarchical_doubling"};
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
     if (NULL != st->expect) {
@@ -60,8 +61,12 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
         return st->config.allreduce_algorithm;
     }
     if (tu_multi_node(&st->config, comm->size)) {
-        /* auto across nodes: the ring from coll_gpu_allreduce_ring_min_bytes when every node
-         * has one rank, else hierarchical (whose layout fits every size this test runs) */
+        /* auto across nodes: hierarchical_doubling up to coll_gpu_allreduce_doubling_max_bytes,
+         * above it the ring from coll_gpu_allreduce_ring_min_bytes when every node has one rank,
+         * else hierarchical (whose layout fits every size this test runs) */
+        if ((long long)bytes <= st->config.doubling_max_bytes) {
+            return TU_ALG_HIERARCHICAL_DOUBLING;
+        }
         return ((1 == st->config.ranks_per_node) && ((long long)bytes >= st->config.ring_min_bytes))
                    ? TU_ALG_RING
                    : TU_ALG_HIERARCHICAL;
@@ -80,27 +85,23 @@ static int ring_segment(size_t count, int size, size_t i) {
     return (int)(extra + (i - extra * (base + 1)) / base);
 }
 
-/* Recursive doubling's order: with p the largest power of two <= size and rem = size - p,
- * virtual rank v starts from x_2v op x_2v+1 (v < rem) or x_v+rem, then in round k takes
- * lower op higher with partner v ^ 2^k; every v ends with the same value. */
-static void reference_recursive_doubling(const state_t *st, const tu_comm_t *comm, test_type_t t,
-                                         size_t i, char *out) {
-    char partial[256][8], next[256][8], x[8];
+/* Recursive doubling's order over the values of m members (x[v], replaced): with p the largest
+ * power of two <= m and rem = m - p, virtual member v starts from x_2v op x_2v+1 (v < rem) or
+ * x_v+rem, then in round k takes lower op higher with partner v ^ 2^k; every v ends with the
+ * same value, out. */
+static void doubling_order(test_type_t t, char (*x)[8], int m, char *out) {
+    char partial[256][8], next[256][8];
     int p = 1, rem;
 
-    while (2 * p <= comm->size) {
+    while (2 * p <= m) {
         p *= 2;
     }
-    if (p > 256) {
-        MPI_Abort(MPI_COMM_WORLD, 2); /* the test's limit, not the algorithm's */
-    }
-    rem = comm->size - p;
+    rem = m - p;
     for (int v = 0; v < p; ++v) {
         int r = (v < rem) ? 2 * v : v + rem;
-        gen(t, comm->world_ranks[r], st->salt, i, partial[v]);
+        memcpy(partial[v], x[r], types[t].size);
         if (v < rem) {
-            gen(t, comm->world_ranks[r + 1], st->salt, i, x);
-            apply(t, partial[v], x);
+            apply(t, partial[v], x[r + 1]);
         }
     }
     for (int mask = 1; mask < p; mask <<= 1) {
@@ -114,11 +115,34 @@ static void reference_recursive_doubling(const state_t *st, const tu_comm_t *com
     memcpy(out, partial[0], types[t].size);
 }
 
+/* recursive_doubling: the doubling over the ranks' inputs; hierarchical_doubling (by_node): over
+ * the nodes' partials, each its ranks' inputs in rank order. */
+static void reference_doubling(const state_t *st, const tu_comm_t *comm, test_type_t t, size_t i,
+                               bool by_node, char *out) {
+    char x[256][8], v[8];
+    int m = by_node ? tu_emulated_node(&st->config, comm->size - 1) + 1 : comm->size;
+
+    if (comm->size > 256) {
+        MPI_Abort(MPI_COMM_WORLD, 2); /* the test's limit, not the algorithm's */
+    }
+    for (int r = 0; r < comm->size; ++r) {
+        int j = by_node ? tu_emulated_node(&st->config, r) : r;
+        bool first = !by_node || (0 == r) || (tu_emulated_node(&st->config, r - 1) != j);
+
+        gen(t, comm->world_ranks[r], st->salt, i, first ? x[j] : v);
+        if (!first) {
+            apply(t, x[j], v);
+        }
+    }
+    doubling_order(t, x, m, out);
+}
+
 /*
  * Element i of the result, in the order alg combines the inputs: rank order (one_shot,
  * two_shot, and staged within rounding); ring: starting at the rank of its segment,
  * ((x_j op x_j+1) op ...) op x_j-1; hierarchical: each node's ranks in rank order, then the
- * nodes' partial results in node order; recursive doubling: pairs, lower op higher.
+ * nodes' partial results in node order; recursive doubling: pairs, lower op higher;
+ * hierarchical_doubling: recursive doubling over the nodes' partials (each in rank order).
  */
 static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg,
                       size_t count, size_t i, char *out) {
@@ -134,8 +158,8 @@ static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, i
         }
         return;
     }
-    if (TU_ALG_RECURSIVE_DOUBLING == alg) {
-        reference_recursive_doubling(st, comm, t, i, out);
+    if ((TU_ALG_RECURSIVE_DOUBLING == alg) || (TU_ALG_HIERARCHICAL_DOUBLING == alg)) {
+        reference_doubling(st, comm, t, i, TU_ALG_HIERARCHICAL_DOUBLING == alg, out);
         return;
     }
     if (TU_ALG_HIERARCHICAL == alg) {
@@ -191,9 +215,10 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     tu_mem_read(st->mem, got, d_out, bytes);
     /* staged: Open MPI's order, within rounding */
     tn_check_elements(t, got, want, count, !types[t].fp || TU_ALG_STAGED != alg,
-                      (TU_ALG_RING == alg)                 ? "the ring-order reference"
-                      : (TU_ALG_RECURSIVE_DOUBLING == alg) ? "the recursive-doubling reference"
-                                                           : "the rank-order reference");
+                      (TU_ALG_RING == alg)                    ? "the ring-order reference"
+                      : (TU_ALG_RECURSIVE_DOUBLING == alg)    ? "the recursive-doubling reference"
+                      : (TU_ALG_HIERARCHICAL_DOUBLING == alg) ? "the node-doubling reference"
+                                                              : "the rank-order reference");
     /* a host-buffer call not run natively is Open MPI's: no algorithm counted */
     tn_check_algorithm_calls("allreduce", before, after, TU_NUM_ALGS,
                              (TU_MEM_HOST == st->mem && TU_ALG_STAGED == alg) ? -1 : alg,

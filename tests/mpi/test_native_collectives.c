@@ -54,8 +54,9 @@ typedef struct {
     tu_mem_t mem;
 } state_t;
 
-/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed to Open MPI, or a bcast on
- * one rank, which Open MPI's MPI layer returns before any coll module). */
+/* 2 and up: native (the algorithm's element), 1: staged, -1: nothing counted (host buffers handed
+ * to Open MPI, or a bcast on one rank, which Open MPI's MPI layer returns before any coll module).
+ */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
     if (C_BCAST == c && 1 == comm->size) {
         return -1;
@@ -63,7 +64,8 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, siz
     bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
                   (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
     return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
-                  : (TU_MEM_DEVICE == st->mem) ? 1 : -1;
+           : (TU_MEM_DEVICE == st->mem) ? 1
+                                        : -1;
 }
 
 static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t, size_t count,
@@ -84,7 +86,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     char x[8];
     void *d_in = NULL, *d_out = NULL, *sarg, *rarg, *result;
     uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
-    int slot = expected_slot(st, c, comm, count * types[t].size), rc = MPI_SUCCESS, me = comm->world_ranks[comm->rank];
+    int slot = expected_slot(st, c, comm, count * types[t].size), rc = MPI_SUCCESS,
+        me = comm->world_ranks[comm->rank];
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || !reduces(c) || 2 == slot;
@@ -218,7 +221,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
      * hierarchical), and hierarchical's node partials in node order across nodes */
     if (reduces(c) && tu_allreduce_native_expected(&st->config, comm->size) &&
         (((2 == slot) && !tu_multi_node(&st->config, comm->size)) ||
-         ((3 == slot) && tu_allreduce_hierarchical_expected(&st->config, comm->size)))) {
+         ((3 == slot) &&
+          tu_allreduce_hierarchical_expected(&st->config, comm->size, in_elems * es)))) {
         tn_check_allreduce_elements(st->mem, t, in, in_elems, got,
                                     (C_RSB == c) ? (size_t)comm->rank * count : 0, want_elems,
                                     comm);

@@ -1,68 +1,84 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, recursive doubling (small messages: log2(n) signal rounds with one peer each,
- * where one_shot waits on every peer and the ring takes 2 (n - 1) steps).  The message is cut
- * into steps of a scratch half (of half a half across nodes: a partner on another node is
- * fetched into the landing area, the upper half of this rank's half of the step, which no
- * peer reads).  With p the largest power of two <= n and rem = n - p, the ranks below 2 rem pair up
- * first: each even one (an extra) puts its input in its half and its odd neighbour reduces the
- * two; the p remaining ranks (virtual rank v: r / 2 below 2 rem, r - rem above) then run
- * log2(p) rounds, round k with partner v ^ 2^k: each puts its partial in its half, both reduce
- * the two halves, lower virtual rank first; at last each odd rank below 2 rem hands the result
- * to its extra.  One native step per round (and one for the pairing, one for the hand-back),
- * taken by every rank alike.
+ * Allreduce, recursive doubling among every rank (small messages: log2(n) signal rounds with
+ * one partner each, where one_shot waits on every peer and the ring takes 2 (n - 1) steps);
+ * the doubling itself (coll_gpu_doubling_chunk, here) also runs between node leaders in
+ * hierarchical_doubling.  The message is cut into steps of a scratch half (of half a half across
+ * nodes: a partner on another node is fetched into the landing area, the upper half of this
+ * rank's half of the step, which no peer reads).  The halves of earlier calls are free, their
+ * last step (coll_gpu_native_finish's agreement) having been announced by every peer.
  *
- * Synchronization, partners only (values 4 * step + phase, monotone per pair of ranks):
- * READY(s) to the partner: my partial of step s is in my half of s; CONSUMED(s) to the
- * partner: I finished reading its half of s.  A rank writes its half of step s only after the
- * rank that read its half of the same parity last (step s - 2 or earlier in this call) sent
- * CONSUMED; the halves of earlier calls are free, their last step (coll_gpu_native_finish's
- * agreement) having been announced by every peer.
- *
- * Determinism: every pair computes lower op higher, so partners hold the same bits, and by
- * induction every rank ends with the same bits, from run to run for the same communicator,
- * count, type and op; they differ from one_shot's on floating point.
- *
- * Across nodes each round is one signal each way and one fetch (a get) per rank: log2(p)
- * inter-node rounds (+ 2 with extras) where nodes have one rank each.
+ * Across nodes, where nodes have one rank each: log2(p) inter-node rounds (+ 2 with extras).
  *
  * An accelerator error skips the copies and reductions, never the signals; every rank returns
  * it at the end (coll_gpu_native_finish).
  */
-#include "coll_gpu_prims.h"
+#include "coll_gpu_doubling.h"
 
-typedef struct {
-    coll_gpu_prims_t pr;
-    size_t landing;        /* offset of the landing area in a half (0: every peer is local) */
-    int reader[2];         /* the rank that last read my half of each parity, -1: none */
-    uint64_t read_step[2]; /* and the step it read */
-} coll_gpu_rd_t;
+/* The rank of member i. */
+static int coll_gpu_doubling_rank(const coll_gpu_doubling_t *d, int i) {
+    return d->leaders ? coll_gpu_team_node_rank(d->pr->native->team, i, 0) : i;
+}
 
-/* Puts len bytes of partial in my half of step for peer, once that half's last reader is done
- * with it, and tells peer. */
-static void coll_gpu_rd_publish(coll_gpu_rd_t *rd, uint64_t step, const char *partial, size_t len,
-                                int peer) {
+void coll_gpu_doubling_init(coll_gpu_doubling_t *d, coll_gpu_prims_t *pr, bool leaders,
+                            size_t landing) {
+    const coll_gpu_team_t *team = pr->native->team;
+
+    d->pr = pr;
+    d->leaders = leaders;
+    d->members = leaders ? team->nnodes : team->size;
+    if (!leaders) {
+        d->me = team->rank;
+    } else {
+        d->me = (0 == team->local_rank) ? team->node : -1;
+    }
+    d->landing = landing;
+    d->reader[0] = d->reader[1] = -1;
+    d->read_step[0] = d->read_step[1] = 0;
+}
+
+void coll_gpu_doubling_claim(coll_gpu_doubling_t *d, uint64_t step) {
     int parity = (int)(step & 1);
 
-    if (rd->reader[parity] >= 0) {
-        coll_gpu_prims_wait(&rd->pr, rd->reader[parity], rd->read_step[parity],
+    if (d->reader[parity] >= 0) {
+        coll_gpu_prims_wait(d->pr, d->reader[parity], d->read_step[parity],
                             COLL_GPU_PHASE_CONSUMED);
     }
-    coll_gpu_prims_copy(&rd->pr, coll_gpu_prims_mine(&rd->pr, step), partial, len);
-    if (!coll_gpu_native_is_local(rd->pr.native, peer)) {
-        coll_gpu_prims_publish(&rd->pr, step, 0, len);
+    d->reader[parity] = -1;
+}
+
+/* My partial of step into my half of step, once that half's last reader is done with it
+ * (nothing to copy where a reduction already wrote it there). */
+static void coll_gpu_doubling_put(coll_gpu_doubling_t *d, uint64_t step, const char *partial,
+                                  size_t len) {
+    coll_gpu_prims_t *pr = d->pr;
+    char *half = coll_gpu_prims_mine(pr, step);
+
+    coll_gpu_doubling_claim(d, step);
+    if (partial != half) {
+        coll_gpu_prims_copy(pr, half, partial, len);
+        coll_gpu_prims_sync(pr);
     }
-    coll_gpu_prims_sync(&rd->pr); /* landed before peer is told */
-    rd->reader[parity] = peer;
-    rd->read_step[parity] = step;
-    coll_gpu_prims_signal(&rd->pr, peer, step, COLL_GPU_PHASE_READY);
+}
+
+/* Tells peer my partial of step (len bytes, in my half, complete) is there to read. */
+static void coll_gpu_doubling_publish(coll_gpu_doubling_t *d, uint64_t step, size_t len, int peer) {
+    coll_gpu_prims_t *pr = d->pr;
+
+    if (!coll_gpu_native_is_local(pr->native, peer)) {
+        coll_gpu_prims_publish(pr, step, 0, len);
+        coll_gpu_prims_sync(pr); /* landed before peer is told */
+    }
+    d->reader[step & 1] = peer;
+    d->read_step[step & 1] = step;
+    coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_READY);
 }
 
 /* Waits for peer's half of step and reads it: dst = (peer's op own) when theirs_first, else
  * (own op peer's); a copy of peer's when own is NULL.  Then tells peer its half is free. */
-static void coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *dst,
-                             const void *own, bool theirs_first, size_t n) {
-    coll_gpu_prims_t *pr = &rd->pr;
+static void coll_gpu_doubling_read(coll_gpu_doubling_t *d, uint64_t step, int peer, char *dst,
+                                   const void *own, bool theirs_first, size_t n) {
+    coll_gpu_prims_t *pr = d->pr;
     size_t bytes = n * pr->call->esize;
     const char *theirs;
 
@@ -70,7 +86,7 @@ static void coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *d
     if (coll_gpu_native_is_local(pr->native, peer)) {
         theirs = coll_gpu_prims_theirs(pr, peer, step);
     } else {
-        theirs = coll_gpu_prims_mine(pr, step) + rd->landing;
+        theirs = coll_gpu_prims_mine(pr, step) + d->landing;
         coll_gpu_prims_fetch(pr, peer, step, 0, (char *)theirs, bytes);
         coll_gpu_prims_fetch_complete(pr);
     }
@@ -85,66 +101,98 @@ static void coll_gpu_rd_read(coll_gpu_rd_t *rd, uint64_t step, int peer, char *d
     coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_CONSUMED);
 }
 
+/* Where a reduction of the step before next writes: my half of next, the partial it publishes
+ * (claimed: its last reader is done), so no copy goes between rounds; out after the last round
+ * (next 0). */
+static char *coll_gpu_doubling_target(coll_gpu_doubling_t *d, uint64_t next, char *out) {
+    if (0 == next) {
+        return out;
+    }
+    coll_gpu_doubling_claim(d, next);
+    return coll_gpu_prims_mine(d->pr, next);
+}
+
+void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const char *in, char *out,
+                             size_t n) {
+    coll_gpu_prims_t *pr = d->pr;
+    int p = 1, log2p = 0, rem, vme, me = d->me;
+    size_t bytes = n * pr->call->esize;
+    const char *partial = in;
+    uint64_t base, round0;
+
+    while (2 * p <= d->members) {
+        p *= 2;
+        ++log2p;
+    }
+    rem = d->members - p;
+    /* the extras (even members below 2 rem) sit the rounds out */
+    vme = (me < 0) ? -1 : (me < 2 * rem) ? ((me & 1) ? me / 2 : -1) : me - rem;
+    /* the steps, consecutive on every rank: the pairing, the rounds, the hand-back (first_step,
+     * when given, is the one just taken) */
+    base = (0 != first_step) ? first_step : pr->native->step + 1;
+    round0 = base + ((rem > 0) ? 1 : 0);
+    if (log2p > 0) {
+        pr->native->step = round0 + (uint64_t)log2p + ((rem > 0) ? 1 : 0) - 1;
+    }
+
+    if ((rem > 0) && (me >= 0) && (me < 2 * rem)) {
+        if (me & 1) {
+            /* the first round's partial, straight into the half it is published from */
+            partial = coll_gpu_doubling_target(d, round0, out);
+            coll_gpu_doubling_read(d, base, coll_gpu_doubling_rank(d, me - 1), (char *)partial, in,
+                                   true, n);
+        } else {
+            coll_gpu_doubling_put(d, base, in, bytes);
+            coll_gpu_doubling_publish(d, base, bytes, coll_gpu_doubling_rank(d, me + 1));
+        }
+    }
+    for (int k = 0; (k < log2p) && (vme >= 0); ++k) {
+        int vpartner = vme ^ (1 << k);
+        int partner =
+            coll_gpu_doubling_rank(d, (vpartner < rem) ? 2 * vpartner + 1 : vpartner + rem);
+        uint64_t step = round0 + (uint64_t)k;
+        char *dst;
+
+        coll_gpu_doubling_put(d, step, partial, bytes);
+        coll_gpu_doubling_publish(d, step, bytes, partner);
+        dst = coll_gpu_doubling_target(d, (k + 1 < log2p) ? step + 1 : 0, out);
+        coll_gpu_doubling_read(d, step, partner, dst, coll_gpu_prims_mine(pr, step), vpartner < vme,
+                               n);
+        partial = dst;
+    }
+    if ((rem > 0) && (me >= 0) && (me < 2 * rem)) {
+        uint64_t step = pr->native->step;
+
+        if (me & 1) {
+            coll_gpu_doubling_put(d, step, out, bytes);
+            coll_gpu_doubling_publish(d, step, bytes, coll_gpu_doubling_rank(d, me - 1));
+        } else {
+            coll_gpu_doubling_read(d, step, coll_gpu_doubling_rank(d, me + 1), out, NULL, false, n);
+        }
+    }
+    if ((me >= 0) && (1 == d->members) && (in != out)) {
+        coll_gpu_prims_copy(pr, out, in, bytes);
+    }
+}
+
 int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
                                           const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
-    int size = native->team->size, rank = native->team->rank, p = 1, rem, vrank;
     size_t esize = call->esize;
-    coll_gpu_rd_t rd = {.reader = {-1, -1}};
-    coll_gpu_prims_t *pr = &rd.pr;
     size_t limit = native->half / esize; /* elements per step */
+    coll_gpu_prims_t pr;
+    coll_gpu_doubling_t d;
 
-    coll_gpu_prims_init(pr, call);
+    coll_gpu_prims_init(&pr, call);
     if (native->team->nnodes > 1) {
         limit /= 2;
-        rd.landing = limit * esize;
     }
-    while (2 * p <= size) {
-        p *= 2;
+    coll_gpu_doubling_init(&d, &pr, false, (native->team->nnodes > 1) ? limit * esize : 0);
+    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, limit);) {
+        size_t offset = c.first * esize;
+
+        coll_gpu_doubling_chunk(&d, c.step, (const char *)call->sbuf + offset,
+                                (char *)call->rbuf + offset, c.n);
     }
-    rem = size - p;
-    /* the extras (even ranks below 2 rem) sit the rounds out */
-    vrank = (rank < 2 * rem) ? ((rank & 1) ? rank / 2 : -1) : rank - rem;
-
-    for (coll_gpu_prims_chunk_t c = {0};
-         coll_gpu_prims_next(pr, &c, call->count, limit);) {
-        size_t bytes = c.n * esize, offset = c.first * esize;
-        const char *in = (const char *)call->sbuf + offset, *partial = in;
-        char *out = (char *)call->rbuf + offset;
-        uint64_t step = c.step; /* the pairing's, when there are extras */
-
-        if ((rem > 0) && (rank < 2 * rem)) {
-            if (rank & 1) {
-                coll_gpu_rd_read(&rd, step, rank - 1, out, in, true, c.n);
-            } else {
-                coll_gpu_rd_publish(&rd, step, in, bytes, rank + 1);
-            }
-            partial = out;
-        }
-        for (int mask = 1; mask < p; mask <<= 1) {
-            int vpartner = vrank ^ mask, partner;
-
-            step = (0 == rem && 1 == mask) ? c.step : ++native->step;
-            if (vrank < 0) {
-                continue;
-            }
-            partner = (vpartner < rem) ? 2 * vpartner + 1 : vpartner + rem;
-            coll_gpu_rd_publish(&rd, step, partial, bytes, partner);
-            coll_gpu_rd_read(&rd, step, partner, out, coll_gpu_prims_mine(pr, step),
-                             vpartner < vrank, c.n);
-            partial = out;
-        }
-        if (rem > 0) {
-            step = ++native->step;
-            if ((rank < 2 * rem) && (rank & 1)) {
-                coll_gpu_rd_publish(&rd, step, out, bytes, rank - 1);
-            } else if (rank < 2 * rem) {
-                coll_gpu_rd_read(&rd, step, rank + 1, out, NULL, false, c.n);
-            }
-        }
-        if (1 == size) {
-            coll_gpu_prims_copy(pr, out, in, (in != out) ? bytes : 0);
-        }
-    }
-    return coll_gpu_prims_finish(pr, comm);
+    return coll_gpu_prims_finish(&pr, comm);
 }
