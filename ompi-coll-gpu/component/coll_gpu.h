@@ -69,7 +69,10 @@ typedef struct mca_coll_gpu_component_t {
     int algorithm[COLL_GPU_MAX_NCOLLS];
     size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
     size_t allreduce_ring_min_bytes;     /* auto, nodes of one rank: the ring from this size */
-    size_t allreduce_doubling_max_bytes; /* auto, across nodes: hierarchical_doubling up to this */
+    /* auto, from allreduce_doubling_min_nodes nodes on: hierarchical_doubling up to
+     * allreduce_doubling_max_bytes */
+    int allreduce_doubling_min_nodes;
+    size_t allreduce_doubling_max_bytes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

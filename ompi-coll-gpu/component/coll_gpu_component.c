@@ -330,15 +330,27 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_ring_min_bytes);
 
+    mca_coll_gpu_component.allreduce_doubling_min_nodes = COLL_GPU_MODEL_DOUBLING_MIN_NODES;
+    (void)mca_base_component_var_register(
+        c, "allreduce_doubling_min_nodes",
+        "With allreduce_algorithm auto and no tuning rule: from this many nodes on, messages up "
+        "to allreduce_doubling_max_bytes run hierarchical_doubling (each node reduced by its "
+        "leader, recursive doubling between the leaders: log2(nodes) rounds of one message each "
+        "way, where hierarchical's shard owners each exchange with every node).  The default is "
+        "the cost model's on nodes of 8 H200: the smallest node count from which it wins at "
+        "every larger one (perf/cost_model --crossovers; its tuning file also takes it on 2 and 4 "
+        "nodes, where it wins too)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_doubling_min_nodes);
+
     mca_coll_gpu_component.allreduce_doubling_max_bytes = COLL_GPU_MODEL_DOUBLING_MAX_BYTES;
     (void)mca_base_component_var_register(
         c, "allreduce_doubling_max_bytes",
-        "With allreduce_algorithm auto and no tuning rule, across nodes: the largest message "
-        "(bytes per rank) run hierarchical_doubling (each node reduced by its leader, recursive "
-        "doubling between the leaders: log2(nodes) rounds of one message each way, the whole "
-        "message each round); larger ones run hierarchical or the ring.  0: never.  The default "
-        "is the cost model's crossover on 8 nodes of 8 H200 (perf/cost_model --crossovers: other "
-        "layouts and machines, a tuning file of them)",
+        "With allreduce_algorithm auto and no tuning rule, from allreduce_doubling_min_nodes "
+        "nodes on: the largest message (bytes per rank) run hierarchical_doubling (it moves the "
+        "whole message in each of its log2(nodes) rounds); larger ones run hierarchical or the "
+        "ring.  0: never.  The default is the cost model's crossover on nodes of 8 H200 at "
+        "allreduce_doubling_min_nodes nodes (more nodes only raise it)",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_doubling_max_bytes);
 

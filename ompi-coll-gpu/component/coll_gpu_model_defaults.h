@@ -14,6 +14,9 @@
 #define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES 2097152UL
 /* 8 nodes of one rank: the ring from here (364.5 us, hierarchical 397.6 us) */
 #define COLL_GPU_MODEL_RING_MIN_BYTES 6291456UL
-#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES 16384UL
+/* Nodes of 8 ranks: hierarchical_doubling from this many nodes (it wins at every larger count
+ * the model tries), up to its crossover there (170.1 us, hierarchical 171.8 us) */
+#define COLL_GPU_MODEL_DOUBLING_MIN_NODES 64U
+#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES 131072UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

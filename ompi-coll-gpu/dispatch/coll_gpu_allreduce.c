@@ -28,11 +28,15 @@ static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char 
     return true; /* auto asks only on one node; coll_gpu_allreduce_small said why */
 }
 
-/* auto across nodes: hierarchical_doubling up to coll_gpu_allreduce_doubling_max_bytes (its
- * rounds are O(log nodes) where hierarchical's owners each exchange with every node; it moves the
- * whole message each round, so only small ones). */
+/* auto across nodes: hierarchical_doubling from coll_gpu_allreduce_doubling_min_nodes nodes on
+ * up to coll_gpu_allreduce_doubling_max_bytes (its rounds are O(log nodes) where hierarchical's
+ * owners each exchange with every node; it moves the whole message each round, so only small
+ * ones). */
 static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query) {
-    return query->bytes <= mca_coll_gpu_component.allreduce_doubling_max_bytes;
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+
+    return (query->native->team->nnodes >= c->allreduce_doubling_min_nodes) &&
+           (query->bytes <= c->allreduce_doubling_max_bytes);
 }
 
 /* auto across nodes: the ring for large messages when every node has one rank (its 2 (nnodes -
@@ -59,9 +63,11 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
 
 static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *query, char *why,
                                                   size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%d nodes; %zu bytes <= coll_gpu_allreduce_doubling_max_bytes=%zu",
-                 query->native->team->nnodes, query->bytes,
-                 mca_coll_gpu_component.allreduce_doubling_max_bytes);
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes >= coll_gpu_allreduce_doubling_min_nodes=%d; %zu bytes <= "
+                 "coll_gpu_allreduce_doubling_max_bytes=%zu",
+                 query->native->team->nnodes, mca_coll_gpu_component.allreduce_doubling_min_nodes,
+                 query->bytes, mca_coll_gpu_component.allreduce_doubling_max_bytes);
     return coll_gpu_allreduce_doubling_small(query);
 }
 
@@ -136,9 +142,9 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .mpi_call = "MPI_Allreduce",
     .auto_help =
         "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
-        "across nodes hierarchical_doubling up to allreduce_doubling_max_bytes, above it the "
-        "ring from allreduce_ring_min_bytes on where nodes have one rank each, else "
-        "hierarchical",
+        "across nodes hierarchical_doubling up to allreduce_doubling_max_bytes from "
+        "allreduce_doubling_min_nodes nodes on, else the ring from allreduce_ring_min_bytes on "
+        "where nodes have one rank each, else hierarchical",
     .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling "
             "and hierarchical_doubling other bits (another order each), independent of the "
             "chunk size",

@@ -84,6 +84,8 @@ src=${COLL_GPU_SRC:-$here/../../ompi-coll-gpu}
 DEFAULTS_H=$src/component/coll_gpu_model_defaults.h
 ONE_SHOT_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 RING_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_RING_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+DOUBLING_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+DOUBLING_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -205,7 +207,7 @@ result "--fit-from: parameters worked out by hand" $? "$WORK/check"
 python3 - "$MODEL" "$src" >"$WORK/rows" 2>&1 <<'EOF'
 import ast, os, re, sys
 model = open(sys.argv[1]).read()
-algs = ast.literal_eval(re.search(r"^ALGS = (\[.*?\])", model, re.M).group(1))
+algs = ast.literal_eval(re.search(r"^ALGS = (\[.*?\])", model, re.M | re.S).group(1))
 named = []
 for top, _, files in os.walk(sys.argv[2]):
     for f in files:
@@ -233,7 +235,9 @@ diff "$WORK/out" "$DEFAULTS_H" >"$WORK/diff" 2>&1
 result "coll_gpu_model_defaults.h = perf/cost_model --crossovers --format header" $? "$WORK/diff"
 expect_exit "--crossovers --format params" 0 "$MODEL" --crossovers --format params
 grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
-    grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out"
+    grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_doubling_min_nodes = $DOUBLING_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -276,7 +280,7 @@ def in_range(r, v):
     return int(lo) <= v and (hi == "" or v <= int(hi))
 
 
-size, rpn = (G, G) if N == 1 else (N, 1)
+size, rpn = N * G, G
 
 
 def rule_alg(S):  # the first rule of the tuning file that matches, as the component reads it
@@ -306,6 +310,35 @@ result "one node of 8: one_shot up to $ONE_SHOT_MAX loses least (the tuning file
 crossover_check 1 8 hierarchical ring "$RING_MIN" first >"$WORK/cx" 2>&1
 [ "$(cat "$WORK/cx")" = ok ]
 result "8 nodes of 1: the ring from $RING_MIN loses least (the tuning file agrees)" $? "$WORK/cx"
+
+crossover_check 8 "$DOUBLING_MIN_NODES" hierarchical_doubling hierarchical "$DOUBLING_MAX" last \
+    >"$WORK/cx" 2>&1
+[ "$(cat "$WORK/cx")" = ok ]
+result "$DOUBLING_MIN_NODES nodes of 8: hierarchical_doubling up to $DOUBLING_MAX loses least (the tuning file agrees)" \
+    $? "$WORK/cx"
+# hierarchical_doubling wins at 8 bytes on every node count of the grid from
+# DOUBLING_MIN_NODES on, and not on the one before (the compiled rule's start)
+python3 - "$MODEL" "$DOUBLING_MIN_NODES" >"$WORK/dn" 2>&1 <<'EOF'
+import json, subprocess, sys
+model, start = sys.argv[1], int(sys.argv[2])
+grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+bad = []
+for N in grid:
+    d = json.loads(subprocess.run([model, "--preset", "h200-8x", "--gpus-per-node", "8",
+                                   "--nodes", str(N), "--sizes", "8", "--json"],
+                                  stdout=subprocess.PIPE, check=True).stdout)
+    a = d["rows"][0]["algorithms"]
+    wins = a["hierarchical_doubling"]["time_us"] < a["hierarchical"]["time_us"]
+    if N >= start and not wins:
+        bad.append("%d nodes: doubling %.1f us >= hierarchical %.1f us" % (
+            N, a["hierarchical_doubling"]["time_us"], a["hierarchical"]["time_us"]))
+    if N == grid[grid.index(start) - 1] and wins:
+        bad.append("%d nodes (before the start): doubling wins" % N)
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/dn")" = ok ]
+result "hierarchical_doubling faster at 8 bytes from $DOUBLING_MIN_NODES nodes of 8 on, not before" \
+    $? "$WORK/dn"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
