@@ -22,6 +22,10 @@
 #   - recursive doubling forced (1 to 8 ranks, powers of two and not, many steps, host
 #     buffers, across emulated nodes of 1 and 2 ranks): bit for bit against its own order's
 #     reference;
+#   - hierarchical_doubling forced (2, 3, 4, 7 emulated nodes of 1 to 3 ranks, many steps, host
+#     buffers): bit for bit against its order's reference, digests independent of steps and
+#     memory kind; auto's choice of it from coll_gpu_allreduce_doubling_min_nodes nodes up to
+#     coll_gpu_allreduce_doubling_max_bytes;
 #   - tuning files: a rule choosing two_shot, a malformed line (reported with its line number,
 #     defaults used), an unknown algorithm (a warning naming the rule);
 #   - coll_gpu_verbose 10 says which algorithm ran and why;
@@ -68,6 +72,43 @@ check_run "5 ranks, 2 per node, recursive_doubling, 1 KiB steps, host buffers" 5
 check_run "4 ranks, recursive_doubling, host buffers" 4 \
     "$EMU coll_gpu_allreduce_algorithm=recursive_doubling coll_gpu_host_buffers=1" \
     test_allreduce_native --kinds=host
+
+# hierarchical_doubling: node partials by the leaders, recursive doubling between them (powers of
+# two and not: 2, 3 (2+2+1), 4, 7 nodes), many steps (1 KiB halves), host buffers: bit for bit
+# against its order's reference (the test's), the digest independent of steps and memory kind;
+# auto takes it from coll_gpu_allreduce_doubling_min_nodes nodes on up to
+# coll_gpu_allreduce_doubling_max_bytes (the verbose log says why), hierarchical above
+HDBL="coll_gpu_allreduce_algorithm=hierarchical_doubling"
+HDBL_SMALL="coll_gpu_native_chunk_size=512 coll_gpu_allreduce_one_shot_max_bytes=1024"
+for cfg in 4:2 5:2 8:2 7:1 6:3; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, hierarchical_doubling" $np \
+        "$EMU $HDBL coll_gpu_ranks_per_node=$rpn" test_allreduce_native
+    check_digest $np-$rpn-hdbl
+done
+for cfg in 5:2 7:1; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, hierarchical_doubling, 1 KiB steps" $np \
+        "$EMU $HDBL coll_gpu_ranks_per_node=$rpn $HDBL_SMALL" test_allreduce_native
+    check_digest $np-$rpn-hdbl-small
+    check_same_digest "$np ranks, $rpn per node: hierarchical_doubling, small steps = default" \
+        $np-$rpn-hdbl-small $np-$rpn-hdbl
+    check_run "$np ranks, $rpn per node, hierarchical_doubling, host buffers" $np \
+        "$EMU $HDBL coll_gpu_ranks_per_node=$rpn coll_gpu_host_buffers=1" \
+        test_allreduce_native --kinds=host
+    check_digest $np-$rpn-hdbl-host
+    check_same_digest "$np ranks, $rpn per node: hierarchical_doubling, host = device" \
+        $np-$rpn-hdbl-host $np-$rpn-hdbl
+done
+check_run "8 ranks, 2 per node, auto: hierarchical_doubling up to 4 KiB from 2 nodes" 8 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's hierarchical_doubling and why" \
+    "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: hierarchical_doubling \(4 nodes >= coll_gpu_allreduce_doubling_min_nodes=2; [0-9]+ bytes <= coll_gpu_allreduce_doubling_max_bytes=4096\)" \
+    "MPI_Allreduce on .*: 24577 x [0-9]+ bytes, device memory: hierarchical \(4 nodes"
+check_run "8 ranks, 2 per node, auto, coll_gpu_allreduce_doubling_min_nodes=5: hierarchical" 8 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=5 coll_gpu_allreduce_doubling_max_bytes=4096" \
+    test_allreduce_native
 
 for np in 3 4; do
     # the >= 16 MiB cases on 4 ranks only (time)

@@ -12,7 +12,9 @@
 #     the dead pid) and print so before mpirun tears the job down, in bounded time with no
 #     coll_gpu_transport_timeout (the default: a dead peer is found by evidence, not a clock);
 #     and across emulated nodes (hierarchical, the closing agreement through node leaders, in
-#     one and in three rounds) under mpirun --enable-recovery: every survivor returns an error.
+#     one and in three rounds; hierarchical_doubling on 2+2+1) under mpirun --enable-recovery:
+#     every survivor returns an error;
+#   - hierarchical_doubling's accelerator faults on 4 nodes of 1 and 2+2+1.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -46,6 +48,16 @@ check_run "5 ranks, 1 per node, hierarchical, agreement radix 2, accelerator fau
     "$EMU $SMALL coll_gpu_ranks_per_node=1 coll_gpu_agreement_radix=2 coll_gpu_allreduce_algorithm=hierarchical" \
     test_allreduce_native_faults
 [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+# hierarchical_doubling: 4 nodes of 1 (every rank reduces in every round) and 2+2+1 (an extra
+# node pairs up; ranks 1 and 3 wait only on their leader).  (The faults hit rank 0 or the last
+# rank, which must reduce: on 3 nodes of 1 rank 0 is the extra, which never does.)
+for spec in "4 1" "5 2"; do
+    read -r np rpn <<<"$spec"
+    check_run "$np ranks, $rpn per node, hierarchical_doubling, accelerator faults" $np \
+        "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=hierarchical_doubling" \
+        test_allreduce_native_faults
+    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+done
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
     check_expect_output "help messages name MPI_Allreduce and the failed calls" "coll/gpu" \
@@ -117,7 +129,7 @@ check_kill_all() {
     local start_ms elapsed_ms errors
     shift
     # shellcheck disable=SC2086
-    check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_allreduce_algorithm=hierarchical "$@"
+    check_mca_args $CHECK_DEFAULT_MCA $EMU coll_gpu_allreduce_algorithm=${KILL_ALG:-hierarchical} "$@"
     log="$CHECK_LOGDIR/kill-all-$#.log"
     LAST_LOG=$log
     reports="$CHECK_LOGDIR/reports-all-$#"
@@ -149,5 +161,9 @@ check_kill_all() {
 check_kill_all "2+2+1 emulated nodes" coll_gpu_ranks_per_node=2
 check_kill_all "5 emulated nodes of 1, agreement radix 2" coll_gpu_ranks_per_node=1 \
     coll_gpu_agreement_radix=2
+# hierarchical_doubling on 2+2+1: rank 4 leads the third node, whose partner (rank 2) gives up
+# on it; rank 0 (the extra) waits for rank 2's hand-back, ranks 1 and 3 for their leaders
+KILL_ALG=hierarchical_doubling check_kill_all "2+2+1 emulated nodes, hierarchical_doubling" \
+    coll_gpu_ranks_per_node=2
 
 check_finish

@@ -32,9 +32,13 @@
 #     recursive_doubling forced on 5 and 8 nodes; auto's ring from
 #     coll_gpu_allreduce_ring_min_bytes on;
 #   - the per-call verbose line names each rank's traffic between nodes;
+#   - hierarchical_doubling (forced, and auto from coll_gpu_allreduce_doubling_min_nodes): only
+#     node leaders exchange messages between nodes, at most 2 (log2 p + 1) x the message each;
+#     at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5, 8 and 16 nodes;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
 #     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too),
-#     and its messages per rank for alltoall (hierarchical on 3+3+1, direct on 2+2), exactly.
+#     and its messages per rank for alltoall (hierarchical on 3+3+1, direct on 2+2) and
+#     allreduce hierarchical_doubling (2+2+1, 5 nodes of 2 with radix 2), exactly.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -65,20 +69,20 @@ check_model() {
     fi
 }
 
-# check_model_messages ALG NODE_SIZES [RADIX]: every rank's messages between nodes in the last run
-# (a one-step alltoall: "alltoall: rank R ... messages M") are what perf/cost_model --traffic
-# predicts for that layout (and coll_gpu_agreement_radix, default 8), exactly
+# check_model_messages COLL ALG NODE_SIZES [RADIX]: every rank's messages between nodes in the
+# last run (a one-step call: "COLL: rank R node N...: ... messages M") are what perf/cost_model
+# --traffic predicts for that layout (and coll_gpu_agreement_radix, default 8), exactly
 check_model_messages() {
     local measured predicted
     if ! command -v python3 >/dev/null; then
         return
     fi
-    measured=$(grep -aoE '^alltoall: rank [0-9]+ node [0-9]+: .* messages [0-9]+' "$LAST_LOG" |
+    measured=$(grep -aoE "^$1: rank [0-9]+ node [0-9]+[a-z ]*: .* messages [0-9]+" "$LAST_LOG" |
         sed 's/.* messages //' | tr '\n' ' ')
-    predicted=$("$MODEL" --traffic --node-sizes "$2" --coll alltoall --traffic-alg "$1" \
-        --sizes 1024 --agreement-radix "${3:-8}" | python3 -c 'import json,sys; print(" ".join(str(m) for m in json.load(sys.stdin)["messages"]) + " ")')
+    predicted=$("$MODEL" --traffic --node-sizes "$3" --coll "$1" --traffic-alg "$2" \
+        --sizes 1024 --agreement-radix "${4:-8}" | python3 -c 'import json,sys; print(" ".join(str(m) for m in json.load(sys.stdin)["messages"]) + " ")')
     # measured first: an empty count fails
-    check_equal "cost model" "alltoall $1 on nodes $2 (radix ${3:-8}), messages per rank" \
+    check_equal "cost model" "$1 $2 on nodes $3 (radix ${4:-8}), messages per rank" \
         "$measured" "$predicted"
 }
 
@@ -147,28 +151,28 @@ check_model allreduce hierarchical 2,2,2 4194304 0
 check_run "model: alltoall, 7 ranks on 3+3+1" 7 "$BASE coll_gpu_ranks_per_node=3" \
     test_net_traffic --coll=alltoall --bytes=1024
 check_model alltoall hierarchical 3,3,1 1024 0
-check_model_messages hierarchical 3,3,1
+check_model_messages alltoall hierarchical 3,3,1
 check_run "model: alltoall direct, 4 ranks on 2+2" 4 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct" \
     test_net_traffic --coll=alltoall --bytes=1024
 check_model alltoall direct 2,2 1024 0
-check_model_messages direct 2,2
+check_model_messages alltoall direct 2,2
 # the agreement between node leaders in several rounds (radix 2: 3 rounds on 5 nodes)
 check_run "model: alltoall direct, 5 nodes of 1, coll_gpu_agreement_radix=2" 5 \
     "$BASE coll_gpu_ranks_per_node=1 coll_gpu_agreement_radix=2" \
     test_net_traffic --coll=alltoall --bytes=1024
-check_model_messages direct 1,1,1,1,1 2
+check_model_messages alltoall direct 1,1,1,1,1 2
 check_run "model: alltoall, 10 ranks on 5 nodes of 2, coll_gpu_agreement_radix=2" 10 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_agreement_radix=2" \
     test_net_traffic --coll=alltoall --bytes=1024 --one-getter-per-node
-check_model_messages hierarchical 2,2,2,2,2 2
+check_model_messages alltoall hierarchical 2,2,2,2,2 2
 # a radix below 2 is refused with the help message, and 2 is used (the same counts as above)
 check_run "coll_gpu_agreement_radix=1: refused, 2 used" 5 \
     "$BASE coll_gpu_ranks_per_node=1 coll_gpu_agreement_radix=1" \
     test_net_traffic --coll=alltoall --bytes=1024
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the invalid radix named" \
     "MCA parameter coll_gpu_agreement_radix has the value 1" "It uses 2 instead"
-check_model_messages direct 1,1,1,1,1 2
+check_model_messages alltoall direct 1,1,1,1,1 2
 check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
     test_net_traffic --coll=bcast --bytes=4194304 --root=3
 check_model bcast chain 2,2,2,2 4194304 3
@@ -270,6 +274,36 @@ for np in 5 8; do
         "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_algorithm=recursive_doubling" \
         test_net_traffic --coll=allreduce --bytes=64 --rounds
 done
+# hierarchical_doubling (forced): only node leaders talk between nodes, 2 (log2 p + 1) x the
+# message at most each, log2 p rounds (+ 2 beyond p) and the agreement's; their messages equal
+# to the cost model's, and the bytes (2+2+1 and 5 nodes of 2 with the agreement in 3 rounds)
+DBL="coll_gpu_allreduce_algorithm=hierarchical_doubling"
+for topo in "6 2" "10 2" "16 2" "16 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "allreduce, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_doubling" $np \
+        "$BASE coll_gpu_ranks_per_node=$rpn $DBL" \
+        test_net_traffic --coll=allreduce --bytes=64 --rounds --doubling
+done
+check_run "model: allreduce hierarchical_doubling, 5 ranks on 2+2+1" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $DBL" test_net_traffic --coll=allreduce --bytes=1024 --doubling
+check_model allreduce hierarchical_doubling 2,2,1 1024 0
+check_model_messages allreduce hierarchical_doubling 2,2,1
+check_run "model: allreduce hierarchical_doubling, 10 ranks on 5 nodes of 2, radix 2" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 $DBL coll_gpu_agreement_radix=2" \
+    test_net_traffic --coll=allreduce --bytes=1024 --doubling
+check_model allreduce hierarchical_doubling 2,2,2,2,2 1024 0
+check_model_messages allreduce hierarchical_doubling 2,2,2,2,2 2
+# auto takes it from coll_gpu_allreduce_doubling_min_nodes nodes on, up to _max_bytes
+check_run "allreduce, 64 bytes, 8 nodes of 2, auto from 4 nodes up to 4 KiB: hierarchical_doubling" 16 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=4 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    test_net_traffic --coll=allreduce --bytes=64 --rounds --doubling
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's hierarchical_doubling" \
+    "MPI_Allreduce on MPI_COMM_WORLD: 16 x 4 bytes, host memory: hierarchical_doubling \(8 nodes >= coll_gpu_allreduce_doubling_min_nodes=4; 64 bytes <= coll_gpu_allreduce_doubling_max_bytes=4096\)"
+check_run "allreduce, 64 bytes, 8 nodes of 2, auto, the same with 9 nodes as minimum: hierarchical" 16 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=9 coll_gpu_allreduce_doubling_max_bytes=4096" \
+    test_net_traffic --coll=allreduce --bytes=64 --rounds
+
 check_run "allreduce, 64 bytes, 4 nodes of 1, coll_gpu_allreduce_ring_min_bytes=64: the ring" 4 \
     "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allreduce_ring_min_bytes=64 coll_gpu_verbose=10" \
     test_net_traffic --coll=allreduce --bytes=64

@@ -65,6 +65,11 @@
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
  *
+ * --doubling (allreduce run by hierarchical_doubling): instead of the bound above, only a
+ * node's first rank (its leader) exchanges messages with other nodes, moving at most
+ * 2 (log2 p + 1) x the message (p the largest power of two <= nnodes: one each way per round,
+ * and the pairing and hand-back of nodes beyond p), plus 16 bytes per message.
+ *
  * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call takes ceil(log_radix nnodes) rounds between node leaders: with the default
@@ -72,7 +77,7 @@
  *
  * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
- * gather, scatter), --rounds, --count-only (print the counts, enforce no bound),
+ * gather, scatter), --rounds, --doubling, --count-only (print the counts, enforce no bound),
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
  * failed".
  */
@@ -277,6 +282,7 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
+    bool doubling = false; /* allreduce: --doubling (hierarchical_doubling runs it) */
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
     bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
@@ -298,6 +304,8 @@ int main(int argc, char **argv) {
             root = atoi(argv[i] + 7) % size;
         } else if (0 == strcmp(argv[i], "--rounds")) {
             check_rounds = true;
+        } else if (0 == strcmp(argv[i], "--doubling")) {
+            doubling = true;
         } else if (0 == strncmp(argv[i], "--ranks-per-node=", 17)) {
             ranks_per_node = atoi(argv[i] + 17);
         } else if (0 == strcmp(argv[i], "--count-only")) {
@@ -375,7 +383,37 @@ int main(int argc, char **argv) {
         delta[i] = after[i] - before[i];
     }
     moved = delta[NET_SENT] + delta[NET_RECEIVED];
-    if (0 == strcmp(coll, "allreduce")) {
+    if ((0 == strcmp(coll, "allreduce")) && doubling) {
+        /* hierarchical_doubling: only the node leaders (local rank 0) talk between nodes, each
+         * moving the message once each way per round (the extras' pairing and hand-back: once
+         * each), in 3 messages a round (READY, the get, CONSUMED) */
+        int log2p = 0;
+
+        while ((2 << log2p) <= lay.nnodes) {
+            ++log2p;
+        }
+        owner = (0 == lay.local_rank);
+        shard = owner ? count * sizeof(int) : 0;
+        bound = 2 * shard * (uint64_t)(log2p + 1) + NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
+        if (moved > bound) {
+            bound_fail(
+                "allreduce (doubling) bound exceeded on rank %d (node %d, %s): it moved %" PRIu64
+                " bytes between nodes in %" PRIu64 " messages > 2 x (log2 p + 1) x %" PRIu64
+                " + %d x messages = %" PRIu64,
+                rank, lay.node, owner ? "a leader" : "not a leader", moved, delta[NET_MESSAGES],
+                shard, NET_HEADER_PER_MESSAGE, bound);
+        }
+        if (owner && (lay.nnodes > 1) && (delta[NET_RECEIVED] < shard)) {
+            bound_fail("leader rank %d moved only %" PRIu64 " bytes between nodes in, less than "
+                       "the message of %" PRIu64 " bytes (counters not counting?)",
+                       rank, delta[NET_RECEIVED], shard);
+        }
+        if (!owner && (0 != delta[NET_MESSAGES])) {
+            bound_fail("rank %d, not a node leader, exchanged %" PRIu64
+                       " messages with other nodes (only the leaders should)",
+                       rank, delta[NET_MESSAGES]);
+        }
+    } else if (0 == strcmp(coll, "allreduce")) {
         /* the shard this rank owns across the whole message (whole elements) */
         owner = lay.local_rank < lay.m;
         shard = owner ? (count + (size_t)lay.m - 1) / (size_t)lay.m * sizeof(int) : 0;
