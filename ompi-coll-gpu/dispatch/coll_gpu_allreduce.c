@@ -95,6 +95,12 @@ static bool coll_gpu_allreduce_hierarchical_fits_call(const coll_gpu_alg_query_t
                                           why_len);
 }
 
+static bool coll_gpu_allreduce_rabenseifner_fits_call(const coll_gpu_alg_query_t *query, char *why,
+                                                      size_t why_len) {
+    return coll_gpu_alg_hierarchical_fits(query, coll_gpu_allreduce_hierarchical_rabenseifner_fits,
+                                          why, why_len);
+}
+
 /* MPI_Allreduce's algorithms; auto asks them in this order. */
 static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
     {.name = "one_shot",
@@ -135,6 +141,15 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .multi_node = true,
      .preferred = coll_gpu_allreduce_small_across_nodes,
      .run = coll_gpu_allreduce_hierarchical_doubling},
+    {.name = "hierarchical_rabenseifner",
+     .help = "reduce-scatter inside each node, Rabenseifner's allreduce of the shards between "
+             "nodes (recursive halving and doubling: 2 log2(nodes) rounds of one partner, "
+             "bandwidth-optimal), allgather inside each node: large messages across many "
+             "nodes; only when forced or named by a tuning rule",
+     .cost_model = "hierarchical_rabenseifner",
+     .multi_node = true,
+     .fits = coll_gpu_allreduce_rabenseifner_fits_call,
+     .run = coll_gpu_allreduce_hierarchical_rabenseifner},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {

@@ -618,6 +618,13 @@ int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
  * between the leaders, the result handed to the node (coll_gpu_allreduce_hierarchical_doubling.c). */
 int coll_gpu_allreduce_hierarchical_doubling(struct ompi_communicator_t *comm,
                                              const coll_gpu_native_call_t *call);
+/* Large messages across many nodes: node reduce-scatter, Rabenseifner's allreduce (recursive
+ * halving and doubling) of each shard among its owners, node allgather
+ * (coll_gpu_allreduce_hierarchical_rabenseifner.c); _fits as hierarchical's. */
+int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *comm,
+                                                 const coll_gpu_native_call_t *call);
+bool coll_gpu_allreduce_hierarchical_rabenseifner_fits(const coll_gpu_native_t *native,
+                                                       size_t esize);
 /* Whether a chunk of one element of esize bytes fits hierarchical's layout in a scratch half
  * (the same answer on every rank). */
 bool coll_gpu_allreduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);

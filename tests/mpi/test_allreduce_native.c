@@ -41,9 +41,15 @@ typedef struct {
     tu_mem_t mem; /* of the buffers: device, or host (--kinds=host) */
 } state_t;
 
-static const char *const alg_names[TU_NUM_ALGS] = {
-    "auto", "staged",       "one_shot",           "two_shot",
-    "ring", "hierarchical", "recursive_doubling", "hierarchical_doubling"};
+static const char *const alg_names[TU_NUM_ALGS] = {"auto",
+                                                   "staged",
+                                                   "one_shot",
+                                                   "two_shot",
+                                                   "ring",
+                                                   "hierarchical",
+                                                   "recursive_doubling",
+                                                   "hierarchical_doubling",
+                                                   "hierarchical_rabenseifner"};
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
     if (NULL != st->expect) {
@@ -89,8 +95,9 @@ static int ring_segment(size_t count, int size, size_t i) {
 /* Recursive doubling's order over the values of m members (x[v], replaced): with p the largest
  * power of two <= m and rem = m - p, virtual member v starts from x_2v op x_2v+1 (v < rem) or
  * x_v+rem, then in round k takes lower op higher with partner v ^ 2^k; every v ends with the
- * same value, out. */
-static void doubling_order(test_type_t t, char (*x)[8], int m, char *out) {
+ * same value, out.  halving: the partners in the other order, v ^ p/2 first (recursive
+ * halving's, whichever segment the element is in). */
+static void doubling_order(test_type_t t, char (*x)[8], int m, bool halving, char *out) {
     char partial[256][8], next[256][8];
     int p = 1, rem;
 
@@ -105,7 +112,9 @@ static void doubling_order(test_type_t t, char (*x)[8], int m, char *out) {
             apply(t, partial[v], x[r + 1]);
         }
     }
-    for (int mask = 1; mask < p; mask <<= 1) {
+    for (int k = 1; k < p; k <<= 1) {
+        int mask = halving ? p / (2 * k) : k;
+
         for (int v = 0; v < p; ++v) {
             int lo = (v < (v ^ mask)) ? v : v ^ mask;
             memcpy(next[v], partial[lo], types[t].size);
@@ -117,9 +126,10 @@ static void doubling_order(test_type_t t, char (*x)[8], int m, char *out) {
 }
 
 /* recursive_doubling: the doubling over the ranks' inputs; hierarchical_doubling (by_node): over
- * the nodes' partials, each its ranks' inputs in rank order. */
+ * the nodes' partials, each its ranks' inputs in rank order; hierarchical_rabenseifner (by_node,
+ * halving): the same in halving's order. */
 static void reference_doubling(const state_t *st, const tu_comm_t *comm, test_type_t t, size_t i,
-                               bool by_node, char *out) {
+                               bool by_node, bool halving, char *out) {
     char x[256][8], v[8];
     int m = by_node ? tu_emulated_node(&st->config, comm->size - 1) + 1 : comm->size;
 
@@ -135,7 +145,7 @@ static void reference_doubling(const state_t *st, const tu_comm_t *comm, test_ty
             apply(t, x[j], v);
         }
     }
-    doubling_order(t, x, m, out);
+    doubling_order(t, x, m, halving, out);
 }
 
 /*
@@ -143,7 +153,8 @@ static void reference_doubling(const state_t *st, const tu_comm_t *comm, test_ty
  * two_shot, and staged within rounding); ring: starting at the rank of its segment,
  * ((x_j op x_j+1) op ...) op x_j-1; hierarchical: each node's ranks in rank order, then the
  * nodes' partial results in node order; recursive doubling: pairs, lower op higher;
- * hierarchical_doubling: recursive doubling over the nodes' partials (each in rank order).
+ * hierarchical_doubling: recursive doubling over the nodes' partials (each in rank order);
+ * hierarchical_rabenseifner: the same pairs in recursive halving's order.
  */
 static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, int alg,
                       size_t count, size_t i, char *out) {
@@ -159,8 +170,10 @@ static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, i
         }
         return;
     }
-    if ((TU_ALG_RECURSIVE_DOUBLING == alg) || (TU_ALG_HIERARCHICAL_DOUBLING == alg)) {
-        reference_doubling(st, comm, t, i, TU_ALG_HIERARCHICAL_DOUBLING == alg, out);
+    if ((TU_ALG_RECURSIVE_DOUBLING == alg) || (TU_ALG_HIERARCHICAL_DOUBLING == alg) ||
+        (TU_ALG_HIERARCHICAL_RABENSEIFNER == alg)) {
+        reference_doubling(st, comm, t, i, TU_ALG_RECURSIVE_DOUBLING != alg,
+                           TU_ALG_HIERARCHICAL_RABENSEIFNER == alg, out);
         return;
     }
     if (TU_ALG_HIERARCHICAL == alg) {
@@ -219,7 +232,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
                       (TU_ALG_RING == alg)                    ? "the ring-order reference"
                       : (TU_ALG_RECURSIVE_DOUBLING == alg)    ? "the recursive-doubling reference"
                       : (TU_ALG_HIERARCHICAL_DOUBLING == alg) ? "the node-doubling reference"
-                                                              : "the rank-order reference");
+                      : (TU_ALG_HIERARCHICAL_RABENSEIFNER == alg) ? "the node-halving reference"
+                                                                  : "the rank-order reference");
     /* a host-buffer call not run natively is Open MPI's: no algorithm counted */
     tn_check_algorithm_calls("allreduce", before, after, TU_NUM_ALGS,
                              (TU_MEM_HOST == st->mem && TU_ALG_STAGED == alg) ? -1 : alg,
