@@ -73,6 +73,9 @@ typedef struct mca_coll_gpu_component_t {
      * allreduce_doubling_max_bytes */
     int allreduce_doubling_min_nodes;
     size_t allreduce_doubling_max_bytes;
+    /* auto, from this many nodes on where hierarchical_doubling does not run:
+     * hierarchical_rabenseifner */
+    int allreduce_rabenseifner_min_nodes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

@@ -354,6 +354,18 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allreduce_doubling_max_bytes);
 
+    mca_coll_gpu_component.allreduce_rabenseifner_min_nodes = COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES;
+    (void)mca_base_component_var_register(
+        c, "allreduce_rabenseifner_min_nodes",
+        "With allreduce_algorithm auto and no tuning rule: from this many nodes on, messages "
+        "hierarchical_doubling does not take run hierarchical_rabenseifner (recursive halving "
+        "and doubling of each shard between its owners: 2 log2(nodes) rounds of one partner, "
+        "where hierarchical's owners each exchange with every node per chunk).  The default is "
+        "the cost model's on nodes of 8 H200: the smallest node count from which it is faster "
+        "than hierarchical at every larger size and node count",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.allreduce_rabenseifner_min_nodes);
+
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(
         c, "alltoall_aggregate_max_bytes",

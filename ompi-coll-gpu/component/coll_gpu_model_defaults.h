@@ -18,5 +18,8 @@
  * the model tries), up to its crossover there (170.1 us, hierarchical 171.8 us) */
 #define COLL_GPU_MODEL_DOUBLING_MIN_NODES 64U
 #define COLL_GPU_MODEL_DOUBLING_MAX_BYTES 131072UL
+/* Nodes of 8 ranks: hierarchical_rabenseifner from this many nodes on where
+ * hierarchical_doubling does not run (faster than hierarchical at every larger size there) */
+#define COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES 256U
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

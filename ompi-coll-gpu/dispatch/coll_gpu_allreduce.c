@@ -39,6 +39,14 @@ static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query)
            (query->bytes <= c->allreduce_doubling_max_bytes);
 }
 
+/* auto across nodes: hierarchical_rabenseifner from coll_gpu_allreduce_rabenseifner_min_nodes
+ * nodes on, for what hierarchical_doubling does not take. */
+static bool coll_gpu_allreduce_rabenseifner_large(const coll_gpu_alg_query_t *query) {
+    return (query->native->team->nnodes >=
+            mca_coll_gpu_component.allreduce_rabenseifner_min_nodes) &&
+           !coll_gpu_allreduce_doubling_small(query);
+}
+
 /* auto across nodes: the ring for large messages when every node has one rank (its 2 (nnodes -
  * 1) steps are latency a small message pays), else hierarchical. */
 static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, char *why,
@@ -46,7 +54,8 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
     const coll_gpu_team_t *team = query->native->team;
     size_t min = mca_coll_gpu_component.allreduce_ring_min_bytes;
 
-    if ((team->nnodes != team->size) || coll_gpu_allreduce_doubling_small(query)) {
+    if ((team->nnodes != team->size) || coll_gpu_allreduce_doubling_small(query) ||
+        coll_gpu_allreduce_rabenseifner_large(query)) {
         return false;
     }
     if (!coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
@@ -59,6 +68,14 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
                  "coll_gpu_allreduce_ring_min_bytes=%zu",
                  team->nnodes, query->bytes, (query->bytes >= min) ? ">=" : "<", min);
     return query->bytes >= min;
+}
+
+static bool coll_gpu_allreduce_many_nodes(const coll_gpu_alg_query_t *query, char *why,
+                                          size_t why_len) {
+    COLL_GPU_WHY(why, why_len, "%d nodes >= coll_gpu_allreduce_rabenseifner_min_nodes=%d",
+                 query->native->team->nnodes,
+                 mca_coll_gpu_component.allreduce_rabenseifner_min_nodes);
+    return coll_gpu_allreduce_rabenseifner_large(query);
 }
 
 static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *query, char *why,
@@ -75,8 +92,8 @@ static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, c
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
-    if (coll_gpu_allreduce_doubling_small(query)) {
-        return false; /* hierarchical_doubling's, the next row */
+    if (coll_gpu_allreduce_doubling_small(query) || coll_gpu_allreduce_rabenseifner_large(query)) {
+        return false; /* hierarchical_doubling's or hierarchical_rabenseifner's, rows below */
     }
     if (team->nnodes == team->size) {
         COLL_GPU_WHY(why, why_len,
@@ -145,10 +162,11 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .help = "reduce-scatter inside each node, Rabenseifner's allreduce of the shards between "
              "nodes (recursive halving and doubling: 2 log2(nodes) rounds of one partner, "
              "bandwidth-optimal), allgather inside each node: large messages across many "
-             "nodes; only when forced or named by a tuning rule",
+             "nodes",
      .cost_model = "hierarchical_rabenseifner",
      .multi_node = true,
      .fits = coll_gpu_allreduce_rabenseifner_fits_call,
+     .preferred = coll_gpu_allreduce_many_nodes,
      .run = coll_gpu_allreduce_hierarchical_rabenseifner},
 };
 
@@ -158,8 +176,9 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .auto_help =
         "inside a node one_shot up to allreduce_one_shot_max_bytes and two_shot above; "
         "across nodes hierarchical_doubling up to allreduce_doubling_max_bytes from "
-        "allreduce_doubling_min_nodes nodes on, else the ring from allreduce_ring_min_bytes on "
-        "where nodes have one rank each, else hierarchical",
+        "allreduce_doubling_min_nodes nodes on, else hierarchical_rabenseifner from "
+        "allreduce_rabenseifner_min_nodes nodes on, else the ring from allreduce_ring_min_bytes "
+        "on where nodes have one rank each, else hierarchical",
     .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling "
             "and hierarchical_doubling other bits (another order each), independent of the "
             "chunk size",

@@ -132,6 +132,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, doubling_min_nodes),
      .type = TU_CVAR_INT,
      .default_value = 64}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allreduce_rabenseifner_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, rabenseifner_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 256}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -231,12 +235,19 @@ bool tu_allreduce_doubling_auto(const tu_gpu_config_t *config, int comm_size, si
            ((long long)bytes <= config->doubling_max_bytes);
 }
 
+bool tu_allreduce_rabenseifner_auto(const tu_gpu_config_t *config, int comm_size, size_t bytes) {
+    return tu_multi_node(config, comm_size) &&
+           (tu_emulated_node(config, comm_size - 1) + 1 >= config->rabenseifner_min_nodes) &&
+           !tu_allreduce_doubling_auto(config, comm_size, bytes);
+}
+
 bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_size,
                                         size_t bytes) {
     return tu_multi_node(config, comm_size) && config->ranks_per_node > 1 &&
            (TU_ALG_HIERARCHICAL == config->allreduce_algorithm ||
             (TU_ALG_AUTO == config->allreduce_algorithm &&
-             !tu_allreduce_doubling_auto(config, comm_size, bytes)));
+             !tu_allreduce_doubling_auto(config, comm_size, bytes) &&
+             !tu_allreduce_rabenseifner_auto(config, comm_size, bytes)));
 }
 
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {

@@ -46,6 +46,7 @@ typedef struct {
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
     int doubling_min_nodes;                 /* coll_gpu_allreduce_doubling_min_nodes */
+    int rabenseifner_min_nodes;             /* coll_gpu_allreduce_rabenseifner_min_nodes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
@@ -99,6 +100,9 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to
  * coll_gpu_allreduce_doubling_max_bytes). */
 bool tu_allreduce_doubling_auto(const tu_gpu_config_t *config, int comm_size, size_t bytes);
+/* Whether auto runs it hierarchical_rabenseifner (from coll_gpu_allreduce_rabenseifner_min_nodes
+ * emulated nodes on, where hierarchical_doubling does not run). */
+bool tu_allreduce_rabenseifner_auto(const tu_gpu_config_t *config, int comm_size, size_t bytes);
 /* Whether a native allreduce of bytes per rank on comm_size ranks runs hierarchical (across nodes
  * of several ranks: forced, or auto's choice there above coll_gpu_allreduce_doubling_max_bytes),
  * whose order of reduction reduce_scatter(_block)'s hierarchical shares. */

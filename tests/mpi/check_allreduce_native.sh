@@ -22,6 +22,9 @@
 #   - recursive doubling forced (1 to 8 ranks, powers of two and not, many steps, host
 #     buffers, across emulated nodes of 1 and 2 ranks): bit for bit against its own order's
 #     reference;
+#   - hierarchical_rabenseifner forced (2, 3, 4, 7 emulated nodes of 1 to 3 ranks, many chunks,
+#     host buffers): bit for bit against its order's reference, digests independent of chunks
+#     and memory kind; auto's choice of it from coll_gpu_allreduce_rabenseifner_min_nodes nodes;
 #   - hierarchical_doubling forced (2, 3, 4, 7 emulated nodes of 1 to 3 ranks, many steps, host
 #     buffers): bit for bit against its order's reference, digests independent of steps and
 #     memory kind; auto's choice of it from coll_gpu_allreduce_doubling_min_nodes nodes up to
@@ -100,6 +103,38 @@ for cfg in 5:2 7:1; do
     check_same_digest "$np ranks, $rpn per node: hierarchical_doubling, host = device" \
         $np-$rpn-hdbl-host $np-$rpn-hdbl
 done
+# hierarchical_rabenseifner: recursive halving and doubling of each shard between its owners
+# (2, 3 (2+2+1 and 3+3+1), 4 and 7 nodes of 1 to 3 ranks), many chunks (4 KiB), host buffers:
+# bit for bit against its order's reference, the digest independent of chunks and memory kind;
+# auto takes it from coll_gpu_allreduce_rabenseifner_min_nodes nodes on
+HRAB="coll_gpu_allreduce_algorithm=hierarchical_rabenseifner"
+for cfg in 4:2 5:2 7:3 8:2 7:1; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, hierarchical_rabenseifner" $np \
+        "$EMU $HRAB coll_gpu_ranks_per_node=$rpn" test_allreduce_native
+    check_digest $np-$rpn-hrab
+done
+for cfg in 7:3 7:1; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, hierarchical_rabenseifner, 4 KiB chunks" $np \
+        "$EMU $HRAB coll_gpu_ranks_per_node=$rpn $HDBL_SMALL coll_gpu_native_chunk_size=4096" \
+        test_allreduce_native
+    check_digest $np-$rpn-hrab-small
+    check_same_digest "$np ranks, $rpn per node: hierarchical_rabenseifner, small chunks = default" \
+        $np-$rpn-hrab-small $np-$rpn-hrab
+    check_run "$np ranks, $rpn per node, hierarchical_rabenseifner, host buffers" $np \
+        "$EMU $HRAB coll_gpu_ranks_per_node=$rpn coll_gpu_host_buffers=1" \
+        test_allreduce_native --kinds=host
+    check_digest $np-$rpn-hrab-host
+    check_same_digest "$np ranks, $rpn per node: hierarchical_rabenseifner, host = device" \
+        $np-$rpn-hrab-host $np-$rpn-hrab
+done
+check_run "8 ranks, 2 per node, auto: hierarchical_rabenseifner from 4 nodes" 8 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_rabenseifner_min_nodes=4 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's hierarchical_rabenseifner and why" \
+    "MPI_Allreduce on .*: 24577 x [0-9]+ bytes, device memory: hierarchical_rabenseifner \(4 nodes >= coll_gpu_allreduce_rabenseifner_min_nodes=4\)" \
+    "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: hierarchical_doubling \(4 nodes"
 check_run "8 ranks, 2 per node, auto: hierarchical_doubling up to 4 KiB from 2 nodes" 8 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
     test_allreduce_native

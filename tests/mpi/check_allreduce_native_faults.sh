@@ -14,7 +14,8 @@
 #     and across emulated nodes (hierarchical, the closing agreement through node leaders, in
 #     one and in three rounds; hierarchical_doubling on 2+2+1) under mpirun --enable-recovery:
 #     every survivor returns an error;
-#   - hierarchical_doubling's accelerator faults on 4 nodes of 1 and 2+2+1.
+#   - hierarchical_doubling's and hierarchical_rabenseifner's accelerator faults on 4 nodes of 1
+#     and 2+2+1, and a rank killed inside each on 2+2+1.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -53,10 +54,12 @@ check_run "5 ranks, 1 per node, hierarchical, agreement radix 2, accelerator fau
 # rank, which must reduce: on 3 nodes of 1 rank 0 is the extra, which never does.)
 for spec in "4 1" "5 2"; do
     read -r np rpn <<<"$spec"
-    check_run "$np ranks, $rpn per node, hierarchical_doubling, accelerator faults" $np \
-        "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=hierarchical_doubling" \
-        test_allreduce_native_faults
-    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+    for alg in hierarchical_doubling hierarchical_rabenseifner; do
+        check_run "$np ranks, $rpn per node, $alg, accelerator faults" $np \
+            "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_allreduce_algorithm=$alg" \
+            test_allreduce_native_faults
+        [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+    done
 done
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
@@ -164,6 +167,8 @@ check_kill_all "5 emulated nodes of 1, agreement radix 2" coll_gpu_ranks_per_nod
 # hierarchical_doubling on 2+2+1: rank 4 leads the third node, whose partner (rank 2) gives up
 # on it; rank 0 (the extra) waits for rank 2's hand-back, ranks 1 and 3 for their leaders
 KILL_ALG=hierarchical_doubling check_kill_all "2+2+1 emulated nodes, hierarchical_doubling" \
+    coll_gpu_ranks_per_node=2
+KILL_ALG=hierarchical_rabenseifner check_kill_all "2+2+1 emulated nodes, hierarchical_rabenseifner" \
     coll_gpu_ranks_per_node=2
 
 check_finish

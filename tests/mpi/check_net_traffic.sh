@@ -35,6 +35,8 @@
 #   - hierarchical_doubling (forced, and auto from coll_gpu_allreduce_doubling_min_nodes): only
 #     node leaders exchange messages between nodes, at most 2 (log2 p + 1) x the message each;
 #     at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5, 8 and 16 nodes;
+#   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
+#     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
 #     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too),
 #     and its messages per rank for alltoall (hierarchical on 3+3+1, direct on 2+2) and
@@ -294,6 +296,23 @@ check_run "model: allreduce hierarchical_doubling, 10 ranks on 5 nodes of 2, rad
     test_net_traffic --coll=allreduce --bytes=1024 --doubling
 check_model allreduce hierarchical_doubling 2,2,2,2,2 1024 0
 check_model_messages allreduce hierarchical_doubling 2,2,2,2,2 2
+# hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
+# most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
+# owners move one shard more (counts only there), as the cost model says (2+2+1)
+RAB="coll_gpu_allreduce_algorithm=hierarchical_rabenseifner"
+for topo in "8 2" "16 2" "16 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "allreduce, 4194316 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_rabenseifner" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn $RAB" test_net_traffic --coll=allreduce
+done
+check_run "model: allreduce hierarchical_rabenseifner, 5 ranks on 2+2+1 (counts only)" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $RAB" test_net_traffic --coll=allreduce --bytes=1048576 \
+    --count-only
+check_model allreduce hierarchical_rabenseifner 2,2,1 1048576 0
+check_run "model: allreduce hierarchical_rabenseifner, 16 ranks on 8 nodes of 2" 16 \
+    "$BASE coll_gpu_ranks_per_node=2 $RAB" test_net_traffic --coll=allreduce --bytes=1048576
+check_model allreduce hierarchical_rabenseifner 2,2,2,2,2,2,2,2 1048576 0
 # auto takes it from coll_gpu_allreduce_doubling_min_nodes nodes on, up to _max_bytes
 check_run "allreduce, 64 bytes, 8 nodes of 2, auto from 4 nodes up to 4 KiB: hierarchical_doubling" 16 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=4 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \

@@ -68,11 +68,15 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
     }
     if (tu_multi_node(&st->config, comm->size)) {
         /* auto across nodes: hierarchical_doubling from coll_gpu_allreduce_doubling_min_nodes
-         * nodes on up to coll_gpu_allreduce_doubling_max_bytes, else the ring from
+         * nodes on up to coll_gpu_allreduce_doubling_max_bytes, hierarchical_rabenseifner from
+         * coll_gpu_allreduce_rabenseifner_min_nodes nodes on, else the ring from
          * coll_gpu_allreduce_ring_min_bytes when every node has one rank, else hierarchical (whose
          * layout fits every size this test runs) */
         if (tu_allreduce_doubling_auto(&st->config, comm->size, bytes)) {
             return TU_ALG_HIERARCHICAL_DOUBLING;
+        }
+        if (tu_allreduce_rabenseifner_auto(&st->config, comm->size, bytes)) {
+            return TU_ALG_HIERARCHICAL_RABENSEIFNER;
         }
         return ((1 == st->config.ranks_per_node) && ((long long)bytes >= st->config.ring_min_bytes))
                    ? TU_ALG_RING

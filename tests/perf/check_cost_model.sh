@@ -86,6 +86,7 @@ ONE_SHOT_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES \([0-9]*\)UL
 RING_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_RING_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 DOUBLING_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 DOUBLING_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+RAB_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -237,7 +238,8 @@ expect_exit "--crossovers --format params" 0 "$MODEL" --crossovers --format para
 grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_min_nodes = $DOUBLING_MIN_NODES" "$WORK/out" &&
-    grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out"
+    grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_rabenseifner_min_nodes = $RAB_MIN_NODES" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -339,6 +341,27 @@ EOF
 [ "$(cat "$WORK/dn")" = ok ]
 result "hierarchical_doubling faster at 8 bytes from $DOUBLING_MIN_NODES nodes of 8 on, not before" \
     $? "$WORK/dn"
+
+# hierarchical_rabenseifner faster than hierarchical at 256 MiB from RAB_MIN_NODES nodes of 8 on
+# (the compiled rule's start), hierarchical faster on 8 nodes
+python3 - "$MODEL" "$RAB_MIN_NODES" >"$WORK/rn" 2>&1 <<'EOF'
+import json, subprocess, sys
+model, start = sys.argv[1], int(sys.argv[2])
+bad = []
+for N, want in ((8, False), (start, True), (1024, True)):
+    d = json.loads(subprocess.run([model, "--preset", "h200-8x", "--gpus-per-node", "8",
+                                   "--nodes", str(N), "--sizes", "256M", "--json"],
+                                  stdout=subprocess.PIPE, check=True).stdout)
+    a = d["rows"][0]["algorithms"]
+    wins = a["hierarchical_rabenseifner"]["time_us"] < a["hierarchical"]["time_us"]
+    if wins != want:
+        bad.append("%d nodes, 256M: rabenseifner %.1f us, hierarchical %.1f us" % (
+            N, a["hierarchical_rabenseifner"]["time_us"], a["hierarchical"]["time_us"]))
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/rn")" = ok ]
+result "hierarchical_rabenseifner faster at 256 MiB from $RAB_MIN_NODES nodes of 8 on, not on 8" \
+    $? "$WORK/rn"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
