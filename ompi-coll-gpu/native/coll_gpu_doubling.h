@@ -28,13 +28,12 @@ BEGIN_C_DECLS
 
 typedef struct {
     coll_gpu_prims_t *pr;
-    bool leaders;          /* the group: member j is node j's first rank; else rank j */
-    int members;           /* the group's size */
-    int me;                /* this rank's member index, -1: not in the group */
-    size_t landing;        /* offset in a half where a partner's partial is fetched, when it is on
-                            * another node (no peer reads there); 0: every partner is local */
-    int reader[2];         /* the rank that last read my half of each parity, -1: none */
-    uint64_t read_step[2]; /* and the step it read */
+    bool leaders;   /* the group: member j is node j's first rank; else rank j */
+    int members;    /* the group's size */
+    int me;         /* this rank's member index, -1: not in the group */
+    size_t landing; /* offset in a half where a partner's partial is fetched, when it is on
+                     * another node (no peer reads there); 0: every partner is local */
+    coll_gpu_prims_readers_t readers; /* of this member's halves */
 } coll_gpu_doubling_t;
 
 /* The group of every rank (leaders false) or of the node leaders; landing as above. */
@@ -50,7 +49,9 @@ void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const 
 /* This member may write its half of step: the group member that last read that half is done
  * with it; the half is then left to readers outside the group (who must be done before this
  * member's next claim of it: the caller's protocol). */
-void coll_gpu_doubling_claim(coll_gpu_doubling_t *d, uint64_t step);
+static inline void coll_gpu_doubling_claim(coll_gpu_doubling_t *d, uint64_t step) {
+    coll_gpu_prims_claim(d->pr, &d->readers, step);
+}
 
 END_C_DECLS
 

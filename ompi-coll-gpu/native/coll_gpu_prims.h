@@ -220,6 +220,34 @@ static inline void coll_gpu_prims_publish(coll_gpu_prims_t *pr, uint64_t step, s
     }
 }
 
+/* Partner-only algorithms (recursive doubling, Rabenseifner): who last read this rank's half of
+ * each parity, so that a write to a half waits for that reader's CONSUMED alone. */
+typedef struct {
+    int reader[2];         /* -1: none (or readers the algorithm's own protocol covers) */
+    uint64_t read_step[2]; /* the step it read */
+} coll_gpu_prims_readers_t;
+
+static inline void coll_gpu_prims_readers_init(coll_gpu_prims_readers_t *readers) {
+    readers->reader[0] = readers->reader[1] = -1;
+    readers->read_step[0] = readers->read_step[1] = 0;
+}
+/* This rank may write its half of step: the peer that last read it said CONSUMED. */
+static inline void coll_gpu_prims_claim(coll_gpu_prims_t *pr, coll_gpu_prims_readers_t *readers,
+                                        uint64_t step) {
+    int parity = (int)(step & 1);
+
+    if (readers->reader[parity] >= 0) {
+        coll_gpu_prims_wait(pr, readers->reader[parity], readers->read_step[parity],
+                            COLL_GPU_PHASE_CONSUMED);
+    }
+    readers->reader[parity] = -1;
+}
+/* peer reads this rank's half of step from now on, until it says CONSUMED. */
+static inline void coll_gpu_prims_lend(coll_gpu_prims_readers_t *readers, uint64_t step, int peer) {
+    readers->reader[step & 1] = peer;
+    readers->read_step[step & 1] = step;
+}
+
 /* The step handshake: this rank's copies and fetches complete, READY of step to every peer,
  * then every peer's (coll_gpu_native_announce). */
 static inline void coll_gpu_prims_announce(coll_gpu_prims_t *pr, uint64_t step) {

@@ -89,10 +89,10 @@ static void prepare(state_t *st) {
 }
 
 static uint64_t native_calls(state_t *st) {
-    uint64_t v[8] = {0}, sum = 0;
-    int n = tu_pvar_read(&st->algs, v, 8);
+    uint64_t v[TU_NUM_ALGS] = {0}, sum = 0;
+    int n = tu_pvar_read(&st->algs, v, TU_NUM_ALGS);
     /* elements: auto, staged, then the native algorithms */
-    for (int a = 2; a < n && a < 8; ++a) {
+    for (int a = 2; a < n && a < TU_NUM_ALGS; ++a) {
         sum += v[a];
     }
     return sum;

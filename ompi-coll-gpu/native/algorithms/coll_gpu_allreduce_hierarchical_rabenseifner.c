@@ -67,8 +67,7 @@ typedef struct {
     const int *owner; /* nnodes entries: the owner of this rank's shard on each node */
     int p, log2p, rem;
     int vme; /* this owner's virtual index among the p, -1: an extra (or not an owner) */
-    int reader[2];
-    uint64_t read_step[2];
+    coll_gpu_prims_readers_t readers; /* of this owner's halves */
 } coll_gpu_rab_t;
 
 /* The rank of virtual index v. */
@@ -89,13 +88,7 @@ static void coll_gpu_rab_segs(const coll_gpu_rab_t *r, size_t shard_n, int lo, i
 
 /* This owner may write its half of step: the partner that last read it said CONSUMED. */
 static void coll_gpu_rab_claim(coll_gpu_rab_t *r, uint64_t step) {
-    int parity = (int)(step & 1);
-
-    if (r->reader[parity] >= 0) {
-        coll_gpu_prims_wait(&r->pr, r->reader[parity], r->read_step[parity],
-                            COLL_GPU_PHASE_CONSUMED);
-    }
-    r->reader[parity] = -1;
+    coll_gpu_prims_claim(&r->pr, &r->readers, step);
 }
 
 /* Tells peer the len bytes at offset of my half of data_step are there to read (signal of
@@ -105,8 +98,7 @@ static void coll_gpu_rab_offer(coll_gpu_rab_t *r, uint64_t data_step, uint64_t s
     coll_gpu_prims_publish(&r->pr, data_step, offset, len);
     coll_gpu_prims_sync(&r->pr);
     if (tracked) {
-        r->reader[data_step & 1] = peer;
-        r->read_step[data_step & 1] = data_step;
+        coll_gpu_prims_lend(&r->readers, data_step, peer);
     }
     coll_gpu_prims_signal(&r->pr, peer, step, COLL_GPU_PHASE_READY);
 }
@@ -261,7 +253,7 @@ int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *com
 
         s_final = c.step + nsteps;
         native->step = s_final;
-        r.reader[0] = r.reader[1] = -1; /* the handshake below frees every half */
+        coll_gpu_prims_readers_init(&r.readers); /* the handshake below frees every half */
 
         /* 1. the node's inputs; every rank is done with the steps before (the last chunk's
          * results read) */

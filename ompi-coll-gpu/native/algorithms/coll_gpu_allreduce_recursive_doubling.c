@@ -33,18 +33,7 @@ void coll_gpu_doubling_init(coll_gpu_doubling_t *d, coll_gpu_prims_t *pr, bool l
         d->me = (0 == team->local_rank) ? team->node : -1;
     }
     d->landing = landing;
-    d->reader[0] = d->reader[1] = -1;
-    d->read_step[0] = d->read_step[1] = 0;
-}
-
-void coll_gpu_doubling_claim(coll_gpu_doubling_t *d, uint64_t step) {
-    int parity = (int)(step & 1);
-
-    if (d->reader[parity] >= 0) {
-        coll_gpu_prims_wait(d->pr, d->reader[parity], d->read_step[parity],
-                            COLL_GPU_PHASE_CONSUMED);
-    }
-    d->reader[parity] = -1;
+    coll_gpu_prims_readers_init(&d->readers);
 }
 
 /* My partial of step into my half of step, once that half's last reader is done with it
@@ -69,8 +58,7 @@ static void coll_gpu_doubling_publish(coll_gpu_doubling_t *d, uint64_t step, siz
         coll_gpu_prims_publish(pr, step, 0, len);
         coll_gpu_prims_sync(pr); /* landed before peer is told */
     }
-    d->reader[step & 1] = peer;
-    d->read_step[step & 1] = step;
+    coll_gpu_prims_lend(&d->readers, step, peer);
     coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_READY);
 }
 
