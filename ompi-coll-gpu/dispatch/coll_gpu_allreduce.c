@@ -179,9 +179,9 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
         "allreduce_doubling_min_nodes nodes on, else hierarchical_rabenseifner from "
         "allreduce_rabenseifner_min_nodes nodes on, else the ring from allreduce_ring_min_bytes "
         "on where nodes have one rank each, else hierarchical",
-    .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling "
-            "and hierarchical_doubling other bits (another order each), independent of the "
-            "chunk size",
+    .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling, "
+            "hierarchical_doubling and hierarchical_rabenseifner other bits (another order "
+            "each), independent of the chunk size",
     .uniform_count = true,
     .num_algs = sizeof(coll_gpu_allreduce_alg_rows) / sizeof(coll_gpu_allreduce_alg_rows[0]),
     .algs = coll_gpu_allreduce_alg_rows,

@@ -41,7 +41,6 @@
 #define COLL_GPU_RAB_ALIGN 64
 
 typedef struct {
-    size_t n; /* elements of a chunk, at most */
     size_t off_work, off_land;
 } coll_gpu_rab_layout_t;
 
@@ -53,7 +52,6 @@ static size_t coll_gpu_rab_align(size_t bytes) {
 static size_t coll_gpu_rab_layout(size_t n, int m, size_t esize, coll_gpu_rab_layout_t *layout) {
     size_t shard = coll_gpu_rab_align((n + (size_t)m - 1) / (size_t)m * esize);
 
-    layout->n = n;
     layout->off_work = coll_gpu_rab_align(n * esize);
     layout->off_land = layout->off_work + shard;
     return layout->off_land + shard;
@@ -172,9 +170,6 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
                             coll_gpu_prims_mine(pr, step + 1) + work + keep_first * esize,
                             coll_gpu_prims_mine(pr, step) + work + keep_first * esize, land,
                             (v ^ mask) < v, keep_len);
-    }
-    if (r->vme < 0) {
-        step += (uint64_t)r->log2p;
     }
     /* recursive doubling of the segments, accumulated in the half of s_g (write once) */
     for (int mask = 1; (mask < r->p) && (r->vme >= 0); mask *= 2, ++step) {
