@@ -13,14 +13,48 @@
 #define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
     "one rank of each node fetches each block of another node, the node's ranks copy it from "     \
     "there: every block crosses to each node once"
-COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
-                                      coll_gpu_allgather_direct, COLL_GPU_ALLGATHER_HIER_HELP,
-                                      coll_gpu_allgather_hierarchical,
-                                      coll_gpu_allgather_hierarchical_fits, SIZE_MAX);
-COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
-                                      coll_gpu_allgatherv_direct, COLL_GPU_ALLGATHER_HIER_HELP,
-                                      coll_gpu_allgatherv_hierarchical,
-                                      coll_gpu_allgather_hierarchical_fits, SIZE_MAX);
+#define COLL_GPU_ALLGATHER_DOUBLING_HELP                                                           \
+    "each node's blocks to its leader, recursive doubling between the leaders (log2(nodes) "       \
+    "rounds of one message), the leader's result to its node: for small messages across many "     \
+    "nodes; auto does not take it (a tuning rule or this parameter does)"
+
+/* hierarchical_doubling: an element of every rank in a scratch half */
+static bool coll_gpu_allgather_doubling_fits_query(const coll_gpu_alg_query_t *query, char *why,
+                                                   size_t why_len) {
+    if (coll_gpu_allgather_doubling_fits(query->native, query->esize)) {
+        return true;
+    }
+    COLL_GPU_WHY(why, why_len,
+                 ": the scratch half (%zu bytes) cannot hold an element of each of "
+                 "%d ranks",
+                 query->native->half, query->native->team->size);
+    return false;
+}
+
+COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(coll_gpu_allgather_alg,
+                                            coll_gpu_allgather_hierarchical_fits, SIZE_MAX)
+static const coll_gpu_alg_desc_t coll_gpu_allgather_alg_rows[] = {
+    COLL_GPU_ALG_ROW_DIRECT(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
+                            coll_gpu_allgather_direct),
+    COLL_GPU_ALG_ROW_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_HIER_HELP,
+                                  coll_gpu_allgather_hierarchical),
+    {.name = "hierarchical_doubling",
+     .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,
+     .multi_node = true,
+     .fits = coll_gpu_allgather_doubling_fits_query,
+     .run = coll_gpu_allgather_hierarchical_doubling}};
+COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(coll_gpu_allgatherv_alg,
+                                            coll_gpu_allgather_hierarchical_fits, SIZE_MAX)
+static const coll_gpu_alg_desc_t coll_gpu_allgatherv_alg_rows[] = {
+    COLL_GPU_ALG_ROW_DIRECT(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
+                            coll_gpu_allgatherv_direct),
+    COLL_GPU_ALG_ROW_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_HIER_HELP,
+                                  coll_gpu_allgatherv_hierarchical),
+    {.name = "hierarchical_doubling",
+     .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,
+     .multi_node = true,
+     .fits = coll_gpu_allgather_doubling_fits_query,
+     .run = coll_gpu_allgatherv_hierarchical_doubling}};
 
 COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather",
                                        "MPI_Allgather", false, true);

@@ -428,9 +428,9 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
                                     size_t why_len);
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
-/* The rows of such a collective (prefix##_rows), and their predicates. */
-#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
-                                              hier_fits, seg_min_bytes)                            \
+/* The predicates of such a collective's two rows (prefix##_direct_preferred,
+ * prefix##_hierarchical_fits), and the rows (initializers). */
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(prefix, hier_fits, seg_min_bytes)              \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
         return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, seg_min_bytes, why,         \
@@ -439,18 +439,25 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
         return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
-    }                                                                                              \
-    static const coll_gpu_alg_desc_t prefix##_rows[] = {{.name = "direct",                         \
-                                                         .help = direct_help,                      \
-                                                         .multi_node = true,                       \
-                                                         .preferred = prefix##_direct_preferred,   \
-                                                         .run = direct_fn},                        \
-                                                        {.name = "hierarchical",                   \
-                                                         .help = hier_help,                        \
-                                                         .multi_node = true,                       \
-                                                         .fits = prefix##_hierarchical_fits,       \
-                                                         .preferred = coll_gpu_alg_across_nodes,   \
-                                                         .run = hier_fn}}
+    }
+#define COLL_GPU_ALG_ROW_DIRECT(prefix, direct_help, direct_fn)                                    \
+    {                                                                                              \
+        .name = "direct", .help = direct_help, .multi_node = true,                                 \
+        .preferred = prefix##_direct_preferred, .run = direct_fn                                   \
+    }
+#define COLL_GPU_ALG_ROW_HIERARCHICAL(prefix, hier_help, hier_fn)                                  \
+    {                                                                                              \
+        .name = "hierarchical", .help = hier_help, .multi_node = true,                             \
+        .fits = prefix##_hierarchical_fits, .preferred = coll_gpu_alg_across_nodes, .run = hier_fn \
+    }
+
+/* The rows of such a collective (prefix##_rows), and their predicates. */
+#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
+                                              hier_fits, seg_min_bytes)                            \
+    COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(prefix, hier_fits, seg_min_bytes)                  \
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
+        COLL_GPU_ALG_ROW_DIRECT(prefix, direct_help, direct_fn),                                   \
+        COLL_GPU_ALG_ROW_HIERARCHICAL(prefix, hier_help, hier_fn)}
 
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
@@ -458,13 +465,14 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
 
 /* The table of such a collective, from its rows (prefix##_rows). */
 #define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
-    const coll_gpu_alg_table_t table = {.name = coll,                                              \
-                                        .mpi_call = mpi,                                           \
-                                        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,   \
-                                        .per_rank_blocks = blocks,                                 \
-                                        .uniform_count = uniform,                                  \
-                                        .num_algs = 2,                                             \
-                                        .algs = prefix##_rows}
+    const coll_gpu_alg_table_t table = {                                                           \
+        .name = coll,                                                                              \
+        .mpi_call = mpi,                                                                           \
+        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,                                   \
+        .per_rank_blocks = blocks,                                                                 \
+        .uniform_count = uniform,                                                                  \
+        .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
+        .algs = prefix##_rows}
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
@@ -615,7 +623,8 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
 int coll_gpu_allreduce_recursive_doubling(struct ompi_communicator_t *comm,
                                           const coll_gpu_native_call_t *call);
 /* Small messages across nodes: the node's inputs reduced by its leader, recursive doubling
- * between the leaders, the result handed to the node (coll_gpu_allreduce_hierarchical_doubling.c). */
+ * between the leaders, the result handed to the node (coll_gpu_allreduce_hierarchical_doubling.c).
+ */
 int coll_gpu_allreduce_hierarchical_doubling(struct ompi_communicator_t *comm,
                                              const coll_gpu_native_call_t *call);
 /* Large messages across many nodes: node reduce-scatter, Rabenseifner's allreduce (recursive
@@ -650,6 +659,15 @@ int coll_gpu_allgather_hierarchical(struct ompi_communicator_t *comm,
 int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
                                      const coll_gpu_native_call_t *call);
 bool coll_gpu_allgather_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* allgather(v) across many nodes, small messages: each node's chunks to its leader, recursive
+ * doubling between the leaders, the leader's result to its node
+ * (coll_gpu_allgather_hierarchical_doubling.c); the same arguments.  _fits: an element of every
+ * rank fits a scratch half. */
+int coll_gpu_allgather_hierarchical_doubling(struct ompi_communicator_t *comm,
+                                             const coll_gpu_native_call_t *call);
+int coll_gpu_allgatherv_hierarchical_doubling(struct ompi_communicator_t *comm,
+                                              const coll_gpu_native_call_t *call);
+bool coll_gpu_allgather_doubling_fits(const coll_gpu_native_t *native, size_t esize);
 /* bcast: rbuf count elements at every rank, root */
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 /* allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf counts[rank] elements,

@@ -113,6 +113,9 @@ long tn_check_elements(test_type_t t, const char *got, const char *want, size_t 
 
 void tn_check_algorithm_calls(const char *coll, const uint64_t *before, const uint64_t *after,
                               int n, int slot, const char *const *names) {
+    if ((slot < -1) || (slot >= n)) {
+        tu_fail("coll_gpu_%s_algorithm_calls has %d elements, the call's is %d", coll, n, slot);
+    }
     for (int a = 0; a < n; ++a) {
         uint64_t want_delta = (a == slot) ? 1 : 0;
         char element[32];

@@ -28,6 +28,9 @@ void tn_algorithm_pvar_open(const char *coll, tu_pvar_t *pvar);
 /* The counts of every case: 1, odd, not a multiple of any communicator size above 1, and
  * unless `small` a few hundred KiB (above the one-shot threshold).  Returns how many. */
 #define TN_MAX_COUNTS 4
+/* The most elements of a coll_gpu_<coll>_algorithm_calls pvar the tests read (auto, staged, the
+ * rows). */
+#define TN_MAX_ALGS 16
 int tn_counts(int world_size, bool small, size_t counts[TN_MAX_COUNTS]);
 
 /* What rank 0 prints at the end ("digest int X fp Y"): every result's hash, the

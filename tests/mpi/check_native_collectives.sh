@@ -16,6 +16,8 @@
 #     same digests as one node (integers and copies; allreduce's order differs across nodes),
 #     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
 #     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
+#     allgather hierarchical_doubling forced on 2+2 (device buffers), 2+2+1 (many steps) and 5
+#     nodes of 1: the same digests;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
@@ -101,6 +103,33 @@ check_same_digest "4 ranks across nodes: device = host buffers" 4-dev-nodes 4-ho
 check_run "7 ranks, host buffers, 3 per node, 1 KiB scratch halves" 7 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3 $TINY" test_native_collectives \
     --kinds=host --small
+
+# allgather hierarchical_doubling (forced): 2+2 on device buffers (the emulated device's scratch
+# read through host scratch), 2+2+1 with many steps and 5 nodes of 1 (one node paired beyond the
+# power of two): the bits of one node
+AG_DBL="coll_gpu_allgather_algorithm=hierarchical_doubling"
+check_run "4 ranks, 2 per node, allgather hierarchical_doubling" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 $AG_DBL coll_gpu_verbose=10" test_native_collectives
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgather hierarchical_doubling on device memory" \
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_doubling \(coll_gpu_allgather_algorithm=hierarchical_doubling\)"
+check_digest 4-dev-nodes-ag-dbl
+check_same_digest "4 ranks: allgather hierarchical_doubling across nodes = auto" 4-dev-nodes-ag-dbl \
+    4-dev-nodes
+check_run "5 ranks, host buffers, one node" 5 "$EMU coll_gpu_host_buffers=1" \
+    test_native_collectives --kinds=host --small
+check_digest 5-host-small
+check_run "5 ranks, host buffers, 2 per node, allgather hierarchical_doubling, 1 KiB scratch halves" 5 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $AG_DBL $TINY" test_native_collectives \
+    --kinds=host --small
+check_digest 5-host-nodes-ag-dbl-tiny
+check_same_digest "5 ranks: allgather hierarchical_doubling on 2+2+1, many steps = 1 node (integers and copies)" \
+    5-host-nodes-ag-dbl-tiny 5-host-small int
+check_run "5 ranks, host buffers, 1 per node, allgather hierarchical_doubling" 5 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_DBL" test_native_collectives \
+    --kinds=host --small
+check_digest 5-host-nodes-ag-dbl
+check_same_digest "5 ranks: allgather hierarchical_doubling on 5 nodes = 1 node (integers and copies)" \
+    5-host-nodes-ag-dbl 5-host-small int
 
 # a tuning rule staging bcast: the test expects what the parameters say, so force the others
 printf 'bcast * * * staged\nallgather * * * direct\n' >"$TMP/rules.conf"

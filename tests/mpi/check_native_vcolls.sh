@@ -22,7 +22,9 @@
 #     test_native_vcolls checks them against hierarchical MPI_Allreduce, bit for bit), direct
 #     forced across nodes the same digest as one node; alltoall hierarchical forced on 2+2, 3+3+1
 #     (device and host buffers, many steps, one get in flight) the same digest as one node;
-#     hierarchical forced on one node = direct;
+#     hierarchical forced on one node = direct; allgatherv hierarchical_doubling forced on 3+3+1
+#     (host buffers, many steps), 2+2 (device buffers) and 6 nodes of 1: the same digest as one
+#     node;
 #   - a peer missing from a native MPI_Alltoall: MPI_ERR_OTHER and the help message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -113,6 +115,29 @@ check_digest 4-dev-nodes-a2a-hier
     "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical \(coll_gpu_alltoall_algorithm=hierarchical\)"
 check_same_digest "4 ranks: alltoall hierarchical across nodes, device = 1 node (integers and copies)" \
     4-dev-nodes-a2a-hier 4-auto int
+# allgatherv hierarchical_doubling (forced): uneven nodes (3+3+1: one node paired beyond the
+# power of two), many steps, device buffers, 6 nodes of 1 (two pairs); the bits of one node
+AGV_DBL="coll_gpu_allgatherv_algorithm=hierarchical_doubling"
+check_run "7 ranks, host buffers, 3 per node, allgatherv hierarchical_doubling, 1 KiB scratch halves" \
+    7 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3 $AGV_DBL $TINY" \
+    test_native_vcolls --kinds=host --small
+check_digest 7-host-nodes-agv-dbl
+check_same_digest "7 ranks: allgatherv hierarchical_doubling on 3+3+1, many steps = 1 node (integers and copies)" \
+    7-host-nodes-agv-dbl 7-small int
+check_run "4 ranks, 2 per node, allgatherv hierarchical_doubling" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 $AGV_DBL coll_gpu_verbose=10" test_native_vcolls
+check_digest 4-dev-nodes-agv-dbl
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgatherv hierarchical_doubling on device memory" \
+    "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical_doubling \(coll_gpu_allgatherv_algorithm=hierarchical_doubling\)"
+check_same_digest "4 ranks: allgatherv hierarchical_doubling across nodes, device = 1 node (integers and copies)" \
+    4-dev-nodes-agv-dbl 4-auto int
+check_run "6 ranks, host buffers, 1 per node, allgatherv hierarchical_doubling" 6 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AGV_DBL" test_native_vcolls \
+    --kinds=host
+check_digest 6-host-nodes-agv-dbl
+check_same_digest "6 ranks: allgatherv hierarchical_doubling on 6 nodes = 1 node (integers and copies)" \
+    6-host-nodes-agv-dbl 6-auto int
+
 # device buffers across emulated nodes: native, other nodes reading the emulated device
 # scratch through host scratch; the same bits as host buffers
 check_run "4 ranks, 2 per node" 4 "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \

@@ -35,6 +35,10 @@
 #   - hierarchical_doubling (forced, and auto from coll_gpu_allreduce_doubling_min_nodes): only
 #     node leaders exchange messages between nodes, at most 2 (log2 p + 1) x the message each;
 #     at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5, 8 and 16 nodes;
+#   - allgather hierarchical_doubling (forced): only node leaders exchange messages between
+#     nodes, each gets exactly the other nodes' blocks and puts only signals; at most
+#     2 ceil(log2 nnodes) + 1 rounds on 3, 5 and 8 nodes; bytes and messages per rank against the
+#     cost model's (2+2+1, 6 nodes of 1 with radix 2);
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -296,6 +300,27 @@ check_run "model: allreduce hierarchical_doubling, 10 ranks on 5 nodes of 2, rad
     test_net_traffic --coll=allreduce --bytes=1024 --doubling
 check_model allreduce hierarchical_doubling 2,2,2,2,2 1024 0
 check_model_messages allreduce hierarchical_doubling 2,2,2,2,2 2
+# allgather hierarchical_doubling (forced): only node leaders talk between nodes, each gets
+# exactly the other nodes' blocks; at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5 and
+# 8 nodes; bytes and messages per rank equal to the cost model's (2+2+1; 6 nodes of 1, two pairs
+# beyond the power of two, with the agreement in 3 rounds)
+AGD="coll_gpu_allgather_algorithm=hierarchical_doubling"
+for topo in "6 2" "10 2" "8 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "allgather, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_doubling" $np \
+        "$BASE coll_gpu_ranks_per_node=$rpn $AGD" \
+        test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
+done
+check_run "model: allgather hierarchical_doubling, 5 ranks on 2+2+1" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $AGD" test_net_traffic --coll=allgather --bytes=1024 --doubling
+check_model allgather hierarchical_doubling 2,2,1 1024 0
+check_model_messages allgather hierarchical_doubling 2,2,1
+check_run "model: allgather hierarchical_doubling, 6 ranks on 6 nodes of 1, radix 2" 6 \
+    "$BASE coll_gpu_ranks_per_node=1 $AGD coll_gpu_agreement_radix=2" \
+    test_net_traffic --coll=allgather --bytes=1024 --doubling
+check_model allgather hierarchical_doubling 1,1,1,1,1,1 1024 0
+check_model_messages allgather hierarchical_doubling 1,1,1,1,1,1 2
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
 # owners move one shard more (counts only there), as the cost model says (2+2+1)

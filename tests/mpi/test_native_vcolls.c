@@ -109,7 +109,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     int n = comm->size, r = comm->rank, me = comm->world_ranks[r];
     size_t sc[MAX_RANKS] = {0}, sd[MAX_RANKS] = {0}, rc[MAX_RANKS] = {0}, rd[MAX_RANKS] = {0};
     MPI_Datatype dt = type_handle(t);
-    uint64_t before[4] = {0}, after[4] = {0}, hash, *hashes;
+    uint64_t before[TN_MAX_ALGS] = {0}, after[TN_MAX_ALGS] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm, count * es), mrc = MPI_SUCCESS;
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */
@@ -231,7 +231,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     d_out = tn_mem_copy_of(st->mem, b.rbuf0,
                            (C_REDUCE_SCATTER == c && in_place) ? b.in_bytes : b.rbytes);
 
-    tu_pvar_read(&st->algs[c], before, 4);
+    int nalgs = tu_pvar_read(&st->algs[c], before, TN_MAX_ALGS);
     switch (c) {
     case C_ALLGATHERV:
         mrc = MPI_Allgatherv(in_place ? MPI_IN_PLACE : d_in, b.rcounts[r], dt, d_out, b.rcounts,
@@ -251,7 +251,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
                             b.rcounts, b.rdispls, dt, comm->comm);
         break;
     }
-    tu_pvar_read(&st->algs[c], after, 4);
+    tu_pvar_read(&st->algs[c], after, TN_MAX_ALGS);
     if (MPI_SUCCESS != mrc) {
         tu_fail("MPI call returned %d", mrc);
     }
@@ -272,7 +272,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         }
         tn_check_allreduce_elements(st->mem, t, b.in, b.total, got, offset, rc[r], comm);
     }
-    tn_check_algorithm_calls(coll_names[c], before, after, 4, slot, NULL);
+    tn_check_algorithm_calls(coll_names[c], before, after, nalgs, slot, NULL);
     /* the digest: every rank's result hash, in rank order */
     hash = fnv(TN_HASH_BASIS, got, b.rbytes);
     tn_gather_hashes(hash, comm, hashes);

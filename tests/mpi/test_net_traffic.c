@@ -68,7 +68,10 @@
  * --doubling (allreduce run by hierarchical_doubling): instead of the bound above, only a
  * node's first rank (its leader) exchanges messages with other nodes, moving at most
  * 2 (log2 p + 1) x the message (p the largest power of two <= nnodes: one each way per round,
- * and the pairing and hand-back of nodes beyond p), plus 16 bytes per message.
+ * and the pairing and hand-back of nodes beyond p), plus 16 bytes per message.  With
+ * --coll=allgather (hierarchical_doubling): only the leaders exchange messages with other
+ * nodes, each gets exactly the other nodes' blocks (size - L blocks, the least any allgather
+ * can) and puts nothing but signals.
  *
  * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
@@ -282,7 +285,7 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
-    bool doubling = false; /* allreduce: --doubling (hierarchical_doubling runs it) */
+    bool doubling = false; /* allreduce, allgather: --doubling (hierarchical_doubling) */
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
     bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
@@ -515,6 +518,31 @@ int main(int argc, char **argv) {
                            j, node_got[j], least);
             }
         }
+    } else if ((0 == strcmp(coll, "allgather")) && doubling) {
+        /* hierarchical_doubling: only the node leaders talk between nodes; each gets every
+         * other node's blocks exactly once and sends nothing but signals */
+        int nlocal = node_size(&lay, lay.node, size);
+
+        owner = (0 == lay.local_rank);
+        shard = count * sizeof(int);
+        bound = owner ? (uint64_t)(size - nlocal) * shard : 0;
+        if (delta[NET_RECEIVED] != bound) {
+            bound_fail("allgather (doubling): rank %d (node %d, %s) got %" PRIu64
+                       " bytes from other nodes, not exactly the other nodes' %d blocks = %" PRIu64,
+                       rank, lay.node, owner ? "a leader" : "not a leader", delta[NET_RECEIVED],
+                       owner ? size - nlocal : 0, bound);
+        }
+        if (delta[NET_SENT] > NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES]) {
+            bound_fail("allgather (doubling): rank %d put %" PRIu64
+                       " bytes to other nodes in %" PRIu64 " messages: more than signals",
+                       rank, delta[NET_SENT], delta[NET_MESSAGES]);
+        }
+        if (!owner && (0 != delta[NET_MESSAGES])) {
+            bound_fail("rank %d, not a node leader, exchanged %" PRIu64
+                       " messages with other nodes (only the leaders should)",
+                       rank, delta[NET_MESSAGES]);
+        }
+        bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "allgather")) {
         int nlocal = node_size(&lay, lay.node, size);
         uint64_t node_got[MAX_NODES] = {0};
