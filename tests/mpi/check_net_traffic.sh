@@ -305,13 +305,20 @@ check_model_messages allreduce hierarchical_doubling 2,2,2,2,2 2
 # 8 nodes; bytes and messages per rank equal to the cost model's (2+2+1; 6 nodes of 1, two pairs
 # beyond the power of two, with the agreement in 3 rounds)
 AGD="coll_gpu_allgather_algorithm=hierarchical_doubling"
-for topo in "6 2" "10 2" "8 1"; do
+for topo in "10 2" "8 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     check_run "allgather, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_doubling" $np \
         "$BASE coll_gpu_ranks_per_node=$rpn $AGD" \
         test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
 done
+# (chosen by a tuning rule: auto does not take it)
+printf 'allgather * * 0-4K hierarchical_doubling\n' >"$CHECK_LOGDIR/allgather_rules.conf"
+check_run "allgather, 64 bytes, 6 ranks on 3 nodes of 2, hierarchical_doubling by a tuning rule" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tuning_file=$CHECK_LOGDIR/allgather_rules.conf coll_gpu_verbose=10" \
+    test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "a tuning rule's allgather hierarchical_doubling" \
+    "MPI_Allgather on MPI_COMM_WORLD: .*host memory: hierarchical_doubling \(rule at .*allgather_rules.conf:1\)"
 check_run "model: allgather hierarchical_doubling, 5 ranks on 2+2+1" 5 \
     "$BASE coll_gpu_ranks_per_node=2 $AGD" test_net_traffic --coll=allgather --bytes=1024 --doubling
 check_model allgather hierarchical_doubling 2,2,1 1024 0
