@@ -31,30 +31,23 @@ static bool coll_gpu_allgather_doubling_fits_query(const coll_gpu_alg_query_t *q
     return false;
 }
 
-COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(coll_gpu_allgather_alg,
-                                            coll_gpu_allgather_hierarchical_fits, SIZE_MAX)
-static const coll_gpu_alg_desc_t coll_gpu_allgather_alg_rows[] = {
-    COLL_GPU_ALG_ROW_DIRECT(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
-                            coll_gpu_allgather_direct),
-    COLL_GPU_ALG_ROW_HIERARCHICAL(coll_gpu_allgather_alg, COLL_GPU_ALLGATHER_HIER_HELP,
-                                  coll_gpu_allgather_hierarchical),
-    {.name = "hierarchical_doubling",
-     .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,
-     .multi_node = true,
-     .fits = coll_gpu_allgather_doubling_fits_query,
-     .run = coll_gpu_allgather_hierarchical_doubling}};
-COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(coll_gpu_allgatherv_alg,
-                                            coll_gpu_allgather_hierarchical_fits, SIZE_MAX)
-static const coll_gpu_alg_desc_t coll_gpu_allgatherv_alg_rows[] = {
-    COLL_GPU_ALG_ROW_DIRECT(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,
-                            coll_gpu_allgatherv_direct),
-    COLL_GPU_ALG_ROW_HIERARCHICAL(coll_gpu_allgatherv_alg, COLL_GPU_ALLGATHER_HIER_HELP,
-                                  coll_gpu_allgatherv_hierarchical),
-    {.name = "hierarchical_doubling",
-     .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,
-     .multi_node = true,
-     .fits = coll_gpu_allgather_doubling_fits_query,
-     .run = coll_gpu_allgatherv_hierarchical_doubling}};
+/* The rows of MPI_Allgather (form allgather) and MPI_Allgatherv (allgatherv): the same
+ * algorithms, each form's functions. */
+#define COLL_GPU_ALLGATHER_ROWS(form)                                                              \
+    COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(coll_gpu_##form##_alg,                             \
+                                                coll_gpu_allgather_hierarchical_fits, SIZE_MAX)    \
+    static const coll_gpu_alg_desc_t coll_gpu_##form##_alg_rows[] = {                              \
+        COLL_GPU_ALG_ROW_DIRECT(coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,             \
+                                coll_gpu_##form##_direct),                                         \
+        COLL_GPU_ALG_ROW_HIERARCHICAL(coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_HIER_HELP,         \
+                                      coll_gpu_##form##_hierarchical),                             \
+        {.name = "hierarchical_doubling",                                                          \
+         .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,                                                 \
+         .multi_node = true,                                                                       \
+         .fits = coll_gpu_allgather_doubling_fits_query,                                           \
+         .run = coll_gpu_##form##_hierarchical_doubling}};
+COLL_GPU_ALLGATHER_ROWS(allgather)
+COLL_GPU_ALLGATHER_ROWS(allgatherv)
 
 COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather",
                                        "MPI_Allgather", false, true);
