@@ -76,6 +76,10 @@ typedef struct mca_coll_gpu_component_t {
     /* auto, from this many nodes on where hierarchical_doubling does not run:
      * hierarchical_rabenseifner */
     int allreduce_rabenseifner_min_nodes;
+    /* auto, from allgather_doubling_min_nodes nodes on: allgather(v) hierarchical_doubling up to
+     * allgather_doubling_max_bytes gathered (the largest block x ranks) */
+    int allgather_doubling_min_nodes;
+    size_t allgather_doubling_max_bytes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

@@ -21,5 +21,10 @@
 /* Nodes of 8 ranks: hierarchical_rabenseifner from this many nodes on where
  * hierarchical_doubling does not run (faster than hierarchical at every larger size there) */
 #define COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES 256U
+/* allgather(v), nodes of 1 and of 8 ranks: hierarchical_doubling from this many nodes (it wins
+ * at the smallest block at every larger count), up to this gathered size (block x ranks: the
+ * least loss over those layouts) */
+#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MIN_NODES 16U
+#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES 8388608UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

@@ -136,6 +136,14 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, rabenseifner_min_nodes),
      .type = TU_CVAR_INT,
      .default_value = 256}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allgather_doubling_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, allgather_doubling_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 16}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allgather_doubling_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, allgather_doubling_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 8388608}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -210,6 +218,15 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
 
     if (forced > TU_ALG_STAGED) {
         return forced;
+    }
+    /* allgather(v): hierarchical_doubling from coll_gpu_allgather_doubling_min_nodes nodes on
+     * for calls gathering up to coll_gpu_allgather_doubling_max_bytes */
+    if ((COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll) &&
+        tu_multi_node(config, comm_size) &&
+        (tu_emulated_node(config, comm_size - 1) + 1 >= config->allgather_doubling_min_nodes) &&
+        (config->allgather_doubling_max_bytes >= 0) &&
+        (bytes <= (size_t)config->allgather_doubling_max_bytes / (size_t)comm_size)) {
+        return TU_ALG_AUTO + 4;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
      * ranks_per_node ranks); reduce segments its messages from 64 KiB on 3 nodes or more, where

@@ -47,6 +47,8 @@ typedef struct {
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
     int doubling_min_nodes;                 /* coll_gpu_allreduce_doubling_min_nodes */
     int rabenseifner_min_nodes;             /* coll_gpu_allreduce_rabenseifner_min_nodes */
+    int allgather_doubling_min_nodes;       /* coll_gpu_allgather_doubling_min_nodes */
+    long long allgather_doubling_max_bytes; /* coll_gpu_allgather_doubling_max_bytes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
@@ -94,7 +96,9 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * counts on a communicator of comm_size ranks: the forced algorithm, or auto's (hierarchical,
  * the second row, where the communicator spans nodes and they have several ranks (alltoall:
  * blocks up to coll_gpu_alltoall_aggregate_max_bytes), and for a reduce of 64 KiB or more on 3
- * nodes or more; direct, the first, elsewhere). */
+ * nodes or more; direct, the first, elsewhere; allgather(v): hierarchical_doubling, the third,
+ * from coll_gpu_allgather_doubling_min_nodes emulated nodes on where bytes (the largest block)
+ * x comm_size <= coll_gpu_allgather_doubling_max_bytes). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to

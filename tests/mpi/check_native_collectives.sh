@@ -17,7 +17,8 @@
 #     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
 #     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
 #     allgather hierarchical_doubling forced on 2+2 (device buffers), 2+2+1 (many steps) and 5
-#     nodes of 1: the same digests;
+#     nodes of 1: the same digests; auto's choice of it (coll_gpu_allgather_doubling_min_nodes
+#     and _max_bytes lowered) on 5 nodes of 1 and 3 of 2, the pvar of every call;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
@@ -130,6 +131,20 @@ check_run "5 ranks, host buffers, 1 per node, allgather hierarchical_doubling" 5
 check_digest 5-host-nodes-ag-dbl
 check_same_digest "5 ranks: allgather hierarchical_doubling on 5 nodes = 1 node (integers and copies)" \
     5-host-nodes-ag-dbl 5-host-small int
+# auto's rule (lowered: from 3 nodes, calls gathering up to 256 bytes), on nodes of one rank
+# (direct above) and of two (hierarchical above): the pvar of each call says which ran
+AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256"
+check_run "5 ranks, host buffers, 1 per node, allgather auto from 3 nodes up to 256 bytes gathered" 5 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_AUTO coll_gpu_verbose=10" \
+    test_native_collectives --kinds=host --small
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's allgather hierarchical_doubling and direct" \
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, host memory: hierarchical_doubling \(5 nodes >= coll_gpu_allgather_doubling_min_nodes=3; 5 bytes gathered <= coll_gpu_allgather_doubling_max_bytes=256\)" \
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)"
+check_digest 5-host-nodes-ag-auto
+check_same_digest "5 ranks: allgather auto across 5 nodes = 1 node (integers and copies)" \
+    5-host-nodes-ag-auto 5-host-small int
+check_run "6 ranks, 2 per node, allgather auto from 3 nodes up to 256 bytes gathered" 6 \
+    "$EMU coll_gpu_ranks_per_node=2 $AG_AUTO" test_native_collectives --small
 
 # a tuning rule staging bcast: the test expects what the parameters say, so force the others
 printf 'bcast * * * staged\nallgather * * * direct\n' >"$TMP/rules.conf"

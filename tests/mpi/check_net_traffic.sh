@@ -35,7 +35,8 @@
 #   - hierarchical_doubling (forced, and auto from coll_gpu_allreduce_doubling_min_nodes): only
 #     node leaders exchange messages between nodes, at most 2 (log2 p + 1) x the message each;
 #     at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5, 8 and 16 nodes;
-#   - allgather hierarchical_doubling (forced): only node leaders exchange messages between
+#   - allgather hierarchical_doubling (forced, by a tuning rule, and auto's from
+#     coll_gpu_allgather_doubling_min_nodes): only node leaders exchange messages between
 #     nodes, each gets exactly the other nodes' blocks and puts only signals; at most
 #     2 ceil(log2 nnodes) + 1 rounds on 3, 5 and 8 nodes; bytes and messages per rank against the
 #     cost model's (2+2+1, 6 nodes of 1 with radix 2);
@@ -319,6 +320,12 @@ check_run "allgather, 64 bytes, 6 ranks on 3 nodes of 2, hierarchical_doubling b
     test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "a tuning rule's allgather hierarchical_doubling" \
     "MPI_Allgather on MPI_COMM_WORLD: .*host memory: hierarchical_doubling \(rule at .*allgather_rules.conf:1\)"
+# auto takes it from coll_gpu_allgather_doubling_min_nodes nodes on, up to _max_bytes gathered
+check_run "allgather, 64 bytes, 8 nodes of 1, auto from 4 nodes up to 4 KiB gathered" 8 \
+    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allgather_doubling_min_nodes=4 coll_gpu_allgather_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's allgather hierarchical_doubling" \
+    "MPI_Allgather on MPI_COMM_WORLD: 16 x 1 bytes, host memory: hierarchical_doubling \(8 nodes >= coll_gpu_allgather_doubling_min_nodes=4; 512 bytes gathered <= coll_gpu_allgather_doubling_max_bytes=4096\)"
 check_run "model: allgather hierarchical_doubling, 5 ranks on 2+2+1" 5 \
     "$BASE coll_gpu_ranks_per_node=2 $AGD" test_net_traffic --coll=allgather --bytes=1024 --doubling
 check_model allgather hierarchical_doubling 2,2,1 1024 0

@@ -15,7 +15,10 @@
 #  4. --fit-from a canned set of benchmark numbers gives the parameters worked out by hand;
 #  5. every algorithm-table row of the component naming a cost-model entry (.cost_model = "x"
 #     in ompi-coll-gpu/) is one of the model's algorithms.
-# No MPI: runs in a second or two.
+#  6. auto's crossovers: the compiled defaults (coll_gpu_model_defaults.h) are the model's, each
+#     where it loses least, and the tuning file agrees; allgather hierarchical_doubling's rule
+#     (a node count and a gathered size) recomputed from the model's two times.
+# No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
 here=$(cd "$(dirname "$0")" && pwd)
@@ -87,6 +90,8 @@ RING_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_RING_MIN_BYTES \([0-9]*\)UL$/\1/p' 
 DOUBLING_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 DOUBLING_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 RAB_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+AG_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+AG_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -239,7 +244,9 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_min_nodes = $DOUBLING_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out" &&
-    grep -qx "coll_gpu_allreduce_rabenseifner_min_nodes = $RAB_MIN_NODES" "$WORK/out"
+    grep -qx "coll_gpu_allreduce_rabenseifner_min_nodes = $RAB_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_allgather_doubling_min_nodes = $AG_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_allgather_doubling_max_bytes = $AG_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -362,6 +369,50 @@ EOF
 [ "$(cat "$WORK/rn")" = ok ]
 result "hierarchical_rabenseifner faster at 256 MiB from $RAB_MIN_NODES nodes of 8 on, not on 8" \
     $? "$WORK/rn"
+
+# allgather hierarchical_doubling: faster than hierarchical at 8-byte blocks on nodes of 1 and
+# of 8 from AG_MIN_NODES on, and not on both at the count before; AG_MAX (gathered bytes) is the
+# cap that loses least over those layouts and the model's blocks (8 B to 4 MiB), recomputed
+# here from the model's two times
+python3 - "$MODEL" "$AG_MIN_NODES" "$AG_MAX" >"$WORK/ag" 2>&1 <<'EOF'
+import math, sys
+from importlib.machinery import SourceFileLoader
+cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
+start, cap = int(sys.argv[2]), int(sys.argv[3])
+P = cm.PRESETS["h200-8x"]["params"]
+grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+bad = []
+if start not in grid:
+    bad.append("start %d not a node count of the grid" % start)
+else:
+    for N in grid:
+        wins = all(cm.Machine(P, g, N, 1).allgather_hierarchical_doubling(8).time <
+                   cm.Machine(P, g, N, 1).allgather_hierarchical(8).time for g in (1, 8))
+        if N >= start and not wins:
+            bad.append("%d nodes: the doubling loses at 8 B on nodes of 1 or 8" % N)
+        if N == grid[grid.index(start) - 1] and wins:
+            bad.append("%d nodes (before the start): the doubling wins on both" % N)
+    table = []
+    for g in (1, 8):
+        for N in (n for n in grid if n >= start):
+            m = cm.Machine(P, g, N, 1)
+            for B in cm.ALLGATHER_GRID:
+                table.append((m.n * B, m.allgather_hierarchical_doubling(B).time,
+                              m.allgather_hierarchical(B).time))
+    def loss(T):
+        return sum(math.log((d if t <= T else h) / min(d, h)) for t, d, h in table)
+    least = min(loss(T) for T in {0} | {t for t, _, _ in table})
+    if loss(cap) > least + 1e-9:
+        bad.append("cap %d loses %.4f, the least is %.4f" % (cap, loss(cap), least))
+    if loss(cap) >= loss(0):
+        bad.append("cap %d loses no less than never taking the doubling" % cap)
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/ag")" = ok ]
+result "allgather hierarchical_doubling from $AG_MIN_NODES nodes (of 1 and of 8), up to $AG_MAX bytes gathered: where it loses least" \
+    $? "$WORK/ag"
+grep -q "^allgather  16-23  8  0-[0-9]*  hierarchical_doubling$" "$WORK/model.conf"
+result "--format tuning: allgather hierarchical_doubling rules per layout" $? "$WORK/model.conf"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
