@@ -428,9 +428,9 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
                                     size_t why_len);
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
-/* The predicates of such a collective's two rows (prefix##_direct_preferred,
- * prefix##_hierarchical_fits), and the rows (initializers). */
-#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(prefix, hier_fits, seg_min_bytes)              \
+/* The rows of such a collective (prefix##_rows), and their predicates. */
+#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
+                                              hier_fits, seg_min_bytes)                            \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
         return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, seg_min_bytes, why,         \
@@ -439,25 +439,18 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
         return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
-    }
-#define COLL_GPU_ALG_ROW_DIRECT(prefix, direct_help, direct_fn)                                    \
-    {                                                                                              \
-        .name = "direct", .help = direct_help, .multi_node = true,                                 \
-        .preferred = prefix##_direct_preferred, .run = direct_fn                                   \
-    }
-#define COLL_GPU_ALG_ROW_HIERARCHICAL(prefix, hier_help, hier_fn)                                  \
-    {                                                                                              \
-        .name = "hierarchical", .help = hier_help, .multi_node = true,                             \
-        .fits = prefix##_hierarchical_fits, .preferred = coll_gpu_alg_across_nodes, .run = hier_fn \
-    }
-
-/* The rows of such a collective (prefix##_rows), and their predicates. */
-#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
-                                              hier_fits, seg_min_bytes)                            \
-    COLL_GPU_ALG_DIRECT_HIERARCHICAL_PREDICATES(prefix, hier_fits, seg_min_bytes)                  \
-    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
-        COLL_GPU_ALG_ROW_DIRECT(prefix, direct_help, direct_fn),                                   \
-        COLL_GPU_ALG_ROW_HIERARCHICAL(prefix, hier_help, hier_fn)}
+    }                                                                                              \
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {{.name = "direct",                         \
+                                                         .help = direct_help,                      \
+                                                         .multi_node = true,                       \
+                                                         .preferred = prefix##_direct_preferred,   \
+                                                         .run = direct_fn},                        \
+                                                        {.name = "hierarchical",                   \
+                                                         .help = hier_help,                        \
+                                                         .multi_node = true,                       \
+                                                         .fits = prefix##_hierarchical_fits,       \
+                                                         .preferred = coll_gpu_alg_across_nodes,   \
+                                                         .run = hier_fn}}
 
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
@@ -465,14 +458,13 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
 
 /* The table of such a collective, from its rows (prefix##_rows). */
 #define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
-    const coll_gpu_alg_table_t table = {                                                           \
-        .name = coll,                                                                              \
-        .mpi_call = mpi,                                                                           \
-        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,                                   \
-        .per_rank_blocks = blocks,                                                                 \
-        .uniform_count = uniform,                                                                  \
-        .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
-        .algs = prefix##_rows}
+    const coll_gpu_alg_table_t table = {.name = coll,                                              \
+                                        .mpi_call = mpi,                                           \
+                                        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,   \
+                                        .per_rank_blocks = blocks,                                 \
+                                        .uniform_count = uniform,                                  \
+                                        .num_algs = 2,                                             \
+                                        .algs = prefix##_rows}
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
