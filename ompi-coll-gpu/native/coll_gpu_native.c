@@ -205,7 +205,8 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    uint64_t words[14 + COLL_GPU_NCOLL_NUM];
+    enum { COLL_GPU_CONFIG_SCALARS = 14 }; /* the parameters' words before the algorithms' */
+    uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     coll_gpu_tuning_names_init();
@@ -238,10 +239,10 @@ void coll_gpu_native_tuning_load(void) {
     words[12] = (uint64_t)c->allgather_doubling_min_nodes;
     words[13] = (uint64_t)c->allgather_doubling_max_bytes;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        words[14 + k] = (uint64_t)c->algorithm[k];
+        words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }
-    c->native_config_hash =
-        coll_gpu_native_hash_words(14695981039346656037ULL, words, 14 + COLL_GPU_NCOLL_NUM);
+    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words,
+                                                       (int)(sizeof(words) / sizeof(words[0])));
 }
 
 void coll_gpu_native_tuning_free(void) {
