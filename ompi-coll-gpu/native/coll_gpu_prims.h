@@ -100,6 +100,42 @@ coll_gpu_prims_uniform_blocks(const coll_gpu_native_call_t *call) {
     return blocks;
 }
 
+/* n members folded onto p, the largest power of two <= n, for recursive doubling and halving
+ * (rem = n - p): the members below 2 rem pair up, the even one of each pair (an extra) hands its
+ * part to its odd neighbour and sits the rounds out; the p members left take virtual indices
+ * 0 .. p - 1 in member order (i / 2 below 2 rem, i - rem above). */
+typedef struct {
+    int p, log2p, rem;
+} coll_gpu_prims_fold_t;
+
+static inline coll_gpu_prims_fold_t coll_gpu_prims_fold(int n) {
+    coll_gpu_prims_fold_t f = {1, 0, 0};
+
+    while (2 * f.p <= n) {
+        f.p *= 2;
+        ++f.log2p;
+    }
+    f.rem = n - f.p;
+    return f;
+}
+/* Whether member i is one of a pair: an extra (even) or the member taking part for both (odd). */
+static inline bool coll_gpu_prims_fold_paired(const coll_gpu_prims_fold_t *f, int i) {
+    return (i >= 0) && (i < 2 * f->rem);
+}
+/* Member i's virtual index; -1 for an extra, or for i < 0 (a rank outside the group). */
+static inline int coll_gpu_prims_fold_virtual(const coll_gpu_prims_fold_t *f, int i) {
+    return (i < 0) ? -1 : (i < 2 * f->rem) ? ((i & 1) ? i / 2 : -1) : i - f->rem;
+}
+/* The member taking part for virtual index v. */
+static inline int coll_gpu_prims_fold_member(const coll_gpu_prims_fold_t *f, int v) {
+    return (v < f->rem) ? 2 * v + 1 : v + f->rem;
+}
+/* The first member of virtual index v's run (its extra where v stands for two; v = p: n), so
+ * that virtual indices [u, w) stand for members [first(u), first(w)). */
+static inline int coll_gpu_prims_fold_first(const coll_gpu_prims_fold_t *f, int v) {
+    return (v < f->rem) ? 2 * v : v + f->rem;
+}
+
 /* Data, queued on the call's stream; nothing once data stopped. */
 static inline void coll_gpu_prims_copy(coll_gpu_prims_t *pr, void *dst, const void *src,
                                        size_t len) {
@@ -131,6 +167,65 @@ static inline void coll_gpu_prims_reduce_node(coll_gpu_prims_t *pr, void *dst, u
     }
     coll_gpu_prims_reduce(pr, dst, srcs, team->local_size, count);
 }
+/* The node-order layout of a step of per-rank blocks (the hierarchical doubling and halving
+ * algorithms): elements [first, first + per_step) of every rank's block, node after node (node
+ * j's ranks in rank order, team->node_ranks), packed, so that any run of consecutive nodes is one
+ * run of bytes.  pos_off[i]: the byte offset of position i's chunk (size entries); returns the
+ * step's bytes. */
+static inline size_t coll_gpu_prims_node_layout(const coll_gpu_team_t *team, const size_t *counts,
+                                                size_t first, size_t per_step, size_t esize,
+                                                size_t *pos_off) {
+    size_t pos = 0;
+
+    for (int i = 0; i < team->size; ++i) {
+        pos_off[i] = pos;
+        pos += coll_gpu_prims_block_chunk(counts[team->node_ranks[i]], first, per_step) * esize;
+    }
+    return pos;
+}
+/* Where node j's run starts in the layout (j = nnodes: its end, total). */
+static inline size_t coll_gpu_prims_node_at(const coll_gpu_team_t *team, const size_t *pos_off,
+                                            size_t total, int j) {
+    return (j < team->nnodes) ? pos_off[team->node_first[j]] : total;
+}
+/* Every block's chunk between a buffer of blocks in rank order (block q at displs[q] elements)
+ * and the layout at base: into the layout when into_layout, else out of it; runs of blocks
+ * adjacent in both in one copy (one copy for a step of whole blocks where nodes are rank
+ * ranges); rank skip's block left alone (-1: none). */
+static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *base,
+                                                   const size_t *pos_off, char *buf,
+                                                   const size_t *counts, const size_t *displs,
+                                                   size_t first, size_t per_step, int skip,
+                                                   bool into_layout) {
+    const coll_gpu_team_t *team = pr->native->team;
+    size_t esize = pr->call->esize, run = 0;
+    char *lay_run = NULL, *buf_run = NULL;
+
+    for (int q = 0; q <= team->size; ++q) {
+        size_t len = 0;
+        char *lay = NULL, *user = NULL;
+
+        if (q < team->size) {
+            len = coll_gpu_prims_block_chunk(counts[q], first, per_step) * esize;
+            lay = base + pos_off[coll_gpu_team_node_order(team, q)];
+            user = buf + (displs[q] + first) * esize;
+        }
+        if ((q < team->size) && ((0 == len) || (q == skip))) {
+            continue;
+        }
+        if ((run > 0) && ((q == team->size) || (lay != lay_run + run) || (user != buf_run + run))) {
+            coll_gpu_prims_copy(pr, into_layout ? lay_run : buf_run,
+                                into_layout ? buf_run : lay_run, run);
+            run = 0;
+        }
+        if (0 == run) {
+            lay_run = lay;
+            buf_run = user;
+        }
+        run += len;
+    }
+}
+
 /* What was queued has completed (before a signal lets peers read it). */
 static inline void coll_gpu_prims_sync(coll_gpu_prims_t *pr) {
     if (coll_gpu_prims_moving(pr)) {
@@ -218,6 +313,22 @@ static inline void coll_gpu_prims_publish(coll_gpu_prims_t *pr, uint64_t step, s
         pr->astatus =
             coll_gpu_native_publish(pr->native, pr->kind, step, offset, len, pr->call->stream);
     }
+}
+
+/* [offset, offset + len) of this rank's half of step is there for peer, on another node, to
+ * get (published, landed), and peer is told: READY of step. */
+static inline void coll_gpu_prims_offer(coll_gpu_prims_t *pr, int peer, uint64_t step,
+                                        size_t offset, size_t len) {
+    coll_gpu_prims_publish(pr, step, offset, len);
+    coll_gpu_prims_sync(pr);
+    coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_READY);
+}
+/* Waits for peer's READY of step and gets [offset, offset + len) of its half into dst (done at
+ * coll_gpu_prims_fetch_complete). */
+static inline void coll_gpu_prims_take(coll_gpu_prims_t *pr, int peer, uint64_t step, size_t offset,
+                                       void *dst, size_t len) {
+    coll_gpu_prims_wait(pr, peer, step, COLL_GPU_PHASE_READY);
+    coll_gpu_prims_fetch(pr, peer, step, offset, dst, len);
 }
 
 /* Partner-only algorithms (recursive doubling, Rabenseifner): who last read this rank's half of

@@ -36,128 +36,52 @@ bool coll_gpu_allgather_doubling_fits(const coll_gpu_native_t *native, size_t es
     return (size_t)native->team->size * esize <= native->half;
 }
 
-/* The step's layout: pos_off[i] = the byte offset of node-order position i's chunk (node_ranks);
- * returns the step's bytes. */
-static size_t coll_gpu_ag_doubling_layout(const coll_gpu_team_t *team, const size_t *counts,
-                                          size_t first, size_t per_step, size_t esize,
-                                          size_t *pos_off) {
-    size_t pos = 0;
-
-    for (int i = 0; i < team->size; ++i) {
-        pos_off[i] = pos;
-        pos += coll_gpu_prims_block_chunk(counts[team->node_ranks[i]], first, per_step) * esize;
-    }
-    return pos;
-}
-
-/* Where node j's run starts in the layout (j = nnodes: its end). */
-static size_t coll_gpu_ag_doubling_node_at(const coll_gpu_team_t *team, const size_t *pos_off,
-                                           size_t total, int j) {
-    return (j < team->nnodes) ? pos_off[team->node_first[j]] : total;
-}
-
-/* The first node of virtual member u's run (u = p: nnodes): the extras' partners hold two;
- * and the node that takes part in the rounds for it (an extra's partner). */
-static int coll_gpu_ag_doubling_node_of(int u, int rem) { return (u < rem) ? 2 * u : u + rem; }
-static int coll_gpu_ag_doubling_member(int u, int rem) { return (u < rem) ? 2 * u + 1 : u + rem; }
-
-/* Waits for peer's READY of step and gets [from, to) of its half into the same place of mine. */
-static void coll_gpu_ag_doubling_take(coll_gpu_prims_t *pr, int peer, uint64_t step, size_t from,
-                                      size_t to) {
-    coll_gpu_prims_wait(pr, peer, step, COLL_GPU_PHASE_READY);
-    coll_gpu_prims_fetch(pr, peer, step, from, coll_gpu_prims_mine(pr, step) + from, to - from);
-}
-
-/* [from, to) of my half is there for peer (on another node) to get. */
-static void coll_gpu_ag_doubling_offer(coll_gpu_prims_t *pr, int peer, uint64_t step, size_t from,
-                                       size_t to) {
-    coll_gpu_prims_publish(pr, step, from, to - from);
-    coll_gpu_prims_sync(pr);
-    coll_gpu_prims_signal(pr, peer, step, COLL_GPU_PHASE_READY);
-}
-
 /* Step 2 on a leader: the whole step in its half.  Every leader takes it, node indices the
  * members. */
 static void coll_gpu_ag_doubling_between_nodes(coll_gpu_prims_t *pr, uint64_t step,
                                                const size_t *pos_off, size_t total) {
     const coll_gpu_team_t *team = pr->native->team;
-    int p = 1, rem, me = team->node, v;
+    coll_gpu_prims_fold_t f = coll_gpu_prims_fold(team->nnodes);
+    int me = team->node, v = coll_gpu_prims_fold_virtual(&f, me);
 
-    while (2 * p <= team->nnodes) {
-        p *= 2;
-    }
-    rem = team->nnodes - p;
-#define NODE_AT(j) coll_gpu_ag_doubling_node_at(team, pos_off, total, (j))
+#define NODE_AT(j) coll_gpu_prims_node_at(team, pos_off, total, (j))
 #define LEADER(j) coll_gpu_team_node_rank(team, (j), 0)
-    if (me < 2 * rem) {
-        if (0 == (me & 1)) {
+/* [from, to) of my half for peer; peer's [from, to) into the same place of mine */
+#define OFFER(peer, from, to) coll_gpu_prims_offer(pr, (peer), step, (from), (to) - (from))
+#define TAKE(peer, from, to)                                                                       \
+    coll_gpu_prims_take(pr, (peer), step, (from), coll_gpu_prims_mine(pr, step) + (from),          \
+                        (to) - (from))
+    if (coll_gpu_prims_fold_paired(&f, me)) {
+        if (v < 0) {
             /* an extra: hand my node's run over, get everything else back at the end */
-            coll_gpu_ag_doubling_offer(pr, LEADER(me + 1), step, NODE_AT(me), NODE_AT(me + 1));
-            coll_gpu_ag_doubling_take(pr, LEADER(me + 1), step, 0, NODE_AT(me));
+            OFFER(LEADER(me + 1), NODE_AT(me), NODE_AT(me + 1));
+            TAKE(LEADER(me + 1), 0, NODE_AT(me));
             coll_gpu_prims_fetch(pr, LEADER(me + 1), step, NODE_AT(me + 1),
                                  coll_gpu_prims_mine(pr, step) + NODE_AT(me + 1),
                                  total - NODE_AT(me + 1));
             coll_gpu_prims_fetch_complete(pr);
             return;
         }
-        coll_gpu_ag_doubling_take(pr, LEADER(me - 1), step, NODE_AT(me - 1), NODE_AT(me));
+        TAKE(LEADER(me - 1), NODE_AT(me - 1), NODE_AT(me));
         coll_gpu_prims_fetch_complete(pr);
-        v = me / 2;
-    } else {
-        v = me - rem;
     }
-    for (int mask = 1; mask < p; mask *= 2) {
+    for (int mask = 1; mask < f.p; mask *= 2) {
         int lo = v & ~(mask - 1), plo = (v ^ mask) & ~(mask - 1);
-        int partner = LEADER(coll_gpu_ag_doubling_member(v ^ mask, rem));
+        int partner = LEADER(coll_gpu_prims_fold_member(&f, v ^ mask));
 
-        coll_gpu_ag_doubling_offer(pr, partner, step,
-                                   NODE_AT(coll_gpu_ag_doubling_node_of(lo, rem)),
-                                   NODE_AT(coll_gpu_ag_doubling_node_of(lo + mask, rem)));
-        coll_gpu_ag_doubling_take(pr, partner, step,
-                                  NODE_AT(coll_gpu_ag_doubling_node_of(plo, rem)),
-                                  NODE_AT(coll_gpu_ag_doubling_node_of(plo + mask, rem)));
+        OFFER(partner, NODE_AT(coll_gpu_prims_fold_first(&f, lo)),
+              NODE_AT(coll_gpu_prims_fold_first(&f, lo + mask)));
+        TAKE(partner, NODE_AT(coll_gpu_prims_fold_first(&f, plo)),
+             NODE_AT(coll_gpu_prims_fold_first(&f, plo + mask)));
         coll_gpu_prims_fetch_complete(pr);
     }
-    if (me < 2 * rem) {
-        coll_gpu_ag_doubling_offer(pr, LEADER(me - 1), step, 0, total);
+    if (coll_gpu_prims_fold_paired(&f, me)) {
+        OFFER(LEADER(me - 1), 0, total);
     }
+#undef TAKE
+#undef OFFER
 #undef LEADER
 #undef NODE_AT
-}
-
-/* Step 3: every block's chunk from the leader's layout (base) into the receive buffer, runs of
- * adjacent blocks (in both) in one copy; this rank's own block skipped in place. */
-static void coll_gpu_ag_doubling_copy_out(coll_gpu_prims_t *pr, const char *base,
-                                          const size_t *pos_off, size_t first, size_t per_step) {
-    const coll_gpu_native_call_t *call = pr->call;
-    const coll_gpu_team_t *team = pr->native->team;
-    size_t esize = call->esize, run = 0;
-    const char *from = NULL;
-    char *to = NULL;
-
-    for (int q = 0; q <= team->size; ++q) {
-        size_t len = 0;
-        const char *src = NULL;
-        char *dst = NULL;
-
-        if (q < team->size) {
-            len = coll_gpu_prims_block_chunk(call->counts[q], first, per_step) * esize;
-            src = base + pos_off[coll_gpu_team_node_order(team, q)];
-            dst = (char *)call->rbuf + (call->displs[q] + first) * esize;
-        }
-        if ((q < team->size) && ((0 == len) || ((q == team->rank) && (NULL == call->sbuf)))) {
-            continue;
-        }
-        if ((run > 0) && ((q == team->size) || (src != from + run) || (dst != to + run))) {
-            coll_gpu_prims_copy(pr, to, from, run);
-            run = 0;
-        }
-        if (0 == run) {
-            from = src;
-            to = dst;
-        }
-        run += len;
-    }
 }
 
 int coll_gpu_allgatherv_hierarchical_doubling(struct ompi_communicator_t *comm,
@@ -176,7 +100,7 @@ int coll_gpu_allgatherv_hierarchical_doubling(struct ompi_communicator_t *comm,
     }
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
-        size_t total = coll_gpu_ag_doubling_layout(team, counts, c.first, per_step, esize, pos_off);
+        size_t total = coll_gpu_prims_node_layout(team, counts, c.first, per_step, esize, pos_off);
         size_t n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step) * esize;
         const char *in = ((NULL != call->sbuf) ? (const char *)call->sbuf : own) + c.first * esize;
         char *mine = coll_gpu_prims_mine(&pr, c.step);
@@ -209,9 +133,11 @@ int coll_gpu_allgatherv_hierarchical_doubling(struct ompi_communicator_t *comm,
         if (rank != leader) {
             coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_FINAL);
         }
-        coll_gpu_ag_doubling_copy_out(
+        /* 3. every block's chunk from the leader's half (this rank's own stays in place) */
+        coll_gpu_prims_node_layout_copy(
             &pr, (rank == leader) ? mine : coll_gpu_prims_theirs(&pr, leader, c.step), pos_off,
-            c.first, per_step);
+            (char *)call->rbuf, counts, displs, c.first, per_step, (NULL == call->sbuf) ? rank : -1,
+            false);
         /* the reads of the leader's half done before this rank's READY of the next chunk */
         coll_gpu_prims_sync(&pr);
     }

@@ -60,17 +60,17 @@ static size_t coll_gpu_rab_layout(size_t n, int m, size_t esize, coll_gpu_rab_la
 typedef struct {
     coll_gpu_prims_t pr;
     coll_gpu_rab_layout_t layout;
-    int m;            /* shards per chunk */
-    bool is_owner;    /* local rank < m: a member of shard local_rank's group */
-    const int *owner; /* nnodes entries: the owner of this rank's shard on each node */
-    int p, log2p, rem;
+    int m;                      /* shards per chunk */
+    bool is_owner;              /* local rank < m: a member of shard local_rank's group */
+    const int *owner;           /* nnodes entries: the owner of this rank's shard on each node */
+    coll_gpu_prims_fold_t fold; /* the nodes onto a power of two */
     int vme; /* this owner's virtual index among the p, -1: an extra (or not an owner) */
     coll_gpu_prims_readers_t readers; /* of this owner's halves */
 } coll_gpu_rab_t;
 
 /* The rank of virtual index v. */
 static int coll_gpu_rab_rank(const coll_gpu_rab_t *r, int v) {
-    return r->owner[(v < r->rem) ? 2 * v + 1 : v + r->rem];
+    return r->owner[coll_gpu_prims_fold_member(&r->fold, v)];
 }
 
 /* Segments [lo, lo + nsegs) of a shard of shard_n elements: first element and count. */
@@ -78,8 +78,8 @@ static void coll_gpu_rab_segs(const coll_gpu_rab_t *r, size_t shard_n, int lo, i
                               size_t *first_p, size_t *len_p) {
     size_t first, len, last_first, last_len;
 
-    coll_gpu_native_shard(shard_n, r->p, lo, &first, &len);
-    coll_gpu_native_shard(shard_n, r->p, lo + nsegs - 1, &last_first, &last_len);
+    coll_gpu_native_shard(shard_n, r->fold.p, lo, &first, &len);
+    coll_gpu_native_shard(shard_n, r->fold.p, lo + nsegs - 1, &last_first, &last_len);
     *first_p = first;
     *len_p = last_first + last_len - first;
 }
@@ -130,8 +130,8 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
     int me = pr->native->team->node;
     uint64_t step = s0;
 
-    if (r->rem > 0) {
-        if ((me < 2 * r->rem) && (me & 1)) {
+    if (r->fold.rem > 0) {
+        if (coll_gpu_prims_fold_paired(&r->fold, me) && (me & 1)) {
             /* the extra's partial first, into the half of the first round */
             int extra = r->owner[me - 1];
             char *land = coll_gpu_prims_mine(pr, step) + r->layout.off_land;
@@ -140,7 +140,7 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
             coll_gpu_rab_claim(r, step + 1);
             coll_gpu_rab_reduce(r, step, extra, coll_gpu_prims_mine(pr, step + 1) + work,
                                 coll_gpu_prims_mine(pr, step) + work, land, true, shard_n);
-        } else if (me < 2 * r->rem) {
+        } else if (coll_gpu_prims_fold_paired(&r->fold, me)) {
             coll_gpu_rab_offer(r, step, step, work, shard_n * esize, r->owner[me + 1], true);
         } else {
             /* not paired: the partial into the half of the first round */
@@ -153,7 +153,7 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
     }
     /* recursive halving: the range [lo, lo + 2 mask) of segments, lower half kept by the lower
      * virtual index */
-    for (int mask = r->p / 2; (mask >= 1) && (r->vme >= 0); mask /= 2, ++step) {
+    for (int mask = r->fold.p / 2; (mask >= 1) && (r->vme >= 0); mask /= 2, ++step) {
         int v = r->vme, partner = coll_gpu_rab_rank(r, v ^ mask);
         int lo = v & ~(2 * mask - 1), keep = lo + (v & mask), give = lo + ((v ^ mask) & mask);
         size_t keep_first, keep_len, give_first, give_len;
@@ -172,7 +172,7 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
                             (v ^ mask) < v, keep_len);
     }
     /* recursive doubling of the segments, accumulated in the half of s_g (write once) */
-    for (int mask = 1; (mask < r->p) && (r->vme >= 0); mask *= 2, ++step) {
+    for (int mask = 1; (mask < r->fold.p) && (r->vme >= 0); mask *= 2, ++step) {
         int v = r->vme, partner = coll_gpu_rab_rank(r, v ^ mask);
         int lo = v & ~(mask - 1), plo = (v ^ mask) & ~(mask - 1);
         size_t mine_first, mine_len, theirs_first, theirs_len;
@@ -185,14 +185,14 @@ static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t 
                           coll_gpu_prims_mine(pr, s_g) + work + theirs_first * esize,
                           theirs_len * esize);
     }
-    if (r->rem > 0) {
+    if (r->fold.rem > 0) {
         /* the hand-back (this step is taken by every rank: the callers count it) */
-        if ((me < 2 * r->rem) && (me & 1)) {
-            coll_gpu_rab_offer(r, s_g, s_g + (uint64_t)r->log2p, work, shard_n * esize,
+        if (coll_gpu_prims_fold_paired(&r->fold, me) && (me & 1)) {
+            coll_gpu_rab_offer(r, s_g, s_g + (uint64_t)r->fold.log2p, work, shard_n * esize,
                                r->owner[me - 1], false);
-        } else if (me < 2 * r->rem) {
+        } else if (coll_gpu_prims_fold_paired(&r->fold, me)) {
             coll_gpu_rab_claim(r, s_g);
-            coll_gpu_rab_take(r, s_g, s_g + (uint64_t)r->log2p, r->owner[me + 1], work,
+            coll_gpu_rab_take(r, s_g, s_g + (uint64_t)r->fold.log2p, r->owner[me + 1], work,
                               coll_gpu_prims_mine(pr, s_g) + work, shard_n * esize);
         }
     }
@@ -218,12 +218,8 @@ int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *com
     r.m = team->min_local_size;
     r.is_owner = (team->local_rank < r.m);
     r.owner = team->node_peers;
-    for (r.p = 1, r.log2p = 0; 2 * r.p <= team->nnodes; r.p *= 2, ++r.log2p) {
-    }
-    r.rem = team->nnodes - r.p;
-    r.vme = !r.is_owner                ? -1
-            : (team->node < 2 * r.rem) ? ((team->node & 1) ? team->node / 2 : -1)
-                                       : team->node - r.rem;
+    r.fold = coll_gpu_prims_fold(team->nnodes);
+    r.vme = r.is_owner ? coll_gpu_prims_fold_virtual(&r.fold, team->node) : -1;
 
     /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
      * fits made sure one element does, the same on every rank) */
@@ -239,12 +235,12 @@ int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *com
     /* a chunk's steps after s0 (the node's inputs, and the pairing or the first halving
      * round): the other halving rounds, the pairing's extra one, the gathering rounds, the
      * hand-back; FINAL's is one more (a step number left unused on the way costs nothing) */
-    nsteps = (uint64_t)(2 * r.log2p + ((r.rem > 0) ? 2 : 0) + 1);
+    nsteps = (uint64_t)(2 * r.fold.log2p + ((r.fold.rem > 0) ? 2 : 0) + 1);
 
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&r.pr, &c, call->count, n);) {
         const char *in = (const char *)call->sbuf + c.first * esize;
         size_t shard_first = 0, shard_len = 0;
-        uint64_t s_g = c.step + (uint64_t)r.log2p + ((r.rem > 0) ? 1 : 0), s_final;
+        uint64_t s_g = c.step + (uint64_t)r.fold.log2p + ((r.fold.rem > 0) ? 1 : 0), s_final;
 
         s_final = c.step + nsteps;
         native->step = s_final;

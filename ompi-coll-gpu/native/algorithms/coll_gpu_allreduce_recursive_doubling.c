@@ -103,18 +103,15 @@ static char *coll_gpu_doubling_target(coll_gpu_doubling_t *d, uint64_t next, cha
 void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const char *in, char *out,
                              size_t n) {
     coll_gpu_prims_t *pr = d->pr;
-    int p = 1, log2p = 0, rem, vme, me = d->me;
+    coll_gpu_prims_fold_t f = coll_gpu_prims_fold(d->members);
+    int log2p = f.log2p, rem = f.rem, me = d->me;
+    /* the extras sit the rounds out */
+    int vme = coll_gpu_prims_fold_virtual(&f, me);
+    bool paired = coll_gpu_prims_fold_paired(&f, me);
     size_t bytes = n * pr->call->esize;
     const char *partial = in;
     uint64_t base, round0;
 
-    while (2 * p <= d->members) {
-        p *= 2;
-        ++log2p;
-    }
-    rem = d->members - p;
-    /* the extras (even members below 2 rem) sit the rounds out */
-    vme = (me < 0) ? -1 : (me < 2 * rem) ? ((me & 1) ? me / 2 : -1) : me - rem;
     /* the steps, consecutive on every rank: the pairing, the rounds, the hand-back (first_step,
      * when given, is the one just taken) */
     base = (0 != first_step) ? first_step : pr->native->step + 1;
@@ -123,7 +120,7 @@ void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const 
         pr->native->step = round0 + (uint64_t)log2p + ((rem > 0) ? 1 : 0) - 1;
     }
 
-    if ((rem > 0) && (me >= 0) && (me < 2 * rem)) {
+    if (paired) {
         if (me & 1) {
             /* the first round's partial, straight into the half it is published from */
             partial = coll_gpu_doubling_target(d, round0, out);
@@ -136,8 +133,7 @@ void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const 
     }
     for (int k = 0; (k < log2p) && (vme >= 0); ++k) {
         int vpartner = vme ^ (1 << k);
-        int partner =
-            coll_gpu_doubling_rank(d, (vpartner < rem) ? 2 * vpartner + 1 : vpartner + rem);
+        int partner = coll_gpu_doubling_rank(d, coll_gpu_prims_fold_member(&f, vpartner));
         uint64_t step = round0 + (uint64_t)k;
         char *dst;
 
@@ -148,7 +144,7 @@ void coll_gpu_doubling_chunk(coll_gpu_doubling_t *d, uint64_t first_step, const 
                                n);
         partial = dst;
     }
-    if ((rem > 0) && (me >= 0) && (me < 2 * rem)) {
+    if (paired) {
         uint64_t step = pr->native->step;
 
         if (me & 1) {
