@@ -80,6 +80,10 @@ typedef struct mca_coll_gpu_component_t {
      * allgather_doubling_max_bytes gathered (the largest block x ranks) */
     int allgather_doubling_min_nodes;
     size_t allgather_doubling_max_bytes;
+    /* auto, from reduce_scatter_halving_min_nodes nodes on: reduce_scatter(_block)
+     * hierarchical_halving up to reduce_scatter_halving_max_bytes (the largest block x ranks) */
+    int reduce_scatter_halving_min_nodes;
+    size_t reduce_scatter_halving_max_bytes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

@@ -393,6 +393,33 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.allgather_doubling_max_bytes);
 
+    mca_coll_gpu_component.reduce_scatter_halving_min_nodes =
+        COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES;
+    (void)mca_base_component_var_register(
+        c, "reduce_scatter_halving_min_nodes",
+        "With reduce_scatter_algorithm / reduce_scatter_block_algorithm auto and no tuning "
+        "rule: from this many nodes on, calls of at most reduce_scatter_halving_max_bytes run "
+        "hierarchical_halving (each node's partial to its leader, recursive halving between the "
+        "leaders: log2(nodes) rounds of one message, where hierarchical exchanges with every "
+        "node).  The default is the cost model's on nodes of one rank and of 8 H200: the "
+        "smallest node count from which it wins at every larger one (perf/cost_model "
+        "--crossovers; its tuning file also takes it on fewer nodes where it wins there)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.reduce_scatter_halving_min_nodes);
+
+    mca_coll_gpu_component.reduce_scatter_halving_max_bytes =
+        COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES;
+    (void)mca_base_component_var_register(
+        c, "reduce_scatter_halving_max_bytes",
+        "With reduce_scatter(_block)_algorithm auto and no tuning rule, from "
+        "reduce_scatter_halving_min_nodes nodes on: the most bytes of a call (its largest block "
+        "x the ranks) run hierarchical_halving (a step holds a chunk of every rank: larger calls "
+        "take more steps than hierarchical's); larger ones run hierarchical or direct.  0: "
+        "never.  The default is the cost model's: the size that loses least over its layouts "
+        "from reduce_scatter_halving_min_nodes nodes on",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
+
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(
         c, "alltoall_aggregate_max_bytes",

@@ -26,5 +26,10 @@
  * least loss over those layouts) */
 #define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MIN_NODES 16U
 #define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES 8388608UL
+/* reduce_scatter(_block), nodes of 1 and of 8 ranks: hierarchical_halving from this many nodes
+ * (it wins at the smallest block at every larger count), up to this message (block x ranks:
+ * the least loss over those layouts) */
+#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES 32U
+#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES 41943040UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

@@ -42,25 +42,6 @@ static bool coll_gpu_allgather_doubling_small(const coll_gpu_alg_query_t *query)
            coll_gpu_allgather_doubling_fits(query->native, query->esize);
 }
 
-static bool coll_gpu_allgather_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                                size_t why_len) {
-    return !coll_gpu_allgather_doubling_small(query) &&
-           coll_gpu_alg_direct_over_hierarchical(query, coll_gpu_allgather_hierarchical_fits,
-                                                 SIZE_MAX, why, why_len);
-}
-
-static bool coll_gpu_allgather_hierarchical_fits_query(const coll_gpu_alg_query_t *query, char *why,
-                                                       size_t why_len) {
-    return coll_gpu_alg_hierarchical_fits(query, coll_gpu_allgather_hierarchical_fits, why,
-                                          why_len);
-}
-
-static bool coll_gpu_allgather_hierarchical_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                                      size_t why_len) {
-    return !coll_gpu_allgather_doubling_small(query) &&
-           coll_gpu_alg_across_nodes(query, why, why_len);
-}
-
 static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                   size_t why_len) {
     COLL_GPU_WHY(why, why_len,
@@ -75,44 +56,30 @@ static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *qu
 /* The rows of MPI_Allgather (form allgather) and MPI_Allgatherv (allgatherv): the same
  * algorithms, each form's functions. */
 #define COLL_GPU_ALLGATHER_ROWS(form)                                                              \
-    static const coll_gpu_alg_desc_t coll_gpu_##form##_alg_rows[] = {                              \
-        {.name = "direct",                                                                         \
-         .help = COLL_GPU_ALLGATHER_DIRECT_HELP,                                                   \
-         .multi_node = true,                                                                       \
-         .preferred = coll_gpu_allgather_direct_preferred,                                         \
-         .run = coll_gpu_##form##_direct},                                                         \
-        {.name = "hierarchical",                                                                   \
-         .help = COLL_GPU_ALLGATHER_HIER_HELP,                                                     \
-         .multi_node = true,                                                                       \
-         .fits = coll_gpu_allgather_hierarchical_fits_query,                                       \
-         .preferred = coll_gpu_allgather_hierarchical_preferred,                                   \
-         .run = coll_gpu_##form##_hierarchical},                                                   \
+    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
+        coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP, coll_gpu_##form##_direct,           \
+        COLL_GPU_ALLGATHER_HIER_HELP, coll_gpu_##form##_hierarchical,                              \
+        coll_gpu_allgather_hierarchical_fits, SIZE_MAX, coll_gpu_allgather_doubling_small,         \
         {.name = "hierarchical_doubling",                                                          \
          .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,                                                 \
          .multi_node = true,                                                                       \
          .fits = coll_gpu_allgather_doubling_fits_query,                                           \
          .preferred = coll_gpu_allgather_doubling_preferred,                                       \
-         .run = coll_gpu_##form##_hierarchical_doubling}};
-COLL_GPU_ALLGATHER_ROWS(allgather)
-COLL_GPU_ALLGATHER_ROWS(allgatherv)
+         .run = coll_gpu_##form##_hierarchical_doubling})
+COLL_GPU_ALLGATHER_ROWS(allgather);
+COLL_GPU_ALLGATHER_ROWS(allgatherv);
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_ALLGATHER_AUTO_HELP                                                               \
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_doubling from "                     \
                                                "allgather_doubling_min_nodes nodes on for calls "  \
                                                "gathering up to allgather_doubling_max_bytes"
-#define COLL_GPU_ALLGATHER_TABLE(form, mpi, uniform)                                               \
-    const coll_gpu_alg_table_t coll_gpu_##form##_algs = {                                          \
-        .name = #form,                                                                             \
-        .mpi_call = mpi,                                                                           \
-        .auto_help = COLL_GPU_ALLGATHER_AUTO_HELP,                                                 \
-        .per_rank_blocks = false,                                                                  \
-        .uniform_count = uniform,                                                                  \
-        .num_algs =                                                                                \
-            (int)(sizeof(coll_gpu_##form##_alg_rows) / sizeof(coll_gpu_##form##_alg_rows[0])),     \
-        .algs = coll_gpu_##form##_alg_rows}
-COLL_GPU_ALLGATHER_TABLE(allgather, "MPI_Allgather", true);
-COLL_GPU_ALLGATHER_TABLE(allgatherv, "MPI_Allgatherv", false);
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_allgather_algs, coll_gpu_allgather_alg,
+                                            "allgather", "MPI_Allgather", false, true,
+                                            COLL_GPU_ALLGATHER_AUTO_HELP);
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg,
+                                            "allgatherv", "MPI_Allgatherv", false, false,
+                                            COLL_GPU_ALLGATHER_AUTO_HELP);
 
 /* coll_gpu_native_try_fn_t of MPI_Allgather.  Blocks move as bytes of the type signature
  * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */

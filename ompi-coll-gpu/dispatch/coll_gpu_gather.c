@@ -12,7 +12,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_gather_alg, "the root copies every block from its owner's scratch",
     coll_gpu_gather_direct,
     "each node's leader collects its node's blocks, the root gets them in one message per node",
-    coll_gpu_gather_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX);
+    coll_gpu_gather_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
+    coll_gpu_alg_no_leaders);
 
 /* per rank blocks: hierarchical has a slot per rank */
 COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather",

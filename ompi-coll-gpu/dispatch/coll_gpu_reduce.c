@@ -13,7 +13,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "each node reduces its ranks' inputs into one partial, the root fetches one per node: "
     "hierarchical allreduce's bits",
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
-    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES);
+    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, coll_gpu_alg_no_leaders);
 
 COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce",
                                        "MPI_Reduce", true, true);

@@ -16,20 +16,75 @@
 #define COLL_GPU_RS_HIER_HELP                                                                      \
     "each node reduces its partial of every other node's block, the block's owner fetches one "    \
     "partial per node: hierarchical allreduce's bits"
-COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_alg, COLL_GPU_RS_DIRECT_HELP,
-                                      coll_gpu_reduce_scatter_block_direct, COLL_GPU_RS_HIER_HELP,
-                                      coll_gpu_reduce_scatter_block_hierarchical,
-                                      coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX);
-COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_alg, COLL_GPU_RS_DIRECT_HELP,
-                                      coll_gpu_reduce_scatter_direct, COLL_GPU_RS_HIER_HELP,
-                                      coll_gpu_reduce_scatter_hierarchical,
-                                      coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX);
+#define COLL_GPU_RS_HALVING_HELP                                                                   \
+    "each node's partial to its leader, recursive halving between the leaders (log2(nodes) "       \
+    "rounds of one message), the result from the leader: for small calls across many nodes"
 
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_block_algs,
-                                       coll_gpu_reduce_scatter_block_alg, "reduce_scatter_block",
-                                       "MPI_Reduce_scatter_block", true, true);
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_reduce_scatter_algs, coll_gpu_reduce_scatter_alg,
-                                       "reduce_scatter", "MPI_Reduce_scatter", true, false);
+/* hierarchical_halving: two elements of every rank in a scratch half */
+static bool coll_gpu_rs_halving_fits_query(const coll_gpu_alg_query_t *query, char *why,
+                                           size_t why_len) {
+    if (coll_gpu_reduce_scatter_halving_fits(query->native, query->esize)) {
+        return true;
+    }
+    COLL_GPU_WHY(why, why_len,
+                 ": the scratch half (%zu bytes) cannot hold two elements of each of %d ranks",
+                 query->native->half, query->native->team->size);
+    return false;
+}
+
+/* auto: hierarchical_halving from coll_gpu_reduce_scatter_halving_min_nodes nodes on, for calls
+ * of at most coll_gpu_reduce_scatter_halving_max_bytes (the largest block x the ranks: its step
+ * holds a chunk of every rank, so larger calls take more steps than hierarchical's). */
+static bool coll_gpu_rs_halving_small(const coll_gpu_alg_query_t *query) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    const coll_gpu_team_t *team = query->native->team;
+
+    return (team->nnodes >= c->reduce_scatter_halving_min_nodes) &&
+           (query->bytes <= c->reduce_scatter_halving_max_bytes / (size_t)team->size) &&
+           coll_gpu_reduce_scatter_halving_fits(query->native, query->esize);
+}
+
+static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, char *why,
+                                          size_t why_len) {
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes >= coll_gpu_reduce_scatter_halving_min_nodes=%d; %zu bytes (largest "
+                 "block x ranks) <= coll_gpu_reduce_scatter_halving_max_bytes=%zu",
+                 query->native->team->nnodes,
+                 mca_coll_gpu_component.reduce_scatter_halving_min_nodes,
+                 query->bytes * (size_t)query->native->team->size,
+                 mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
+    return coll_gpu_rs_halving_small(query);
+}
+
+/* The rows of MPI_Reduce_scatter_block (form reduce_scatter_block) and MPI_Reduce_scatter
+ * (reduce_scatter): the same algorithms, each form's functions. */
+#define COLL_GPU_RS_ROWS(form)                                                                     \
+    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
+        coll_gpu_##form##_alg, COLL_GPU_RS_DIRECT_HELP, coll_gpu_##form##_direct,                  \
+        COLL_GPU_RS_HIER_HELP, coll_gpu_##form##_hierarchical,                                     \
+        coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX, coll_gpu_rs_halving_small,            \
+        {.name = "hierarchical_halving",                                                           \
+         .help = COLL_GPU_RS_HALVING_HELP,                                                         \
+         .multi_node = true,                                                                       \
+         .fits = coll_gpu_rs_halving_fits_query,                                                   \
+         .preferred = coll_gpu_rs_halving_preferred,                                               \
+         .run = coll_gpu_##form##_hierarchical_halving})
+COLL_GPU_RS_ROWS(reduce_scatter_block);
+COLL_GPU_RS_ROWS(reduce_scatter);
+
+/* auto's rule, for ompi_info */
+#define COLL_GPU_RS_AUTO_HELP                                                                      \
+    COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_halving from "                      \
+                                               "reduce_scatter_halving_min_nodes nodes on for "    \
+                                               "calls up to reduce_scatter_halving_max_bytes"
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_reduce_scatter_block_algs,
+                                            coll_gpu_reduce_scatter_block_alg,
+                                            "reduce_scatter_block", "MPI_Reduce_scatter_block",
+                                            true, true, COLL_GPU_RS_AUTO_HELP);
+COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_reduce_scatter_algs,
+                                            coll_gpu_reduce_scatter_alg, "reduce_scatter",
+                                            "MPI_Reduce_scatter", true, false,
+                                            COLL_GPU_RS_AUTO_HELP);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce_scatter_block. */
 static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

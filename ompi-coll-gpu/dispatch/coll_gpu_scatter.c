@@ -13,7 +13,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_scatter_direct,
     "each node's leader gets its node's blocks from the root in one message, the node's ranks "
     "copy theirs from it",
-    coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX);
+    coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
+    coll_gpu_alg_no_leaders);
 
 COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter",
                                        "MPI_Scatter", true, true);

@@ -45,6 +45,11 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
     return true;
 }
 
+bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
+    (void)query;
+    return false;
+}
+
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
                                            size_t seg_min_bytes, char *why, size_t why_len) {
@@ -205,7 +210,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 14 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 16 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -238,6 +243,8 @@ void coll_gpu_native_tuning_load(void) {
     words[11] = (uint64_t)c->allreduce_rabenseifner_min_nodes;
     words[12] = (uint64_t)c->allgather_doubling_min_nodes;
     words[13] = (uint64_t)c->allgather_doubling_max_bytes;
+    words[14] = (uint64_t)c->reduce_scatter_halving_min_nodes;
+    words[15] = (uint64_t)c->reduce_scatter_halving_max_bytes;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

@@ -428,43 +428,61 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
                                     size_t why_len);
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
-/* The rows of such a collective (prefix##_rows), and their predicates. */
+/* auto's test for a collective's algorithm between node leaders (allgather(v)
+ * hierarchical_doubling, reduce_scatter(_block) hierarchical_halving), asked before direct and
+ * hierarchical; coll_gpu_alg_no_leaders where a collective has none. */
+bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
+
+/* The rows of such a collective (prefix##_rows), and their predicates: direct and
+ * hierarchical leave the calls leaders takes to a row that follows (the variable arguments:
+ * more rows). */
 #define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
-                                              hier_fits, seg_min_bytes)                            \
+                                              hier_fits, seg_min_bytes, leaders, ...)              \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
-        return coll_gpu_alg_direct_over_hierarchical(query, hier_fits, seg_min_bytes, why,         \
-                                                     why_len);                                     \
+        return !leaders(query) && coll_gpu_alg_direct_over_hierarchical(                           \
+                                      query, hier_fits, seg_min_bytes, why, why_len);              \
     }                                                                                              \
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
         return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
     }                                                                                              \
-    static const coll_gpu_alg_desc_t prefix##_rows[] = {{.name = "direct",                         \
-                                                         .help = direct_help,                      \
-                                                         .multi_node = true,                       \
-                                                         .preferred = prefix##_direct_preferred,   \
-                                                         .run = direct_fn},                        \
-                                                        {.name = "hierarchical",                   \
-                                                         .help = hier_help,                        \
-                                                         .multi_node = true,                       \
-                                                         .fits = prefix##_hierarchical_fits,       \
-                                                         .preferred = coll_gpu_alg_across_nodes,   \
-                                                         .run = hier_fn}}
+    static bool prefix##_hierarchical_preferred(const coll_gpu_alg_query_t *query, char *why,      \
+                                                size_t why_len) {                                  \
+        return !leaders(query) && coll_gpu_alg_across_nodes(query, why, why_len);                  \
+    }                                                                                              \
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
+        {.name = "direct",                                                                         \
+         .help = direct_help,                                                                      \
+         .multi_node = true,                                                                       \
+         .preferred = prefix##_direct_preferred,                                                   \
+         .run = direct_fn},                                                                        \
+        {.name = "hierarchical",                                                                   \
+         .help = hier_help,                                                                        \
+         .multi_node = true,                                                                       \
+         .fits = prefix##_hierarchical_fits,                                                       \
+         .preferred = prefix##_hierarchical_preferred,                                             \
+         .run = hier_fn},                                                                          \
+        ##__VA_ARGS__}
 
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
 
-/* The table of such a collective, from its rows (prefix##_rows). */
+/* The table of such a collective, from its rows (prefix##_rows); _HELP: with auto's own text. */
+#define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(table, prefix, coll, mpi, blocks, uniform,     \
+                                                    auto_text)                                     \
+    const coll_gpu_alg_table_t table = {                                                           \
+        .name = coll,                                                                              \
+        .mpi_call = mpi,                                                                           \
+        .auto_help = auto_text,                                                                    \
+        .per_rank_blocks = blocks,                                                                 \
+        .uniform_count = uniform,                                                                  \
+        .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
+        .algs = prefix##_rows}
 #define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
-    const coll_gpu_alg_table_t table = {.name = coll,                                              \
-                                        .mpi_call = mpi,                                           \
-                                        .auto_help = COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP,   \
-                                        .per_rank_blocks = blocks,                                 \
-                                        .uniform_count = uniform,                                  \
-                                        .num_algs = 2,                                             \
-                                        .algs = prefix##_rows}
+    COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(table, prefix, coll, mpi, blocks, uniform,         \
+                                                COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP)
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
@@ -641,6 +659,14 @@ int coll_gpu_reduce_scatter_block_hierarchical(struct ompi_communicator_t *comm,
 int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
                                          const coll_gpu_native_call_t *call);
 bool coll_gpu_reduce_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* reduce_scatter(_block) across many nodes: each node's partial to its leader, recursive
+ * halving between the leaders (coll_gpu_reduce_scatter_hierarchical_halving.c); the same
+ * arguments as direct's.  _fits: whether two elements of every rank fit a scratch half. */
+int coll_gpu_reduce_scatter_block_hierarchical_halving(struct ompi_communicator_t *comm,
+                                                       const coll_gpu_native_call_t *call);
+int coll_gpu_reduce_scatter_hierarchical_halving(struct ompi_communicator_t *comm,
+                                                 const coll_gpu_native_call_t *call);
+bool coll_gpu_reduce_scatter_halving_fits(const coll_gpu_native_t *native, size_t esize);
 /* allgather: sbuf count elements, NULL when in place (the block already at rbuf + rank * count) */
 int coll_gpu_allgather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 /* allgather(v) across nodes: every block crosses to each other node once, fetched by one rank

@@ -144,6 +144,14 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, allgather_doubling_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 8388608}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_reduce_scatter_halving_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, rs_halving_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 32}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_reduce_scatter_halving_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, rs_halving_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 41943040}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -226,6 +234,14 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->allgather_doubling_min_nodes) &&
         (config->allgather_doubling_max_bytes >= 0) &&
         (bytes <= (size_t)config->allgather_doubling_max_bytes / (size_t)comm_size)) {
+        return TU_ALG_AUTO + 4;
+    }
+    /* reduce_scatter(_block): hierarchical_halving likewise */
+    if ((COLL_GPU_REDUCE_SCATTER == coll || COLL_GPU_REDUCE_SCATTER_BLOCK == coll) &&
+        tu_multi_node(config, comm_size) &&
+        (tu_emulated_node(config, comm_size - 1) + 1 >= config->rs_halving_min_nodes) &&
+        (config->rs_halving_max_bytes >= 0) &&
+        (bytes <= (size_t)config->rs_halving_max_bytes / (size_t)comm_size)) {
         return TU_ALG_AUTO + 4;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has

@@ -16,9 +16,11 @@
 #     same digests as one node (integers and copies; allreduce's order differs across nodes),
 #     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
 #     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
-#     allgather hierarchical_doubling forced on 2+2 (device buffers), 2+2+1 (many steps) and 5
-#     nodes of 1: the same digests; auto's choice of it (coll_gpu_allgather_doubling_min_nodes
-#     and _max_bytes lowered) on 5 nodes of 1 and 3 of 2, the pvar of every call;
+#     allgather hierarchical_doubling and reduce_scatter_block hierarchical_halving forced on
+#     2+2 (device buffers), 2+2+1 (many steps) and 5 nodes of 1: the same digests (integers and
+#     copies; on 2+2 floats too); auto's choice of them (coll_gpu_allgather_doubling_min_nodes,
+#     coll_gpu_reduce_scatter_halving_min_nodes and their _max_bytes lowered) on 5 nodes of 1
+#     and 3 of 2, the pvar of every call;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
@@ -108,42 +110,48 @@ check_run "7 ranks, host buffers, 3 per node, 1 KiB scratch halves" 7 \
 # allgather hierarchical_doubling (forced): 2+2 on device buffers (the emulated device's scratch
 # read through host scratch), 2+2+1 with many steps and 5 nodes of 1 (one node paired beyond the
 # power of two): the bits of one node
-AG_DBL="coll_gpu_allgather_algorithm=hierarchical_doubling"
-check_run "4 ranks, 2 per node, allgather hierarchical_doubling" 4 \
+# reduce_scatter_block hierarchical_halving (forced) in the same runs: integers and copies as one
+# node's (on 2 nodes its floats too: one pair of node partials, hierarchical's order)
+AG_DBL="coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving"
+check_run "4 ranks, 2 per node, allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving" 4 \
     "$EMU coll_gpu_ranks_per_node=2 $AG_DBL coll_gpu_verbose=10" test_native_collectives
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgather hierarchical_doubling on device memory" \
-    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_doubling \(coll_gpu_allgather_algorithm=hierarchical_doubling\)"
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on device memory" \
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_doubling \(coll_gpu_allgather_algorithm=hierarchical_doubling\)" \
+    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_halving \(coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving\)"
 check_digest 4-dev-nodes-ag-dbl
-check_same_digest "4 ranks: allgather hierarchical_doubling across nodes = auto" 4-dev-nodes-ag-dbl \
+check_same_digest "4 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving across nodes = auto" 4-dev-nodes-ag-dbl \
     4-dev-nodes
 check_run "5 ranks, host buffers, one node" 5 "$EMU coll_gpu_host_buffers=1" \
     test_native_collectives --kinds=host --small
 check_digest 5-host-small
-check_run "5 ranks, host buffers, 2 per node, allgather hierarchical_doubling, 1 KiB scratch halves" 5 \
+check_run "5 ranks, host buffers, 2 per node, allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving, 1 KiB scratch halves" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $AG_DBL $TINY" test_native_collectives \
     --kinds=host --small
 check_digest 5-host-nodes-ag-dbl-tiny
-check_same_digest "5 ranks: allgather hierarchical_doubling on 2+2+1, many steps = 1 node (integers and copies)" \
+check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on 2+2+1, many steps = 1 node (integers and copies)" \
     5-host-nodes-ag-dbl-tiny 5-host-small int
-check_run "5 ranks, host buffers, 1 per node, allgather hierarchical_doubling" 5 \
+check_run "5 ranks, host buffers, 1 per node, allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_DBL" test_native_collectives \
     --kinds=host --small
 check_digest 5-host-nodes-ag-dbl
-check_same_digest "5 ranks: allgather hierarchical_doubling on 5 nodes = 1 node (integers and copies)" \
+check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on 5 nodes = 1 node (integers and copies)" \
     5-host-nodes-ag-dbl 5-host-small int
-# auto's rule (lowered: from 3 nodes, calls gathering up to 256 bytes), on nodes of one rank
-# (direct above) and of two (hierarchical above): the pvar of each call says which ran
-AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256"
-check_run "5 ranks, host buffers, 1 per node, allgather auto from 3 nodes up to 256 bytes gathered" 5 \
+# auto's rules (lowered: from 3 nodes, calls gathering, or of blocks x ranks, up to 256 bytes),
+# on nodes of one rank (direct above) and of two (hierarchical above): the pvar of each call says
+# which ran
+AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256"
+check_run "5 ranks, host buffers, 1 per node, allgather and reduce_scatter_block auto from 3 nodes up to 256 bytes" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_AUTO coll_gpu_verbose=10" \
     test_native_collectives --kinds=host --small
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's allgather hierarchical_doubling and direct" \
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's allgather hierarchical_doubling and direct, reduce_scatter_block hierarchical_halving and direct" \
     "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, host memory: hierarchical_doubling \(5 nodes >= coll_gpu_allgather_doubling_min_nodes=3; 5 bytes gathered <= coll_gpu_allgather_doubling_max_bytes=256\)" \
-    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)"
+    "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)" \
+    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: hierarchical_halving \(5 nodes >= coll_gpu_reduce_scatter_halving_min_nodes=3; 20 bytes \(largest block x ranks\) <= coll_gpu_reduce_scatter_halving_max_bytes=256\)" \
+    "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)"
 check_digest 5-host-nodes-ag-auto
-check_same_digest "5 ranks: allgather auto across 5 nodes = 1 node (integers and copies)" \
+check_same_digest "5 ranks: allgather and reduce_scatter_block auto across 5 nodes = 1 node (integers and copies)" \
     5-host-nodes-ag-auto 5-host-small int
-check_run "6 ranks, 2 per node, allgather auto from 3 nodes up to 256 bytes gathered" 6 \
+check_run "6 ranks, 2 per node, allgather and reduce_scatter_block auto from 3 nodes up to 256 bytes" 6 \
     "$EMU coll_gpu_ranks_per_node=2 $AG_AUTO" test_native_collectives --small
 
 # a tuning rule staging bcast: the test expects what the parameters say, so force the others

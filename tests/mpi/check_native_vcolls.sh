@@ -22,9 +22,10 @@
 #     test_native_vcolls checks them against hierarchical MPI_Allreduce, bit for bit), direct
 #     forced across nodes the same digest as one node; alltoall hierarchical forced on 2+2, 3+3+1
 #     (device and host buffers, many steps, one get in flight) the same digest as one node;
-#     hierarchical forced on one node = direct; allgatherv hierarchical_doubling forced on 3+3+1
-#     (host buffers, many steps), 2+2 (device buffers) and 6 nodes of 1: the same digest as one
-#     node;
+#     hierarchical forced on one node = direct; allgatherv hierarchical_doubling and
+#     reduce_scatter hierarchical_halving forced on 3+3+1 (host buffers, many steps), 2+2
+#     (device buffers) and 6 nodes of 1: the same integer and copy digest as one node;
+#     auto's reduce_scatter hierarchical_halving (its parameters lowered) on 6 nodes of 1;
 #   - a peer missing from a native MPI_Alltoall: MPI_ERR_OTHER and the help message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -117,26 +118,39 @@ check_same_digest "4 ranks: alltoall hierarchical across nodes, device = 1 node 
     4-dev-nodes-a2a-hier 4-auto int
 # allgatherv hierarchical_doubling (forced): uneven nodes (3+3+1: one node paired beyond the
 # power of two), many steps, device buffers, 6 nodes of 1 (two pairs); the bits of one node
-AGV_DBL="coll_gpu_allgatherv_algorithm=hierarchical_doubling"
-check_run "7 ranks, host buffers, 3 per node, allgatherv hierarchical_doubling, 1 KiB scratch halves" \
+# reduce_scatter hierarchical_halving (forced) in the same runs: integers and copies as one node's
+AGV_DBL="coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving"
+check_run "7 ranks, host buffers, 3 per node, allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving, 1 KiB scratch halves" \
     7 "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=3 $AGV_DBL $TINY" \
     test_native_vcolls --kinds=host --small
 check_digest 7-host-nodes-agv-dbl
-check_same_digest "7 ranks: allgatherv hierarchical_doubling on 3+3+1, many steps = 1 node (integers and copies)" \
+check_same_digest "7 ranks: allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving on 3+3+1, many steps = 1 node (integers and copies)" \
     7-host-nodes-agv-dbl 7-small int
-check_run "4 ranks, 2 per node, allgatherv hierarchical_doubling" 4 \
+check_run "4 ranks, 2 per node, allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving" 4 \
     "$EMU coll_gpu_ranks_per_node=2 $AGV_DBL coll_gpu_verbose=10" test_native_vcolls
 check_digest 4-dev-nodes-agv-dbl
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgatherv hierarchical_doubling on device memory" \
-    "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical_doubling \(coll_gpu_allgatherv_algorithm=hierarchical_doubling\)"
-check_same_digest "4 ranks: allgatherv hierarchical_doubling across nodes, device = 1 node (integers and copies)" \
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving on device memory" \
+    "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical_doubling \(coll_gpu_allgatherv_algorithm=hierarchical_doubling\)" \
+    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*device memory: hierarchical_halving \(coll_gpu_reduce_scatter_algorithm=hierarchical_halving\)"
+check_same_digest "4 ranks: allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving across nodes, device = 1 node (integers and copies)" \
     4-dev-nodes-agv-dbl 4-auto int
-check_run "6 ranks, host buffers, 1 per node, allgatherv hierarchical_doubling" 6 \
+check_run "6 ranks, host buffers, 1 per node, allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving" 6 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AGV_DBL" test_native_vcolls \
     --kinds=host
 check_digest 6-host-nodes-agv-dbl
-check_same_digest "6 ranks: allgatherv hierarchical_doubling on 6 nodes = 1 node (integers and copies)" \
+check_same_digest "6 ranks: allgatherv hierarchical_doubling, reduce_scatter hierarchical_halving on 6 nodes = 1 node (integers and copies)" \
     6-host-nodes-agv-dbl 6-auto int
+# auto's rule for reduce_scatter (lowered: from 3 nodes, calls of blocks x ranks up to 256 bytes):
+# hierarchical_halving for the small counts, direct above (the pvar of each call)
+check_run "6 ranks, host buffers, 1 per node, reduce_scatter auto from 3 nodes up to 256 bytes" 6 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256 coll_gpu_verbose=10" \
+    test_native_vcolls --kinds=host
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's reduce_scatter hierarchical_halving and direct" \
+    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical_halving \(6 nodes >= coll_gpu_reduce_scatter_halving_min_nodes=3; [0-9]+ bytes \(largest block x ranks\) <= coll_gpu_reduce_scatter_halving_max_bytes=256\)" \
+    "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct \(6 nodes, one rank each\)"
+check_digest 6-host-nodes-rs-auto
+check_same_digest "6 ranks: reduce_scatter auto on 6 nodes = 1 node (integers and copies)" \
+    6-host-nodes-rs-auto 6-auto int
 
 # device buffers across emulated nodes: native, other nodes reading the emulated device
 # scratch through host scratch; the same bits as host buffers

@@ -40,6 +40,10 @@
 #     nodes, each gets exactly the other nodes' blocks and puts only signals; at most
 #     2 ceil(log2 nnodes) + 1 rounds on 3, 5 and 8 nodes; bytes and messages per rank against the
 #     cost model's (2+2+1, 6 nodes of 1 with radix 2);
+#   - reduce_scatter_block hierarchical_halving (forced): only node leaders exchange messages
+#     between nodes, putting only signals, each getting exactly the other nodes' blocks on 4
+#     nodes of 2 and 8 of 1, in at most 2 ceil(log2 nnodes) + 1 rounds; bytes and messages per
+#     rank against the cost model's (2+2+1, 6 nodes of 1 with radix 2);
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -335,6 +339,31 @@ check_run "model: allgather hierarchical_doubling, 6 ranks on 6 nodes of 1, radi
     test_net_traffic --coll=allgather --bytes=1024 --doubling
 check_model allgather hierarchical_doubling 1,1,1,1,1,1 1024 0
 check_model_messages allgather hierarchical_doubling 1,1,1,1,1,1 2
+# reduce_scatter_block hierarchical_halving (forced): only node leaders talk between nodes,
+# putting only signals; on 4 nodes of 2 and 8 of 1 (powers of two) each leader gets exactly the
+# other nodes' blocks, in at most 2 ceil(log2 nnodes) + 1 inter-node rounds; bytes and messages
+# per rank equal to the cost model's (2+2+1; 6 nodes of 1, two pairs beyond the power of two,
+# with the agreement in 3 rounds)
+RSH="coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving"
+for topo in "8 2" "8 1"; do
+    read -r np rpn <<<"$topo"
+    nodes=$(((np + rpn - 1) / rpn))
+    check_run "reduce_scatter_block, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_halving" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn $RSH" \
+        test_net_traffic --coll=reduce_scatter_block --bytes=64 --rounds --doubling
+done
+check_run "model: reduce_scatter_block hierarchical_halving, 5 ranks on 2+2+1" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $RSH coll_gpu_verbose=10" \
+    test_net_traffic --coll=reduce_scatter_block --bytes=1024 --doubling
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "reduce_scatter_block hierarchical_halving forced" \
+    "MPI_Reduce_scatter_block on MPI_COMM_WORLD: .*host memory: hierarchical_halving \(coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving\)"
+check_model reduce_scatter_block hierarchical_halving 2,2,1 1024 0
+check_model_messages reduce_scatter_block hierarchical_halving 2,2,1
+check_run "model: reduce_scatter_block hierarchical_halving, 6 ranks on 6 nodes of 1, radix 2" 6 \
+    "$BASE coll_gpu_ranks_per_node=1 $RSH coll_gpu_agreement_radix=2" \
+    test_net_traffic --coll=reduce_scatter_block --bytes=1024 --doubling
+check_model reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 1024 0
+check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
 # owners move one shard more (counts only there), as the cost model says (2+2+1)

@@ -68,6 +68,17 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, siz
 /* Block of rank r (allgatherv, reduce_scatter): uneven, empty every third rank from rank 1. */
 static size_t vcount(int r, size_t count) { return (1 == r % 3) ? 0 : count + (size_t)(r * 7 % 5); }
 
+/* The largest block of n ranks (what the component's rules see of an allgatherv and a
+ * reduce_scatter). */
+static size_t vcount_largest(int n, size_t count) {
+    size_t largest = 0;
+
+    for (int r = 0; r < n; ++r) {
+        largest = (vcount(r, count) > largest) ? vcount(r, count) : largest;
+    }
+    return largest;
+}
+
 /* Elements rank i sends to rank j (alltoallv); symmetric for MPI_IN_PLACE. */
 static size_t a2a_count(int i, int j, size_t count, bool symmetric) {
     int key = symmetric ? i + j : i + 2 * j;
@@ -110,7 +121,10 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     size_t sc[MAX_RANKS] = {0}, sd[MAX_RANKS] = {0}, rc[MAX_RANKS] = {0}, rd[MAX_RANKS] = {0};
     MPI_Datatype dt = type_handle(t);
     uint64_t before[TN_MAX_ALGS] = {0}, after[TN_MAX_ALGS] = {0}, hash, *hashes;
-    int slot = expected_slot(st, c, comm, count * es), mrc = MPI_SUCCESS;
+    int slot = expected_slot(
+            st, c, comm,
+            ((C_ALLGATHERV == c || C_REDUCE_SCATTER == c) ? vcount_largest(n, count) : count) * es),
+        mrc = MPI_SUCCESS;
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || C_REDUCE_SCATTER != c || 2 == slot;

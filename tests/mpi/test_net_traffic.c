@@ -71,7 +71,10 @@
  * and the pairing and hand-back of nodes beyond p), plus 16 bytes per message.  With
  * --coll=allgather (hierarchical_doubling): only the leaders exchange messages with other
  * nodes, each gets exactly the other nodes' blocks (size - L blocks, the least any allgather
- * can) and puts nothing but signals.
+ * can) and puts nothing but signals.  With --coll=reduce_scatter_block (hierarchical_halving):
+ * only the leaders exchange messages with other nodes and put nothing but signals; each gets
+ * exactly the other nodes' blocks on a power of two of equal nodes, at most twice the step
+ * elsewhere (check_net_traffic.sh compares every rank's bytes with perf/cost_model's).
  *
  * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
@@ -285,7 +288,8 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
-    bool doubling = false; /* allreduce, allgather: --doubling (hierarchical_doubling) */
+    bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
+                            * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
     bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
@@ -479,6 +483,45 @@ int main(int argc, char **argv) {
                        delta[NET_RECEIVED],
                        segmented ? "(nnodes - 1) / nnodes" : "nnodes - 1 messages", shard);
         }
+    } else if ((0 == strcmp(coll, "reduce_scatter_block")) && doubling) {
+        /* hierarchical_halving: only the node leaders talk between nodes, putting nothing but
+         * signals; on a power of two of equal nodes each leader gets exactly the other nodes'
+         * blocks (size - L: one partial of each, the least a node can), elsewhere at most the
+         * whole step twice (a node paired beyond p: the extra's partial, then the rounds) */
+        int nlocal = node_size(&lay, lay.node, size);
+        bool pow2_even = (0 == (lay.nnodes & (lay.nnodes - 1))) && (0 == size % lay.rpn);
+
+        owner = (0 == lay.local_rank);
+        shard = count * sizeof(int);
+        bound = !owner      ? 0
+                : pow2_even ? (uint64_t)(size - nlocal) * shard
+                            : 2 * (uint64_t)size * shard;
+        if (pow2_even ? (delta[NET_RECEIVED] != bound) : (delta[NET_RECEIVED] > bound)) {
+            bound_fail("reduce_scatter_block (halving): rank %d (node %d, %s) got %" PRIu64
+                       " bytes from other nodes, not %s %" PRIu64,
+                       rank, lay.node, owner ? "a leader" : "not a leader", delta[NET_RECEIVED],
+                       pow2_even ? "exactly the other nodes' blocks," : "at most twice the step,",
+                       bound);
+        }
+        /* and the counters count: a leader gets at least its own node's blocks (the last
+         * round's half, or an extra's hand-back) */
+        if (owner && (delta[NET_RECEIVED] < (uint64_t)nlocal * shard)) {
+            bound_fail("reduce_scatter_block (halving): leader %d got only %" PRIu64
+                       " bytes from other nodes, less than its node's %d blocks (counters not "
+                       "counting?)",
+                       rank, delta[NET_RECEIVED], nlocal);
+        }
+        if (delta[NET_SENT] > NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES]) {
+            bound_fail("reduce_scatter_block (halving): rank %d put %" PRIu64
+                       " bytes to other nodes in %" PRIu64 " messages: more than signals",
+                       rank, delta[NET_SENT], delta[NET_MESSAGES]);
+        }
+        if (!owner && (0 != delta[NET_MESSAGES])) {
+            bound_fail("rank %d, not a node leader, exchanged %" PRIu64
+                       " messages with other nodes (only the leaders should)",
+                       rank, delta[NET_MESSAGES]);
+        }
+        bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
         uint64_t node_got[MAX_NODES] = {0};
 

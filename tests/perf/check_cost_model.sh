@@ -16,8 +16,9 @@
 #  5. every algorithm-table row of the component naming a cost-model entry (.cost_model = "x"
 #     in ompi-coll-gpu/) is one of the model's algorithms.
 #  6. auto's crossovers: the compiled defaults (coll_gpu_model_defaults.h) are the model's, each
-#     where it loses least, and the tuning file agrees; allgather hierarchical_doubling's rule
-#     (a node count and a gathered size) recomputed from the model's two times.
+#     where it loses least, and the tuning file agrees; the rules of allgather
+#     hierarchical_doubling and reduce_scatter hierarchical_halving (a node count and a size of
+#     block x ranks) recomputed from the model's two times each.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -92,6 +93,8 @@ DOUBLING_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES \([0-9]*\)UL
 RAB_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_RABENSEIFNER_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 AG_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 AG_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+RS_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+RS_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -246,7 +249,9 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_rabenseifner_min_nodes = $RAB_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_allgather_doubling_min_nodes = $AG_MIN_NODES" "$WORK/out" &&
-    grep -qx "coll_gpu_allgather_doubling_max_bytes = $AG_MAX" "$WORK/out"
+    grep -qx "coll_gpu_allgather_doubling_max_bytes = $AG_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_reduce_scatter_halving_min_nodes = $RS_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_reduce_scatter_halving_max_bytes = $RS_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -370,49 +375,64 @@ EOF
 result "hierarchical_rabenseifner faster at 256 MiB from $RAB_MIN_NODES nodes of 8 on, not on 8" \
     $? "$WORK/rn"
 
-# allgather hierarchical_doubling: faster than hierarchical at 8-byte blocks on nodes of 1 and
-# of 8 from AG_MIN_NODES on, and not on both at the count before; AG_MAX (gathered bytes) is the
-# cap that loses least over those layouts and the model's blocks (8 B to 4 MiB), recomputed
-# here from the model's two times
-python3 - "$MODEL" "$AG_MIN_NODES" "$AG_MAX" >"$WORK/ag" 2>&1 <<'EOF'
+# the leaders' algorithms, allgather hierarchical_doubling and reduce_scatter
+# hierarchical_halving: faster than hierarchical at 8-byte blocks on nodes of 1 and of 8 from
+# MIN_NODES on, and not on both at the count before; MAX (block x ranks) is the cap that loses
+# least over those layouts and the model's blocks (8 B to 4 MiB), recomputed here from the
+# model's two times (allgather at esize 1: bytes moved; reduce_scatter at 4: floats reduced)
+leaders_check() { # FAST SLOW ESIZE MIN_NODES MAX
+    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$5" <<'EOF'
 import math, sys
 from importlib.machinery import SourceFileLoader
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
-start, cap = int(sys.argv[2]), int(sys.argv[3])
+fast, slow, esize = sys.argv[2], sys.argv[3], int(sys.argv[4])
+start, cap = int(sys.argv[5]), int(sys.argv[6])
 P = cm.PRESETS["h200-8x"]["params"]
 grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
 bad = []
+def times(g, N, B):
+    m = cm.Machine(P, g, N, esize)
+    return getattr(m, fast)(B).time, getattr(m, slow)(B).time
 if start not in grid:
     bad.append("start %d not a node count of the grid" % start)
 else:
     for N in grid:
-        wins = all(cm.Machine(P, g, N, 1).allgather_hierarchical_doubling(8).time <
-                   cm.Machine(P, g, N, 1).allgather_hierarchical(8).time for g in (1, 8))
+        wins = all(times(g, N, 8)[0] < times(g, N, 8)[1] for g in (1, 8))
         if N >= start and not wins:
-            bad.append("%d nodes: the doubling loses at 8 B on nodes of 1 or 8" % N)
+            bad.append("%d nodes: %s loses at 8 B on nodes of 1 or 8" % (N, fast))
         if N == grid[grid.index(start) - 1] and wins:
-            bad.append("%d nodes (before the start): the doubling wins on both" % N)
+            bad.append("%d nodes (before the start): %s wins on both" % (N, fast))
     table = []
     for g in (1, 8):
         for N in (n for n in grid if n >= start):
-            m = cm.Machine(P, g, N, 1)
             for B in cm.ALLGATHER_GRID:
-                table.append((m.n * B, m.allgather_hierarchical_doubling(B).time,
-                              m.allgather_hierarchical(B).time))
+                table.append((g * N * B,) + times(g, N, B))
     def loss(T):
         return sum(math.log((d if t <= T else h) / min(d, h)) for t, d, h in table)
     least = min(loss(T) for T in {0} | {t for t, _, _ in table})
     if loss(cap) > least + 1e-9:
         bad.append("cap %d loses %.4f, the least is %.4f" % (cap, loss(cap), least))
     if loss(cap) >= loss(0):
-        bad.append("cap %d loses no less than never taking the doubling" % cap)
+        bad.append("cap %d loses no less than never taking %s" % (cap, fast))
 print("\n".join(bad) if bad else "ok")
 EOF
+}
+leaders_check allgather_hierarchical_doubling allgather_hierarchical 1 "$AG_MIN_NODES" "$AG_MAX" \
+    >"$WORK/ag" 2>&1
 [ "$(cat "$WORK/ag")" = ok ]
 result "allgather hierarchical_doubling from $AG_MIN_NODES nodes (of 1 and of 8), up to $AG_MAX bytes gathered: where it loses least" \
     $? "$WORK/ag"
 grep -q "^allgather  16-23  8  0-[0-9]*  hierarchical_doubling$" "$WORK/model.conf"
 result "--format tuning: allgather hierarchical_doubling rules per layout" $? "$WORK/model.conf"
+leaders_check reduce_scatter_hierarchical_halving reduce_scatter_hierarchical 4 \
+    "$RS_MIN_NODES" "$RS_MAX" >"$WORK/rs" 2>&1
+[ "$(cat "$WORK/rs")" = ok ]
+result "reduce_scatter hierarchical_halving from $RS_MIN_NODES nodes (of 1 and of 8), up to $RS_MAX bytes (block x ranks): where it loses least" \
+    $? "$WORK/rs"
+grep -q "^reduce_scatter_block  32-47  8  0-[0-9]*  hierarchical_halving$" "$WORK/model.conf" &&
+    grep -q "^reduce_scatter  32-47  8  0-[0-9]*  hierarchical_halving$" "$WORK/model.conf"
+result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per layout" $? \
+    "$WORK/model.conf"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
