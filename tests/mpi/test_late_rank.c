@@ -8,11 +8,12 @@
  * call k + 1 of another, wrong data returned as success.
  *
  * Each iteration runs MPI_Allreduce (one small and one large message, so both one_shot and
- * two_shot run), MPI_Bcast from a rotating root, MPI_Allgather and MPI_Alltoall (small blocks:
- * node-aggregated across nodes of several ranks), with contents that depend on the iteration,
- * checked against references computed here; even iterations start with the alltoall, odd ones
- * with the allreduce.  The late rank sleeps before the iterations listed by --late-at (by
- * default 2 and 5: it enters an alltoall late, then an allreduce).  Run under a set
+ * two_shot run), MPI_Bcast from a rotating root, MPI_Allgather, MPI_Alltoall (small blocks:
+ * node-aggregated across nodes of several ranks) and MPI_Reduce_scatter_block, with contents
+ * that depend on the iteration, checked against references computed here; even iterations start
+ * with the alltoall, odd ones with the allreduce, iteration 7 with the reduce_scatter_block.
+ * The late rank sleeps before the iterations listed by --late-at (by default 2, 5 and 7: it
+ * enters an alltoall late, then an allreduce, then a reduce_scatter_block).  Run under a set
  * coll_gpu_transport_timeout shorter than the lateness, the job must abort (the timeout is a hang
  * detector): never print a wrong result.
  *
@@ -35,7 +36,8 @@
 #define ITERATIONS 8
 #define SMALL 256          /* ints: one_shot */
 #define LARGE (256 * 1024) /* ints: 1 MiB, two_shot */
-#define A2A_BLOCK 64       /* ints per alltoall block: 256 bytes */
+#define A2A_BLOCK 64       /* ints per alltoall and reduce_scatter_block block: 256 bytes */
+#define RS_FIRST 7         /* the iteration that starts with the reduce_scatter_block */
 
 static tu_mem_t mem = TU_MEM_DEVICE;
 static int my_rank, world_size;
@@ -169,6 +171,37 @@ static void run_alltoall(int n, int iter) {
     free(got);
 }
 
+/* MPI_Reduce_scatter_block of n ints per rank: block d of rank r's input is value(r, d * n + i) */
+static void run_reduce_scatter_block(int n, int iter) {
+    int total = n * world_size;
+    int *mine = host_values(total, my_rank, iter), *want = tn_malloc((size_t)n * sizeof(int));
+    int *got = tn_malloc((size_t)n * sizeof(int));
+    int *sbuf = tn_mem_copy_of(mem, mine, (size_t)total * sizeof(int));
+    int *rbuf = tn_mem_copy_of(mem, mine, (size_t)n * sizeof(int)); /* contents: any */
+    int rc;
+
+    for (int i = 0; i < n; ++i) {
+        unsigned sum = 0; /* wraps as MPI_SUM must */
+        for (int r = 0; r < world_size; ++r) {
+            sum += (unsigned)value(r, my_rank * n + i, iter);
+        }
+        want[i] = (int)sum;
+    }
+    rc = MPI_Reduce_scatter_block(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Reduce_scatter_block returned %d", iter, rc);
+    } else if (tu_mem_read(mem, got, rbuf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Reduce_scatter_block", iter, got, want, n);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(mine);
+    free(want);
+    free(got);
+}
+
 static void run_comm_free_first(void) {
     MPI_Comm comm;
     int token = 42, last = world_size - 1;
@@ -206,7 +239,7 @@ static void run_comm_free_first(void) {
 int main(int argc, char **argv) {
     tu_options_t opts;
     bool host = false;
-    int late_ms = 3000, late_rank = -1, late_mask = (1 << 2) | (1 << 5);
+    int late_ms = 3000, late_rank = -1, late_mask = (1 << 2) | (1 << 5) | (1 << RS_FIRST);
     bool free_waits = false;
     const tu_arg_t args[] = {
         {"--kinds=host", TU_ARG_FLAG, &host},
@@ -238,6 +271,9 @@ int main(int argc, char **argv) {
         if ((my_rank == late_rank) && (late_mask & (1 << iter))) {
             sleep_ms(late_ms);
         }
+        if (RS_FIRST == iter) {
+            run_reduce_scatter_block(A2A_BLOCK, iter);
+        }
         if (0 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
         }
@@ -247,6 +283,9 @@ int main(int argc, char **argv) {
         run_allgather(SMALL, iter);
         if (1 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
+        }
+        if (RS_FIRST != iter) {
+            run_reduce_scatter_block(A2A_BLOCK, iter);
         }
     }
     tu_case_end();
