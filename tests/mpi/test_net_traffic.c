@@ -277,6 +277,22 @@ static bool run_call(const char *coll, int *sbuf, int *rbuf, size_t count, int r
     return 0 == bad;
 }
 
+/* The leaders' algorithms (allgather hierarchical_doubling, reduce_scatter_block
+ * hierarchical_halving): a rank puts nothing but signals to other nodes, and only a node leader
+ * (owner) exchanges messages with them. */
+static void check_leaders_only(const char *what, int rank, bool owner, const uint64_t *delta) {
+    if (delta[NET_SENT] > NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES]) {
+        bound_fail("%s: rank %d put %" PRIu64 " bytes to other nodes in %" PRIu64
+                   " messages: more than signals",
+                   what, rank, delta[NET_SENT], delta[NET_MESSAGES]);
+    }
+    if (!owner && (0 != delta[NET_MESSAGES])) {
+        bound_fail("%s: rank %d, not a node leader, exchanged %" PRIu64
+                   " messages with other nodes (only the leaders should)",
+                   what, rank, delta[NET_MESSAGES]);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *coll = "allreduce";
     size_t bytes = 4 * 1024 * 1024 + 12, count;
@@ -511,16 +527,7 @@ int main(int argc, char **argv) {
                        "counting?)",
                        rank, delta[NET_RECEIVED], nlocal);
         }
-        if (delta[NET_SENT] > NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES]) {
-            bound_fail("reduce_scatter_block (halving): rank %d put %" PRIu64
-                       " bytes to other nodes in %" PRIu64 " messages: more than signals",
-                       rank, delta[NET_SENT], delta[NET_MESSAGES]);
-        }
-        if (!owner && (0 != delta[NET_MESSAGES])) {
-            bound_fail("rank %d, not a node leader, exchanged %" PRIu64
-                       " messages with other nodes (only the leaders should)",
-                       rank, delta[NET_MESSAGES]);
-        }
+        check_leaders_only("reduce_scatter_block (halving)", rank, owner, delta);
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
         uint64_t node_got[MAX_NODES] = {0};
@@ -575,16 +582,7 @@ int main(int argc, char **argv) {
                        rank, lay.node, owner ? "a leader" : "not a leader", delta[NET_RECEIVED],
                        owner ? size - nlocal : 0, bound);
         }
-        if (delta[NET_SENT] > NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES]) {
-            bound_fail("allgather (doubling): rank %d put %" PRIu64
-                       " bytes to other nodes in %" PRIu64 " messages: more than signals",
-                       rank, delta[NET_SENT], delta[NET_MESSAGES]);
-        }
-        if (!owner && (0 != delta[NET_MESSAGES])) {
-            bound_fail("rank %d, not a node leader, exchanged %" PRIu64
-                       " messages with other nodes (only the leaders should)",
-                       rank, delta[NET_MESSAGES]);
-        }
+        check_leaders_only("allgather (doubling)", rank, owner, delta);
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "allgather")) {
         int nlocal = node_size(&lay, lay.node, size);
