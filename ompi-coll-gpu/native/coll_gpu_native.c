@@ -1371,10 +1371,11 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
                          t->mpi_call, comm->c_name, coll_gpu_native_mems[kind].name,
                          call->alg->name, why);
     } else {
+        /* elements as the algorithm moves them: a data movement's signature bytes one by one */
         COLL_GPU_VERBOSE(
-            COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %d x %zu bytes, %s memory: %s (%s)", t->mpi_call,
-            nonblocking ? " (nonblocking, on the communicator's thread)" : "", comm->c_name, count,
-            tsize, coll_gpu_native_mems[kind].name, call->alg->name, why);
+            COLL_GPU_VERBOSE_CALLS, "%s%s on %s: %zu x %zu bytes, %s memory: %s (%s)", t->mpi_call,
+            nonblocking ? " (nonblocking, on the communicator's thread)" : "", comm->c_name,
+            query.bytes / tsize, tsize, coll_gpu_native_mems[kind].name, call->alg->name, why);
     }
     call->kind = kind;
     call->mem = &coll_gpu_native_mems[kind];

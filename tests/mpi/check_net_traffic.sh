@@ -329,7 +329,7 @@ check_run "allgather, 64 bytes, 8 nodes of 1, auto from 4 nodes up to 4 KiB gath
     "$BASE coll_gpu_ranks_per_node=1 coll_gpu_allgather_doubling_min_nodes=4 coll_gpu_allgather_doubling_max_bytes=4096 coll_gpu_verbose=10" \
     test_net_traffic --coll=allgather --bytes=64 --rounds --doubling
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's allgather hierarchical_doubling" \
-    "MPI_Allgather on MPI_COMM_WORLD: 16 x 1 bytes, host memory: hierarchical_doubling \(8 nodes >= coll_gpu_allgather_doubling_min_nodes=4; 512 bytes gathered <= coll_gpu_allgather_doubling_max_bytes=4096\)"
+    "MPI_Allgather on MPI_COMM_WORLD: 64 x 1 bytes, host memory: hierarchical_doubling \(8 nodes >= coll_gpu_allgather_doubling_min_nodes=4; 512 bytes gathered <= coll_gpu_allgather_doubling_max_bytes=4096\)"
 check_run "model: allgather hierarchical_doubling, 5 ranks on 2+2+1" 5 \
     "$BASE coll_gpu_ranks_per_node=2 $AGD" test_net_traffic --coll=allgather --bytes=1024 --doubling
 check_model allgather hierarchical_doubling 2,2,1 1024 0
