@@ -15,7 +15,10 @@
 #     one and in three rounds; hierarchical_doubling on 2+2+1) under mpirun --enable-recovery:
 #     every survivor returns an error;
 #   - hierarchical_doubling's and hierarchical_rabenseifner's accelerator faults on 4 nodes of 1
-#     and 2+2+1, and a rank killed inside each on 2+2+1.
+#     and 2+2+1, and a rank killed inside each on 2+2+1;
+#   - the same accelerator faults inside MPI_Reduce_scatter_block hierarchical_halving and
+#     MPI_Allgather hierarchical_doubling (copies only) on 4 nodes of 1 and 2+2+1
+#     (test_allreduce_native_faults --coll=).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -61,10 +64,24 @@ for spec in "4 1" "5 2"; do
         [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
     done
 done
+# the leaders' algorithms of reduce_scatter_block (hierarchical_halving) and allgather
+# (hierarchical_doubling, copies only) on the same layouts: the same outcome on every rank
+for spec in "4 1" "5 2"; do
+    read -r np rpn <<<"$spec"
+    for coll_alg in reduce_scatter_block:hierarchical_halving allgather:hierarchical_doubling; do
+        coll=${coll_alg%%:*}
+        alg=${coll_alg#*:}
+        check_run "$np ranks, $rpn per node, $coll $alg, accelerator faults" $np \
+            "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=$alg" \
+            test_allreduce_native_faults --coll=$coll --count=10007
+        [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+    done
+done
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
-    check_expect_output "help messages name MPI_Allreduce and the failed calls" "coll/gpu" \
-        "Call: +MPI_Allreduce on rank" "Failed: +emuMemcpy" "Failed: +emuReduce" \
+    check_expect_output "help messages name the calls and the failed accelerator calls" \
+        "coll/gpu" "Call: +MPI_Allreduce on rank" "Call: +MPI_Reduce_scatter_block on rank" \
+        "Call: +MPI_Allgather on rank" "Failed: +emuMemcpy" "Failed: +emuReduce" \
         "EMULATED_ERROR_INJECTED" "Failed on: +rank [0-9]+ \\(MPI error class"
 fi
 

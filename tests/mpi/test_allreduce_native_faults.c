@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Failures inside a native MPI_Allreduce (device buffers, emulated backend, whose fault plan
- * this program's copy of the backend shares with the component's).
+ * this program's copy of the backend shares with the component's); --coll=reduce_scatter_block
+ * or --coll=allgather: the same for that collective (allgather reduces nothing: its copies
+ * fail), count elements per rank's block.
  *
  * Default mode: for each case an int32 sum runs once healthy, then with the n-th accelerator
  * copy (MEMCPY) or reduction (REDUCE) failing on one rank, then healthy again on the same
@@ -54,10 +56,16 @@ static const fault_case_t fault_cases[] = {
 };
 #define NUM_FAULT_CASES (int)(sizeof(fault_cases) / sizeof(fault_cases[0]))
 
+/* The collective under test (--coll=): allreduce, reduce_scatter_block or allgather, an int32
+ * sum of count elements per rank's block. */
+typedef enum { FC_ALLREDUCE, FC_REDUCE_SCATTER_BLOCK, FC_ALLGATHER } fault_coll_t;
+static const char *const fault_coll_names[] = {"allreduce", "reduce_scatter_block", "allgather"};
+
 typedef struct {
     MPI_Comm comm;
     int rank, size;
-    size_t count;
+    fault_coll_t coll;
+    size_t count, in_elems, out_elems;
     int32_t *h_in, *h_out, *h_expect;
     void *d_in, *d_out;
     tu_pvar_t algs;
@@ -74,18 +82,42 @@ static int32_t gen(uint32_t salt, int r, size_t i) {
     return (int32_t)((salt * 2654435761u) ^ ((uint32_t)r * 40503u) ^ (uint32_t)(i * 97u));
 }
 
-/* Fills the inputs of this call, the expected sum (wrapping, as MPI requires). */
+/* Fills the inputs of this call and its expected result: the sum (wrapping, as MPI requires)
+ * of every rank's element i (allreduce), of element rank * count + i (reduce_scatter_block),
+ * or rank i / count's element i % count (allgather). */
 static void prepare(state_t *st) {
     ++st->salt;
-    for (size_t i = 0; i < st->count; ++i) {
-        uint32_t sum = 0;
-        for (int r = 0; r < st->size; ++r) {
-            sum += (uint32_t)gen(st->salt, r, i);
-        }
+    for (size_t i = 0; i < st->in_elems; ++i) {
         st->h_in[i] = gen(st->salt, st->rank, i);
+    }
+    for (size_t i = 0; i < st->out_elems; ++i) {
+        uint32_t sum = 0;
+        size_t at = (FC_REDUCE_SCATTER_BLOCK == st->coll) ? (size_t)st->rank * st->count + i : i;
+
+        if (FC_ALLGATHER == st->coll) {
+            st->h_expect[i] = gen(st->salt, (int)(i / st->count), i % st->count);
+            continue;
+        }
+        for (int r = 0; r < st->size; ++r) {
+            sum += (uint32_t)gen(st->salt, r, at);
+        }
         st->h_expect[i] = (int32_t)sum;
     }
-    tu_mem_write(TU_MEM_DEVICE, st->d_in, st->h_in, st->count * sizeof(int32_t));
+    tu_mem_write(TU_MEM_DEVICE, st->d_in, st->h_in, st->in_elems * sizeof(int32_t));
+}
+
+/* The call under test. */
+static int run(state_t *st) {
+    int n = (int)st->count;
+
+    switch (st->coll) {
+    case FC_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->comm);
+    case FC_ALLGATHER:
+        return MPI_Allgather(st->d_in, n, MPI_INT32_T, st->d_out, n, MPI_INT32_T, st->comm);
+    default:
+        return MPI_Allreduce(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->comm);
+    }
 }
 
 static uint64_t native_calls(state_t *st) {
@@ -103,15 +135,15 @@ static void healthy(state_t *st, const char *when) {
     int rc;
 
     prepare(st);
-    tu_case_begin("%s: healthy allreduce of %zu int32", when, st->count);
+    tu_case_begin("%s: healthy %s of %zu int32", when, fault_coll_names[st->coll], st->count);
     before = native_calls(st);
-    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    rc = run(st);
     after = native_calls(st);
     if (MPI_SUCCESS != rc) {
         tu_fail("returned %d", rc);
     } else {
-        tu_mem_read(TU_MEM_DEVICE, st->h_out, st->d_out, st->count * sizeof(int32_t));
-        for (size_t i = 0; i < st->count; ++i) {
+        tu_mem_read(TU_MEM_DEVICE, st->h_out, st->d_out, st->out_elems * sizeof(int32_t));
+        for (size_t i = 0; i < st->out_elems; ++i) {
             if (st->h_out[i] != st->h_expect[i]) {
                 tu_fail("element %zu: %d, expected %d", i, st->h_out[i], st->h_expect[i]);
                 break;
@@ -119,9 +151,9 @@ static void healthy(state_t *st, const char *when) {
         }
     }
     if (after != before + 1) {
-        tu_fail("not native: coll_gpu_allreduce_algorithm_calls of the native algorithms went from "
+        tu_fail("not native: coll_gpu_%s_algorithm_calls of the native algorithms went from "
                 "%llu to %llu",
-                (unsigned long long)before, (unsigned long long)after);
+                fault_coll_names[st->coll], (unsigned long long)before, (unsigned long long)after);
     }
     tu_case_end();
 }
@@ -138,7 +170,7 @@ static void faulty(state_t *st, const fault_case_t *f) {
     if (me) {
         accel_emulated_inject_fault(f->kind, f->nth, f->repeat);
     }
-    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    rc = run(st);
     accel_emulated_inject_fault(f->kind, 0, false);
     if (MPI_SUCCESS != rc) {
         MPI_Error_class(rc, &error_class);
@@ -168,7 +200,7 @@ static void kill_mode(state_t *st, const char *report_dir) {
     signal(SIGTERM, SIG_IGN);
     prepare(st);
     t0 = now_s();
-    rc = MPI_Allreduce(st->d_in, st->d_out, (int)st->count, MPI_INT32_T, MPI_SUM, st->comm);
+    rc = run(st);
     if (MPI_SUCCESS != rc) {
         MPI_Error_class(rc, &error_class);
     }
@@ -194,13 +226,15 @@ int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
     bool kill = false;
-    const char *report_dir = NULL;
+    const char *report_dir = NULL, *coll = "allreduce";
     const tu_arg_t args[] = {
         {"--kill", TU_ARG_FLAG, &kill},
         {"--report=", TU_ARG_STRING, &report_dir},
         {"--count=", TU_ARG_COUNT, &st.count},
+        {"--coll=", TU_ARG_STRING, &coll},
         {NULL, TU_ARG_FLAG, NULL},
     };
+    char pvar[64];
 
     MPI_Init(&argc, &argv);
     memset(&st, 0, sizeof(st));
@@ -214,17 +248,32 @@ int main(int argc, char **argv) {
         tu_finish(TU_EXIT_SKIP);
     }
     tu_setup_or_exit(&opts);
-    tu_pvar_open_required("coll_gpu_allreduce_algorithm_calls", &st.algs);
+    for (int c = FC_ALLREDUCE; c <= FC_ALLGATHER; ++c) {
+        if (0 == strcmp(coll, fault_coll_names[c])) {
+            st.coll = (fault_coll_t)c;
+            break;
+        }
+        if (FC_ALLGATHER == c) {
+            if (0 == tu_world_rank) {
+                fprintf(stderr, "unknown --coll=%s\n", coll);
+            }
+            tu_finish(TU_EXIT_FAIL);
+        }
+    }
+    snprintf(pvar, sizeof(pvar), "coll_gpu_%s_algorithm_calls", fault_coll_names[st.coll]);
+    tu_pvar_open_required(pvar, &st.algs);
     MPI_Comm_dup(MPI_COMM_WORLD, &st.comm);
     MPI_Comm_set_errhandler(st.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(st.comm, &st.rank);
     MPI_Comm_size(st.comm, &st.size);
-    st.h_in = malloc(st.count * sizeof(int32_t));
-    st.h_out = malloc(st.count * sizeof(int32_t));
-    st.h_expect = malloc(st.count * sizeof(int32_t));
+    st.in_elems = st.count * ((FC_REDUCE_SCATTER_BLOCK == st.coll) ? (size_t)st.size : 1);
+    st.out_elems = st.count * ((FC_ALLGATHER == st.coll) ? (size_t)st.size : 1);
+    st.h_in = malloc(st.in_elems * sizeof(int32_t));
+    st.h_out = malloc(st.out_elems * sizeof(int32_t));
+    st.h_expect = malloc(st.out_elems * sizeof(int32_t));
     if (NULL == st.h_in || NULL == st.h_out || NULL == st.h_expect ||
-        0 != tu_mem_alloc(TU_MEM_DEVICE, st.count * sizeof(int32_t), &st.d_in) ||
-        0 != tu_mem_alloc(TU_MEM_DEVICE, st.count * sizeof(int32_t), &st.d_out)) {
+        0 != tu_mem_alloc(TU_MEM_DEVICE, st.in_elems * sizeof(int32_t), &st.d_in) ||
+        0 != tu_mem_alloc(TU_MEM_DEVICE, st.out_elems * sizeof(int32_t), &st.d_out)) {
         fprintf(stderr, "[rank %d] out of memory\n", tu_world_rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -233,6 +282,9 @@ int main(int argc, char **argv) {
     }
     healthy(&st, "first");
     for (int i = 0; i < NUM_FAULT_CASES; ++i) {
+        if ((FC_ALLGATHER == st.coll) && (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
+            continue; /* it reduces nothing */
+        }
         faulty(&st, &fault_cases[i]);
         healthy(&st, "after the fault");
     }
