@@ -15,7 +15,9 @@
 #     host scratch) and host buffers alike, also with many steps and uneven nodes, with the
 #     same digests as one node (integers and copies; allreduce's order differs across nodes),
 #     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
-#     against hierarchical MPI_Allreduce, bit for bit); hierarchical forced on one node = direct;
+#     against hierarchical MPI_Allreduce, bit for bit); hierarchical, allgather
+#     hierarchical_doubling and reduce_scatter_block hierarchical_halving forced on one node =
+#     direct;
 #     allgather hierarchical_doubling and reduce_scatter_block hierarchical_halving forced on
 #     2+2 (device buffers), 2+2+1 (many steps) and 5 nodes of 1: the same digests (integers and
 #     copies; on 2+2 floats too); auto's choice of them (coll_gpu_allgather_doubling_min_nodes,
@@ -69,6 +71,13 @@ check_run "4 ranks, hierarchical forced" 4 \
     test_native_collectives
 check_digest 4-hier
 check_same_digest "4 ranks: hierarchical on one node = direct" 4-hier 4-host-small
+# the leaders' algorithms forced on one node: the leader reduces (or gathers) the node in rank
+# order, direct's bits
+check_run "4 ranks, allgather hierarchical_doubling and reduce_scatter_block hierarchical_halving forced" 4 \
+    "$EMU coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving" \
+    test_native_collectives
+check_digest 4-leaders
+check_same_digest "4 ranks: the leaders' algorithms on one node = direct" 4-leaders 4-host-small
 
 # emulated nodes: every collective native across nodes on device buffers too (other nodes
 # read the emulated device scratch through host scratch)
