@@ -14,7 +14,9 @@
 #   - test_late_rank (host-buffer mode) and test_alloc_faults (emulated device memory) across
 #     the hosts: the failure model where Open MPI itself sees 2 nodes;
 #   - test_net_traffic across the hosts: allreduce, allgather, reduce_scatter_block, reduce and
-#     bcast within their traffic bounds (the coll_gpu_net_* counters of real hosts);
+#     bcast within their traffic bounds (the coll_gpu_net_* counters of real hosts), and the
+#     leaders' algorithms (allgather hierarchical_doubling, reduce_scatter_block
+#     hierarchical_halving): only the leaders talk between the hosts, getting exactly their due;
 #   - with MULTIHOST_MPICH=1: MPICH's test/mpi/coll (tests/mpich/run-mpich-coll.sh, modes
 #     plain and host) with the ranks of every test spread over the 2 hosts (2 slots each,
 #     oversubscribed beyond).  Off by default: over tcp between the namespaces on 2 busy cores
@@ -157,6 +159,15 @@ for coll in allreduce allgather reduce_scatter_block reduce bcast; do
         "$NET $EMU coll_gpu_host_buffers=1" test_net_traffic --coll=$coll --bytes=1048576 \
         --root=3 --ranks-per-node=2
 done
+# the leaders' algorithms between the real hosts: only a host's first rank talks to the other
+# host, putting only signals; allgather's gets exactly the other host's blocks, reduce_scatter's
+# one partial of each
+check_run "2 hosts x 2 ranks, traffic between the hosts: allgather hierarchical_doubling" 4 \
+    "$NET $EMU coll_gpu_host_buffers=1 coll_gpu_allgather_algorithm=hierarchical_doubling" \
+    test_net_traffic --coll=allgather --bytes=65536 --doubling --ranks-per-node=2
+check_run "2 hosts x 2 ranks, traffic between the hosts: reduce_scatter_block hierarchical_halving" 4 \
+    "$NET $EMU coll_gpu_host_buffers=1 coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving" \
+    test_net_traffic --coll=reduce_scatter_block --bytes=65536 --doubling --ranks-per-node=2
 
 if [ "${MULTIHOST_MPICH:-0}" = 1 ]; then
     echo "=== MPICH test/mpi/coll across the 2 hosts (plain, and through the component)"
