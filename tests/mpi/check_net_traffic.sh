@@ -38,12 +38,12 @@
 #   - allgather hierarchical_doubling (forced, by a tuning rule, and auto's from
 #     coll_gpu_allgather_doubling_min_nodes): only node leaders exchange messages between
 #     nodes, each gets exactly the other nodes' blocks and puts only signals; at most
-#     2 ceil(log2 nnodes) + 1 rounds on 3, 5 and 8 nodes; bytes and messages per rank against the
-#     cost model's (2+2+1, 6 nodes of 1 with radix 2);
+#     2 ceil(log2 nnodes) + 1 rounds on 3, 5, 8 and 16 nodes; bytes and messages per rank
+#     against the cost model's (2+2+1, 6 nodes of 1 with radix 2);
 #   - reduce_scatter_block hierarchical_halving (forced): only node leaders exchange messages
 #     between nodes, putting only signals, each getting exactly the other nodes' blocks on 4
-#     nodes of 2 and 8 of 1, in at most 2 ceil(log2 nnodes) + 1 rounds; bytes and messages per
-#     rank against the cost model's (2+2+1, 6 nodes of 1 with radix 2);
+#     nodes of 2, 8 and 16 of 1, in at most 2 ceil(log2 nnodes) + 1 rounds; bytes and messages
+#     per rank against the cost model's (2+2+1, 6 nodes of 1 with radix 2);
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -306,11 +306,11 @@ check_run "model: allreduce hierarchical_doubling, 10 ranks on 5 nodes of 2, rad
 check_model allreduce hierarchical_doubling 2,2,2,2,2 1024 0
 check_model_messages allreduce hierarchical_doubling 2,2,2,2,2 2
 # allgather hierarchical_doubling (forced): only node leaders talk between nodes, each gets
-# exactly the other nodes' blocks; at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5 and
-# 8 nodes; bytes and messages per rank equal to the cost model's (2+2+1; 6 nodes of 1, two pairs
-# beyond the power of two, with the agreement in 3 rounds)
+# exactly the other nodes' blocks; at most 2 ceil(log2 nnodes) + 1 inter-node rounds on 3, 5, 8
+# and 16 nodes; bytes and messages per rank equal to the cost model's (2+2+1; 6 nodes of 1, two
+# pairs beyond the power of two, with the agreement in 3 rounds)
 AGD="coll_gpu_allgather_algorithm=hierarchical_doubling"
-for topo in "10 2" "8 1"; do
+for topo in "10 2" "8 1" "16 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     check_run "allgather, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_doubling" $np \
@@ -340,12 +340,12 @@ check_run "model: allgather hierarchical_doubling, 6 ranks on 6 nodes of 1, radi
 check_model allgather hierarchical_doubling 1,1,1,1,1,1 1024 0
 check_model_messages allgather hierarchical_doubling 1,1,1,1,1,1 2
 # reduce_scatter_block hierarchical_halving (forced): only node leaders talk between nodes,
-# putting only signals; on 4 nodes of 2 and 8 of 1 (powers of two) each leader gets exactly the
-# other nodes' blocks, in at most 2 ceil(log2 nnodes) + 1 inter-node rounds; bytes and messages
+# putting only signals; on 4 nodes of 2, 8 and 16 of 1 (powers of two) each leader gets exactly
+# the other nodes' blocks, in at most 2 ceil(log2 nnodes) + 1 inter-node rounds; bytes and messages
 # per rank equal to the cost model's (2+2+1; 6 nodes of 1, two pairs beyond the power of two,
 # with the agreement in 3 rounds)
 RSH="coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving"
-for topo in "8 2" "8 1"; do
+for topo in "8 2" "8 1" "16 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     check_run "reduce_scatter_block, 64 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_halving" \
