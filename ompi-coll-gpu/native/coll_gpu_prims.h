@@ -19,6 +19,7 @@
 #ifndef COLL_GPU_PRIMS_H
 #define COLL_GPU_PRIMS_H
 
+#include "coll_gpu_fold.h"
 #include "coll_gpu_native.h"
 
 BEGIN_C_DECLS
@@ -100,42 +101,6 @@ coll_gpu_prims_uniform_blocks(const coll_gpu_native_call_t *call) {
     return blocks;
 }
 
-/* n members folded onto p, the largest power of two <= n, for recursive doubling and halving
- * (rem = n - p): the members below 2 rem pair up, the even one of each pair (an extra) hands its
- * part to its odd neighbour and sits the rounds out; the p members left take virtual indices
- * 0 .. p - 1 in member order (i / 2 below 2 rem, i - rem above). */
-typedef struct {
-    int p, log2p, rem;
-} coll_gpu_prims_fold_t;
-
-static inline coll_gpu_prims_fold_t coll_gpu_prims_fold(int n) {
-    coll_gpu_prims_fold_t f = {1, 0, 0};
-
-    while (2 * f.p <= n) {
-        f.p *= 2;
-        ++f.log2p;
-    }
-    f.rem = n - f.p;
-    return f;
-}
-/* Whether member i is one of a pair: an extra (even) or the member taking part for both (odd). */
-static inline bool coll_gpu_prims_fold_paired(const coll_gpu_prims_fold_t *f, int i) {
-    return (i >= 0) && (i < 2 * f->rem);
-}
-/* Member i's virtual index; -1 for an extra, or for i < 0 (a rank outside the group). */
-static inline int coll_gpu_prims_fold_virtual(const coll_gpu_prims_fold_t *f, int i) {
-    return (i < 0) ? -1 : (i < 2 * f->rem) ? ((i & 1) ? i / 2 : -1) : i - f->rem;
-}
-/* The member taking part for virtual index v. */
-static inline int coll_gpu_prims_fold_member(const coll_gpu_prims_fold_t *f, int v) {
-    return (v < f->rem) ? 2 * v + 1 : v + f->rem;
-}
-/* The first member of virtual index v's run (its extra where v stands for two; v = p: n), so
- * that virtual indices [u, w) stand for members [first(u), first(w)). */
-static inline int coll_gpu_prims_fold_first(const coll_gpu_prims_fold_t *f, int v) {
-    return (v < f->rem) ? 2 * v : v + f->rem;
-}
-
 /* Data, queued on the call's stream; nothing once data stopped. */
 static inline void coll_gpu_prims_copy(coll_gpu_prims_t *pr, void *dst, const void *src,
                                        size_t len) {
@@ -167,6 +132,7 @@ static inline void coll_gpu_prims_reduce_node(coll_gpu_prims_t *pr, void *dst, u
     }
     coll_gpu_prims_reduce(pr, dst, srcs, team->local_size, count);
 }
+
 /* The node-order layout of a step of per-rank blocks (the hierarchical doubling and halving
  * algorithms): elements [first, first + per_step) of every rank's block, node after node (node
  * j's ranks in rank order, team->node_ranks), packed, so that any run of consecutive nodes is one
