@@ -420,6 +420,29 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
 
+    mca_coll_gpu_component.bcast_binomial_min_nodes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES;
+    (void)mca_base_component_var_register(
+        c, "bcast_binomial_min_nodes",
+        "With bcast_algorithm auto and no tuning rule: from this many nodes on, calls of at most "
+        "bcast_binomial_max_bytes run binomial (a binomial tree of the node leaders: "
+        "ceil(log2(nodes)) gets deep, no barrier per chunk, where pipelined's leaders all get "
+        "from the root).  The default is the cost model's on nodes of one rank and of 8 H200: "
+        "the smallest node count from which it wins at every larger one (perf/cost_model "
+        "--crossovers; its tuning file also takes it on fewer nodes where it wins there)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.bcast_binomial_min_nodes);
+
+    mca_coll_gpu_component.bcast_binomial_max_bytes = COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES;
+    (void)mca_base_component_var_register(
+        c, "bcast_binomial_max_bytes",
+        "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
+        "the largest message that runs binomial (the root sends each chunk to each of its "
+        "ceil(log2(nodes)) children: larger ones run pipelined, whose chain sends it once).  0: "
+        "never.  The default is the cost model's: the size that loses least over its layouts "
+        "from bcast_binomial_min_nodes nodes on",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.bcast_binomial_max_bytes);
+
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(
         c, "alltoall_aggregate_max_bytes",

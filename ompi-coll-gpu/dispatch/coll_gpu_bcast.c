@@ -8,13 +8,72 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* Its native algorithms (coll_gpu_native.h). */
-COLL_GPU_ALG_TABLE_ONE(
-    coll_gpu_bcast_algs, "bcast", "MPI_Bcast", "pipelined",
-    "the root's scratch, double buffered, read by every rank; across nodes, where a node other "
-    "than the root's has several ranks, two-level: one leader per node gets each chunk from the "
-    "root, its node loads it from the leader",
-    coll_gpu_bcast_pipelined, false, true);
+/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+#define COLL_GPU_BCAST_PIPELINED_HELP                                                              \
+    "the root's scratch, double buffered, read by every rank; across nodes, where a node other "   \
+    "than the root's has several ranks, two-level: one leader per node gets each chunk from the "  \
+    "root, its node loads it from the leader; on 3 nodes or more above 64 KiB a chain of the "     \
+    "leaders from node to node"
+#define COLL_GPU_BCAST_BINOMIAL_HELP                                                               \
+    "a binomial tree of the node leaders from the root (ceil(log2(nodes)) gets deep, chunks "      \
+    "pipelined down it without a barrier), each leader's node loads from it: for calls across "    \
+    "many nodes"
+
+/* auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on, for messages of at most
+ * coll_gpu_bcast_binomial_max_bytes (beyond, the root's interface, which sends every chunk to
+ * each of its ceil(log2 nodes) children, bounds it). */
+static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    int nnodes = query->native->team->nnodes;
+
+    return (nnodes > 1) && (nnodes >= c->bcast_binomial_min_nodes) &&
+           (query->bytes <= c->bcast_binomial_max_bytes);
+}
+
+static bool coll_gpu_bcast_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,
+                                              size_t why_len) {
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes >= coll_gpu_bcast_binomial_min_nodes=%d; %zu bytes <= "
+                 "coll_gpu_bcast_binomial_max_bytes=%zu",
+                 query->native->team->nnodes, mca_coll_gpu_component.bcast_binomial_min_nodes,
+                 query->bytes, mca_coll_gpu_component.bcast_binomial_max_bytes);
+    return coll_gpu_bcast_binomial_small(query);
+}
+
+/* pipelined: every call binomial does not take */
+static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query, char *why,
+                                               size_t why_len) {
+    COLL_GPU_WHY(why, why_len, "%s",
+                 (1 == query->native->team->nnodes)
+                     ? "one node"
+                     : "fewer nodes than coll_gpu_bcast_binomial_min_nodes or more bytes than "
+                       "coll_gpu_bcast_binomial_max_bytes");
+    return !coll_gpu_bcast_binomial_small(query);
+}
+
+static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
+    {.name = "pipelined",
+     .help = COLL_GPU_BCAST_PIPELINED_HELP,
+     .cost_model = "bcast_pipelined",
+     .multi_node = true,
+     .preferred = coll_gpu_bcast_pipelined_preferred,
+     .run = coll_gpu_bcast_pipelined},
+    {.name = "binomial",
+     .help = COLL_GPU_BCAST_BINOMIAL_HELP,
+     .cost_model = "bcast_binomial",
+     .multi_node = true,
+     .preferred = coll_gpu_bcast_binomial_preferred,
+     .run = coll_gpu_bcast_binomial},
+};
+const coll_gpu_alg_table_t coll_gpu_bcast_algs = {
+    .name = "bcast",
+    .mpi_call = "MPI_Bcast",
+    .auto_help = "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls up to "
+                 "bcast_binomial_max_bytes",
+    .per_rank_blocks = false,
+    .uniform_count = true,
+    .num_algs = (int)(sizeof(coll_gpu_bcast_alg_rows) / sizeof(coll_gpu_bcast_alg_rows[0])),
+    .algs = coll_gpu_bcast_alg_rows};
 
 /*
  * A blocking staged MPI_Bcast large enough to be pipelined: cut into chunks of the type

@@ -688,6 +688,11 @@ int coll_gpu_allgatherv_hierarchical_doubling(struct ompi_communicator_t *comm,
 bool coll_gpu_allgather_doubling_fits(const coll_gpu_native_t *native, size_t esize);
 /* bcast: rbuf count elements at every rank, root */
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* The chunks of a bcast that pipelines across nodes (the chain, binomial): a scratch half at
+ * most, an eighth of the message at least COLL_GPU_BCAST_CHUNK_MIN bytes; in elements. */
+#define COLL_GPU_BCAST_CHUNK_MIN 65536
+size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize);
 /* allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf counts[rank] elements,
  * NULL when in place (counts, displs may be native->counts, ->displs) */
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,

@@ -152,6 +152,14 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, rs_halving_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 41943040}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_bcast_binomial_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 16}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_bcast_binomial_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, bcast_binomial_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 65536}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -243,6 +251,13 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         (config->rs_halving_max_bytes >= 0) &&
         (bytes <= (size_t)config->rs_halving_max_bytes / (size_t)comm_size)) {
         return TU_ALG_AUTO + 4;
+    }
+    /* bcast: binomial likewise, up to a message of coll_gpu_bcast_binomial_max_bytes */
+    if ((COLL_GPU_BCAST == coll) && tu_multi_node(config, comm_size) &&
+        (tu_emulated_node(config, comm_size - 1) + 1 >= config->bcast_binomial_min_nodes) &&
+        (config->bcast_binomial_max_bytes >= 0) &&
+        (bytes <= (size_t)config->bcast_binomial_max_bytes)) {
+        return TU_ALG_AUTO + 3;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
      * ranks_per_node ranks); reduce segments its messages from 64 KiB on 3 nodes or more, where

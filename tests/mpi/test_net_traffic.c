@@ -62,6 +62,12 @@
  * ("rank R node N owner: sent S received V messages M rounds D waits W bound B"), and a case that
  * exceeds its bound fails naming it.
  *
+ * --binomial (bcast run by binomial): instead of the bcast bounds above, only the node leaders
+ * (the root, elsewhere the rank at the root's index in its node) exchange messages with other
+ * nodes and put nothing but signals; every other node's leader gets exactly the message, every
+ * other rank nothing; node j serves exactly the message times its tree position's children
+ * (ceil(log2 nnodes) at most, the root's node).
+ *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
  *
@@ -83,7 +89,8 @@
  *
  * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
- * gather, scatter), --rounds, --doubling, --count-only (print the counts, enforce no bound),
+ * gather, scatter), --rounds, --doubling, --binomial, --count-only (print the counts, enforce no
+ * bound),
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
  * failed".
  */
@@ -304,6 +311,7 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
+    bool binomial = false; /* bcast: --binomial */
     bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
                             * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
@@ -329,6 +337,8 @@ int main(int argc, char **argv) {
             check_rounds = true;
         } else if (0 == strcmp(argv[i], "--doubling")) {
             doubling = true;
+        } else if (0 == strcmp(argv[i], "--binomial")) {
+            binomial = true;
         } else if (0 == strncmp(argv[i], "--ranks-per-node=", 17)) {
             ranks_per_node = atoi(argv[i] + 17);
         } else if (0 == strcmp(argv[i], "--count-only")) {
@@ -739,6 +749,44 @@ int main(int argc, char **argv) {
             }
             free(got);
         }
+    } else if (binomial) {
+        /* bcast binomial: only the leaders (the root; elsewhere the rank at the root's index in
+         * its node) exchange messages with other nodes, and put nothing but signals (a node's
+         * first rank, where it does not lead, the agreement's alone); every other node's leader
+         * gets the message exactly once; node j serves it once to each of its position's
+         * children in the tree */
+        int root_node = root / lay.rpn, index = root % lay.rpn;
+        int v = (lay.node - root_node + lay.nnodes) % lay.nnodes;
+
+        owner = (rank == root) || ((lay.node != root_node) &&
+                                   (lay.local_rank == index % node_size(&lay, lay.node, size)));
+        shard = count * sizeof(int);
+        bound = (owner && (rank != root)) ? shard : 0;
+        check_leaders_only("bcast (binomial)", rank, true, delta);
+        if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
+            bound_fail("bcast (binomial): rank %d, not a leader, exchanged %" PRIu64
+                       " messages with other nodes, more than the agreement's %" PRIu64,
+                       rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
+        }
+        if (delta[NET_RECEIVED] != bound) {
+            bound_fail("bcast (binomial): rank %d (node %d, position %d%s) got %" PRIu64
+                       " bytes from other nodes, not %" PRIu64,
+                       rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED], bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            int pos = (j - root_node + lay.nnodes) % lay.nnodes;
+            int limit = (0 == pos) ? lay.nnodes : (pos & -pos), children = 0;
+
+            for (int m = 1; (m < limit) && (pos + m < lay.nnodes); m *= 2) {
+                ++children;
+            }
+            if (served[j] != (uint64_t)children * shard) {
+                bound_fail("bcast (binomial): node %d (position %d, %d children) served %" PRIu64
+                           " bytes to other nodes, not %d x the message = %" PRIu64,
+                           j, pos, children, served[j], children, (uint64_t)children * shard);
+            }
+        }
+        bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else {
         owner = (rank == root);
         shard = count * sizeof(int);

@@ -133,12 +133,12 @@ static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
 }
 
 /*
- * Chain (3 nodes or more, a message of more than COLL_GPU_BCAST_CHAIN_MIN bytes): the nodes in a
+ * Chain (3 nodes or more, a message of more than COLL_GPU_BCAST_CHUNK_MIN bytes): the nodes in a
  * chain from the root's, node at position p (p = (node - root's node) mod nnodes) served by the
  * one before it, so every node's network interface sends the message once at most (the root's
  * included) instead of the root's sending it once per node.  The leaders are the two-level
  * form's.  Chunk k (pieces of call->native->half at most, of the message / 8 at least
- * COLL_GPU_BCAST_CHAIN_MIN, so that the chain pipelines) is in the root's half of step s0 + k
+ * COLL_GPU_BCAST_CHUNK_MIN, so that the chain pipelines) is in the root's half of step s0 + k
  * and in the half of step s0 + k + p of the leader at position p, which gets it in step
  * s0 + k + p - 1 from the half of that step of the leader before it (the root for p = 1).  In
  * step s0 + t:
@@ -152,10 +152,8 @@ static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
  * the reader announces s + 1; a leader writes its half of step s + 1 in step s, after every rank
  * announced s (the last readers of that parity read in step s - 1).
  */
-#define COLL_GPU_BCAST_CHAIN_MIN 65536
-
 static bool coll_gpu_bcast_chains(const coll_gpu_team_t *team, size_t bytes) {
-    return (team->nnodes > 2) && (bytes > COLL_GPU_BCAST_CHAIN_MIN);
+    return (team->nnodes > 2) && (bytes > COLL_GPU_BCAST_CHUNK_MIN);
 }
 
 static int coll_gpu_bcast_chain(struct ompi_communicator_t *comm,
@@ -166,15 +164,10 @@ static int coll_gpu_bcast_chain(struct ompi_communicator_t *comm,
     int rank = team->rank, root_node = team->node_of_rank[root];
     int pos = (team->node - root_node + team->nnodes) % team->nnodes, pred = -1;
     bool is_root = (rank == root), is_leader = (pos > 0) && (rank == relay->leader);
-    size_t esize = call->esize, per_step, nchunks, bytes = count * esize;
+    size_t esize = call->esize, per_step, nchunks;
     coll_gpu_prims_t pr;
 
-    /* chunks: a half at most, an eighth of the message at least COLL_GPU_BCAST_CHAIN_MIN */
-    per_step = bytes / 8;
-    per_step = (per_step < COLL_GPU_BCAST_CHAIN_MIN) ? COLL_GPU_BCAST_CHAIN_MIN : per_step;
-    per_step = (per_step < call->native->half) ? per_step : call->native->half;
-    per_step /= esize;
-    per_step = (per_step > 0) ? per_step : 1;
+    per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);
     nchunks = (count + per_step - 1) / per_step;
     if (is_leader) {
         /* the leader of the node before this one in the chain: the rank of that node at the
@@ -275,7 +268,6 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
         coll_gpu_bcast_relay(team, root, &relay);
     }
     if ((team->nnodes > 1) && coll_gpu_bcast_chains(team, count * call->esize)) {
-        coll_gpu_bcast_relay(team, root, &relay);
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "MPI_Bcast on %s: pipelined chain from root %d over %d nodes: rank %d %s",
                          comm->c_name, root, team->nnodes, team->rank,
