@@ -13,7 +13,9 @@
 #   - the relay really runs: the verbose log names each rank's part (who leads which node, who
 #     loads from which leader, with the leader at the root's index of its node), and no
 #     MPI_Bcast of the world communicator across nodes runs flat where a node has several ranks;
-#   - a leader or a rank reading from a leader missing from a call: MPI_ERR_OTHER with the help
+#   - binomial forced: the same bytes on the same topologies, many chunks, 16 MiB, 6 nodes of 1;
+#     the tree in the verbose log; auto's choice with its parameters lowered;
+#   - a leader or a rank reading from a leader missing from a call (both algorithms): MPI_ERR_OTHER with the help
 #     message, no hang.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -114,15 +116,77 @@ check_run "7 ranks, one node, host buffers, 16 MiB" 7 "$EMU coll_gpu_host_buffer
 check_digest 7-big-one
 check_same_digest "7 ranks, 16 MiB: across nodes = one node" 7-big-nodes 7-big-one
 
+# binomial (forced): the leaders in a binomial tree from the root's node, chunks pipelined down
+# it.  The same bytes as pipelined on each topology above, on device buffers and on host
+# buffers with 1 KiB scratch halves (many chunks: chunk k + 2 reuses the halves of chunk k once
+# its readers said CONSUMED), 16 MiB, and on 6 nodes of 1 (a tree three deep: position 3 gets
+# from 2, 5 from 4); the tree the verbose log shows; auto's choice with its parameters lowered.
+BIN="coll_gpu_bcast_algorithm=binomial"
+binomial_patterns() {
+    case $1 in
+    "7 3")
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 4 is the root, serves 2 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 6 leads node position 1, gets from 4, serves 0 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 1 leads node position 2, gets from 4, serves 0 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 0 loads from its node's leader 1"
+        ;;
+    "6 1")
+        echo "$WORLD: binomial from root 0 over 6 nodes: rank 0 is the root, serves 3 leader"
+        echo "$WORLD: binomial from root 0 over 6 nodes: rank 3 leads node position 3, gets from 2, serves 0 leader"
+        echo "$WORLD: binomial from root 0 over 6 nodes: rank 5 leads node position 5, gets from 4, serves 0 leader"
+        echo "$WORLD: binomial from root 5 over 6 nodes: rank 2 leads node position 3, gets from 1, serves 0 leader"
+        ;;
+    esac
+}
+check_run "6 ranks, 1 per node, pipelined" 6 "$EMU coll_gpu_ranks_per_node=1" test_bcast_native
+check_digest 6-nodes
+check_run "6 ranks, 1 per node, host buffers" 6 "$EMU coll_gpu_ranks_per_node=1 coll_gpu_host_buffers=1" \
+    test_bcast_native --kinds=host
+check_digest 6-host
+for topo in "4 2" "7 3" "8 2" "3 2" "6 1"; do
+    read -r np rpn <<<"$topo"
+    nodes="coll_gpu_ranks_per_node=$rpn"
+    mapfile -t patterns < <(binomial_patterns "$topo")
+    check_run "$np ranks, $rpn per node, binomial, device" $np "$EMU $nodes $BIN coll_gpu_verbose=10" \
+        test_bcast_native
+    check_digest $np-binomial
+    [ "$CHECK_RESULT" = PASS ] && [ ${#patterns[@]} -gt 0 ] &&
+        check_expect_output "$np ranks, $rpn per node, binomial: the tree" "${patterns[@]}"
+    check_same_digest "$np ranks: binomial = pipelined" $np-binomial $np-nodes
+    check_run "$np ranks, $rpn per node, binomial, host buffers, 1 KiB scratch halves" $np \
+        "$EMU $nodes $BIN $TINY coll_gpu_host_buffers=1" test_bcast_native --kinds=host
+    check_digest $np-binomial-tiny
+    check_same_digest "$np ranks: binomial, many chunks = pipelined" $np-binomial-tiny $np-host
+done
+check_run "6 ranks, 1 per node, binomial, 16 MiB (chunks of 2 MiB)" 6 "$EMU coll_gpu_ranks_per_node=1 $BIN" \
+    test_bcast_native --big-bytes=16777216
+check_digest 6-big-binomial
+check_run "6 ranks, 1 per node, pipelined, 16 MiB" 6 "$EMU coll_gpu_ranks_per_node=1" \
+    test_bcast_native --big-bytes=16777216
+check_digest 6-big-pipelined
+check_same_digest "6 ranks, 16 MiB: binomial = pipelined" 6-big-binomial 6-big-pipelined
+# auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on up to _max_bytes (the test
+# expects each call's row from the same parameters: its pvar checks which ran)
+check_run "6 ranks, 1 per node, auto from 3 nodes up to 1 KiB" 6 \
+    "$EMU coll_gpu_ranks_per_node=1 coll_gpu_bcast_binomial_min_nodes=3 coll_gpu_bcast_binomial_max_bytes=1024 coll_gpu_verbose=10" \
+    test_bcast_native
+check_digest 6-auto
+check_same_digest "6 ranks: auto's mix = pipelined" 6-auto 6-nodes
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's choice and its reason" \
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: binomial \(6 nodes >= coll_gpu_bcast_binomial_min_nodes=3; [0-9]+ bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)" \
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: pipelined \("
+
 # a leader (rank 2 for root 0) or a rank loading from it (rank 3) missing (an erroneous
 # program): with coll_gpu_transport_timeout set, the job aborts with a message naming the call,
 # never a hang (the run repeated until mpirun shows the help message: Open MPI 4.1 loses some)
 for missing in 2 3; do
-    check_run_aborts "Call: +MPI_Bcast on rank" "4 ranks on 2 nodes, rank $missing missing" 4 \
-        "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_transport_timeout=2 $CHECK_NO_HELP_AGGREGATE" \
-        test_bcast_native --kinds=host --missing-rank=$missing
-    [ "$CHECK_RESULT" = PASS ] && check_expect_output "rank $missing missing: the error names the call" \
-        "Call: +MPI_Bcast on rank [0-3] of a communicator of 4 ranks" "still alive"
+    for alg in pipelined binomial; do
+        check_run_aborts "Call: +MPI_Bcast on rank" "4 ranks on 2 nodes, $alg, rank $missing missing" 4 \
+            "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_transport_timeout=2 coll_gpu_bcast_algorithm=$alg $CHECK_NO_HELP_AGGREGATE" \
+            test_bcast_native --kinds=host --missing-rank=$missing
+        [ "$CHECK_RESULT" = PASS ] && check_expect_output "$alg, rank $missing missing: the error names the call" \
+            "Call: +MPI_Bcast on rank [0-3] of a communicator of 4 ranks" "still alive"
+    done
 done
 
 check_finish
