@@ -44,6 +44,11 @@
 #     between nodes, putting only signals, each getting exactly the other nodes' blocks on 4
 #     nodes of 2, 8 and 16 of 1, in at most 2 ceil(log2 nnodes) + 1 rounds; bytes and messages
 #     per rank against the cost model's (2+2+1, 6 nodes of 1 with radix 2);
+#   - bcast binomial (forced): only node leaders exchange messages between nodes, putting only
+#     signals; every other node's leader gets the message once, each node serves it once per
+#     child of its tree position; at most 2 ceil(log2 nnodes) + 1 rounds on 3, 5, 8 and 16
+#     nodes, 1 MiB in 8 chunks on 5 nodes of 2; bytes and messages per rank against the cost
+#     model's (2+2+1); pipelined fails those bounds;
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -364,6 +369,34 @@ check_run "model: reduce_scatter_block hierarchical_halving, 6 ranks on 6 nodes 
     test_net_traffic --coll=reduce_scatter_block --bytes=1024 --doubling
 check_model reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 1024 0
 check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
+# bcast binomial (forced): only the node leaders (the root; elsewhere the rank at the root's index
+# in its node) talk between nodes (a first rank that does not lead: the agreement's messages
+# alone), putting only signals; every other node's leader gets the message once, node j serves
+# it once per child of its tree position (the root's node ceil(log2 nnodes) times at most), in
+# at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2 from rank 5, 8 and 16 nodes
+# of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks down the tree, CONSUMED back between
+# nodes); bytes and messages per rank equal to the cost model's; pipelined fails the bounds
+BCB="coll_gpu_bcast_algorithm=binomial"
+for spec in "10 2 5 64" "8 1 3 64" "16 1 9 64" "7 3 4 64" "10 2 9 1048576"; do
+    read -r np rpn root bytes <<<"$spec"
+    nodes=$(((np + rpn - 1) / rpn))
+    rounds=--rounds
+    [ "$bytes" = 64 ] || rounds=
+    check_run "bcast, $bytes bytes from rank $root, $np ranks on $nodes nodes of $rpn, binomial" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn $BCB" \
+        test_net_traffic --coll=bcast --bytes=$bytes --root=$root --binomial $rounds
+done
+check_model bcast binomial 2,2,2,2,2 1048576 9
+check_run "model: bcast binomial, 5 ranks on 2+2+1 from rank 0" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $BCB" test_net_traffic --coll=bcast --bytes=1024 --binomial
+check_model bcast binomial 2,2,1 1024 0
+check_model_messages bcast binomial 2,2,1
+check_run "bcast pipelined against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
+    "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=bcast --bytes=64 --root=5 --binomial --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "pipelined: the root's node serves every node" \
+    "NOTE bound not enforced: bcast \(binomial\): node 2 \(position 0, 3 children\) served 256 bytes"
+
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
 # owners move one shard more (counts only there), as the cost model says (2+2+1)
