@@ -7,9 +7,10 @@
  * out of the root's scratch in step k: a load from a peer of its node, a get from another
  * node's.  One step per chunk.
  *
- * Chain (3 nodes or more, more than 64 KiB: coll_gpu_bcast_chain below): the leaders of the
- * two-level form pass the chunks on from node to node, so no node sends the message more than
- * once; otherwise, two-level or flat:
+ * Chain (3 nodes or more, more than 64 KiB: coll_gpu_bcast_tree, CHAIN): the leaders of the
+ * two-level form pass the chunks on from node to node on point-to-point signals, so no node
+ * sends the message more than once and no step waits for every rank; otherwise, two-level or
+ * flat:
  *
  * Two-level (some node other than the root's has several ranks): only one rank of each other
  * node, its leader, gets from the root; the rest of its node loads from the leader, so the
@@ -54,10 +55,7 @@ static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
 
     /* more ranks than nodes off the root's node: a node with several */
     relay->two_level = (team->size - root_node_size) > (team->nnodes - 1);
-    relay->leader =
-        (team->node == root_node)
-            ? root
-            : coll_gpu_team_rail_rank(team, team->node, coll_gpu_team_index_in_node(team, root));
+    relay->leader = coll_gpu_bcast_leader(team, root, team->node);
     relay->node_others = team->local_size - 1;
 }
 
@@ -132,100 +130,10 @@ static int coll_gpu_bcast_two_level(struct ompi_communicator_t *comm,
     return coll_gpu_prims_finish(&pr, comm);
 }
 
-/*
- * Chain (3 nodes or more, a message of more than COLL_GPU_BCAST_CHUNK_MIN bytes): the nodes in a
- * chain from the root's, node at position p (p = (node - root's node) mod nnodes) served by the
- * one before it, so every node's network interface sends the message once at most (the root's
- * included) instead of the root's sending it once per node.  The leaders are the two-level
- * form's.  Chunk k (pieces of call->native->half at most, of the message / 8 at least
- * COLL_GPU_BCAST_CHUNK_MIN, so that the chain pipelines) is in the root's half of step s0 + k
- * and in the half of step s0 + k + p of the leader at position p, which gets it in step
- * s0 + k + p - 1 from the half of that step of the leader before it (the root for p = 1).  In
- * step s0 + t:
- *   - the root copies chunk t into its half; its node loads it from there;
- *   - the leader at position p gets chunk t - p + 1 into its half of the next step, and copies
- *     chunk t - p from its half of this step into its buffer; its node loads chunk t - p from
- *     there;
- * nchunks + nnodes - 1 steps.  A leader's half is read by the next leader (another node): it is
- * published once its get completed, before the announcement of the step it is read in.  Reuse as
- * in the two-level form: every read of a half of step s is made in step s and completes before
- * the reader announces s + 1; a leader writes its half of step s + 1 in step s, after every rank
- * announced s (the last readers of that parity read in step s - 1).
- */
+/* The chain (coll_gpu_bcast_tree.c): 3 nodes or more, a message of more than
+ * COLL_GPU_BCAST_CHUNK_MIN bytes. */
 static bool coll_gpu_bcast_chains(const coll_gpu_team_t *team, size_t bytes) {
     return (team->nnodes > 2) && (bytes > COLL_GPU_BCAST_CHUNK_MIN);
-}
-
-static int coll_gpu_bcast_chain(struct ompi_communicator_t *comm,
-                                const coll_gpu_native_call_t *call,
-                                const coll_gpu_bcast_relay_t *relay, void *buf, size_t count,
-                                int root) {
-    coll_gpu_team_t *team = call->native->team;
-    int rank = team->rank, root_node = team->node_of_rank[root];
-    int pos = (team->node - root_node + team->nnodes) % team->nnodes, pred = -1;
-    bool is_root = (rank == root), is_leader = (pos > 0) && (rank == relay->leader);
-    size_t esize = call->esize, per_step, nchunks;
-    coll_gpu_prims_t pr;
-
-    per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);
-    nchunks = (count + per_step - 1) / per_step;
-    if (is_leader) {
-        /* the leader of the node before this one in the chain: the rank of that node at the
-         * root's index (the two-level form's rule), the root on the root's node */
-        int pnode = (team->node - 1 + team->nnodes) % team->nnodes;
-
-        pred = (pnode == root_node)
-                   ? root
-                   : coll_gpu_team_rail_rank(team, pnode, coll_gpu_team_index_in_node(team, root));
-    }
-
-    coll_gpu_prims_init(&pr, call);
-    for (size_t t = 0; (t < nchunks + (size_t)team->nnodes - 1) && coll_gpu_prims_linked(&pr);
-         ++t) {
-        uint64_t step = ++call->native->step;
-        /* the chunk this rank's node reads in this step, and the one its leader gets */
-        size_t k = t - (size_t)pos, next = t - (size_t)pos + 1;
-        bool has_k = (t >= (size_t)pos) && (k < nchunks);
-        bool has_next = is_leader && (t + 1 >= (size_t)pos) && (next < nchunks);
-        size_t k_n =
-            has_k ? ((count - k * per_step < per_step) ? count - k * per_step : per_step) : 0;
-        size_t next_n =
-            has_next ? ((count - next * per_step < per_step) ? count - next * per_step : per_step)
-                     : 0;
-
-        if (is_root && has_k) {
-            coll_gpu_prims_copy(&pr, coll_gpu_prims_mine(&pr, step),
-                                (char *)buf + k * per_step * esize, k_n * esize);
-            coll_gpu_prims_publish(&pr, step, 0, k_n * esize);
-        }
-        if (is_leader && has_k && (pos < team->nnodes - 1)) {
-            /* got in the step before: the next leader reads it from the host scratch where
-             * UCX cannot reach device memory */
-            coll_gpu_prims_fetch_complete(&pr);
-            coll_gpu_prims_publish(&pr, step, 0, k_n * esize);
-        }
-        /* the root's chunk and the leaders' chunks landed; every rank's reads of the step
-         * before completed */
-        coll_gpu_prims_announce(&pr, step);
-        if (is_root) {
-            continue;
-        }
-        if (is_leader) {
-            if (has_next) {
-                coll_gpu_prims_fetch(&pr, pred, step, 0, coll_gpu_prims_mine(&pr, step + 1),
-                                     next_n * esize);
-            }
-            if (has_k) {
-                coll_gpu_prims_copy(&pr, (char *)buf + k * per_step * esize,
-                                    coll_gpu_prims_mine(&pr, step), k_n * esize);
-            }
-        } else if (has_k) {
-            /* the root's node from the root, another node from its leader */
-            coll_gpu_prims_fetch(&pr, (0 == pos) ? root : relay->leader, step, 0,
-                                 (char *)buf + k * per_step * esize, k_n * esize);
-        }
-    }
-    return coll_gpu_prims_finish(&pr, comm);
 }
 
 /* Which form runs, and this rank's part in it: the verbose log of every call. */
@@ -268,14 +176,7 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
         coll_gpu_bcast_relay(team, root, &relay);
     }
     if ((team->nnodes > 1) && coll_gpu_bcast_chains(team, count * call->esize)) {
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                         "MPI_Bcast on %s: pipelined chain from root %d over %d nodes: rank %d %s",
-                         comm->c_name, root, team->nnodes, team->rank,
-                         (team->rank == root)                           ? "is the root"
-                         : coll_gpu_native_is_local(call->native, root) ? "loads from the root"
-                         : (team->rank == relay.leader) ? "gets from the leader before it"
-                                                        : "loads from its node's leader");
-        return coll_gpu_bcast_chain(comm, call, &relay, buf, count, root);
+        return coll_gpu_bcast_tree(comm, call, COLL_GPU_BCAST_TREE_CHAIN);
     }
     coll_gpu_bcast_log(comm, team, &relay, root);
     if (!relay.two_level) {

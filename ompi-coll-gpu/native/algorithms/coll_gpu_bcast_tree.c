@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Bcast, binomial (across many nodes: O(log nnodes) rounds and messages between nodes per
- * chunk, where pipelined's two-level form has every other node's leader get each chunk from the
- * root after a barrier of every rank, the root's network interface serving nnodes - 1 copies,
- * and its chain takes nnodes - 1 steps more than chunks, each with that barrier).
+ * MPI_Bcast down a tree of the node leaders, on point-to-point signals: binomial (its own row:
+ * across many nodes, O(log nnodes) rounds and messages between nodes per chunk) and the chain
+ * (pipelined's form for large messages on 3 nodes or more: every node's network interface sends
+ * the message once).  pipelined's two-level form instead has every other node's leader get each
+ * chunk from the root after a barrier of every rank, the root's interface serving nnodes - 1
+ * copies of it.
  *
  * The leaders are pipelined's: the root on its node, elsewhere the rank at the root's index in
- * its node (modulo the node's size).  They form a binomial tree on node positions
- * v = (node - root's node) mod nnodes: v's parent is v without its lowest set bit, its
- * children v + m for the powers of two m below v's lowest set bit (every power below nnodes for
- * the root) with v + m < nnodes, served the largest subtree first; a leader is popcount(v) gets
- * away from the root, ceil(log2 nnodes) at most, and the root's interface sends each chunk
- * ceil(log2 nnodes) times at most.  Per chunk (coll_gpu_bcast_chunk_elems, the chain's), one
- * native step s:
+ * its node (modulo the node's size).  The tree is on node positions v = (node - root's node) mod
+ * nnodes:
+ *   - binomial: v's parent is v without its lowest set bit, its children v + m for the powers of
+ *     two m below v's lowest set bit (every power below nnodes for the root) with v + m < nnodes,
+ *     served the largest subtree first; a leader is popcount(v) <= ceil(log2 nnodes) gets from
+ *     the root, whose interface sends each chunk ceil(log2 nnodes) times at most;
+ *   - chain: v's parent is v - 1, its child v + 1.
+ * Per chunk (coll_gpu_bcast_chunk_elems: a half at most, an eighth of the message at least
+ * 64 KiB, so that it pipelines), one native step s:
  *   - the root copies the chunk into its half of s; any other leader takes it from its parent's
  *     half of s (READY, then a get) into its own half of s, and copies it into its buffer (a
  *     leader that serves nobody, with no children and alone on its node, gets straight into its
@@ -32,27 +36,37 @@
  *
  * Only copies: every rank's result is the root's bytes.
  */
+
 #include "coll_gpu_prims.h"
 
-/* The leader of the node at position v from the root's. */
-static int coll_gpu_bcast_binomial_leader(const coll_gpu_team_t *team, int root, int v) {
-    int root_node = team->node_of_rank[root];
-
-    return (0 == v) ? root
-                    : coll_gpu_team_rail_rank(team, (root_node + v) % team->nnodes,
-                                              coll_gpu_team_index_in_node(team, root));
+int coll_gpu_bcast_leader(const coll_gpu_team_t *team, int root, int node) {
+    return (node == team->node_of_rank[root])
+               ? root
+               : coll_gpu_team_rail_rank(team, node, coll_gpu_team_index_in_node(team, root));
 }
 
-/* Position v's first child is v + m for the largest power of two m below v's lowest set bit
- * (below nnodes for the root) with v + m < nnodes; the others are v + m / 2, ..., v + 1.
- * 0: none. */
-static int coll_gpu_bcast_binomial_first_child(int v, int nnodes) {
+/* The leader of the node at position v from the root's. */
+static int coll_gpu_bcast_tree_leader(const coll_gpu_team_t *team, int root, int v) {
+    return coll_gpu_bcast_leader(team, root, (team->node_of_rank[root] + v) % team->nnodes);
+}
+
+/* Position v's children are v + m for m = first, first / 2, ..., 1 (0: none): binomial, the
+ * largest power of two m below v's lowest set bit (below nnodes for the root) with
+ * v + m < nnodes; the chain, v + 1 where there is one. */
+static int coll_gpu_bcast_tree_first_child(coll_gpu_bcast_tree_t shape, int v, int nnodes) {
     int limit = (0 == v) ? nnodes : (v & -v), m = 0;
 
+    if (COLL_GPU_BCAST_TREE_CHAIN == shape) {
+        return (v + 1 < nnodes) ? 1 : 0;
+    }
     for (int p = 1; (p < limit) && (v + p < nnodes); p *= 2) {
         m = p;
     }
     return m;
+}
+
+static int coll_gpu_bcast_tree_parent(coll_gpu_bcast_tree_t shape, int v) {
+    return (COLL_GPU_BCAST_TREE_CHAIN == shape) ? v - 1 : v & (v - 1);
 }
 
 size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize) {
@@ -64,14 +78,16 @@ size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count,
     return (per_step > 0) ? per_step : 1;
 }
 
-int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                        coll_gpu_bcast_tree_t shape) {
+    const char *name = (COLL_GPU_BCAST_TREE_CHAIN == shape) ? "pipelined chain" : "binomial";
     const coll_gpu_team_t *team = call->native->team;
     int root = call->root, rank = team->rank, nnodes = team->nnodes;
     int v = (team->node - team->node_of_rank[root] + nnodes) % nnodes;
-    int leader = coll_gpu_bcast_binomial_leader(team, root, v);
-    int first_child = coll_gpu_bcast_binomial_first_child(v, nnodes);
+    int leader = coll_gpu_bcast_tree_leader(team, root, v);
+    int first_child = coll_gpu_bcast_tree_first_child(shape, v, nnodes);
     int parent = ((rank == leader) && (v > 0))
-                     ? coll_gpu_bcast_binomial_leader(team, root, v & (v - 1))
+                     ? coll_gpu_bcast_tree_leader(team, root, coll_gpu_bcast_tree_parent(shape, v))
                      : -1;
     /* a leader whose half somebody reads: its children, or its node */
     bool serves = (rank == leader) && ((first_child > 0) || (team->local_size > 1));
@@ -87,20 +103,20 @@ int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_nat
         }
         if (rank == root) {
             COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                             "MPI_Bcast on %s: binomial from root %d over %d nodes: rank %d is "
-                             "the root, serves %d leader(s)",
-                             comm->c_name, root, nnodes, rank, children);
+                             "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d is the "
+                             "root, serves %d leader(s)",
+                             comm->c_name, name, root, nnodes, rank, children);
         } else {
             COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                             "MPI_Bcast on %s: binomial from root %d over %d nodes: rank %d leads "
+                             "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d leads "
                              "node position %d, gets from %d, serves %d leader(s)",
-                             comm->c_name, root, nnodes, rank, v, parent, children);
+                             comm->c_name, name, root, nnodes, rank, v, parent, children);
         }
     } else {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                         "MPI_Bcast on %s: binomial from root %d over %d nodes: rank %d loads "
-                         "from its node's leader %d",
-                         comm->c_name, root, nnodes, rank, leader);
+                         "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d loads from "
+                         "its node's leader %d",
+                         comm->c_name, name, root, nnodes, rank, leader);
     }
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, count, per_step);) {
@@ -122,8 +138,8 @@ int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_nat
             /* the readers of chunk k - 2 in this half are done with it */
             coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
             for (int m = first_child; m > 0; m /= 2) {
-                coll_gpu_prims_wait(&pr, coll_gpu_bcast_binomial_leader(team, root, v + m),
-                                    c.step - 2, COLL_GPU_PHASE_CONSUMED);
+                coll_gpu_prims_wait(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step - 2,
+                                    COLL_GPU_PHASE_CONSUMED);
             }
         }
         if (rank == root) {
@@ -148,10 +164,14 @@ int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_nat
         }
         coll_gpu_prims_sync(&pr);
         for (int m = first_child; m > 0; m /= 2) {
-            coll_gpu_prims_signal(&pr, coll_gpu_bcast_binomial_leader(team, root, v + m), c.step,
+            coll_gpu_prims_signal(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step,
                                   COLL_GPU_PHASE_READY);
         }
         coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_FINAL);
     }
     return coll_gpu_prims_finish(&pr, comm);
+}
+
+int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    return coll_gpu_bcast_tree(comm, call, COLL_GPU_BCAST_TREE_BINOMIAL);
 }
