@@ -602,6 +602,19 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
     coll_gpu_team_retire(team, coll_gpu_native_retired, coll_gpu_native_release, native);
 }
 
+/* A transport status of a get, split: an accelerator error of the transport's own staging (a
+ * get into device memory through its host bounce buffers, whose requests it completed before
+ * returning) is this rank's accelerator failure, not a broken link: the protocol goes on, and the
+ * closing agreement gives every rank the error, as for any other accelerator error (an abort
+ * would be what a transport failure needs, peers that cannot be told). */
+static accel_status_t coll_gpu_native_get_status(cgt_status_t *status_p) {
+    if (CGT_ERR_ACCEL != *status_p) {
+        return ACCEL_OK;
+    }
+    *status_p = CGT_OK;
+    return ACCEL_ERR_DEVICE;
+}
+
 accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                      int peer, uint64_t step, size_t offset, void *dst, size_t len,
                                      accel_stream_h stream, cgt_status_t *status_p) {
@@ -619,7 +632,7 @@ accel_status_t coll_gpu_native_fetch(coll_gpu_native_t *native, coll_gpu_native_
     }
     *status_p = cgt_get(native->team->cgt, dst, cgt_mem_peer(scratch->mem, peer),
                         (step & 1) * native->half + offset, len);
-    return ACCEL_OK;
+    return coll_gpu_native_get_status(status_p);
 }
 
 accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
@@ -636,14 +649,15 @@ accel_status_t coll_gpu_native_publish(coll_gpu_native_t *native, coll_gpu_nativ
 cgt_status_t coll_gpu_native_fetch_complete(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
                                             accel_stream_h stream, accel_status_t *astatus_p) {
     cgt_status_t status = CGT_OK;
-    accel_status_t synced;
+    accel_status_t synced, staged = ACCEL_OK;
 
     if (native->gets_in_flight > 0) {
         native->gets_in_flight = 0;
         status = cgt_quiet(native->team->cgt, -1);
+        staged = coll_gpu_native_get_status(&status);
     }
     synced = coll_gpu_native_mems[kind].synchronize(stream);
-    *astatus_p = (ACCEL_OK != *astatus_p) ? *astatus_p : synced;
+    *astatus_p = (ACCEL_OK != *astatus_p) ? *astatus_p : (ACCEL_OK != staged) ? staged : synced;
     return status;
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Failures inside a native MPI_Allreduce (device buffers, emulated backend, whose fault plan
- * this program's copy of the backend shares with the component's); --coll=reduce_scatter_block
- * or --coll=allgather: the same for that collective (allgather reduces nothing: its copies
- * fail), count elements per rank's block.
+ * this program's copy of the backend shares with the component's); --coll=reduce_scatter_block,
+ * --coll=allgather or --coll=bcast: the same for that collective (allgather and bcast reduce
+ * nothing: their copies fail; bcast from the last rank), count elements per rank's block.
  *
  * Default mode: for each case an int32 sum runs once healthy, then with the n-th accelerator
  * copy (MEMCPY) or reduction (REDUCE) failing on one rank, then healthy again on the same
@@ -56,10 +56,11 @@ static const fault_case_t fault_cases[] = {
 };
 #define NUM_FAULT_CASES (int)(sizeof(fault_cases) / sizeof(fault_cases[0]))
 
-/* The collective under test (--coll=): allreduce, reduce_scatter_block or allgather, an int32
- * sum of count elements per rank's block. */
-typedef enum { FC_ALLREDUCE, FC_REDUCE_SCATTER_BLOCK, FC_ALLGATHER } fault_coll_t;
-static const char *const fault_coll_names[] = {"allreduce", "reduce_scatter_block", "allgather"};
+/* The collective under test (--coll=): allreduce, reduce_scatter_block, allgather or bcast (from
+ * the last rank), an int32 sum (or copy) of count elements per rank's block. */
+typedef enum { FC_ALLREDUCE, FC_REDUCE_SCATTER_BLOCK, FC_ALLGATHER, FC_BCAST } fault_coll_t;
+static const char *const fault_coll_names[] = {"allreduce", "reduce_scatter_block", "allgather",
+                                               "bcast"};
 
 typedef struct {
     MPI_Comm comm;
@@ -84,7 +85,8 @@ static int32_t gen(uint32_t salt, int r, size_t i) {
 
 /* Fills the inputs of this call and its expected result: the sum (wrapping, as MPI requires)
  * of every rank's element i (allreduce), of element rank * count + i (reduce_scatter_block),
- * or rank i / count's element i % count (allgather). */
+ * rank i / count's element i % count (allgather), or the last rank's element i (bcast: its
+ * input is the buffer, every other rank's buffer holds its own elements until the call). */
 static void prepare(state_t *st) {
     ++st->salt;
     for (size_t i = 0; i < st->in_elems; ++i) {
@@ -98,12 +100,17 @@ static void prepare(state_t *st) {
             st->h_expect[i] = gen(st->salt, (int)(i / st->count), i % st->count);
             continue;
         }
+        if (FC_BCAST == st->coll) {
+            st->h_expect[i] = gen(st->salt, st->size - 1, i);
+            continue;
+        }
         for (int r = 0; r < st->size; ++r) {
             sum += (uint32_t)gen(st->salt, r, at);
         }
         st->h_expect[i] = (int32_t)sum;
     }
-    tu_mem_write(TU_MEM_DEVICE, st->d_in, st->h_in, st->in_elems * sizeof(int32_t));
+    tu_mem_write(TU_MEM_DEVICE, (FC_BCAST == st->coll) ? st->d_out : st->d_in, st->h_in,
+                 st->in_elems * sizeof(int32_t));
 }
 
 /* The call under test. */
@@ -115,6 +122,8 @@ static int run(state_t *st) {
         return MPI_Reduce_scatter_block(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->comm);
     case FC_ALLGATHER:
         return MPI_Allgather(st->d_in, n, MPI_INT32_T, st->d_out, n, MPI_INT32_T, st->comm);
+    case FC_BCAST:
+        return MPI_Bcast(st->d_out, n, MPI_INT32_T, st->size - 1, st->comm);
     default:
         return MPI_Allreduce(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->comm);
     }
@@ -248,12 +257,12 @@ int main(int argc, char **argv) {
         tu_finish(TU_EXIT_SKIP);
     }
     tu_setup_or_exit(&opts);
-    for (int c = FC_ALLREDUCE; c <= FC_ALLGATHER; ++c) {
+    for (int c = FC_ALLREDUCE; c <= FC_BCAST; ++c) {
         if (0 == strcmp(coll, fault_coll_names[c])) {
             st.coll = (fault_coll_t)c;
             break;
         }
-        if (FC_ALLGATHER == c) {
+        if (FC_BCAST == c) {
             if (0 == tu_world_rank) {
                 fprintf(stderr, "unknown --coll=%s\n", coll);
             }
@@ -282,7 +291,8 @@ int main(int argc, char **argv) {
     }
     healthy(&st, "first");
     for (int i = 0; i < NUM_FAULT_CASES; ++i) {
-        if ((FC_ALLGATHER == st.coll) && (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
+        if (((FC_ALLGATHER == st.coll) || (FC_BCAST == st.coll)) &&
+            (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
             continue; /* it reduces nothing */
         }
         faulty(&st, &fault_cases[i]);
