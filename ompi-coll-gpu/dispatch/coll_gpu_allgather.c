@@ -33,24 +33,22 @@ static bool coll_gpu_allgather_doubling_fits_query(const coll_gpu_alg_query_t *q
 /* auto: hierarchical_doubling from coll_gpu_allgather_doubling_min_nodes nodes on, for calls
  * gathering at most coll_gpu_allgather_doubling_max_bytes (the largest block x the ranks: its
  * step holds a chunk of every rank, so larger calls take more steps than hierarchical's). */
-static bool coll_gpu_allgather_doubling_small(const coll_gpu_alg_query_t *query) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_team_t *team = query->native->team;
+static const coll_gpu_alg_size_rule_t coll_gpu_allgather_doubling_rule = {
+    .param = "allgather_doubling",
+    .bytes_what = " gathered",
+    .per_rank = true,
+    .min_nodes = &mca_coll_gpu_component.allgather_doubling_min_nodes,
+    .max_bytes = &mca_coll_gpu_component.allgather_doubling_max_bytes};
 
-    return (team->nnodes >= c->allgather_doubling_min_nodes) &&
-           (query->bytes <= c->allgather_doubling_max_bytes / (size_t)team->size) &&
+static bool coll_gpu_allgather_doubling_small(const coll_gpu_alg_query_t *query) {
+    return coll_gpu_alg_size_rule(&coll_gpu_allgather_doubling_rule, query) &&
            coll_gpu_allgather_doubling_fits(query->native, query->esize);
 }
 
 static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                   size_t why_len) {
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes >= coll_gpu_allgather_doubling_min_nodes=%d; %zu bytes gathered <= "
-                 "coll_gpu_allgather_doubling_max_bytes=%zu",
-                 query->native->team->nnodes, mca_coll_gpu_component.allgather_doubling_min_nodes,
-                 query->bytes * (size_t)query->native->team->size,
-                 mca_coll_gpu_component.allgather_doubling_max_bytes);
-    return coll_gpu_allgather_doubling_small(query);
+    return coll_gpu_alg_size_rule_why(&coll_gpu_allgather_doubling_rule, query, why, why_len) &&
+           coll_gpu_allgather_doubling_fits(query->native, query->esize);
 }
 
 /* The rows of MPI_Allgather (form allgather) and MPI_Allgatherv (allgatherv): the same

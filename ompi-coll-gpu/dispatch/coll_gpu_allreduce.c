@@ -32,11 +32,15 @@ static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char 
  * up to coll_gpu_allreduce_doubling_max_bytes (its rounds are O(log nodes) where hierarchical's
  * owners each exchange with every node; it moves the whole message each round, so only small
  * ones). */
-static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+static const coll_gpu_alg_size_rule_t coll_gpu_allreduce_doubling_rule = {
+    .param = "allreduce_doubling",
+    .bytes_what = "",
+    .per_rank = false,
+    .min_nodes = &mca_coll_gpu_component.allreduce_doubling_min_nodes,
+    .max_bytes = &mca_coll_gpu_component.allreduce_doubling_max_bytes};
 
-    return (query->native->team->nnodes >= c->allreduce_doubling_min_nodes) &&
-           (query->bytes <= c->allreduce_doubling_max_bytes);
+static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query) {
+    return coll_gpu_alg_size_rule(&coll_gpu_allreduce_doubling_rule, query);
 }
 
 /* auto across nodes: hierarchical_rabenseifner from coll_gpu_allreduce_rabenseifner_min_nodes
@@ -80,12 +84,7 @@ static bool coll_gpu_allreduce_many_nodes(const coll_gpu_alg_query_t *query, cha
 
 static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *query, char *why,
                                                   size_t why_len) {
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes >= coll_gpu_allreduce_doubling_min_nodes=%d; %zu bytes <= "
-                 "coll_gpu_allreduce_doubling_max_bytes=%zu",
-                 query->native->team->nnodes, mca_coll_gpu_component.allreduce_doubling_min_nodes,
-                 query->bytes, mca_coll_gpu_component.allreduce_doubling_max_bytes);
-    return coll_gpu_allreduce_doubling_small(query);
+    return coll_gpu_alg_size_rule_why(&coll_gpu_allreduce_doubling_rule, query, why, why_len);
 }
 
 static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, char *why,

@@ -22,22 +22,22 @@
 /* auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on, for messages of at most
  * coll_gpu_bcast_binomial_max_bytes (beyond, the root's interface, which sends every chunk to
  * each of its ceil(log2 nodes) children, bounds it). */
-static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    int nnodes = query->native->team->nnodes;
+static const coll_gpu_alg_size_rule_t coll_gpu_bcast_binomial_rule = {
+    .param = "bcast_binomial",
+    .bytes_what = "",
+    .per_rank = false,
+    .min_nodes = &mca_coll_gpu_component.bcast_binomial_min_nodes,
+    .max_bytes = &mca_coll_gpu_component.bcast_binomial_max_bytes};
 
-    return (nnodes > 1) && (nnodes >= c->bcast_binomial_min_nodes) &&
-           (query->bytes <= c->bcast_binomial_max_bytes);
+static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
+    return (query->native->team->nnodes > 1) &&
+           coll_gpu_alg_size_rule(&coll_gpu_bcast_binomial_rule, query);
 }
 
 static bool coll_gpu_bcast_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,
                                               size_t why_len) {
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes >= coll_gpu_bcast_binomial_min_nodes=%d; %zu bytes <= "
-                 "coll_gpu_bcast_binomial_max_bytes=%zu",
-                 query->native->team->nnodes, mca_coll_gpu_component.bcast_binomial_min_nodes,
-                 query->bytes, mca_coll_gpu_component.bcast_binomial_max_bytes);
-    return coll_gpu_bcast_binomial_small(query);
+    return coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, why, why_len) &&
+           (query->native->team->nnodes > 1);
 }
 
 /* pipelined: every call binomial does not take */

@@ -35,25 +35,22 @@ static bool coll_gpu_rs_halving_fits_query(const coll_gpu_alg_query_t *query, ch
 /* auto: hierarchical_halving from coll_gpu_reduce_scatter_halving_min_nodes nodes on, for calls
  * of at most coll_gpu_reduce_scatter_halving_max_bytes (the largest block x the ranks: its step
  * holds a chunk of every rank, so larger calls take more steps than hierarchical's). */
-static bool coll_gpu_rs_halving_small(const coll_gpu_alg_query_t *query) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_team_t *team = query->native->team;
+static const coll_gpu_alg_size_rule_t coll_gpu_rs_halving_rule = {
+    .param = "reduce_scatter_halving",
+    .bytes_what = " (largest block x ranks)",
+    .per_rank = true,
+    .min_nodes = &mca_coll_gpu_component.reduce_scatter_halving_min_nodes,
+    .max_bytes = &mca_coll_gpu_component.reduce_scatter_halving_max_bytes};
 
-    return (team->nnodes >= c->reduce_scatter_halving_min_nodes) &&
-           (query->bytes <= c->reduce_scatter_halving_max_bytes / (size_t)team->size) &&
+static bool coll_gpu_rs_halving_small(const coll_gpu_alg_query_t *query) {
+    return coll_gpu_alg_size_rule(&coll_gpu_rs_halving_rule, query) &&
            coll_gpu_reduce_scatter_halving_fits(query->native, query->esize);
 }
 
 static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, char *why,
                                           size_t why_len) {
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes >= coll_gpu_reduce_scatter_halving_min_nodes=%d; %zu bytes (largest "
-                 "block x ranks) <= coll_gpu_reduce_scatter_halving_max_bytes=%zu",
-                 query->native->team->nnodes,
-                 mca_coll_gpu_component.reduce_scatter_halving_min_nodes,
-                 query->bytes * (size_t)query->native->team->size,
-                 mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
-    return coll_gpu_rs_halving_small(query);
+    return coll_gpu_alg_size_rule_why(&coll_gpu_rs_halving_rule, query, why, why_len) &&
+           coll_gpu_reduce_scatter_halving_fits(query->native, query->esize);
 }
 
 /* The rows of MPI_Reduce_scatter_block (form reduce_scatter_block) and MPI_Reduce_scatter

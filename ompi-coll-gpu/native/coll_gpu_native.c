@@ -50,6 +50,26 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
     return false;
 }
 
+bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
+                            const coll_gpu_alg_query_t *query) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    return (team->nnodes >= *rule->min_nodes) &&
+           (query->bytes <= *rule->max_bytes / (rule->per_rank ? (size_t)team->size : 1));
+}
+
+bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
+                                const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    COLL_GPU_WHY(why, why_len,
+                 "%d nodes >= coll_gpu_%s_min_nodes=%d; %zu bytes%s <= coll_gpu_%s_max_bytes=%zu",
+                 team->nnodes, rule->param, *rule->min_nodes,
+                 query->bytes * (rule->per_rank ? (size_t)team->size : 1), rule->bytes_what,
+                 rule->param, *rule->max_bytes);
+    return coll_gpu_alg_size_rule(rule, query);
+}
+
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
                                            size_t seg_min_bytes, char *why, size_t why_len) {
