@@ -17,6 +17,7 @@
 #include "coll_gpu.h"
 #include "coll_gpu_agreement.h"
 #include "coll_gpu_team.h"
+#include "coll_gpu_tree.h"
 
 #include "cgt.h"
 
@@ -707,18 +708,13 @@ bool coll_gpu_allgather_doubling_fits(const coll_gpu_native_t *native, size_t es
 /* bcast: rbuf count elements at every rank, root */
 int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
-/* A bcast down a tree of the node leaders (coll_gpu_bcast_tree.c): binomial's, or pipelined's
- * chain for large messages on 3 nodes or more.  Its chunks: a scratch half at most, an eighth
- * of the message at least COLL_GPU_BCAST_CHUNK_MIN bytes. */
-typedef enum { COLL_GPU_BCAST_TREE_BINOMIAL, COLL_GPU_BCAST_TREE_CHAIN } coll_gpu_bcast_tree_t;
+/* A bcast down a tree of the node leaders (coll_gpu_bcast_tree.c, coll_gpu_tree.h):
+ * binomial's, or pipelined's chain for large messages on 3 nodes or more.  Its chunks: a
+ * scratch half at most, an eighth of the message at least COLL_GPU_BCAST_CHUNK_MIN bytes. */
 #define COLL_GPU_BCAST_CHUNK_MIN 65536
 int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                        coll_gpu_bcast_tree_t shape);
+                        coll_gpu_tree_t shape);
 size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize);
-/* The rank of node that gets a bcast from root's for its node (the same in every form): the root
- * on its own node, elsewhere the node's rank at the root's index in its node, modulo the node's
- * size (ranks of the same local index usually share a rail of the network). */
-int coll_gpu_bcast_leader(const coll_gpu_team_t *team, int root, int node);
 /* allgatherv: block p is counts[p] elements at rbuf + displs[p]; sbuf counts[rank] elements,
  * NULL when in place (counts, displs may be native->counts, ->displs) */
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,

@@ -68,6 +68,21 @@ static inline int coll_gpu_team_rail_rank(const coll_gpu_team_t *team, int j, in
     return coll_gpu_team_node_rank(team, j, index % team->node_sizes[j]);
 }
 
+/* The rooted collectives between node leaders (bcast, reduce): node j's leader, the root on its
+ * own node, elsewhere the node's rank on the root's rail; node j's position counted from the
+ * root's node (0), and the node at position v. */
+static inline int coll_gpu_team_root_leader(const coll_gpu_team_t *team, int root, int j) {
+    return (j == team->node_of_rank[root])
+               ? root
+               : coll_gpu_team_rail_rank(team, j, coll_gpu_team_index_in_node(team, root));
+}
+static inline int coll_gpu_team_root_position(const coll_gpu_team_t *team, int root, int j) {
+    return (j - team->node_of_rank[root] + team->nnodes) % team->nnodes;
+}
+static inline int coll_gpu_team_position_node(const coll_gpu_team_t *team, int root, int v) {
+    return (team->node_of_rank[root] + v) % team->nnodes;
+}
+
 /* Rank r's position in node order (node_ranks): the node's ranks in consecutive positions. */
 static inline int coll_gpu_team_node_order(const coll_gpu_team_t *team, int r) {
     return team->node_order[r];

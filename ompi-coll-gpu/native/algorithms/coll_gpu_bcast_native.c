@@ -55,7 +55,7 @@ static void coll_gpu_bcast_relay(const coll_gpu_team_t *team, int root,
 
     /* more ranks than nodes off the root's node: a node with several */
     relay->two_level = (team->size - root_node_size) > (team->nnodes - 1);
-    relay->leader = coll_gpu_bcast_leader(team, root, team->node);
+    relay->leader = coll_gpu_team_root_leader(team, root, team->node);
     relay->node_others = team->local_size - 1;
 }
 
@@ -176,7 +176,7 @@ int coll_gpu_bcast_pipelined(struct ompi_communicator_t *comm, const coll_gpu_na
         coll_gpu_bcast_relay(team, root, &relay);
     }
     if ((team->nnodes > 1) && coll_gpu_bcast_chains(team, count * call->esize)) {
-        return coll_gpu_bcast_tree(comm, call, COLL_GPU_BCAST_TREE_CHAIN);
+        return coll_gpu_bcast_tree(comm, call, COLL_GPU_TREE_CHAIN);
     }
     coll_gpu_bcast_log(comm, team, &relay, root);
     if (!relay.two_level) {

@@ -7,13 +7,13 @@
  * chunk from the root after a barrier of every rank, the root's interface serving nnodes - 1
  * copies of it.
  *
- * The leaders are pipelined's: the root on its node, elsewhere the rank at the root's index in
- * its node (modulo the node's size).  The tree is on node positions v = (node - root's node) mod
- * nnodes:
+ * The leaders are pipelined's (coll_gpu_team_root_leader): the root on its node, elsewhere the
+ * rank at the root's index in its node (modulo the node's size).  The tree (coll_gpu_tree.h) is
+ * on node positions v = (node - root's node) mod nnodes:
  *   - binomial: v's parent is v without its lowest set bit, its children v + m for the powers of
  *     two m below v's lowest set bit (every power below nnodes for the root) with v + m < nnodes,
- *     served the largest subtree first; a leader is popcount(v) <= ceil(log2 nnodes) gets from
- *     the root, whose interface sends each chunk ceil(log2 nnodes) times at most;
+ *     the farthest served first; a leader is popcount(v) <= ceil(log2 nnodes) gets from the
+ *     root, whose interface sends each chunk ceil(log2 nnodes) times at most;
  *   - chain: v's parent is v - 1, its child v + 1.
  * Per chunk (coll_gpu_bcast_chunk_elems: a half at most, an eighth of the message at least
  * 64 KiB, so that it pipelines), one native step s:
@@ -39,34 +39,9 @@
 
 #include "coll_gpu_prims.h"
 
-int coll_gpu_bcast_leader(const coll_gpu_team_t *team, int root, int node) {
-    return (node == team->node_of_rank[root])
-               ? root
-               : coll_gpu_team_rail_rank(team, node, coll_gpu_team_index_in_node(team, root));
-}
-
-/* The leader of the node at position v from the root's. */
+/* The leader of the node at position v. */
 static int coll_gpu_bcast_tree_leader(const coll_gpu_team_t *team, int root, int v) {
-    return coll_gpu_bcast_leader(team, root, (team->node_of_rank[root] + v) % team->nnodes);
-}
-
-/* Position v's children are v + m for m = first, first / 2, ..., 1 (0: none): binomial, the
- * largest power of two m below v's lowest set bit (below nnodes for the root) with
- * v + m < nnodes; the chain, v + 1 where there is one. */
-static int coll_gpu_bcast_tree_first_child(coll_gpu_bcast_tree_t shape, int v, int nnodes) {
-    int limit = (0 == v) ? nnodes : (v & -v), m = 0;
-
-    if (COLL_GPU_BCAST_TREE_CHAIN == shape) {
-        return (v + 1 < nnodes) ? 1 : 0;
-    }
-    for (int p = 1; (p < limit) && (v + p < nnodes); p *= 2) {
-        m = p;
-    }
-    return m;
-}
-
-static int coll_gpu_bcast_tree_parent(coll_gpu_bcast_tree_t shape, int v) {
-    return (COLL_GPU_BCAST_TREE_CHAIN == shape) ? v - 1 : v & (v - 1);
+    return coll_gpu_team_root_leader(team, root, coll_gpu_team_position_node(team, root, v));
 }
 
 size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize) {
@@ -79,15 +54,15 @@ size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count,
 }
 
 int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                        coll_gpu_bcast_tree_t shape) {
-    const char *name = (COLL_GPU_BCAST_TREE_CHAIN == shape) ? "pipelined chain" : "binomial";
+                        coll_gpu_tree_t shape) {
+    const char *name = (COLL_GPU_TREE_CHAIN == shape) ? "pipelined chain" : "binomial";
     const coll_gpu_team_t *team = call->native->team;
     int root = call->root, rank = team->rank, nnodes = team->nnodes;
-    int v = (team->node - team->node_of_rank[root] + nnodes) % nnodes;
+    int v = coll_gpu_team_root_position(team, root, team->node);
     int leader = coll_gpu_bcast_tree_leader(team, root, v);
-    int first_child = coll_gpu_bcast_tree_first_child(shape, v, nnodes);
+    int first_child = coll_gpu_tree_first_child(shape, v, nnodes);
     int parent = ((rank == leader) && (v > 0))
-                     ? coll_gpu_bcast_tree_leader(team, root, coll_gpu_bcast_tree_parent(shape, v))
+                     ? coll_gpu_bcast_tree_leader(team, root, coll_gpu_tree_parent(shape, v))
                      : -1;
     /* a leader whose half somebody reads: its children, or its node */
     bool serves = (rank == leader) && ((first_child > 0) || (team->local_size > 1));
@@ -173,5 +148,5 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
 }
 
 int coll_gpu_bcast_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
-    return coll_gpu_bcast_tree(comm, call, COLL_GPU_BCAST_TREE_BINOMIAL);
+    return coll_gpu_bcast_tree(comm, call, COLL_GPU_TREE_BINOMIAL);
 }

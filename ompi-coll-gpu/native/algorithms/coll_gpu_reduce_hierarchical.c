@@ -116,7 +116,7 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
     const void **srcs = native->srcs;
-    int root = call->root, root_node = team->node_of_rank[root];
+    int root = call->root;
     int root_index = coll_gpu_team_index_in_node(team, root), leader;
     bool is_root = (team->rank == root);
     size_t esize = call->esize;
@@ -130,8 +130,7 @@ int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_prims_t pr;
 
     /* this node's leader (the root on the root's node) */
-    leader =
-        (team->node == root_node) ? root : coll_gpu_team_rail_rank(team, team->node, root_index);
+    leader = coll_gpu_team_root_leader(team, root, team->node);
 
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, call->count, per_step);) {
