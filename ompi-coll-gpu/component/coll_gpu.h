@@ -88,6 +88,10 @@ typedef struct mca_coll_gpu_component_t {
      * bcast_binomial_max_bytes */
     int bcast_binomial_min_nodes;
     size_t bcast_binomial_max_bytes;
+    /* auto, from reduce_binomial_min_nodes nodes on: reduce binomial up to
+     * reduce_binomial_max_bytes */
+    int reduce_binomial_min_nodes;
+    size_t reduce_binomial_max_bytes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

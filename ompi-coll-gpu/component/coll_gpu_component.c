@@ -443,6 +443,30 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.bcast_binomial_max_bytes);
 
+    mca_coll_gpu_component.reduce_binomial_min_nodes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES;
+    (void)mca_base_component_var_register(
+        c, "reduce_binomial_min_nodes",
+        "With reduce_algorithm auto and no tuning rule: from this many nodes on, calls of at "
+        "most reduce_binomial_max_bytes run binomial (the node leaders reduce up a binomial "
+        "tree to the root: ceil(log2(nodes)) gets deep, where hierarchical's root gets a "
+        "partial from every node).  The default is the cost model's on nodes of one rank and "
+        "of 8 H200: the smallest node count from which it wins at every larger one "
+        "(perf/cost_model --crossovers; its tuning file also takes it on fewer nodes where it "
+        "wins there)",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.reduce_binomial_min_nodes);
+
+    mca_coll_gpu_component.reduce_binomial_max_bytes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES;
+    (void)mca_base_component_var_register(
+        c, "reduce_binomial_max_bytes",
+        "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
+        "the largest message that runs binomial (the root's node receives it from each of its "
+        "ceil(log2(nodes)) children: larger ones run hierarchical, segmented between the "
+        "nodes).  0: never.  The default is the cost model's: the size that loses least over "
+        "its layouts from reduce_binomial_min_nodes nodes on",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.reduce_binomial_max_bytes);
+
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(
         c, "alltoall_aggregate_max_bytes",

@@ -740,6 +740,11 @@ int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_nati
 int coll_gpu_reduce_hierarchical(struct ompi_communicator_t *comm,
                                  const coll_gpu_native_call_t *call);
 bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* reduce binomial: the node leaders reduce up a binomial tree to the root
+ * (coll_gpu_reduce_binomial.c); _fits: an input, a partial and ceil(log2 nnodes) landing slots
+ * of one element in a scratch half. */
+int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+bool coll_gpu_reduce_binomial_fits(const coll_gpu_native_t *native, size_t esize);
 /* reduce hierarchical segments its network step from this size on, on 3 nodes or more */
 #define COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES (64 * 1024)
 /* gather: sbuf count elements, NULL at the root in place (its block already at

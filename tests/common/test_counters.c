@@ -160,6 +160,14 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 65536}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_reduce_binomial_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 16}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_reduce_binomial_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, reduce_binomial_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 65536}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -250,6 +258,13 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->rs_halving_min_nodes) &&
         (config->rs_halving_max_bytes >= 0) &&
         (bytes <= (size_t)config->rs_halving_max_bytes / (size_t)comm_size)) {
+        return TU_ALG_AUTO + 4;
+    }
+    /* reduce: binomial likewise, up to a message of coll_gpu_reduce_binomial_max_bytes */
+    if ((COLL_GPU_REDUCE == coll) && tu_multi_node(config, comm_size) &&
+        (tu_emulated_node(config, comm_size - 1) + 1 >= config->reduce_binomial_min_nodes) &&
+        (config->reduce_binomial_max_bytes >= 0) &&
+        (bytes <= (size_t)config->reduce_binomial_max_bytes)) {
         return TU_ALG_AUTO + 4;
     }
     /* bcast: binomial likewise, up to a message of coll_gpu_bcast_binomial_max_bytes */
