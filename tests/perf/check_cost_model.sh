@@ -14,11 +14,12 @@
 #     fails and names the row, and the tolerance's edge is where it says;
 #  4. --fit-from a canned set of benchmark numbers gives the parameters worked out by hand;
 #  5. every algorithm-table row of the component naming a cost-model entry (.cost_model = "x"
-#     in ompi-coll-gpu/) is one of the model's algorithms.
+#     in ompi-coll-gpu/) is one of the model's time models (a method of its Machine).
 #  6. auto's crossovers: the compiled defaults (coll_gpu_model_defaults.h) are the model's, each
 #     where it loses least, and the tuning file agrees; the rules of allgather
 #     hierarchical_doubling and reduce_scatter hierarchical_halving (a node count and a size of
-#     block x ranks) recomputed from the model's two times each.
+#     block x ranks) and of bcast binomial (a node count and a message) recomputed from the
+#     model's two times each.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -69,8 +70,8 @@ result "self-test: 0 failures" $? "$WORK/out"
 
 # 1b. the traffic table: every collective's algorithms spanning nodes, per node count
 expect_exit "traffic table" 0 "$MODEL" --traffic --nodes 2,1024 --sizes 16M
-[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 20 ]
-result "traffic table: 2 x 10 rows" $? "$WORK/out"
+[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 22 ]
+result "traffic table: 2 x 11 rows" $? "$WORK/out"
 expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --coll allgather \
     --traffic-alg hierarchical --sizes 1M
 grep -q '"total_received": 10485760' "$WORK/out"
@@ -81,6 +82,25 @@ expect_exit "alltoall hierarchical on 3+3+1" 0 "$MODEL" --traffic --node-sizes 3
     --traffic-alg hierarchical --sizes 1K
 grep -q '"total_received": 30720' "$WORK/out" && grep -A8 '"received"' "$WORK/out" | grep -q '6144.0$'
 result "alltoall hierarchical on 3+3+1: every rank gets its 7 - L blocks from off its node once (30 blocks), the node of one carries 6" $? "$WORK/out"
+# bcast binomial from rank 9 on 5 nodes of 2: the leaders are the ranks of local index 1; the
+# root's node serves its 3 children (positions 4, 2, 1), position 2 (rank 3) serves position 3;
+# in a call of one chunk a get per leader but the root, a READY per child, and the agreement's
+# 4 messages (5 nodes, radix 8) on each node's first rank
+expect_exit "bcast binomial on 5 nodes of 2 from rank 9" 0 "$MODEL" --traffic \
+    --node-sizes 2,2,2,2,2 --coll bcast --traffic-alg binomial --sizes 1K --root 9
+python3 - "$WORK/out" >"$WORK/bc" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+K = 1024.0
+want = {"sent": [0, 0, 0, K, 0, 0, 0, 0, 0, 3 * K],
+        "received": [0, K, 0, K, 0, K, 0, K, 0, 0],
+        "messages": [4, 1, 4, 2, 4, 1, 4, 1, 4, 3]}
+bad = ["%s %s, want %s" % (k, d.get(k), v) for k, v in want.items() if d.get(k) != v]
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/bc")" = ok ]
+result "bcast binomial on 5 nodes of 2 from rank 9: the root sends 3 x S, position 2 once, the other leaders get S; messages per rank" \
+    $? "$WORK/bc"
 
 # 2. the table and its JSON (auto: the compiled default, from the header the component builds
 #    with)
@@ -95,6 +115,8 @@ AG_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MIN_NODES \(
 AG_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 RS_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 RS_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+BC_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+BC_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -214,15 +236,17 @@ result "--fit-from: parameters worked out by hand" $? "$WORK/check"
 
 # 5. the component's table rows against the model's algorithms
 python3 - "$MODEL" "$src" >"$WORK/rows" 2>&1 <<'EOF'
-import ast, os, re, sys
-model = open(sys.argv[1]).read()
-algs = ast.literal_eval(re.search(r"^ALGS = (\[.*?\])", model, re.M | re.S).group(1))
+import os, re, sys
+from importlib.machinery import SourceFileLoader
+cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
 named = []
 for top, _, files in os.walk(sys.argv[2]):
     for f in files:
         if f.endswith(".c"):
             named += re.findall(r'\.cost_model = "([a-z_]+)"', open(os.path.join(top, f)).read())
-missing = sorted(set(n for n in named if n not in algs))
+# a time model: a method of the model's Machine (allreduce's are also in its ALGS)
+missing = sorted(set(n for n in named if n.startswith("_") or
+                     not callable(getattr(cm.Machine, n, None))))
 if not named:
     print("no table row names a cost-model entry")
 elif missing:
@@ -251,7 +275,9 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allgather_doubling_min_nodes = $AG_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_allgather_doubling_max_bytes = $AG_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_reduce_scatter_halving_min_nodes = $RS_MIN_NODES" "$WORK/out" &&
-    grep -qx "coll_gpu_reduce_scatter_halving_max_bytes = $RS_MAX" "$WORK/out"
+    grep -qx "coll_gpu_reduce_scatter_halving_max_bytes = $RS_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_bcast_binomial_min_nodes = $BC_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_bcast_binomial_max_bytes = $BC_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -433,6 +459,96 @@ grep -q "^reduce_scatter_block  32-47  8  0-[0-9]*  hierarchical_halving$" "$WOR
     grep -q "^reduce_scatter  32-47  8  0-[0-9]*  hierarchical_halving$" "$WORK/model.conf"
 result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per layout" $? \
     "$WORK/model.conf"
+
+# bcast binomial against pipelined (messages, in bytes): the header's pair, binomial from
+# BC_MIN_NODES nodes up to BC_MAX bytes (pipelined elsewhere), loses least over nodes of 1 and
+# of 8 on every node count of the grid and the model's messages (8 B to 1 GiB) among the pairs
+# of a node count of the grid and a message of the grid, and less than never taking binomial
+# (which loses at the smallest messages: the rule has no lower bound); on each layout the
+# tuning file runs binomial on the band of messages that loses least there, pipelined either
+# side; all recomputed here from the model's two times
+python3 - "$MODEL" "$BC_MIN_NODES" "$BC_MAX" "$WORK/model.conf" >"$WORK/bcx" 2>&1 <<'EOF'
+import math, sys
+from importlib.machinery import SourceFileLoader
+cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
+start, cap, conf = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+P = cm.PRESETS["h200-8x"]["params"]
+grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+sizes = cm.BCAST_GRID
+bad = []
+if sizes[0] != 8 or sizes[-1] != 1 << 30:
+    bad.append("the grid is %d to %d bytes" % (sizes[0], sizes[-1]))
+t = {}
+for g in (1, 8):
+    for N in grid:
+        m = cm.Machine(P, g, N, 1)
+        t[g, N] = [(S, m.bcast_binomial(S).time, m.bcast_pipelined(S).time) for S in sizes]
+# per node count and cap, the loss of binomial up to the cap (pipelined above)
+lost = {N: {T: sum(math.log((b if S <= T else p) / min(b, p))
+                   for g in (1, 8) for S, b, p in t[g, N]) for T in [0] + sizes} for N in grid}
+
+
+def loss(st, T):  # binomial from st nodes up to T bytes, pipelined elsewhere
+    return sum(lost[N][T if N >= st else 0] for N in grid)
+
+
+never = loss(1 << 62, 0)
+least = min(loss(st, T) for st in grid for T in sizes)
+if cap == 0 or start > grid[-1]:
+    if least < never - 1e-9:
+        bad.append("never, but a rule loses %.4f < %.4f" % (least, never))
+elif start not in grid or cap not in sizes:
+    bad.append("%d nodes, %d bytes: not of the grids" % (start, cap))
+elif loss(start, cap) > least + 1e-9 or loss(start, cap) >= never:
+    bad.append("from %d nodes up to %d loses %.4f, the least %.4f, never %.4f" % (
+        start, cap, loss(start, cap), least, never))
+
+
+def in_range(r, v):
+    if r == "*":
+        return True
+    lo, dash, hi = r.partition("-")
+    if not dash:
+        return v == int(lo)
+    return int(lo) <= v and (hi == "" or v <= int(hi))
+
+
+def rule_alg(size, rpn, S):
+    for line in open(conf):
+        f = line.split()
+        if f and not f[0].startswith("#") and f[0] == "bcast" and in_range(f[1], size) and \
+                in_range(f[2], rpn) and in_range(f[3], S):
+            return f[4]
+
+
+for g in (1, 8):
+    for N in (3, 16, 128, 1024):
+        rows = t[g, N]
+        lb = [math.log(b / min(b, p)) for _, b, p in rows]
+        lp = [math.log(p / min(b, p)) for _, b, p in rows]
+
+        def band_loss(i, j):
+            return sum(lp[:i]) + sum(lb[i:j]) + sum(lp[j:])
+        best = min(band_loss(i, j) for i in range(len(rows)) for j in range(i, len(rows) + 1))
+        took = [rule_alg(N * g, g, S) for S, _, _ in rows]
+        if None in took:
+            bad.append("%d nodes of %d: no bcast rule for some message" % (N, g))
+            continue
+        ks = [k for k, a in enumerate(took) if a == "binomial"]
+        i, j = (ks[0], ks[-1] + 1) if ks else (0, 0)
+        if any(a != ("binomial" if i <= k < j else "pipelined") for k, a in enumerate(took)):
+            bad.append("%d nodes of %d: the rules' binomial is not one band" % (N, g))
+        elif band_loss(i, j) > best + 1e-9:
+            bad.append("%d nodes of %d: the rules' band loses %.4f, the least %.4f" % (
+                N, g, band_loss(i, j), best))
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/bcx")" = ok ]
+result "bcast binomial from $BC_MIN_NODES nodes (of 1 and of 8) up to $BC_MAX bytes: the pair that loses least; the tuning file's band per layout" \
+    $? "$WORK/bcx"
+grep -q "^bcast  8192-  8  [0-9]*-[0-9]*  binomial$" "$WORK/model.conf" &&
+    grep -q "^bcast  128-191  8  0-[0-9]*  pipelined$" "$WORK/model.conf"
+result "--format tuning: bcast binomial and pipelined rules per layout" $? "$WORK/model.conf"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
