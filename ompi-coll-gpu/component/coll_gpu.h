@@ -84,13 +84,15 @@ typedef struct mca_coll_gpu_component_t {
      * hierarchical_halving up to reduce_scatter_halving_max_bytes (the largest block x ranks) */
     int reduce_scatter_halving_min_nodes;
     size_t reduce_scatter_halving_max_bytes;
-    /* auto, from bcast_binomial_min_nodes nodes on: bcast binomial up to
-     * bcast_binomial_max_bytes */
+    /* auto, from bcast_binomial_min_nodes nodes on: bcast binomial from
+     * bcast_binomial_min_bytes up to bcast_binomial_max_bytes */
     int bcast_binomial_min_nodes;
+    size_t bcast_binomial_min_bytes;
     size_t bcast_binomial_max_bytes;
-    /* auto, from reduce_binomial_min_nodes nodes on: reduce binomial up to
-     * reduce_binomial_max_bytes */
+    /* auto, from reduce_binomial_min_nodes nodes on: reduce binomial from
+     * reduce_binomial_min_bytes up to reduce_binomial_max_bytes */
     int reduce_binomial_min_nodes;
+    size_t reduce_binomial_min_bytes;
     size_t reduce_binomial_max_bytes;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */

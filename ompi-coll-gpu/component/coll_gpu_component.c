@@ -432,6 +432,17 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.bcast_binomial_min_nodes);
 
+    mca_coll_gpu_component.bcast_binomial_min_bytes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES;
+    (void)mca_base_component_var_register(
+        c, "bcast_binomial_min_bytes",
+        "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
+        "the smallest message that runs binomial (its ceil(log2(nodes)) levels each cost a "
+        "round trip, a copy and a synchronization; below, pipelined's fewer rounds are "
+        "faster).  The default is the cost model's, with bcast_binomial_min_nodes and "
+        "bcast_binomial_max_bytes: the rule that loses least over its layouts",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.bcast_binomial_min_bytes);
+
     mca_coll_gpu_component.bcast_binomial_max_bytes = COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES;
     (void)mca_base_component_var_register(
         c, "bcast_binomial_max_bytes",
@@ -455,6 +466,18 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "wins there)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_binomial_min_nodes);
+
+    mca_coll_gpu_component.reduce_binomial_min_bytes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES;
+    (void)mca_base_component_var_register(
+        c, "reduce_binomial_min_bytes",
+        "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
+        "the smallest message that runs binomial (its ceil(log2(nodes)) levels each cost a "
+        "round trip, a copy and a synchronization; below, hierarchical or direct's fewer rounds "
+        "are "
+        "faster).  The default is the cost model's, with reduce_binomial_min_nodes and "
+        "reduce_binomial_max_bytes: the rule that loses least over its layouts",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.reduce_binomial_min_bytes);
 
     mca_coll_gpu_component.reduce_binomial_max_bytes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES;
     (void)mca_base_component_var_register(

@@ -35,10 +35,12 @@
  * pair that loses least over those layouts on every node count and messages of 8 B to 1 GiB
  * (below 7K pipelined is faster on each of them: a tuning file bounds binomial from below) */
 #define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES 48U
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES 268435456UL
 
 /* reduce, nodes of 1 and of 8 ranks: binomial from this many nodes, up to this message */
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES 16U
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES 65536UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

@@ -27,7 +27,8 @@ static const coll_gpu_alg_size_rule_t coll_gpu_bcast_binomial_rule = {
     .bytes_what = "",
     .per_rank = false,
     .min_nodes = &mca_coll_gpu_component.bcast_binomial_min_nodes,
-    .max_bytes = &mca_coll_gpu_component.bcast_binomial_max_bytes};
+    .max_bytes = &mca_coll_gpu_component.bcast_binomial_max_bytes,
+    .min_bytes = &mca_coll_gpu_component.bcast_binomial_min_bytes};
 
 static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
     return (query->native->team->nnodes > 1) &&
@@ -46,8 +47,7 @@ static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query
     COLL_GPU_WHY(why, why_len, "%s",
                  (1 == query->native->team->nnodes)
                      ? "one node"
-                     : "fewer nodes than coll_gpu_bcast_binomial_min_nodes or more bytes than "
-                       "coll_gpu_bcast_binomial_max_bytes");
+                     : "not binomial's: coll_gpu_bcast_binomial_min_nodes, _min_bytes, _max_bytes");
     return !coll_gpu_bcast_binomial_small(query);
 }
 

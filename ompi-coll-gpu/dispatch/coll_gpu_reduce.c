@@ -31,7 +31,8 @@ static const coll_gpu_alg_size_rule_t coll_gpu_reduce_binomial_rule = {
     .bytes_what = "",
     .per_rank = false,
     .min_nodes = &mca_coll_gpu_component.reduce_binomial_min_nodes,
-    .max_bytes = &mca_coll_gpu_component.reduce_binomial_max_bytes};
+    .max_bytes = &mca_coll_gpu_component.reduce_binomial_max_bytes,
+    .min_bytes = &mca_coll_gpu_component.reduce_binomial_min_bytes};
 
 static bool coll_gpu_reduce_binomial_small(const coll_gpu_alg_query_t *query) {
     return (query->native->team->nnodes > 1) &&

@@ -53,20 +53,30 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
 bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
                             const coll_gpu_alg_query_t *query) {
     const coll_gpu_team_t *team = query->native->team;
+    size_t scale = rule->per_rank ? (size_t)team->size : 1;
 
-    return (team->nnodes >= *rule->min_nodes) &&
-           (query->bytes <= *rule->max_bytes / (rule->per_rank ? (size_t)team->size : 1));
+    return (team->nnodes >= *rule->min_nodes) && (query->bytes <= *rule->max_bytes / scale) &&
+           ((NULL == rule->min_bytes) || (query->bytes * scale >= *rule->min_bytes));
 }
 
 bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
+    size_t bytes = query->bytes * (rule->per_rank ? (size_t)team->size : 1);
 
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes >= coll_gpu_%s_min_nodes=%d; %zu bytes%s <= coll_gpu_%s_max_bytes=%zu",
-                 team->nnodes, rule->param, *rule->min_nodes,
-                 query->bytes * (rule->per_rank ? (size_t)team->size : 1), rule->bytes_what,
-                 rule->param, *rule->max_bytes);
+    if (NULL != rule->min_bytes) {
+        COLL_GPU_WHY(why, why_len,
+                     "%d nodes >= coll_gpu_%s_min_nodes=%d; coll_gpu_%s_min_bytes=%zu <= %zu "
+                     "bytes%s <= coll_gpu_%s_max_bytes=%zu",
+                     team->nnodes, rule->param, *rule->min_nodes, rule->param, *rule->min_bytes,
+                     bytes, rule->bytes_what, rule->param, *rule->max_bytes);
+    } else {
+        COLL_GPU_WHY(
+            why, why_len,
+            "%d nodes >= coll_gpu_%s_min_nodes=%d; %zu bytes%s <= coll_gpu_%s_max_bytes=%zu",
+            team->nnodes, rule->param, *rule->min_nodes, bytes, rule->bytes_what, rule->param,
+            *rule->max_bytes);
+    }
     return coll_gpu_alg_size_rule(rule, query);
 }
 
@@ -230,7 +240,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 20 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 22 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -269,6 +279,8 @@ void coll_gpu_native_tuning_load(void) {
     words[17] = (uint64_t)c->bcast_binomial_max_bytes;
     words[18] = (uint64_t)c->reduce_binomial_min_nodes;
     words[19] = (uint64_t)c->reduce_binomial_max_bytes;
+    words[20] = (uint64_t)c->bcast_binomial_min_bytes;
+    words[21] = (uint64_t)c->reduce_binomial_min_bytes;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

@@ -430,15 +430,17 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
 bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
 /* auto's size rule for an algorithm of a few rounds between node leaders (allreduce and
- * allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast
- * binomial): from coll_gpu_<param>_min_nodes nodes on, calls of at most coll_gpu_<param>_max_bytes
- * (per_rank: the largest block x ranks, where its step holds a chunk of every rank). */
+ * allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast and
+ * reduce binomial): from coll_gpu_<param>_min_nodes nodes on, calls of at most
+ * coll_gpu_<param>_max_bytes (per_rank: the largest block x ranks, where its step holds a chunk
+ * of every rank), and of at least coll_gpu_<param>_min_bytes where the rule has one. */
 typedef struct {
     const char *param;      /* "allgather_doubling": the parameters' names */
     const char *bytes_what; /* what the call's bytes are, for the log: " gathered" */
     bool per_rank;
     const int *min_nodes; /* the parameters */
     const size_t *max_bytes;
+    const size_t *min_bytes; /* NULL: none */
 } coll_gpu_alg_size_rule_t;
 
 /* Whether rule takes query's call; _why: and the reason, for the verbose log. */

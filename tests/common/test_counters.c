@@ -156,6 +156,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_nodes),
      .type = TU_CVAR_INT,
      .default_value = 16}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_bcast_binomial_min_bytes",
+     .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_bcast_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -164,6 +168,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_nodes),
      .type = TU_CVAR_INT,
      .default_value = 16}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_reduce_binomial_min_bytes",
+     .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_reduce_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -264,6 +272,7 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
     if ((COLL_GPU_REDUCE == coll) && tu_multi_node(config, comm_size) &&
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->reduce_binomial_min_nodes) &&
         (config->reduce_binomial_max_bytes >= 0) &&
+        ((long long)bytes >= config->reduce_binomial_min_bytes) &&
         (bytes <= (size_t)config->reduce_binomial_max_bytes)) {
         return TU_ALG_AUTO + 4;
     }
@@ -271,6 +280,7 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
     if ((COLL_GPU_BCAST == coll) && tu_multi_node(config, comm_size) &&
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->bcast_binomial_min_nodes) &&
         (config->bcast_binomial_max_bytes >= 0) &&
+        ((long long)bytes >= config->bcast_binomial_min_bytes) &&
         (bytes <= (size_t)config->bcast_binomial_max_bytes)) {
         return TU_ALG_AUTO + 3;
     }

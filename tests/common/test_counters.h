@@ -52,8 +52,10 @@ typedef struct {
     int rs_halving_min_nodes;               /* coll_gpu_reduce_scatter_halving_min_nodes */
     long long rs_halving_max_bytes;         /* coll_gpu_reduce_scatter_halving_max_bytes */
     int bcast_binomial_min_nodes;           /* coll_gpu_bcast_binomial_min_nodes */
+    long long bcast_binomial_min_bytes;     /* coll_gpu_bcast_binomial_min_bytes */
     long long bcast_binomial_max_bytes;     /* coll_gpu_bcast_binomial_max_bytes */
     int reduce_binomial_min_nodes;          /* coll_gpu_reduce_binomial_min_nodes */
+    long long reduce_binomial_min_bytes;    /* coll_gpu_reduce_binomial_min_bytes */
     long long reduce_binomial_max_bytes;    /* coll_gpu_reduce_binomial_max_bytes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
@@ -107,7 +109,7 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * x comm_size <= coll_gpu_allgather_doubling_max_bytes; reduce_scatter(_block):
  * hierarchical_halving, the third, likewise from coll_gpu_reduce_scatter_halving_min_nodes and
  * _max_bytes; bcast: pipelined, its first, or binomial, its second, from
- * coll_gpu_bcast_binomial_min_nodes nodes on for messages (bytes) up to _max_bytes; reduce:
+ * coll_gpu_bcast_binomial_min_nodes nodes on for messages (bytes) from _min_bytes up to _max_bytes; reduce:
  * binomial, the third, likewise from coll_gpu_reduce_binomial_min_nodes). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from

@@ -158,6 +158,13 @@ for topo in "4 2" "7 3" "8 2" "3 2" "6 1"; do
     check_digest $np-binomial-tiny
     check_same_digest "$np ranks: binomial, many chunks = pipelined" $np-binomial-tiny $np-host
 done
+# slow streams (every stream operation of the emulated device 100 us late): the copies the tree
+# leaves queued after its signals must not be overtaken
+ACCEL_EMULATED_DELAY_US=100 check_run "7 ranks, 3 per node, binomial, slow streams, 4 KiB scratch halves" 7 \
+    "$EMU coll_gpu_ranks_per_node=3 $BIN coll_gpu_native_chunk_size=2048 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+    test_bcast_native
+check_digest 7-binomial-slow
+check_same_digest "7 ranks: binomial, slow streams = pipelined" 7-binomial-slow 7-nodes
 check_run "6 ranks, 1 per node, binomial, 16 MiB (chunks of 2 MiB)" 6 "$EMU coll_gpu_ranks_per_node=1 $BIN" \
     test_bcast_native --big-bytes=16777216
 check_digest 6-big-binomial
@@ -165,16 +172,16 @@ check_run "6 ranks, 1 per node, pipelined, 16 MiB" 6 "$EMU coll_gpu_ranks_per_no
     test_bcast_native --big-bytes=16777216
 check_digest 6-big-pipelined
 check_same_digest "6 ranks, 16 MiB: binomial = pipelined" 6-big-binomial 6-big-pipelined
-# auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on up to _max_bytes (the test
+# auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on, from _min_bytes up to _max_bytes (the test
 # expects each call's row from the same parameters: its pvar checks which ran)
-check_run "6 ranks, 1 per node, auto from 3 nodes up to 1 KiB" 6 \
-    "$EMU coll_gpu_ranks_per_node=1 coll_gpu_bcast_binomial_min_nodes=3 coll_gpu_bcast_binomial_max_bytes=1024 coll_gpu_verbose=10" \
+check_run "6 ranks, 1 per node, auto from 3 nodes, 16 bytes to 1 KiB" 6 \
+    "$EMU coll_gpu_ranks_per_node=1 coll_gpu_bcast_binomial_min_nodes=3 coll_gpu_bcast_binomial_min_bytes=16 coll_gpu_bcast_binomial_max_bytes=1024 coll_gpu_verbose=10" \
     test_bcast_native
 check_digest 6-auto
 check_same_digest "6 ranks: auto's mix = pipelined" 6-auto 6-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's choice and its reason" \
-    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: binomial \(6 nodes >= coll_gpu_bcast_binomial_min_nodes=3; [0-9]+ bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)" \
-    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: pipelined \("
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: binomial \(6 nodes >= coll_gpu_bcast_binomial_min_nodes=3; coll_gpu_bcast_binomial_min_bytes=16 <= [0-9]+ bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)" \
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, .*: pipelined \(not binomial's"
 
 # a leader (rank 2 for root 0) or a rank loading from it (rank 3) missing (an erroneous
 # program): with coll_gpu_transport_timeout set, the job aborts with a message naming the call,

@@ -154,7 +154,7 @@ check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_bloc
 # reduce's messages up to 64 bytes),
 # on nodes of one rank (direct above) and of two (hierarchical above): the pvar of each call says
 # which ran
-AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256 coll_gpu_reduce_binomial_min_nodes=3 coll_gpu_reduce_binomial_max_bytes=64"
+AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256 coll_gpu_reduce_binomial_min_nodes=3 coll_gpu_reduce_binomial_min_bytes=0 coll_gpu_reduce_binomial_max_bytes=64"
 check_run "5 ranks, host buffers, 1 per node, allgather and reduce_scatter_block auto from 3 nodes up to 256 bytes" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_AUTO coll_gpu_verbose=10" \
     test_native_collectives --kinds=host --small
@@ -163,7 +163,7 @@ check_run "5 ranks, host buffers, 1 per node, allgather and reduce_scatter_block
     "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)" \
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: hierarchical_halving \(5 nodes >= coll_gpu_reduce_scatter_halving_min_nodes=3; 20 bytes \(largest block x ranks\) <= coll_gpu_reduce_scatter_halving_max_bytes=256\)" \
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)" \
-    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: binomial \(5 nodes >= coll_gpu_reduce_binomial_min_nodes=3; 4 bytes <= coll_gpu_reduce_binomial_max_bytes=64\)" \
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: binomial \(5 nodes >= coll_gpu_reduce_binomial_min_nodes=3; coll_gpu_reduce_binomial_min_bytes=0 <= 4 bytes <= coll_gpu_reduce_binomial_max_bytes=64\)" \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)"
 check_digest 5-host-nodes-ag-auto
 check_same_digest "5 ranks: allgather and reduce_scatter_block auto across 5 nodes = 1 node (integers and copies)" \

@@ -395,10 +395,10 @@ check_run "bcast, 64 bytes, 6 ranks on 3 nodes of 2, binomial by a tuning rule" 
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "a tuning rule's bcast binomial" \
     "MPI_Bcast on MPI_COMM_WORLD: .*host memory: binomial \(rule at .*bcast_rules.conf:1\)"
 check_run "bcast, 64 bytes, 8 nodes of 1, auto from 4 nodes up to 1 KiB" 8 \
-    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_bcast_binomial_min_nodes=4 coll_gpu_bcast_binomial_max_bytes=1024 coll_gpu_verbose=10" \
+    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_bcast_binomial_min_nodes=4 coll_gpu_bcast_binomial_min_bytes=0 coll_gpu_bcast_binomial_max_bytes=1024 coll_gpu_verbose=10" \
     test_net_traffic --coll=bcast --bytes=64 --root=6 --rounds --binomial
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's bcast binomial" \
-    "MPI_Bcast on MPI_COMM_WORLD: 64 x 1 bytes, host memory: binomial \(8 nodes >= coll_gpu_bcast_binomial_min_nodes=4; 64 bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)"
+    "MPI_Bcast on MPI_COMM_WORLD: 64 x 1 bytes, host memory: binomial \(8 nodes >= coll_gpu_bcast_binomial_min_nodes=4; coll_gpu_bcast_binomial_min_bytes=0 <= 64 bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)"
 check_run "model: bcast binomial, 5 ranks on 2+2+1 from rank 0" 5 \
     "$BASE coll_gpu_ranks_per_node=2 $BCB" test_net_traffic --coll=bcast --bytes=1024 --binomial
 check_model bcast binomial 2,2,1 1024 0

@@ -18,11 +18,11 @@
  * Per chunk (coll_gpu_bcast_chunk_elems: a half at most, an eighth of the message at least
  * 64 KiB, so that it pipelines), one native step s:
  *   - the root copies the chunk into its half of s; any other leader takes it from its parent's
- *     half of s (READY, then a get) into its own half of s, and copies it into its buffer (a
- *     leader that serves nobody, with no children and alone on its node, gets straight into its
- *     buffer);
+ *     half of s (READY, then a get) into its own half of s (a leader that serves nobody, with no
+ *     children and alone on its node, gets straight into its buffer);
  *   - a leader offers its half to its children (published once, READY to each) and tells its
- *     node (FINAL);
+ *     node (FINAL), then copies the chunk into its buffer (off the critical path: its readers
+ *     read the half);
  *   - the other ranks of a node copy the chunk out of their leader's half.
  * Nothing waits for every rank's step: a chunk moves down the tree as soon as each parent has it,
  * so chunks pipeline through the tree's depth.
@@ -103,19 +103,22 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
         if (rank != leader) {
             coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_FINAL);
             coll_gpu_prims_copy(&pr, data, coll_gpu_prims_theirs(&pr, leader, c.step), len);
-            coll_gpu_prims_sync(&pr);
             if (reused) {
+                /* (else the end of the call completes the copy, before its agreement) */
+                coll_gpu_prims_sync(&pr);
                 coll_gpu_prims_signal(&pr, leader, c.step, COLL_GPU_PHASE_CONSUMED);
             }
             continue;
         }
         if (serves && (c.first >= 2 * per_step)) {
-            /* the readers of chunk k - 2 in this half are done with it */
+            /* the readers of chunk k - 2 in this half are done with it, and so is this rank's
+             * own copy out of it into its buffer */
             coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
             for (int m = first_child; m > 0; m /= 2) {
                 coll_gpu_prims_wait(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step - 2,
                                     COLL_GPU_PHASE_CONSUMED);
             }
+            coll_gpu_prims_sync(&pr);
         }
         if (rank == root) {
             if (serves) {
@@ -126,9 +129,6 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
             coll_gpu_prims_fetch_complete(&pr);
             if (reused) {
                 coll_gpu_prims_signal(&pr, parent, c.step, COLL_GPU_PHASE_CONSUMED);
-            }
-            if (serves) {
-                coll_gpu_prims_copy(&pr, data, half, len);
             }
         }
         if (!serves) {
@@ -143,6 +143,11 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
                                   COLL_GPU_PHASE_READY);
         }
         coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_FINAL);
+        if (rank != root) {
+            /* off the critical path: its readers read the half, not the buffer; completed
+             * before the chunk two on overwrites the half, or by the end of the call */
+            coll_gpu_prims_copy(&pr, data, half, len);
+        }
     }
     return coll_gpu_prims_finish(&pr, comm);
 }
