@@ -48,7 +48,8 @@
 #     signals; every other node's leader gets the message once, each node serves it once per
 #     child of its tree position; at most 2 ceil(log2 nnodes) + 1 rounds on 3, 5, 8 and 16
 #     nodes, 1 MiB in 8 chunks on 5 nodes of 2; bytes and messages per rank against the cost
-#     model's (2+2+1); pipelined fails those bounds;
+#     model's (2+2+1); pipelined fails those bounds; reduce binomial alike (every node but the
+#     root's serves its partial once, a leader gets one per child; hierarchical fails);
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -387,6 +388,29 @@ for spec in "10 2 5 64" "8 1 3 64" "16 1 9 64" "7 3 4 64" "10 2 9 1048576"; do
         test_net_traffic --coll=bcast --bytes=$bytes --root=$root --binomial $rounds
 done
 check_model bcast binomial 2,2,2,2,2 1048576 9
+# reduce binomial (forced), the same tree backwards: only leaders talk between nodes, putting
+# only signals; every node but the root's serves its partial once, a leader gets one per child;
+# hierarchical fails those bounds
+RDB="coll_gpu_reduce_algorithm=binomial"
+for spec in "10 2 5 64" "8 1 3 64" "7 3 4 64" "10 2 9 1048576"; do
+    read -r np rpn root bytes <<<"$spec"
+    nodes=$(((np + rpn - 1) / rpn))
+    rounds=--rounds
+    [ "$bytes" = 64 ] || rounds=
+    check_run "reduce, $bytes bytes to rank $root, $np ranks on $nodes nodes of $rpn, binomial" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn $RDB" \
+        test_net_traffic --coll=reduce --bytes=$bytes --root=$root --binomial $rounds
+done
+check_model reduce binomial 2,2,2,2,2 1048576 9
+check_run "model: reduce binomial, 5 ranks on 2+2+1 to rank 0" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 $RDB" test_net_traffic --coll=reduce --bytes=1024 --binomial
+check_model reduce binomial 2,2,1 1024 0
+check_model_messages reduce binomial 2,2,1
+check_run "reduce hierarchical against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
+    "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=reduce --bytes=64 --root=5 --binomial --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "hierarchical: the root gets from every node" \
+    "NOTE bound not enforced: reduce \(binomial\): rank [0-9], not a leader, exchanged"
 # (chosen by a tuning rule, and by auto with its parameters lowered)
 printf 'bcast 3-8 * 0-4K binomial\n' >"$CHECK_LOGDIR/bcast_rules.conf"
 check_run "bcast, 64 bytes, 6 ranks on 3 nodes of 2, binomial by a tuning rule" 6 \

@@ -62,11 +62,12 @@
  * ("rank R node N owner: sent S received V messages M rounds D waits W bound B"), and a case that
  * exceeds its bound fails naming it.
  *
- * --binomial (bcast run by binomial): instead of the bcast bounds above, only the node leaders
- * (the root, elsewhere the rank at the root's index in its node) exchange messages with other
- * nodes and put nothing but signals; every other node's leader gets exactly the message, every
- * other rank nothing; node j serves exactly the message times its tree position's children
- * (ceil(log2 nnodes) at most, the root's node).
+ * --binomial (bcast or reduce run by binomial): instead of the bounds above, only the node
+ * leaders (the root, elsewhere the rank at the root's index in its node) exchange messages with
+ * other nodes and put nothing but signals; bcast: every other node's leader gets exactly the
+ * message, every other rank nothing, node j serves exactly the message times its tree
+ * position's children (ceil(log2 nnodes) at most, the root's node); reduce: every node but the
+ * root's serves exactly the message (its partial, once), a leader gets one per child.
  *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
@@ -311,7 +312,7 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
-    bool binomial = false; /* bcast: --binomial */
+    bool binomial = false; /* bcast, reduce: --binomial */
     bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
                             * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
@@ -472,7 +473,7 @@ int main(int argc, char **argv) {
                        " bytes, which no allreduce can do (counters not counting?)",
                        rank, lay.node, delta[NET_RECEIVED] + delta[NET_SENT], shard);
         }
-    } else if (0 == strcmp(coll, "reduce")) {
+    } else if ((0 == strcmp(coll, "reduce")) && !binomial) {
         /* segmented on 3 nodes or more from 64 KiB: a leader gets (nnodes - 1) / nnodes of the
          * message, the root twice that */
         bool segmented = (lay.nnodes >= 3) && (count * sizeof(int) >= 65536);
@@ -750,40 +751,49 @@ int main(int argc, char **argv) {
             free(got);
         }
     } else if (binomial) {
-        /* bcast binomial: only the leaders (the root; elsewhere the rank at the root's index in
-         * its node) exchange messages with other nodes, and put nothing but signals (a node's
-         * first rank, where it does not lead, the agreement's alone); every other node's leader
-         * gets the message exactly once; node j serves it once to each of its position's
-         * children in the tree */
+        /* bcast and reduce binomial: only the leaders (the root; elsewhere the rank at the root's
+         * index in its node) exchange messages with other nodes, and put nothing but signals (a
+         * node's first rank, where it does not lead, the agreement's alone).  bcast: every other
+         * node's leader gets the message exactly once, node j serves it once to each child of
+         * its tree position; reduce: every other node serves its partial once (to its parent),
+         * a leader gets one from each child */
+        bool is_bcast = (0 == strcmp(coll, "bcast"));
         int root_node = root / lay.rpn, index = root % lay.rpn;
         int v = (lay.node - root_node + lay.nnodes) % lay.nnodes;
+        int limit = (0 == v) ? lay.nnodes : (v & -v), children = 0;
 
+        for (int m = 1; (m < limit) && (v + m < lay.nnodes); m *= 2) {
+            ++children;
+        }
         owner = (rank == root) || ((lay.node != root_node) &&
                                    (lay.local_rank == index % node_size(&lay, lay.node, size)));
         shard = count * sizeof(int);
-        bound = (owner && (rank != root)) ? shard : 0;
-        check_leaders_only("bcast (binomial)", rank, true, delta);
+        bound = !owner ? 0 : is_bcast ? ((rank != root) ? shard : 0) : (uint64_t)children * shard;
+        check_leaders_only(is_bcast ? "bcast (binomial)" : "reduce (binomial)", rank, true, delta);
         if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
-            bound_fail("bcast (binomial): rank %d, not a leader, exchanged %" PRIu64
+            bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
                        " messages with other nodes, more than the agreement's %" PRIu64,
-                       rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
+                       coll, rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
         }
         if (delta[NET_RECEIVED] != bound) {
-            bound_fail("bcast (binomial): rank %d (node %d, position %d%s) got %" PRIu64
+            bound_fail("%s (binomial): rank %d (node %d, position %d%s, %d children) got %" PRIu64
                        " bytes from other nodes, not %" PRIu64,
-                       rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED], bound);
+                       coll, rank, lay.node, v, owner ? ", its leader" : "", children,
+                       delta[NET_RECEIVED], bound);
         }
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-            int pos = (j - root_node + lay.nnodes) % lay.nnodes;
-            int limit = (0 == pos) ? lay.nnodes : (pos & -pos), children = 0;
+            int pos = (j - root_node + lay.nnodes) % lay.nnodes, kids = 0;
+            uint64_t want;
 
+            limit = (0 == pos) ? lay.nnodes : (pos & -pos);
             for (int m = 1; (m < limit) && (pos + m < lay.nnodes); m *= 2) {
-                ++children;
+                ++kids;
             }
-            if (served[j] != (uint64_t)children * shard) {
-                bound_fail("bcast (binomial): node %d (position %d, %d children) served %" PRIu64
-                           " bytes to other nodes, not %d x the message = %" PRIu64,
-                           j, pos, children, served[j], children, (uint64_t)children * shard);
+            want = is_bcast ? (uint64_t)kids * shard : (0 == pos) ? 0 : shard;
+            if (served[j] != want) {
+                bound_fail("%s (binomial): node %d (position %d, %d children) served %" PRIu64
+                           " bytes to other nodes, not %" PRIu64,
+                           coll, j, pos, kids, served[j], want);
             }
         }
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
