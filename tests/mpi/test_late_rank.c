@@ -8,10 +8,10 @@
  * call k + 1 of another, wrong data returned as success.
  *
  * Each iteration runs MPI_Allreduce (one small and one large message, so both one_shot and
- * two_shot run), MPI_Bcast from a rotating root, MPI_Allgather, MPI_Alltoall (small blocks:
- * node-aggregated across nodes of several ranks) and MPI_Reduce_scatter_block, with contents
- * that depend on the iteration, checked against references computed here; even iterations start
- * with the alltoall, odd ones with the allreduce, iteration 7 with the reduce_scatter_block.
+ * two_shot run), MPI_Bcast and MPI_Reduce from rotating roots, MPI_Allgather, MPI_Alltoall (small
+ * blocks: node-aggregated across nodes of several ranks) and MPI_Reduce_scatter_block, with
+ * contents that depend on the iteration, checked against references computed here; even iterations
+ * start with the alltoall, odd ones with the allreduce, iteration 7 with the reduce_scatter_block.
  * The late rank sleeps before the iterations listed by --late-at (by default 2, 5 and 7: it
  * enters an alltoall late, then an allreduce, then a reduce_scatter_block).  Run under a set
  * coll_gpu_transport_timeout shorter than the lateness, the job must abort (the timeout is a hang
@@ -110,6 +110,37 @@ static void run_bcast(int n, int iter) {
         check_ints("MPI_Bcast", iter, host, want, n);
     }
     tu_mem_free(mem, buf);
+    free(host);
+    free(want);
+}
+
+/* MPI_Reduce of n ints to a rotating root (the root before the bcast's): the sum at the root */
+static void run_reduce(int n, int iter) {
+    int root = (iter + world_size - 1) % world_size;
+    int *host = host_values(n, my_rank, iter), *want = tn_malloc((size_t)n * sizeof(int));
+    int *sbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    int *rbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    int rc;
+
+    for (int i = 0; i < n; ++i) {
+        unsigned sum = 0; /* wraps as MPI_SUM must */
+        for (int r = 0; r < world_size; ++r) {
+            sum += (unsigned)value(r, i, iter);
+        }
+        want[i] = (int)sum;
+    }
+    rc = MPI_Reduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Reduce of %d ints returned %d", iter, n, rc);
+    } else if (my_rank != root) {
+        /* only the root's result is defined */
+    } else if (tu_mem_read(mem, host, rbuf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Reduce", iter, host, want, n);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
     free(host);
     free(want);
 }
@@ -280,6 +311,7 @@ int main(int argc, char **argv) {
         run_allreduce(SMALL, iter);
         run_allreduce(LARGE, iter);
         run_bcast(LARGE, iter);
+        run_reduce(SMALL, iter);
         run_allgather(SMALL, iter);
         if (1 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
