@@ -457,8 +457,9 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.reduce_binomial_min_nodes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES;
     (void)mca_base_component_var_register(
         c, "reduce_binomial_min_nodes",
-        "With reduce_algorithm auto and no tuning rule: from this many nodes on, calls of at "
-        "most reduce_binomial_max_bytes run binomial (the node leaders reduce up a binomial "
+        "With reduce_algorithm auto and no tuning rule: from this many nodes on, calls from "
+        "reduce_binomial_min_bytes to reduce_binomial_max_bytes run binomial (the node leaders "
+        "reduce up a binomial "
         "tree to the root: ceil(log2(nodes)) gets deep, where hierarchical's root gets a "
         "partial from every node).  The default is the cost model's on nodes of one rank and "
         "of 8 H200: the smallest node count from which it wins at every larger one "

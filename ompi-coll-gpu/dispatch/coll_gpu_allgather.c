@@ -72,12 +72,10 @@ COLL_GPU_ALLGATHER_ROWS(allgatherv);
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_doubling from "                     \
                                                "allgather_doubling_min_nodes nodes on for calls "  \
                                                "gathering up to allgather_doubling_max_bytes"
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_allgather_algs, coll_gpu_allgather_alg,
-                                            "allgather", "MPI_Allgather", false, true,
-                                            COLL_GPU_ALLGATHER_AUTO_HELP);
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg,
-                                            "allgatherv", "MPI_Allgatherv", false, false,
-                                            COLL_GPU_ALLGATHER_AUTO_HELP);
+COLL_GPU_ALG_TABLE(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather", "MPI_Allgather",
+                   false, true, COLL_GPU_ALLGATHER_AUTO_HELP);
+COLL_GPU_ALG_TABLE(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg, "allgatherv",
+                   "MPI_Allgatherv", false, false, COLL_GPU_ALLGATHER_AUTO_HELP);
 
 /* coll_gpu_native_try_fn_t of MPI_Allgather.  Blocks move as bytes of the type signature
  * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */

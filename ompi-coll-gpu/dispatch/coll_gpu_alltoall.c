@@ -58,17 +58,11 @@ static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
 };
 
 /* per rank blocks: every rank's block in a step */
-const coll_gpu_alg_table_t coll_gpu_alltoall_algs = {
-    .name = "alltoall",
-    .mpi_call = "MPI_Alltoall",
-    .auto_help = "direct on one node, across nodes of one rank each and for blocks above "
-                 "alltoall_aggregate_max_bytes; hierarchical for smaller blocks across nodes "
-                 "where a node has several ranks",
-    .per_rank_blocks = true,
-    .uniform_count = true,
-    .num_algs = sizeof(coll_gpu_alltoall_alg_rows) / sizeof(coll_gpu_alltoall_alg_rows[0]),
-    .algs = coll_gpu_alltoall_alg_rows,
-};
+COLL_GPU_ALG_TABLE(coll_gpu_alltoall_algs, coll_gpu_alltoall_alg, "alltoall", "MPI_Alltoall", true,
+                   true,
+                   "direct on one node, across nodes of one rank each and for blocks above "
+                   "alltoall_aggregate_max_bytes; hierarchical for smaller blocks across nodes "
+                   "where a node has several ranks");
 /* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
  * move every pair's run at the longest) */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",

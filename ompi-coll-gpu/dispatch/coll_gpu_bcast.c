@@ -65,15 +65,9 @@ static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
      .preferred = coll_gpu_bcast_binomial_preferred,
      .run = coll_gpu_bcast_binomial},
 };
-const coll_gpu_alg_table_t coll_gpu_bcast_algs = {
-    .name = "bcast",
-    .mpi_call = "MPI_Bcast",
-    .auto_help = "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls up to "
-                 "bcast_binomial_max_bytes",
-    .per_rank_blocks = false,
-    .uniform_count = true,
-    .num_algs = (int)(sizeof(coll_gpu_bcast_alg_rows) / sizeof(coll_gpu_bcast_alg_rows[0])),
-    .algs = coll_gpu_bcast_alg_rows};
+COLL_GPU_ALG_TABLE(coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
+                   "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "
+                   "bcast_binomial_min_bytes up to bcast_binomial_max_bytes");
 
 /*
  * A blocking staged MPI_Bcast large enough to be pipelined: cut into chunks of the type

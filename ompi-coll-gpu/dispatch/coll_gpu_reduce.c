@@ -64,9 +64,10 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
 /* auto's rule, for ompi_info */
 #define COLL_GPU_REDUCE_AUTO_HELP                                                                  \
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; binomial from reduce_binomial_min_nodes nodes "  \
-                                               "on for calls up to reduce_binomial_max_bytes"
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce",
-                                            "MPI_Reduce", true, true, COLL_GPU_REDUCE_AUTO_HELP);
+                                               "on for calls from reduce_binomial_min_bytes up "   \
+                                               "to reduce_binomial_max_bytes"
+COLL_GPU_ALG_TABLE(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce", "MPI_Reduce", true, true,
+                   COLL_GPU_REDUCE_AUTO_HELP);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce.  The buffers looked at are those MPI says are
  * significant: the send buffer (not at an in-place root), the receive buffer at the root. */

@@ -74,14 +74,11 @@ COLL_GPU_RS_ROWS(reduce_scatter);
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_halving from "                      \
                                                "reduce_scatter_halving_min_nodes nodes on for "    \
                                                "calls up to reduce_scatter_halving_max_bytes"
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_reduce_scatter_block_algs,
-                                            coll_gpu_reduce_scatter_block_alg,
-                                            "reduce_scatter_block", "MPI_Reduce_scatter_block",
-                                            true, true, COLL_GPU_RS_AUTO_HELP);
-COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(coll_gpu_reduce_scatter_algs,
-                                            coll_gpu_reduce_scatter_alg, "reduce_scatter",
-                                            "MPI_Reduce_scatter", true, false,
-                                            COLL_GPU_RS_AUTO_HELP);
+COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_block_algs, coll_gpu_reduce_scatter_block_alg,
+                   "reduce_scatter_block", "MPI_Reduce_scatter_block", true, true,
+                   COLL_GPU_RS_AUTO_HELP);
+COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_algs, coll_gpu_reduce_scatter_alg, "reduce_scatter",
+                   "MPI_Reduce_scatter", true, false, COLL_GPU_RS_AUTO_HELP);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce_scatter_block. */
 static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

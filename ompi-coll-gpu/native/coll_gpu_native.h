@@ -490,9 +490,8 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
 
-/* The table of such a collective, from its rows (prefix##_rows); _HELP: with auto's own text. */
-#define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(table, prefix, coll, mpi, blocks, uniform,     \
-                                                    auto_text)                                     \
+/* A collective's table from its rows (prefix##_rows), auto's text for ompi_info. */
+#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text)                   \
     const coll_gpu_alg_table_t table = {                                                           \
         .name = coll,                                                                              \
         .mpi_call = mpi,                                                                           \
@@ -501,9 +500,10 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
         .uniform_count = uniform,                                                                  \
         .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
         .algs = prefix##_rows}
+/* The table of a collective with direct and hierarchical rows and auto's text for them. */
 #define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
-    COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL_HELP(table, prefix, coll, mpi, blocks, uniform,         \
-                                                COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP)
+    COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform,                                  \
+                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP)
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);

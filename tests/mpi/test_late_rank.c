@@ -68,7 +68,10 @@ static void check_ints(const char *what, int iter, const int *got, const int *wa
     }
 }
 
-static void run_allreduce(int n, int iter) {
+/* MPI_Allreduce of n ints (root < 0), or MPI_Reduce to root: the sum, at the root alone for a
+ * reduce */
+static void run_sum(int n, int iter, int root) {
+    const char *what = (root < 0) ? "MPI_Allreduce" : "MPI_Reduce";
     int *host = host_values(n, my_rank, iter), *want = tn_malloc((size_t)n * sizeof(int));
     int *sbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
     int *rbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
@@ -81,13 +84,16 @@ static void run_allreduce(int n, int iter) {
         }
         want[i] = (int)sum;
     }
-    rc = MPI_Allreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    rc = (root < 0) ? MPI_Allreduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD)
+                    : MPI_Reduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
     if (MPI_SUCCESS != rc) {
-        tu_fail("iteration %d: MPI_Allreduce of %d ints returned %d", iter, n, rc);
+        tu_fail("iteration %d: %s of %d ints returned %d", iter, what, n, rc);
+    } else if ((root >= 0) && (my_rank != root)) {
+        /* only the root's result is defined */
     } else if (tu_mem_read(mem, host, rbuf, (size_t)n * sizeof(int))) {
         tn_setup_failed();
     } else {
-        check_ints("MPI_Allreduce", iter, host, want, n);
+        check_ints(what, iter, host, want, n);
     }
     tu_mem_free(mem, sbuf);
     tu_mem_free(mem, rbuf);
@@ -110,37 +116,6 @@ static void run_bcast(int n, int iter) {
         check_ints("MPI_Bcast", iter, host, want, n);
     }
     tu_mem_free(mem, buf);
-    free(host);
-    free(want);
-}
-
-/* MPI_Reduce of n ints to a rotating root (the root before the bcast's): the sum at the root */
-static void run_reduce(int n, int iter) {
-    int root = (iter + world_size - 1) % world_size;
-    int *host = host_values(n, my_rank, iter), *want = tn_malloc((size_t)n * sizeof(int));
-    int *sbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
-    int *rbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
-    int rc;
-
-    for (int i = 0; i < n; ++i) {
-        unsigned sum = 0; /* wraps as MPI_SUM must */
-        for (int r = 0; r < world_size; ++r) {
-            sum += (unsigned)value(r, i, iter);
-        }
-        want[i] = (int)sum;
-    }
-    rc = MPI_Reduce(sbuf, rbuf, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD);
-    if (MPI_SUCCESS != rc) {
-        tu_fail("iteration %d: MPI_Reduce of %d ints returned %d", iter, n, rc);
-    } else if (my_rank != root) {
-        /* only the root's result is defined */
-    } else if (tu_mem_read(mem, host, rbuf, (size_t)n * sizeof(int))) {
-        tn_setup_failed();
-    } else {
-        check_ints("MPI_Reduce", iter, host, want, n);
-    }
-    tu_mem_free(mem, sbuf);
-    tu_mem_free(mem, rbuf);
     free(host);
     free(want);
 }
@@ -241,7 +216,7 @@ static void run_comm_free_first(void) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     for (int iter = 0; iter < 2; ++iter) {
-        run_allreduce(SMALL, iter); /* on world: sets up its native context */
+        run_sum(SMALL, iter, -1); /* on world: sets up its native context */
     }
     {
         int *host = host_values(SMALL, my_rank, 0);
@@ -308,10 +283,11 @@ int main(int argc, char **argv) {
         if (0 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
         }
-        run_allreduce(SMALL, iter);
-        run_allreduce(LARGE, iter);
+        run_sum(SMALL, iter, -1);
+        run_sum(LARGE, iter, -1);
         run_bcast(LARGE, iter);
-        run_reduce(SMALL, iter);
+        /* (a rotating root, the one before the bcast's) */
+        run_sum(SMALL, iter, (iter + world_size - 1) % world_size);
         run_allgather(SMALL, iter);
         if (1 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
