@@ -423,8 +423,9 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     mca_coll_gpu_component.bcast_binomial_min_nodes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES;
     (void)mca_base_component_var_register(
         c, "bcast_binomial_min_nodes",
-        "With bcast_algorithm auto and no tuning rule: from this many nodes on, calls of at most "
-        "bcast_binomial_max_bytes run binomial (a binomial tree of the node leaders: "
+        "With bcast_algorithm auto and no tuning rule: from this many nodes on, calls from "
+        "bcast_binomial_min_bytes to bcast_binomial_max_bytes run binomial (a binomial tree of the "
+        "node leaders: "
         "ceil(log2(nodes)) gets deep, no barrier per chunk, where pipelined's leaders all get "
         "from the root).  The default is the cost model's on nodes of one rank and of 8 H200: "
         "the smallest node count from which it wins at every larger one (perf/cost_model "
