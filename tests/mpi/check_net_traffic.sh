@@ -370,47 +370,40 @@ check_run "model: reduce_scatter_block hierarchical_halving, 6 ranks on 6 nodes 
     test_net_traffic --coll=reduce_scatter_block --bytes=1024 --doubling
 check_model reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 1024 0
 check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
-# bcast binomial (forced): only the node leaders (the root; elsewhere the rank at the root's index
-# in its node) talk between nodes (a first rank that does not lead: the agreement's messages
-# alone), putting only signals; every other node's leader gets the message once, node j serves
-# it once per child of its tree position (the root's node ceil(log2 nnodes) times at most), in
-# at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2 from rank 5, 8 and 16 nodes
-# of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks down the tree, CONSUMED back between
-# nodes); bytes and messages per rank equal to the cost model's; pipelined fails the bounds
-BCB="coll_gpu_bcast_algorithm=binomial"
-for spec in "10 2 5 64" "8 1 3 64" "16 1 9 64" "7 3 4 64" "10 2 9 1048576"; do
-    read -r np rpn root bytes <<<"$spec"
+# bcast and reduce binomial (forced): only the node leaders (the root; elsewhere the rank at the
+# root's index in its node) talk between nodes (a first rank that does not lead: the agreement's
+# messages alone), putting only signals; bcast: every other node's leader gets the message once,
+# node j serves it once per child of its tree position (the root's node ceil(log2 nnodes) times
+# at most); reduce, the same tree backwards: every node but the root's serves its partial once,
+# a leader gets one per child; in at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2
+# from rank 5, 8 and 16 (bcast) nodes of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks
+# through the tree, CONSUMED back between nodes); bytes and messages per rank equal to the cost
+# model's (2+2+1); pipelined and hierarchical fail the bounds
+for spec in "bcast 10 2 5 64" "bcast 8 1 3 64" "bcast 16 1 9 64" "bcast 7 3 4 64" \
+    "bcast 10 2 9 1048576" "reduce 10 2 5 64" "reduce 8 1 3 64" "reduce 7 3 4 64" \
+    "reduce 10 2 9 1048576"; do
+    read -r coll np rpn root bytes <<<"$spec"
     nodes=$(((np + rpn - 1) / rpn))
     rounds=--rounds
     [ "$bytes" = 64 ] || rounds=
-    check_run "bcast, $bytes bytes from rank $root, $np ranks on $nodes nodes of $rpn, binomial" \
-        $np "$BASE coll_gpu_ranks_per_node=$rpn $BCB" \
-        test_net_traffic --coll=bcast --bytes=$bytes --root=$root --binomial $rounds
+    check_run "$coll, $bytes bytes, root $root, $np ranks on $nodes nodes of $rpn, binomial" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=binomial" \
+        test_net_traffic --coll=$coll --bytes=$bytes --root=$root --binomial $rounds
+    [ "$bytes" = 64 ] || check_model $coll binomial 2,2,2,2,2 $bytes $root
 done
-check_model bcast binomial 2,2,2,2,2 1048576 9
-# reduce binomial (forced), the same tree backwards: only leaders talk between nodes, putting
-# only signals; every node but the root's serves its partial once, a leader gets one per child;
-# hierarchical fails those bounds
-RDB="coll_gpu_reduce_algorithm=binomial"
-for spec in "10 2 5 64" "8 1 3 64" "7 3 4 64" "10 2 9 1048576"; do
-    read -r np rpn root bytes <<<"$spec"
-    nodes=$(((np + rpn - 1) / rpn))
-    rounds=--rounds
-    [ "$bytes" = 64 ] || rounds=
-    check_run "reduce, $bytes bytes to rank $root, $np ranks on $nodes nodes of $rpn, binomial" \
-        $np "$BASE coll_gpu_ranks_per_node=$rpn $RDB" \
-        test_net_traffic --coll=reduce --bytes=$bytes --root=$root --binomial $rounds
+for coll_other in bcast:pipelined reduce:hierarchical; do
+    coll=${coll_other%%:*}
+    check_run "model: $coll binomial, 5 ranks on 2+2+1, root 0" 5 \
+        "$BASE coll_gpu_ranks_per_node=2 coll_gpu_${coll}_algorithm=binomial" \
+        test_net_traffic --coll=$coll --bytes=1024 --binomial
+    check_model $coll binomial 2,2,1 1024 0
+    check_model_messages $coll binomial 2,2,1
+    check_run "$coll ${coll_other#*:} against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
+        "$BASE coll_gpu_ranks_per_node=2" \
+        test_net_traffic --coll=$coll --bytes=64 --root=5 --binomial --count-only
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "${coll_other#*:} fails binomial's bounds" \
+        "NOTE bound not enforced: $coll \(binomial\): "
 done
-check_model reduce binomial 2,2,2,2,2 1048576 9
-check_run "model: reduce binomial, 5 ranks on 2+2+1 to rank 0" 5 \
-    "$BASE coll_gpu_ranks_per_node=2 $RDB" test_net_traffic --coll=reduce --bytes=1024 --binomial
-check_model reduce binomial 2,2,1 1024 0
-check_model_messages reduce binomial 2,2,1
-check_run "reduce hierarchical against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
-    "$BASE coll_gpu_ranks_per_node=2" \
-    test_net_traffic --coll=reduce --bytes=64 --root=5 --binomial --count-only
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "hierarchical: the root gets from every node" \
-    "NOTE bound not enforced: reduce \(binomial\): rank [0-9], not a leader, exchanged"
 # (chosen by a tuning rule, and by auto with its parameters lowered)
 printf 'bcast 3-8 * 0-4K binomial\n' >"$CHECK_LOGDIR/bcast_rules.conf"
 check_run "bcast, 64 bytes, 6 ranks on 3 nodes of 2, binomial by a tuning rule" 6 \
@@ -423,15 +416,6 @@ check_run "bcast, 64 bytes, 8 nodes of 1, auto from 4 nodes up to 1 KiB" 8 \
     test_net_traffic --coll=bcast --bytes=64 --root=6 --rounds --binomial
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's bcast binomial" \
     "MPI_Bcast on MPI_COMM_WORLD: 64 x 1 bytes, host memory: binomial \(8 nodes >= coll_gpu_bcast_binomial_min_nodes=4; coll_gpu_bcast_binomial_min_bytes=0 <= 64 bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)"
-check_run "model: bcast binomial, 5 ranks on 2+2+1 from rank 0" 5 \
-    "$BASE coll_gpu_ranks_per_node=2 $BCB" test_net_traffic --coll=bcast --bytes=1024 --binomial
-check_model bcast binomial 2,2,1 1024 0
-check_model_messages bcast binomial 2,2,1
-check_run "bcast pipelined against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
-    "$BASE coll_gpu_ranks_per_node=2" \
-    test_net_traffic --coll=bcast --bytes=64 --root=5 --binomial --count-only
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "pipelined: the root's node serves every node" \
-    "NOTE bound not enforced: bcast \(binomial\): node 2 \(position 0, 3 children\) served 256 bytes"
 
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
