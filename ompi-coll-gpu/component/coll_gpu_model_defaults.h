@@ -31,16 +31,20 @@
  * the least loss over those layouts) */
 #define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES 32U
 #define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES 41943040UL
-/* bcast, nodes of 1 and of 8 ranks: binomial from this many nodes, up to this message: the
- * pair that loses least over those layouts on every node count and messages of 8 B to 1 GiB
- * (below 7K pipelined is faster on each of them: a tuning file bounds binomial from below) */
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES 48U
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES 268435456UL
-
-/* reduce, nodes of 1 and of 8 ranks: binomial from this many nodes, up to this message */
-#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES 16U
-#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES 65536UL
+/* bcast, nodes of 1 and of 8 ranks: binomial from this many nodes, for messages from this size
+ * up to this one: the triple that loses least over those layouts on every node count and
+ * messages of 8 B to 1 GiB; elsewhere pipelined (the sum of log(time taken / time of the
+ * faster): 166.0, against 1201.9 never taking binomial) */
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES 12U
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES 40960UL
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES 134217728UL
+/* reduce, nodes of 1 and of 8 ranks: binomial from this many nodes, for messages from this size
+ * up to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every
+ * node count and messages of 8 B to 1 GiB (floats); elsewhere hierarchical, or direct on nodes
+ * of one rank below 64 KiB or on 2 nodes (the sum of log(time taken / time of the faster):
+ * 190.5, against 2559.3 never taking binomial) */
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES 12U
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES 12288UL
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES 18446744073709551615UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

@@ -18,8 +18,8 @@
 #  6. auto's crossovers: the compiled defaults (coll_gpu_model_defaults.h) are the model's, each
 #     where it loses least, and the tuning file agrees; the rules of allgather
 #     hierarchical_doubling and reduce_scatter hierarchical_halving (a node count and a size of
-#     block x ranks) and of bcast binomial (a node count and a message) recomputed from the
-#     model's two times each.
+#     block x ranks) and of bcast and reduce binomial (a node count and a band of messages:
+#     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -70,8 +70,8 @@ result "self-test: 0 failures" $? "$WORK/out"
 
 # 1b. the traffic table: every collective's algorithms spanning nodes, per node count
 expect_exit "traffic table" 0 "$MODEL" --traffic --nodes 2,1024 --sizes 16M
-[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 22 ]
-result "traffic table: 2 x 11 rows" $? "$WORK/out"
+[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 24 ]
+result "traffic table: 2 x 12 rows" $? "$WORK/out"
 expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --coll allgather \
     --traffic-alg hierarchical --sizes 1M
 grep -q '"total_received": 10485760' "$WORK/out"
@@ -101,6 +101,24 @@ EOF
 [ "$(cat "$WORK/bc")" = ok ]
 result "bcast binomial on 5 nodes of 2 from rank 9: the root sends 3 x S, position 2 once, the other leaders get S; messages per rank" \
     $? "$WORK/bc"
+# reduce binomial to rank 9 on 5 nodes of 2: the same tree upwards; the root gets its 3
+# children's partials, position 2 (rank 3) its child's; in a call of one chunk a READY per
+# leader but the root, a get per child, the agreement's 4 messages on each node's first rank
+expect_exit "reduce binomial on 5 nodes of 2 to rank 9" 0 "$MODEL" --traffic \
+    --node-sizes 2,2,2,2,2 --coll reduce --traffic-alg binomial --sizes 1K --root 9
+python3 - "$WORK/out" >"$WORK/rb" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+K = 1024.0
+want = {"sent": [0, K, 0, K, 0, K, 0, K, 0, 0],
+        "received": [0, 0, 0, K, 0, 0, 0, 0, 0, 3 * K],
+        "messages": [4, 1, 4, 2, 4, 1, 4, 1, 4, 3]}
+bad = ["%s %s, want %s" % (k, d.get(k), v) for k, v in want.items() if d.get(k) != v]
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/rb")" = ok ]
+result "reduce binomial on 5 nodes of 2 to rank 9: the root gets 3 partials, position 2 one, the other leaders send S; messages per rank" \
+    $? "$WORK/rb"
 
 # 2. the table and its JSON (auto: the compiled default, from the header the component builds
 #    with)
@@ -116,7 +134,11 @@ AG_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ALLGATHER_DOUBLING_MAX_BYTES \([0-9]*
 RS_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 RS_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 BC_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+BC_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 BC_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+RD_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+RD_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+RD_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
@@ -277,7 +299,11 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_reduce_scatter_halving_min_nodes = $RS_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_reduce_scatter_halving_max_bytes = $RS_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_bcast_binomial_min_nodes = $BC_MIN_NODES" "$WORK/out" &&
-    grep -qx "coll_gpu_bcast_binomial_max_bytes = $BC_MAX" "$WORK/out"
+    grep -qx "coll_gpu_bcast_binomial_min_bytes = $BC_MIN" "$WORK/out" &&
+    grep -qx "coll_gpu_bcast_binomial_max_bytes = $BC_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_reduce_binomial_min_nodes = $RD_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_reduce_binomial_min_bytes = $RD_MIN" "$WORK/out" &&
+    grep -qx "coll_gpu_reduce_binomial_max_bytes = $RD_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -460,63 +486,99 @@ grep -q "^reduce_scatter_block  32-47  8  0-[0-9]*  hierarchical_halving$" "$WOR
 result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per layout" $? \
     "$WORK/model.conf"
 
-# bcast binomial against pipelined (messages, in bytes): the header's pair, binomial from
-# BC_MIN_NODES nodes up to BC_MAX bytes (pipelined elsewhere), loses least over nodes of 1 and
-# of 8 on every node count of the grid and the model's messages (8 B to 1 GiB) among the pairs
-# of a node count of the grid and a message of the grid, and less than never taking binomial
-# (which loses at the smallest messages: the rule has no lower bound); on each layout the
-# tuning file runs binomial on the band of messages that loses least there, pipelined either
-# side; all recomputed here from the model's two times
-python3 - "$MODEL" "$BC_MIN_NODES" "$BC_MAX" "$WORK/model.conf" >"$WORK/bcx" 2>&1 <<'EOF'
+# the rooted collectives' binomial against what auto runs otherwise (bcast: pipelined; reduce:
+# hierarchical, direct on nodes of one rank below 64 KiB or on 2 nodes), on messages (bytes;
+# reduce's of floats): the header's triple, binomial from MIN_NODES nodes for messages from MIN
+# up to MAX bytes (the other elsewhere), loses least over nodes of 1 and of 8 on every node count
+# of the grid and the model's messages (8 B to 1 GiB) among the triples of a node count of the
+# grid and a band of messages of the grid (MIN 0: from its first; MAX SIZE_MAX: to its last),
+# and less than never taking binomial; on each layout the tuning file runs binomial on the band
+# of messages that loses least there, the other either side (by its own name); all recomputed
+# here from the model's two times, auto's other algorithm chosen here as the component does
+rooted_check() { # COLL MIN_NODES MIN MAX
+    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" <<'EOF'
 import math, sys
 from importlib.machinery import SourceFileLoader
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
-start, cap, conf = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+coll, start, lo, cap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+conf = sys.argv[6]
 P = cm.PRESETS["h200-8x"]["params"]
 grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
-sizes = cm.BCAST_GRID
+sizes = cm.ROOTED_GRID
+SIZE_MAX = (1 << 64) - 1
+esize = 1 if coll == "bcast" else 4
 bad = []
 if sizes[0] != 8 or sizes[-1] != 1 << 30:
     bad.append("the grid is %d to %d bytes" % (sizes[0], sizes[-1]))
+
+
+def other(g, N, S):  # what auto runs where binomial does not
+    if coll == "bcast":
+        return "pipelined"
+    return "direct" if N == 1 or (g == 1 and (N < 3 or S < 65536)) else "hierarchical"
+
+
 t = {}
 for g in (1, 8):
     for N in grid:
-        m = cm.Machine(P, g, N, 1)
-        t[g, N] = [(S, m.bcast_binomial(S).time, m.bcast_pipelined(S).time) for S in sizes]
-# per node count and cap, the loss of binomial up to the cap (pipelined above)
-lost = {N: {T: sum(math.log((b if S <= T else p) / min(b, p))
-                   for g in (1, 8) for S, b, p in t[g, N]) for T in [0] + sizes} for N in grid}
+        m = cm.Machine(P, g, N, esize)
+        t[g, N] = [(S, getattr(m, coll + "_binomial")(S).time,
+                    getattr(m, coll + "_" + other(g, N, S))(S).time) for S in sizes]
 
 
-def loss(st, T):  # binomial from st nodes up to T bytes, pipelined elsewhere
-    return sum(lost[N][T if N >= st else 0] for N in grid)
+def lost(N, a, b):  # on N nodes binomial for messages a..b, the other elsewhere
+    return sum(math.log((f if a <= S <= b else s) / min(f, s))
+               for g in (1, 8) for S, f, s in t[g, N])
 
 
-never = loss(1 << 62, 0)
-least = min(loss(st, T) for st in grid for T in sizes)
+def loss(st, a, b):
+    return sum(lost(N, a, b) if N >= st else lost(N, 1, 0) for N in grid)
+
+
+never = sum(lost(N, 1, 0) for N in grid)
+# the least over every triple: per node count, a band's loss from prefix sums
+n = len(sizes)
+pre = {}
+for N in grid:
+    pf, ps = [0.0], [0.0]
+    for k in range(n):
+        f, s = t[1, N][k][1:], t[8, N][k][1:]
+        pf.append(pf[-1] + math.log(f[0] / min(f)) + math.log(s[0] / min(s)))
+        ps.append(ps[-1] + math.log(f[1] / min(f)) + math.log(s[1] / min(s)))
+    pre[N] = (pf, ps)
+least = never
+for st in grid:
+    below = sum(pre[N][1][n] for N in grid if N < st)
+    up = [N for N in grid if N >= st]
+    PF = [sum(pre[N][0][k] for N in up) for k in range(n + 1)]
+    PS = [sum(pre[N][1][k] for N in up) for k in range(n + 1)]
+    least = min([least] + [below + PS[i] + PF[j] - PF[i] + PS[n] - PS[j]
+                           for i in range(n) for j in range(i + 1, n + 1)])
 if cap == 0 or start > grid[-1]:
     if least < never - 1e-9:
         bad.append("never, but a rule loses %.4f < %.4f" % (least, never))
-elif start not in grid or cap not in sizes:
-    bad.append("%d nodes, %d bytes: not of the grids" % (start, cap))
-elif loss(start, cap) > least + 1e-9 or loss(start, cap) >= never:
-    bad.append("from %d nodes up to %d loses %.4f, the least %.4f, never %.4f" % (
-        start, cap, loss(start, cap), least, never))
+elif start not in grid or (lo != 0 and lo not in sizes) or (cap != SIZE_MAX and cap not in sizes):
+    bad.append("%d nodes, %d to %d bytes: not of the grids" % (start, lo, cap))
+elif lo == sizes[0] or cap == sizes[-1]:
+    bad.append("a band at the grid's ends is 0 and SIZE_MAX, not %d, %d" % (lo, cap))
+elif loss(start, lo, cap) > least + 1e-9 or loss(start, lo, cap) >= never:
+    bad.append("from %d nodes, %d to %d bytes loses %.4f, the least %.4f, never %.4f" % (
+        start, lo, cap, loss(start, lo, cap), least, never))
 
 
 def in_range(r, v):
     if r == "*":
         return True
-    lo, dash, hi = r.partition("-")
+    a, dash, b = r.partition("-")
     if not dash:
-        return v == int(lo)
-    return int(lo) <= v and (hi == "" or v <= int(hi))
+        return v == int(a)
+    return int(a) <= v and (b == "" or v <= int(b))
 
 
 def rule_alg(size, rpn, S):
     for line in open(conf):
         f = line.split()
-        if f and not f[0].startswith("#") and f[0] == "bcast" and in_range(f[1], size) and \
+        if f and not f[0].startswith("#") and f[0] == coll and in_range(f[1], size) and \
                 in_range(f[2], rpn) and in_range(f[3], S):
             return f[4]
 
@@ -532,23 +594,37 @@ for g in (1, 8):
         best = min(band_loss(i, j) for i in range(len(rows)) for j in range(i, len(rows) + 1))
         took = [rule_alg(N * g, g, S) for S, _, _ in rows]
         if None in took:
-            bad.append("%d nodes of %d: no bcast rule for some message" % (N, g))
+            bad.append("%d nodes of %d: no %s rule for some message" % (N, g, coll))
             continue
         ks = [k for k, a in enumerate(took) if a == "binomial"]
         i, j = (ks[0], ks[-1] + 1) if ks else (0, 0)
-        if any(a != ("binomial" if i <= k < j else "pipelined") for k, a in enumerate(took)):
-            bad.append("%d nodes of %d: the rules' binomial is not one band" % (N, g))
+        if any(a != ("binomial" if i <= k < j else other(g, N, rows[k][0]))
+               for k, a in enumerate(took)):
+            bad.append("%d nodes of %d: the rules' binomial is not one band, auto's other "
+                       "either side" % (N, g))
         elif band_loss(i, j) > best + 1e-9:
             bad.append("%d nodes of %d: the rules' band loses %.4f, the least %.4f" % (
                 N, g, band_loss(i, j), best))
 print("\n".join(bad) if bad else "ok")
 EOF
+}
+rooted_check bcast "$BC_MIN_NODES" "$BC_MIN" "$BC_MAX" >"$WORK/bcx" 2>&1
 [ "$(cat "$WORK/bcx")" = ok ]
-result "bcast binomial from $BC_MIN_NODES nodes (of 1 and of 8) up to $BC_MAX bytes: the pair that loses least; the tuning file's band per layout" \
+result "bcast binomial from $BC_MIN_NODES nodes (of 1 and of 8), $BC_MIN to $BC_MAX bytes: the triple that loses least; the tuning file's band per layout" \
     $? "$WORK/bcx"
 grep -q "^bcast  8192-  8  [0-9]*-[0-9]*  binomial$" "$WORK/model.conf" &&
     grep -q "^bcast  128-191  8  0-[0-9]*  pipelined$" "$WORK/model.conf"
 result "--format tuning: bcast binomial and pipelined rules per layout" $? "$WORK/model.conf"
+rooted_check reduce "$RD_MIN_NODES" "$RD_MIN" "$RD_MAX" >"$WORK/rdx" 2>&1
+[ "$(cat "$WORK/rdx")" = ok ]
+result "reduce binomial from $RD_MIN_NODES nodes (of 1 and of 8), $RD_MIN to $RD_MAX bytes: the triple that loses least; the tuning file's band per layout" \
+    $? "$WORK/rdx"
+grep -q "^reduce  8192-  8  [0-9*-]*  binomial$" "$WORK/model.conf" &&
+    grep -q "^reduce  128-191  8  0-[0-9]*  hierarchical$" "$WORK/model.conf" &&
+    grep -q "^reduce  2  1  \*  direct$" "$WORK/model.conf" &&
+    grep -q "^reduce  3  1  0-65535  direct$" "$WORK/model.conf"
+result "--format tuning: reduce binomial, hierarchical and direct rules per layout" $? \
+    "$WORK/model.conf"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
