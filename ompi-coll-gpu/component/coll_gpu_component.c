@@ -420,16 +420,17 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
 
+    /* auto's rule for bcast binomial: three numbers, the cost model's least-loss rule */
     mca_coll_gpu_component.bcast_binomial_min_nodes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES;
     (void)mca_base_component_var_register(
         c, "bcast_binomial_min_nodes",
         "With bcast_algorithm auto and no tuning rule: from this many nodes on, calls from "
         "bcast_binomial_min_bytes to bcast_binomial_max_bytes run binomial (a binomial tree of the "
-        "node leaders: "
-        "ceil(log2(nodes)) gets deep, no barrier per chunk, where pipelined's leaders all get "
-        "from the root).  The default is the cost model's on nodes of one rank and of 8 H200: "
-        "the smallest node count from which it wins at every larger one (perf/cost_model "
-        "--crossovers; its tuning file also takes it on fewer nodes where it wins there)",
+        "node leaders: ceil(log2(nodes)) gets deep, no barrier per chunk, where pipelined's "
+        "two-level leaders all get from the root and its chain is nodes - 1 deep).  The "
+        "default is the cost model's, with the other two: the rule that loses least on nodes "
+        "of one rank and of 8 H200 over every node count and size (perf/cost_model "
+        "--crossovers; its tuning file gives each layout its own band)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.bcast_binomial_min_nodes);
 
@@ -437,10 +438,9 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     (void)mca_base_component_var_register(
         c, "bcast_binomial_min_bytes",
         "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
-        "the smallest message that runs binomial (its ceil(log2(nodes)) levels each cost a "
-        "round trip, a copy and a synchronization; below, pipelined's fewer rounds are "
-        "faster).  The default is the cost model's, with bcast_binomial_min_nodes and "
-        "bcast_binomial_max_bytes: the rule that loses least over its layouts",
+        "the smallest message that runs binomial (each of its ceil(log2(nodes)) levels costs a "
+        "round trip, a copy and a synchronization: below, pipelined's fewer rounds are faster).  "
+        "The default is the cost model's",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.bcast_binomial_min_bytes);
 
@@ -448,24 +448,24 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     (void)mca_base_component_var_register(
         c, "bcast_binomial_max_bytes",
         "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
-        "the largest message that runs binomial (the root sends each chunk to each of its "
+        "the largest message that runs binomial (the root's node sends each chunk to each of its "
         "ceil(log2(nodes)) children: larger ones run pipelined, whose chain sends it once).  0: "
-        "never.  The default is the cost model's: the size that loses least over its layouts "
-        "from bcast_binomial_min_nodes nodes on",
+        "never.  The default is the cost "
+        "model's",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.bcast_binomial_max_bytes);
 
+    /* auto's rule for reduce binomial: three numbers, the cost model's least-loss rule */
     mca_coll_gpu_component.reduce_binomial_min_nodes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES;
     (void)mca_base_component_var_register(
         c, "reduce_binomial_min_nodes",
         "With reduce_algorithm auto and no tuning rule: from this many nodes on, calls from "
         "reduce_binomial_min_bytes to reduce_binomial_max_bytes run binomial (the node leaders "
-        "reduce up a binomial "
-        "tree to the root: ceil(log2(nodes)) gets deep, where hierarchical's root gets a "
-        "partial from every node).  The default is the cost model's on nodes of one rank and "
-        "of 8 H200: the smallest node count from which it wins at every larger one "
-        "(perf/cost_model --crossovers; its tuning file also takes it on fewer nodes where it "
-        "wins there)",
+        "reduce up a binomial tree to the root: ceil(log2(nodes)) gets deep, where hierarchical's "
+        "root gets a partial from every node).  The "
+        "default is the cost model's, with the other two: the rule that loses least on nodes "
+        "of one rank and of 8 H200 over every node count and size (perf/cost_model "
+        "--crossovers; its tuning file gives each layout its own band)",
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_binomial_min_nodes);
 
@@ -473,11 +473,10 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
     (void)mca_base_component_var_register(
         c, "reduce_binomial_min_bytes",
         "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
-        "the smallest message that runs binomial (its ceil(log2(nodes)) levels each cost a "
-        "round trip, a copy and a synchronization; below, hierarchical or direct's fewer rounds "
-        "are "
-        "faster).  The default is the cost model's, with reduce_binomial_min_nodes and "
-        "reduce_binomial_max_bytes: the rule that loses least over its layouts",
+        "the smallest message that runs binomial (each of its ceil(log2(nodes)) levels costs a "
+        "round trip, a copy and a synchronization: below, hierarchical or direct's fewer rounds "
+        "are faster).  "
+        "The default is the cost model's",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_binomial_min_bytes);
 
@@ -486,9 +485,9 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         c, "reduce_binomial_max_bytes",
         "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
         "the largest message that runs binomial (the root's node receives it from each of its "
-        "ceil(log2(nodes)) children: larger ones run hierarchical, segmented between the "
-        "nodes).  0: never.  The default is the cost model's: the size that loses least over "
-        "its layouts from reduce_binomial_min_nodes nodes on",
+        "ceil(log2(nodes)) children: larger ones run hierarchical, segmented between the nodes; "
+        "the default takes every size).  0: never.  The default is the cost "
+        "model's",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_binomial_max_bytes);
 

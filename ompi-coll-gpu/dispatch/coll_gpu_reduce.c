@@ -56,6 +56,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, coll_gpu_reduce_binomial_small,
     {.name = "binomial",
      .help = COLL_GPU_REDUCE_BINOMIAL_HELP,
+     .cost_model = "reduce_binomial",
      .multi_node = true,
      .fits = coll_gpu_reduce_binomial_fits_query,
      .preferred = coll_gpu_reduce_binomial_preferred,

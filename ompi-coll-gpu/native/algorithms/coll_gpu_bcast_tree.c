@@ -111,14 +111,14 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
             continue;
         }
         if (serves && (c.first >= 2 * per_step)) {
-            /* the readers of chunk k - 2 in this half are done with it, and so is this rank's
-             * own copy out of it into its buffer */
+            /* the readers of chunk k - 2 in this half are done with it (this rank's own copy out
+             * of it into its buffer completed at chunk k - 1's fetch_complete, which
+             * synchronizes the stream) */
             coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
             for (int m = first_child; m > 0; m /= 2) {
                 coll_gpu_prims_wait(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step - 2,
                                     COLL_GPU_PHASE_CONSUMED);
             }
-            coll_gpu_prims_sync(&pr);
         }
         if (rank == root) {
             if (serves) {

@@ -27,8 +27,8 @@
  * as hierarchical's (local rank order).
  *
  * Reuse of a half (chunk k + 2 writes the half of chunk k), where a chunk k + 2 follows: a leader
- * says CONSUMED of the step to its node's ranks once its reduction read their inputs, and to its
- * children once it got their partials; a rank waits for that before it writes the half of chunk
+ * says CONSUMED of the step to its children once it got their partials, and to its node's ranks
+ * once its reduction read their inputs; a rank waits for that before it writes the half of chunk
  * k + 2 (a node's rank its input slot, a leader its partial: nobody else reads its input and
  * landing slots).  The halves of earlier calls are free: their last step, the agreement, was
  * announced by every rank.  Every signal of a chunk goes once from one rank to another (READY up,
@@ -122,6 +122,13 @@ int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
                                 bytes, mine + (size_t)(2 + child) * bytes, len);
         }
         coll_gpu_prims_fetch_complete(&pr);
+        if (reused) {
+            /* the children's partials are in this rank's landing slots */
+            for (int m = 1; (0 != first_child) && (m <= first_child); m *= 2) {
+                coll_gpu_prims_signal(&pr, coll_gpu_reduce_binomial_leader(team, root, v + m),
+                                      c.step, COLL_GPU_PHASE_CONSUMED);
+            }
+        }
         if (!input_is_partial) {
             for (int l = 0; l < team->local_size; ++l) {
                 int q = team->local_ranks[l];
@@ -136,16 +143,13 @@ int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
                 nsrcs, c.n);
         }
         if (rank != root) {
+            /* (synchronized: the reduction's reads of the node's inputs done) */
             coll_gpu_prims_offer(&pr, parent, c.step, bytes, len);
+        } else if (reused) {
+            coll_gpu_prims_sync(&pr);
         }
-        /* (offer synchronized; the root:) the reads of the node's inputs and the gets done */
-        coll_gpu_prims_sync(&pr);
         if (reused) {
             coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_CONSUMED);
-            for (int m = 1; (0 != first_child) && (m <= first_child); m *= 2) {
-                coll_gpu_prims_signal(&pr, coll_gpu_reduce_binomial_leader(team, root, v + m),
-                                      c.step, COLL_GPU_PHASE_CONSUMED);
-            }
         }
     }
     return coll_gpu_prims_finish(&pr, comm);
