@@ -155,27 +155,27 @@ static const struct {
     {.cvar = "coll_gpu_bcast_binomial_min_nodes",
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_nodes),
      .type = TU_CVAR_INT,
-     .default_value = 16}, /* coll_gpu_model_defaults.h */
+     .default_value = 12}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_bcast_binomial_min_bytes",
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 0}, /* coll_gpu_model_defaults.h */
+     .default_value = 40960}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_bcast_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, bcast_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 65536}, /* coll_gpu_model_defaults.h */
+     .default_value = 134217728}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_reduce_binomial_min_nodes",
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_nodes),
      .type = TU_CVAR_INT,
-     .default_value = 16}, /* coll_gpu_model_defaults.h */
+     .default_value = 12}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_reduce_binomial_min_bytes",
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 0}, /* coll_gpu_model_defaults.h */
+     .default_value = 12288}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_reduce_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 65536}, /* coll_gpu_model_defaults.h */
+     .default_value = -1}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -268,18 +268,17 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         (bytes <= (size_t)config->rs_halving_max_bytes / (size_t)comm_size)) {
         return TU_ALG_AUTO + 4;
     }
-    /* reduce: binomial likewise, up to a message of coll_gpu_reduce_binomial_max_bytes */
+    /* reduce: binomial likewise, for messages from coll_gpu_reduce_binomial_min_bytes up to
+     * _max_bytes (SIZE_MAX, read as -1 here, is the size_t compared: no bound) */
     if ((COLL_GPU_REDUCE == coll) && tu_multi_node(config, comm_size) &&
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->reduce_binomial_min_nodes) &&
-        (config->reduce_binomial_max_bytes >= 0) &&
         ((long long)bytes >= config->reduce_binomial_min_bytes) &&
         (bytes <= (size_t)config->reduce_binomial_max_bytes)) {
         return TU_ALG_AUTO + 4;
     }
-    /* bcast: binomial likewise, up to a message of coll_gpu_bcast_binomial_max_bytes */
+    /* bcast: binomial likewise, from coll_gpu_bcast_binomial_min_bytes up to _max_bytes */
     if ((COLL_GPU_BCAST == coll) && tu_multi_node(config, comm_size) &&
         (tu_emulated_node(config, comm_size - 1) + 1 >= config->bcast_binomial_min_nodes) &&
-        (config->bcast_binomial_max_bytes >= 0) &&
         ((long long)bytes >= config->bcast_binomial_min_bytes) &&
         (bytes <= (size_t)config->bcast_binomial_max_bytes)) {
         return TU_ALG_AUTO + 3;
