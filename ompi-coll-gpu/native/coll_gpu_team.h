@@ -82,6 +82,10 @@ static inline int coll_gpu_team_root_position(const coll_gpu_team_t *team, int r
 static inline int coll_gpu_team_position_node(const coll_gpu_team_t *team, int root, int v) {
     return (team->node_of_rank[root] + v) % team->nnodes;
 }
+/* The leader of the node at position v. */
+static inline int coll_gpu_team_position_leader(const coll_gpu_team_t *team, int root, int v) {
+    return coll_gpu_team_root_leader(team, root, coll_gpu_team_position_node(team, root, v));
+}
 
 /* Rank r's position in node order (node_ranks): the node's ranks in consecutive positions. */
 static inline int coll_gpu_team_node_order(const coll_gpu_team_t *team, int r) {

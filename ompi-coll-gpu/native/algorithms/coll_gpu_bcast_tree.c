@@ -39,11 +39,6 @@
 
 #include "coll_gpu_prims.h"
 
-/* The leader of the node at position v. */
-static int coll_gpu_bcast_tree_leader(const coll_gpu_team_t *team, int root, int v) {
-    return coll_gpu_team_root_leader(team, root, coll_gpu_team_position_node(team, root, v));
-}
-
 size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize) {
     size_t per_step = count * esize / 8;
 
@@ -59,10 +54,10 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
     const coll_gpu_team_t *team = call->native->team;
     int root = call->root, rank = team->rank, nnodes = team->nnodes;
     int v = coll_gpu_team_root_position(team, root, team->node);
-    int leader = coll_gpu_bcast_tree_leader(team, root, v);
+    int leader = coll_gpu_team_position_leader(team, root, v);
     int first_child = coll_gpu_tree_first_child(shape, v, nnodes);
     int parent = ((rank == leader) && (v > 0))
-                     ? coll_gpu_bcast_tree_leader(team, root, coll_gpu_tree_parent(shape, v))
+                     ? coll_gpu_team_position_leader(team, root, coll_gpu_tree_parent(shape, v))
                      : -1;
     /* a leader whose half somebody reads: its children, or its node */
     bool serves = (rank == leader) && ((first_child > 0) || (team->local_size > 1));
@@ -116,8 +111,8 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
              * synchronizes the stream) */
             coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
             for (int m = first_child; m > 0; m /= 2) {
-                coll_gpu_prims_wait(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step - 2,
-                                    COLL_GPU_PHASE_CONSUMED);
+                coll_gpu_prims_wait(&pr, coll_gpu_team_position_leader(team, root, v + m),
+                                    c.step - 2, COLL_GPU_PHASE_CONSUMED);
             }
         }
         if (rank == root) {
@@ -139,7 +134,7 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
         }
         coll_gpu_prims_sync(&pr);
         for (int m = first_child; m > 0; m /= 2) {
-            coll_gpu_prims_signal(&pr, coll_gpu_bcast_tree_leader(team, root, v + m), c.step,
+            coll_gpu_prims_signal(&pr, coll_gpu_team_position_leader(team, root, v + m), c.step,
                                   COLL_GPU_PHASE_READY);
         }
         coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_FINAL);

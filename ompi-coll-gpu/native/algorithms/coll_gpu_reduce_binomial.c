@@ -54,11 +54,6 @@ bool coll_gpu_reduce_binomial_fits(const coll_gpu_native_t *native, size_t esize
            native->half;
 }
 
-/* The leader of the node at position v. */
-static int coll_gpu_reduce_binomial_leader(const coll_gpu_team_t *team, int root, int v) {
-    return coll_gpu_team_root_leader(team, root, coll_gpu_team_position_node(team, root, v));
-}
-
 int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
     const coll_gpu_team_t *team = native->team;
@@ -68,7 +63,7 @@ int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
     int leader = coll_gpu_team_root_leader(team, root, team->node);
     int first_child = coll_gpu_tree_first_child(COLL_GPU_TREE_BINOMIAL, v, nnodes);
     int parent = ((rank == leader) && (v > 0))
-                     ? coll_gpu_reduce_binomial_leader(
+                     ? coll_gpu_team_position_leader(
                            team, root, coll_gpu_tree_parent(COLL_GPU_TREE_BINOMIAL, v))
                      : -1;
     int slots = coll_gpu_reduce_binomial_slots(nnodes);
@@ -118,15 +113,15 @@ int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
         /* the node's inputs, then the children's partials (nearest first), in flight together */
         coll_gpu_prims_wait_node(&pr, c.step, COLL_GPU_PHASE_READY);
         for (int m = 1; (0 != first_child) && (m <= first_child); m *= 2, ++child) {
-            coll_gpu_prims_take(&pr, coll_gpu_reduce_binomial_leader(team, root, v + m), c.step,
+            coll_gpu_prims_take(&pr, coll_gpu_team_position_leader(team, root, v + m), c.step,
                                 bytes, mine + (size_t)(2 + child) * bytes, len);
         }
         coll_gpu_prims_fetch_complete(&pr);
         if (reused) {
             /* the children's partials are in this rank's landing slots */
             for (int m = 1; (0 != first_child) && (m <= first_child); m *= 2) {
-                coll_gpu_prims_signal(&pr, coll_gpu_reduce_binomial_leader(team, root, v + m),
-                                      c.step, COLL_GPU_PHASE_CONSUMED);
+                coll_gpu_prims_signal(&pr, coll_gpu_team_position_leader(team, root, v + m), c.step,
+                                      COLL_GPU_PHASE_CONSUMED);
             }
         }
         if (!input_is_partial) {
