@@ -42,6 +42,13 @@ enum {
 #define COLL_GPU_MAX_FALLBACKS 16
 #define COLL_GPU_MAX_NCOLLS 12
 
+/* The three numbers of auto's rule for a binomial row (coll_gpu_alg_size_rule_t). */
+typedef struct {
+    int min_nodes;
+    size_t min_bytes;
+    size_t max_bytes;
+} coll_gpu_binomial_rule_params_t;
+
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
 
@@ -84,16 +91,11 @@ typedef struct mca_coll_gpu_component_t {
      * hierarchical_halving up to reduce_scatter_halving_max_bytes (the largest block x ranks) */
     int reduce_scatter_halving_min_nodes;
     size_t reduce_scatter_halving_max_bytes;
-    /* auto, from bcast_binomial_min_nodes nodes on: bcast binomial from
-     * bcast_binomial_min_bytes up to bcast_binomial_max_bytes */
-    int bcast_binomial_min_nodes;
-    size_t bcast_binomial_min_bytes;
-    size_t bcast_binomial_max_bytes;
-    /* auto, from reduce_binomial_min_nodes nodes on: reduce binomial from
-     * reduce_binomial_min_bytes up to reduce_binomial_max_bytes */
-    int reduce_binomial_min_nodes;
-    size_t reduce_binomial_min_bytes;
-    size_t reduce_binomial_max_bytes;
+    /* auto, from <coll>_binomial_min_nodes nodes on: <coll> binomial for calls from
+     * <coll>_binomial_min_bytes up to <coll>_binomial_max_bytes (gather, scatter: the block x
+     * ranks) */
+    coll_gpu_binomial_rule_params_t bcast_binomial, reduce_binomial, gather_binomial,
+        scatter_binomial;
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

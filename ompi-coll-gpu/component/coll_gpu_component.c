@@ -5,6 +5,14 @@
  */
 #include "coll_gpu.h"
 #include "coll_gpu_model_defaults.h"
+#ifndef COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES /* TEMP-REMOVE */
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 12
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 65536UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 12
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 65536UL
+#endif
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"
@@ -305,6 +313,51 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
 }
 
 /* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
+/* auto's rule for coll's binomial row: coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes},
+ * defaults the cost model's least-loss rule (coll_gpu_model_defaults.h); what: what the row
+ * does, small_why and large_why: why it loses below min_bytes and above max_bytes. */
+static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const char *coll,
+                                            const char *bytes_what,
+                                            coll_gpu_binomial_rule_params_t *rule, int min_nodes,
+                                            size_t min_bytes, size_t max_bytes, const char *what,
+                                            const char *small_why, const char *large_why) {
+    char name[64], help[1024];
+
+    rule->min_nodes = min_nodes;
+    snprintf(name, sizeof(name), "%s_binomial_min_nodes", coll);
+    snprintf(help, sizeof(help),
+             "With %s_algorithm auto and no tuning rule: from this many nodes on, calls from "
+             "%s_binomial_min_bytes to %s_binomial_max_bytes run binomial (%s).  The default is "
+             "the cost model's, with the other two: the rule that loses least on nodes of one "
+             "rank and of 8 H200 over every node count and size (perf/cost_model --crossovers; "
+             "its tuning file gives each layout its own band)",
+             coll, coll, coll, what);
+    /* (the description is copied by the MCA base) */
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
+                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                          &rule->min_nodes);
+
+    rule->min_bytes = min_bytes;
+    snprintf(name, sizeof(name), "%s_binomial_min_bytes", coll);
+    snprintf(help, sizeof(help),
+             "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes on: the "
+             "smallest %s that runs binomial (%s).  The default is the cost model's",
+             coll, coll, bytes_what, small_why);
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
+                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                          &rule->min_bytes);
+
+    rule->max_bytes = max_bytes;
+    snprintf(name, sizeof(name), "%s_binomial_max_bytes", coll);
+    snprintf(help, sizeof(help),
+             "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes on: the "
+             "largest %s that runs binomial (%s).  0: never.  The default is the cost model's",
+             coll, coll, bytes_what, large_why);
+    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
+                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                          &rule->max_bytes);
+}
+
 static void coll_gpu_register_native(const mca_base_component_t *c) {
     coll_gpu_register_algorithms(c);
 
@@ -420,76 +473,49 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
 
-    /* auto's rule for bcast binomial: three numbers, the cost model's least-loss rule */
-    mca_coll_gpu_component.bcast_binomial_min_nodes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES;
-    (void)mca_base_component_var_register(
-        c, "bcast_binomial_min_nodes",
-        "With bcast_algorithm auto and no tuning rule: from this many nodes on, calls from "
-        "bcast_binomial_min_bytes to bcast_binomial_max_bytes run binomial (a binomial tree of the "
-        "node leaders: ceil(log2(nodes)) gets deep, no barrier per chunk, where pipelined's "
-        "two-level leaders all get from the root and its chain is nodes - 1 deep).  The "
-        "default is the cost model's, with the other two: the rule that loses least on nodes "
-        "of one rank and of 8 H200 over every node count and size (perf/cost_model "
-        "--crossovers; its tuning file gives each layout its own band)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.bcast_binomial_min_nodes);
-
-    mca_coll_gpu_component.bcast_binomial_min_bytes = COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES;
-    (void)mca_base_component_var_register(
-        c, "bcast_binomial_min_bytes",
-        "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
-        "the smallest message that runs binomial (each of its ceil(log2(nodes)) levels costs a "
-        "round trip, a copy and a synchronization: below, pipelined's fewer rounds are faster).  "
-        "The default is the cost model's",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.bcast_binomial_min_bytes);
-
-    mca_coll_gpu_component.bcast_binomial_max_bytes = COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES;
-    (void)mca_base_component_var_register(
-        c, "bcast_binomial_max_bytes",
-        "With bcast_algorithm auto and no tuning rule, from bcast_binomial_min_nodes nodes on: "
-        "the largest message that runs binomial (the root's node sends each chunk to each of its "
-        "ceil(log2(nodes)) children: larger ones run pipelined, whose chain sends it once).  0: "
-        "never.  The default is the cost "
-        "model's",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.bcast_binomial_max_bytes);
-
-    /* auto's rule for reduce binomial: three numbers, the cost model's least-loss rule */
-    mca_coll_gpu_component.reduce_binomial_min_nodes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES;
-    (void)mca_base_component_var_register(
-        c, "reduce_binomial_min_nodes",
-        "With reduce_algorithm auto and no tuning rule: from this many nodes on, calls from "
-        "reduce_binomial_min_bytes to reduce_binomial_max_bytes run binomial (the node leaders "
-        "reduce up a binomial tree to the root: ceil(log2(nodes)) gets deep, where hierarchical's "
-        "root gets a partial from every node).  The "
-        "default is the cost model's, with the other two: the rule that loses least on nodes "
-        "of one rank and of 8 H200 over every node count and size (perf/cost_model "
-        "--crossovers; its tuning file gives each layout its own band)",
-        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.reduce_binomial_min_nodes);
-
-    mca_coll_gpu_component.reduce_binomial_min_bytes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES;
-    (void)mca_base_component_var_register(
-        c, "reduce_binomial_min_bytes",
-        "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
-        "the smallest message that runs binomial (each of its ceil(log2(nodes)) levels costs a "
-        "round trip, a copy and a synchronization: below, hierarchical or direct's fewer rounds "
-        "are faster).  "
-        "The default is the cost model's",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.reduce_binomial_min_bytes);
-
-    mca_coll_gpu_component.reduce_binomial_max_bytes = COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES;
-    (void)mca_base_component_var_register(
-        c, "reduce_binomial_max_bytes",
-        "With reduce_algorithm auto and no tuning rule, from reduce_binomial_min_nodes nodes on: "
-        "the largest message that runs binomial (the root's node receives it from each of its "
-        "ceil(log2(nodes)) children: larger ones run hierarchical, segmented between the nodes; "
-        "the default takes every size).  0: never.  The default is the cost "
-        "model's",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.reduce_binomial_max_bytes);
+    coll_gpu_register_binomial_rule(
+        c, "bcast", "message", &mca_coll_gpu_component.bcast_binomial,
+        COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES,
+        COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES,
+        "a binomial tree of the node leaders: ceil(log2(nodes)) gets deep, no barrier per chunk, "
+        "where pipelined's two-level leaders all get from the root and its chain is nodes - 1 "
+        "deep",
+        "each of its ceil(log2(nodes)) levels costs a round trip, a copy and a synchronization: "
+        "below, pipelined's fewer rounds are faster",
+        "the root's node sends each chunk to each of its ceil(log2(nodes)) children: larger ones "
+        "run pipelined, whose chain sends it once");
+    coll_gpu_register_binomial_rule(
+        c, "reduce", "message", &mca_coll_gpu_component.reduce_binomial,
+        COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES,
+        COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES,
+        "the node leaders reduce up a binomial tree to the root: ceil(log2(nodes)) gets deep, "
+        "where hierarchical's root gets a partial from every node",
+        "each of its ceil(log2(nodes)) levels costs a round trip, a copy and a synchronization: "
+        "below, hierarchical or direct's fewer rounds are faster",
+        "the root's node receives it from each of its ceil(log2(nodes)) children: larger ones "
+        "run hierarchical, segmented between the nodes");
+    coll_gpu_register_binomial_rule(
+        c, "gather", "gathered message (the block x ranks)",
+        &mca_coll_gpu_component.gather_binomial, COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES,
+        COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES, COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES,
+        "the node leaders pass their subtrees' blocks up a binomial tree to the root: "
+        "ceil(log2(nodes)) messages at the root per step, where hierarchical's root gets one "
+        "from every node",
+        "each of its ceil(log2(nodes)) levels costs a round trip and a synchronization: below, "
+        "hierarchical or direct's single round is faster",
+        "its inner leaders forward their subtrees' blocks once more: larger ones run "
+        "hierarchical or direct, whose blocks cross the network once");
+    coll_gpu_register_binomial_rule(
+        c, "scatter", "scattered message (the block x ranks)",
+        &mca_coll_gpu_component.scatter_binomial, COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES,
+        COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES, COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES,
+        "the root's blocks go down a binomial tree of the node leaders, each getting its "
+        "subtree's blocks from its parent: ceil(log2(nodes)) messages from the root per step, "
+        "where hierarchical's every node leader gets from the root",
+        "each of its ceil(log2(nodes)) levels costs a round trip and a synchronization: below, "
+        "hierarchical or direct's single round is faster",
+        "its inner leaders forward their subtrees' blocks once more: larger ones run "
+        "hierarchical or direct, whose blocks cross the network once");
 
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(

@@ -26,9 +26,9 @@ static const coll_gpu_alg_size_rule_t coll_gpu_bcast_binomial_rule = {
     .param = "bcast_binomial",
     .bytes_what = "",
     .per_rank = false,
-    .min_nodes = &mca_coll_gpu_component.bcast_binomial_min_nodes,
-    .max_bytes = &mca_coll_gpu_component.bcast_binomial_max_bytes,
-    .min_bytes = &mca_coll_gpu_component.bcast_binomial_min_bytes};
+    .min_nodes = &mca_coll_gpu_component.bcast_binomial.min_nodes,
+    .max_bytes = &mca_coll_gpu_component.bcast_binomial.max_bytes,
+    .min_bytes = &mca_coll_gpu_component.bcast_binomial.min_bytes};
 
 static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
     return (query->native->team->nnodes > 1) &&

@@ -11,40 +11,12 @@
     "pipelined up it without a barrier), each from its node's inputs: for small calls across "     \
     "many nodes"
 
-/* binomial: an input, a partial and a landing slot per child in a scratch half */
-static bool coll_gpu_reduce_binomial_fits_query(const coll_gpu_alg_query_t *query, char *why,
-                                                size_t why_len) {
-    if (coll_gpu_reduce_binomial_fits(query->native, query->esize)) {
-        return true;
-    }
-    COLL_GPU_WHY(why, why_len,
-                 ": the scratch half (%zu bytes) cannot hold 2 + ceil(log2(%d nodes)) elements",
-                 query->native->half, query->native->team->nnodes);
-    return false;
-}
-
-/* auto: binomial from coll_gpu_reduce_binomial_min_nodes nodes on, for messages of at most
- * coll_gpu_reduce_binomial_max_bytes (beyond, hierarchical's segments between the leaders move
- * less through the root's node). */
-static const coll_gpu_alg_size_rule_t coll_gpu_reduce_binomial_rule = {
-    .param = "reduce_binomial",
-    .bytes_what = "",
-    .per_rank = false,
-    .min_nodes = &mca_coll_gpu_component.reduce_binomial_min_nodes,
-    .max_bytes = &mca_coll_gpu_component.reduce_binomial_max_bytes,
-    .min_bytes = &mca_coll_gpu_component.reduce_binomial_min_bytes};
-
-static bool coll_gpu_reduce_binomial_small(const coll_gpu_alg_query_t *query) {
-    return (query->native->team->nnodes > 1) &&
-           coll_gpu_alg_size_rule(&coll_gpu_reduce_binomial_rule, query) &&
-           coll_gpu_reduce_binomial_fits(query->native, query->esize);
-}
-
-static bool coll_gpu_reduce_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                               size_t why_len) {
-    return coll_gpu_alg_size_rule_why(&coll_gpu_reduce_binomial_rule, query, why, why_len) &&
-           coll_gpu_reduce_binomial_small(query);
-}
+/* auto: binomial from coll_gpu_reduce_binomial_min_nodes nodes on, for messages from
+ * coll_gpu_reduce_binomial_min_bytes up to coll_gpu_reduce_binomial_max_bytes; it needs an input,
+ * a partial and a landing slot per child in a scratch half. */
+COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_reduce, "reduce_binomial", "", false,
+                           mca_coll_gpu_component.reduce_binomial, coll_gpu_reduce_binomial_fits,
+                           "2 + ceil(log2(nodes)) elements")
 
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_reduce_alg,
@@ -54,13 +26,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "hierarchical allreduce's bits",
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
     COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, coll_gpu_reduce_binomial_small,
-    {.name = "binomial",
-     .help = COLL_GPU_REDUCE_BINOMIAL_HELP,
-     .cost_model = "reduce_binomial",
-     .multi_node = true,
-     .fits = coll_gpu_reduce_binomial_fits_query,
-     .preferred = coll_gpu_reduce_binomial_preferred,
-     .run = coll_gpu_reduce_binomial});
+    COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_reduce, COLL_GPU_REDUCE_BINOMIAL_HELP, "reduce_binomial",
+                              coll_gpu_reduce_binomial));
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_REDUCE_AUTO_HELP                                                                  \

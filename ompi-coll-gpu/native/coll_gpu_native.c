@@ -240,7 +240,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 22 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 28 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -275,12 +275,16 @@ void coll_gpu_native_tuning_load(void) {
     words[13] = (uint64_t)c->allgather_doubling_max_bytes;
     words[14] = (uint64_t)c->reduce_scatter_halving_min_nodes;
     words[15] = (uint64_t)c->reduce_scatter_halving_max_bytes;
-    words[16] = (uint64_t)c->bcast_binomial_min_nodes;
-    words[17] = (uint64_t)c->bcast_binomial_max_bytes;
-    words[18] = (uint64_t)c->reduce_binomial_min_nodes;
-    words[19] = (uint64_t)c->reduce_binomial_max_bytes;
-    words[20] = (uint64_t)c->bcast_binomial_min_bytes;
-    words[21] = (uint64_t)c->reduce_binomial_min_bytes;
+    {
+        const coll_gpu_binomial_rule_params_t *rules[] = {
+            &c->bcast_binomial, &c->reduce_binomial, &c->gather_binomial, &c->scatter_binomial};
+
+        for (int k = 0; k < 4; ++k) {
+            words[16 + 3 * k] = (uint64_t)rules[k]->min_nodes;
+            words[17 + 3 * k] = (uint64_t)rules[k]->min_bytes;
+            words[18 + 3 * k] = (uint64_t)rules[k]->max_bytes;
+        }
+    }
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

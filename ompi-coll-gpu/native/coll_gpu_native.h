@@ -449,6 +449,45 @@ bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
 bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
+/* A binomial row of a collective with direct and hierarchical rows (reduce, gather, scatter):
+ * defines prefix##_binomial_small (auto's test, the leaders argument of
+ * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (params: the
+ * coll_gpu_<param>_{min_nodes,min_bytes,max_bytes} parameters; per_rank: their bytes are the
+ * block x ranks) and its _fits (layout: what a scratch half must hold, for the log). */
+#define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, params, fits_fn, layout) \
+    static const coll_gpu_alg_size_rule_t prefix##_binomial_rule = {                               \
+        .param = param_name,                                                                       \
+        .bytes_what = what,                                                                        \
+        .per_rank = is_per_rank,                                                                   \
+        .min_nodes = &(params).min_nodes,                                                          \
+        .max_bytes = &(params).max_bytes,                                                          \
+        .min_bytes = &(params).min_bytes};                                                         \
+    static bool prefix##_binomial_small(const coll_gpu_alg_query_t *query) {                       \
+        return (query->native->team->nnodes > 1) &&                                                \
+               coll_gpu_alg_size_rule(&prefix##_binomial_rule, query) &&                           \
+               fits_fn(query->native, query->esize);                                               \
+    }                                                                                              \
+    static bool prefix##_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,          \
+                                            size_t why_len) {                                      \
+        return coll_gpu_alg_size_rule_why(&prefix##_binomial_rule, query, why, why_len) &&         \
+               prefix##_binomial_small(query);                                                     \
+    }                                                                                              \
+    static bool prefix##_binomial_fits_query(const coll_gpu_alg_query_t *query, char *why,         \
+                                             size_t why_len) {                                     \
+        if (fits_fn(query->native, query->esize)) {                                                \
+            return true;                                                                           \
+        }                                                                                          \
+        COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold %s",                \
+                     query->native->half, layout);                                                 \
+        return false;                                                                              \
+    }
+/* The row those define. */
+#define COLL_GPU_ALG_BINOMIAL_ROW(prefix, row_help, model, fn)                                     \
+    {                                                                                              \
+        .name = "binomial", .help = row_help, .cost_model = model, .multi_node = true,             \
+        .fits = prefix##_binomial_fits_query, .preferred = prefix##_binomial_preferred, .run = fn  \
+    }
+
 /* auto's test for a collective's algorithm between node leaders (allgather(v)
  * hierarchical_doubling, reduce_scatter(_block) hierarchical_halving), asked before direct and
  * hierarchical; coll_gpu_alg_no_leaders where a collective has none. */
@@ -763,6 +802,11 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
 int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
                                   const coll_gpu_native_call_t *call);
 bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize);
+/* gather and scatter across many nodes: the node leaders pass their subtrees' blocks along a
+ * binomial tree rooted at the root (coll_gpu_gather_scatter_binomial.c); the same arguments as
+ * direct's, hierarchical's _fits (a slot per rank in a scratch half). */
+int coll_gpu_gather_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+int coll_gpu_scatter_binomial(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 
 /*
  * coll_gpu_check_counts: the ranks compare count, element size and op (op NULL: none) of a

@@ -176,6 +176,30 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, reduce_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = -1}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_gather_binomial_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, gather_binomial_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 12}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_gather_binomial_min_bytes",
+     .offset = offsetof(tu_gpu_config_t, gather_binomial_min_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_gather_binomial_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, gather_binomial_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 65536}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_scatter_binomial_min_nodes",
+     .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_nodes),
+     .type = TU_CVAR_INT,
+     .default_value = 12}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_scatter_binomial_min_bytes",
+     .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 0}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_scatter_binomial_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, scatter_binomial_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 65536}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -275,6 +299,23 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         ((long long)bytes >= config->reduce_binomial_min_bytes) &&
         (bytes <= (size_t)config->reduce_binomial_max_bytes)) {
         return TU_ALG_AUTO + 4;
+    }
+    /* gather, scatter: binomial likewise, for calls of bytes x comm_size from
+     * coll_gpu_{gather,scatter}_binomial_min_bytes up to _max_bytes */
+    if ((COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll) && tu_multi_node(config, comm_size)) {
+        bool gather = (COLL_GPU_GATHER == coll);
+        int min_nodes =
+            gather ? config->gather_binomial_min_nodes : config->scatter_binomial_min_nodes;
+        long long min_bytes =
+            gather ? config->gather_binomial_min_bytes : config->scatter_binomial_min_bytes;
+        size_t max_bytes = (size_t)(gather ? config->gather_binomial_max_bytes
+                                           : config->scatter_binomial_max_bytes);
+
+        if ((tu_emulated_node(config, comm_size - 1) + 1 >= min_nodes) &&
+            ((long long)(bytes * (size_t)comm_size) >= min_bytes) &&
+            (bytes <= max_bytes / (size_t)comm_size)) {
+            return TU_ALG_AUTO + 4;
+        }
     }
     /* bcast: binomial likewise, from coll_gpu_bcast_binomial_min_bytes up to _max_bytes */
     if ((COLL_GPU_BCAST == coll) && tu_multi_node(config, comm_size) &&

@@ -57,6 +57,12 @@ typedef struct {
     int reduce_binomial_min_nodes;          /* coll_gpu_reduce_binomial_min_nodes */
     long long reduce_binomial_min_bytes;    /* coll_gpu_reduce_binomial_min_bytes */
     long long reduce_binomial_max_bytes;    /* coll_gpu_reduce_binomial_max_bytes */
+    int gather_binomial_min_nodes;          /* coll_gpu_gather_binomial_min_nodes */
+    long long gather_binomial_min_bytes;    /* coll_gpu_gather_binomial_min_bytes */
+    long long gather_binomial_max_bytes;    /* coll_gpu_gather_binomial_max_bytes */
+    int scatter_binomial_min_nodes;         /* coll_gpu_scatter_binomial_min_nodes */
+    long long scatter_binomial_min_bytes;   /* coll_gpu_scatter_binomial_min_bytes */
+    long long scatter_binomial_max_bytes;   /* coll_gpu_scatter_binomial_max_bytes */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
@@ -109,8 +115,10 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * x comm_size <= coll_gpu_allgather_doubling_max_bytes; reduce_scatter(_block):
  * hierarchical_halving, the third, likewise from coll_gpu_reduce_scatter_halving_min_nodes and
  * _max_bytes; bcast: pipelined, its first, or binomial, its second, from
- * coll_gpu_bcast_binomial_min_nodes nodes on for messages (bytes) from _min_bytes up to _max_bytes; reduce:
- * binomial, the third, likewise from coll_gpu_reduce_binomial_min_nodes). */
+ * coll_gpu_bcast_binomial_min_nodes nodes on for messages (bytes) from _min_bytes up to _max_bytes;
+ * reduce: binomial, the third, likewise from coll_gpu_reduce_binomial_min_nodes; gather, scatter:
+ * binomial, the third, from coll_gpu_{gather,scatter}_binomial_min_nodes nodes on for calls of
+ * bytes x comm_size from _min_bytes up to _max_bytes). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to

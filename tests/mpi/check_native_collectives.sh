@@ -16,14 +16,14 @@
 #     same digests as one node (integers and copies; allreduce's order differs across nodes),
 #     auto taking hierarchical for all here but bcast (reduce_scatter_block's floats checked
 #     against hierarchical MPI_Allreduce, bit for bit); hierarchical, allgather
-#     hierarchical_doubling, reduce_scatter_block hierarchical_halving, reduce and bcast
-#     binomial forced on one node = direct;
-#     allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving, reduce and
-#     bcast binomial forced on 2+2 (device buffers), 2+2+1 (many steps) and 5 nodes of 1: the
-#     same digests (integers and copies; on 2+2 floats too); auto's choice of the first three
-#     (coll_gpu_allgather_doubling_min_nodes, coll_gpu_reduce_scatter_halving_min_nodes,
-#     coll_gpu_reduce_binomial_min_nodes and their _max_bytes lowered) on 5 nodes of 1 and 3 of
-#     2, the pvar of every call;
+#     hierarchical_doubling, reduce_scatter_block hierarchical_halving, reduce, bcast, gather and
+#     scatter binomial forced on one node = direct;
+#     allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving, reduce, bcast,
+#     gather and scatter binomial forced on 2+2 (device buffers), 2+2+1 (many steps) and 5 nodes
+#     of 1: the same digests (integers and copies; on 2+2 floats too); auto's choice of all but
+#     bcast (coll_gpu_allgather_doubling_min_nodes, coll_gpu_reduce_scatter_halving_min_nodes,
+#     coll_gpu_{reduce,gather,scatter}_binomial_min_nodes and their _max_bytes lowered) on 5
+#     nodes of 1 and 3 of 2, the pvar of every call;
 #   - a tuning rule choosing staged for one collective; coll_gpu_verbose 10 says why;
 #   - host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
 #   - a peer missing from a native MPI_Bcast, and from an MPI_Reduce across nodes: MPI_ERR_OTHER
@@ -75,7 +75,7 @@ check_same_digest "4 ranks: hierarchical on one node = direct" 4-hier 4-host-sma
 # the leaders' algorithms forced on one node: the leader reduces (or gathers) the node in rank
 # order, direct's bits
 check_run "4 ranks, allgather hierarchical_doubling and reduce_scatter_block hierarchical_halving forced" 4 \
-    "$EMU coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_reduce_algorithm=binomial coll_gpu_bcast_algorithm=binomial" \
+    "$EMU coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_reduce_algorithm=binomial coll_gpu_bcast_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial" \
     test_native_collectives
 check_digest 4-leaders
 check_same_digest "4 ranks: the leaders' algorithms on one node = direct" 4-leaders 4-host-small
@@ -124,14 +124,17 @@ check_run "7 ranks, host buffers, 3 per node, 1 KiB scratch halves" 7 \
 # node's (on 2 nodes its floats too: one pair of node partials, hierarchical's order)
 # reduce and bcast binomial (forced) in the same runs too: reduce's integers as one node's (on 2
 # nodes its floats too: two node partials, whose sum is the same either way round)
-AG_DBL="coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_reduce_algorithm=binomial coll_gpu_bcast_algorithm=binomial"
+# gather and scatter binomial (forced) in the same runs: copies, one node's bits
+AG_DBL="coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_reduce_algorithm=binomial coll_gpu_bcast_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial"
 check_run "4 ranks, 2 per node, allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving" 4 \
     "$EMU coll_gpu_ranks_per_node=2 $AG_DBL coll_gpu_verbose=10" test_native_collectives
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on device memory" \
     "MPI_Allgather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_doubling \(coll_gpu_allgather_algorithm=hierarchical_doubling\)" \
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: hierarchical_halving \(coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving\)" \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: binomial \(coll_gpu_reduce_algorithm=binomial\)" \
-    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: binomial \(coll_gpu_bcast_algorithm=binomial\)"
+    "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: binomial \(coll_gpu_bcast_algorithm=binomial\)" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: binomial \(coll_gpu_gather_algorithm=binomial\)" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*device memory: binomial \(coll_gpu_scatter_algorithm=binomial\)"
 check_digest 4-dev-nodes-ag-dbl
 check_same_digest "4 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving across nodes = auto" 4-dev-nodes-ag-dbl \
     4-dev-nodes
@@ -154,7 +157,7 @@ check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_bloc
 # reduce's messages up to 64 bytes),
 # on nodes of one rank (direct above) and of two (hierarchical above): the pvar of each call says
 # which ran
-AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256 coll_gpu_reduce_binomial_min_nodes=3 coll_gpu_reduce_binomial_min_bytes=0 coll_gpu_reduce_binomial_max_bytes=64"
+AG_AUTO="coll_gpu_allgather_doubling_min_nodes=3 coll_gpu_allgather_doubling_max_bytes=256 coll_gpu_reduce_scatter_halving_min_nodes=3 coll_gpu_reduce_scatter_halving_max_bytes=256 coll_gpu_reduce_binomial_min_nodes=3 coll_gpu_reduce_binomial_min_bytes=0 coll_gpu_reduce_binomial_max_bytes=64 coll_gpu_gather_binomial_min_nodes=3 coll_gpu_gather_binomial_min_bytes=0 coll_gpu_gather_binomial_max_bytes=64 coll_gpu_scatter_binomial_min_nodes=3 coll_gpu_scatter_binomial_min_bytes=0 coll_gpu_scatter_binomial_max_bytes=64"
 check_run "5 ranks, host buffers, 1 per node, allgather and reduce_scatter_block auto from 3 nodes up to 256 bytes" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_AUTO coll_gpu_verbose=10" \
     test_native_collectives --kinds=host --small
@@ -164,7 +167,11 @@ check_run "5 ranks, host buffers, 1 per node, allgather and reduce_scatter_block
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: hierarchical_halving \(5 nodes >= coll_gpu_reduce_scatter_halving_min_nodes=3; 20 bytes \(largest block x ranks\) <= coll_gpu_reduce_scatter_halving_max_bytes=256\)" \
     "MPI_Reduce_scatter_block on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)" \
     "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 4 bytes, host memory: binomial \(5 nodes >= coll_gpu_reduce_binomial_min_nodes=3; coll_gpu_reduce_binomial_min_bytes=0 <= 4 bytes <= coll_gpu_reduce_binomial_max_bytes=64\)" \
-    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)"
+    "MPI_Reduce on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x [0-9]+ bytes, host memory: direct \(5 nodes, one rank each\)" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, host memory: binomial \(5 nodes >= coll_gpu_gather_binomial_min_nodes=3; coll_gpu_gather_binomial_min_bytes=0 <= 5 bytes gathered <= coll_gpu_gather_binomial_max_bytes=64\)" \
+    "MPI_Gather on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, host memory: binomial \(5 nodes >= coll_gpu_scatter_binomial_min_nodes=3; coll_gpu_scatter_binomial_min_bytes=0 <= 5 bytes scattered <= coll_gpu_scatter_binomial_max_bytes=64\)" \
+    "MPI_Scatter on MPI COMM(UNICATOR)? 3 DUP FROM 0: [0-9]+ x 1 bytes, host memory: direct \(5 nodes, one rank each\)"
 check_digest 5-host-nodes-ag-auto
 check_same_digest "5 ranks: allgather and reduce_scatter_block auto across 5 nodes = 1 node (integers and copies)" \
     5-host-nodes-ag-auto 5-host-small int

@@ -50,6 +50,11 @@
 #     nodes, 1 MiB in 8 chunks on 5 nodes of 2; bytes and messages per rank against the cost
 #     model's (2+2+1); pipelined fails those bounds; reduce binomial alike (every node but the
 #     root's serves its partial once, a leader gets one per child; hierarchical fails);
+#   - gather and scatter binomial (forced): only node leaders exchange messages between nodes,
+#     putting only signals; a node's subtree's blocks cross its link once (gather: node j serves
+#     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
+#     2 ceil(log2 nnodes) + 1 rounds on 5, 8 and 3 nodes, 256 KiB blocks in many steps;
+#     hierarchical fails those bounds;
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
@@ -378,18 +383,32 @@ check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
 # a leader gets one per child; in at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2
 # from rank 5, 8 and 16 (bcast) nodes of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks
 # through the tree, CONSUMED back between nodes); bytes and messages per rank equal to the cost
-# model's (2+2+1); pipelined and hierarchical fail the bounds
+# model's (2+2+1); pipelined and hierarchical fail the bounds.  gather and scatter binomial
+# alike (the blocks of a node's subtree cross its link once: gather, node j serves its subtree's
+# blocks to its parent, a leader gets its children's subtrees'; scatter, backwards), one step of
+# 64 bytes a block and 256 KiB blocks in many steps; hierarchical fails their bounds
 for spec in "bcast 10 2 5 64" "bcast 8 1 3 64" "bcast 16 1 9 64" "bcast 7 3 4 64" \
     "bcast 10 2 9 1048576" "reduce 10 2 5 64" "reduce 8 1 3 64" "reduce 7 3 4 64" \
-    "reduce 10 2 9 1048576"; do
+    "reduce 10 2 9 1048576" "gather 10 2 5 64" "gather 8 1 3 64" "gather 7 3 4 64" \
+    "gather 10 2 9 262144" "scatter 10 2 5 64" "scatter 8 1 3 64" "scatter 7 3 4 64" \
+    "scatter 10 2 9 262144"; do
     read -r coll np rpn root bytes <<<"$spec"
     nodes=$(((np + rpn - 1) / rpn))
     rounds=--rounds
     [ "$bytes" = 64 ] || rounds=
+    steps=
+    # (gather and scatter: 32 KiB halves, a step of 3 KiB a block)
+    case "$coll:$bytes" in
+    gather:64 | scatter:64) ;;
+    gather:* | scatter:*) steps="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=16384" ;;
+    esac
     check_run "$coll, $bytes bytes, root $root, $np ranks on $nodes nodes of $rpn, binomial" \
-        $np "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=binomial" \
+        $np "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=binomial $steps" \
         test_net_traffic --coll=$coll --bytes=$bytes --root=$root --binomial $rounds
-    [ "$bytes" = 64 ] || check_model $coll binomial 2,2,2,2,2 $bytes $root
+    case "$coll:$bytes" in
+    bcast:64 | reduce:64 | gather:* | scatter:*) ;;
+    *) check_model $coll binomial 2,2,2,2,2 $bytes $root ;;
+    esac
 done
 for coll_other in bcast:pipelined reduce:hierarchical; do
     coll=${coll_other%%:*}
@@ -402,6 +421,13 @@ for coll_other in bcast:pipelined reduce:hierarchical; do
         "$BASE coll_gpu_ranks_per_node=2" \
         test_net_traffic --coll=$coll --bytes=64 --root=5 --binomial --count-only
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "${coll_other#*:} fails binomial's bounds" \
+        "NOTE bound not enforced: $coll \(binomial\): "
+done
+for coll in gather scatter; do
+    check_run "$coll hierarchical against binomial's bounds, 5 nodes of 2 (counts only)" 10 \
+        "$BASE coll_gpu_ranks_per_node=2" \
+        test_net_traffic --coll=$coll --bytes=64 --root=5 --binomial --count-only
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "hierarchical fails binomial's bounds" \
         "NOTE bound not enforced: $coll \(binomial\): "
 done
 # (chosen by a tuning rule, and by auto with its parameters lowered)

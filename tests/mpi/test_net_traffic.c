@@ -62,12 +62,15 @@
  * ("rank R node N owner: sent S received V messages M rounds D waits W bound B"), and a case that
  * exceeds its bound fails naming it.
  *
- * --binomial (bcast or reduce run by binomial): instead of the bounds above, only the node
- * leaders (the root, elsewhere the rank at the root's index in its node) exchange messages with
- * other nodes and put nothing but signals; bcast: every other node's leader gets exactly the
+ * --binomial (bcast, reduce, gather or scatter run by binomial): instead of the bounds above, only
+ * the node leaders (the root, elsewhere the rank at the root's index in its node) exchange messages
+ * with other nodes and put nothing but signals; bcast: every other node's leader gets exactly the
  * message, every other rank nothing, node j serves exactly the message times its tree
  * position's children (ceil(log2 nnodes) at most, the root's node); reduce: every node but the
- * root's serves exactly the message (its partial, once), a leader gets one per child.
+ * root's serves exactly the message (its partial, once), a leader gets one per child; gather:
+ * a leader gets exactly its children's subtrees' blocks, node j serves exactly its subtree's
+ * (positions [v, v + lowbit(v)) from the root's node, once, to its parent); scatter: a leader
+ * gets exactly its subtree's blocks, node j serves exactly its children's subtrees'.
  *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
@@ -164,6 +167,7 @@ static void layout_get(layout_t *lay, int rank, int size, int ranks_per_node) {
 /* Messages between nodes a node leader (its first rank) sends in the agreement that ends every
  * native call: one per distance m radix^i below nnodes (m = 1 .. radix - 1), the others none
  * (coll_gpu_agreement_radix, read here; coll_gpu_native.c). */
+
 static uint64_t agreement_messages(const layout_t *lay, int rank) {
     long long radix = 8;
     uint64_t messages = 0;
@@ -184,6 +188,17 @@ static uint64_t agreement_messages(const layout_t *lay, int rank) {
 
 static int node_size(const layout_t *lay, int j, int size) {
     return (j < lay->nnodes - 1) ? lay->rpn : size - (lay->nnodes - 1) * lay->rpn;
+}
+
+/* The ranks of the nodes of binomial tree position v's subtree (positions [v, v + lowbit(v)),
+ * the whole tree for v = 0; position p is node (root_node + p) mod nnodes). */
+static int subtree_ranks(const layout_t *lay, int size, int root_node, int v) {
+    int end = (0 == v) ? lay->nnodes : v + (v & -v), ranks = 0;
+
+    for (int p = v; (p < end) && (p < lay->nnodes); ++p) {
+        ranks += node_size(lay, (root_node + p) % lay->nnodes, size);
+    }
+    return ranks;
 }
 
 static int value_of(int rank, size_t i) { return (int)((rank * 131 + i * 7) % 1000); }
@@ -637,6 +652,53 @@ int main(int argc, char **argv) {
                            j, node_got[j], least);
             }
         }
+    } else if (binomial && ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter")))) {
+        /* gather and scatter binomial: only the leaders (the root; elsewhere the rank at the
+         * root's index in its node) exchange messages with other nodes, putting nothing but
+         * signals; a node's subtree's blocks cross its link once: gather: a leader gets its
+         * children's subtrees, node j serves its own subtree (to its parent); scatter: a leader
+         * gets its subtree (from its parent), node j serves its children's subtrees */
+        bool is_gather = (0 == strcmp(coll, "gather"));
+        int root_node = root / lay.rpn, index = root % lay.rpn;
+        int v = (lay.node - root_node + lay.nnodes) % lay.nnodes;
+
+        owner = (rank == root) || ((lay.node != root_node) &&
+                                   (lay.local_rank == index % node_size(&lay, lay.node, size)));
+        shard = count * sizeof(int);
+        /* gather: the children's subtrees; scatter: the subtree */
+        bound = !owner      ? 0
+                : is_gather ? (uint64_t)(subtree_ranks(&lay, size, root_node, v) -
+                                         node_size(&lay, lay.node, size)) *
+                                  shard
+                : (0 == v) ? 0
+                           : (uint64_t)subtree_ranks(&lay, size, root_node, v) * shard;
+        check_leaders_only(is_gather ? "gather (binomial)" : "scatter (binomial)", rank, true,
+                           delta);
+        if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
+            bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
+                       " messages with other nodes, more than the agreement's %" PRIu64,
+                       coll, rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
+        }
+        if (delta[NET_RECEIVED] != bound) {
+            bound_fail("%s (binomial): rank %d (node %d, position %d%s) got %" PRIu64
+                       " bytes from other nodes, not %" PRIu64,
+                       coll, rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED],
+                       bound);
+        }
+        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+            int pos = (j - root_node + lay.nnodes) % lay.nnodes;
+            uint64_t sub = (uint64_t)subtree_ranks(&lay, size, root_node, pos);
+            uint64_t want = is_gather ? ((0 == pos) ? 0 : sub * shard)
+                                      : (sub - (uint64_t)node_size(&lay, j, size)) * shard;
+
+            if (served[j] != want) {
+                bound_fail("%s (binomial): node %d (position %d, %" PRIu64
+                           " ranks in its subtree) served %" PRIu64
+                           " bytes to other nodes, not %" PRIu64,
+                           coll, j, pos, sub, served[j], want);
+            }
+        }
+        bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter"))) {
         int root_node = root / lay.rpn, nroot = node_size(&lay, root_node, size);
         uint64_t remote = (uint64_t)(size - nroot);
