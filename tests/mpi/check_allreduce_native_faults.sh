@@ -68,15 +68,16 @@ done
 # (hierarchical_doubling, copies only), bcast and reduce (binomial, the last rank the root:
 # several chunks; the faults hit rank 0 or the last rank, which must copy or reduce: on 4 nodes
 # of 1 rank 0 is a leaf alone on its node, which in bcast gets straight into its buffer and in
-# reduce reduces nothing, hence bcast on 2 nodes of 2, where rank 0 loads from its leader) on the
-# same layouts: the same outcome on every rank
+# reduce reduces nothing, hence bcast on 2 nodes of 2, where rank 0 loads from its leader), gather
+# and scatter (binomial, copies only: on 4 nodes of 1 gather, on 2 of 2 scatter, and both on 2+2+1)
+# on the same layouts: the same outcome on every rank
 for spec in "4 1" "5 2" "4 2"; do
     read -r np rpn <<<"$spec"
-    for coll_alg in reduce_scatter_block:hierarchical_halving allgather:hierarchical_doubling bcast:binomial reduce:binomial; do
+    for coll_alg in reduce_scatter_block:hierarchical_halving allgather:hierarchical_doubling bcast:binomial reduce:binomial gather:binomial scatter:binomial; do
         coll=${coll_alg%%:*}
         alg=${coll_alg#*:}
         # (bcast's faulting ranks must copy: see above; the others on 4 nodes of 1 and 2+2+1)
-        case "$spec $coll" in "4 1 bcast" | "4 1 reduce" | "4 2 reduce"* | "4 2 allgather") continue ;; esac
+        case "$spec $coll" in "4 1 bcast" | "4 1 reduce" | "4 2 reduce"* | "4 2 allgather" | "4 1 scatter" | "4 2 gather") continue ;; esac
         check_run "$np ranks, $rpn per node, $coll $alg, accelerator faults" $np \
             "$EMU $SMALL coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=$alg" \
             test_allreduce_native_faults --coll=$coll --count=10007
@@ -87,7 +88,7 @@ if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
     check_expect_output "help messages name the calls and the failed accelerator calls" \
         "coll/gpu" "Call: +MPI_Allreduce on rank" "Call: +MPI_Reduce_scatter_block on rank" \
-        "Call: +MPI_Allgather on rank" "Call: +MPI_Bcast on rank" "Call: +MPI_Reduce on rank" "Failed: +emuMemcpy" "Failed: +emuReduce" \
+        "Call: +MPI_Allgather on rank" "Call: +MPI_Bcast on rank" "Call: +MPI_Reduce on rank" "Call: +MPI_Gather on rank" "Call: +MPI_Scatter on rank" "Failed: +emuMemcpy" "Failed: +emuReduce" \
         "EMULATED_ERROR_INJECTED" "Failed on: +rank [0-9]+ \\(MPI error class"
 fi
 

@@ -5,8 +5,9 @@
 # others, three times.  With the defaults (no coll_gpu_transport_timeout) every call returns the right
 # data with MPI_SUCCESS on every rank: host buffers through the native algorithms (posix, and
 # UCX across emulated nodes, 2 nodes of 2 with the late rank carrying a node-aggregated
-# alltoall, 2+2+1 with allgather's, reduce_scatter_block's and bcast's leaders' algorithms and
-# the late rank the leader paired beyond the power of two) and emulated device memory.  With coll_gpu_transport_timeout=1, a
+# alltoall, 2+2+1 with the leaders' algorithms of allgather and reduce_scatter_block and the
+# binomial trees of bcast, reduce, gather and scatter, the late rank the leader paired beyond the
+# power of two) and emulated device memory.  With coll_gpu_transport_timeout=1, a
 # hang detector, the job aborts with the help message naming the call; no rank ever reports a
 # wrong result first.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -29,16 +30,18 @@ check_run "4 ranks on 2 emulated nodes of 2, host buffers, one late by 3 s" 4 \
     "MPI_Alltoall on MPI_COMM_WORLD: .*host memory: hierarchical \(2 nodes, some with several ranks; 256 bytes per block"
 # 2+2+1 with the leaders' algorithms forced: the late rank the leader of node 0, the extra that
 # hands its part to node 1 first (allgather hierarchical_doubling, reduce_scatter_block
-# hierarchical_halving), and a leader or a child in bcast's and reduce's binomial trees as the
-# roots rotate
+# hierarchical_halving), and a leader or a child in the binomial trees of bcast, reduce, gather
+# and scatter as the roots rotate
 check_run "5 ranks on 2+2+1 emulated nodes, host buffers, leaders' algorithms, node 0's leader late by 3 s" 5 \
-    "$HOST coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_verbose=10" \
+    "$HOST coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial coll_gpu_verbose=10" \
     test_late_rank --kinds=host --late-rank=0 --free-waits
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the late rank in the leaders' algorithms" \
     "MPI_Allgather on MPI_COMM_WORLD: .*host memory: hierarchical_doubling" \
     "MPI_Reduce_scatter_block on MPI_COMM_WORLD: .*host memory: hierarchical_halving" \
     "MPI_Bcast on MPI_COMM_WORLD: .*host memory: binomial" \
-    "MPI_Reduce on MPI_COMM_WORLD: .*host memory: binomial"
+    "MPI_Reduce on MPI_COMM_WORLD: .*host memory: binomial" \
+    "MPI_Gather on MPI_COMM_WORLD: .*host memory: binomial" \
+    "MPI_Scatter on MPI_COMM_WORLD: .*host memory: binomial"
 # the timeout set below the lateness: an abort naming the call, on every rank alike; never a
 # result reported wrong (what happened before: wrong sums returned as success, then a hang)
 check_run_aborts "still alive" "2 ranks, host buffers, coll_gpu_transport_timeout 1, one late by 3 s" 2 \

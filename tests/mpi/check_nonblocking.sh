@@ -14,8 +14,9 @@
 # not with ranks of different kinds, which the native path, like a blocking call, does not take
 # without coll_gpu_check_memory_kinds: --kinds=mixed gives MPI_Ibcast's root host memory and
 # the others device memory); across emulated nodes too (the communicator's thread and
-# opal_progress share the team's UCX worker under its lock; allgather(v) hierarchical_doubling
-# and reduce_scatter(_block) hierarchical_halving, bcast and reduce binomial forced on 2+2+1 too).  test_overlap:
+# opal_progress share the team's UCX worker under its lock; allgather(v) hierarchical_doubling,
+# reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial forced
+# on 2+2+1 too).  test_overlap:
 # the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
 # call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
@@ -47,8 +48,8 @@ check_run "4 ranks, native, 2 emulated nodes" 4 "$EMU coll_gpu_ranks_per_node=2"
 check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \
     "$EMU coll_gpu_ranks_per_node=2" test_nonblocking --native --persistent --kinds=device \
     --big=256k
-check_run "5 ranks, native, 2+2+1 emulated nodes, allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast and reduce binomial, persistent" 5 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial" \
+check_run "5 ranks, native, 2+2+1 emulated nodes, allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial, persistent" 5 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial" \
     test_nonblocking --native --persistent --kinds=device --big=256k
 for np in 2 3 4; do
     check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap

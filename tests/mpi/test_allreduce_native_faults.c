@@ -2,9 +2,10 @@
 /*
  * Failures inside a native MPI_Allreduce (device buffers, emulated backend, whose fault plan
  * this program's copy of the backend shares with the component's); --coll=reduce_scatter_block,
- * --coll=allgather, --coll=bcast or --coll=reduce: the same for that collective (allgather and
- * bcast reduce nothing: their copies fail; bcast and reduce with the last rank as the root,
- * whose result alone reduce checks), count elements per rank's block.
+ * --coll=allgather, --coll=bcast, --coll=reduce, --coll=gather or --coll=scatter: the same for
+ * that collective (allgather, bcast, gather and scatter reduce nothing: their copies fail; the
+ * rooted ones with the last rank as the root, whose result alone reduce and gather check), count
+ * elements per rank's block.
  *
  * Default mode: for each case an int32 sum runs once healthy, then with the n-th accelerator
  * copy (MEMCPY) or reduction (REDUCE) failing on one rank, then healthy again on the same
@@ -57,17 +58,20 @@ static const fault_case_t fault_cases[] = {
 };
 #define NUM_FAULT_CASES (int)(sizeof(fault_cases) / sizeof(fault_cases[0]))
 
-/* The collective under test (--coll=): allreduce, reduce_scatter_block, allgather, bcast or
- * reduce (rooted at the last rank), an int32 sum (or copy) of count elements per rank's block. */
+/* The collective under test (--coll=): allreduce, reduce_scatter_block, allgather, bcast,
+ * reduce, gather or scatter (the rooted ones at the last rank), an int32 sum (or copy) of count
+ * elements per rank's block. */
 typedef enum {
     FC_ALLREDUCE,
     FC_REDUCE_SCATTER_BLOCK,
     FC_ALLGATHER,
     FC_BCAST,
-    FC_REDUCE
+    FC_REDUCE,
+    FC_GATHER,
+    FC_SCATTER
 } fault_coll_t;
-static const char *const fault_coll_names[] = {"allreduce", "reduce_scatter_block", "allgather",
-                                               "bcast", "reduce"};
+static const char *const fault_coll_names[] = {
+    "allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce", "gather", "scatter"};
 
 typedef struct {
     MPI_Comm comm;
@@ -103,8 +107,12 @@ static void prepare(state_t *st) {
         uint32_t sum = 0;
         size_t at = (FC_REDUCE_SCATTER_BLOCK == st->coll) ? (size_t)st->rank * st->count + i : i;
 
-        if (FC_ALLGATHER == st->coll) {
+        if ((FC_ALLGATHER == st->coll) || (FC_GATHER == st->coll)) {
             st->h_expect[i] = gen(st->salt, (int)(i / st->count), i % st->count);
+            continue;
+        }
+        if (FC_SCATTER == st->coll) {
+            st->h_expect[i] = gen(st->salt, st->size - 1, (size_t)st->rank * st->count + i);
             continue;
         }
         if (FC_BCAST == st->coll) {
@@ -133,6 +141,12 @@ static int run(state_t *st) {
         return MPI_Bcast(st->d_out, n, MPI_INT32_T, st->size - 1, st->comm);
     case FC_REDUCE:
         return MPI_Reduce(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->size - 1, st->comm);
+    case FC_GATHER:
+        return MPI_Gather(st->d_in, n, MPI_INT32_T, st->d_out, n, MPI_INT32_T, st->size - 1,
+                          st->comm);
+    case FC_SCATTER:
+        return MPI_Scatter(st->d_in, n, MPI_INT32_T, st->d_out, n, MPI_INT32_T, st->size - 1,
+                           st->comm);
     default:
         return MPI_Allreduce(st->d_in, st->d_out, n, MPI_INT32_T, MPI_SUM, st->comm);
     }
@@ -159,8 +173,8 @@ static void healthy(state_t *st, const char *when) {
     after = native_calls(st);
     if (MPI_SUCCESS != rc) {
         tu_fail("returned %d", rc);
-    } else if ((FC_REDUCE != st->coll) || (st->rank == st->size - 1)) {
-        /* (reduce: the root's result alone is defined) */
+    } else if (((FC_REDUCE != st->coll) && (FC_GATHER != st->coll)) || (st->rank == st->size - 1)) {
+        /* (reduce, gather: the root's result alone is defined) */
         tu_mem_read(TU_MEM_DEVICE, st->h_out, st->d_out, st->out_elems * sizeof(int32_t));
         for (size_t i = 0; i < st->out_elems; ++i) {
             if (st->h_out[i] != st->h_expect[i]) {
@@ -267,12 +281,12 @@ int main(int argc, char **argv) {
         tu_finish(TU_EXIT_SKIP);
     }
     tu_setup_or_exit(&opts);
-    for (int c = FC_ALLREDUCE; c <= FC_REDUCE; ++c) {
+    for (int c = FC_ALLREDUCE; c <= FC_SCATTER; ++c) {
         if (0 == strcmp(coll, fault_coll_names[c])) {
             st.coll = (fault_coll_t)c;
             break;
         }
-        if (FC_REDUCE == c) {
+        if (FC_SCATTER == c) {
             if (0 == tu_world_rank) {
                 fprintf(stderr, "unknown --coll=%s\n", coll);
             }
@@ -285,8 +299,11 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(st.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(st.comm, &st.rank);
     MPI_Comm_size(st.comm, &st.size);
-    st.in_elems = st.count * ((FC_REDUCE_SCATTER_BLOCK == st.coll) ? (size_t)st.size : 1);
-    st.out_elems = st.count * ((FC_ALLGATHER == st.coll) ? (size_t)st.size : 1);
+    st.in_elems =
+        st.count *
+        (((FC_REDUCE_SCATTER_BLOCK == st.coll) || (FC_SCATTER == st.coll)) ? (size_t)st.size : 1);
+    st.out_elems =
+        st.count * (((FC_ALLGATHER == st.coll) || (FC_GATHER == st.coll)) ? (size_t)st.size : 1);
     st.h_in = malloc(st.in_elems * sizeof(int32_t));
     st.h_out = malloc(st.out_elems * sizeof(int32_t));
     st.h_expect = malloc(st.out_elems * sizeof(int32_t));
@@ -301,7 +318,8 @@ int main(int argc, char **argv) {
     }
     healthy(&st, "first");
     for (int i = 0; i < NUM_FAULT_CASES; ++i) {
-        if (((FC_ALLGATHER == st.coll) || (FC_BCAST == st.coll)) &&
+        if (((FC_ALLGATHER == st.coll) || (FC_BCAST == st.coll) || (FC_GATHER == st.coll) ||
+             (FC_SCATTER == st.coll)) &&
             (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
             continue; /* it reduces nothing */
         }

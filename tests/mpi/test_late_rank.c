@@ -8,7 +8,8 @@
  * call k + 1 of another, wrong data returned as success.
  *
  * Each iteration runs MPI_Allreduce (one small and one large message, so both one_shot and
- * two_shot run), MPI_Bcast and MPI_Reduce from rotating roots, MPI_Allgather, MPI_Alltoall (small
+ * two_shot run), MPI_Bcast and MPI_Reduce from rotating roots, MPI_Allgather, MPI_Gather and
+ * MPI_Scatter from rotating roots, MPI_Alltoall (small
  * blocks: node-aggregated across nodes of several ranks) and MPI_Reduce_scatter_block, with
  * contents that depend on the iteration, checked against references computed here; even iterations
  * start with the alltoall, odd ones with the allreduce, iteration 7 with the reduce_scatter_block.
@@ -120,7 +121,10 @@ static void run_bcast(int n, int iter) {
     free(want);
 }
 
-static void run_allgather(int n, int iter) {
+/* MPI_Allgather of n ints per rank (root < 0), or MPI_Gather to root: every block, at the root
+ * alone for a gather */
+static void run_gather(int n, int iter, int root) {
+    const char *what = (root < 0) ? "MPI_Allgather" : "MPI_Gather";
     int total = n * world_size;
     int *mine = host_values(n, my_rank, iter), *want = tn_malloc((size_t)total * sizeof(int));
     int *got = tn_malloc((size_t)total * sizeof(int));
@@ -133,18 +137,42 @@ static void run_allgather(int n, int iter) {
             want[r * n + i] = value(r, i, iter);
         }
     }
-    rc = MPI_Allgather(sbuf, n, MPI_INT, rbuf, n, MPI_INT, MPI_COMM_WORLD);
+    rc = (root < 0) ? MPI_Allgather(sbuf, n, MPI_INT, rbuf, n, MPI_INT, MPI_COMM_WORLD)
+                    : MPI_Gather(sbuf, n, MPI_INT, rbuf, n, MPI_INT, root, MPI_COMM_WORLD);
     if (MPI_SUCCESS != rc) {
-        tu_fail("iteration %d: MPI_Allgather returned %d", iter, rc);
+        tu_fail("iteration %d: %s returned %d", iter, what, rc);
+    } else if ((root >= 0) && (my_rank != root)) {
+        /* only the root's result is defined */
     } else if (tu_mem_read(mem, got, rbuf, (size_t)total * sizeof(int))) {
         tn_setup_failed();
     } else {
-        check_ints("MPI_Allgather", iter, got, want, total);
+        check_ints(what, iter, got, want, total);
     }
     tu_mem_free(mem, sbuf);
     tu_mem_free(mem, rbuf);
     free(mine);
     free(want);
+    free(got);
+}
+
+/* MPI_Scatter of n ints per rank from root: block d of the root's is value(root, d * n + i) */
+static void run_scatter(int n, int iter, int root) {
+    int total = n * world_size;
+    int *all = host_values(total, root, iter), *got = tn_malloc((size_t)n * sizeof(int));
+    int *sbuf = tn_mem_copy_of(mem, all, (size_t)total * sizeof(int));
+    int *rbuf = tn_mem_copy_of(mem, all, (size_t)n * sizeof(int)); /* contents: any */
+    int rc = MPI_Scatter(sbuf, n, MPI_INT, rbuf, n, MPI_INT, root, MPI_COMM_WORLD);
+
+    if (MPI_SUCCESS != rc) {
+        tu_fail("iteration %d: MPI_Scatter returned %d", iter, rc);
+    } else if (tu_mem_read(mem, got, rbuf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    } else {
+        check_ints("MPI_Scatter", iter, got, all + (size_t)my_rank * (size_t)n, n);
+    }
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(all);
     free(got);
 }
 
@@ -288,7 +316,10 @@ int main(int argc, char **argv) {
         run_bcast(LARGE, iter);
         /* (a rotating root, the one before the bcast's) */
         run_sum(SMALL, iter, (iter + world_size - 1) % world_size);
-        run_allgather(SMALL, iter);
+        run_gather(SMALL, iter, -1);
+        /* (rotating roots, those two before and after the bcast's) */
+        run_gather(SMALL, iter, (iter + world_size - 2) % world_size);
+        run_scatter(SMALL, iter, (iter + 1) % world_size);
         if (1 == iter % 2) {
             run_alltoall(A2A_BLOCK, iter);
         }

@@ -108,11 +108,16 @@ static void coll_gpu_binomial_log(struct ompi_communicator_t *comm,
     const coll_gpu_team_t *team = call->native->team;
 
     if (team->rank == pl->leader) {
+        int children = 0;
+
+        for (int m = pl->first_child; m > 0; m /= 2) {
+            ++children;
+        }
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "%s on %s: binomial, root %d, over %d nodes: rank %d leads node position "
-                         "%d, children from position %d, parent %d",
+                         "%d, parent %d, %d child leader(s)",
                          mpi_call, comm->c_name, call->root, team->nnodes, team->rank, pl->v,
-                         (pl->first_child > 0) ? pl->v + pl->first_child : -1, pl->parent);
+                         pl->parent, children);
     } else {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "%s on %s: binomial, root %d, over %d nodes: rank %d goes through its "
