@@ -5,14 +5,6 @@
  */
 #include "coll_gpu.h"
 #include "coll_gpu_model_defaults.h"
-#ifndef COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES /* TEMP-REMOVE */
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 12
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 65536UL
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 12
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 65536UL
-#endif
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_staged.h"

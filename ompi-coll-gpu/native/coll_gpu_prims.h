@@ -192,6 +192,43 @@ static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *b
     }
 }
 
+/* Every rank's chunk between a half of one slot per rank and a buffer of blocks in rank order
+ * (the rooted gather and scatter): slot k, len bytes at half + k * len, holds the chunk of the
+ * rank at node order (k + rotate) mod size (rotate: the first slot's node order), whose chunk in
+ * the buffer is at buf + rank * stride.  Out of the half into buf when to_buf, else into it; this
+ * rank's chunk left alone, and those of its node's ranks when skip_local.  Runs of chunks adjacent
+ * in both go in one copy: a step of whole blocks (len == stride) where nodes are rank ranges is a
+ * copy or two, not one per rank (a launch each: the root's cost on many ranks). */
+static inline void coll_gpu_prims_slots_copy(coll_gpu_prims_t *pr, char *half, size_t len,
+                                             int rotate, char *buf, size_t stride, bool skip_local,
+                                             bool to_buf) {
+    const coll_gpu_team_t *team = pr->native->team;
+    char *half_run = NULL, *buf_run = NULL;
+    size_t run = 0;
+
+    for (int k = 0; k <= team->size; ++k) {
+        int p = (k < team->size) ? team->node_ranks[(k + rotate) % team->size] : -1;
+        char *slot = half + (size_t)k * len, *user = buf + (size_t)(p < 0 ? 0 : p) * stride;
+
+        if ((p >= 0) &&
+            ((p == team->rank) || (skip_local && coll_gpu_native_is_local(pr->native, p)))) {
+            continue;
+        }
+        if ((run > 0) && ((p < 0) || (slot != half_run + run) || (user != buf_run + run))) {
+            coll_gpu_prims_copy(pr, to_buf ? buf_run : half_run, to_buf ? half_run : buf_run, run);
+            run = 0;
+        }
+        if (p < 0) {
+            break;
+        }
+        if (0 == run) {
+            half_run = slot;
+            buf_run = user;
+        }
+        run += len;
+    }
+}
+
 /* What was queued has completed (before a signal lets peers read it). */
 static inline void coll_gpu_prims_sync(coll_gpu_prims_t *pr) {
     if (coll_gpu_prims_moving(pr)) {

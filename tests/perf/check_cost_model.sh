@@ -19,7 +19,8 @@
 #     where it loses least, and the tuning file agrees; the rules of allgather
 #     hierarchical_doubling and reduce_scatter hierarchical_halving (a node count and a size of
 #     block x ranks) and of bcast and reduce binomial (a node count and a band of messages:
-#     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each.
+#     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each; gather's and
+#     scatter's binomial the same on gathered sizes (block x ranks).
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -70,8 +71,8 @@ result "self-test: 0 failures" $? "$WORK/out"
 
 # 1b. the traffic table: every collective's algorithms spanning nodes, per node count
 expect_exit "traffic table" 0 "$MODEL" --traffic --nodes 2,1024 --sizes 16M
-[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 24 ]
-result "traffic table: 2 x 12 rows" $? "$WORK/out"
+[ "$(grep -cE '^ +(2|1024) +[0-9]+ [a-z_]+ +[a-z]+ +16M ' "$WORK/out")" = 36 ]
+result "traffic table: 2 x 18 rows" $? "$WORK/out"
 expect_exit "traffic of one layout" 0 "$MODEL" --traffic --node-sizes 2,2,1 --coll allgather \
     --traffic-alg hierarchical --sizes 1M
 grep -q '"total_received": 10485760' "$WORK/out"
@@ -119,6 +120,29 @@ EOF
 [ "$(cat "$WORK/rb")" = ok ]
 result "reduce binomial on 5 nodes of 2 to rank 9: the root gets 3 partials, position 2 one, the other leaders send S; messages per rank" \
     $? "$WORK/rb"
+# gather binomial at rank 9 on 5 nodes of 2: reduce binomial's tree, each leader moving its
+# subtree's blocks (2 per node): position 2 (rank 3) sends positions 2 and 3's 4 blocks and gets
+# position 3's 2, the root gets 2 + 4 + 2 = the 8 remote blocks once; scatter the same reversed;
+# messages as reduce's (gather) and bcast's (scatter)
+for coll in gather scatter; do
+    expect_exit "$coll binomial on 5 nodes of 2 at rank 9" 0 "$MODEL" --traffic \
+        --node-sizes 2,2,2,2,2 --coll $coll --traffic-alg binomial --sizes 1K --root 9
+    python3 - "$WORK/out" $coll >"$WORK/gb" 2>&1 <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+K = 1024.0
+up = [0, 2 * K, 0, 4 * K, 0, 2 * K, 0, 2 * K, 0, 0]
+down = [0, 0, 0, 2 * K, 0, 0, 0, 0, 0, 8 * K]
+gather = sys.argv[2] == "gather"
+want = {"sent": up if gather else down, "received": down if gather else up,
+        "messages": [4, 1, 4, 2, 4, 1, 4, 1, 4, 3]}
+bad = ["%s %s, want %s" % (k, d.get(k), v) for k, v in want.items() if d.get(k) != v]
+print("\n".join(bad) if bad else "ok")
+EOF
+    [ "$(cat "$WORK/gb")" = ok ]
+    result "$coll binomial on 5 nodes of 2 at rank 9: subtree runs (the root 8 blocks, position 2 sends 4 and gets 2); messages per rank" \
+        $? "$WORK/gb"
+done
 
 # 2. the table and its JSON (auto: the compiled default, from the header the component builds
 #    with)
@@ -139,7 +163,14 @@ BC_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES \([0-9]*\)UL
 RD_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 RD_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 RD_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
-[ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ]
+GA_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+GA_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+GA_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+SC_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
+SC_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+SC_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+[ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ] && [ -n "$GA_MIN_NODES" ] && [ -n "$GA_MIN" ] &&
+    [ -n "$GA_MAX" ] && [ -n "$SC_MIN_NODES" ] && [ -n "$SC_MIN" ] && [ -n "$SC_MAX" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
 expect_exit "h200-8x table" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
     --sizes 8,64K,1M,16M,256M
@@ -303,7 +334,13 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_bcast_binomial_max_bytes = $BC_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_reduce_binomial_min_nodes = $RD_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_reduce_binomial_min_bytes = $RD_MIN" "$WORK/out" &&
-    grep -qx "coll_gpu_reduce_binomial_max_bytes = $RD_MAX" "$WORK/out"
+    grep -qx "coll_gpu_reduce_binomial_max_bytes = $RD_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_gather_binomial_min_nodes = $GA_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_gather_binomial_min_bytes = $GA_MIN" "$WORK/out" &&
+    grep -qx "coll_gpu_gather_binomial_max_bytes = $GA_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_scatter_binomial_min_nodes = $SC_MIN_NODES" "$WORK/out" &&
+    grep -qx "coll_gpu_scatter_binomial_min_bytes = $SC_MIN" "$WORK/out" &&
+    grep -qx "coll_gpu_scatter_binomial_max_bytes = $SC_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
@@ -506,7 +543,8 @@ P = cm.PRESETS["h200-8x"]["params"]
 grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
 sizes = cm.ROOTED_GRID
 SIZE_MAX = (1 << 64) - 1
-esize = 1 if coll == "bcast" else 4
+esize = 4 if coll == "reduce" else 1
+total = coll in ("gather", "scatter")  # sizes gathered (block x ranks); the tuning's blocks
 bad = []
 if sizes[0] != 8 or sizes[-1] != 1 << 30:
     bad.append("the grid is %d to %d bytes" % (sizes[0], sizes[-1]))
@@ -515,6 +553,8 @@ if sizes[0] != 8 or sizes[-1] != 1 << 30:
 def other(g, N, S):  # what auto runs where binomial does not
     if coll == "bcast":
         return "pipelined"
+    if total:
+        return "direct" if N == 1 or g == 1 else "hierarchical"
     return "direct" if N == 1 or (g == 1 and (N < 3 or S < 65536)) else "hierarchical"
 
 
@@ -522,8 +562,13 @@ t = {}
 for g in (1, 8):
     for N in grid:
         m = cm.Machine(P, g, N, esize)
-        t[g, N] = [(S, getattr(m, coll + "_binomial")(S).time,
-                    getattr(m, coll + "_" + other(g, N, S))(S).time) for S in sizes]
+        if total:  # a gathered size S: a block of S / ranks (none: a tie)
+            t[g, N] = [(S, getattr(m, coll + "_binomial")(S // (g * N)).time,
+                        getattr(m, coll + "_" + other(g, N, S))(S // (g * N)).time)
+                       if S >= g * N else (S, 1.0, 1.0) for S in sizes]
+        else:
+            t[g, N] = [(S, getattr(m, coll + "_binomial")(S).time,
+                        getattr(m, coll + "_" + other(g, N, S))(S).time) for S in sizes]
 
 
 def lost(N, a, b):  # on N nodes binomial for messages a..b, the other elsewhere
@@ -586,6 +631,11 @@ def rule_alg(size, rpn, S):
 for g in (1, 8):
     for N in (3, 16, 128, 1024):
         rows = t[g, N]
+        if total:  # the tuning file's band is of blocks: those whose gathered size is in the grid
+            m = cm.Machine(P, g, N, esize)
+            rows = [(B, getattr(m, coll + "_binomial")(B).time,
+                     getattr(m, coll + "_" + other(g, N, B))(B).time)
+                    for B in sizes if B * g * N <= sizes[-1]]
         lb = [math.log(b / min(b, p)) for _, b, p in rows]
         lp = [math.log(p / min(b, p)) for _, b, p in rows]
 
@@ -625,6 +675,24 @@ grep -q "^reduce  8192-  8  [0-9*-]*  binomial$" "$WORK/model.conf" &&
     grep -q "^reduce  3  1  0-65535  direct$" "$WORK/model.conf"
 result "--format tuning: reduce binomial, hierarchical and direct rules per layout" $? \
     "$WORK/model.conf"
+
+# gather and scatter: the same measure on their gathered (scattered) sizes, block x ranks (the
+# rule's bytes: coll_gpu_alg_size_rule's per_rank), 8 B to 1 GiB; auto's other algorithm direct
+# on nodes of one rank, hierarchical on nodes of several; the tuning file's bands of blocks
+rooted_check gather "$GA_MIN_NODES" "$GA_MIN" "$GA_MAX" >"$WORK/gax" 2>&1
+[ "$(cat "$WORK/gax")" = ok ]
+result "gather binomial from $GA_MIN_NODES nodes (of 1 and of 8), $GA_MIN to $GA_MAX bytes gathered: the triple that loses least (or never); the tuning file's band per layout" \
+    $? "$WORK/gax"
+rooted_check scatter "$SC_MIN_NODES" "$SC_MIN" "$SC_MAX" >"$WORK/scx" 2>&1
+[ "$(cat "$WORK/scx")" = ok ]
+result "scatter binomial from $SC_MIN_NODES nodes (of 1 and of 8), $SC_MIN to $SC_MAX bytes scattered: the triple that loses least; the tuning file's band per layout" \
+    $? "$WORK/scx"
+grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
+    grep -q "^scatter  2  1  \*  direct$" "$WORK/model.conf" &&
+    grep -qE "^scatter  8192-  8  [0-9*-]+  binomial$" "$WORK/model.conf" &&
+    grep -qE "^gather  8192-  8  [0-9*-]+  (binomial|hierarchical)$" "$WORK/model.conf"
+result "--format tuning: gather and scatter binomial, hierarchical and direct rules per layout" \
+    $? "$WORK/model.conf"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

@@ -194,13 +194,9 @@ int coll_gpu_gather_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
             continue;
         }
         /* the root: the other nodes' chunks out of its half */
-        for (int p = 0; p < team->size; ++p) {
-            if (!coll_gpu_native_is_local(call->native, p)) {
-                coll_gpu_prims_copy(
-                    &pr, (char *)call->rbuf + ((size_t)p * call->count + c.first) * esize,
-                    mine + coll_gpu_binomial_rank_slot(team, root, p) * len, len);
-            }
-        }
+        coll_gpu_prims_slots_copy(&pr, mine, len, team->node_first[team->node_of_rank[root]],
+                                  (char *)call->rbuf + c.first * esize, call->count * esize, true,
+                                  true);
     }
     return coll_gpu_prims_finish(&pr, comm);
 }
@@ -244,14 +240,9 @@ int coll_gpu_scatter_binomial(struct ompi_communicator_t *comm,
             }
         }
         if (rank == root) {
-            for (int p = 0; serves && (p < team->size); ++p) {
-                if (p != rank) {
-                    coll_gpu_prims_copy(
-                        &pr, mine + coll_gpu_binomial_rank_slot(team, root, p) * len,
-                        (const char *)call->sbuf + ((size_t)p * call->count + c.first) * esize,
-                        len);
-                }
-            }
+            coll_gpu_prims_slots_copy(&pr, mine, len, team->node_first[team->node_of_rank[root]],
+                                      (char *)call->sbuf + c.first * esize, call->count * esize,
+                                      false, false);
         } else {
             if (serves) {
                 off = coll_gpu_binomial_subtree_run(team, root, pl.v, len, &run);

@@ -131,15 +131,8 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
         }
         /* the other nodes' chunks have arrived */
         coll_gpu_prims_fetch_complete(&pr);
-        for (int p = 0; p < team->size; ++p) {
-            if (!coll_gpu_native_is_local(call->native, p)) {
-                size_t at = (size_t)coll_gpu_team_node_order(team, p) * len;
-
-                coll_gpu_prims_copy(
-                    &pr, (char *)call->rbuf + ((size_t)p * call->count + c.first) * esize,
-                    mine + at, len);
-            }
-        }
+        coll_gpu_prims_slots_copy(&pr, mine, len, 0, (char *)call->rbuf + c.first * esize,
+                                  call->count * esize, true, true);
     }
     return coll_gpu_prims_finish(&pr, comm);
 }
@@ -159,14 +152,8 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
         size_t len = c.n * esize, run, off;
 
         if (rank == root) {
-            for (int p = 0; p < team->size; ++p) {
-                if (p != rank) {
-                    coll_gpu_prims_copy(&pr, mine + (size_t)coll_gpu_team_node_order(team, p) * len,
-                                        (const char *)call->sbuf +
-                                            ((size_t)p * call->count + c.first) * esize,
-                                        len);
-                }
-            }
+            coll_gpu_prims_slots_copy(&pr, mine, len, 0, (char *)call->sbuf + c.first * esize,
+                                      call->count * esize, false, false);
             for (int j = 0; j < team->nnodes; ++j) {
                 if (j != team->node) {
                     off = coll_gpu_rooted_run(team, j, len, &run);
