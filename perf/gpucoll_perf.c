@@ -5,13 +5,19 @@
  *
  *   mpirun -np 4 perf/gpucoll_perf -o allreduce -b 8 -e 128M -f 2 -m device
  *   mpirun -np 4 perf/gpucoll_perf -o allgather -d int32 --json out.json --csv out.csv
+ *   mpirun -np 4 perf/gpucoll_perf -o gather --root 1 -m device
  *
  * Per size it prints nccl-tests' columns: size (bytes of the largest buffer of
- * a rank), count (its elements), type, redop, root, then for out-of-place and
- * in-place: time (µs, the average over ranks of each rank's average call time),
- * algbw = size / time, busbw = algbw * the collective's factor (allreduce
- * 2(n-1)/n; reduce_scatter, allgather, alltoall (n-1)/n; bcast, reduce 1), and
- * #wrong, the elements that differ from the expected result, summed over ranks.
+ * a rank: for allgather, gather and scatter the whole gathered or scattered
+ * vector, n blocks of size / n), count (its elements), type, redop, root, then
+ * for out-of-place and in-place: time (µs, the average over ranks of each
+ * rank's average call time), algbw = size / time, busbw = algbw * the
+ * collective's factor (allreduce 2(n-1)/n; reduce_scatter, allgather, alltoall,
+ * gather, scatter (n-1)/n; bcast, reduce 1), and #wrong, the elements that
+ * differ from the expected result, summed over ranks (gather: the root's
+ * receive buffer only; scatter: every rank's block).  In-place is MPI_IN_PLACE
+ * at the root only for reduce, gather (the root's send buffer) and scatter (the
+ * root's receive buffer).
  *
  * Inputs are small integers (1..8 for sum, max, min; 1 or 2 for prod) so that
  * every reduction is exact in any order: the expected bits are known without
@@ -28,12 +34,14 @@
  * the collective a computation of equal length between post and wait hides, as
  * osu_iallreduce defines it).  -F stream (allreduce, device memory) times
  * MPIX_Allreduce_enqueue on a stream communicator (coll_gpu_ext.h) followed by a synchronize
- * of the stream; the post column is the enqueue's host time.  On device memory one blocking MPI_Allreduce of one element runs
- * first: coll/gpu sets a communicator's native scratch up in a blocking call.
+ * of the stream; the post column is the enqueue's host time.  On device memory one blocking
+ * MPI_Allreduce of one element runs first: coll/gpu sets a communicator's native scratch up in a
+ * blocking call.
  *
- * Housekeeping (times, error counts) goes through MPI_Gather and MPI_Scatter,
- * never through a benchmarked collective, so that coll/gpu's MPI_T counters,
- * printed at the end, count the benchmark's calls only.
+ * Housekeeping (times, error counts) goes through point-to-point messages,
+ * never through a collective (every rooted one is benchmarked too), so that
+ * coll/gpu's MPI_T counters, printed at the end, count the benchmark's calls
+ * only.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -67,6 +75,8 @@ typedef enum {
     PERF_BCAST,
     PERF_REDUCE,
     PERF_ALLTOALL,
+    PERF_GATHER,
+    PERF_SCATTER,
     PERF_NUM_COLLS
 } perf_coll_t;
 
@@ -109,6 +119,16 @@ static const perf_coll_info_t perf_colls[PERF_NUM_COLLS] = {
                        .split = true,
                        .has_in_place = true,
                        .id = COLL_GPU_ALLTOALL},
+    [PERF_GATHER] = {.name = "gather",
+                     .reduces = false,
+                     .split = true,
+                     .has_in_place = true,
+                     .id = COLL_GPU_GATHER},
+    [PERF_SCATTER] = {.name = "scatter",
+                      .reduces = false,
+                      .split = true,
+                      .has_in_place = true,
+                      .id = COLL_GPU_SCATTER},
 };
 
 typedef enum {
@@ -150,8 +170,8 @@ typedef enum {
     PERF_STREAM,
     PERF_NUM_FORMS
 } perf_form_t;
-static const char *const perf_form_names[PERF_NUM_FORMS] = {"blocking", "nonblocking",
-                                                            "persistent", "stream"};
+static const char *const perf_form_names[PERF_NUM_FORMS] = {"blocking", "nonblocking", "persistent",
+                                                            "stream"};
 
 typedef struct {
     perf_coll_t coll;
@@ -207,6 +227,8 @@ static double perf_bus_factor(perf_coll_t coll, int n) {
     case PERF_REDUCE_SCATTER:
     case PERF_ALLGATHER:
     case PERF_ALLTOALL:
+    case PERF_GATHER:
+    case PERF_SCATTER:
         return (double)(n - 1) / n;
     case PERF_BCAST:
     case PERF_REDUCE:
@@ -352,10 +374,14 @@ static void perf_store_expected(const perf_options_t *opt, int n, int me, size_t
         perf_store_reduced(opt, n, buf, j, (size_t)me * block + j);
         break;
     case PERF_ALLGATHER: /* block r is rank r's input */
+    case PERF_GATHER:    /* the same, at the root */
         perf_store(opt->type, buf, j, perf_input(opt, (int)(j / block), j % block));
         break;
     case PERF_BCAST:
         perf_store(opt->type, buf, j, perf_input(opt, opt->root, j));
+        break;
+    case PERF_SCATTER: /* block me of the root's input */
+        perf_store(opt->type, buf, j, perf_input(opt, opt->root, (size_t)me * block + j));
         break;
     case PERF_ALLTOALL: /* block r is block me of rank r's input */
     default:
@@ -463,35 +489,36 @@ static void perf_usage(void) {
     if (0 != perf_rank) {
         return;
     }
-    fprintf(stderr,
-            "usage: gpucoll_perf [options]\n"
-            "  -o, --coll NAME        allreduce (default), reduce_scatter, allgather, bcast,\n"
-            "                         reduce, alltoall\n"
-            "  -d, --datatype T       float (default), double, half, bfloat16, int8, uint8,\n"
-            "                         int32, uint32, int64, uint64\n"
-            "      --op OP            sum (default), prod, max, min\n"
-            "  -r, --root R           root of bcast and reduce (default 0)\n"
-            "  -F, --form F           blocking (default), nonblocking (MPI_I*, MPI_Wait),\n"
-            "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait),\n"
-            "                         stream (allreduce on device memory: MPIX_Allreduce_enqueue\n"
-            "                         on a stream communicator, then the stream synchronized)\n"
-            "      --overlap 0|1      nonblocking/persistent/stream: measure the post time and the\n"
-            "                         overlap with a compute phase of equal length (default 1)\n"
-            "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
-            "  -e, --maxbytes N       largest size (default 32M)\n"
-            "  -f, --stepfactor F     size multiplier between rows (default 2)\n"
-            "  -n, --iters N          timed iterations per size (default 20)\n"
-            "  -w, --warmup_iters N   untimed iterations before (default 5)\n"
-            "  -c, --check 0|1        check results bit-exactly (default 1)\n"
-            "  -m, --memory K         host (default) or device buffers\n"
-            "  -a, --backend B        device memory: auto (default: cuda if present, else\n"
-            "                         emulated), cuda, emulated\n"
-            "  -i, --in-place 0|1     1 (default): out-of-place and in-place; 0: out-of-place\n"
-            "  -T, --size-seconds S   fewer iterations where n would take over S seconds\n"
-            "      --json FILE        results as JSON (rank 0)\n"
-            "      --csv FILE         results as CSV (rank 0), one line per size and placement\n"
-            "      --inject-error     corrupt one input element in the checked call (tests)\n"
-            "      --self-test        check the benchmark's own arithmetic, then exit\n");
+    fprintf(
+        stderr,
+        "usage: gpucoll_perf [options]\n"
+        "  -o, --coll NAME        allreduce (default), reduce_scatter, allgather, bcast,\n"
+        "                         reduce, alltoall, gather, scatter\n"
+        "  -d, --datatype T       float (default), double, half, bfloat16, int8, uint8,\n"
+        "                         int32, uint32, int64, uint64\n"
+        "      --op OP            sum (default), prod, max, min\n"
+        "  -r, --root R           root of bcast, reduce, gather, scatter (default 0)\n"
+        "  -F, --form F           blocking (default), nonblocking (MPI_I*, MPI_Wait),\n"
+        "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait),\n"
+        "                         stream (allreduce on device memory: MPIX_Allreduce_enqueue\n"
+        "                         on a stream communicator, then the stream synchronized)\n"
+        "      --overlap 0|1      nonblocking/persistent/stream: measure the post time and the\n"
+        "                         overlap with a compute phase of equal length (default 1)\n"
+        "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
+        "  -e, --maxbytes N       largest size (default 32M)\n"
+        "  -f, --stepfactor F     size multiplier between rows (default 2)\n"
+        "  -n, --iters N          timed iterations per size (default 20)\n"
+        "  -w, --warmup_iters N   untimed iterations before (default 5)\n"
+        "  -c, --check 0|1        check results bit-exactly (default 1)\n"
+        "  -m, --memory K         host (default) or device buffers\n"
+        "  -a, --backend B        device memory: auto (default: cuda if present, else\n"
+        "                         emulated), cuda, emulated\n"
+        "  -i, --in-place 0|1     1 (default): out-of-place and in-place; 0: out-of-place\n"
+        "  -T, --size-seconds S   fewer iterations where n would take over S seconds\n"
+        "      --json FILE        results as JSON (rank 0)\n"
+        "      --csv FILE         results as CSV (rank 0), one line per size and placement\n"
+        "      --inject-error     corrupt one input element in the checked call (tests)\n"
+        "      --self-test        check the benchmark's own arithmetic, then exit\n");
 }
 
 static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
@@ -665,28 +692,28 @@ static MPI_Op perf_mpi_op(perf_op_t op, perf_type_t type) {
     return base;
 }
 
-/* Sum (or max) of one value over the ranks, known to every rank: gather to rank 0 and
- * scatter back, which the benchmark never measures (see the header). */
+/* Sum (or max) of one value over the ranks, known to every rank: sent to rank 0, combined
+ * there in rank order and sent back, point to point: no collective, as every rooted one is
+ * benchmarked too (see the header). */
+#define PERF_COMBINE_TAG 4711
 static double perf_combine(double value, bool max) {
-    double *all = NULL, result = 0;
+    double result = 0, other;
 
-    if (0 == perf_rank) {
-        all = malloc(sizeof(double) * (size_t)perf_nranks);
-        if (NULL == all) {
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+    if (0 != perf_rank) {
+        MPI_Send(&value, 1, MPI_DOUBLE, 0, PERF_COMBINE_TAG, MPI_COMM_WORLD);
+        MPI_Recv(&result, 1, MPI_DOUBLE, 0, PERF_COMBINE_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return result;
     }
-    MPI_Gather(&value, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (0 == perf_rank) {
-        for (int r = 0; r < perf_nranks; ++r) {
-            result = max ? (all[r] > result ? all[r] : result) : result + all[r];
+    for (int r = 0; r < perf_nranks; ++r) {
+        other = value;
+        if (r > 0) {
+            MPI_Recv(&other, 1, MPI_DOUBLE, r, PERF_COMBINE_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
-        for (int r = 0; r < perf_nranks; ++r) {
-            all[r] = result;
-        }
+        result = max ? (other > result ? other : result) : result + other;
     }
-    MPI_Scatter(all, 1, MPI_DOUBLE, &result, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    free(all);
+    for (int r = 1; r < perf_nranks; ++r) {
+        MPI_Send(&result, 1, MPI_DOUBLE, r, PERF_COMBINE_TAG, MPI_COMM_WORLD);
+    }
     return result;
 }
 
@@ -781,6 +808,16 @@ static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t c
         }
         return PERF_FORMS(form, req, MPI_Reduce, MPI_Ireduce, PERF_INIT(Reduce), send, rbuf,
                           (int)count, dt, op, opt->root);
+    case PERF_GATHER:
+        if (in_place && perf_rank != opt->root) {
+            send = rbuf; /* MPI_IN_PLACE at the root only: the others send their block */
+        }
+        return PERF_FORMS(form, req, MPI_Gather, MPI_Igather, PERF_INIT(Gather), send, (int)block,
+                          dt, rbuf, (int)block, dt, opt->root);
+    case PERF_SCATTER: /* MPI_IN_PLACE at the root only, as its receive buffer */
+        return PERF_FORMS(
+            form, req, MPI_Scatter, MPI_Iscatter, PERF_INIT(Scatter), sbuf, (int)block, dt,
+            (in_place && perf_rank == opt->root) ? MPI_IN_PLACE : rbuf, (int)block, dt, opt->root);
     case PERF_ALLTOALL:
     default:
         return PERF_FORMS(form, req, MPI_Alltoall, MPI_Ialltoall, PERF_INIT(Alltoall), send,
@@ -809,19 +846,26 @@ static void perf_run_once(const perf_options_t *opt, void *sbuf, void *rbuf, siz
 
 /* Fills the inputs of the checked call (where the call reads them, in-place or not), the
  * receive buffer with a pattern no result has, and the expected result; returns the number
- * of result elements this rank checks (0 for a non-root of reduce) and where they are. */
+ * of result elements this rank checks (0 for a non-root of reduce and gather) and where they
+ * are (scatter's root in place: its own block, left in its send buffer). */
 static size_t perf_prepare_check(const perf_options_t *opt, perf_buffers_t *b, size_t count,
                                  size_t block, bool in_place, void **result_p) {
     const size_t es = perf_types[opt->type].size;
     const int n = perf_nranks, me = perf_rank;
-    const bool bcast = PERF_BCAST == opt->coll;
+    /* the root's input is the only one (bcast, scatter): read from the send buffer in place */
+    const bool from_root = PERF_BCAST == opt->coll || PERF_SCATTER == opt->coll;
     size_t in_count = count, in_offset = 0, out_count = count;
-    char *input;
+    char *input, *result = b->rbuf;
 
     switch (opt->coll) {
     case PERF_ALLGATHER:
         in_count = block;
         in_offset = in_place ? (size_t)me * block : 0;
+        break;
+    case PERF_GATHER: /* in place, the root's block is already where it is gathered to */
+        in_count = block;
+        in_offset = (in_place && me == opt->root) ? (size_t)me * block : 0;
+        out_count = me == opt->root ? count : 0;
         break;
     case PERF_REDUCE_SCATTER:
         out_count = block;
@@ -831,20 +875,29 @@ static size_t perf_prepare_check(const perf_options_t *opt, perf_buffers_t *b, s
         break;
     case PERF_BCAST:
         in_count = me == opt->root ? count : 0;
+        result = me == opt->root ? b->sbuf : b->rbuf;
+        break;
+    case PERF_SCATTER:
+        in_count = me == opt->root ? count : 0;
+        out_count = block;
+        if (in_place && me == opt->root) {
+            result = (char *)b->sbuf + (size_t)me * block * es;
+        }
         break;
     default:
         break;
     }
-    input = (char *)((in_place && !bcast) ? b->rbuf : b->sbuf) + in_offset * es;
-    *result_p = (bcast && me == opt->root) ? b->sbuf : b->rbuf;
+    input = (char *)((in_place && !from_root) ? b->rbuf : b->sbuf) + in_offset * es;
+    *result_p = result;
 
     memset(b->host, 0xa5, count * es);
     perf_copy(opt, b->rbuf, b->host, count * es);
     for (size_t i = 0; i < in_count; ++i) {
         perf_store(opt->type, b->host, i, perf_input(opt, me, i));
     }
-    /* one rank's input (the root's for bcast) differs from what the expected values assume */
-    if (opt->inject_error && in_count > 0 && me == (bcast ? opt->root : n - 1)) {
+    /* one rank's input (the root's for bcast and scatter) differs from what the expected
+     * values assume: scatter's element count / 2 lies in block n / 2 (one rank's result) */
+    if (opt->inject_error && in_count > 0 && me == (from_root ? opt->root : n - 1)) {
         size_t i = in_count / 2;
         perf_store(opt->type, b->host, i, perf_corrupt(opt, perf_input(opt, me, i)));
     }
@@ -1048,7 +1101,10 @@ static const char *perf_redop_name(const perf_options_t *opt) {
 }
 
 static int perf_root_shown(const perf_options_t *opt) {
-    return (PERF_BCAST == opt->coll || PERF_REDUCE == opt->coll) ? opt->root : -1;
+    return (PERF_BCAST == opt->coll || PERF_REDUCE == opt->coll || PERF_GATHER == opt->coll ||
+            PERF_SCATTER == opt->coll)
+               ? opt->root
+               : -1;
 }
 
 static void perf_print_header(const perf_options_t *opt, int argc, char **argv) {
@@ -1265,6 +1321,9 @@ static int perf_self_test(void) {
     PERF_EXPECT(0.875 == perf_bus_factor(PERF_ALLTOALL, 8));
     PERF_EXPECT(1.0 == perf_bus_factor(PERF_BCAST, 8));
     PERF_EXPECT(1.0 == perf_bus_factor(PERF_REDUCE, 8));
+    PERF_EXPECT(0.75 == perf_bus_factor(PERF_GATHER, 4));
+    PERF_EXPECT(0.875 == perf_bus_factor(PERF_SCATTER, 8));
+    PERF_EXPECT(0.0 == perf_bus_factor(PERF_GATHER, 1));
     PERF_EXPECT(0.0 == perf_bus_factor(PERF_ALLREDUCE, 1));
     /* algbw: 1 GB in 1 s is 1 GB/s; 1 MiB in 100 µs is 10.48576 GB/s */
     PERF_EXPECT(fabs(perf_algbw(1000000000, 1e6) - 1.0) < 1e-12);
@@ -1274,6 +1333,20 @@ static int perf_self_test(void) {
     size_t count, block;
     perf_size_count(PERF_ALLGATHER, PERF_FLOAT, 3, 1000, &count, &block);
     PERF_EXPECT(83 == block && 249 == count);
+    /* gather and scatter size as allgather: the whole gathered or scattered vector */
+    perf_size_count(PERF_GATHER, PERF_FLOAT, 3, 1000, &count, &block);
+    PERF_EXPECT(83 == block && 249 == count);
+    perf_size_count(PERF_SCATTER, PERF_INT8, 4, 10, &count, &block);
+    PERF_EXPECT(2 == block && 8 == count);
+    /* the root column: the rooted collectives only */
+    opt.root = 2;
+    opt.coll = PERF_GATHER;
+    PERF_EXPECT(2 == perf_root_shown(&opt));
+    opt.coll = PERF_SCATTER;
+    PERF_EXPECT(2 == perf_root_shown(&opt));
+    opt.coll = PERF_ALLGATHER;
+    PERF_EXPECT(-1 == perf_root_shown(&opt));
+    opt = (perf_options_t){.coll = PERF_ALLREDUCE, .type = PERF_FLOAT, .op = PERF_SUM};
     perf_size_count(PERF_ALLREDUCE, PERF_DOUBLE, 3, 1000, &count, &block);
     PERF_EXPECT(125 == count && 125 == block);
 
@@ -1339,6 +1412,59 @@ static int perf_self_test(void) {
             perf_store_expected(&opt, 2, 1, 2, got, j);
         }
         PERF_EXPECT(0 == memcmp(got, want_ag, sizeof(got)));
+        opt.coll = PERF_GATHER; /* at the root (1 here): the same as allgather */
+        opt.root = 1;
+        for (size_t j = 0; j < 4; ++j) {
+            perf_store_expected(&opt, 2, 1, 2, got, j);
+        }
+        PERF_EXPECT(0 == memcmp(got, want_ag, sizeof(got)));
+        /* scatter from root 1: rank 0 receives block 0 of rank 1 (38, 51), rank 1 its own
+         * block 1 (64, 77); from root 0, rank 1 receives block 1 of rank 0 (27, 40) */
+        opt.coll = PERF_SCATTER;
+        int32_t want_sc[3][2] = {{38, 51}, {64, 77}, {27, 40}};
+        for (int k = 0; k < 3; ++k) {
+            opt.root = k < 2 ? 1 : 0;
+            for (size_t j = 0; j < 2; ++j) {
+                perf_store_expected(&opt, 2, k < 2 ? k : 1, 2, got, j);
+            }
+            PERF_EXPECT(0 == memcmp(got, want_sc[k], sizeof(want_sc[k])));
+        }
+    }
+    /* gather and scatter's checked call, as rank 1 of 3 (host buffers, blocks of 2 int32):
+     * where the inputs go and which elements are checked */
+    {
+        int saved_rank = perf_rank, saved_nranks = perf_nranks;
+        int32_t sbuf[6], rbuf[6], host[6], expect[6];
+        perf_buffers_t pb = {sbuf, rbuf, host, expect, sizeof(sbuf)};
+        void *result;
+        size_t checked;
+
+        perf_rank = 1;
+        perf_nranks = 3;
+        opt = (perf_options_t){.coll = PERF_GATHER, .type = PERF_INT32, .root = 0};
+        PERF_EXPECT(0 == perf_prepare_check(&opt, &pb, 6, 2, true, &result)); /* a non-root */
+        PERF_EXPECT(38 == rbuf[0] && 51 == rbuf[1]); /* sends its block from rbuf in place */
+        /* the root in place: its block already at block 1 of rbuf, the others' still the
+         * pattern (4 wrong until they arrive) */
+        opt.root = 1;
+        checked = perf_prepare_check(&opt, &pb, 6, 2, true, &result);
+        PERF_EXPECT(6 == checked && result == (void *)rbuf && 38 == rbuf[2] && 51 == rbuf[3]);
+        PERF_EXPECT(4 == perf_count_wrong(result, expect, checked, sizeof(int32_t)));
+        /* scatter's root in place: its block stays in sbuf, and is right */
+        opt.coll = PERF_SCATTER;
+        checked = perf_prepare_check(&opt, &pb, 6, 2, true, &result);
+        PERF_EXPECT(2 == checked && result == (void *)&sbuf[2]);
+        PERF_EXPECT(0 == perf_count_wrong(result, expect, checked, sizeof(int32_t)));
+        /* --inject-error: the root's corrupted element (3 of 6) is in block 1, rank 1's */
+        opt.inject_error = true;
+        checked = perf_prepare_check(&opt, &pb, 6, 2, true, &result);
+        PERF_EXPECT(1 == perf_count_wrong(result, expect, checked, sizeof(int32_t)));
+        /* a non-root of scatter has no input and checks its block, received into rbuf */
+        opt.root = 0;
+        checked = perf_prepare_check(&opt, &pb, 6, 2, false, &result);
+        PERF_EXPECT(2 == checked && result == (void *)rbuf);
+        perf_rank = saved_rank;
+        perf_nranks = saved_nranks;
     }
     /* reduce_scatter: rank 1 of 2, blocks of 2: sums of elements 2 and 3 of both ranks:
      * element 2: (1 + 2) + (1 + 5) = 9; element 3: (1 + 3) + (1 + 6) = 11 */
@@ -1442,11 +1568,13 @@ int main(int argc, char **argv) {
         rc = MPIX_Stream_create(info, &perf_mpix_stream);
         MPI_Info_free(&info);
         if ((MPI_SUCCESS != rc) ||
-            (MPI_SUCCESS != (rc = MPIX_Stream_comm_create(MPI_COMM_WORLD, perf_mpix_stream,
-                                                          &perf_stream_comm)))) {
+            (MPI_SUCCESS !=
+             (rc = MPIX_Stream_comm_create(MPI_COMM_WORLD, perf_mpix_stream, &perf_stream_comm)))) {
             if (0 == perf_rank) {
-                fprintf(stderr, "gpucoll_perf: no stream communicator (error %d): is coll/gpu "
-                                "loaded?\n", rc);
+                fprintf(stderr,
+                        "gpucoll_perf: no stream communicator (error %d): is coll/gpu "
+                        "loaded?\n",
+                        rc);
             }
             MPI_Abort(MPI_COMM_WORLD, 2);
         }

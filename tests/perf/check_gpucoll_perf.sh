@@ -5,17 +5,19 @@
 #  1. --self-test: bus factors, algbw, sizes, expected values and the bit-exact comparison
 #     against values worked out by hand;
 #  2. every collective on 3 ranks (emulated device buffers through coll/gpu, and host buffers
-#     for two of them: every run costs an mpirun start, about a second here): no
-#     #wrong, exit 0; in the CSV, algbw = size / time and busbw = algbw * nccl-tests' factor
-#     for n = 3, on every line; JSON and CSV agree; the MPI_T counters show the device calls
-#     were run by coll/gpu (native inside the node where it has an algorithm, else staged);
+#     for two of them: every run costs an mpirun start, about a second here; the rooted
+#     ones from root 1): no #wrong, exit 0; in the CSV, algbw = size / time and
+#     busbw = algbw * nccl-tests' factor for n = 3, and the root column, on every line; JSON
+#     and CSV agree; the MPI_T counters show the device calls were run by coll/gpu (native
+#     inside the node where it has an algorithm, else staged);
 #  3. --inject-error (one rank's input corrupted in the checked call): exit 1, and #wrong is
 #     exactly the number of result elements the corrupted input reaches, per row (allreduce:
-#     every rank; reduce: the root; reduce_scatter, alltoall: one rank; allgather: all);
+#     every rank; reduce, gather: the root; reduce_scatter, alltoall, scatter: one rank;
+#     allgather: all);
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
-#  5. the nonblocking, persistent and stream-ordered forms (-F): correct results, the form's
-#     counters (native calls on device buffers), and a post time and an overlap
-#     in [0, 100] % on every row.
+#  5. the nonblocking, persistent and stream-ordered forms (-F; scatter nonblocking, gather
+#     persistent): correct results, the form's counters (native calls on device buffers), and
+#     a post time and an overlap in [0, 100] % on every row.
 #
 # Runs from "make check" (tests/, test_env.sh sourced) or by hand:
 #   TEST_ENV=build/tests/test_env.sh PERF_BIN=build/perf/gpucoll_perf tests/perf/check_gpucoll_perf.sh
@@ -35,6 +37,15 @@ FACTOR_allgather="(n - 1) / n"
 FACTOR_alltoall="(n - 1) / n"
 FACTOR_bcast="1"
 FACTOR_reduce="1"
+FACTOR_gather="(n - 1) / n"
+FACTOR_scatter="(n - 1) / n"
+# the CSV's root column in the runs of 2. and 3. (-r 1; -1: a collective without a root)
+root_of() {
+    case $1 in
+    bcast | reduce | gather | scatter) echo 1 ;;
+    *) echo -1 ;;
+    esac
+}
 
 # perf_run LABEL EXPECTED_EXIT MCA ARGS...: one mpirun of gpucoll_perf (out: $LAST_LOG)
 perf_run() {
@@ -81,7 +92,7 @@ check_expect_output "self-test summary" '^self-test: [0-9]+ checks, 0 failed'
 
 DEVICE_MCA="coll_gpu_accelerator=emulated"
 SWEEP=(-b 1 -e 64K -f 16 -n 3 -w 1 -r 1)
-for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall gather scatter; do
     factor_var=FACTOR_$coll
     factor=${!factor_var}
     mems=device
@@ -95,9 +106,10 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
             "${SWEEP[@]}" --csv "$csv" --json "$json"
         check_expect_output "$coll $mem: no errors" '^# Out of bounds values : 0 OK'
         check_awk "$coll $mem: algbw = size/time, busbw = algbw * ($factor), 0 wrong" '
-            BEGIN { n = '"$NP"'; f = '"$factor"' }
+            BEGIN { n = '"$NP"'; f = '"$factor"'; root = '"$(root_of "$coll")"' }
             NR == 1 { next }
             $5 != n { bad = bad " nranks " $5 }
+            $4 != root { bad = bad " root " $4 }
             { rows++
               algbw = $7 / $10 / 1e3
               if ($13 != 0) bad = bad " wrong=" $13 " at " $7
@@ -126,7 +138,7 @@ done
 
 # 3. a wrong result is counted: per row and placement, the elements the corrupted input
 #    reaches (3 ranks; each size holds at least 2 elements per rank)
-for coll in allreduce reduce_scatter allgather bcast reduce alltoall; do
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall gather scatter; do
     case $coll in
     allreduce | allgather | bcast) want=$NP ;; # every rank receives the element
     *) want=1 ;;                               # one rank: the root, or the block's owner
@@ -155,8 +167,11 @@ done
 
 # 5. the nonblocking, persistent and stream-ordered forms
 for form in nonblocking persistent stream; do
-    colls="allreduce bcast alltoall"
-    [ $form = stream ] && colls=allreduce
+    case $form in
+    nonblocking) colls="allreduce bcast alltoall scatter" ;;
+    persistent) colls="allreduce bcast alltoall gather" ;;
+    *) colls=allreduce ;;
+    esac
     for coll in $colls; do
         csv=$CHECK_LOGDIR/$coll-$form.csv
         perf_run "$coll $form, device buffers" 0 "$DEVICE_MCA" -o "$coll" -d int32 -m device \
