@@ -179,7 +179,7 @@ static const struct {
     {.cvar = "coll_gpu_gather_binomial_min_nodes",
      .offset = offsetof(tu_gpu_config_t, gather_binomial_min_nodes),
      .type = TU_CVAR_INT,
-     .default_value = 12}, /* coll_gpu_model_defaults.h */
+     .default_value = 512}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_gather_binomial_min_bytes",
      .offset = offsetof(tu_gpu_config_t, gather_binomial_min_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -187,11 +187,11 @@ static const struct {
     {.cvar = "coll_gpu_gather_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, gather_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 65536}, /* coll_gpu_model_defaults.h */
+     .default_value = 8388608}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_scatter_binomial_min_nodes",
      .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_nodes),
      .type = TU_CVAR_INT,
-     .default_value = 12}, /* coll_gpu_model_defaults.h */
+     .default_value = 24}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_scatter_binomial_min_bytes",
      .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -199,7 +199,7 @@ static const struct {
     {.cvar = "coll_gpu_scatter_binomial_max_bytes",
      .offset = offsetof(tu_gpu_config_t, scatter_binomial_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 65536}, /* coll_gpu_model_defaults.h */
+     .default_value = -1}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
