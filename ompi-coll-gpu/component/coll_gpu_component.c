@@ -313,41 +313,41 @@ static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const
                                             coll_gpu_binomial_rule_params_t *rule, int min_nodes,
                                             size_t min_bytes, size_t max_bytes, const char *what,
                                             const char *small_why, const char *large_why) {
+    struct {
+        const char *suffix;
+        mca_base_var_type_t type;
+        void *storage;
+    } vars[] = {{"min_nodes", MCA_BASE_VAR_TYPE_INT, &rule->min_nodes},
+                {"min_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->min_bytes},
+                {"max_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->max_bytes}};
     char name[64], help[1024];
 
     rule->min_nodes = min_nodes;
-    snprintf(name, sizeof(name), "%s_binomial_min_nodes", coll);
-    snprintf(help, sizeof(help),
-             "With %s_algorithm auto and no tuning rule: from this many nodes on, calls from "
-             "%s_binomial_min_bytes to %s_binomial_max_bytes run binomial (%s).  The default is "
-             "the cost model's, with the other two: the rule that loses least on nodes of one "
-             "rank and of 8 H200 over every node count and size (perf/cost_model --crossovers; "
-             "its tuning file gives each layout its own band)",
-             coll, coll, coll, what);
-    /* (the description is copied by the MCA base) */
-    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
-                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                          &rule->min_nodes);
-
     rule->min_bytes = min_bytes;
-    snprintf(name, sizeof(name), "%s_binomial_min_bytes", coll);
-    snprintf(help, sizeof(help),
-             "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes on: the "
-             "smallest %s that runs binomial (%s).  The default is the cost model's",
-             coll, coll, bytes_what, small_why);
-    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
-                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                          &rule->min_bytes);
-
     rule->max_bytes = max_bytes;
-    snprintf(name, sizeof(name), "%s_binomial_max_bytes", coll);
-    snprintf(help, sizeof(help),
-             "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes on: the "
-             "largest %s that runs binomial (%s).  0: never.  The default is the cost model's",
-             coll, coll, bytes_what, large_why);
-    (void)mca_base_component_var_register(c, name, help, MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0,
-                                          OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                          &rule->max_bytes);
+    for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); ++k) {
+        snprintf(name, sizeof(name), "%s_binomial_%s", coll, vars[k].suffix);
+        if (0 == k) {
+            snprintf(help, sizeof(help),
+                     "With %s_algorithm auto and no tuning rule: from this many nodes on, calls "
+                     "from %s_binomial_min_bytes to %s_binomial_max_bytes run binomial (%s).  The "
+                     "default is the cost model's, with the other two: the rule that loses least "
+                     "on nodes of one rank and of 8 H200 over every node count and size "
+                     "(perf/cost_model --crossovers; its tuning file gives each layout its own "
+                     "band)",
+                     coll, coll, coll, what);
+        } else {
+            snprintf(help, sizeof(help),
+                     "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes "
+                     "on: the %s %s that runs binomial (%s).  %sThe default is the cost model's",
+                     coll, coll, (1 == k) ? "smallest" : "largest", bytes_what,
+                     (1 == k) ? small_why : large_why, (1 == k) ? "" : "0: never.  ");
+        }
+        /* (the name and description are copied by the MCA base) */
+        (void)mca_base_component_var_register(c, name, help, vars[k].type, NULL, 0, 0,
+                                              OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                              vars[k].storage);
+    }
 }
 
 static void coll_gpu_register_native(const mca_base_component_t *c) {

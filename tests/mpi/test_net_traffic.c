@@ -201,6 +201,33 @@ static int subtree_ranks(const layout_t *lay, int size, int root_node, int v) {
     return ranks;
 }
 
+/* The bytes of a binomial tree of node leaders (the rooted collectives' binomial rows, block the
+ * message or a rank's block): what the leader of tree position v gets from other nodes, or
+ * (served) what its node sends them.  bcast: the message once (the root's: nothing), served to
+ * each child; reduce: a partial from each child, the node's own served once to its parent;
+ * gather: its children's subtrees' blocks, its own subtree's served to its parent; scatter:
+ * its subtree's blocks, its children's subtrees' served. */
+static uint64_t binomial_bytes(const char *coll, const layout_t *lay, int size, int root_node,
+                               int v, uint64_t block, bool served) {
+    int limit = (0 == v) ? lay->nnodes : (v & -v), children = 0;
+    uint64_t subtree = (uint64_t)subtree_ranks(lay, size, root_node, v);
+    uint64_t own = (uint64_t)node_size(lay, (root_node + v) % lay->nnodes, size);
+
+    for (int m = 1; (m < limit) && (v + m < lay->nnodes); m *= 2) {
+        ++children;
+    }
+    if (0 == strcmp(coll, "bcast")) {
+        return served ? (uint64_t)children * block : (0 == v) ? 0 : block;
+    }
+    if (0 == strcmp(coll, "reduce")) {
+        return served ? ((0 == v) ? 0 : block) : (uint64_t)children * block;
+    }
+    if (0 == strcmp(coll, "gather")) {
+        return served ? ((0 == v) ? 0 : subtree * block) : (subtree - own) * block;
+    }
+    return served ? (subtree - own) * block : (0 == v) ? 0 : subtree * block;
+}
+
 static int value_of(int rank, size_t i) { return (int)((rank * 131 + i * 7) % 1000); }
 
 /* One call of coll with count ints; false when its result is wrong (reported). */
@@ -652,54 +679,7 @@ int main(int argc, char **argv) {
                            j, node_got[j], least);
             }
         }
-    } else if (binomial && ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter")))) {
-        /* gather and scatter binomial: only the leaders (the root; elsewhere the rank at the
-         * root's index in its node) exchange messages with other nodes, putting nothing but
-         * signals; a node's subtree's blocks cross its link once: gather: a leader gets its
-         * children's subtrees, node j serves its own subtree (to its parent); scatter: a leader
-         * gets its subtree (from its parent), node j serves its children's subtrees */
-        bool is_gather = (0 == strcmp(coll, "gather"));
-        int root_node = root / lay.rpn, index = root % lay.rpn;
-        int v = (lay.node - root_node + lay.nnodes) % lay.nnodes;
-
-        owner = (rank == root) || ((lay.node != root_node) &&
-                                   (lay.local_rank == index % node_size(&lay, lay.node, size)));
-        shard = count * sizeof(int);
-        /* gather: the children's subtrees; scatter: the subtree */
-        bound = !owner      ? 0
-                : is_gather ? (uint64_t)(subtree_ranks(&lay, size, root_node, v) -
-                                         node_size(&lay, lay.node, size)) *
-                                  shard
-                : (0 == v) ? 0
-                           : (uint64_t)subtree_ranks(&lay, size, root_node, v) * shard;
-        check_leaders_only(is_gather ? "gather (binomial)" : "scatter (binomial)", rank, true,
-                           delta);
-        if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
-            bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
-                       " messages with other nodes, more than the agreement's %" PRIu64,
-                       coll, rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
-        }
-        if (delta[NET_RECEIVED] != bound) {
-            bound_fail("%s (binomial): rank %d (node %d, position %d%s) got %" PRIu64
-                       " bytes from other nodes, not %" PRIu64,
-                       coll, rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED],
-                       bound);
-        }
-        for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-            int pos = (j - root_node + lay.nnodes) % lay.nnodes;
-            uint64_t sub = (uint64_t)subtree_ranks(&lay, size, root_node, pos);
-            uint64_t want = is_gather ? ((0 == pos) ? 0 : sub * shard)
-                                      : (sub - (uint64_t)node_size(&lay, j, size)) * shard;
-
-            if (served[j] != want) {
-                bound_fail("%s (binomial): node %d (position %d, %" PRIu64
-                           " ranks in its subtree) served %" PRIu64
-                           " bytes to other nodes, not %" PRIu64,
-                           coll, j, pos, sub, served[j], want);
-            }
-        }
-        bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
-    } else if ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter"))) {
+    } else if (!binomial && ((0 == strcmp(coll, "gather")) || (0 == strcmp(coll, "scatter")))) {
         int root_node = root / lay.rpn, nroot = node_size(&lay, root_node, size);
         uint64_t remote = (uint64_t)(size - nroot);
 
@@ -813,49 +793,40 @@ int main(int argc, char **argv) {
             free(got);
         }
     } else if (binomial) {
-        /* bcast and reduce binomial: only the leaders (the root; elsewhere the rank at the root's
-         * index in its node) exchange messages with other nodes, and put nothing but signals (a
-         * node's first rank, where it does not lead, the agreement's alone).  bcast: every other
-         * node's leader gets the message exactly once, node j serves it once to each child of
-         * its tree position; reduce: every other node serves its partial once (to its parent),
-         * a leader gets one from each child */
-        bool is_bcast = (0 == strcmp(coll, "bcast"));
+        /* the rooted collectives' binomial trees: only the leaders (the root; elsewhere the rank
+         * at the root's index in its node) exchange messages with other nodes, and put nothing
+         * but signals (a node's first rank, where it does not lead, the agreement's alone); what
+         * each leader gets and each node serves is exact (binomial_bytes) */
         int root_node = root / lay.rpn, index = root % lay.rpn;
         int v = (lay.node - root_node + lay.nnodes) % lay.nnodes;
-        int limit = (0 == v) ? lay.nnodes : (v & -v), children = 0;
 
-        for (int m = 1; (m < limit) && (v + m < lay.nnodes); m *= 2) {
-            ++children;
-        }
         owner = (rank == root) || ((lay.node != root_node) &&
                                    (lay.local_rank == index % node_size(&lay, lay.node, size)));
         shard = count * sizeof(int);
-        bound = !owner ? 0 : is_bcast ? ((rank != root) ? shard : 0) : (uint64_t)children * shard;
-        check_leaders_only(is_bcast ? "bcast (binomial)" : "reduce (binomial)", rank, true, delta);
+        bound = owner ? binomial_bytes(coll, &lay, size, root_node, v, shard, false) : 0;
+        char what[64];
+
+        snprintf(what, sizeof(what), "%s (binomial)", coll);
+        check_leaders_only(what, rank, true, delta);
         if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
             bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
                        " messages with other nodes, more than the agreement's %" PRIu64,
                        coll, rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
         }
         if (delta[NET_RECEIVED] != bound) {
-            bound_fail("%s (binomial): rank %d (node %d, position %d%s, %d children) got %" PRIu64
+            bound_fail("%s (binomial): rank %d (node %d, position %d%s) got %" PRIu64
                        " bytes from other nodes, not %" PRIu64,
-                       coll, rank, lay.node, v, owner ? ", its leader" : "", children,
-                       delta[NET_RECEIVED], bound);
+                       coll, rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED],
+                       bound);
         }
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-            int pos = (j - root_node + lay.nnodes) % lay.nnodes, kids = 0;
-            uint64_t want;
+            int pos = (j - root_node + lay.nnodes) % lay.nnodes;
+            uint64_t want = binomial_bytes(coll, &lay, size, root_node, pos, shard, true);
 
-            limit = (0 == pos) ? lay.nnodes : (pos & -pos);
-            for (int m = 1; (m < limit) && (pos + m < lay.nnodes); m *= 2) {
-                ++kids;
-            }
-            want = is_bcast ? (uint64_t)kids * shard : (0 == pos) ? 0 : shard;
             if (served[j] != want) {
-                bound_fail("%s (binomial): node %d (position %d, %d children) served %" PRIu64
+                bound_fail("%s (binomial): node %d (position %d) served %" PRIu64
                            " bytes to other nodes, not %" PRIu64,
-                           coll, j, pos, kids, served[j], want);
+                           coll, j, pos, served[j], want);
             }
         }
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
