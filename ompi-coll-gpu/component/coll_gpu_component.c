@@ -304,7 +304,6 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     }
 }
 
-/* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
 /* auto's rule for coll's binomial row: coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes},
  * defaults the cost model's least-loss rule (coll_gpu_model_defaults.h); what: what the row
  * does, small_why and large_why: why it loses below min_bytes and above max_bytes. */
@@ -350,6 +349,7 @@ static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const
     }
 }
 
+/* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
 static void coll_gpu_register_native(const mca_base_component_t *c) {
     coll_gpu_register_algorithms(c);
 
