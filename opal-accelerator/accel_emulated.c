@@ -2153,13 +2153,15 @@ static accel_status_t accel_emu_ipc_close(void *base) {
 
 /* One emulated device, a fixed fake address: every process of the node sees
  * the same "GPU", as ranks sharing one device do. */
-static accel_status_t accel_emu_device_pci_bus_id(int dev, char *buf, size_t len) {
-    static const char bus_id[] = "0000:00:00.0";
+static char accel_emu_bus_id[32] = "0000:00:00.0";
 
-    if ((dev != 0) || (buf == NULL) || (len < sizeof(bus_id))) {
+static accel_status_t accel_emu_device_pci_bus_id(int dev, char *buf, size_t len) {
+    size_t need = strlen(accel_emu_bus_id) + 1;
+
+    if ((dev != 0) || (buf == NULL) || (len < need)) {
         return accel_emu_invalid("emuDeviceGetPCIBusId");
     }
-    memcpy(buf, bus_id, sizeof(bus_id));
+    memcpy(buf, accel_emu_bus_id, need);
     return ACCEL_OK;
 }
 
@@ -2192,7 +2194,7 @@ static const accel_ops_t accel_emu_ops = {
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
-    const char *sync_env, *delay_env;
+    const char *sync_env, *delay_env, *bus_env;
     accel_emu_header_t *hdr;
     accel_status_t status;
 
@@ -2214,6 +2216,11 @@ accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reaso
         (sync_env != NULL) && (sync_env[0] != '\0') && (strcmp(sync_env, "0") != 0);
     delay_env = getenv("ACCEL_EMULATED_DELAY_US");
     accel_emu_delay_us = (delay_env != NULL) ? (unsigned)strtoul(delay_env, NULL, 10) : 0;
+    /* where the emulated GPU sits on the PCI bus: a real device's address puts it in hwloc's
+     * topology (the NIC choice's tests) */
+    bus_env = getenv("ACCEL_EMULATED_PCI_BUS_ID");
+    snprintf(accel_emu_bus_id, sizeof(accel_emu_bus_id), "%s",
+             ((bus_env != NULL) && (bus_env[0] != '\0')) ? bus_env : "0000:00:00.0");
     accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s, delayed %u us",
               accel_emu_sync_mode ? "in the caller (ACCEL_EMULATED_SYNC)" : "asynchronously",
               accel_emu_delay_us);

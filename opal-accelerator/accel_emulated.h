@@ -17,7 +17,8 @@
  * classified as it is in the exporter (DEVICE stays PROT_NONE to the host).
  * A handle of an allocation freed since (or of a process gone) fails to
  * import with ACCEL_ERR_INVALID.  device_pci_bus_id gives "0000:00:00.0" for
- * the one emulated device.
+ * the one emulated device, or ACCEL_EMULATED_PCI_BUS_ID of the environment at
+ * open (a real device's address puts the emulated GPU in hwloc's topology).
  *
  * Streams are asynchronous (a worker thread per stream runs its queue in
  * order; see accel_emulated.c): what a stream writes is there only after a

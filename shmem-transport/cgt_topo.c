@@ -136,6 +136,7 @@ static cgt_status_t cgt_topo_choose(const char *bus_id, char *buf, size_t len, c
     int i, n, best = -1, chosen = 0, skipped = 0, verbs_count = -1;
     size_t used = 0;
 
+    buf[0] = '\0'; /* every early way out answers "": UCX's default devices */
     if ((hwloc_topology_init(&topo) != 0)) {
         cgt_topo_why(why, why_len, "hwloc_topology_init failed");
         return CGT_OK;

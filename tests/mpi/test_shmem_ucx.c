@@ -33,6 +33,7 @@
 
 #include "cgt_ucx.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -280,6 +281,59 @@ static const size_t sizes[] = {8,
                                4 * 1024 * 1024 + 3,
                                16 * 1024 * 1024};
 
+/* Leaves the stack below the caller full of "#$,": a callee that reads a local it did not set
+ * then finds garbage, not the zeros of a fresh page. */
+static __attribute__((noinline)) void dirty_stack(void) {
+    volatile char junk[32768];
+
+    for (size_t i = 0; i < sizeof(junk); ++i) {
+        junk[i] = "#$,"[i % 3]; /* short tokens: a list's whole names would take them */
+    }
+    __asm__ volatile("" : : "r"(junk) : "memory");
+}
+
+/* An answer of cgt_topo_nearest_nics: "" or "name:1[,name:1...]". */
+static bool topo_answer_well_formed(const char *devices) {
+    for (const char *p = devices; *p != '\0'; ++p) {
+        if (!isalnum((unsigned char)*p) && (strchr("_-.:,", *p) == NULL)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ACCEL_EMULATED_PCI_BUS_ID: the first PCI device of class network (0x02) or storage
+ * (0x01) in sysfs, unless set already; none: the default address (not in hwloc's topology). */
+static void topo_place_emulated_gpu(void) {
+    DIR *dir;
+    struct dirent *ent;
+
+    if ((getenv("ACCEL_EMULATED_PCI_BUS_ID") != NULL) ||
+        ((dir = opendir("/sys/bus/pci/devices")) == NULL)) {
+        return;
+    }
+    while ((ent = readdir(dir)) != NULL) {
+        char path[512], cls[32] = "";
+        FILE *f;
+
+        if (ent->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/class", ent->d_name);
+        if ((f = fopen(path, "r")) == NULL) {
+            continue;
+        }
+        if ((fgets(cls, sizeof(cls), f) != NULL) &&
+            ((strncmp(cls, "0x02", 4) == 0) || (strncmp(cls, "0x01", 4) == 0))) {
+            setenv("ACCEL_EMULATED_PCI_BUS_ID", ent->d_name, 1);
+            fclose(f);
+            break;
+        }
+        fclose(f);
+    }
+    closedir(dir);
+}
+
 static void case_topo(void) {
     char buf[128] = "x", why[256] = "";
     const char *reason;
@@ -290,12 +344,23 @@ static void case_topo(void) {
     if (buf[0] != '\0') {
         tu_fail("no accelerator: \"%s\", expected \"\"", buf);
     }
+    /* the emulated GPU at the address of a network or storage device of this machine, which
+     * hwloc keeps (host bridges it drops): the NIC choice then runs on a topology that has
+     * the GPU and, here, no HCA */
+    topo_place_emulated_gpu();
     if (tu_accel_init(ACCEL_BACKEND_EMULATED, &reason) != 0) {
         tu_fail("emulated accelerator: %s", reason);
     } else {
+        /* the emulated device's bus id (0000:00:00.0) is this machine's host bridge, which
+         * hwloc finds: the answer of a topology with no HCA near it, from a dirty stack */
+        dirty_stack();
         check_status(cgt_topo_nearest_nics_why(tu_accel, 0, buf, sizeof(buf), why, sizeof(why)),
                      CGT_OK, "cgt_topo_nearest_nics(emulated)");
-        if ((buf[0] != '\0') || (why[0] == '\0')) {
+        if (!topo_answer_well_formed(buf)) {
+            tu_fail("emulated accelerator: network devices \"%.60s\" (why \"%s\"): not a "
+                    "device list",
+                    buf, why);
+        } else if ((buf[0] != '\0') || (why[0] == '\0')) {
             tu_fail("emulated accelerator: \"%s\" (why \"%s\"), expected \"\" and a reason", buf,
                     why);
         }
@@ -447,8 +512,8 @@ static void case_signal_storm(team_t *t, int count) {
                 continue;
             }
             if (now < seen[p]) {
-                tu_fail("the slot of rank %d went down from %" PRIu64 " to %" PRIu64, p,
-                        seen[p], now);
+                tu_fail("the slot of rank %d went down from %" PRIu64 " to %" PRIu64, p, seen[p],
+                        now);
             }
             seen[p] = now;
             done += (now == (uint64_t)count);
