@@ -53,6 +53,7 @@ extern "C" {
     _F(cuStreamCreate)                                                                             \
     _F(cuStreamDestroy)                                                                            \
     _F(cuStreamSynchronize)                                                                        \
+    _F(cuStreamQuery)                                                                              \
     _F(cuEventCreate)                                                                              \
     _F(cuEventDestroy)                                                                             \
     _F(cuEventRecord)                                                                              \
@@ -100,10 +101,29 @@ ACCEL_API extern bool accel_cuda_kernels_usable;
  * the thread's last error. */
 ACCEL_API accel_status_t accel_cuda_result(CUresult result, const char *call);
 
+/* ACCEL_CUDA_PROFILE=1 in the environment (read at open): every driver call made through
+ * ACCEL_CUDADRV_CALL / ACCEL_CUDADRV_FUNC and every kernel launch is timed, and a table of
+ * calls, total, mean and longest time per entry point goes to stderr at exit.  For finding
+ * where a call's time goes on a GPU machine without a profiler; off, it costs one branch. */
+ACCEL_API extern bool accel_cuda_profile_on;
+ACCEL_API double accel_cuda_profile_now(void);
+ACCEL_API void accel_cuda_profile_add(const char *call, double t0);
+
+/* Call a driver entry point, timed when profiling: a CUresult expression. */
+#define ACCEL_CUDADRV_CALL(_func, ...)                                                             \
+    __extension__({                                                                                \
+        double _accel_t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0; \
+        CUresult _accel_result = accel_cuda_driver._func(__VA_ARGS__);                             \
+        if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {                                               \
+            accel_cuda_profile_add(#_func, _accel_t0);                                             \
+        }                                                                                          \
+        _accel_result;                                                                             \
+    })
+
 /* Call a driver entry point: ACCEL_CUDADRV_FUNC(cuMemAlloc, &ptr, len) is an
  * accel_status_t expression (no hidden control flow). */
 #define ACCEL_CUDADRV_FUNC(_func, ...)                                                             \
-    accel_cuda_result(accel_cuda_driver._func(__VA_ARGS__), #_func)
+    accel_cuda_result(ACCEL_CUDADRV_CALL(_func, __VA_ARGS__), #_func)
 
 /* Make sure the calling thread has a current context (the primary context
  * retained at open when it has none). */
@@ -145,6 +165,12 @@ ACCEL_API accel_status_t accel_cuda_kernels_check(int device, const char **reaso
 ACCEL_API accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, int nsrcs,
                                            size_t count, accel_dtype_t dtype, accel_op_t op,
                                            accel_stream_h stream);
+
+/* Load every reduction kernel now (under CUDA's lazy loading, the default since 12.2, a
+ * kernel is loaded at its first launch, and loading waits for the context's other work: a
+ * first launch on a stream that waits for the host would never return).  Returns how many
+ * were loaded. */
+ACCEL_API int accel_cuda_reduce_preload(void);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,27 @@ static accel_status_t accel_cuda_reduce_invalid(void) {
     return ACCEL_ERR_INVALID;
 }
 
+extern "C" int accel_cuda_reduce_preload(void) {
+    cudaFuncAttributes attr;
+    int loaded = 0;
+
+    for (int op = 0; op < ACCEL_OP_COUNT; ++op) {
+        for (int dtype = 0; dtype < ACCEL_DT_COUNT; ++dtype) {
+            const void *kernel = accel_cuda_reduce_find((accel_op_t)op, (accel_dtype_t)dtype);
+
+            if (kernel == NULL) {
+                continue;
+            }
+            if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess) {
+                ++loaded;
+            } else {
+                (void)cudaGetLastError(); /* not sticky: the launch will say what is wrong */
+            }
+        }
+    }
+    return loaded;
+}
+
 extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, int nsrcs,
                                             size_t count, accel_dtype_t dtype, accel_op_t op,
                                             accel_stream_h stream) {
@@ -141,8 +162,14 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
         blocks = (size_t)sms * ACCEL_CUDA_REDUCE_BLOCKS_PER_SM;
     }
 
-    err = cudaLaunchKernel(kernel, dim3((unsigned)blocks), dim3(ACCEL_CUDA_REDUCE_THREADS), params,
-                           0, (cudaStream_t)stream);
+    {
+        double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
+        err = cudaLaunchKernel(kernel, dim3((unsigned)blocks), dim3(ACCEL_CUDA_REDUCE_THREADS),
+                               params, 0, (cudaStream_t)stream);
+        if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
+            accel_cuda_profile_add("cudaLaunchKernel (reduce)", t0);
+        }
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError(); /* not sticky: leave no error for the application */
         return accel_set_error("cudaLaunchKernel", cudaGetErrorName(err), (int)err);
