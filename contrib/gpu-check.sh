@@ -174,6 +174,9 @@ mpirun_step "native bcast two-level, 4 ranks as 2 nodes, cuda" 120 4 \
 # persistent start <= 1 us of host time, a stream-ordered allreduce back to the host <= 2 us
 bench_step "bench: native allreduce, 4 ranks, cuda, 8 B - 256 MiB" 180 bench-native1.txt \
     "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 20 -w 3 -T 1"
+# where an 8-byte call's time goes: every driver call and kernel launch timed, per rank
+bench_step "profile: native allreduce 8 B, 4 ranks, ACCEL_CUDA_PROFILE" 60 bench-profile.txt \
+    "$MPIRUN -np 4 $mca -x ACCEL_CUDA_PROFILE=1 $perf -o allreduce -m device -a cuda -b 8 -e 8 -n 2000 -w 10 -i 0 2>&1"
 for form in nonblocking persistent stream; do
     bench_step "bench: $form allreduce, 4 ranks, cuda, 8 B - 64 MiB" 120 bench-$form.txt \
         "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
