@@ -19,27 +19,19 @@
     "pipelined down it without a barrier), each leader's node loads from it: for calls across "    \
     "many nodes"
 
+/* Any scratch half carries binomial's chunks. */
+static bool coll_gpu_bcast_binomial_fits(const coll_gpu_native_t *native, size_t esize) {
+    (void)native;
+    (void)esize;
+    return true;
+}
+
 /* auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on, for messages of at most
  * coll_gpu_bcast_binomial_max_bytes (beyond, the root's interface, which sends every chunk to
  * each of its ceil(log2 nodes) children, bounds it). */
-static const coll_gpu_alg_size_rule_t coll_gpu_bcast_binomial_rule = {
-    .param = "bcast_binomial",
-    .bytes_what = "",
-    .per_rank = false,
-    .min_nodes = &mca_coll_gpu_component.bcast_binomial.min_nodes,
-    .max_bytes = &mca_coll_gpu_component.bcast_binomial.max_bytes,
-    .min_bytes = &mca_coll_gpu_component.bcast_binomial.min_bytes};
-
-static bool coll_gpu_bcast_binomial_small(const coll_gpu_alg_query_t *query) {
-    return (query->native->team->nnodes > 1) &&
-           coll_gpu_alg_size_rule(&coll_gpu_bcast_binomial_rule, query);
-}
-
-static bool coll_gpu_bcast_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                              size_t why_len) {
-    return coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, why, why_len) &&
-           (query->native->team->nnodes > 1);
-}
+COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_bcast, "bcast_binomial", "", false,
+                           mca_coll_gpu_component.bcast_binomial, coll_gpu_bcast_binomial_fits,
+                           "chunks")
 
 /* pipelined: every call binomial does not take */
 static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query, char *why,
@@ -58,12 +50,8 @@ static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
      .multi_node = true,
      .preferred = coll_gpu_bcast_pipelined_preferred,
      .run = coll_gpu_bcast_pipelined},
-    {.name = "binomial",
-     .help = COLL_GPU_BCAST_BINOMIAL_HELP,
-     .cost_model = "bcast_binomial",
-     .multi_node = true,
-     .preferred = coll_gpu_bcast_binomial_preferred,
-     .run = coll_gpu_bcast_binomial},
+    COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_bcast, COLL_GPU_BCAST_BINOMIAL_HELP, "bcast_binomial",
+                              coll_gpu_bcast_binomial),
 };
 COLL_GPU_ALG_TABLE(coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
                    "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "

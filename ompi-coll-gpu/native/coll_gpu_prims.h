@@ -154,6 +154,32 @@ static inline size_t coll_gpu_prims_node_at(const coll_gpu_team_t *team, const s
                                             size_t total, int j) {
     return (j < team->nnodes) ? pos_off[team->node_first[j]] : total;
 }
+/* A run of copies adjacent in both source and destination, issued as one copy (a launch each:
+ * the cost of the per-rank loops below on many ranks). */
+typedef struct {
+    char *dst, *src;
+    size_t len;
+} coll_gpu_prims_run_t;
+
+static inline void coll_gpu_prims_run_flush(coll_gpu_prims_t *pr, coll_gpu_prims_run_t *run) {
+    if (run->len > 0) {
+        coll_gpu_prims_copy(pr, run->dst, run->src, run->len);
+        run->len = 0;
+    }
+}
+/* Adds len bytes src -> dst: extends the run when they follow it in both, else starts another. */
+static inline void coll_gpu_prims_run_add(coll_gpu_prims_t *pr, coll_gpu_prims_run_t *run,
+                                          char *dst, const char *src, size_t len) {
+    if ((run->len > 0) && ((dst != run->dst + run->len) || (src != run->src + run->len))) {
+        coll_gpu_prims_run_flush(pr, run);
+    }
+    if (0 == run->len) {
+        run->dst = dst;
+        run->src = (char *)src;
+    }
+    run->len += len;
+}
+
 /* Every block's chunk between a buffer of blocks in rank order (block q at displs[q] elements)
  * and the layout at base: into the layout when into_layout, else out of it; runs of blocks
  * adjacent in both in one copy (one copy for a step of whole blocks where nodes are rank
@@ -164,32 +190,20 @@ static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *b
                                                    size_t first, size_t per_step, int skip,
                                                    bool into_layout) {
     const coll_gpu_team_t *team = pr->native->team;
-    size_t esize = pr->call->esize, run = 0;
-    char *lay_run = NULL, *buf_run = NULL;
+    size_t esize = pr->call->esize;
+    coll_gpu_prims_run_t run = {NULL, NULL, 0};
 
-    for (int q = 0; q <= team->size; ++q) {
-        size_t len = 0;
-        char *lay = NULL, *user = NULL;
+    for (int q = 0; q < team->size; ++q) {
+        size_t len = coll_gpu_prims_block_chunk(counts[q], first, per_step) * esize;
+        char *lay = base + pos_off[coll_gpu_team_node_order(team, q)];
+        char *user = buf + (displs[q] + first) * esize;
 
-        if (q < team->size) {
-            len = coll_gpu_prims_block_chunk(counts[q], first, per_step) * esize;
-            lay = base + pos_off[coll_gpu_team_node_order(team, q)];
-            user = buf + (displs[q] + first) * esize;
-        }
-        if ((q < team->size) && ((0 == len) || (q == skip))) {
+        if ((0 == len) || (q == skip)) {
             continue;
         }
-        if ((run > 0) && ((q == team->size) || (lay != lay_run + run) || (user != buf_run + run))) {
-            coll_gpu_prims_copy(pr, into_layout ? lay_run : buf_run,
-                                into_layout ? buf_run : lay_run, run);
-            run = 0;
-        }
-        if (0 == run) {
-            lay_run = lay;
-            buf_run = user;
-        }
-        run += len;
+        coll_gpu_prims_run_add(pr, &run, into_layout ? lay : user, into_layout ? user : lay, len);
     }
+    coll_gpu_prims_run_flush(pr, &run);
 }
 
 /* Every rank's chunk between a half of one slot per rank and a buffer of blocks in rank order
@@ -198,35 +212,23 @@ static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *b
  * the buffer is at buf + rank * stride.  Out of the half into buf when to_buf, else into it; this
  * rank's chunk left alone, and those of its node's ranks when skip_local.  Runs of chunks adjacent
  * in both go in one copy: a step of whole blocks (len == stride) where nodes are rank ranges is a
- * copy or two, not one per rank (a launch each: the root's cost on many ranks). */
+ * copy or two, not one per rank. */
 static inline void coll_gpu_prims_slots_copy(coll_gpu_prims_t *pr, char *half, size_t len,
                                              int rotate, char *buf, size_t stride, bool skip_local,
                                              bool to_buf) {
     const coll_gpu_team_t *team = pr->native->team;
-    char *half_run = NULL, *buf_run = NULL;
-    size_t run = 0;
+    coll_gpu_prims_run_t run = {NULL, NULL, 0};
 
-    for (int k = 0; k <= team->size; ++k) {
-        int p = (k < team->size) ? team->node_ranks[(k + rotate) % team->size] : -1;
-        char *slot = half + (size_t)k * len, *user = buf + (size_t)(p < 0 ? 0 : p) * stride;
+    for (int k = 0; k < team->size; ++k) {
+        int p = team->node_ranks[(k + rotate) % team->size];
+        char *slot = half + (size_t)k * len, *user = buf + (size_t)p * stride;
 
-        if ((p >= 0) &&
-            ((p == team->rank) || (skip_local && coll_gpu_native_is_local(pr->native, p)))) {
+        if ((p == team->rank) || (skip_local && coll_gpu_native_is_local(pr->native, p))) {
             continue;
         }
-        if ((run > 0) && ((p < 0) || (slot != half_run + run) || (user != buf_run + run))) {
-            coll_gpu_prims_copy(pr, to_buf ? buf_run : half_run, to_buf ? half_run : buf_run, run);
-            run = 0;
-        }
-        if (p < 0) {
-            break;
-        }
-        if (0 == run) {
-            half_run = slot;
-            buf_run = user;
-        }
-        run += len;
+        coll_gpu_prims_run_add(pr, &run, to_buf ? user : slot, to_buf ? slot : user, len);
     }
+    coll_gpu_prims_run_flush(pr, &run);
 }
 
 /* What was queued has completed (before a signal lets peers read it). */
