@@ -84,6 +84,20 @@ void tu_counters_read(tu_counters_t *counters) {
 
 typedef enum { TU_CVAR_BOOL, TU_CVAR_INT, TU_CVAR_LONG_LONG } tu_cvar_type_t;
 
+/* One cvar into a field of tu_gpu_config_t; coll's binomial rule, three of them. */
+#define TU_CVAR(name, field, cvar_type, value)                                                     \
+    {                                                                                              \
+        .cvar = name, .offset = offsetof(tu_gpu_config_t, field), .type = cvar_type,               \
+        .default_value = value                                                                     \
+    }
+#define TU_BINOMIAL_CVARS(coll, nodes, min, max)                                                   \
+    TU_CVAR("coll_gpu_" #coll "_binomial_min_nodes", coll##_binomial.min_nodes, TU_CVAR_INT,       \
+            nodes),                                                                                \
+        TU_CVAR("coll_gpu_" #coll "_binomial_min_bytes", coll##_binomial.min_bytes,                \
+                TU_CVAR_LONG_LONG, min),                                                           \
+        TU_CVAR("coll_gpu_" #coll "_binomial_max_bytes", coll##_binomial.max_bytes,                \
+                TU_CVAR_LONG_LONG, max)
+
 /* The component's parameters but the per-collective algorithms (in the collective table):
  * where tu_gpu_config_t keeps each, and the contract's default when the cvar is absent. */
 static const struct {
@@ -151,55 +165,11 @@ static const struct {
     {.cvar = "coll_gpu_reduce_scatter_halving_max_bytes",
      .offset = offsetof(tu_gpu_config_t, rs_halving_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 41943040}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_bcast_binomial_min_nodes",
-     .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_nodes),
-     .type = TU_CVAR_INT,
-     .default_value = 12}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_bcast_binomial_min_bytes",
-     .offset = offsetof(tu_gpu_config_t, bcast_binomial_min_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 40960}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_bcast_binomial_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, bcast_binomial_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 134217728}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_reduce_binomial_min_nodes",
-     .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_nodes),
-     .type = TU_CVAR_INT,
-     .default_value = 12}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_reduce_binomial_min_bytes",
-     .offset = offsetof(tu_gpu_config_t, reduce_binomial_min_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 12288}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_reduce_binomial_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, reduce_binomial_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = -1}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_gather_binomial_min_nodes",
-     .offset = offsetof(tu_gpu_config_t, gather_binomial_min_nodes),
-     .type = TU_CVAR_INT,
-     .default_value = 512}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_gather_binomial_min_bytes",
-     .offset = offsetof(tu_gpu_config_t, gather_binomial_min_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 0}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_gather_binomial_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, gather_binomial_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 8388608}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_scatter_binomial_min_nodes",
-     .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_nodes),
-     .type = TU_CVAR_INT,
-     .default_value = 24}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_scatter_binomial_min_bytes",
-     .offset = offsetof(tu_gpu_config_t, scatter_binomial_min_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 0}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_scatter_binomial_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, scatter_binomial_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = -1}, /* coll_gpu_model_defaults.h */
+     .default_value = 41943040},                    /* coll_gpu_model_defaults.h */
+    TU_BINOMIAL_CVARS(bcast, 12, 40960, 134217728), /* coll_gpu_model_defaults.h */
+    TU_BINOMIAL_CVARS(reduce, 12, 12288, -1),       /* coll_gpu_model_defaults.h */
+    TU_BINOMIAL_CVARS(gather, 512, 0, 8388608),     /* coll_gpu_model_defaults.h */
+    TU_BINOMIAL_CVARS(scatter, 24, 0, -1),          /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -292,37 +262,25 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
         (bytes <= (size_t)config->rs_halving_max_bytes / (size_t)comm_size)) {
         return TU_ALG_AUTO + 4;
     }
-    /* reduce: binomial likewise, for messages from coll_gpu_reduce_binomial_min_bytes up to
-     * _max_bytes (SIZE_MAX, read as -1 here, is the size_t compared: no bound) */
-    if ((COLL_GPU_REDUCE == coll) && tu_multi_node(config, comm_size) &&
-        (tu_emulated_node(config, comm_size - 1) + 1 >= config->reduce_binomial_min_nodes) &&
-        ((long long)bytes >= config->reduce_binomial_min_bytes) &&
-        (bytes <= (size_t)config->reduce_binomial_max_bytes)) {
-        return TU_ALG_AUTO + 4;
-    }
-    /* gather, scatter: binomial likewise, for calls of bytes x comm_size from
-     * coll_gpu_{gather,scatter}_binomial_min_bytes up to _max_bytes */
-    if ((COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll) && tu_multi_node(config, comm_size)) {
-        bool gather = (COLL_GPU_GATHER == coll);
-        int min_nodes =
-            gather ? config->gather_binomial_min_nodes : config->scatter_binomial_min_nodes;
-        long long min_bytes =
-            gather ? config->gather_binomial_min_bytes : config->scatter_binomial_min_bytes;
-        size_t max_bytes = (size_t)(gather ? config->gather_binomial_max_bytes
-                                           : config->scatter_binomial_max_bytes);
+    /* bcast, reduce (the message's bytes), gather, scatter (bytes x comm_size): binomial
+     * likewise, for calls from coll_gpu_<coll>_binomial_min_bytes up to _max_bytes (SIZE_MAX,
+     * read as -1 here, is the size_t compared: no bound) */
+    {
+        const tu_binomial_rule_t *rule = (COLL_GPU_BCAST == coll)     ? &config->bcast_binomial
+                                         : (COLL_GPU_REDUCE == coll)  ? &config->reduce_binomial
+                                         : (COLL_GPU_GATHER == coll)  ? &config->gather_binomial
+                                         : (COLL_GPU_SCATTER == coll) ? &config->scatter_binomial
+                                                                      : NULL;
+        size_t ranks =
+            (COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll) ? (size_t)comm_size : 1;
 
-        if ((tu_emulated_node(config, comm_size - 1) + 1 >= min_nodes) &&
-            ((long long)(bytes * (size_t)comm_size) >= min_bytes) &&
-            (bytes <= max_bytes / (size_t)comm_size)) {
-            return TU_ALG_AUTO + 4;
+        if ((NULL != rule) && tu_multi_node(config, comm_size) &&
+            (tu_emulated_node(config, comm_size - 1) + 1 >= rule->min_nodes) &&
+            ((long long)(bytes * ranks) >= rule->min_bytes) &&
+            (bytes <= (size_t)rule->max_bytes / ranks)) {
+            /* bcast's rows: pipelined, binomial; the others' direct, hierarchical, binomial */
+            return (COLL_GPU_BCAST == coll) ? TU_ALG_AUTO + 3 : TU_ALG_AUTO + 4;
         }
-    }
-    /* bcast: binomial likewise, from coll_gpu_bcast_binomial_min_bytes up to _max_bytes */
-    if ((COLL_GPU_BCAST == coll) && tu_multi_node(config, comm_size) &&
-        (tu_emulated_node(config, comm_size - 1) + 1 >= config->bcast_binomial_min_nodes) &&
-        ((long long)bytes >= config->bcast_binomial_min_bytes) &&
-        (bytes <= (size_t)config->bcast_binomial_max_bytes)) {
-        return TU_ALG_AUTO + 3;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
      * ranks_per_node ranks); reduce segments its messages from 64 KiB on 3 nodes or more, where

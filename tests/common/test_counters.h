@@ -33,6 +33,12 @@ bool tu_counters_open(bool required);
 bool tu_counters_available(void);
 void tu_counters_read(tu_counters_t *counters);
 
+/* auto's size rule of a binomial algorithm between node leaders. */
+typedef struct {
+    int min_nodes;
+    long long min_bytes, max_bytes;
+} tu_binomial_rule_t;
+
 /* The component's configuration as its cvars say (defaults of the contract when absent). */
 typedef struct {
     bool found;
@@ -51,18 +57,8 @@ typedef struct {
     long long allgather_doubling_max_bytes; /* coll_gpu_allgather_doubling_max_bytes */
     int rs_halving_min_nodes;               /* coll_gpu_reduce_scatter_halving_min_nodes */
     long long rs_halving_max_bytes;         /* coll_gpu_reduce_scatter_halving_max_bytes */
-    int bcast_binomial_min_nodes;           /* coll_gpu_bcast_binomial_min_nodes */
-    long long bcast_binomial_min_bytes;     /* coll_gpu_bcast_binomial_min_bytes */
-    long long bcast_binomial_max_bytes;     /* coll_gpu_bcast_binomial_max_bytes */
-    int reduce_binomial_min_nodes;          /* coll_gpu_reduce_binomial_min_nodes */
-    long long reduce_binomial_min_bytes;    /* coll_gpu_reduce_binomial_min_bytes */
-    long long reduce_binomial_max_bytes;    /* coll_gpu_reduce_binomial_max_bytes */
-    int gather_binomial_min_nodes;          /* coll_gpu_gather_binomial_min_nodes */
-    long long gather_binomial_min_bytes;    /* coll_gpu_gather_binomial_min_bytes */
-    long long gather_binomial_max_bytes;    /* coll_gpu_gather_binomial_max_bytes */
-    int scatter_binomial_min_nodes;         /* coll_gpu_scatter_binomial_min_nodes */
-    long long scatter_binomial_min_bytes;   /* coll_gpu_scatter_binomial_min_bytes */
-    long long scatter_binomial_max_bytes;   /* coll_gpu_scatter_binomial_max_bytes */
+    /* coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes} (max: -1 for SIZE_MAX) */
+    tu_binomial_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:

@@ -216,13 +216,14 @@ fi
 # (one per line) or a run fails: Open MPI 4.1 loses some help messages on their way from the
 # ranks to mpirun (a run of test_allreduce_native --mismatch lost its first one 2 times in 5 on
 # an idle machine, and 5 in a row once under load).  LAST_LOG is then the output of all runs,
-# for check_expect_output.
+# for check_expect_output; LAST_RUN_LOG that of the last run alone.
 check_run_until() {
     local patterns=$1 all pattern found
     shift
     all=$(mktemp "$CHECK_LOGDIR/until.XXXXXX")
     for _ in 1 2 3 4 5 6 7 8; do
         check_run "$@"
+        LAST_RUN_LOG=$LAST_LOG
         cat "$LAST_LOG" >>"$all"
         [ "$CHECK_RESULT" = PASS ] || break
         found=1
