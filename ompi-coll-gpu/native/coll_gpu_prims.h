@@ -157,7 +157,8 @@ static inline size_t coll_gpu_prims_node_at(const coll_gpu_team_t *team, const s
 /* A run of copies adjacent in both source and destination, issued as one copy (a launch each:
  * the cost of the per-rank loops below on many ranks). */
 typedef struct {
-    char *dst, *src;
+    char *dst;
+    const char *src;
     size_t len;
 } coll_gpu_prims_run_t;
 
@@ -175,7 +176,7 @@ static inline void coll_gpu_prims_run_add(coll_gpu_prims_t *pr, coll_gpu_prims_r
     }
     if (0 == run->len) {
         run->dst = dst;
-        run->src = (char *)src;
+        run->src = src;
     }
     run->len += len;
 }
