@@ -18,7 +18,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,42 +334,6 @@ static accel_status_t accel_cuda_mem_free(void *ptr) {
     return ACCEL_CUDADRV_FUNC(cuMemFree, (CUdeviceptr)(uintptr_t)ptr);
 }
 
-/*
- * Waits poll the stream or event instead of blocking in the driver: on the GPU check's
- * virtualized H200 a blocking wait's wake-up cost 150-500 us (cuStreamSynchronize after an
- * 8-byte reduce: 225-360 us on average; a synchronous 8-byte cuMemcpy: 125-180 us) where a
- * query costs a fraction of a microsecond, and a collective waits a few times per call.  As
- * NCCL's and UCX's host-side waits: spin on the query, then yield the core to others.
- */
-#define ACCEL_CUDA_POLL_SPINS 4096
-
-static void accel_cuda_poll_backoff(unsigned *spins) {
-    if (++*spins < ACCEL_CUDA_POLL_SPINS) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ volatile("yield" ::: "memory");
-#endif
-    } else {
-        sched_yield();
-    }
-}
-
-/* Until the stream's work is done (NULL: the legacy default stream). */
-static accel_status_t accel_cuda_stream_poll(CUstream stream) {
-    double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
-    CUresult result;
-
-    for (unsigned spins = 0;
-         (result = accel_cuda_driver.cuStreamQuery(stream)) == CUDA_ERROR_NOT_READY;) {
-        accel_cuda_poll_backoff(&spins);
-    }
-    if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
-        accel_cuda_profile_add("cuStreamQuery (wait)", t0);
-    }
-    return accel_cuda_result(result, "cuStreamQuery");
-}
-
 static accel_status_t accel_cuda_memcpy(void *dst, const void *src, size_t len) {
     accel_status_t status;
 
@@ -381,13 +344,14 @@ static accel_status_t accel_cuda_memcpy(void *dst, const void *src, size_t len) 
     if (status != ACCEL_OK) {
         return status;
     }
-    /* on the legacy default stream, as cuMemcpy: after the application's work there */
-    status = ACCEL_CUDADRV_FUNC(cuMemcpyAsync, (CUdeviceptr)(uintptr_t)dst,
-                                (CUdeviceptr)(uintptr_t)src, len, (CUstream)NULL);
+    status =
+        ACCEL_CUDADRV_FUNC(cuMemcpy, (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, len);
     if (status != ACCEL_OK) {
         return status;
     }
-    return accel_cuda_stream_poll(NULL);
+    /* cuMemcpy returns before a device-to-device copy is done: wait for it
+     * (the legacy default stream, where cuMemcpy ran). */
+    return ACCEL_CUDADRV_FUNC(cuStreamSynchronize, NULL);
 }
 
 static accel_status_t accel_cuda_memcpy_async(void *dst, const void *src, size_t len,
@@ -435,7 +399,7 @@ static accel_status_t accel_cuda_stream_synchronize(accel_stream_h stream) {
     if (status != ACCEL_OK) {
         return status;
     }
-    return accel_cuda_stream_poll((CUstream)stream);
+    return ACCEL_CUDADRV_FUNC(cuStreamSynchronize, (CUstream)stream);
 }
 
 static accel_status_t accel_cuda_event_create(accel_event_h *event_p) {
@@ -467,17 +431,7 @@ static accel_status_t accel_cuda_event_record(accel_event_h event, accel_stream_
 }
 
 static accel_status_t accel_cuda_event_synchronize(accel_event_h event) {
-    double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
-    CUresult result;
-
-    for (unsigned spins = 0;
-         (result = accel_cuda_driver.cuEventQuery((CUevent)event)) == CUDA_ERROR_NOT_READY;) {
-        accel_cuda_poll_backoff(&spins);
-    }
-    if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
-        accel_cuda_profile_add("cuEventQuery (wait)", t0);
-    }
-    return accel_cuda_result(result, "cuEventQuery");
+    return ACCEL_CUDADRV_FUNC(cuEventSynchronize, (CUevent)event);
 }
 
 static accel_status_t accel_cuda_event_query(accel_event_h event, bool *done_p) {

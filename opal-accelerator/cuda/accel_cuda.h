@@ -53,7 +53,6 @@ extern "C" {
     _F(cuStreamCreate)                                                                             \
     _F(cuStreamDestroy)                                                                            \
     _F(cuStreamSynchronize)                                                                        \
-    _F(cuStreamQuery)                                                                              \
     _F(cuEventCreate)                                                                              \
     _F(cuEventDestroy)                                                                             \
     _F(cuEventRecord)                                                                              \
