@@ -240,7 +240,7 @@ static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words,
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 28 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 29 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -285,6 +285,7 @@ void coll_gpu_native_tuning_load(void) {
             words[18 + 3 * k] = (uint64_t)rules[k]->max_bytes;
         }
     }
+    words[28] = (uint64_t)c->bcast_rails;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

@@ -125,6 +125,13 @@ BIN="coll_gpu_bcast_algorithm=binomial"
 binomial_patterns() {
     case $1 in
     "7 3")
+        # (rails: a node's ranks take turns carrying the chunks; the lone rank of node 2 leads)
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 4 \(the root\) carries one chunk in 3 of node position 0 \(rails\), to 2 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 6 leads node position 1, gets from 4, serves 0 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 1 carries one chunk in 3 of node position 2 \(rails\), to 0 leader"
+        echo "$WORLD: binomial from root 4 over 3 nodes: rank 0 carries one chunk in 3 of node position 2 \(rails\), to 0 leader"
+        ;;
+    "7 3 one-leader")
         echo "$WORLD: binomial from root 4 over 3 nodes: rank 4 is the root, serves 2 leader"
         echo "$WORLD: binomial from root 4 over 3 nodes: rank 6 leads node position 1, gets from 4, serves 0 leader"
         echo "$WORLD: binomial from root 4 over 3 nodes: rank 1 leads node position 2, gets from 4, serves 0 leader"
@@ -158,6 +165,18 @@ for topo in "4 2" "7 3" "8 2" "3 2" "6 1"; do
     check_digest $np-binomial-tiny
     check_same_digest "$np ranks: binomial, many chunks = pipelined" $np-binomial-tiny $np-host
 done
+# without rails (coll_gpu_bcast_rails=0): one leader per node carries every chunk
+mapfile -t patterns < <(binomial_patterns "7 3 one-leader")
+check_run "7 ranks, 3 per node, binomial without rails, device" 7 \
+    "$EMU coll_gpu_ranks_per_node=3 $BIN coll_gpu_bcast_rails=0 coll_gpu_verbose=10" test_bcast_native
+check_digest 7-binomial-one-leader
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "7 ranks, 3 per node, binomial without rails: the tree" "${patterns[@]}"
+check_same_digest "7 ranks: binomial without rails = pipelined" 7-binomial-one-leader 7-nodes
+check_run "7 ranks, 3 per node, binomial without rails, host buffers, 1 KiB scratch halves" 7 \
+    "$EMU coll_gpu_ranks_per_node=3 $BIN $TINY coll_gpu_host_buffers=1 coll_gpu_bcast_rails=0" \
+    test_bcast_native --kinds=host
+check_digest 7-binomial-one-leader-tiny
+check_same_digest "7 ranks: binomial without rails, many chunks = pipelined" 7-binomial-one-leader-tiny 7-host
 # slow streams (every stream operation of the emulated device 100 us late): the copies the tree
 # leaves queued after its signals must not be overtaken
 ACCEL_EMULATED_DELAY_US=100 check_run "7 ranks, 3 per node, binomial, slow streams, 4 KiB scratch halves" 7 \

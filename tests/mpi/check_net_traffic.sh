@@ -126,17 +126,28 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
 done
 
 # MPI_Bcast of 4 MiB + 12 bytes from rank 1 and from the last rank: every rank moves at most
-# 1 x the message between nodes, and no node sends more than 1 x the message (the chain)
+# 1 x the message between nodes, and no node sends more than 1 x the message (the chain); on 3
+# nodes or more (the chain) the rails too: every rank off the root's node gets at most the
+# message / its node's ranks + a chunk, each node's ranks together exactly the message
 for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     roots="1 $((np - 1))"
     [ "$np" -ge 10 ] && roots=$((np - 1)) # (10 and 16 ranks: one root, as above)
+    rails=
+    [ "$nodes" -ge 3 ] && rails=--rails
     for root in $roots; do
         check_run "bcast, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
-            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root
+            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root $rails
     done
 done
+# without rails (coll_gpu_bcast_rails=0) the root's rail carries the whole message: the rails'
+# bound fails (counts only)
+check_run "bcast chain without rails against the rails' bound, 6 ranks on 3 nodes of 2 (counts only)" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_bcast_rails=0" \
+    test_net_traffic --coll=bcast --root=1 --rails --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "one leader per node fails the rails' bound" \
+    "NOTE bound not enforced: bcast \(rails\): rank [0-9]+ \(node [12] of 2 ranks\) got 4194316 bytes"
 
 # MPI_Allgather and MPI_Reduce_scatter_block of 256 KiB + 4 bytes per block (auto: hierarchical
 # where a node has several ranks): every block crosses to each other node once (allgather), each
@@ -199,7 +210,7 @@ check_run_until "MCA parameter coll_gpu_agreement_radix has the value 1" \
 LAST_LOG=$LAST_RUN_LOG # the counts of one run
 check_model_messages alltoall direct 1,1,1,1,1 2
 check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
-    test_net_traffic --coll=bcast --bytes=4194304 --root=3
+    test_net_traffic --coll=bcast --bytes=4194304 --root=3 --rails
 check_model bcast chain 2,2,2,2 4194304 3
 
 # MPI_Reduce of 1 MiB + 4 bytes (auto: hierarchical where a node has several ranks) from the
@@ -385,7 +396,8 @@ check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
 # at most); reduce, the same tree backwards: every node but the root's serves its partial once,
 # a leader gets one per child; in at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2
 # from rank 5, 8 and 16 (bcast) nodes of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks
-# through the tree, CONSUMED back between nodes); bytes and messages per rank equal to the cost
+# through the tree, CONSUMED back between nodes; bcast's rails: each rank off the root's node
+# gets its share, each node the message); bytes and messages per rank equal to the cost
 # model's (2+2+1); pipelined and hierarchical fail the bounds.  gather and scatter binomial
 # alike (the blocks of a node's subtree cross its link once: gather, node j serves its subtree's
 # blocks to its parent, a leader gets its children's subtrees'; scatter, backwards), one step of
@@ -405,9 +417,12 @@ for spec in "bcast 10 2 5 64" "bcast 8 1 3 64" "bcast 16 1 9 64" "bcast 7 3 4 64
     gather:64 | scatter:64) ;;
     gather:* | scatter:*) steps="coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=16384" ;;
     esac
+    # (bcast of several chunks on nodes of several ranks: the rails carry them)
+    rails=
+    [ "$coll:$bytes" = bcast:1048576 ] && rails=--rails
     check_run "$coll, $bytes bytes, root $root, $np ranks on $nodes nodes of $rpn, binomial" \
         $np "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=binomial $steps" \
-        test_net_traffic --coll=$coll --bytes=$bytes --root=$root --binomial $rounds
+        test_net_traffic --coll=$coll --bytes=$bytes --root=$root --binomial $rounds $rails
     case "$coll:$bytes" in
     bcast:64 | reduce:64 | gather:* | scatter:*) ;;
     *) check_model $coll binomial 2,2,2,2,2 $bytes $root ;;

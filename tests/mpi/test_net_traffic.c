@@ -72,6 +72,12 @@
  * (positions [v, v + lowbit(v)) from the root's node, once, to its parent); scatter: a leader
  * gets exactly its subtree's blocks, node j serves exactly its children's subtrees'.
  *
+ * --rails (bcast by a tree of nodes, binomial or pipelined's chain, with coll_gpu_bcast_rails): a
+ * node's ranks take turns carrying the chunks: every rank off the root's node gets at most its
+ * share, the message / its node's size + one chunk (an eighth of the message, at least 64 KiB),
+ * and each node's ranks together get exactly the message; with --binomial this replaces the
+ * leaders-only rule (every rank may carry a chunk; all still put nothing but signals).
+ *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
  *
@@ -93,7 +99,7 @@
  *
  * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
- * gather, scatter), --rounds, --doubling, --binomial, --count-only (print the counts, enforce no
+ * gather, scatter), --rounds, --doubling, --binomial, --rails, --count-only (print the counts, enforce no
  * bound),
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
  * failed".
@@ -343,6 +349,36 @@ static void check_leaders_only(const char *what, int rank, bool owner, const uin
     }
 }
 
+/* --rails: this rank's share of the message between nodes and every node's whole (collective:
+ * every rank calls it). */
+static void check_rails(const layout_t *lay, int size, int rank, int root, uint64_t message,
+                        const uint64_t *delta) {
+    int root_node = root / lay->rpn;
+    uint64_t chunk = (message / 8 < 65536) ? 65536 : message / 8;
+    uint64_t share = (lay->node == root_node)
+                         ? 0
+                         : message / (uint64_t)node_size(lay, lay->node, size) + chunk;
+    uint64_t node_got[MAX_NODES] = {0};
+
+    if (delta[NET_RECEIVED] > share) {
+        bound_fail("bcast (rails): rank %d (node %d of %d ranks) got %" PRIu64
+                   " bytes from other nodes, more than its share %" PRIu64
+                   " (the message / its node's ranks + a chunk)",
+                   rank, lay->node, node_size(lay, lay->node, size), delta[NET_RECEIVED], share);
+    }
+    if (lay->node < MAX_NODES) {
+        node_got[lay->node] = delta[NET_RECEIVED];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (int j = 0; (j < lay->nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
+        if ((j != root_node) && (node_got[j] != message)) {
+            bound_fail("bcast (rails): node %d's ranks got %" PRIu64
+                       " bytes from other nodes together, not the message's %" PRIu64,
+                       j, node_got[j], message);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     const char *coll = "allreduce";
     size_t bytes = 4 * 1024 * 1024 + 12, count;
@@ -355,6 +391,7 @@ int main(int argc, char **argv) {
     int *sbuf, *rbuf;
     bool check_rounds = false;
     bool binomial = false; /* bcast, reduce: --binomial */
+    bool rails = false;    /* bcast: --rails */
     bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
                             * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
@@ -382,6 +419,8 @@ int main(int argc, char **argv) {
             doubling = true;
         } else if (0 == strcmp(argv[i], "--binomial")) {
             binomial = true;
+        } else if (0 == strcmp(argv[i], "--rails")) {
+            rails = true;
         } else if (0 == strncmp(argv[i], "--ranks-per-node=", 17)) {
             ranks_per_node = atoi(argv[i] + 17);
         } else if (0 == strcmp(argv[i], "--count-only")) {
@@ -808,12 +847,14 @@ int main(int argc, char **argv) {
 
         snprintf(what, sizeof(what), "%s (binomial)", coll);
         check_leaders_only(what, rank, true, delta);
-        if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
+        if (rails) {
+            check_rails(&lay, size, rank, root, shard, delta);
+        } else if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
             bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
                        " messages with other nodes, more than the agreement's %" PRIu64,
                        coll, rank, delta[NET_MESSAGES], agreement_messages(&lay, rank));
         }
-        if (delta[NET_RECEIVED] != bound) {
+        if (!rails && (delta[NET_RECEIVED] != bound)) {
             bound_fail("%s (binomial): rank %d (node %d, position %d%s) got %" PRIu64
                        " bytes from other nodes, not %" PRIu64,
                        coll, rank, lay.node, v, owner ? ", its leader" : "", delta[NET_RECEIVED],
@@ -850,6 +891,9 @@ int main(int argc, char **argv) {
                            "%" PRIu64,
                            j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
             }
+        }
+        if (rails) {
+            check_rails(&lay, size, rank, root, shard, delta);
         }
         /* and the counters count: every node but the root's gets the message from outside */
         {

@@ -7,32 +7,43 @@
  * chunk from the root after a barrier of every rank, the root's interface serving nnodes - 1
  * copies of it.
  *
- * The leaders are pipelined's (coll_gpu_team_root_leader): the root on its node, elsewhere the
- * rank at the root's index in its node (modulo the node's size).  The tree (coll_gpu_tree.h) is
- * on node positions v = (node - root's node) mod nnodes:
+ * The leaders (coll_gpu_bcast_chunk_leader) are, without rails, pipelined's
+ * (coll_gpu_team_root_leader): the root on its node, elsewhere the rank at the root's index in
+ * its node (modulo the node's size).  With rails (coll_gpu_bcast_rails, the default) chunk k's
+ * leader of a node is its rank at the root's index + k: a node's ranks take turns, so on
+ * machines with a network interface per GPU each interface carries 1/size of the message, and
+ * where the nodes have the same size the peers of a chunk share a rail (the same local index).
+ * The tree (coll_gpu_tree.h) is on node positions v = (node - root's node) mod nnodes:
  *   - binomial: v's parent is v without its lowest set bit, its children v + m for the powers of
  *     two m below v's lowest set bit (every power below nnodes for the root) with v + m < nnodes,
  *     the farthest served first; a leader is popcount(v) <= ceil(log2 nnodes) gets from the
- *     root, whose interface sends each chunk ceil(log2 nnodes) times at most;
+ *     root, whose node sends each chunk ceil(log2 nnodes) times at most;
  *   - chain: v's parent is v - 1, its child v + 1.
  * Per chunk (coll_gpu_bcast_chunk_elems: a half at most, an eighth of the message at least
  * 64 KiB, so that it pipelines), one native step s:
- *   - the root copies the chunk into its half of s; any other leader takes it from its parent's
- *     half of s (READY, then a get) into its own half of s (a leader that serves nobody, with no
- *     children and alone on its node, gets straight into its buffer);
- *   - a leader offers its half to its children (published once, READY to each) and tells its
- *     node (FINAL), then copies the chunk into its buffer (off the critical path: its readers
- *     read the half);
+ *   - the root copies the chunk into its half of s (where its node or its children read it);
+ *     every other rank of the root's node copies it out of there (FINAL from the root), the
+ *     chunk's leader there, with rails, into its own half, from which it serves its children;
+ *   - any other leader takes it from its parent position's leader of the chunk (READY, then a
+ *     get) into its own half of s (a leader that serves nobody, with no children and alone on
+ *     its node, gets straight into its buffer), offers its half to its children (published
+ *     once, READY to each), tells its node (FINAL) and copies the chunk into its buffer (off
+ *     the critical path: its readers read the half);
  *   - the other ranks of a node copy the chunk out of their leader's half.
  * Nothing waits for every rank's step: a chunk moves down the tree as soon as each parent has it,
  * so chunks pipeline through the tree's depth.
  *
- * Reuse of a half (chunk k + 2 writes the half of chunk k): whoever read a leader's half of chunk
- * k, its children (gets) and its node (copies), says CONSUMED of that step once its read is done,
- * where a chunk k + 2 follows; the leader waits for those before it writes its half of chunk
- * k + 2.  The halves of earlier calls are free: their last step, the agreement, was announced by
- * every rank.  Every signal of a chunk goes once from one rank to another (READY parent to child,
- * FINAL leader to node, CONSUMED back), so all carry the chunk's step.
+ * Reuse of a half: a writer writes the same half again stride chunks later
+ * (coll_gpu_bcast_write_stride: 2 for the root, which writes every chunk, and without rails; with
+ * rails a leader writes one chunk in its node's size, so lcm(2, size)).  Whoever read a half of
+ * chunk k, children (gets) and node (copies), says CONSUMED of that step once its read is done,
+ * where the writer writes that half again (chunk k + stride exists); the writer waits for those
+ * before it writes the half again.  A leader's get into its half is not ordered behind its own
+ * copy out of it on the stream: where it did not lead the chunk before (whose fetch_complete
+ * completed the stream) it synchronizes first.  The halves of earlier calls are free: their
+ * last step, the agreement, was announced by every rank.  Every signal between two ranks goes in
+ * chunk order (READY parent to child, FINAL leader to node, CONSUMED back), so all carry the
+ * chunk's step.
  *
  * Only copies: every rank's result is the root's bytes.
  */
@@ -48,83 +59,200 @@ size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count,
     return (per_step > 0) ? per_step : 1;
 }
 
-int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
-                        coll_gpu_tree_t shape) {
-    const char *name = (COLL_GPU_TREE_CHAIN == shape) ? "pipelined chain" : "binomial";
-    const coll_gpu_team_t *team = call->native->team;
-    int root = call->root, rank = team->rank, nnodes = team->nnodes;
-    int v = coll_gpu_team_root_position(team, root, team->node);
-    int leader = coll_gpu_team_position_leader(team, root, v);
-    int first_child = coll_gpu_tree_first_child(shape, v, nnodes);
-    int parent = ((rank == leader) && (v > 0))
-                     ? coll_gpu_team_position_leader(team, root, coll_gpu_tree_parent(shape, v))
-                     : -1;
-    /* a leader whose half somebody reads: its children, or its node */
-    bool serves = (rank == leader) && ((first_child > 0) || (team->local_size > 1));
-    size_t esize = call->esize, count = call->count;
-    size_t per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);
-    coll_gpu_prims_t pr;
+/* Chunk k's leader on the node at tree position v: without rails the rank at the root's index in
+ * the node (modulo its size: coll_gpu_team_root_leader, the root on its own node); with rails the
+ * rank at the root's index + k, so that consecutive chunks take consecutive ranks' network
+ * interfaces (chunk 0, and every chunk on a node of one rank, the root's rail). */
+static int coll_gpu_bcast_chunk_leader(const coll_gpu_team_t *team, int root, int v, size_t k,
+                                       bool rails) {
+    int j = coll_gpu_team_position_node(team, root, v);
+    size_t index = (size_t)coll_gpu_team_index_in_node(team, root);
 
-    if (rank == leader) {
-        int children = 0;
+    if (!rails) {
+        return coll_gpu_team_root_leader(team, root, j);
+    }
+    return coll_gpu_team_node_rank(team, j, (int)((index + k) % (size_t)team->node_sizes[j]));
+}
 
-        for (int m = first_child; m > 0; m /= 2) {
-            ++children;
-        }
-        if (rank == root) {
-            COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                             "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d is the "
-                             "root, serves %d leader(s)",
-                             comm->c_name, name, root, nnodes, rank, children);
+/* After how many chunks writer w writes the same half again: the root writes every chunk (its
+ * node reads them all; alone on its node it leads them all), another leader the chunks it leads,
+ * one in its node's size with rails, so every lcm(2, size) chunks on the same half. */
+static size_t coll_gpu_bcast_write_stride(const coll_gpu_team_t *team, int root, int w,
+                                          bool rails) {
+    size_t size = (size_t)team->node_sizes[team->node_of_rank[w]];
+
+    if (!rails || (w == root)) {
+        return 2;
+    }
+    return (size % 2) ? 2 * size : size;
+}
+
+/* The children of tree position v (first_child, first_child / 2, ..., 1) of chunk k: phase of
+ * step to each (signal) or each one's (wait). */
+static void coll_gpu_bcast_children(coll_gpu_prims_t *pr, int root, int v, int first_child,
+                                    size_t k, bool rails, uint64_t step, coll_gpu_phase_t phase,
+                                    bool signal) {
+    const coll_gpu_team_t *team = pr->native->team;
+
+    for (int m = first_child; m > 0; m /= 2) {
+        int child = coll_gpu_bcast_chunk_leader(team, root, v + m, k, rails);
+
+        if (signal) {
+            coll_gpu_prims_signal(pr, child, step, phase);
         } else {
-            COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                             "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d leads "
-                             "node position %d, gets from %d, serves %d leader(s)",
-                             comm->c_name, name, root, nnodes, rank, v, parent, children);
+            coll_gpu_prims_wait(pr, child, step, phase);
         }
+    }
+}
+
+/* This rank's part, in the verbose log of every call. */
+static void coll_gpu_bcast_tree_log(struct ompi_communicator_t *comm,
+                                    const coll_gpu_native_call_t *call, const char *name, int v,
+                                    int parent_v, int first_child, bool rails) {
+    const coll_gpu_team_t *team = call->native->team;
+    int root = call->root, rank = team->rank, nnodes = team->nnodes, children = 0;
+    int leader = coll_gpu_bcast_chunk_leader(team, root, v, 0, false);
+
+    for (int m = first_child; m > 0; m /= 2) {
+        ++children;
+    }
+    if (rails && (team->local_size > 1)) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d%s carries one "
+                         "chunk in %d of node position %d (rails), to %d leader(s)",
+                         comm->c_name, name, root, nnodes, rank, (rank == root) ? " (the root)" : "",
+                         team->local_size, v, children);
+    } else if (rank == root) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d is the root, "
+                         "serves %d leader(s)",
+                         comm->c_name, name, root, nnodes, rank, children);
+    } else if (rank == leader) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d leads node "
+                         "position %d, gets from %d, serves %d leader(s)",
+                         comm->c_name, name, root, nnodes, rank, v,
+                         coll_gpu_bcast_chunk_leader(team, root, parent_v, 0, false), children);
     } else {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d loads from "
                          "its node's leader %d",
                          comm->c_name, name, root, nnodes, rank, leader);
     }
+}
+
+int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                        coll_gpu_tree_t shape) {
+    const char *name = (COLL_GPU_TREE_CHAIN == shape) ? "pipelined chain" : "binomial";
+    const coll_gpu_team_t *team = call->native->team;
+    int root = call->root, rank = team->rank, nnodes = team->nnodes;
+    int v = coll_gpu_team_root_position(team, root, team->node);
+    int first_child = coll_gpu_tree_first_child(shape, v, nnodes);
+    int parent_v = (v > 0) ? coll_gpu_tree_parent(shape, v) : -1;
+    /* one rank of a node carries a chunk; with rails, the node's ranks take turns (the same on
+     * every rank: part of the protocol) */
+    bool rails = mca_coll_gpu_component.bcast_rails;
+    size_t stride = coll_gpu_bcast_write_stride(team, root, rank, rails);
+    size_t esize = call->esize, count = call->count;
+    size_t per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);
+    size_t nchunks = (count + per_step - 1) / per_step;
+    coll_gpu_prims_t pr;
+
+    coll_gpu_bcast_tree_log(comm, call, name, v, parent_v, first_child, rails);
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, count, per_step);) {
+        size_t k = c.first / per_step, len = c.n * esize;
         char *data = (char *)call->rbuf + c.first * esize, *half = coll_gpu_prims_mine(&pr, c.step);
-        size_t len = c.n * esize;
-        /* a chunk two steps on writes this one's half: its readers say when they are done */
-        bool reused = (c.first + 2 * per_step < count);
+        int leader = coll_gpu_bcast_chunk_leader(team, root, v, k, rails);
 
+        if (rank == root) {
+            /* its node reads every chunk from its half, its children the chunks it leads */
+            bool children = (leader == root) && (first_child > 0);
+
+            if ((team->local_size == 1) && !children) {
+                continue;
+            }
+            if (k >= 2) {
+                /* the readers of chunk k - 2 in this half are done with it */
+                if (team->local_size > 1) {
+                    coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
+                }
+                if (coll_gpu_bcast_chunk_leader(team, root, 0, k - 2, rails) == root) {
+                    coll_gpu_bcast_children(&pr, root, 0, first_child, k - 2, rails, c.step - 2,
+                                            COLL_GPU_PHASE_CONSUMED, false);
+                }
+            }
+            coll_gpu_prims_copy(&pr, half, data, len);
+            if (children) {
+                coll_gpu_prims_publish(&pr, c.step, 0, len);
+            }
+            coll_gpu_prims_sync(&pr);
+            if (children) {
+                coll_gpu_bcast_children(&pr, root, 0, first_child, k, rails, c.step,
+                                        COLL_GPU_PHASE_READY, true);
+            }
+            coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_FINAL);
+            continue;
+        }
+        if (v == 0) {
+            /* the root's node: every rank copies the chunk out of the root's half; the chunk's
+             * leader copies it into its own half too and serves its children from there */
+            bool relays = (rank == leader) && (first_child > 0);
+
+            if (relays && (k >= stride)) {
+                coll_gpu_bcast_children(&pr, root, 0, first_child, k - stride, rails,
+                                        c.step - stride, COLL_GPU_PHASE_CONSUMED, false);
+            }
+            coll_gpu_prims_wait(&pr, root, c.step, COLL_GPU_PHASE_FINAL);
+            coll_gpu_prims_copy(&pr, relays ? half : data,
+                                coll_gpu_prims_theirs(&pr, root, c.step), len);
+            if (relays) {
+                coll_gpu_prims_publish(&pr, c.step, 0, len);
+            }
+            if (relays || (k + 2 < nchunks)) {
+                coll_gpu_prims_sync(&pr);
+            }
+            if (k + 2 < nchunks) {
+                /* (else the end of the call completes the copy, before its agreement) */
+                coll_gpu_prims_signal(&pr, root, c.step, COLL_GPU_PHASE_CONSUMED);
+            }
+            if (relays) {
+                coll_gpu_bcast_children(&pr, root, 0, first_child, k, rails, c.step,
+                                        COLL_GPU_PHASE_READY, true);
+                coll_gpu_prims_copy(&pr, data, half, len);
+            }
+            continue;
+        }
         if (rank != leader) {
             coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_FINAL);
             coll_gpu_prims_copy(&pr, data, coll_gpu_prims_theirs(&pr, leader, c.step), len);
-            if (reused) {
-                /* (else the end of the call completes the copy, before its agreement) */
+            if (k + coll_gpu_bcast_write_stride(team, root, leader, rails) < nchunks) {
                 coll_gpu_prims_sync(&pr);
                 coll_gpu_prims_signal(&pr, leader, c.step, COLL_GPU_PHASE_CONSUMED);
             }
             continue;
         }
-        if (serves && (c.first >= 2 * per_step)) {
-            /* the readers of chunk k - 2 in this half are done with it (this rank's own copy out
-             * of it into its buffer completed at chunk k - 1's fetch_complete, which
-             * synchronizes the stream) */
-            coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
-            for (int m = first_child; m > 0; m /= 2) {
-                coll_gpu_prims_wait(&pr, coll_gpu_team_position_leader(team, root, v + m),
-                                    c.step - 2, COLL_GPU_PHASE_CONSUMED);
+        /* this chunk's leader of a node other than the root's: it gets the chunk from its parent
+         * position's leader of the chunk; it serves the chunk from its half when somebody reads
+         * it (its children, its node), else gets it straight into its buffer */
+        bool serves = (first_child > 0) || (team->local_size > 1);
+        int parent = coll_gpu_bcast_chunk_leader(team, root, parent_v, k, rails);
+
+        if (serves && (k >= stride)) {
+            if (coll_gpu_bcast_chunk_leader(team, root, v, k - 1, rails) != rank) {
+                /* its own copy out of this half (chunk k - stride) completed: a get into the
+                 * half is not ordered behind the stream (a chunk it led just before completed
+                 * it in its fetch_complete) */
+                coll_gpu_prims_sync(&pr);
             }
+            coll_gpu_prims_wait_node(&pr, c.step - stride, COLL_GPU_PHASE_CONSUMED);
+            coll_gpu_bcast_children(&pr, root, v, first_child, k - stride, rails, c.step - stride,
+                                    COLL_GPU_PHASE_CONSUMED, false);
         }
-        if (rank == root) {
-            if (serves) {
-                coll_gpu_prims_copy(&pr, half, data, len);
-            }
-        } else {
-            coll_gpu_prims_take(&pr, parent, c.step, 0, serves ? half : data, len);
-            coll_gpu_prims_fetch_complete(&pr);
-            if (reused) {
-                coll_gpu_prims_signal(&pr, parent, c.step, COLL_GPU_PHASE_CONSUMED);
-            }
+        coll_gpu_prims_take(&pr, parent, c.step, 0, serves ? half : data, len);
+        coll_gpu_prims_fetch_complete(&pr);
+        if (k + coll_gpu_bcast_write_stride(team, root, parent, rails) < nchunks) {
+            coll_gpu_prims_signal(&pr, parent, c.step, COLL_GPU_PHASE_CONSUMED);
         }
         if (!serves) {
             continue;
@@ -133,16 +261,12 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
             coll_gpu_prims_publish(&pr, c.step, 0, len);
         }
         coll_gpu_prims_sync(&pr);
-        for (int m = first_child; m > 0; m /= 2) {
-            coll_gpu_prims_signal(&pr, coll_gpu_team_position_leader(team, root, v + m), c.step,
-                                  COLL_GPU_PHASE_READY);
-        }
+        coll_gpu_bcast_children(&pr, root, v, first_child, k, rails, c.step, COLL_GPU_PHASE_READY,
+                                true);
         coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_FINAL);
-        if (rank != root) {
-            /* off the critical path: its readers read the half, not the buffer; completed
-             * before the chunk two on overwrites the half, or by the end of the call */
-            coll_gpu_prims_copy(&pr, data, half, len);
-        }
+        /* off the critical path: its readers read the half, not the buffer; completed before
+         * this half is written again (above), or by the end of the call */
+        coll_gpu_prims_copy(&pr, data, half, len);
     }
     return coll_gpu_prims_finish(&pr, comm);
 }
