@@ -99,8 +99,8 @@
  *
  * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
- * gather, scatter), --rounds, --doubling, --binomial, --rails, --count-only (print the counts, enforce no
- * bound),
+ * gather, scatter), --rounds, --doubling, --binomial, --rails, --count-only (print the counts,
+ * enforce no bound),
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
  * failed".
  */
@@ -355,9 +355,8 @@ static void check_rails(const layout_t *lay, int size, int rank, int root, uint6
                         const uint64_t *delta) {
     int root_node = root / lay->rpn;
     uint64_t chunk = (message / 8 < 65536) ? 65536 : message / 8;
-    uint64_t share = (lay->node == root_node)
-                         ? 0
-                         : message / (uint64_t)node_size(lay, lay->node, size) + chunk;
+    uint64_t share =
+        (lay->node == root_node) ? 0 : message / (uint64_t)node_size(lay, lay->node, size) + chunk;
     uint64_t node_got[MAX_NODES] = {0};
 
     if (delta[NET_RECEIVED] > share) {

@@ -120,8 +120,8 @@ static void coll_gpu_bcast_tree_log(struct ompi_communicator_t *comm,
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d%s carries one "
                          "chunk in %d of node position %d (rails), to %d leader(s)",
-                         comm->c_name, name, root, nnodes, rank, (rank == root) ? " (the root)" : "",
-                         team->local_size, v, children);
+                         comm->c_name, name, root, nnodes, rank,
+                         (rank == root) ? " (the root)" : "", team->local_size, v, children);
     } else if (rank == root) {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d is the root, "
@@ -204,8 +204,8 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
                                         c.step - stride, COLL_GPU_PHASE_CONSUMED, false);
             }
             coll_gpu_prims_wait(&pr, root, c.step, COLL_GPU_PHASE_FINAL);
-            coll_gpu_prims_copy(&pr, relays ? half : data,
-                                coll_gpu_prims_theirs(&pr, root, c.step), len);
+            coll_gpu_prims_copy(&pr, relays ? half : data, coll_gpu_prims_theirs(&pr, root, c.step),
+                                len);
             if (relays) {
                 coll_gpu_prims_publish(&pr, c.step, 0, len);
             }
