@@ -96,7 +96,7 @@ typedef struct mca_coll_gpu_component_t {
      * ranks) */
     coll_gpu_binomial_rule_params_t bcast_binomial, reduce_binomial, gather_binomial,
         scatter_binomial;
-    bool bcast_rails; /* bcast's trees between nodes stripe the chunks over each node's ranks */
+    bool tree_rails; /* the rooted trees between nodes stripe the chunks over each node's ranks */
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

@@ -509,18 +509,18 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "its inner leaders forward their subtrees' blocks once more: larger ones run "
         "hierarchical or direct, whose blocks cross the network once");
 
-    mca_coll_gpu_component.bcast_rails = true;
+    mca_coll_gpu_component.tree_rails = true;
     (void)mca_base_component_var_register(
-        c, "bcast_rails",
-        "MPI_Bcast between nodes down a tree of nodes (binomial, and pipelined's chain above "
-        "64 KiB on 3 nodes or more): stripe the chunks over the ranks of each node, chunk k "
-        "carried by the rank at the root's index + k in every node (modulo its size), so that "
-        "with a network interface per GPU every interface of a node carries its share of the "
-        "message (same-rail peers exchange; the root's node passes each chunk to its carrier "
-        "inside the node).  false: the rank at the root's index carries every chunk.  The same "
-        "on every rank",
+        c, "tree_rails",
+        "The trees of nodes of the rooted collectives (MPI_Bcast's binomial and its pipelined "
+        "chain above 64 KiB on 3 nodes or more, MPI_Reduce's binomial): stripe a call's chunks "
+        "over the ranks of each node, chunk k carried by the rank at the root's index + k of "
+        "every node (modulo its size), so that with a network interface per GPU every interface "
+        "of a node carries its share of the message (same-rail peers exchange; on the root's node "
+        "a chunk passes between the root and its carrier inside the node).  false: the rank at "
+        "the root's index carries every chunk.  The same on every rank",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.bcast_rails);
+        &mca_coll_gpu_component.tree_rails);
 
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(

@@ -285,7 +285,7 @@ void coll_gpu_native_tuning_load(void) {
             words[18 + 3 * k] = (uint64_t)rules[k]->max_bytes;
         }
     }
-    words[28] = (uint64_t)c->bcast_rails;
+    words[28] = (uint64_t)c->tree_rails;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

@@ -165,15 +165,15 @@ for topo in "4 2" "7 3" "8 2" "3 2" "6 1"; do
     check_digest $np-binomial-tiny
     check_same_digest "$np ranks: binomial, many chunks = pipelined" $np-binomial-tiny $np-host
 done
-# without rails (coll_gpu_bcast_rails=0): one leader per node carries every chunk
+# without rails (coll_gpu_tree_rails=0): one leader per node carries every chunk
 mapfile -t patterns < <(binomial_patterns "7 3 one-leader")
 check_run "7 ranks, 3 per node, binomial without rails, device" 7 \
-    "$EMU coll_gpu_ranks_per_node=3 $BIN coll_gpu_bcast_rails=0 coll_gpu_verbose=10" test_bcast_native
+    "$EMU coll_gpu_ranks_per_node=3 $BIN coll_gpu_tree_rails=0 coll_gpu_verbose=10" test_bcast_native
 check_digest 7-binomial-one-leader
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "7 ranks, 3 per node, binomial without rails: the tree" "${patterns[@]}"
 check_same_digest "7 ranks: binomial without rails = pipelined" 7-binomial-one-leader 7-nodes
 check_run "7 ranks, 3 per node, binomial without rails, host buffers, 1 KiB scratch halves" 7 \
-    "$EMU coll_gpu_ranks_per_node=3 $BIN $TINY coll_gpu_host_buffers=1 coll_gpu_bcast_rails=0" \
+    "$EMU coll_gpu_ranks_per_node=3 $BIN $TINY coll_gpu_host_buffers=1 coll_gpu_tree_rails=0" \
     test_bcast_native --kinds=host
 check_digest 7-binomial-one-leader-tiny
 check_same_digest "7 ranks: binomial without rails, many chunks = pipelined" 7-binomial-one-leader-tiny 7-host

@@ -147,6 +147,22 @@ check_run "5 ranks, host buffers, 2 per node, allgather hierarchical_doubling, r
 check_digest 5-host-nodes-ag-dbl-tiny
 check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on 2+2+1, many steps = 1 node (integers and copies)" \
     5-host-nodes-ag-dbl-tiny 5-host-small int
+# rails (coll_gpu_tree_rails, the default: bcast's and reduce's binomial chunks carried by each
+# node's ranks in turn) change who reduces a chunk, not the order: every bit as without them,
+# floats included, and with slow streams (every stream operation of the emulated device 100 us
+# late: a chunk's leader reading inputs before they landed, or overwriting a half still read)
+check_run "5 ranks, host buffers, 2 per node, binomial without rails, 1 KiB scratch halves" 5 \
+    "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 $AG_DBL $TINY coll_gpu_tree_rails=0" \
+    test_native_collectives --kinds=host --small
+check_digest 5-host-nodes-ag-dbl-tiny-one-leader
+check_same_digest "5 ranks on 2+2+1, many steps: rails = one leader per node (every bit)" \
+    5-host-nodes-ag-dbl-tiny 5-host-nodes-ag-dbl-tiny-one-leader
+ACCEL_EMULATED_DELAY_US=100 check_run "5 ranks, 2 per node, binomial with rails, slow streams, 4 KiB scratch halves" 5 \
+    "$EMU coll_gpu_ranks_per_node=2 $AG_DBL coll_gpu_native_chunk_size=2048 coll_gpu_allreduce_one_shot_max_bytes=1024" \
+    test_native_collectives --small
+check_digest 5-dev-nodes-rails-slow
+check_same_digest "5 ranks on 2+2+1, slow streams: rails = one leader per node (integers and copies)" \
+    5-dev-nodes-rails-slow 5-host-nodes-ag-dbl-tiny-one-leader int
 check_run "5 ranks, host buffers, 1 per node, allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving" 5 \
     "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=1 $AG_DBL" test_native_collectives \
     --kinds=host --small

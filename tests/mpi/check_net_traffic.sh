@@ -141,10 +141,10 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
             "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root $rails
     done
 done
-# without rails (coll_gpu_bcast_rails=0) the root's rail carries the whole message: the rails'
-# bound fails (counts only)
+# without rails (coll_gpu_tree_rails=0) the root's rail carries the whole message: the rails'
+# bound fails (counts only; reduce binomial's below)
 check_run "bcast chain without rails against the rails' bound, 6 ranks on 3 nodes of 2 (counts only)" 6 \
-    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_bcast_rails=0" \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=0" \
     test_net_traffic --coll=bcast --root=1 --rails --count-only
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "one leader per node fails the rails' bound" \
     "NOTE bound not enforced: bcast \(rails\): rank [0-9]+ \(node [12] of 2 ranks\) got 4194316 bytes"
@@ -396,8 +396,8 @@ check_model_messages reduce_scatter_block hierarchical_halving 1,1,1,1,1,1 2
 # at most); reduce, the same tree backwards: every node but the root's serves its partial once,
 # a leader gets one per child; in at most 2 ceil(log2 nnodes) + 1 inter-node rounds: 5 nodes of 2
 # from rank 5, 8 and 16 (bcast) nodes of 1, 3+3+1 from rank 4; 1 MiB on 5 nodes of 2 (8 chunks
-# through the tree, CONSUMED back between nodes; bcast's rails: each rank off the root's node
-# gets its share, each node the message); bytes and messages per rank equal to the cost
+# through the tree, CONSUMED back between nodes; with rails each rank gets its share of its
+# node's bytes, each node exactly its leader's; reduce's in many chunks of 64 KiB halves); bytes and messages per rank equal to the cost
 # model's (2+2+1); pipelined and hierarchical fail the bounds.  gather and scatter binomial
 # alike (the blocks of a node's subtree cross its link once: gather, node j serves its subtree's
 # blocks to its parent, a leader gets its children's subtrees'; scatter, backwards), one step of
@@ -419,7 +419,14 @@ for spec in "bcast 10 2 5 64" "bcast 8 1 3 64" "bcast 16 1 9 64" "bcast 7 3 4 64
     esac
     # (bcast of several chunks on nodes of several ranks: the rails carry them)
     rails=
-    [ "$coll:$bytes" = bcast:1048576 ] && rails=--rails
+    case "$coll:$bytes" in
+    bcast:1048576) rails=--rails ;; # 8 chunks
+    reduce:1048576)
+        # (64 KiB halves: chunks of a fifth, many of them)
+        rails=--rails
+        steps="coll_gpu_native_chunk_size=65536 coll_gpu_allreduce_one_shot_max_bytes=16384"
+        ;;
+    esac
     check_run "$coll, $bytes bytes, root $root, $np ranks on $nodes nodes of $rpn, binomial" \
         $np "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_${coll}_algorithm=binomial $steps" \
         test_net_traffic --coll=$coll --bytes=$bytes --root=$root --binomial $rounds $rails
@@ -441,6 +448,11 @@ for coll_other in bcast:pipelined reduce:hierarchical gather:hierarchical scatte
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "${coll_other#*:} fails binomial's bounds" \
         "NOTE bound not enforced: $coll \(binomial\): "
 done
+check_run "reduce binomial without rails against the rails' bound, 10 ranks on 5 nodes of 2 (counts only)" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_reduce_algorithm=binomial coll_gpu_tree_rails=0 coll_gpu_native_chunk_size=65536 coll_gpu_allreduce_one_shot_max_bytes=16384" \
+    test_net_traffic --coll=reduce --bytes=1048576 --root=9 --binomial --rails --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "one leader per node fails the rails' bound (reduce)" \
+    "NOTE bound not enforced: reduce \(rails\): rank 9 \(node 4 of 2 ranks\) got 3145728 bytes"
 # (chosen by a tuning rule, and by auto with its parameters lowered)
 printf 'bcast 3-8 * 0-4K binomial\n' >"$CHECK_LOGDIR/bcast_rules.conf"
 check_run "bcast, 64 bytes, 6 ranks on 3 nodes of 2, binomial by a tuning rule" 6 \

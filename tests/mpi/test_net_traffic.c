@@ -72,11 +72,13 @@
  * (positions [v, v + lowbit(v)) from the root's node, once, to its parent); scatter: a leader
  * gets exactly its subtree's blocks, node j serves exactly its children's subtrees'.
  *
- * --rails (bcast by a tree of nodes, binomial or pipelined's chain, with coll_gpu_bcast_rails): a
- * node's ranks take turns carrying the chunks: every rank off the root's node gets at most its
- * share, the message / its node's size + one chunk (an eighth of the message, at least 64 KiB),
- * and each node's ranks together get exactly the message; with --binomial this replaces the
- * leaders-only rule (every rank may carry a chunk; all still put nothing but signals).
+ * --rails (bcast by a tree of nodes, binomial or pipelined's chain, or reduce binomial, with
+ * coll_gpu_tree_rails; a call of 8 chunks or more): a node's ranks take turns carrying the
+ * chunks: every rank gets at most its share of what its node gets between nodes, the node's
+ * bytes / its ranks + an eighth (a chunk), and each node's ranks together get exactly what a
+ * binomial leader would (bcast: the message, off the root's node; reduce: a partial per child);
+ * with --binomial this replaces the leaders-only rule (every rank may carry a chunk; all still
+ * put nothing but signals).
  *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
@@ -349,31 +351,36 @@ static void check_leaders_only(const char *what, int rank, bool owner, const uin
     }
 }
 
-/* --rails: this rank's share of the message between nodes and every node's whole (collective:
- * every rank calls it). */
-static void check_rails(const layout_t *lay, int size, int rank, int root, uint64_t message,
-                        const uint64_t *delta) {
+/* --rails: this rank's share of what its node gets between nodes, and every node's whole
+ * (binomial_bytes: bcast the message, reduce a partial per child; collective: every rank calls
+ * it). */
+static void check_rails(const char *coll, const layout_t *lay, int size, int rank, int root,
+                        uint64_t block, const uint64_t *delta) {
     int root_node = root / lay->rpn;
-    uint64_t chunk = (message / 8 < 65536) ? 65536 : message / 8;
-    uint64_t share =
-        (lay->node == root_node) ? 0 : message / (uint64_t)node_size(lay, lay->node, size) + chunk;
+    int v = (lay->node - root_node + lay->nnodes) % lay->nnodes;
+    uint64_t node_total = binomial_bytes(coll, lay, size, root_node, v, block, false);
+    uint64_t share = node_total / (uint64_t)node_size(lay, lay->node, size) + node_total / 8;
     uint64_t node_got[MAX_NODES] = {0};
 
     if (delta[NET_RECEIVED] > share) {
-        bound_fail("bcast (rails): rank %d (node %d of %d ranks) got %" PRIu64
-                   " bytes from other nodes, more than its share %" PRIu64
-                   " (the message / its node's ranks + a chunk)",
-                   rank, lay->node, node_size(lay, lay->node, size), delta[NET_RECEIVED], share);
+        bound_fail("%s (rails): rank %d (node %d of %d ranks) got %" PRIu64
+                   " bytes from other nodes, more than its share %" PRIu64 " (its node's %" PRIu64
+                   " / its ranks + an eighth)",
+                   coll, rank, lay->node, node_size(lay, lay->node, size), delta[NET_RECEIVED],
+                   share, node_total);
     }
     if (lay->node < MAX_NODES) {
         node_got[lay->node] = delta[NET_RECEIVED];
     }
     MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     for (int j = 0; (j < lay->nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
-        if ((j != root_node) && (node_got[j] != message)) {
-            bound_fail("bcast (rails): node %d's ranks got %" PRIu64
-                       " bytes from other nodes together, not the message's %" PRIu64,
-                       j, node_got[j], message);
+        uint64_t want = binomial_bytes(coll, lay, size, root_node,
+                                       (j - root_node + lay->nnodes) % lay->nnodes, block, false);
+
+        if (node_got[j] != want) {
+            bound_fail("%s (rails): node %d's ranks got %" PRIu64
+                       " bytes from other nodes together, not %" PRIu64,
+                       coll, j, node_got[j], want);
         }
     }
 }
@@ -847,7 +854,7 @@ int main(int argc, char **argv) {
         snprintf(what, sizeof(what), "%s (binomial)", coll);
         check_leaders_only(what, rank, true, delta);
         if (rails) {
-            check_rails(&lay, size, rank, root, shard, delta);
+            check_rails(coll, &lay, size, rank, root, shard, delta);
         } else if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
             bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
                        " messages with other nodes, more than the agreement's %" PRIu64,
@@ -892,7 +899,7 @@ int main(int argc, char **argv) {
             }
         }
         if (rails) {
-            check_rails(&lay, size, rank, root, shard, delta);
+            check_rails(coll, &lay, size, rank, root, shard, delta);
         }
         /* and the counters count: every node but the root's gets the message from outside */
         {

@@ -9,7 +9,7 @@
  *
  * The leaders (coll_gpu_bcast_chunk_leader) are, without rails, pipelined's
  * (coll_gpu_team_root_leader): the root on its node, elsewhere the rank at the root's index in
- * its node (modulo the node's size).  With rails (coll_gpu_bcast_rails, the default) chunk k's
+ * its node (modulo the node's size).  With rails (coll_gpu_tree_rails, the default) chunk k's
  * leader of a node is its rank at the root's index + k: a node's ranks take turns, so on
  * machines with a network interface per GPU each interface carries 1/size of the message, and
  * where the nodes have the same size the peers of a chunk share a rail (the same local index).
@@ -59,21 +59,6 @@ size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count,
     return (per_step > 0) ? per_step : 1;
 }
 
-/* Chunk k's leader on the node at tree position v: without rails the rank at the root's index in
- * the node (modulo its size: coll_gpu_team_root_leader, the root on its own node); with rails the
- * rank at the root's index + k, so that consecutive chunks take consecutive ranks' network
- * interfaces (chunk 0, and every chunk on a node of one rank, the root's rail). */
-static int coll_gpu_bcast_chunk_leader(const coll_gpu_team_t *team, int root, int v, size_t k,
-                                       bool rails) {
-    int j = coll_gpu_team_position_node(team, root, v);
-    size_t index = (size_t)coll_gpu_team_index_in_node(team, root);
-
-    if (!rails) {
-        return coll_gpu_team_root_leader(team, root, j);
-    }
-    return coll_gpu_team_node_rank(team, j, (int)((index + k) % (size_t)team->node_sizes[j]));
-}
-
 /* After how many chunks writer w writes the same half again: the root writes every chunk (its
  * node reads them all; alone on its node it leads them all), another leader the chunks it leads,
  * one in its node's size with rails, so every lcm(2, size) chunks on the same half. */
@@ -95,7 +80,7 @@ static void coll_gpu_bcast_children(coll_gpu_prims_t *pr, int root, int v, int f
     const coll_gpu_team_t *team = pr->native->team;
 
     for (int m = first_child; m > 0; m /= 2) {
-        int child = coll_gpu_bcast_chunk_leader(team, root, v + m, k, rails);
+        int child = coll_gpu_team_chunk_leader(team, root, v + m, k, rails);
 
         if (signal) {
             coll_gpu_prims_signal(pr, child, step, phase);
@@ -111,7 +96,7 @@ static void coll_gpu_bcast_tree_log(struct ompi_communicator_t *comm,
                                     int parent_v, int first_child, bool rails) {
     const coll_gpu_team_t *team = call->native->team;
     int root = call->root, rank = team->rank, nnodes = team->nnodes, children = 0;
-    int leader = coll_gpu_bcast_chunk_leader(team, root, v, 0, false);
+    int leader = coll_gpu_team_chunk_leader(team, root, v, 0, false);
 
     for (int m = first_child; m > 0; m /= 2) {
         ++children;
@@ -132,7 +117,7 @@ static void coll_gpu_bcast_tree_log(struct ompi_communicator_t *comm,
                          "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d leads node "
                          "position %d, gets from %d, serves %d leader(s)",
                          comm->c_name, name, root, nnodes, rank, v,
-                         coll_gpu_bcast_chunk_leader(team, root, parent_v, 0, false), children);
+                         coll_gpu_team_chunk_leader(team, root, parent_v, 0, false), children);
     } else {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                          "MPI_Bcast on %s: %s from root %d over %d nodes: rank %d loads from "
@@ -151,7 +136,7 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
     int parent_v = (v > 0) ? coll_gpu_tree_parent(shape, v) : -1;
     /* one rank of a node carries a chunk; with rails, the node's ranks take turns (the same on
      * every rank: part of the protocol) */
-    bool rails = mca_coll_gpu_component.bcast_rails;
+    bool rails = mca_coll_gpu_component.tree_rails;
     size_t stride = coll_gpu_bcast_write_stride(team, root, rank, rails);
     size_t esize = call->esize, count = call->count;
     size_t per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);
@@ -163,7 +148,7 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, count, per_step);) {
         size_t k = c.first / per_step, len = c.n * esize;
         char *data = (char *)call->rbuf + c.first * esize, *half = coll_gpu_prims_mine(&pr, c.step);
-        int leader = coll_gpu_bcast_chunk_leader(team, root, v, k, rails);
+        int leader = coll_gpu_team_chunk_leader(team, root, v, k, rails);
 
         if (rank == root) {
             /* its node reads every chunk from its half, its children the chunks it leads */
@@ -177,7 +162,7 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
                 if (team->local_size > 1) {
                     coll_gpu_prims_wait_node(&pr, c.step - 2, COLL_GPU_PHASE_CONSUMED);
                 }
-                if (coll_gpu_bcast_chunk_leader(team, root, 0, k - 2, rails) == root) {
+                if (coll_gpu_team_chunk_leader(team, root, 0, k - 2, rails) == root) {
                     coll_gpu_bcast_children(&pr, root, 0, first_child, k - 2, rails, c.step - 2,
                                             COLL_GPU_PHASE_CONSUMED, false);
                 }
@@ -236,10 +221,10 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
          * position's leader of the chunk; it serves the chunk from its half when somebody reads
          * it (its children, its node), else gets it straight into its buffer */
         bool serves = (first_child > 0) || (team->local_size > 1);
-        int parent = coll_gpu_bcast_chunk_leader(team, root, parent_v, k, rails);
+        int parent = coll_gpu_team_chunk_leader(team, root, parent_v, k, rails);
 
         if (serves && (k >= stride)) {
-            if (coll_gpu_bcast_chunk_leader(team, root, v, k - 1, rails) != rank) {
+            if (coll_gpu_team_chunk_leader(team, root, v, k - 1, rails) != rank) {
                 /* its own copy out of this half (chunk k - stride) completed: a get into the
                  * half is not ordered behind the stream (a chunk it led just before completed
                  * it in its fetch_complete) */
