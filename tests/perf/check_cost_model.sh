@@ -21,6 +21,7 @@
 #     block x ranks) and of bcast and reduce binomial (a node count and a band of messages:
 #     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each; gather's and
 #     scatter's binomial the same on gathered sizes (block x ranks).
+#  7. --tree-rails: the rooted trees with rails never slower on nodes of 8, 2x where the NIC binds.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -693,6 +694,41 @@ grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
     grep -qE "^gather  8192-  8  [0-9*-]+  (binomial|hierarchical)$" "$WORK/model.conf"
 result "--format tuning: gather and scatter binomial, hierarchical and direct rules per layout" \
     $? "$WORK/model.conf"
+
+# 7. --tree-rails (coll_gpu_tree_rails): bcast's and reduce's trees with a node's ranks taking
+#    turns leading the chunks, a NIC each: on nodes of 8 never slower than one leader per node,
+#    the same for a call of one chunk (chunk 0 is the root's rail), and the NIC-bound calls
+#    faster (bcast binomial 256 MiB on 16 nodes, reduce binomial 16 MiB on 128: at least 2x);
+#    the compiled defaults stay the model's without (section 6)
+for coll in bcast reduce; do
+    "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json >"$WORK/one.$coll" &&
+        "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json --tree-rails \
+            >"$WORK/rails.$coll"
+done
+python3 - "$WORK" >"$WORK/railx" 2>&1 <<'PY'
+import json, sys
+work, bad = sys.argv[1], []
+for coll, algs in (("bcast", ("bcast_pipelined", "bcast_binomial")), ("reduce", ("reduce_binomial",))):
+    one = json.load(open("%s/one.%s" % (work, coll)))["rows"]
+    rails = json.load(open("%s/rails.%s" % (work, coll)))["rows"]
+    for a, b in zip(one, rails):
+        for alg in algs:
+            t1, t2 = a["algorithms"][alg]["time_us"], b["algorithms"][alg]["time_us"]
+            where = "%s %s on %d nodes, %d bytes: %.1f us, with rails %.1f" % (
+                coll, alg, a["nodes"], a["size"], t1, t2)
+            if t2 > t1 * 1.0001 or (a["size"] == 8 and abs(t2 - t1) > 1e-9 * t1):
+                bad.append(where)
+            if (coll, alg, a["nodes"], a["size"]) in (("bcast", "bcast_binomial", 16, 1 << 28),
+                                                      ("reduce", "reduce_binomial", 128, 1 << 24)):
+                print(where)
+                if t1 < 2 * t2:
+                    bad.append(where + ": less than 2x")
+print("\n".join(bad) if bad else "ok")
+PY
+tail -n 1 "$WORK/railx" | grep -qx ok
+result "--tree-rails: bcast's and reduce's trees never slower on nodes of 8, one chunk the same, NIC-bound calls 2x faster" \
+    $? "$WORK/railx"
+sed 's/^/    /' "$WORK/railx"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
