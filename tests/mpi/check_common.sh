@@ -144,6 +144,7 @@ check_run() {
     # a session directory of its own for Open MPI 5's runtime (PRRTE), which refuses to start
     # where one of the same name exists: a killed job leaves its own behind, and PIDs are reused
     prte_tmp=$(mktemp -d "${TMPDIR:-/tmp}/prte.XXXXXX")
+    local started=$SECONDS
     PRTE_MCA_prte_tmpdir_base=$prte_tmp timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$np" \
         "${CHECK_MCA_ARGS[@]}" "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
     rc=$?
@@ -168,7 +169,8 @@ check_run() {
     else
         grep -aE '^(SKIP|NOTE)' "$log" | head -n 5
     fi
-    echo "    $CHECK_RESULT (exit $rc${summary:+, $summary})"
+    # (the run's seconds: what to trim first where CI's time runs short)
+    echo "    $CHECK_RESULT (exit $rc${summary:+, $summary}, $((SECONDS - started)) s)"
     check_count "$CHECK_RESULT" "$label"
 }
 
