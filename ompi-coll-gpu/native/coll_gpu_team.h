@@ -88,20 +88,18 @@ static inline int coll_gpu_team_position_leader(const coll_gpu_team_t *team, int
 }
 
 /* The rooted trees between nodes (bcast binomial and chain, reduce binomial): chunk k's leader
- * of the node at tree position v.  Without rails coll_gpu_team_position_leader (the root on its
- * node, elsewhere the rank at the root's index); with rails the rank at the root's index + k
- * (modulo the node's size): a node's ranks take turns, chunk by chunk, so each network interface
- * of a node with one per GPU carries its share, and where nodes have the same size a chunk's
- * leaders share a rail (the same local index).  Chunk 0 is the root's rail either way. */
+ * of the node at tree position v, the node's rank at the root's index + k (with rails) or at the
+ * root's index (without: coll_gpu_team_position_leader's), modulo the node's size.  With rails a
+ * node's ranks take turns, chunk by chunk, so each network interface of a node with one per GPU
+ * carries its share, and where nodes have the same size a chunk's leaders share a rail (the same
+ * local index).  Chunk 0 is the root's rail either way. */
 static inline int coll_gpu_team_chunk_leader(const coll_gpu_team_t *team, int root, int v, size_t k,
                                              bool rails) {
     int j = coll_gpu_team_position_node(team, root, v);
-    size_t index = (size_t)coll_gpu_team_index_in_node(team, root);
+    /* the root's index is below its node's size: turn 0 is the root on its own node */
+    size_t turn = (size_t)coll_gpu_team_index_in_node(team, root) + (rails ? k : 0);
 
-    if (!rails) {
-        return coll_gpu_team_root_leader(team, root, j);
-    }
-    return coll_gpu_team_node_rank(team, j, (int)((index + k) % (size_t)team->node_sizes[j]));
+    return coll_gpu_team_node_rank(team, j, (int)(turn % (size_t)team->node_sizes[j]));
 }
 
 /* Rank r's position in node order (node_ranks): the node's ranks in consecutive positions. */

@@ -133,7 +133,7 @@ check_mca_args() {
 # CHECK_EXPECT_ABORT=1: the job must end by itself with a non-zero exit (an abort), within the
 # timeout; what it printed is for check_expect_output.
 check_run() {
-    local label=$1 np=$2 mca=$3 prog=$4 rc summary log prte_tmp
+    local label=$1 np=$2 mca=$3 prog=$4 rc summary log prte_tmp started
     shift 4
     # shellcheck disable=SC2086
     check_mca_args $CHECK_DEFAULT_MCA $mca
@@ -144,7 +144,7 @@ check_run() {
     # a session directory of its own for Open MPI 5's runtime (PRRTE), which refuses to start
     # where one of the same name exists: a killed job leaves its own behind, and PIDs are reused
     prte_tmp=$(mktemp -d "${TMPDIR:-/tmp}/prte.XXXXXX")
-    local started=$SECONDS
+    started=$SECONDS
     PRTE_MCA_prte_tmpdir_base=$prte_tmp timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$np" \
         "${CHECK_MCA_ARGS[@]}" "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
     rc=$?

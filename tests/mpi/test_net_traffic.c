@@ -351,16 +351,25 @@ static void check_leaders_only(const char *what, int rank, bool owner, const uin
     }
 }
 
+/* Every node's bytes received from other nodes (its ranks' gets summed): collective, every rank
+ * calls it. */
+static void nodes_received(const layout_t *lay, const uint64_t *delta,
+                           uint64_t node_got[MAX_NODES]) {
+    memset(node_got, 0, MAX_NODES * sizeof(node_got[0]));
+    if (lay->node < MAX_NODES) {
+        node_got[lay->node] = delta[NET_RECEIVED];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
 /* --rails: this rank's share of what its node gets between nodes, and every node's whole
- * (binomial_bytes: bcast the message, reduce a partial per child; collective: every rank calls
- * it). */
+ * (binomial_bytes: bcast the message, reduce a partial per child; node_got: nodes_received). */
 static void check_rails(const char *coll, const layout_t *lay, int size, int rank, int root,
-                        uint64_t block, const uint64_t *delta) {
+                        uint64_t block, const uint64_t *delta, const uint64_t node_got[MAX_NODES]) {
     int root_node = root / lay->rpn;
     int v = (lay->node - root_node + lay->nnodes) % lay->nnodes;
     uint64_t node_total = binomial_bytes(coll, lay, size, root_node, v, block, false);
     uint64_t share = node_total / (uint64_t)node_size(lay, lay->node, size) + node_total / 8;
-    uint64_t node_got[MAX_NODES] = {0};
 
     if (delta[NET_RECEIVED] > share) {
         bound_fail("%s (rails): rank %d (node %d of %d ranks) got %" PRIu64
@@ -369,10 +378,6 @@ static void check_rails(const char *coll, const layout_t *lay, int size, int ran
                    coll, rank, lay->node, node_size(lay, lay->node, size), delta[NET_RECEIVED],
                    share, node_total);
     }
-    if (lay->node < MAX_NODES) {
-        node_got[lay->node] = delta[NET_RECEIVED];
-    }
-    MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     for (int j = 0; (j < lay->nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
         uint64_t want = binomial_bytes(coll, lay, size, root_node,
                                        (j - root_node + lay->nnodes) % lay->nnodes, block, false);
@@ -628,7 +633,7 @@ int main(int argc, char **argv) {
         check_leaders_only("reduce_scatter_block (halving)", rank, owner, delta);
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "reduce_scatter_block")) {
-        uint64_t node_got[MAX_NODES] = {0};
+        uint64_t node_got[MAX_NODES];
 
         owner = false;
         shard = count * sizeof(int);
@@ -651,10 +656,7 @@ int main(int argc, char **argv) {
             }
         }
         /* and the counters count: every rank's block needs the other nodes' inputs */
-        if (lay.node < MAX_NODES) {
-            node_got[lay.node] = delta[NET_RECEIVED];
-        }
-        MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        nodes_received(&lay, delta, node_got);
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             uint64_t least =
                 (uint64_t)node_size(&lay, j, size) * (uint64_t)(lay.nnodes - 1) * shard;
@@ -684,7 +686,7 @@ int main(int argc, char **argv) {
         bound += NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
     } else if (0 == strcmp(coll, "allgather")) {
         int nlocal = node_size(&lay, lay.node, size);
-        uint64_t node_got[MAX_NODES] = {0};
+        uint64_t node_got[MAX_NODES];
 
         owner = false;
         shard = count * sizeof(int);
@@ -710,10 +712,7 @@ int main(int argc, char **argv) {
             }
         }
         /* and the counters count: every node gets the other nodes' blocks from outside */
-        if (lay.node < MAX_NODES) {
-            node_got[lay.node] = delta[NET_RECEIVED];
-        }
-        MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        nodes_received(&lay, delta, node_got);
         for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
             uint64_t least = (uint64_t)(size - node_size(&lay, j, size)) * shard;
 
@@ -854,7 +853,10 @@ int main(int argc, char **argv) {
         snprintf(what, sizeof(what), "%s (binomial)", coll);
         check_leaders_only(what, rank, true, delta);
         if (rails) {
-            check_rails(coll, &lay, size, rank, root, shard, delta);
+            uint64_t node_got[MAX_NODES];
+
+            nodes_received(&lay, delta, node_got);
+            check_rails(coll, &lay, size, rank, root, shard, delta, node_got);
         } else if (!owner && (delta[NET_MESSAGES] > agreement_messages(&lay, rank))) {
             bound_fail("%s (binomial): rank %d, not a leader, exchanged %" PRIu64
                        " messages with other nodes, more than the agreement's %" PRIu64,
@@ -898,17 +900,14 @@ int main(int argc, char **argv) {
                            j, (j == root / lay.rpn) ? " (the root's)" : "", served[j], shard);
             }
         }
-        if (rails) {
-            check_rails(coll, &lay, size, rank, root, shard, delta);
-        }
         /* and the counters count: every node but the root's gets the message from outside */
         {
-            uint64_t node_got[MAX_NODES] = {0}, mine_got = delta[NET_RECEIVED];
+            uint64_t node_got[MAX_NODES];
 
-            if (lay.node < MAX_NODES) {
-                node_got[lay.node] = mine_got;
+            nodes_received(&lay, delta, node_got);
+            if (rails) {
+                check_rails(coll, &lay, size, rank, root, shard, delta, node_got);
             }
-            MPI_Allreduce(MPI_IN_PLACE, node_got, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
             for (int j = 0; (j < lay.nnodes) && (j < MAX_NODES) && (0 == rank); ++j) {
                 if ((j != root / lay.rpn) && (node_got[j] < shard)) {
                     bound_fail("node %d received only %" PRIu64

@@ -7,7 +7,7 @@
  * chunk from the root after a barrier of every rank, the root's interface serving nnodes - 1
  * copies of it.
  *
- * The leaders (coll_gpu_bcast_chunk_leader) are, without rails, pipelined's
+ * The leaders (coll_gpu_team_chunk_leader) are, without rails, pipelined's
  * (coll_gpu_team_root_leader): the root on its node, elsewhere the rank at the root's index in
  * its node (modulo the node's size).  With rails (coll_gpu_tree_rails, the default) chunk k's
  * leader of a node is its rank at the root's index + k: a node's ranks take turns, so on
