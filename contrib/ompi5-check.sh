@@ -93,18 +93,9 @@ if [ "$status" -eq 0 ]; then
 fi
 t3=$(date +%s)
 
-logs=$(find "$root/tmp/build/tests" -name '*.trs' 2>/dev/null | sort)
-for f in $logs; do
-    printf '%-6s %s (Open MPI 5)\n' "$(sed -n 's/^:test-result: //p' "$f" | head -1)" \
-        "${f#"$root"/tmp/build/}"
-done
-for f in $(grep -lE '^:test-result: (FAIL|ERROR)' $logs /dev/null); do
-    echo "===== ${f%.trs}.log (Open MPI 5)"
-    tail -n 60 "${f%.trs}.log"
-done
-pass=$(cat $logs /dev/null | grep -c '^:test-result: PASS' || true)
-fail=$(cat $logs /dev/null | grep -cE '^:test-result: (FAIL|ERROR|XPASS)' || true)
-skip=$(cat $logs /dev/null | grep -c '^:test-result: SKIP' || true)
+. "$top/contrib/test-summary.sh"
+test_summary "$root/tmp/build/tests" "$root/tmp/build/" " (Open MPI 5)"
+pass=$test_pass fail=$test_fail skip=$test_skip
 [ "$status" -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
 echo "Open MPI 5 times: root and sources $((t1 - t0)) s, build $((t2 - t1)) s, tests $((t3 - t2)) s"
 echo "Open MPI 5: $pass passed, $fail failed, $skip skipped"

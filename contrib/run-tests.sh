@@ -29,18 +29,10 @@ status=0
 make -j"$jobs" check || status=$?
 t3=$(date +%s)
 
-# Every test's result, then the closing line CI reads.
-logs=$(find "$build/tests" -name '*.trs' | sort)
-pass=$(cat $logs /dev/null | grep -c '^:test-result: PASS' || true)
-fail=$(cat $logs /dev/null | grep -cE '^:test-result: (FAIL|ERROR|XPASS)' || true)
-skip=$(cat $logs /dev/null | grep -c '^:test-result: SKIP' || true)
-for f in $logs; do
-    printf '%-6s %s\n' "$(sed -n 's/^:test-result: //p' "$f" | head -1)" "${f#"$build"/}"
-done
-for f in $(grep -lE '^:test-result: (FAIL|ERROR)' $logs /dev/null); do
-    echo "===== ${f%.trs}.log"
-    tail -n 60 "${f%.trs}.log"
-done
+# Every test's result and the failures, then the closing line CI reads.
+. "$top/contrib/test-summary.sh"
+test_summary "$build/tests" "$build/" ""
+pass=$test_pass fail=$test_fail skip=$test_skip
 # MPICH's collective suite: its per-mode counts (the whole table is in its log)
 mpich_log=$build/tests/mpich/run-mpich-coll.log
 if [ -r "$mpich_log" ]; then

@@ -419,8 +419,10 @@ static void coll_gpu_stream_tell_failure(coll_gpu_stream_ctx_t *ctx, uint64_t c)
     }
 }
 
-/* A failure of an earlier stream call not reported yet on this rank: MPI_SUCCESS, or the error
- * (its help message names the rank and the call), once per failure. */
+/* A failure of this stream call or an earlier one not reported yet on this rank: MPI_SUCCESS,
+ * or the error (its help message names the rank and the call), once per failure.  A peer ahead
+ * of this rank may already have failed a later call: that one waits for this rank's call of
+ * the same number (each rank reports a failure at that call or the one after). */
 static int coll_gpu_stream_reported(coll_gpu_stream_ctx_t *ctx, struct ompi_communicator_t *comm) {
     uint32_t failed = __atomic_load_n(&ctx->thread_failed, __ATOMIC_ACQUIRE);
     char why[200];
@@ -442,7 +444,7 @@ static int coll_gpu_stream_reported(coll_gpu_stream_ctx_t *ctx, struct ompi_comm
             cgt_signal_addr(team->cgt, COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team->size) + (unsigned)p),
             __ATOMIC_ACQUIRE);
 
-        if (c > ctx->peer_reported[p]) {
+        if ((c > ctx->peer_reported[p]) && (c <= ctx->seq)) {
             ctx->peer_reported[p] = c;
             snprintf(why, sizeof(why),
                      "rank %d's stream-ordered call %llu on this communicator failed there (an "

@@ -105,6 +105,41 @@ void test_oob_set_progress(test_oob_t *oob, void (*fn)(void *), void *arg) {
     oob->progress_arg = arg;
 }
 
+/* The threads of this process (Threads: in /proc/self/status), -1 when unknown. */
+static int test_oob_threads(void) {
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+
+    if (status == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), status) != NULL) {
+        if (sscanf(line, "Threads: %d", &n) == 1) {
+            break;
+        }
+    }
+    fclose(status);
+    return n;
+}
+
+/* A child of fork() inherits every lock another thread of the parent holds at that instant,
+ * and nothing ever releases it there.  UCX 1.18 starts a short-lived thread at library load
+ * (its vfs module's) whose allocations pass through UCM's memory hooks, under UCM's event
+ * lock: a child forked at that moment hung in ucp_init, waiting for that lock (the first run
+ * of test_shmem_ucx, under load).  So the launcher forks once this process is down to one
+ * thread, waiting at most TEST_OOB_THREADS_WAIT_S for the others to end (a test whose parent
+ * keeps threads of its own forks after that). */
+#define TEST_OOB_THREADS_WAIT_S 10.0
+
+static void test_oob_wait_single_threaded(void) {
+    double start = test_oob_now();
+
+    while (test_oob_threads() > 1 && test_oob_now() - start < TEST_OOB_THREADS_WAIT_S) {
+        usleep(1000);
+    }
+}
+
 static int test_oob_find(const test_oob_shared_t *sh, pid_t pid) {
     for (int r = 0; r < sh->size; ++r) {
         if (sh->pids[r] == pid) {
@@ -133,6 +168,7 @@ int test_oob_run(int size, double timeout, test_oob_main_fn_t fn, void *arg, int
     memset(sh, 0, sizeof(*sh));
     sh->size = size;
     sh->timeout = timeout;
+    test_oob_wait_single_threaded();
     fflush(stdout);
     fflush(stderr);
     for (rank = 0; rank < size; ++rank) {

@@ -21,10 +21,12 @@
  *
  *   failure   (--fault, one node) the last rank's enqueue fails (its input copy: an injected
  *             accelerator error): it returns MPI_ERR_OTHER there; the other ranks' streams go on
- *             (no hang), and their first call once the failure is known (that call, when the
- *             last rank got there first, or the next) returns MPI_ERR_OTHER (its help message
- *             naming the rank and the call), exactly once, still queued and right; the call
- *             after them succeeds everywhere.
+ *             (no hang), and their first call once the failure is known returns MPI_ERR_OTHER
+ *             (its help message naming the rank and the call), exactly once, still queued and
+ *             right; the call after them succeeds everywhere.  Twice: the last rank ahead of
+ *             the others (its failure known before they start the call before: reported at the
+ *             failing call itself, never at the one before), then behind them (reported at the
+ *             next call).
  *
  *   failure across nodes (--fault-across) a reduction of the communicator's thread fails on
  *             the last rank: the enqueue returned at once, the call's outcome (agreed by the
@@ -317,27 +319,54 @@ int main(int argc, char **argv) {
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
         tu_case_end();
     }
-    if (fault) {
-        st_call_t failing, next, after;
-        int last = size - 1, rc, cls = MPI_SUCCESS, reports;
+    /* The failing rank ahead of the others (it fails call k+1 before they start call k: they
+     * must not hear of it at call k, but at k+1 itself), then behind them (they are past call
+     * k+1 when it fails there: they hear of it at the next call). */
+    for (int ahead = 1; fault && (ahead >= 0); --ahead) {
+        st_call_t before, failing, next, after;
+        int last = size - 1, rc, rc_before, cls = MPI_SUCCESS, reports;
 
-        tu_case_begin("an enqueue failing on rank %d: reported there, then at every other rank's "
-                      "next call",
-                      last);
+        tu_case_begin("an enqueue failing on rank %d, %s the others: reported there, then at "
+                      "every other rank's %s call",
+                      last, ahead ? "ahead of" : "behind", ahead ? "same" : "next");
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
-        st_call_init(&failing, 300, 256, false, false, false);
-        st_call_init(&next, 301, 256, false, false, false);
-        st_call_init(&after, 302, 4099, true, false, false);
+        st_call_init(&before, 298 + 10 * ahead, 64, false, false, false);
+        st_call_init(&failing, 300 + 10 * ahead, 256, false, false, false);
+        st_call_init(&next, 301 + 10 * ahead, 256, false, false, false);
+        st_call_init(&after, 302 + 10 * ahead, 4099, true, false, false);
+        if (ahead && (rank != last)) {
+            MPI_Barrier(MPI_COMM_WORLD); /* the last rank has failed call k+1 */
+        }
+        rc_before = st_call_enqueue(&before, scomm, stream);
+        if (MPI_SUCCESS != rc_before) {
+            tu_fail("the call before the failing one returned %d on rank %d: a later call's "
+                    "failure reported early",
+                    rc_before, rank);
+        }
+        if (!ahead && (rank == last)) {
+            MPI_Barrier(MPI_COMM_WORLD); /* the others have enqueued call k+1 */
+        }
         if (rank == last) {
             accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 1, false);
         }
         rc = st_call_enqueue(&failing, scomm, stream);
         accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 0, false);
+        if (ahead && (rank == last)) {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        if (!ahead && (rank != last)) {
+            MPI_Barrier(MPI_COMM_WORLD); /* before their streams wait for the last rank's */
+        }
         MPI_Error_class(rc, &cls);
-        /* (another rank may learn of it at this very call, if the last rank got there first) */
         reports = (MPI_ERR_OTHER == cls) ? 1 : 0;
         if ((rank == last) && (MPI_ERR_OTHER != cls)) {
             tu_fail("the failing call returned error class %d on rank %d", cls, rank);
+        }
+        if ((rank != last) && (reports != ahead)) {
+            tu_fail("rank %d: the failing call returned error class %d with the last rank %s", rank,
+                    cls,
+                    ahead ? "ahead (it had failed: reported there)"
+                          : "behind (it had not failed yet)");
         }
         /* no hang: every stream gets past the failed call */
         if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
@@ -360,6 +389,7 @@ int main(int argc, char **argv) {
             tu_fail("stream_synchronize");
         }
         /* the reporting call was queued and ran like any other */
+        st_call_check(&before, "the call before the failing one");
         st_call_check(&next, "the call reporting the failure");
         st_call_check(&after, "the call after it");
         st_call_discard(&failing);
@@ -376,8 +406,8 @@ int main(int argc, char **argv) {
             st_call_init(&calls[k], 100 + k, sizes[k % 4], k & 1, false, false);
         }
         for (int k = 0; k < 8; ++k) {
-            if (MPI_SUCCESS != st_call_enqueue(&calls[k], (k & 1) ? scomm2 : scomm,
-                                               (k & 1) ? stream2 : stream)) {
+            if (MPI_SUCCESS !=
+                st_call_enqueue(&calls[k], (k & 1) ? scomm2 : scomm, (k & 1) ? stream2 : stream)) {
                 tu_fail("MPIX_Allreduce_enqueue %d", k);
             }
         }

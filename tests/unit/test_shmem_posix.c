@@ -3,9 +3,62 @@
  * shmem-transport on one node, host memory (posix backend): symmetric segments, registered
  * buffers (in a segment: mapped; elsewhere: cross-memory attach), signals, the local barrier,
  * bad input (a handle of another team, a range past a region), the wait timeout, and no
- * /dev/shm entry left.  Processes: the arguments (default 1 2 4 8).
+ * /dev/shm entry left.  Processes: the arguments (default 1 2 4 8).  First, the launcher
+ * itself: it forks only once another thread of the parent has let go of the lock it held
+ * (test_oob_fork.c; a child would otherwise wait for that lock forever).
  */
 #include "cgt_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int fork_lock_taken;
+
+/* A thread that holds fork_lock for 200 ms, then ends. */
+static void *fork_lock_holder(void *arg) {
+    (void)arg;
+    pthread_rwlock_rdlock(&fork_lock);
+    atomic_store(&fork_lock_taken, 1);
+    usleep(200 * 1000);
+    pthread_rwlock_unlock(&fork_lock);
+    return NULL;
+}
+
+static int fork_lock_main(test_oob_t *oob, int rank, int size, void *arg) {
+    struct timespec deadline;
+    int ret;
+
+    (void)oob;
+    (void)size;
+    (void)arg;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 5;
+    ret = pthread_rwlock_timedwrlock(&fork_lock, &deadline);
+    CHECK(ret == 0, "[%d] the lock the parent's other thread held is free in the child (%s)", rank,
+          strerror(ret));
+    return test_failed;
+}
+
+/* The launcher forks after the parent's other thread has ended: the children can take the lock
+ * it held. */
+static int check_fork_waits_for_threads(void) {
+    pthread_t holder;
+    int nfail;
+
+    if (pthread_create(&holder, NULL, fork_lock_holder, NULL) != 0) {
+        printf("FAIL: pthread_create\n");
+        return 1;
+    }
+    while (!atomic_load(&fork_lock_taken)) {
+        usleep(1000);
+    }
+    nfail = test_oob_run(2, 30, fork_lock_main, NULL, NULL);
+    pthread_join(holder, NULL);
+    printf("%s: the launcher forks once the parent's other thread released its lock and ended\n",
+           nfail == 0 ? "PASS" : "FAIL");
+    return nfail == 0 ? 0 : 1;
+}
 
 static int posix_main(test_oob_t *oob, int rank, int size, void *arg) {
     st_opts_t o = {.timeout = 20};
@@ -124,5 +177,8 @@ static int posix_main(test_oob_t *oob, int rank, int size, void *arg) {
 int main(int argc, char **argv) {
     static const int defaults[] = {1, 2, 4, 8};
 
-    return st_main(argc, argv, defaults, 4, posix_main, NULL, 120);
+    int harness_failed = check_fork_waits_for_threads();
+    int failed = st_main(argc, argv, defaults, 4, posix_main, NULL, 120);
+
+    return (harness_failed || failed) ? 1 : 0;
 }
