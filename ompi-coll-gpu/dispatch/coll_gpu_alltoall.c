@@ -45,12 +45,14 @@ static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
     {.name = "direct",
      .help = "every rank gets its block out of every peer's scratch, pairwise, at most "
              "alltoall_max_outstanding gets from other nodes in flight",
+     .cost_model = "alltoall_direct",
      .multi_node = true,
      .preferred = coll_gpu_alltoall_direct_preferred,
      .run = coll_gpu_alltoall_direct},
     {.name = "hierarchical",
      .help = "node-aggregated: the blocks between two nodes travel in one message each way, "
              "carried by one rank of each node on the same rail",
+     .cost_model = "alltoall_hierarchical",
      .multi_node = true,
      .fits = coll_gpu_alltoall_hierarchical_fits_call,
      .preferred = coll_gpu_alltoall_aggregated,

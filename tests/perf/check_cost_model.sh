@@ -22,6 +22,8 @@
 #     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each; gather's and
 #     scatter's binomial the same on gathered sizes (block x ranks).
 #  7. --tree-rails: the rooted trees with rails never slower on nodes of 8, 2x where the NIC binds.
+#  8. alltoall's time models: auto = the component's compiled rule; aggregation wins small
+#     blocks where launches are free (this-vm), never on h200-8x (two copy launches per block).
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
@@ -729,6 +731,59 @@ tail -n 1 "$WORK/railx" | grep -qx ok
 result "--tree-rails: bcast's and reduce's trees never slower on nodes of 8, one chunk the same, NIC-bound calls 2x faster" \
     $? "$WORK/railx"
 sed 's/^/    /' "$WORK/railx"
+
+# 8. alltoall's time models (direct, hierarchical: node-aggregated): the model's auto follows the
+#    component's compiled coll_gpu_alltoall_aggregate_max_bytes (hierarchical across nodes of
+#    several ranks up to it, direct otherwise); where launches are free and the network slow
+#    (this-vm: host buffers, tcp) aggregation wins small blocks on 16 nodes of 2 (its crossover
+#    within 1 KiB .. 64 KiB, the range of the measured default) and loses 1 MiB; on h200-8x (a
+#    copy launch 2.5 us, two more per block) it never wins, which --crossovers says
+src_default=$(sed -n 's/^ *mca_coll_gpu_component.alltoall_aggregate_max_bytes = \([0-9]*\);/\1/p' \
+    "$here/../../ompi-coll-gpu/component/coll_gpu_component.c")
+model_default=$(sed -n 's/^ALLTOALL_AGGREGATE_MAX = \([0-9]*\) .*/\1/p' "$MODEL")
+[ -n "$src_default" ] && [ "$src_default" = "$model_default" ]
+result "the model's alltoall rule uses the component's aggregate_max_bytes ($src_default = $model_default)" $?
+"$MODEL" --preset this-vm --coll alltoall --nodes 1,2,16 --sizes 8,16K,17K,1M --json \
+    >"$WORK/a2a.json" 2>&1 &&
+    "$MODEL" --preset this-vm --crossovers >"$WORK/a2a.vm" 2>&1 &&
+    "$MODEL" --preset h200-8x --crossovers >"$WORK/a2a.h200" 2>&1
+python3 - "$WORK" "$src_default" >"$WORK/a2ax" 2>&1 <<'PY'
+import json, re, sys
+work, agg, bad = sys.argv[1], int(sys.argv[2] or 0), []
+for row in json.load(open(work + "/a2a.json"))["rows"]:
+    N, S, algs = row["nodes"], row["size"], row["algorithms"]
+    want = "alltoall_hierarchical" if N > 1 and S <= agg else "alltoall_direct"
+    if row["auto"] != want:
+        bad.append("%d nodes, %d B: auto %s, want %s" % (N, S, row["auto"], want))
+    if N == 1 and "alltoall_hierarchical" in algs:
+        bad.append("one node: hierarchical has a time")
+    if N == 16 and S == 8 and not algs["alltoall_hierarchical"]["time_us"] < \
+            algs["alltoall_direct"]["time_us"]:
+        bad.append("this-vm 16 nodes of 2, 8 B: hierarchical not faster")
+    if N == 16 and S == 1 << 20 and not algs["alltoall_hierarchical"]["time_us"] > \
+            algs["alltoall_direct"]["time_us"]:
+        bad.append("this-vm 16 nodes of 2, 1 MiB: hierarchical not slower")
+def table(name):
+    text = open("%s/a2a.%s" % (work, name)).read()
+    part = text[text.index("# alltoall, N nodes"):]
+    return {int(m.group(1)): m.group(2)
+            for m in re.finditer(r"^ *(\d+) +\d+ +(never|always|\d+[KMG]?) ", part, re.M)}
+vm, h200 = table("vm"), table("h200")
+units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+x = vm.get(16, "never")
+x = 0 if x in ("never", "always") else int(x.rstrip("KMG")) * units.get(x[-1], 1)
+print("this-vm, 16 nodes of 2: hierarchical up to %s; h200-8x: %s" %
+      (vm.get(16), sorted(set(h200.values()))))
+if not (1 << 10) <= x <= (64 << 10):
+    bad.append("this-vm 16 nodes of 2: crossover %s outside 1K..64K" % vm.get(16))
+if len(h200) != 15 or set(h200.values()) != {"never"}:
+    bad.append("h200-8x: hierarchical not 'never' on every node count: %s" % h200)
+print("\n".join(bad) if bad else "ok")
+PY
+tail -n 1 "$WORK/a2ax" | grep -qx ok
+result "alltoall: direct and hierarchical time models, auto = the compiled rule; this-vm aggregates small blocks, h200-8x never (launch-bound)" \
+    $? "$WORK/a2ax"
+sed 's/^/    /' "$WORK/a2ax"
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
