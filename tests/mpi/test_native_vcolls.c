@@ -130,6 +130,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     bool exact = !types[t].fp || C_REDUCE_SCATTER != c || 2 == slot;
     void *d_in = NULL, *d_out = NULL;
     char *got, x[8];
+    tu_counters_t ctr_before, ctr_after;
     bufs_t b;
 
     ++st->salt;
@@ -256,8 +257,26 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
                                  comm->comm);
         break;
     case C_ALLTOALL:
+        tu_counters_read(&ctr_before);
         mrc = MPI_Alltoall(in_place ? MPI_IN_PLACE : d_in, in_place ? 0 : (int)count,
                            in_place ? MPI_DATATYPE_NULL : dt, d_out, (int)count, dt, comm->comm);
+        tu_counters_read(&ctr_after);
+        /* direct on one node, a call of one step (a block of every rank fits the scratch's
+         * half, at least one_shot_max bytes): its blocks go into the scratch in one copy, then
+         * its own block out and one fetch per peer, n + 1 copies (in place: n), where a copy per
+         * block made it 2n - 1 (2n - 2) */
+        if ((2 == slot) && (TU_MEM_DEVICE == st->mem) && !tu_multi_node(&st->config, n) &&
+            (count > 0) && (count * es * (size_t)n <= (size_t)st->config.one_shot_max_bytes) &&
+            (ctr_after.emu_copies > ctr_before.emu_copies)) {
+            uint64_t copies = ctr_after.emu_copies - ctr_before.emu_copies;
+
+            if (copies != (uint64_t)n + (in_place ? 0 : 1)) {
+                tu_fail("alltoall direct, one step on %d ranks: %llu copies, want %d (the blocks "
+                        "in one copy, %sa fetch per peer)",
+                        n, (unsigned long long)copies, n + (in_place ? 0 : 1),
+                        in_place ? "" : "its own block out, ");
+            }
+        }
         break;
     default:
         mrc = MPI_Alltoallv(in_place ? MPI_IN_PLACE : d_in, in_place ? NULL : b.scounts,

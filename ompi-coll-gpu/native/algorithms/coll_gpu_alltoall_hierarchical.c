@@ -22,8 +22,9 @@
  * received(i), for i the sender's node, so rank b of node j finds a's block at (a x L_j + b).
  *
  * Per step s:
- *   1. every rank copies the chunk of each block to another rank into that rank's send slot
- *      (its own block straight to its receive buffer), and the node's ranks tell each other
+ *   1. every rank copies the chunk of each block into that rank's send slot (runs of blocks
+ *      adjacent in both in one copy: a call of one step where nodes are ranges of ranks is
+ *      one copy) and its own block to its receive buffer, and the node's ranks tell each other
  *      (READY(s) inside the node: each is done with step s - 1);
  *   2. each carrier loads, for each node j it carries to, its node's runs for node j out of
  *      its node's send slots into held(j), publishes it and tells node j's carrier (GATHERED);
@@ -169,17 +170,21 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
         h.len = c.n * esize;
         h.held = (size_t)size * h.len;
         h.recv = h.held + (size_t)size * h.lmax * h.len;
-        /* 1. (in place: every block's chunk is in the scratch before any is replaced) */
-        for (int d = 0; d < size; ++d) {
-            const char *src = in + ((size_t)d * count + c.first) * esize;
+        /* 1. (in place: every block's chunk is in the scratch before any is replaced).  Its own
+         * block goes into its own send slot too, which nobody reads: in a call of one step,
+         * where nodes are ranges of ranks, the send slots are then one run of the send
+         * buffer, one copy */
+        coll_gpu_prims_run_t run = {NULL, NULL, 0};
 
-            if (d != rank) {
-                coll_gpu_prims_copy(&h.pr, mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
-                                    src, h.len);
-            } else if (NULL != call->sbuf) {
-                coll_gpu_prims_copy(&h.pr, out + ((size_t)rank * count + c.first) * esize, src,
-                                    h.len);
-            }
+        for (int d = 0; d < size; ++d) {
+            coll_gpu_prims_run_add(&h.pr, &run,
+                                   mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
+                                   in + ((size_t)d * count + c.first) * esize, h.len);
+        }
+        coll_gpu_prims_run_flush(&h.pr, &run);
+        if (NULL != call->sbuf) {
+            coll_gpu_prims_copy(&h.pr, out + ((size_t)rank * count + c.first) * esize,
+                                in + ((size_t)rank * count + c.first) * esize, h.len);
         }
         /* every rank's copies into its half landed, and each is done with step - 1 */
         coll_gpu_prims_sync(&h.pr);

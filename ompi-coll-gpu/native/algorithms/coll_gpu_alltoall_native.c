@@ -13,6 +13,13 @@
  * thread cannot run a collective of Open MPI: coll_gpu_native_agree_max, which may round it up a
  * little: the steps beyond the blocks move nothing).
  *
+ * A call of MPI_Alltoall that takes one step (its blocks fit an area) packs the areas: area d
+ * at d x the block, so that the blocks, adjacent in the send buffer, go into the scratch in one
+ * copy (the own block's area is filled too, and read by nobody) instead of one copy per
+ * destination: a launch each on a GPU, the cost of a small alltoall (docs/cost-model.md).  Every
+ * rank of an MPI_Alltoall has the same block, so every rank packs alike; MPI_Alltoallv keeps
+ * areas of a step each (its ranks know only their own blocks).
+ *
  * MPI_IN_PLACE (sbuf NULL): the receive buffer's blocks are sent and replaced.  Step s copies
  * chunk s of every block into the scratch before any rank is told, and fetches overwrite only
  * chunk s of each block, which no later step reads: no block needs a copy of its own.
@@ -26,13 +33,15 @@ static inline size_t coll_gpu_alltoall_chunk(size_t count, size_t first, size_t 
     return (count <= first) ? 0 : (count - first < per_step) ? count - first : per_step;
 }
 
-int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
-                              const coll_gpu_native_call_t *call) {
+/* uniform: an MPI_Alltoall (every block call->largest elements, in rank order, on every rank) */
+static int coll_gpu_alltoall_direct_run(struct ompi_communicator_t *comm,
+                                        const coll_gpu_native_call_t *call, bool uniform) {
     const size_t *scounts = call->scounts, *sdispls = call->sdispls;
     const size_t *rcounts = call->counts, *rdispls = call->displs;
     int size = call->native->team->size, rank = call->native->team->rank;
     size_t esize = call->esize, per_step = call->native->half / ((size_t)size * esize);
     size_t area = per_step * esize;
+    bool packed = uniform && (call->largest <= per_step);
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
     size_t largest = call->largest;
     unsigned max_outstanding = mca_coll_gpu_component.alltoall_max_outstanding;
@@ -52,10 +61,21 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
         }
         largest = (size_t)coll_gpu_prims_agree_max(&pr, largest);
     }
+    if (packed) {
+        area = largest * esize;
+    }
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
 
-        for (int d = 0; d < size; ++d) {
+        if (packed) {
+            /* every block, its own too (one run), then its own out */
+            coll_gpu_prims_copy(&pr, mine, in, (size_t)size * area);
+            if (NULL != call->sbuf) {
+                coll_gpu_prims_copy(&pr, (char *)call->rbuf + rdispls[rank] * esize,
+                                    in + sdispls[rank] * esize, area);
+            }
+        }
+        for (int d = 0; (d < size) && !packed; ++d) {
             size_t nd = coll_gpu_alltoall_chunk(scounts[d], c.first, per_step);
             const char *src = in + (sdispls[d] + c.first) * esize;
 
@@ -87,11 +107,16 @@ int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
     return coll_gpu_prims_finish(&pr, comm);
 }
 
+int coll_gpu_alltoallv_direct(struct ompi_communicator_t *comm,
+                              const coll_gpu_native_call_t *call) {
+    return coll_gpu_alltoall_direct_run(comm, call, false);
+}
+
 int coll_gpu_alltoall_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
     coll_gpu_native_call_t blocks = coll_gpu_prims_uniform_blocks(call);
 
     blocks.scounts = blocks.counts;
     blocks.sdispls = blocks.displs;
     blocks.largest = call->count;
-    return coll_gpu_alltoallv_direct(comm, &blocks);
+    return coll_gpu_alltoall_direct_run(comm, &blocks, true);
 }
