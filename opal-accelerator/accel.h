@@ -167,6 +167,13 @@ typedef struct accel_ops {
     /* Copies between any two of host, pinned, managed and device memory. */
     accel_status_t (*memcpy)(void *dst, const void *src, size_t len);
     accel_status_t (*memcpy_async)(void *dst, const void *src, size_t len, accel_stream_h stream);
+    /* height rows of width bytes, row r from src + r * spitch to dst + r * dpitch, as one
+     * operation on stream (cuMemcpy2DAsync): the blocks of a collective that lie at regular
+     * strides move in one launch instead of one each.  width <= both pitches; rows of the
+     * same side do not overlap.  A backend without it leaves it NULL (callers copy row by
+     * row). */
+    accel_status_t (*memcpy2d_async)(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                     size_t width, size_t height, accel_stream_h stream);
 
     accel_status_t (*stream_create)(accel_stream_h *stream_p);
     accel_status_t (*stream_destroy)(accel_stream_h stream);

@@ -971,7 +971,9 @@ typedef struct accel_emu_op {
         struct {
             char *dst;
             const char *src;
-            size_t len;
+            size_t len;            /* of a row */
+            size_t dpitch, spitch; /* rows' strides (a plain copy: one row) */
+            size_t rows;
         } copy;
         struct {
             void *dst;
@@ -1157,7 +1159,10 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
             }
         }
         if (op->kind == ACCEL_EMU_OP_COPY) {
-            memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.len);
+            for (size_t r = 0; r < op->u.copy.rows; ++r) {
+                memmove(op->u.copy.dst + r * op->u.copy.dpitch,
+                        op->u.copy.src + r * op->u.copy.spitch, op->u.copy.len);
+            }
             return true;
         }
         return accel_reduce_cpu(op->u.reduce.dst, op->u.reduce.srcs, op->u.reduce.nsrcs,
@@ -1360,16 +1365,27 @@ static void accel_emu_streams_atfork_child(void) {
     pthread_mutex_init(&accel_emu_default_lock, NULL);
 }
 
-static accel_status_t accel_emu_copy(const char *call, void *dst, const void *src, size_t len,
-                                     accel_stream_h stream, bool async) {
+/* rows rows of len bytes (a plain copy: one row, pitches 0); one operation, counted once. */
+static accel_status_t accel_emu_copy_rows(const char *call, void *dst, size_t dpitch,
+                                          const void *src, size_t spitch, size_t len, size_t rows,
+                                          accel_stream_h stream, bool async) {
     accel_emu_header_t *hdr;
     accel_emu_op_t op;
+    size_t dspan, sspan;
     char *d, *s;
     bool ok;
 
-    if (len == 0) {
+    if ((len == 0) || (rows == 0)) {
         return ACCEL_OK; /* as cuMemcpy: nothing to do, the pointers are not checked */
     }
+    if ((rows > 1) &&
+        ((dpitch < len) || (spitch < len) || (dpitch > (SIZE_MAX - len) / (rows - 1)) ||
+         (spitch > (SIZE_MAX - len) / (rows - 1)))) {
+        return accel_emu_invalid(call);
+    }
+    /* every row lies in the extent of its side: the first byte to the last row's end */
+    dspan = (rows - 1) * dpitch + len;
+    sspan = (rows - 1) * spitch + len;
 
     hdr = accel_emu_state();
     if (hdr == NULL) {
@@ -1377,8 +1393,8 @@ static accel_status_t accel_emu_copy(const char *call, void *dst, const void *sr
     }
 
     pthread_mutex_lock(&hdr->lock);
-    ok = accel_emu_resolve(hdr, (uintptr_t)dst, len, &d) &&
-         accel_emu_resolve(hdr, (uintptr_t)src, len, &s);
+    ok = accel_emu_resolve(hdr, (uintptr_t)dst, dspan, &d) &&
+         accel_emu_resolve(hdr, (uintptr_t)src, sspan, &s);
     if (!ok) {
         pthread_mutex_unlock(&hdr->lock);
         return accel_emu_invalid(call);
@@ -1389,7 +1405,7 @@ static accel_status_t accel_emu_copy(const char *call, void *dst, const void *sr
     }
     pthread_mutex_unlock(&hdr->lock);
     atomic_fetch_add_explicit(&hdr->copy_count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&hdr->copy_bytes, len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&hdr->copy_bytes, len * rows, memory_order_relaxed);
 
     if (async) {
         memset(&op, 0, sizeof(op));
@@ -1397,12 +1413,22 @@ static accel_status_t accel_emu_copy(const char *call, void *dst, const void *sr
         op.u.copy.dst = d;
         op.u.copy.src = s;
         op.u.copy.len = len;
+        op.u.copy.dpitch = dpitch;
+        op.u.copy.spitch = spitch;
+        op.u.copy.rows = rows;
         return accel_emu_submit(call, stream, &op);
     }
     /* Outside the lock: copies run in parallel.  A racing free cannot fault,
      * the mappings stay. */
-    memmove(d, s, len);
+    for (size_t r = 0; r < rows; ++r) {
+        memmove(d + r * dpitch, s + r * spitch, len);
+    }
     return ACCEL_OK;
+}
+
+static accel_status_t accel_emu_copy(const char *call, void *dst, const void *src, size_t len,
+                                     accel_stream_h stream, bool async) {
+    return accel_emu_copy_rows(call, dst, 0, src, 0, len, 1, stream, async);
 }
 
 static accel_status_t accel_emu_memcpy(void *dst, const void *src, size_t len) {
@@ -1422,6 +1448,18 @@ static accel_status_t accel_emu_memcpy_async(void *dst, const void *src, size_t 
         return accel_emu_invalid_handle("emuMemcpyAsync");
     }
     return accel_emu_copy("emuMemcpyAsync", dst, src, len, s, true);
+}
+
+static accel_status_t accel_emu_memcpy2d_async(void *dst, size_t dpitch, const void *src,
+                                               size_t spitch, size_t width, size_t height,
+                                               accel_stream_h stream) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+
+    if (s == NULL) {
+        return accel_emu_invalid_handle("emuMemcpy2DAsync");
+    }
+    return accel_emu_copy_rows("emuMemcpy2DAsync", dst, dpitch, src, spitch, width, height, s,
+                               true);
 }
 
 /* Adjust a live stream/event counter under the lock. */
@@ -2174,6 +2212,7 @@ static const accel_ops_t accel_emu_ops = {
     .mem_free = accel_emu_mem_free,
     .memcpy = accel_emu_memcpy,
     .memcpy_async = accel_emu_memcpy_async,
+    .memcpy2d_async = accel_emu_memcpy2d_async,
     .stream_create = accel_emu_stream_create,
     .stream_destroy = accel_emu_stream_destroy,
     .stream_synchronize = accel_emu_stream_synchronize,

@@ -181,6 +181,25 @@ static accel_status_t coll_gpu_native_device_reduce(void *dst, const void *const
     return mca_coll_gpu_component.accel->reduce(dst, srcs, n, count, dtype, op, stream);
 }
 
+static accel_status_t coll_gpu_native_device_copy2d(void *dst, size_t dpitch, const void *src,
+                                                    size_t spitch, size_t len, size_t rows,
+                                                    accel_stream_h stream) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    accel_status_t status = ACCEL_OK;
+
+    if ((dpitch == len) && (spitch == len)) {
+        return accel->memcpy_async(dst, src, len * rows, stream);
+    }
+    if ((NULL != accel->memcpy2d_async) && (rows > 1)) {
+        return accel->memcpy2d_async(dst, dpitch, src, spitch, len, rows, stream);
+    }
+    for (size_t r = 0; (r < rows) && (ACCEL_OK == status); ++r) {
+        status = accel->memcpy_async((char *)dst + r * dpitch, (const char *)src + r * spitch, len,
+                                     stream);
+    }
+    return status;
+}
+
 static accel_status_t coll_gpu_native_device_synchronize(accel_stream_h stream) {
     return mca_coll_gpu_component.accel->stream_synchronize(stream);
 }
@@ -190,6 +209,16 @@ static accel_status_t coll_gpu_native_host_copy(void *dst, const void *src, size
                                                 accel_stream_h stream) {
     (void)stream;
     memcpy(dst, src, len);
+    return ACCEL_OK;
+}
+
+static accel_status_t coll_gpu_native_host_copy2d(void *dst, size_t dpitch, const void *src,
+                                                  size_t spitch, size_t len, size_t rows,
+                                                  accel_stream_h stream) {
+    (void)stream;
+    for (size_t r = 0; r < rows; ++r) {
+        memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, len);
+    }
     return ACCEL_OK;
 }
 
@@ -209,11 +238,13 @@ const coll_gpu_native_mem_t coll_gpu_native_mems[COLL_GPU_NATIVE_KINDS] = {
     [COLL_GPU_NATIVE_DEVICE] = {.name = "device",
                                 .type = ACCEL_MEM_DEVICE,
                                 .copy = coll_gpu_native_device_copy,
+                                .copy2d = coll_gpu_native_device_copy2d,
                                 .reduce = coll_gpu_native_device_reduce,
                                 .synchronize = coll_gpu_native_device_synchronize},
     [COLL_GPU_NATIVE_HOST] = {.name = "host",
                               .type = ACCEL_MEM_HOST,
                               .copy = coll_gpu_native_host_copy,
+                              .copy2d = coll_gpu_native_host_copy2d,
                               .reduce = coll_gpu_native_host_reduce,
                               .synchronize = coll_gpu_native_host_synchronize},
 };

@@ -95,6 +95,11 @@ typedef struct coll_gpu_native_mem {
     const char *name;      /* "device", "host" */
     accel_mem_type_t type; /* of the scratch */
     accel_status_t (*copy)(void *dst, const void *src, size_t len, accel_stream_h stream);
+    /* rows rows of len bytes, row r from src + r * spitch to dst + r * dpitch (len <= both
+     * pitches): one operation where the accelerator has one (accel memcpy2d_async), else a
+     * copy per row; one copy where the rows are contiguous on both sides */
+    accel_status_t (*copy2d)(void *dst, size_t dpitch, const void *src, size_t spitch, size_t len,
+                             size_t rows, accel_stream_h stream);
     /* dst = srcs[0] op ... op srcs[n-1], 2 <= n <= ACCEL_REDUCE_MAX_INPUTS */
     accel_status_t (*reduce)(void *dst, const void *const *srcs, int n, size_t count,
                              accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);

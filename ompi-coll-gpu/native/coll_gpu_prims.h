@@ -108,6 +108,14 @@ static inline void coll_gpu_prims_copy(coll_gpu_prims_t *pr, void *dst, const vo
         pr->astatus = pr->call->mem->copy(dst, src, len, pr->call->stream);
     }
 }
+/* rows rows of len bytes at strides (coll_gpu_native_mem_t's copy2d): one launch for blocks
+ * that lie at regular strides on both sides. */
+static inline void coll_gpu_prims_copy2d(coll_gpu_prims_t *pr, void *dst, size_t dpitch,
+                                         const void *src, size_t spitch, size_t len, size_t rows) {
+    if (coll_gpu_prims_moving(pr) && (len > 0) && (rows > 0)) {
+        pr->astatus = pr->call->mem->copy2d(dst, dpitch, src, spitch, len, rows, pr->call->stream);
+    }
+}
 /* dst = srcs[0] op ... op srcs[n-1] (the call's type and op), left to right. */
 static inline void coll_gpu_prims_reduce(coll_gpu_prims_t *pr, void *dst, const void *const *srcs,
                                          int n, size_t count) {

@@ -33,6 +33,7 @@ typedef struct {
     CUcontext primary_ctx; /* retained at open, released at close */
     bool set_current;      /* open made primary_ctx current on its thread */
     accel_cuda_cache_t *cache;
+    size_t max_pitch; /* CU_DEVICE_ATTRIBUTE_MAX_PITCH: the widest stride of a 2D copy */
 } accel_cuda_state_t;
 
 accel_cuda_driver_t accel_cuda_driver;
@@ -369,6 +370,46 @@ static accel_status_t accel_cuda_memcpy_async(void *dst, const void *src, size_t
                               (CUdeviceptr)(uintptr_t)src, len, (CUstream)stream);
 }
 
+/* Any two of host, pinned, managed and device memory: unified addressing tells the driver
+ * which each side is (CU_MEMORYTYPE_UNIFIED).  Pitches above the device's limit for 2D copies
+ * (CU_DEVICE_ATTRIBUTE_MAX_PITCH) go row by row. */
+static accel_status_t accel_cuda_memcpy2d_async(void *dst, size_t dpitch, const void *src,
+                                                size_t spitch, size_t width, size_t height,
+                                                accel_stream_h stream) {
+    CUDA_MEMCPY2D copy;
+    accel_status_t status;
+
+    if ((width == 0) || (height == 0)) {
+        return ACCEL_OK;
+    }
+    if ((height > 1) && ((dpitch < width) || (spitch < width))) {
+        accel_cuda_result(CUDA_ERROR_INVALID_VALUE, "cuMemcpy2DAsync");
+        return ACCEL_ERR_INVALID;
+    }
+    status = accel_cuda_ctx_ensure();
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    if ((height == 1) || (dpitch > accel_cuda.max_pitch) || (spitch > accel_cuda.max_pitch)) {
+        for (size_t r = 0; (r < height) && (status == ACCEL_OK); ++r) {
+            status = ACCEL_CUDADRV_FUNC(cuMemcpyAsync, (CUdeviceptr)(uintptr_t)dst + r * dpitch,
+                                        (CUdeviceptr)(uintptr_t)src + r * spitch, width,
+                                        (CUstream)stream);
+        }
+        return status;
+    }
+    memset(&copy, 0, sizeof(copy));
+    copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    copy.srcDevice = (CUdeviceptr)(uintptr_t)src;
+    copy.srcPitch = spitch;
+    copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    copy.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+    copy.dstPitch = dpitch;
+    copy.WidthInBytes = width;
+    copy.Height = height;
+    return ACCEL_CUDADRV_FUNC(cuMemcpy2DAsync, &copy, (CUstream)stream);
+}
+
 /* Streams and events are the driver's handles themselves (NULL: the default stream). */
 static accel_status_t accel_cuda_stream_create(accel_stream_h *stream_p) {
     CUstream stream = NULL;
@@ -524,6 +565,7 @@ static const accel_ops_t accel_cuda_ops = {
     .mem_free = accel_cuda_mem_free,
     .memcpy = accel_cuda_memcpy,
     .memcpy_async = accel_cuda_memcpy_async,
+    .memcpy2d_async = accel_cuda_memcpy2d_async,
     .stream_create = accel_cuda_stream_create,
     .stream_destroy = accel_cuda_stream_destroy,
     .stream_synchronize = accel_cuda_stream_synchronize,
@@ -612,6 +654,17 @@ accel_status_t accel_cuda_open(const accel_ops_t **ops_p, const char **reason_p)
         accel_cuda.set_current = true;
     }
 
+    {
+        int max_pitch = 0;
+
+        /* not fatal: without it 2D copies go row by row */
+        accel_cuda.max_pitch =
+            (accel_cuda_driver.cuDeviceGetAttribute(&max_pitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+                                                    accel_cuda.device) == CUDA_SUCCESS &&
+             max_pitch > 0)
+                ? (size_t)max_pitch
+                : 0;
+    }
     status = accel_cuda_cache_create(ACCEL_CUDA_CACHE_DEFAULT_CAPACITY, &accel_cuda.cache);
     if (status != ACCEL_OK) {
         *reason_p = "out of memory";

@@ -50,6 +50,7 @@ extern "C" {
     _F(cuMemFreeHost)                                                                              \
     _F(cuMemcpy)                                                                                   \
     _F(cuMemcpyAsync)                                                                              \
+    _F(cuMemcpy2DAsync)                                                                            \
     _F(cuStreamCreate)                                                                             \
     _F(cuStreamDestroy)                                                                            \
     _F(cuStreamSynchronize)                                                                        \

@@ -134,6 +134,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 2097152}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_native_chunk_size",
+     .offset = offsetof(tu_gpu_config_t, native_chunk_size),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 4194304},
     {.cvar = "coll_gpu_allreduce_ring_min_bytes",
      .offset = offsetof(tu_gpu_config_t, ring_min_bytes),
      .type = TU_CVAR_LONG_LONG,

@@ -49,6 +49,7 @@ typedef struct {
     int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
     long long ranks_per_node;
     long long one_shot_max_bytes;
+    long long native_chunk_size;            /* coll_gpu_native_chunk_size */
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
     int doubling_min_nodes;                 /* coll_gpu_allreduce_doubling_min_nodes */

@@ -501,6 +501,79 @@ static void child_write(void *ptr) {
     VALGRIND_ENABLE_ERROR_REPORTING;
 }
 
+/* memcpy2d_async: rows at strides, one operation (counted once), bounds over every row's
+ * extent, pitches narrower than a row refused, the memcpy fault plan applies. */
+static void test_copy2d(void) {
+    enum { ROWS = 7, WIDTH = 24, SPITCH = 40, DPITCH = 64 };
+    unsigned char host[ROWS * SPITCH], back[ROWS * DPITCH], want[ROWS * DPITCH];
+    void *src = NULL, *dst = NULL;
+    accel_stream_h stream = NULL;
+    uint64_t count0, bytes0;
+    bool rows_ok = true;
+
+    CHECK(ops->memcpy2d_async != NULL, "the emulated backend has memcpy2d_async");
+    if (ops->memcpy2d_async == NULL) {
+        return;
+    }
+    ops->mem_alloc(ACCEL_MEM_DEVICE, sizeof(host), &src);
+    ops->mem_alloc(ACCEL_MEM_DEVICE, sizeof(back), &dst);
+    ops->stream_create(&stream);
+    fill(host, sizeof(host), 5);
+    memset(back, 0xee, sizeof(back));
+    ops->memcpy(src, host, sizeof(host));
+    ops->memcpy(dst, back, sizeof(back));
+    memcpy(want, back, sizeof(want));
+    for (int r = 0; r < ROWS; ++r) {
+        memcpy(want + r * DPITCH, host + r * SPITCH, WIDTH);
+    }
+    count0 = accel_emulated_copy_count();
+    bytes0 = accel_emulated_copy_bytes();
+    CHECK(ops->memcpy2d_async(dst, DPITCH, src, SPITCH, WIDTH, ROWS, stream) == ACCEL_OK &&
+              ops->stream_synchronize(stream) == ACCEL_OK,
+          "D2D, %d rows of %d bytes, pitches %d -> %d", ROWS, WIDTH, SPITCH, DPITCH);
+    CHECK(accel_emulated_copy_count() - count0 == 1 &&
+              accel_emulated_copy_bytes() - bytes0 == ROWS * WIDTH,
+          "one operation of %d bytes: %" PRIu64 " copies, %" PRIu64 " bytes", ROWS * WIDTH,
+          accel_emulated_copy_count() - count0, accel_emulated_copy_bytes() - bytes0);
+    ops->memcpy(back, dst, sizeof(back));
+    for (size_t i = 0; i < sizeof(back); ++i) {
+        rows_ok = rows_ok && (back[i] == want[i]);
+    }
+    CHECK(rows_ok, "every row in its place, the bytes between rows untouched");
+    /* host to device: the rows gathered, packed (dpitch = width) */
+    fill(host, sizeof(host), 6);
+    CHECK(ops->memcpy2d_async(dst, WIDTH, host, SPITCH, WIDTH, ROWS, stream) == ACCEL_OK &&
+              ops->stream_synchronize(stream) == ACCEL_OK,
+          "H2D, rows packed");
+    ops->memcpy(back, dst, ROWS * WIDTH);
+    rows_ok = true;
+    for (int r = 0; r < ROWS; ++r) {
+        rows_ok = rows_ok && (memcmp(back + r * WIDTH, host + r * SPITCH, WIDTH) == 0);
+    }
+    CHECK(rows_ok, "H2D rows packed in order");
+    count0 = accel_emulated_copy_count();
+    CHECK(ops->memcpy2d_async(dst, DPITCH, src, SPITCH, WIDTH, ROWS + 1, stream) ==
+              ACCEL_ERR_INVALID,
+          "a last row past the destination's end: invalid");
+    CHECK(ops->memcpy2d_async(dst, WIDTH - 1, src, SPITCH, WIDTH, 2, stream) == ACCEL_ERR_INVALID,
+          "a pitch narrower than a row: invalid");
+    CHECK(ops->memcpy2d_async(dst, (size_t)-1 / 2, src, SPITCH, WIDTH, 3, stream) ==
+              ACCEL_ERR_INVALID,
+          "an extent that wraps: invalid");
+    CHECK(ops->memcpy2d_async(dst, DPITCH, src, SPITCH, 0, ROWS, stream) == ACCEL_OK &&
+              ops->memcpy2d_async(dst, DPITCH, src, SPITCH, WIDTH, 0, stream) == ACCEL_OK,
+          "no bytes: a no-op");
+    accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 1, false);
+    CHECK(ops->memcpy2d_async(dst, DPITCH, src, SPITCH, WIDTH, ROWS, stream) != ACCEL_OK,
+          "the memcpy fault plan fails a 2D copy");
+    accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 0, false);
+    CHECK(accel_emulated_copy_count() == count0, "refused 2D copies are not counted");
+    ops->stream_synchronize(stream);
+    ops->stream_destroy(stream);
+    ops->mem_free(src);
+    ops->mem_free(dst);
+}
+
 static void test_prot_none(void) {
     void *dev = NULL, *man = NULL;
     int ws;
@@ -1280,6 +1353,7 @@ int main(int argc, char **argv) {
     test_alloc_errors();
     test_allocator();
     test_copies();
+    test_copy2d();
     test_prot_none();
     test_fork_child();
     test_faults();

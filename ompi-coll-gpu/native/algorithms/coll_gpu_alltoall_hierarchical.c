@@ -159,7 +159,13 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
     char *out = call->rbuf;
     size_t per_step;
+    bool ranges = true;
 
+    /* nodes are ranges of ranks (the usual placement): a node's blocks are consecutive in the
+     * buffers, in the order of the slots */
+    for (int d = 0; (d < size) && ranges; ++d) {
+        ranges = (coll_gpu_team_node_order(team, d) == d);
+    }
     h.team = team;
     h.lmax = coll_gpu_alltoall_hier_lmax(team);
     per_step = call->native->half / ((size_t)size * (1 + 2 * h.lmax) * esize);
@@ -171,17 +177,21 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
         h.held = (size_t)size * h.len;
         h.recv = h.held + (size_t)size * h.lmax * h.len;
         /* 1. (in place: every block's chunk is in the scratch before any is replaced).  Its own
-         * block goes into its own send slot too, which nobody reads: in a call of one step,
-         * where nodes are ranges of ranks, the send slots are then one run of the send
-         * buffer, one copy */
-        coll_gpu_prims_run_t run = {NULL, NULL, 0};
+         * block goes into its own send slot too, which nobody reads: where nodes are ranges of
+         * ranks the send slots are then the send buffer's chunks at one stride, one copy */
+        if (ranges) {
+            coll_gpu_prims_copy2d(&h.pr, mine, h.len, in + c.first * esize, count * esize, h.len,
+                                  (size_t)size);
+        } else {
+            coll_gpu_prims_run_t run = {NULL, NULL, 0};
 
-        for (int d = 0; d < size; ++d) {
-            coll_gpu_prims_run_add(&h.pr, &run,
-                                   mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
-                                   in + ((size_t)d * count + c.first) * esize, h.len);
+            for (int d = 0; d < size; ++d) {
+                coll_gpu_prims_run_add(&h.pr, &run,
+                                       mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
+                                       in + ((size_t)d * count + c.first) * esize, h.len);
+            }
+            coll_gpu_prims_run_flush(&h.pr, &run);
         }
-        coll_gpu_prims_run_flush(&h.pr, &run);
         if (NULL != call->sbuf) {
             coll_gpu_prims_copy(&h.pr, out + ((size_t)rank * count + c.first) * esize,
                                 in + ((size_t)rank * count + c.first) * esize, h.len);
@@ -215,6 +225,16 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
                 coll_gpu_prims_wait(&h.pr, carrier, c.step, COLL_GPU_PHASE_SCATTERED);
             }
             from = coll_gpu_alltoall_half(&h, carrier, c.step) + coll_gpu_alltoall_received(&h, i);
+            if (ranges) {
+                /* node i's blocks for this rank, every local_size-th slot, into its ranks'
+                 * consecutive blocks: one strided copy */
+                coll_gpu_prims_copy2d(
+                    &h.pr,
+                    out + ((size_t)coll_gpu_team_node_rank(team, i, 0) * count + c.first) * esize,
+                    count * esize, from + (size_t)index * h.len, (size_t)team->local_size * h.len,
+                    h.len, (size_t)team->node_sizes[i]);
+                continue;
+            }
             for (int a = 0; a < team->node_sizes[i]; ++a) {
                 coll_gpu_prims_copy(
                     &h.pr,

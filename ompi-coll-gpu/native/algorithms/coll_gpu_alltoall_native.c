@@ -13,12 +13,13 @@
  * thread cannot run a collective of Open MPI: coll_gpu_native_agree_max, which may round it up a
  * little: the steps beyond the blocks move nothing).
  *
- * A call of MPI_Alltoall that takes one step (its blocks fit an area) packs the areas: area d
- * at d x the block, so that the blocks, adjacent in the send buffer, go into the scratch in one
- * copy (the own block's area is filled too, and read by nobody) instead of one copy per
- * destination: a launch each on a GPU, the cost of a small alltoall (docs/cost-model.md).  Every
- * rank of an MPI_Alltoall has the same block, so every rank packs alike; MPI_Alltoallv keeps
- * areas of a step each (its ranks know only their own blocks).
+ * MPI_Alltoall's blocks lie at one stride in its send buffer: a step's chunks go into the
+ * areas in one strided copy (coll_gpu_prims_copy2d; the own block's area is filled too, and
+ * read by nobody) instead of one copy per destination, a launch each on a GPU, the cost of a
+ * small alltoall (docs/cost-model.md).  A call of one step (its blocks fit an area) also packs
+ * the areas, area d at d x the block: one plain copy.  Every rank of an MPI_Alltoall has the
+ * same block, so every rank lays out alike; MPI_Alltoallv keeps areas of a step each and a copy
+ * per block (its ranks know only their own blocks).
  *
  * MPI_IN_PLACE (sbuf NULL): the receive buffer's blocks are sent and replaced.  Step s copies
  * chunk s of every block into the scratch before any rank is told, and fetches overwrite only
@@ -67,15 +68,18 @@ static int coll_gpu_alltoall_direct_run(struct ompi_communicator_t *comm,
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
 
-        if (packed) {
-            /* every block, its own too (one run), then its own out */
-            coll_gpu_prims_copy(&pr, mine, in, (size_t)size * area);
+        if (uniform) {
+            /* every block's chunk, its own too, then its own out */
+            size_t nd = coll_gpu_alltoall_chunk(largest, c.first, per_step);
+
+            coll_gpu_prims_copy2d(&pr, mine, area, in + c.first * esize, largest * esize,
+                                  nd * esize, (size_t)size);
             if (NULL != call->sbuf) {
-                coll_gpu_prims_copy(&pr, (char *)call->rbuf + rdispls[rank] * esize,
-                                    in + sdispls[rank] * esize, area);
+                coll_gpu_prims_copy(&pr, (char *)call->rbuf + (rdispls[rank] + c.first) * esize,
+                                    in + (sdispls[rank] + c.first) * esize, nd * esize);
             }
         }
-        for (int d = 0; (d < size) && !packed; ++d) {
+        for (int d = 0; (d < size) && !uniform; ++d) {
             size_t nd = coll_gpu_alltoall_chunk(scounts[d], c.first, per_step);
             const char *src = in + (sdispls[d] + c.first) * esize;
 
