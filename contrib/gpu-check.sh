@@ -210,6 +210,12 @@ for alg in direct hierarchical; do
         bench-alltoall-$alg-nodes.txt \
         "$MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 --mca coll_gpu_alltoall_algorithm $alg $perf -o alltoall -m device -a cuda -b 8 -e 1M -f 4 -n 50 -w 5"
 done
+# alltoall direct on one node: a step's blocks in one strided copy (cuMemcpy2DAsync) where
+# there was a copy per destination; 8 B to 1 MiB blocks, to compare with the cost model's
+# launch-bound times (docs/cost-model.md, alltoall)
+[ "$quick" -eq 1 ] || bench_step "bench: alltoall direct, 4 ranks on one node, cuda device" 90 \
+    bench-alltoall-direct-node.txt \
+    "$MPIRUN -np 4 $mca --mca coll_gpu_alltoall_algorithm direct $perf -o alltoall -m device -a cuda -b 8 -e 1M -f 8 -n 50 -w 5"
 # Host buffers: what the component costs a host allreduce when a GPU is present
 if [ "$quick" -eq 0 ]; then
     bench_step "bench: host allreduce without coll/gpu, 4 ranks" 90 bench-allreduce-host-without.txt \
