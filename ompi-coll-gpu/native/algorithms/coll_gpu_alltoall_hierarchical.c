@@ -22,9 +22,9 @@
  * received(i), for i the sender's node, so rank b of node j finds a's block at (a x L_j + b).
  *
  * Per step s:
- *   1. every rank copies the chunk of each block into that rank's send slot (runs of blocks
- *      adjacent in both in one copy: a call of one step where nodes are ranges of ranks is
- *      one copy) and its own block to its receive buffer, and the node's ranks tell each other
+ *   1. every rank copies the chunk of each block into that rank's send slot (where nodes are
+ *      ranges of ranks, one strided copy: coll_gpu_prims_copy2d; else runs of blocks adjacent
+ *      in both) and its own block to its receive buffer, and the node's ranks tell each other
  *      (READY(s) inside the node: each is done with step s - 1);
  *   2. each carrier loads, for each node j it carries to, its node's runs for node j out of
  *      its node's send slots into held(j), publishes it and tells node j's carrier (GATHERED);
@@ -32,7 +32,8 @@
  *      (at most coll_gpu_alltoall_max_outstanding gets in flight), completes the gets, and
  *      tells its node's ranks (SCATTERED);
  *   4. every rank copies its blocks out: from the senders' send slots on its node, from the
- *      carriers' received regions for other nodes.
+ *      carriers' received regions for other nodes (a node's blocks, every L_j-th slot, in one
+ *      strided copy where nodes are ranges of ranks).
  * Reuse of the half of step s in step s + 2: send slots and the received regions are read
  * only inside the node, by ranks that announced READY(s + 1) after those reads completed; a
  * carrier's held(j) is read by node j's carrier, which is also the carrier of node j's blocks
