@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "test_oob_fork.h"
+#include "test_thread_count.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -105,24 +106,6 @@ void test_oob_set_progress(test_oob_t *oob, void (*fn)(void *), void *arg) {
     oob->progress_arg = arg;
 }
 
-/* The threads of this process (Threads: in /proc/self/status), -1 when unknown. */
-static int test_oob_threads(void) {
-    FILE *status = fopen("/proc/self/status", "r");
-    char line[256];
-    int n = -1;
-
-    if (status == NULL) {
-        return -1;
-    }
-    while (fgets(line, sizeof(line), status) != NULL) {
-        if (sscanf(line, "Threads: %d", &n) == 1) {
-            break;
-        }
-    }
-    fclose(status);
-    return n;
-}
-
 /* A child of fork() inherits every lock another thread of the parent holds at that instant,
  * and nothing ever releases it there.  UCX 1.18 starts a short-lived thread at library load
  * (its vfs module's) whose allocations pass through UCM's memory hooks, under UCM's event
@@ -135,7 +118,7 @@ static int test_oob_threads(void) {
 static void test_oob_wait_single_threaded(void) {
     double start = test_oob_now();
 
-    while (test_oob_threads() > 1 && test_oob_now() - start < TEST_OOB_THREADS_WAIT_S) {
+    while (test_thread_count() > 1 && test_oob_now() - start < TEST_OOB_THREADS_WAIT_S) {
         usleep(1000);
     }
 }

@@ -70,6 +70,7 @@ SHIM_API const accel_error_t *test_shim_last_error(void) { return accel_last_err
 
 #else /* !ACCEL_EMULATED_TEST_SHIM */
 
+#include "test_thread_count.h"
 #include "unit_check.h"
 
 static const accel_ops_t *ops;
@@ -787,24 +788,6 @@ static void hold_end(hold_t *h) {
     ops->mem_free(h->flag);
 }
 
-/* Threads of this process (the backend's workers among them). */
-static int thread_count(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    int n = -1;
-
-    if (f == NULL) {
-        return -1;
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "Threads: %d", &n) == 1) {
-            break;
-        }
-    }
-    fclose(f);
-    return n;
-}
-
 static void test_async_copy(void) {
     enum { LEN = 4096 };
     unsigned char host[LEN];
@@ -1101,15 +1084,15 @@ static void test_async_threads_and_fork(void) {
     fill(buf, sizeof(buf), 61);
     ops->memcpy_async(dev, buf, sizeof(buf), NULL); /* the default stream's worker runs */
     ops->stream_synchronize(NULL);
-    before = thread_count();
+    before = test_thread_count();
     for (int i = 0; i < 4; ++i) {
         ops->stream_create(&s[i]);
     }
-    CHECK(thread_count() == before, "a stream without work has no worker");
+    CHECK(test_thread_count() == before, "a stream without work has no worker");
     for (int i = 0; i < 4; ++i) {
         ops->memcpy_async(dev, buf, sizeof(buf), s[i]);
     }
-    during = thread_count();
+    during = test_thread_count();
     ws = run_child(child_streams, s[0]);
     CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
           "forked child: the parent's streams are invalid, its own default stream works "
@@ -1118,7 +1101,7 @@ static void test_async_threads_and_fork(void) {
     for (int i = 0; i < 4; ++i) {
         ops->stream_destroy(s[i]);
     }
-    after = thread_count();
+    after = test_thread_count();
     CHECK(during == before + 4 && after == before,
           "one worker per stream with work, joined at destroy (threads %d, %d, %d)", before, during,
           after);
@@ -1321,7 +1304,7 @@ static void test_final(void) {
               accel_emulated_live_streams() == 0 && accel_emulated_live_events() == 0,
           "nothing leaked");
     accel_finalize();
-    threads = thread_count();
+    threads = test_thread_count();
     CHECK(threads == threads_at_start,
           "no worker left after the last finalize (%d threads, %d at start)", threads,
           threads_at_start);
@@ -1341,7 +1324,7 @@ int main(int argc, char **argv) {
         *strrchr(dir, '/') = '\0';
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    threads_at_start = thread_count();
+    threads_at_start = test_thread_count();
 
     test_names();
     test_auto_backend();

@@ -160,13 +160,9 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
     char *out = call->rbuf;
     size_t per_step;
-    bool ranges = true;
+    /* a node's blocks consecutive in the buffers, in the order of the slots */
+    bool ranges = team->nodes_are_ranges;
 
-    /* nodes are ranges of ranks (the usual placement): a node's blocks are consecutive in the
-     * buffers, in the order of the slots */
-    for (int d = 0; (d < size) && ranges; ++d) {
-        ranges = (coll_gpu_team_node_order(team, d) == d);
-    }
     h.team = team;
     h.lmax = coll_gpu_alltoall_hier_lmax(team);
     per_step = call->native->half / ((size_t)size * (1 + 2 * h.lmax) * esize);
