@@ -12,8 +12,9 @@
 #     of 1 to 3 ranks, even and uneven: every block crosses to each other node once, every node
 #     sends one partial per block of the other nodes, and each rank's share is bounded
 #     (test_net_traffic's header says how);
-#   - MPI_Reduce of 1 MiB + 4 bytes from two roots on 2 to 8 nodes of 1 to 3 ranks: every node
-#     sends at most 1 x the message (its partial), the root receives at most nnodes - 1;
+#   - MPI_Reduce of 1 MiB + 4 bytes, hierarchical, from two roots on 2 to 8 nodes of 1 to 3
+#     ranks: every node sends at most 1 x the message (its partial), the root receives at most
+#     nnodes - 1;
 #   - MPI_Gather and MPI_Scatter of 64 KiB blocks on 3 and 5 nodes of 2 and 3 ranks, even and
 #     uneven, the root on a full node and alone on its node: every other node's blocks cross
 #     the root's link once, the root exchanges one data message per other node, one rank of
@@ -24,7 +25,7 @@
 #     forced: neither, shown by the counts); at most coll_gpu_alltoall_max_outstanding gets in
 #     flight (8, 2, 1); each rank's messages equal to the cost model's, also with the agreement
 #     in several rounds (coll_gpu_agreement_radix=2);
-#   - MPI_Bcast of 4 MiB + 12 bytes from two roots on 2 to 8 nodes: every rank moves at most
+#   - MPI_Bcast of 4 MiB + 12 bytes, pipelined, from two roots on 2 to 8 nodes: every rank moves at most
 #     1 x the message between nodes, and every node sends at most 1 x the message to the others
 #     (what their ranks got from it: coll_gpu_net_bytes_received_by_node), the root's included;
 #   - MPI_Allreduce of 64 bytes on 3 to 16 nodes, hierarchical and auto: at most
@@ -49,7 +50,9 @@
 #     child of its tree position; at most 2 ceil(log2 nnodes) + 1 rounds on 3, 5, 8 and 16
 #     nodes, 1 MiB in 8 chunks on 5 nodes of 2; bytes and messages per rank against the cost
 #     model's (2+2+1); pipelined fails those bounds; reduce binomial alike (every node but the
-#     root's serves its partial once, a leader gets one per child; hierarchical fails);
+#     root's serves its partial once, a leader gets one per child; hierarchical fails); auto
+#     with the compiled bands (the cost model's with rails) takes binomial for a 4 MiB bcast on
+#     3 nodes of 2 and a 1 MiB reduce on 2 nodes of 2, within binomial's and the rails' bounds;
 #   - gather and scatter binomial (forced): only node leaders exchange messages between nodes,
 #     putting only signals; a node's subtree's blocks cross its link once (gather: node j serves
 #     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
@@ -125,10 +128,11 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2" "16 1"; do
     done
 done
 
-# MPI_Bcast of 4 MiB + 12 bytes from rank 1 and from the last rank: every rank moves at most
-# 1 x the message between nodes, and no node sends more than 1 x the message (the chain); on 3
-# nodes or more (the chain) the rails too: every rank off the root's node gets at most the
-# message / its node's ranks + a chunk, each node's ranks together exactly the message
+# MPI_Bcast of 4 MiB + 12 bytes from rank 1 and from the last rank, pipelined (forced: auto's
+# compiled band takes binomial there from 3 nodes, below): every rank moves at most 1 x the
+# message between nodes, and no node sends more than 1 x the message (the chain); on 3 nodes or
+# more (the chain) the rails too: every rank off the root's node gets at most the message / its
+# node's ranks + a chunk, each node's ranks together exactly the message
 for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
@@ -137,14 +141,15 @@ for topo in "4 2" "6 2" "5 2" "5 1" "10 2" "8 1" "16 2"; do
     rails=
     [ "$nodes" -ge 3 ] && rails=--rails
     for root in $roots; do
-        check_run "bcast, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
-            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=bcast --root=$root $rails
+        check_run "bcast pipelined, 4194316 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_bcast_algorithm=pipelined" \
+            test_net_traffic --coll=bcast --root=$root $rails
     done
 done
 # without rails (coll_gpu_tree_rails=0) the root's rail carries the whole message: the rails'
 # bound fails (counts only; reduce binomial's below)
 check_run "bcast chain without rails against the rails' bound, 6 ranks on 3 nodes of 2 (counts only)" 6 \
-    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=0" \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=0 coll_gpu_bcast_algorithm=pipelined" \
     test_net_traffic --coll=bcast --root=1 --rails --count-only
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "one leader per node fails the rails' bound" \
     "NOTE bound not enforced: bcast \(rails\): rank [0-9]+ \(node [12] of 2 ranks\) got 4194316 bytes"
@@ -175,7 +180,8 @@ check_run "model: allgather direct, 4 ranks on 2+2" 4 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=direct" \
     test_net_traffic --coll=allgather --bytes=262144 --count-only
 check_model allgather direct 2,2 262144 0
-check_run "model: reduce from rank 4, 5 ranks on 2+2+1" 5 "$BASE coll_gpu_ranks_per_node=2" \
+check_run "model: reduce from rank 4, 5 ranks on 2+2+1" 5 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_reduce_algorithm=hierarchical" \
     test_net_traffic --coll=reduce --bytes=1048576 --root=4
 check_model reduce hierarchical 2,2,1 1048576 4
 check_run "model: allreduce, 6 ranks on 3 nodes of 2" 6 "$BASE coll_gpu_ranks_per_node=2" \
@@ -209,20 +215,21 @@ check_run_until "MCA parameter coll_gpu_agreement_radix has the value 1" \
     "MCA parameter coll_gpu_agreement_radix has the value 1" "It uses 2 instead"
 LAST_LOG=$LAST_RUN_LOG # the counts of one run
 check_model_messages alltoall direct 1,1,1,1,1 2
-check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 "$BASE coll_gpu_ranks_per_node=2" \
+check_run "model: bcast from rank 3, 8 ranks on 4 nodes of 2" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_bcast_algorithm=pipelined" \
     test_net_traffic --coll=bcast --bytes=4194304 --root=3 --rails
 check_model bcast chain 2,2,2,2 4194304 3
 
-# MPI_Reduce of 1 MiB + 4 bytes (auto: hierarchical where a node has several ranks) from the
-# last rank and from rank 1: each node sends the message at most once, the root receives at most
-# nnodes - 1 messages
+# MPI_Reduce of 1 MiB + 4 bytes, hierarchical (forced: auto's compiled band takes binomial there,
+# below) from the last rank and from rank 1: each node sends the message at most once, the root
+# receives at most nnodes - 1 messages
 for topo in "4 2" "5 2" "7 3" "8 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     for root in 1 $((np - 1)); do
-        check_run "reduce, 1048580 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
-            "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=reduce --bytes=1048580 \
-            --root=$root
+        check_run "reduce hierarchical, 1048580 bytes from rank $root, $np ranks on $nodes nodes of $rpn" $np \
+            "$BASE coll_gpu_ranks_per_node=$rpn coll_gpu_reduce_algorithm=hierarchical" \
+            test_net_traffic --coll=reduce --bytes=1048580 --root=$root
     done
 done
 
@@ -465,6 +472,19 @@ check_run "bcast, 64 bytes, 8 nodes of 1, auto from 4 nodes up to 1 KiB" 8 \
     test_net_traffic --coll=bcast --bytes=64 --root=6 --rounds --binomial
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's bcast binomial" \
     "MPI_Bcast on MPI_COMM_WORLD: 64 x 1 bytes, host memory: binomial \(8 nodes >= coll_gpu_bcast_binomial_min_nodes=4; coll_gpu_bcast_binomial_min_bytes=0 <= 64 bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)"
+# auto with the compiled bands (the cost model's with rails, coll_gpu_model_defaults.h): a 4 MiB
+# bcast on 3 nodes of 2 and a 1 MiB reduce on 2 nodes of 2 run binomial, within its bounds and
+# the rails'; the chain and hierarchical are what the loops above force
+check_run "bcast, 4194316 bytes from rank 5, 6 ranks on 3 nodes of 2, auto: binomial" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" \
+    test_net_traffic --coll=bcast --root=5 --binomial --rails
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's compiled bcast band" \
+    "MPI_Bcast on MPI_COMM_WORLD: 4194316 x 1 bytes, host memory: binomial \(3 nodes >= coll_gpu_bcast_binomial_min_nodes=[0-9]+; coll_gpu_bcast_binomial_min_bytes=[0-9]+ <= 4194316 bytes <= coll_gpu_bcast_binomial_max_bytes=[0-9]+\)"
+check_run "reduce, 1048576 bytes to rank 3, 4 ranks on 2 nodes of 2, auto: binomial" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_native_chunk_size=65536 coll_gpu_allreduce_one_shot_max_bytes=16384" \
+    test_net_traffic --coll=reduce --bytes=1048576 --root=3 --binomial --rails
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's compiled reduce band" \
+    "MPI_Reduce on MPI_COMM_WORLD: [0-9]+ x [0-9]+ bytes, host memory: binomial \(2 nodes >= coll_gpu_reduce_binomial_min_nodes=[0-9]+; coll_gpu_reduce_binomial_min_bytes=[0-9]+ <= 1048576 bytes"
 
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired

@@ -21,7 +21,8 @@
 #     block x ranks) and of bcast and reduce binomial (a node count and a band of messages:
 #     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each; gather's and
 #     scatter's binomial the same on gathered sizes (block x ranks).
-#  7. --tree-rails: the rooted trees with rails never slower on nodes of 8, 2x where the NIC binds.
+#  7. rails (coll_gpu_tree_rails, the default; --no-tree-rails: off): the rooted trees with rails
+#     never slower on nodes of 8, 2x where the NIC binds; the compiled bands are the rails'.
 #  8. alltoall's time models: auto = the component's compiled rule; aggregation wins small
 #     blocks where launches are free (this-vm), on h200-8x only tiny blocks from 64 nodes.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
@@ -697,15 +698,16 @@ grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
 result "--format tuning: gather and scatter binomial, hierarchical and direct rules per layout" \
     $? "$WORK/model.conf"
 
-# 7. --tree-rails (coll_gpu_tree_rails): bcast's and reduce's trees with a node's ranks taking
-#    turns leading the chunks, a NIC each: on nodes of 8 never slower than one leader per node,
-#    the same for a call of one chunk (chunk 0 is the root's rail), and the NIC-bound calls
-#    faster (bcast binomial 256 MiB on 16 nodes, reduce binomial 16 MiB on 128: at least 2x);
-#    the compiled defaults stay the model's without (section 6)
+# 7. rails (coll_gpu_tree_rails, the model's default as the component's): bcast's and reduce's
+#    trees with a node's ranks taking turns leading the chunks, a NIC each: on nodes of 8 never
+#    slower than one leader per node (--no-tree-rails), the same for a call of one chunk (chunk 0
+#    is the root's rail), and the NIC-bound calls faster (bcast binomial 256 MiB on 16 nodes,
+#    reduce binomial 16 MiB on 128: at least 2x); the compiled bands (section 6) are the rails',
+#    and differ from the bands without them
 for coll in bcast reduce; do
-    "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json >"$WORK/one.$coll" &&
-        "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json --tree-rails \
-            >"$WORK/rails.$coll"
+    "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json --no-tree-rails \
+        >"$WORK/one.$coll" &&
+        "$MODEL" --coll $coll --nodes 2,16,128 --sizes 8,64K,1M,16M,256M --json >"$WORK/rails.$coll"
 done
 python3 - "$WORK" >"$WORK/railx" 2>&1 <<'PY'
 import json, sys
@@ -728,9 +730,19 @@ for coll, algs in (("bcast", ("bcast_pipelined", "bcast_binomial")), ("reduce", 
 print("\n".join(bad) if bad else "ok")
 PY
 tail -n 1 "$WORK/railx" | grep -qx ok
-result "--tree-rails: bcast's and reduce's trees never slower on nodes of 8, one chunk the same, NIC-bound calls 2x faster" \
+result "rails: bcast's and reduce's trees never slower on nodes of 8, one chunk the same, NIC-bound calls 2x faster" \
     $? "$WORK/railx"
 sed 's/^/    /' "$WORK/railx"
+# the compiled bands are the rails' (section 6 compares the header with the default run): the
+# header without rails differs in the trees' bands and nowhere else
+"$MODEL" --crossovers --format header --no-tree-rails >"$WORK/norails.h" 2>&1
+diff "$DEFAULTS_H" "$WORK/norails.h" | sed -n 's/^[<>] #define \(COLL_GPU_MODEL_[A-Z_]*\) .*/\1/p' |
+    sort -u >"$WORK/railsdiff"
+grep -qx COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
+    grep -qx COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
+    ! grep -qv '^COLL_GPU_MODEL_\(BCAST\|REDUCE\)_BINOMIAL_' "$WORK/railsdiff"
+result "the compiled bands of bcast and reduce binomial are the rails' (--no-tree-rails moves them: $(tr '\n' ' ' <"$WORK/railsdiff"))" \
+    $? "$WORK/railsdiff"
 
 # 8. alltoall's time models (direct, hierarchical: node-aggregated): the model's auto follows the
 #    component's compiled coll_gpu_alltoall_aggregate_max_bytes (hierarchical across nodes of
