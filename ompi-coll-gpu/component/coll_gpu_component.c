@@ -518,7 +518,10 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "every node (modulo its size), so that with a network interface per GPU every interface "
         "of a node carries its share of the message (same-rail peers exchange; on the root's node "
         "a chunk passes between the root and its carrier inside the node).  false: the rank at "
-        "the root's index carries every chunk.  The same on every rank",
+        "the root's index carries every chunk.  MPI_Gather's and MPI_Scatter's hierarchical "
+        "too: the other nodes are shared out among the root's node's ranks in turn, each node's "
+        "run crossing between its leader and its carrier on the same rail (false: the root "
+        "carries every node).  The same on every rank",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.tree_rails);
 

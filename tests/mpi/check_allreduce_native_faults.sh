@@ -17,8 +17,9 @@
 #   - hierarchical_doubling's and hierarchical_rabenseifner's accelerator faults on 4 nodes of 1
 #     and 2+2+1, and a rank killed inside each on 2+2+1;
 #   - the same accelerator faults inside MPI_Reduce_scatter_block hierarchical_halving and
-#     MPI_Allgather hierarchical_doubling (copies only) on 4 nodes of 1 and 2+2+1
-#     (test_allreduce_native_faults --coll=).
+#     MPI_Allgather hierarchical_doubling (copies only) on 4 nodes of 1 and 2+2+1, bcast,
+#     reduce, gather and scatter binomial, and gather and scatter hierarchical with rails on 3
+#     nodes of 2 (test_allreduce_native_faults --coll=).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -83,6 +84,15 @@ for spec in "4 1" "5 2" "4 2"; do
             test_allreduce_native_faults --coll=$coll --count=10007
         [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
     done
+done
+# gather and scatter hierarchical on 3 nodes of 2 to the last rank: with rails (the default) the
+# root's neighbour carries the middle node (copies only; rank 0 copies its chunk, the root its
+# node's and the carried runs)
+for coll in gather scatter; do
+    check_run "6 ranks, 2 per node, $coll hierarchical (rails), accelerator faults" 6 \
+        "$EMU $SMALL coll_gpu_ranks_per_node=2 coll_gpu_${coll}_algorithm=hierarchical" \
+        test_allreduce_native_faults --coll=$coll --count=10007
+    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 done
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS

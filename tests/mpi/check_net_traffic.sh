@@ -17,8 +17,11 @@
 #     nnodes - 1;
 #   - MPI_Gather and MPI_Scatter of 64 KiB blocks on 3 and 5 nodes of 2 and 3 ranks, even and
 #     uneven, the root on a full node and alone on its node: every other node's blocks cross
-#     the root's link once, the root exchanges one data message per other node, one rank of
-#     each other node gets from the root's (direct forced: neither, shown by the counts);
+#     the root's node's links once, each rank getting exactly the runs it carries or leads (with
+#     rails the root's node's ranks share the other nodes out; without, the root takes them all,
+#     which fails the rails' counts), the root exchanges at most one data message per other node,
+#     one rank of each other node gets from the root's (direct forced: neither, shown by the
+#     counts); with rails in many steps too;
 #   - MPI_Alltoall of 1 KiB blocks on 3 to 5 nodes of 1 to 3 ranks, even and uneven: every
 #     block crosses once; hierarchical (auto): one rank of each node gets from each other node,
 #     at most 2 ceil(nnodes / L) messages per rank, and a node leader the agreement's (direct
@@ -234,12 +237,14 @@ for topo in "4 2" "5 2" "7 3" "8 1"; do
 done
 
 # MPI_Gather and MPI_Scatter of 64 KiB blocks (auto: hierarchical where a node has several
-# ranks; one step): every other node's blocks cross the root's link once; the root gets one
-# message per other node (its messages between nodes: nnodes - 1 gets, and where it leads its
-# node the step's barrier and the closing agreement between node leaders, nnodes - 1 each with
-# the default radix), and one rank of each other node gets the
-# node's blocks from the root's; direct forced fails both (the root gets every remote block
-# alone, every remote rank gets its own)
+# ranks; one step): every other node's blocks cross the root's node's links once, between the
+# node's leader and its carrier, and each rank gets exactly the runs it carries (gather) or leads
+# (scatter): with rails (coll_gpu_tree_rails, the default) the root's node's ranks share the
+# other nodes out, each node's leader on its carrier's rail (--rails); the root's messages
+# between nodes at most nnodes - 1 gets, and where it leads its node the step's barrier and the
+# closing agreement between node leaders, nnodes - 1 each with the default radix; one rank of
+# each other node gets the node's blocks from the root's; direct forced fails both (the root
+# gets every remote block alone, every remote rank gets its own)
 for spec in "9 3 4" "10 2 3" "7 3 6" "7 3 0"; do
     read -r np rpn root <<<"$spec"
     nodes=$(((np + rpn - 1) / rpn))
@@ -250,8 +255,24 @@ for spec in "9 3 4" "10 2 3" "7 3 6" "7 3 0"; do
     for coll in gather scatter; do
         check_run "$coll, 65536 bytes per block from rank $root, $np ranks on $nodes nodes of $rpn" \
             $np "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=$coll --bytes=65536 \
-            --root=$root --root-messages=$((nodes - 1 + leads * 2 * (nodes - 1))) --one-getter-per-node
+            --root=$root --root-messages=$((nodes - 1 + leads * 2 * (nodes - 1))) --one-getter-per-node \
+            --rails
     done
+done
+# without rails the root carries every node (exactly the other nodes' blocks), and fails the
+# rails' expectations; with rails in many steps (32 KiB halves: 3 KiB of each block a step)
+for coll in gather scatter; do
+    check_run "$coll without rails, 65536 bytes per block from rank 3, 10 ranks on 5 nodes of 2" 10 \
+        "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=0" test_net_traffic --coll=$coll \
+        --bytes=65536 --root=3 --root-messages=4 --one-getter-per-node
+    check_run "$coll without rails against the rails' expectations (counts only)" 10 \
+        "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=0" test_net_traffic --coll=$coll \
+        --bytes=65536 --root=3 --rails --count-only
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "the root carries every node: the rails' counts fail" \
+        "NOTE bound not enforced: $coll \(rails\): rank [0-9] \(node [0-9]\) got 0 bytes from other nodes, not the [1-9][0-9]* of the runs"
+    check_run "$coll with rails in many steps, 262144 bytes per block from rank 8, 9 ranks on 3 nodes of 3" 9 \
+        "$BASE coll_gpu_ranks_per_node=3 coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=16384" \
+        test_net_traffic --coll=$coll --bytes=262144 --root=8 --rails --one-getter-per-node
 done
 check_run "gather direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
     "$BASE coll_gpu_ranks_per_node=3 coll_gpu_gather_algorithm=direct" test_net_traffic \

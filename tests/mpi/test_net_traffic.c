@@ -32,6 +32,11 @@
  *   blocks cross the root's link once: the root receives exactly their bytes (gather), the
  *   root's node serves exactly them (scatter); a rank off the root's node moves at most its
  *   node's blocks, the root at most the other nodes', plus 16 bytes per message.
+ *   Hierarchical: each other node's run crosses once between the node's leader and its
+ *   carrier on the root's node, and each rank gets exactly the runs it carries (gather) or
+ *   leads (scatter): with --rails (coll_gpu_tree_rails) the other nodes are shared out among the
+ *   root's node's ranks in ranges of positions from the root's (rooted_expected_received), each
+ *   node's leader on its carrier's rail; without, the root carries every node.
  *   Node-aggregated (hierarchical): --root-messages=N bounds the root's messages between nodes
  *   (gets and signals: nnodes - 1 gets and, on a node's first rank, the step's barrier and the
  *   agreement between node leaders, in a call of one step), --one-getter-per-node has exactly
@@ -72,13 +77,13 @@
  * (positions [v, v + lowbit(v)) from the root's node, once, to its parent); scatter: a leader
  * gets exactly its subtree's blocks, node j serves exactly its children's subtrees'.
  *
- * --rails (bcast by a tree of nodes, binomial or pipelined's chain, or reduce binomial, with
- * coll_gpu_tree_rails; a call of 8 chunks or more): a node's ranks take turns carrying the
- * chunks: every rank gets at most its share of what its node gets between nodes, the node's
- * bytes / its ranks + an eighth (a chunk), and each node's ranks together get exactly what a
- * binomial leader would (bcast: the message, off the root's node; reduce: a partial per child);
- * with --binomial this replaces the leaders-only rule (every rank may carry a chunk; all still
- * put nothing but signals).
+ * --rails (gather and scatter hierarchical: above; bcast by a tree of nodes, binomial or
+ * pipelined's chain, or reduce binomial, with coll_gpu_tree_rails; a call of 8 chunks or more): a
+ * node's ranks take turns carrying the chunks: every rank gets at most its share of what its node
+ * gets between nodes, the node's bytes / its ranks + an eighth (a chunk), and each node's ranks
+ * together get exactly what a binomial leader would (bcast: the message, off the root's node;
+ * reduce: a partial per child); with --binomial this replaces the leaders-only rule (every rank may
+ * carry a chunk; all still put nothing but signals).
  *
  * Rank 0's closing line gives the bytes between nodes in all and those received (gets: the
  * data), which check_net_traffic.sh compares with perf/cost_model --traffic.
@@ -196,6 +201,32 @@ static uint64_t agreement_messages(const layout_t *lay, int rank) {
 
 static int node_size(const layout_t *lay, int j, int size) {
     return (j < lay->nnodes - 1) ? lay->rpn : size - (lay->nnodes - 1) * lay->rpn;
+}
+
+/* Gather and scatter hierarchical: the bytes this rank gets from other nodes.  Node j's run
+ * (its blocks) crosses between its leader and its carrier on the root's node: the carrier, with
+ * rails the root's node's rank at the root's index + (v - 1) W / (nnodes - 1) (v: j's position
+ * from the root's node, W = min(the root's node's size, nnodes - 1); modulo the node's size),
+ * without rails the root; the leader, node j's rank at the carrier's index modulo its size.
+ * Gather: a carrier gets its nodes' runs; scatter: a leader its node's. */
+static uint64_t rooted_expected_received(const char *coll, const layout_t *lay, int size, int rank,
+                                         int root, bool rails, uint64_t block) {
+    int root_node = root / lay->rpn, nroot = node_size(lay, root_node, size);
+    int others = lay->nnodes - 1, ways = (nroot < others) ? nroot : others;
+    uint64_t got = 0;
+
+    for (int j = 0; j < lay->nnodes; ++j) {
+        int v = (j - root_node + lay->nnodes) % lay->nnodes;
+        int index = (root % lay->rpn + ((rails && v > 0) ? (v - 1) * ways / others : 0)) % nroot;
+        int carrier = root_node * lay->rpn + index;
+        int leader = j * lay->rpn + index % node_size(lay, j, size);
+        int mover = (0 == strcmp(coll, "gather")) ? carrier : leader;
+
+        if ((j != root_node) && (mover == rank)) {
+            got += (uint64_t)node_size(lay, j, size) * block;
+        }
+    }
+    return got;
 }
 
 /* The ranks of the nodes of binomial tree position v's subtree (positions [v, v + lowbit(v)),
@@ -402,7 +433,7 @@ int main(int argc, char **argv) {
     int *sbuf, *rbuf;
     bool check_rounds = false;
     bool binomial = false; /* bcast, reduce: --binomial */
-    bool rails = false;    /* bcast: --rails */
+    bool rails = false;    /* --rails: the trees, gather and scatter hierarchical */
     bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
                             * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
@@ -727,10 +758,14 @@ int main(int argc, char **argv) {
         int root_node = root / lay.rpn, nroot = node_size(&lay, root_node, size);
         uint64_t remote = (uint64_t)(size - nroot);
 
+        uint64_t expected;
+
         owner = (rank == root);
         shard = count * sizeof(int);
+        expected = rooted_expected_received(coll, &lay, size, rank, root, rails, shard);
         bound = (owner                     ? remote * shard
                  : (lay.node != root_node) ? (uint64_t)node_size(&lay, lay.node, size) * shard
+                 : rails                   ? expected
                                            : 0) +
                 NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
         if (moved > bound) {
@@ -756,10 +791,15 @@ int main(int argc, char **argv) {
                        "%" PRIu64 " bytes of their blocks",
                        served[root_node], remote * shard);
         }
-        if ((0 == strcmp(coll, "gather")) && owner && (delta[NET_RECEIVED] != remote * shard)) {
-            bound_fail("gather: the root received %" PRIu64 " bytes from other nodes, not the "
-                       "%" PRIu64 " bytes of their blocks",
-                       delta[NET_RECEIVED], remote * shard);
+        /* each run crosses between its node's leader and its carrier, exactly (gets are
+         * counted by the getter: gather the carriers, the root without rails; scatter the
+         * leaders) */
+        if (delta[NET_RECEIVED] != expected) {
+            bound_fail("%s%s: rank %d (node %d%s) got %" PRIu64 " bytes from other nodes, not the "
+                       "%" PRIu64 " of the runs it %s",
+                       coll, rails ? " (rails)" : "", rank, lay.node, owner ? ", the root" : "",
+                       delta[NET_RECEIVED], expected,
+                       (0 == strcmp(coll, "gather")) ? "carries" : "leads");
         }
         /* node-aggregated scatter: one rank of each other node gets from the root's node */
         if (one_getter && (0 == strcmp(coll, "scatter"))) {

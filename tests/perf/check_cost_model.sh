@@ -734,14 +734,15 @@ result "rails: bcast's and reduce's trees never slower on nodes of 8, one chunk 
     $? "$WORK/railx"
 sed 's/^/    /' "$WORK/railx"
 # the compiled bands are the rails' (section 6 compares the header with the default run): the
-# header without rails differs in the trees' bands and nowhere else
+# header without rails differs in the rooted collectives' binomial bands (bcast's and reduce's
+# trees, gather's and scatter's hierarchical carry on rails) and nowhere else
 "$MODEL" --crossovers --format header --no-tree-rails >"$WORK/norails.h" 2>&1
 diff "$DEFAULTS_H" "$WORK/norails.h" | sed -n 's/^[<>] #define \(COLL_GPU_MODEL_[A-Z_]*\) .*/\1/p' |
     sort -u >"$WORK/railsdiff"
 grep -qx COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
     grep -qx COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
-    ! grep -qv '^COLL_GPU_MODEL_\(BCAST\|REDUCE\)_BINOMIAL_' "$WORK/railsdiff"
-result "the compiled bands of bcast and reduce binomial are the rails' (--no-tree-rails moves them: $(tr '\n' ' ' <"$WORK/railsdiff"))" \
+    ! grep -qv '^COLL_GPU_MODEL_\(BCAST\|REDUCE\|GATHER\|SCATTER\)_BINOMIAL_' "$WORK/railsdiff"
+result "the compiled bands of the rooted collectives' binomial are the rails' (--no-tree-rails moves them: $(tr '\n' ' ' <"$WORK/railsdiff"))" \
     $? "$WORK/railsdiff"
 
 # 8. alltoall's time models (direct, hierarchical: node-aggregated): the model's auto follows the

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Gather and MPI_Scatter, hierarchical (communicators spanning nodes with several ranks on a
- * node): the root exchanges one message per other node per step, where direct has it get from
- * (or serve a get of) every rank of every other node.  The bytes over the root's link are the
- * same (every remote block crosses once, the least any gather can); the messages and the
- * signals the root waits for go from size - local_size to nnodes - 1 per step, and each other
- * node's link is used by one rank, its leader: the node's rank at the root's index within the
- * root's node, modulo the node's size (the root's network rail on machines with a NIC per GPU).
+ * node): the root's node exchanges one message per other node per step, where direct has the
+ * root get from (or serve a get of) every rank of every other node.  Every remote block crosses
+ * once (the least any gather can); the messages go from size - local_size to nnodes - 1 per
+ * step, and each other node's link is used by one rank, its leader.  Node j's run crosses
+ * between its leader and its carrier on the root's node (coll_gpu_rooted_carrier_index): with
+ * rails (coll_gpu_tree_rails, the default) the root's node's ranks take the other nodes in turn
+ * from the root, so that each network interface of the root's node carries its share, and
+ * node j's leader is its rank on its carrier's rail (same-rail peers exchange); without, the
+ * root carries every node and the leaders are on the root's rail.
  *
  * Layout: a scratch half has one slot per rank, in node order (coll_gpu_team_node_order: a
  * node's ranks in consecutive slots), each the step's chunk long (the same on every rank), so
@@ -17,24 +20,29 @@
  *   1. every rank but the root copies its chunk into its slot of its half and announces the step;
  *   2. on every node but the root's, the leader loads its node's other ranks' chunks into their
  *      slots of its own half, publishes the node's run of slots and tells the root (GATHERED);
- *   3. the root copies its node's ranks' chunks straight from their halves into its receive
- *      buffer, gets each other node's run of slots from its leader into the same slots of its
- *      own half (one message per node), then copies them out, and copies its own chunk from its
- *      send buffer (in place: already there).
+ *   3. each carrier gets its nodes' runs of slots from their leaders into the same slots of its
+ *      own half (one message per node; the leaders tell their carriers GATHERED), and a carrier
+ *      other than the root then tells the root (GATHERED, inside the node); the root copies its
+ *      node's ranks' chunks straight from their halves into its receive buffer, its own from its
+ *      send buffer (in place: already there), and every other node's run out of its carrier's
+ *      half (its own, or another's through the node's mapping).
  * Scatter, the same backwards:
  *   1. the root copies every other rank's chunk into that rank's slot of its half, publishes
  *      them and announces the step;
- *   2. on every node but the root's, the leader gets its node's run of slots from the root
- *      (one message per node) into the same slots of its half and tells its node's ranks
- *      (SCATTERED);
+ *   2. a carrier other than the root copies its nodes' runs from the root's half into the same
+ *      slots of its own (inside the node) and tells their leaders (SCATTERED); on every node but
+ *      the root's, the leader gets its node's run of slots from its carrier (one message per
+ *      node; from the root as soon as the step is announced) into the same slots of its half
+ *      and tells its node's ranks (SCATTERED);
  *   3. every rank copies its chunk into its receive buffer: on the root's node from the root's
  *      half, elsewhere from its leader's (the leader's own); the root from its send buffer (in
  *      place: it stays there).
  *
  * Reuse of a half: the half of step s is written again in step s + 2, after every rank
- * announced s + 1, which each does once its reads of step s (loads, gets, copies out) completed.
+ * announced s + 1, which each does once its reads of step s (loads, gets, copies out) completed
+ * (a carrier's half is read by the root, or by its nodes' leaders, within step s).
  * GATHERED / SCATTERED of step s lie between READY(s) and READY(s + 1) in a slot's monotone
- * values.  Only copies: the bits are direct's.
+ * values, one per sender and step.  Only copies: the bits are direct's.
  */
 #include "coll_gpu_prims.h"
 
@@ -42,25 +50,66 @@ bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, 
     return (size_t)native->team->size * esize <= native->half;
 }
 
-/* This rank's leader for a rooted collective (the root on the root's node), its slot, and the
- * elements of a block a step carries (a slot's room: the half over the ranks). */
+/* Node j's carrier: the rank of the root's node that exchanges node j's run with node j's
+ * leader.  With rails (coll_gpu_tree_rails) the other nodes are shared out among the root's
+ * node's first W = min(its size, nnodes - 1) ranks counted from the root, in ranges of
+ * consecutive positions from the root's node (position v = 1 .. nnodes - 1 to turn
+ * (v - 1) W / (nnodes - 1): the root carries the first range), so that every network interface
+ * of the root's node carries its share and a carrier's nodes are one or two runs of slots;
+ * without, the root carries every node.  Node j's leader is its rank on its carrier's rail (the
+ * carrier's index modulo node j's size). */
+static int coll_gpu_rooted_carrier_index(const coll_gpu_team_t *team, int root, int j,
+                                         bool rails) {
+    int nroot = team->node_sizes[team->node_of_rank[root]], others = team->nnodes - 1;
+    int ways = (nroot < others) ? nroot : others;
+    int v = coll_gpu_team_root_position(team, root, j);
+    int turn = (rails && (v > 0)) ? (int)((int64_t)(v - 1) * ways / others) : 0;
+
+    return (coll_gpu_team_index_in_node(team, root) + turn) % nroot;
+}
+
+/* Whether rank q of the root's node carries some other node. */
+static bool coll_gpu_rooted_carries_any(const coll_gpu_team_t *team, int root, int q, bool rails) {
+    int size = team->node_sizes[team->node_of_rank[root]];
+    int turn = coll_gpu_team_index_in_node(team, q) - coll_gpu_team_index_in_node(team, root);
+
+    return rails ? ((turn + size) % size < team->nnodes - 1) : (q == root);
+}
+
+/* This rank's leader for a rooted collective (the root on the root's node), its node's carrier,
+ * its slot, and the elements of a block a step carries (a slot's room: the half over the
+ * ranks). */
 typedef struct {
-    int root_node, root_index, leader, slot;
+    int root_node, leader, carrier, slot;
+    bool rails; /* the same on every rank: part of the protocol */
     size_t per_step;
 } coll_gpu_rooted_layout_t;
 
 static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_call_t *call) {
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay;
+    int index;
 
+    lay.rails = mca_coll_gpu_component.tree_rails;
     lay.root_node = team->node_of_rank[call->root];
-    lay.root_index = coll_gpu_team_index_in_node(team, call->root);
-    lay.leader = (team->node == lay.root_node)
-                     ? call->root
-                     : coll_gpu_team_rail_rank(team, team->node, lay.root_index);
+    index = coll_gpu_rooted_carrier_index(team, call->root, team->node, lay.rails);
+    lay.carrier = coll_gpu_team_node_rank(team, lay.root_node, index);
+    lay.leader = (team->node == lay.root_node) ? call->root
+                                               : coll_gpu_team_rail_rank(team, team->node, index);
     lay.slot = coll_gpu_team_node_order(team, team->rank);
     lay.per_step = call->native->half / (size_t)team->size / call->esize;
     return lay;
+}
+
+/* Node j's carrier and leader (j off the root's node). */
+static void coll_gpu_rooted_pair(const coll_gpu_native_call_t *call,
+                                 const coll_gpu_rooted_layout_t *lay, int j, int *carrier_p,
+                                 int *leader_p) {
+    const coll_gpu_team_t *team = call->native->team;
+    int index = coll_gpu_rooted_carrier_index(team, call->root, j, lay->rails);
+
+    *carrier_p = coll_gpu_team_node_rank(team, lay->root_node, index);
+    *leader_p = coll_gpu_team_rail_rank(team, j, index);
 }
 
 /* Node j's run of slots of len bytes: its offset in a half, and its bytes. */
@@ -69,11 +118,34 @@ static size_t coll_gpu_rooted_run(const coll_gpu_team_t *team, int j, size_t len
     return (size_t)team->node_first[j] * len;
 }
 
+/* Ranges of a half to publish, adjacent ones as one. */
+typedef struct {
+    size_t off, len;
+} coll_gpu_rooted_range_t;
+
+static void coll_gpu_rooted_publish_flush(coll_gpu_prims_t *pr, uint64_t step,
+                                          coll_gpu_rooted_range_t *range) {
+    if (range->len > 0) {
+        coll_gpu_prims_publish(pr, step, range->off, range->len);
+        range->len = 0;
+    }
+}
+static void coll_gpu_rooted_publish_add(coll_gpu_prims_t *pr, uint64_t step,
+                                        coll_gpu_rooted_range_t *range, size_t off, size_t len) {
+    if ((range->len > 0) && (off != range->off + range->len)) {
+        coll_gpu_rooted_publish_flush(pr, step, range);
+    }
+    if (0 == range->len) {
+        range->off = off;
+    }
+    range->len += len;
+}
+
 int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
                                  const coll_gpu_native_call_t *call) {
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay = coll_gpu_rooted_layout(call);
-    int rank = team->rank, root = call->root;
+    int rank = team->rank, root = call->root, carrier, leader;
     size_t esize = call->esize;
     coll_gpu_prims_t pr;
 
@@ -82,13 +154,18 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
         const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf + c.first * esize : NULL;
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         size_t len = c.n * esize, run, off;
+        coll_gpu_prims_run_t out_run = {NULL, NULL, 0};
+        bool carries = false;
 
         if (rank != root) {
             coll_gpu_prims_copy(&pr, mine + (size_t)lay.slot * len, in, len);
         }
         /* the chunks landed; every rank's reads of step - 2 completed */
         coll_gpu_prims_announce(&pr, c.step);
-        if ((rank == lay.leader) && (rank != root)) {
+        if (team->node != lay.root_node) {
+            if (rank != lay.leader) {
+                continue;
+            }
             for (int l = 0; l < team->local_size; ++l) {
                 int q = team->local_ranks[l];
                 size_t at = (size_t)coll_gpu_team_node_order(team, q) * len;
@@ -100,24 +177,32 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
             }
             off = coll_gpu_rooted_run(team, team->node, len, &run);
             coll_gpu_prims_publish(&pr, c.step, off, run);
-            /* the node's chunks are there (and published) before the root is told */
+            /* the node's chunks are there (and published) before the carrier is told */
             coll_gpu_prims_sync(&pr);
-            coll_gpu_prims_signal(&pr, root, c.step, COLL_GPU_PHASE_GATHERED);
+            coll_gpu_prims_signal(&pr, lay.carrier, c.step, COLL_GPU_PHASE_GATHERED);
             continue;
         }
-        if (rank != root) {
-            continue;
-        }
-        /* the root: one get per other node, its node's chunks loaded */
+        /* the root's node: each carrier (the root among them) gets the runs of the nodes it
+         * carries into the same slots of its half, one message per node */
         for (int j = 0; j < team->nnodes; ++j) {
-            int their_leader = coll_gpu_team_rail_rank(team, j, lay.root_index);
-
             if (j == team->node) {
                 continue;
             }
-            off = coll_gpu_rooted_run(team, j, len, &run);
-            coll_gpu_prims_wait(&pr, their_leader, c.step, COLL_GPU_PHASE_GATHERED);
-            coll_gpu_prims_fetch(&pr, their_leader, c.step, off, mine + off, run);
+            coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
+            if (carrier == rank) {
+                off = coll_gpu_rooted_run(team, j, len, &run);
+                coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_GATHERED);
+                coll_gpu_prims_fetch(&pr, leader, c.step, off, mine + off, run);
+                carries = true;
+            }
+        }
+        if (rank != root) {
+            if (carries) {
+                /* the runs have arrived before the root is told */
+                coll_gpu_prims_fetch_complete(&pr);
+                coll_gpu_prims_signal(&pr, root, c.step, COLL_GPU_PHASE_GATHERED);
+            }
+            continue;
         }
         for (int p = 0; p < team->size; ++p) {
             char *out = (char *)call->rbuf + ((size_t)p * call->count + c.first) * esize;
@@ -129,10 +214,30 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
                 coll_gpu_prims_copy(&pr, out, in, len);
             }
         }
-        /* the other nodes' chunks have arrived */
+        /* the root's runs have arrived; the other carriers' runs are in their halves */
         coll_gpu_prims_fetch_complete(&pr);
-        coll_gpu_prims_slots_copy(&pr, mine, len, 0, (char *)call->rbuf + c.first * esize,
-                                  call->count * esize, true, true);
+        for (int l = 0; l < team->local_size; ++l) {
+            if ((team->local_ranks[l] != rank) &&
+                coll_gpu_rooted_carries_any(team, root, team->local_ranks[l], lay.rails)) {
+                coll_gpu_prims_wait(&pr, team->local_ranks[l], c.step, COLL_GPU_PHASE_GATHERED);
+            }
+        }
+        for (int j = 0; j < team->nnodes; ++j) {
+            const char *src;
+
+            if (j == team->node) {
+                continue;
+            }
+            coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
+            src = (carrier == rank) ? mine : coll_gpu_prims_theirs(&pr, carrier, c.step);
+            for (int k = team->node_first[j]; k < team->node_first[j] + team->node_sizes[j]; ++k) {
+                char *out = (char *)call->rbuf +
+                            ((size_t)team->node_ranks[k] * call->count + c.first) * esize;
+
+                coll_gpu_prims_run_add(&pr, &out_run, out, src + (size_t)k * len, len);
+            }
+        }
+        coll_gpu_prims_run_flush(&pr, &out_run);
     }
     return coll_gpu_prims_finish(&pr, comm);
 }
@@ -141,7 +246,7 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
                                   const coll_gpu_native_call_t *call) {
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay = coll_gpu_rooted_layout(call);
-    int rank = team->rank, root = call->root;
+    int rank = team->rank, root = call->root, carrier, leader;
     size_t esize = call->esize;
     coll_gpu_prims_t pr;
 
@@ -150,16 +255,24 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         char *out = (NULL != call->rbuf) ? (char *)call->rbuf + c.first * esize : NULL;
         size_t len = c.n * esize, run, off;
+        coll_gpu_prims_run_t in_run = {NULL, NULL, 0};
+        coll_gpu_rooted_range_t published = {0, 0};
+        bool carries = false;
 
         if (rank == root) {
             coll_gpu_prims_slots_copy(&pr, mine, len, 0, (char *)call->sbuf + c.first * esize,
                                       call->count * esize, false, false);
             for (int j = 0; j < team->nnodes; ++j) {
-                if (j != team->node) {
+                if (j == team->node) {
+                    continue;
+                }
+                coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
+                if (carrier == rank) {
                     off = coll_gpu_rooted_run(team, j, len, &run);
-                    coll_gpu_prims_publish(&pr, c.step, off, run);
+                    coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
                 }
             }
+            coll_gpu_rooted_publish_flush(&pr, c.step, &published);
         }
         /* the root's chunks landed; every rank's reads of step - 2 completed */
         coll_gpu_prims_announce(&pr, c.step);
@@ -171,19 +284,56 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
             }
             continue;
         }
-        if (rank == lay.leader && (team->node != lay.root_node)) {
-            /* the node's chunks, one get; then its ranks are told */
+        if (team->node == lay.root_node) {
+            /* another carrier: the runs of the nodes it carries (one or two runs of slots),
+             * from the root's half into the same slots of its own (inside the node), published;
+             * then their leaders are told */
+            for (int j = 0; j < team->nnodes; ++j) {
+                if (j == team->node) {
+                    continue;
+                }
+                coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
+                if (carrier == rank) {
+                    off = coll_gpu_rooted_run(team, j, len, &run);
+                    coll_gpu_prims_run_add(&pr, &in_run, mine + off,
+                                           coll_gpu_prims_theirs(&pr, root, c.step) + off, run);
+                    coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
+                    carries = true;
+                }
+            }
+            coll_gpu_prims_run_flush(&pr, &in_run);
+            coll_gpu_rooted_publish_flush(&pr, c.step, &published);
+            if (carries) {
+                coll_gpu_prims_sync(&pr);
+                for (int j = 0; j < team->nnodes; ++j) {
+                    if (j == team->node) {
+                        continue;
+                    }
+                    coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
+                    if (carrier == rank) {
+                        coll_gpu_prims_signal(&pr, leader, c.step, COLL_GPU_PHASE_SCATTERED);
+                    }
+                }
+            }
+            /* its own chunk from the root's half */
+            coll_gpu_prims_copy(
+                &pr, out, coll_gpu_prims_theirs(&pr, root, c.step) + (size_t)lay.slot * len, len);
+            continue;
+        }
+        if (rank == lay.leader) {
+            /* the node's chunks, one get from its carrier (the root's half is ready at the
+             * handshake; another carrier's once it says so); then its ranks are told */
+            if (lay.carrier != root) {
+                coll_gpu_prims_wait(&pr, lay.carrier, c.step, COLL_GPU_PHASE_SCATTERED);
+            }
             off = coll_gpu_rooted_run(team, team->node, len, &run);
-            coll_gpu_prims_fetch(&pr, root, c.step, off, mine + off, run);
+            coll_gpu_prims_fetch(&pr, lay.carrier, c.step, off, mine + off, run);
             coll_gpu_prims_fetch_complete(&pr);
             coll_gpu_prims_signal_node(&pr, c.step, COLL_GPU_PHASE_SCATTERED);
             coll_gpu_prims_copy(&pr, out, mine + (size_t)lay.slot * len, len);
             continue;
         }
-        if (team->node != lay.root_node) {
-            coll_gpu_prims_wait(&pr, lay.leader, c.step, COLL_GPU_PHASE_SCATTERED);
-        }
-        /* from the root on its node, from the leader elsewhere */
+        coll_gpu_prims_wait(&pr, lay.leader, c.step, COLL_GPU_PHASE_SCATTERED);
         coll_gpu_prims_copy(
             &pr, out, coll_gpu_prims_theirs(&pr, lay.leader, c.step) + (size_t)lay.slot * len, len);
     }
