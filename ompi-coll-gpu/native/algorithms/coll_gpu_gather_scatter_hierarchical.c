@@ -58,8 +58,7 @@ bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, 
  * of the root's node carries its share and a carrier's nodes are one or two runs of slots;
  * without, the root carries every node.  Node j's leader is its rank on its carrier's rail (the
  * carrier's index modulo node j's size). */
-static int coll_gpu_rooted_carrier_index(const coll_gpu_team_t *team, int root, int j,
-                                         bool rails) {
+static int coll_gpu_rooted_carrier_index(const coll_gpu_team_t *team, int root, int j, bool rails) {
     int nroot = team->node_sizes[team->node_of_rank[root]], others = team->nnodes - 1;
     int ways = (nroot < others) ? nroot : others;
     int v = coll_gpu_team_root_position(team, root, j);
@@ -110,6 +109,24 @@ static void coll_gpu_rooted_pair(const coll_gpu_native_call_t *call,
 
     *carrier_p = coll_gpu_team_node_rank(team, lay->root_node, index);
     *leader_p = coll_gpu_team_rail_rank(team, j, index);
+}
+
+/* The next node after j (from -1) that this rank carries, and its leader; -1: no more. */
+static int coll_gpu_rooted_next_carried(const coll_gpu_native_call_t *call,
+                                        const coll_gpu_rooted_layout_t *lay, int j, int *leader_p) {
+    const coll_gpu_team_t *team = call->native->team;
+    int carrier;
+
+    while (++j < team->nnodes) {
+        if (j == lay->root_node) {
+            continue;
+        }
+        coll_gpu_rooted_pair(call, lay, j, &carrier, leader_p);
+        if (carrier == team->rank) {
+            return j;
+        }
+    }
+    return -1;
 }
 
 /* Node j's run of slots of len bytes: its offset in a half, and its bytes. */
@@ -184,17 +201,12 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
         }
         /* the root's node: each carrier (the root among them) gets the runs of the nodes it
          * carries into the same slots of its half, one message per node */
-        for (int j = 0; j < team->nnodes; ++j) {
-            if (j == team->node) {
-                continue;
-            }
-            coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
-            if (carrier == rank) {
-                off = coll_gpu_rooted_run(team, j, len, &run);
-                coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_GATHERED);
-                coll_gpu_prims_fetch(&pr, leader, c.step, off, mine + off, run);
-                carries = true;
-            }
+        for (int j = coll_gpu_rooted_next_carried(call, &lay, -1, &leader); j >= 0;
+             j = coll_gpu_rooted_next_carried(call, &lay, j, &leader)) {
+            off = coll_gpu_rooted_run(team, j, len, &run);
+            coll_gpu_prims_wait(&pr, leader, c.step, COLL_GPU_PHASE_GATHERED);
+            coll_gpu_prims_fetch(&pr, leader, c.step, off, mine + off, run);
+            carries = true;
         }
         if (rank != root) {
             if (carries) {
@@ -246,7 +258,7 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
                                   const coll_gpu_native_call_t *call) {
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay = coll_gpu_rooted_layout(call);
-    int rank = team->rank, root = call->root, carrier, leader;
+    int rank = team->rank, root = call->root, leader;
     size_t esize = call->esize;
     coll_gpu_prims_t pr;
 
@@ -262,15 +274,10 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
         if (rank == root) {
             coll_gpu_prims_slots_copy(&pr, mine, len, 0, (char *)call->sbuf + c.first * esize,
                                       call->count * esize, false, false);
-            for (int j = 0; j < team->nnodes; ++j) {
-                if (j == team->node) {
-                    continue;
-                }
-                coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
-                if (carrier == rank) {
-                    off = coll_gpu_rooted_run(team, j, len, &run);
-                    coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
-                }
+            for (int j = coll_gpu_rooted_next_carried(call, &lay, -1, &leader); j >= 0;
+                 j = coll_gpu_rooted_next_carried(call, &lay, j, &leader)) {
+                off = coll_gpu_rooted_run(team, j, len, &run);
+                coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
             }
             coll_gpu_rooted_publish_flush(&pr, c.step, &published);
         }
@@ -288,31 +295,21 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
             /* another carrier: the runs of the nodes it carries (one or two runs of slots),
              * from the root's half into the same slots of its own (inside the node), published;
              * then their leaders are told */
-            for (int j = 0; j < team->nnodes; ++j) {
-                if (j == team->node) {
-                    continue;
-                }
-                coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
-                if (carrier == rank) {
-                    off = coll_gpu_rooted_run(team, j, len, &run);
-                    coll_gpu_prims_run_add(&pr, &in_run, mine + off,
-                                           coll_gpu_prims_theirs(&pr, root, c.step) + off, run);
-                    coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
-                    carries = true;
-                }
+            for (int j = coll_gpu_rooted_next_carried(call, &lay, -1, &leader); j >= 0;
+                 j = coll_gpu_rooted_next_carried(call, &lay, j, &leader)) {
+                off = coll_gpu_rooted_run(team, j, len, &run);
+                coll_gpu_prims_run_add(&pr, &in_run, mine + off,
+                                       coll_gpu_prims_theirs(&pr, root, c.step) + off, run);
+                coll_gpu_rooted_publish_add(&pr, c.step, &published, off, run);
+                carries = true;
             }
             coll_gpu_prims_run_flush(&pr, &in_run);
             coll_gpu_rooted_publish_flush(&pr, c.step, &published);
             if (carries) {
                 coll_gpu_prims_sync(&pr);
-                for (int j = 0; j < team->nnodes; ++j) {
-                    if (j == team->node) {
-                        continue;
-                    }
-                    coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
-                    if (carrier == rank) {
-                        coll_gpu_prims_signal(&pr, leader, c.step, COLL_GPU_PHASE_SCATTERED);
-                    }
+                for (int j = coll_gpu_rooted_next_carried(call, &lay, -1, &leader); j >= 0;
+                     j = coll_gpu_rooted_next_carried(call, &lay, j, &leader)) {
+                    coll_gpu_prims_signal(&pr, leader, c.step, COLL_GPU_PHASE_SCATTERED);
                 }
             }
             /* its own chunk from the root's half */
