@@ -50,16 +50,16 @@
 /* gather, nodes of 1 and of 8 ranks: binomial from this many nodes, for gathered sizes (block x
  * ranks) from this size up to this one: the triple that loses least over those layouts on every
  * node count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or
- * direct on nodes of one rank (the sum of log(time taken / time of the faster): 57.1, against
- * 75.6 never taking binomial) */
+ * direct on nodes of one rank (the sum of log(time taken / time of the faster): 60.4, against
+ * 78.9 never taking binomial) */
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 1024U
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 3145728UL
 /* scatter, nodes of 1 and of 8 ranks: binomial from this many nodes, for scattered sizes (block
  * x ranks) from this size up to this one: the triple that loses least over those layouts on
  * every node count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical,
- * or direct on nodes of one rank (the sum of log(time taken / time of the faster): 315.0,
- * against 853.7 never taking binomial) */
+ * or direct on nodes of one rank (the sum of log(time taken / time of the faster): 474.6,
+ * against 1013.3 never taking binomial) */
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 12U
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 2621440UL

@@ -21,6 +21,7 @@
 
 #include "coll_gpu_fold.h"
 #include "coll_gpu_native.h"
+#include "coll_gpu_run.h"
 
 BEGIN_C_DECLS
 
@@ -162,37 +163,29 @@ static inline size_t coll_gpu_prims_node_at(const coll_gpu_team_t *team, const s
                                             size_t total, int j) {
     return (j < team->nnodes) ? pos_off[team->node_first[j]] : total;
 }
-/* A run of copies adjacent in both source and destination, issued as one copy (a launch each:
- * the cost of the per-rank loops below on many ranks). */
-typedef struct {
-    char *dst;
-    const char *src;
-    size_t len;
-} coll_gpu_prims_run_t;
-
+/* A run of copies issued as one (coll_gpu_run.h): one plain copy, or one 2D copy. */
 static inline void coll_gpu_prims_run_flush(coll_gpu_prims_t *pr, coll_gpu_prims_run_t *run) {
-    if (run->len > 0) {
+    if (1 == run->rows) {
         coll_gpu_prims_copy(pr, run->dst, run->src, run->len);
-        run->len = 0;
+    } else if (run->rows > 1) {
+        coll_gpu_prims_copy2d(pr, run->dst, run->dpitch, run->src, run->spitch, run->len,
+                              run->rows);
     }
+    run->rows = 0;
 }
-/* Adds len bytes src -> dst: extends the run when they follow it in both, else starts another. */
+/* Adds len bytes src -> dst to the run, or issues the run and starts another with them. */
 static inline void coll_gpu_prims_run_add(coll_gpu_prims_t *pr, coll_gpu_prims_run_t *run,
                                           char *dst, const char *src, size_t len) {
-    if ((run->len > 0) && ((dst != run->dst + run->len) || (src != run->src + run->len))) {
+    if (!coll_gpu_run_join(run, dst, src, len)) {
         coll_gpu_prims_run_flush(pr, run);
+        coll_gpu_run_start(run, dst, src, len);
     }
-    if (0 == run->len) {
-        run->dst = dst;
-        run->src = src;
-    }
-    run->len += len;
 }
 
 /* Every block's chunk between a buffer of blocks in rank order (block q at displs[q] elements)
- * and the layout at base: into the layout when into_layout, else out of it; runs of blocks
- * adjacent in both in one copy (one copy for a step of whole blocks where nodes are rank
- * ranges); rank skip's block left alone (-1: none). */
+ * and the layout at base: into the layout when into_layout, else out of it; runs of blocks in
+ * one copy (coll_gpu_prims_run_add: one for a step of whole blocks where nodes are rank ranges,
+ * a 2D one for equal chunks at regular strides); rank skip's block left alone (-1: none). */
 static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *base,
                                                    const size_t *pos_off, char *buf,
                                                    const size_t *counts, const size_t *displs,
@@ -200,7 +193,7 @@ static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *b
                                                    bool into_layout) {
     const coll_gpu_team_t *team = pr->native->team;
     size_t esize = pr->call->esize;
-    coll_gpu_prims_run_t run = {NULL, NULL, 0};
+    coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
     for (int q = 0; q < team->size; ++q) {
         size_t len = coll_gpu_prims_block_chunk(counts[q], first, per_step) * esize;
@@ -219,14 +212,15 @@ static inline void coll_gpu_prims_node_layout_copy(coll_gpu_prims_t *pr, char *b
  * (the rooted gather and scatter): slot k, len bytes at half + k * len, holds the chunk of the
  * rank at node order (k + rotate) mod size (rotate: the first slot's node order), whose chunk in
  * the buffer is at buf + rank * stride.  Out of the half into buf when to_buf, else into it; this
- * rank's chunk left alone, and those of its node's ranks when skip_local.  Runs of chunks adjacent
- * in both go in one copy: a step of whole blocks (len == stride) where nodes are rank ranges is a
- * copy or two, not one per rank. */
+ * rank's chunk left alone, and those of its node's ranks when skip_local.  Runs of chunks go in
+ * one copy (coll_gpu_prims_run_add): where nodes are rank ranges the slots and the blocks lie at
+ * regular strides, so a step is a copy or two (a plain one for a step of whole blocks, len ==
+ * stride; a 2D one for a chunk of each block), not one per rank. */
 static inline void coll_gpu_prims_slots_copy(coll_gpu_prims_t *pr, char *half, size_t len,
                                              int rotate, char *buf, size_t stride, bool skip_local,
                                              bool to_buf) {
     const coll_gpu_team_t *team = pr->native->team;
-    coll_gpu_prims_run_t run = {NULL, NULL, 0};
+    coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
     for (int k = 0; k < team->size; ++k) {
         int p = team->node_ranks[(k + rotate) % team->size];

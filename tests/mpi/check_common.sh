@@ -133,7 +133,7 @@ check_mca_args() {
 # CHECK_EXPECT_ABORT=1: the job must end by itself with a non-zero exit (an abort), within the
 # timeout; what it printed is for check_expect_output.
 check_run() {
-    local label=$1 np=$2 mca=$3 prog=$4 rc summary log prte_tmp started
+    local label=$1 np=$2 mca=$3 prog=$4 rc summary log prte_tmp started attempt
     shift 4
     # shellcheck disable=SC2086
     check_mca_args $CHECK_DEFAULT_MCA $mca
@@ -143,14 +143,26 @@ check_run() {
     echo "    $MPIRUN -n $np ${CHECK_MCA_ARGS[*]} $CHECK_BIN_DIR/$prog $*"
     # a session directory of its own for Open MPI 5's runtime (PRRTE), which refuses to start
     # where one of the same name exists: a killed job leaves its own behind, and PIDs are reused
-    prte_tmp=$(mktemp -d "${TMPDIR:-/tmp}/prte.XXXXXX")
     started=$SECONDS
-    PRTE_MCA_prte_tmpdir_base=$prte_tmp timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$np" \
-        "${CHECK_MCA_ARGS[@]}" "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
-    rc=$?
-    rm -rf "$prte_tmp"
-    # the closing line; mpirun may glue another rank's output in front of it
-    summary=$(grep -aoE '[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+    for attempt in 1 2; do
+        prte_tmp=$(mktemp -d "${TMPDIR:-/tmp}/prte.XXXXXX")
+        PRTE_MCA_prte_tmpdir_base=$prte_tmp timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -n "$np" \
+            "${CHECK_MCA_ARGS[@]}" "$CHECK_BIN_DIR/$prog" "$@" >"$log" 2>&1
+        rc=$?
+        rm -rf "$prte_tmp"
+        # the closing line; mpirun may glue another rank's output in front of it
+        summary=$(grep -aoE '[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+        # Open MPI 4.1's runtime now and then loses a rank's registration at its exit and
+        # reports "rank R with PID 0 ... exiting improperly" after every check passed (a race
+        # of its daemon, open-mpi/ompi#7833: hello world fails it too): run it once more, saying
+        # so (a rank of ours exiting early has its real PID in that message)
+        if [ "$attempt" = 1 ] && [ $rc != 0 ] && [ "${summary#* passed, }" = "0 failed" ] &&
+            grep -aq 'with PID 0 on' "$log" && grep -aq 'exiting improperly' "$log"; then
+            echo "    (the runtime lost a rank's exit: PID 0, open-mpi/ompi#7833; once more)"
+            continue
+        fi
+        break
+    done
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         CHECK_RESULT=FAIL
         echo "    timed out after ${TEST_TIMEOUT}s (a hang)"

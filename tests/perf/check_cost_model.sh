@@ -693,7 +693,8 @@ result "scatter binomial from $SC_MIN_NODES nodes (of 1 and of 8), $SC_MIN to $S
     $? "$WORK/scx"
 grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
     grep -q "^scatter  2  1  \*  direct$" "$WORK/model.conf" &&
-    grep -qE "^scatter  8192-  8  [0-9*-]+  binomial$" "$WORK/model.conf" &&
+    grep -qE "^scatter  1024-  1  [0-9*-]+  binomial$" "$WORK/model.conf" &&
+    grep -qE "^scatter  8192-  8  [0-9*-]+  (binomial|hierarchical)$" "$WORK/model.conf" &&
     grep -qE "^gather  8192-  8  [0-9*-]+  (binomial|hierarchical)$" "$WORK/model.conf"
 result "--format tuning: gather and scatter binomial, hierarchical and direct rules per layout" \
     $? "$WORK/model.conf"

@@ -180,7 +180,7 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
             coll_gpu_prims_copy2d(&h.pr, mine, h.len, in + c.first * esize, count * esize, h.len,
                                   (size_t)size);
         } else {
-            coll_gpu_prims_run_t run = {NULL, NULL, 0};
+            coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
             for (int d = 0; d < size; ++d) {
                 coll_gpu_prims_run_add(&h.pr, &run,

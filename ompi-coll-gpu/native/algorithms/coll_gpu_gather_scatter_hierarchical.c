@@ -171,7 +171,7 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
         const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf + c.first * esize : NULL;
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         size_t len = c.n * esize, run, off;
-        coll_gpu_prims_run_t out_run = {NULL, NULL, 0};
+        coll_gpu_prims_run_t out_run = {NULL, NULL, 0, 0, 0, 0};
         bool carries = false;
 
         if (rank != root) {
@@ -267,7 +267,7 @@ int coll_gpu_scatter_hierarchical(struct ompi_communicator_t *comm,
         char *mine = coll_gpu_prims_mine(&pr, c.step);
         char *out = (NULL != call->rbuf) ? (char *)call->rbuf + c.first * esize : NULL;
         size_t len = c.n * esize, run, off;
-        coll_gpu_prims_run_t in_run = {NULL, NULL, 0};
+        coll_gpu_prims_run_t in_run = {NULL, NULL, 0, 0, 0, 0};
         coll_gpu_rooted_range_t published = {0, 0};
         bool carries = false;
 
