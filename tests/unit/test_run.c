@@ -46,15 +46,20 @@ static void add(coll_gpu_prims_run_t *run, char *dst, const char *src, size_t le
     }
 }
 
+/* from filled with a pattern, to and the reference cleared, no copies counted */
+static void reset(unsigned char *from, unsigned char *to) {
+    fill(from, SLOTS * STRIDE, 3);
+    memset(to, 0, SLOTS * STRIDE);
+    memset(want, 0, sizeof(want));
+    plain_copies = copies_2d = 0;
+}
+
 /* slots k of len bytes in half to buf + order[k] * stride (skip: a rank left out, -1: none),
  * through runs and one by one; the copies issued. */
 static bool slots_to_buf(const int *order, int n, size_t len, size_t stride, int skip) {
     coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
-    fill(half, sizeof(half), 3);
-    memset(buf, 0, sizeof(buf));
-    memset(want, 0, sizeof(want));
-    plain_copies = copies_2d = 0;
+    reset(half, buf);
     for (int k = 0; k < n; ++k) {
         if (order[k] == skip) {
             continue;
@@ -102,10 +107,7 @@ static void test_rooted(void) {
 static void test_into_slots(void) {
     coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
-    fill(buf, sizeof(buf), 5);
-    memset(half, 0, sizeof(half));
-    memset(want, 0, sizeof(want));
-    plain_copies = copies_2d = 0;
+    reset(buf, half);
     for (int k = 0; k < SLOTS; ++k) {
         memcpy(want + (size_t)k * 40, buf + (size_t)k * STRIDE + 200, 40);
         add(&run, (char *)half + (size_t)k * 40, (const char *)buf + (size_t)k * STRIDE + 200, 40);
