@@ -56,12 +56,9 @@
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 3145728UL
 /* scatter, nodes of 1 and of 8 ranks: binomial from this many nodes, for scattered sizes (block
- * x ranks) from this size up to this one: the triple that loses least over those layouts on
- * every node count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical,
- * or direct on nodes of one rank (the sum of log(time taken / time of the faster): 474.6,
- * against 1013.3 never taking binomial) */
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 12U
+ * x ranks) from this size up to this one: binomial loses everywhere: never */
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 2147483647U
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 2621440UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 0UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */
