@@ -6,10 +6,10 @@
  * once (the least any gather can); the messages go from size - local_size to nnodes - 1 per
  * step, and each other node's link is used by one rank, its leader.  Node j's run crosses
  * between its leader and its carrier on the root's node (coll_gpu_rooted_carrier_index): with
- * rails (coll_gpu_tree_rails, the default) the root's node's ranks take the other nodes in turn
- * from the root, so that each network interface of the root's node carries its share, and
- * node j's leader is its rank on its carrier's rail (same-rail peers exchange); without, the
- * root carries every node and the leaders are on the root's rail.
+ * rails (coll_gpu_tree_rails, the default) the root's node's ranks take the other nodes in
+ * ranges of positions from the root, so that each network interface of the root's node carries
+ * its share, and node j's leader is its rank on its carrier's rail (same-rail peers exchange);
+ * without, the root carries every node and the leaders are on the root's rail.
  *
  * Layout: a scratch half has one slot per rank, in node order (coll_gpu_team_node_order: a
  * node's ranks in consecutive slots), each the step's chunk long (the same on every rank), so
@@ -19,7 +19,8 @@
  * Gather, per step:
  *   1. every rank but the root copies its chunk into its slot of its half and announces the step;
  *   2. on every node but the root's, the leader loads its node's other ranks' chunks into their
- *      slots of its own half, publishes the node's run of slots and tells the root (GATHERED);
+ *      slots of its own half, publishes the node's run of slots and tells its carrier
+ *      (GATHERED);
  *   3. each carrier gets its nodes' runs of slots from their leaders into the same slots of its
  *      own half (one message per node; the leaders tell their carriers GATHERED), and a carrier
  *      other than the root then tells the root (GATHERED, inside the node); the root copies its
