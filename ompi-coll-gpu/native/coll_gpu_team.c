@@ -208,13 +208,11 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
     for (int j = 0; j < team->nnodes; ++j) {
         team->node_first[j + 1] = team->node_first[j] + team->node_sizes[j];
     }
-    team->nodes_are_ranges = true;
     for (int r = 0; r < team->size; ++r) {
         int at = team->node_first[team->node_of_rank[r]]++;
 
         team->node_ranks[at] = r;
         team->node_order[r] = at;
-        team->nodes_are_ranges = team->nodes_are_ranges && (at == r);
     }
     for (int j = team->nnodes; j > 0; --j) {
         team->node_first[j] = team->node_first[j - 1];

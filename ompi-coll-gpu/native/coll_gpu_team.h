@@ -44,9 +44,6 @@ typedef struct coll_gpu_team {
     int *node_ranks;
     int *node_first;
     int *node_order; /* size entries: rank r's position in node_ranks */
-    /* every node is a range of ranks (node_order[r] == r, the usual placement): a node's
-     * blocks are consecutive in buffers of blocks in rank order */
-    bool nodes_are_ranges;
     /* Retired (coll_gpu_team_retire): the communicator is gone, the team waits until
      * retire_test(retire_arg) says its peers are done with this rank's memory. */
     bool (*retire_test)(void *arg);

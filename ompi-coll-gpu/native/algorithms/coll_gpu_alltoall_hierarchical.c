@@ -22,9 +22,9 @@
  * received(i), for i the sender's node, so rank b of node j finds a's block at (a x L_j + b).
  *
  * Per step s:
- *   1. every rank copies the chunk of each block into that rank's send slot (where nodes are
- *      ranges of ranks, one strided copy: coll_gpu_prims_copy2d; else runs of blocks adjacent
- *      in both) and its own block to its receive buffer, and the node's ranks tell each other
+ *   1. every rank copies the chunk of each block into that rank's send slot (in runs,
+ *      coll_gpu_prims_run_add: one strided copy where nodes are ranges of ranks) and its own
+ *      block to its receive buffer, and the node's ranks tell each other
  *      (READY(s) inside the node: each is done with step s - 1);
  *   2. each carrier loads, for each node j it carries to, its node's runs for node j out of
  *      its node's send slots into held(j), publishes it and tells node j's carrier (GATHERED);
@@ -160,8 +160,6 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
     const char *in = (NULL != call->sbuf) ? (const char *)call->sbuf : (const char *)call->rbuf;
     char *out = call->rbuf;
     size_t per_step;
-    /* a node's blocks consecutive in the buffers, in the order of the slots */
-    bool ranges = team->nodes_are_ranges;
 
     h.team = team;
     h.lmax = coll_gpu_alltoall_hier_lmax(team);
@@ -169,26 +167,21 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_prims_init(&h.pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&h.pr, &c, count, per_step);) {
         char *mine = coll_gpu_prims_mine(&h.pr, c.step);
+        coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
 
         h.len = c.n * esize;
         h.held = (size_t)size * h.len;
         h.recv = h.held + (size_t)size * h.lmax * h.len;
         /* 1. (in place: every block's chunk is in the scratch before any is replaced).  Its own
          * block goes into its own send slot too, which nobody reads: where nodes are ranges of
-         * ranks the send slots are then the send buffer's chunks at one stride, one copy */
-        if (ranges) {
-            coll_gpu_prims_copy2d(&h.pr, mine, h.len, in + c.first * esize, count * esize, h.len,
-                                  (size_t)size);
-        } else {
-            coll_gpu_prims_run_t run = {NULL, NULL, 0, 0, 0, 0};
-
-            for (int d = 0; d < size; ++d) {
-                coll_gpu_prims_run_add(&h.pr, &run,
-                                       mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
-                                       in + ((size_t)d * count + c.first) * esize, h.len);
-            }
-            coll_gpu_prims_run_flush(&h.pr, &run);
+         * ranks the send slots are then the send buffer's chunks at one stride, one copy (the
+         * run: coll_gpu_run.h) */
+        for (int d = 0; d < size; ++d) {
+            coll_gpu_prims_run_add(&h.pr, &run,
+                                   mine + (size_t)coll_gpu_team_node_order(team, d) * h.len,
+                                   in + ((size_t)d * count + c.first) * esize, h.len);
         }
+        coll_gpu_prims_run_flush(&h.pr, &run);
         if (NULL != call->sbuf) {
             coll_gpu_prims_copy(&h.pr, out + ((size_t)rank * count + c.first) * esize,
                                 in + ((size_t)rank * count + c.first) * esize, h.len);
@@ -222,22 +215,15 @@ int coll_gpu_alltoall_hierarchical(struct ompi_communicator_t *comm,
                 coll_gpu_prims_wait(&h.pr, carrier, c.step, COLL_GPU_PHASE_SCATTERED);
             }
             from = coll_gpu_alltoall_half(&h, carrier, c.step) + coll_gpu_alltoall_received(&h, i);
-            if (ranges) {
-                /* node i's blocks for this rank, every local_size-th slot, into its ranks'
-                 * consecutive blocks: one strided copy */
-                coll_gpu_prims_copy2d(
-                    &h.pr,
-                    out + ((size_t)coll_gpu_team_node_rank(team, i, 0) * count + c.first) * esize,
-                    count * esize, from + (size_t)index * h.len, (size_t)team->local_size * h.len,
-                    h.len, (size_t)team->node_sizes[i]);
-                continue;
-            }
+            /* node i's blocks for this rank, every local_size-th slot, into its ranks' blocks:
+             * one strided copy where nodes are ranges of ranks (the run) */
             for (int a = 0; a < team->node_sizes[i]; ++a) {
-                coll_gpu_prims_copy(
-                    &h.pr,
+                coll_gpu_prims_run_add(
+                    &h.pr, &run,
                     out + ((size_t)coll_gpu_team_node_rank(team, i, a) * count + c.first) * esize,
                     from + ((size_t)a * (size_t)team->local_size + (size_t)index) * h.len, h.len);
             }
+            coll_gpu_prims_run_flush(&h.pr, &run);
         }
     }
     return coll_gpu_prims_finish(&h.pr, comm);

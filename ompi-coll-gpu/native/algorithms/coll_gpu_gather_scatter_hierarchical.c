@@ -68,14 +68,6 @@ static int coll_gpu_rooted_carrier_index(const coll_gpu_team_t *team, int root, 
     return (coll_gpu_team_index_in_node(team, root) + turn) % nroot;
 }
 
-/* Whether rank q of the root's node carries some other node. */
-static bool coll_gpu_rooted_carries_any(const coll_gpu_team_t *team, int root, int q, bool rails) {
-    int size = team->node_sizes[team->node_of_rank[root]];
-    int turn = coll_gpu_team_index_in_node(team, q) - coll_gpu_team_index_in_node(team, root);
-
-    return rails ? ((turn + size) % size < team->nnodes - 1) : (q == root);
-}
-
 /* This rank's leader for a rooted collective (the root on the root's node), its node's carrier,
  * its slot, and the elements of a block a step carries (a slot's room: the half over the
  * ranks). */
@@ -85,23 +77,8 @@ typedef struct {
     size_t per_step;
 } coll_gpu_rooted_layout_t;
 
-static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_call_t *call) {
-    const coll_gpu_team_t *team = call->native->team;
-    coll_gpu_rooted_layout_t lay;
-    int index;
-
-    lay.rails = mca_coll_gpu_component.tree_rails;
-    lay.root_node = team->node_of_rank[call->root];
-    index = coll_gpu_rooted_carrier_index(team, call->root, team->node, lay.rails);
-    lay.carrier = coll_gpu_team_node_rank(team, lay.root_node, index);
-    lay.leader = (team->node == lay.root_node) ? call->root
-                                               : coll_gpu_team_rail_rank(team, team->node, index);
-    lay.slot = coll_gpu_team_node_order(team, team->rank);
-    lay.per_step = call->native->half / (size_t)team->size / call->esize;
-    return lay;
-}
-
-/* Node j's carrier and leader (j off the root's node). */
+/* Node j's carrier and leader (on the root's node both are the root: position 0, its own
+ * index). */
 static void coll_gpu_rooted_pair(const coll_gpu_native_call_t *call,
                                  const coll_gpu_rooted_layout_t *lay, int j, int *carrier_p,
                                  int *leader_p) {
@@ -110,6 +87,18 @@ static void coll_gpu_rooted_pair(const coll_gpu_native_call_t *call,
 
     *carrier_p = coll_gpu_team_node_rank(team, lay->root_node, index);
     *leader_p = coll_gpu_team_rail_rank(team, j, index);
+}
+
+static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_call_t *call) {
+    const coll_gpu_team_t *team = call->native->team;
+    coll_gpu_rooted_layout_t lay;
+
+    lay.rails = mca_coll_gpu_component.tree_rails;
+    lay.root_node = team->node_of_rank[call->root];
+    coll_gpu_rooted_pair(call, &lay, team->node, &lay.carrier, &lay.leader);
+    lay.slot = coll_gpu_team_node_order(team, team->rank);
+    lay.per_step = call->native->half / (size_t)team->size / call->esize;
+    return lay;
 }
 
 /* The next node after j (from -1) that this rank carries, and its leader; -1: no more. */
@@ -227,22 +216,20 @@ int coll_gpu_gather_hierarchical(struct ompi_communicator_t *comm,
                 coll_gpu_prims_copy(&pr, out, in, len);
             }
         }
-        /* the root's runs have arrived; the other carriers' runs are in their halves */
+        /* the root's runs have arrived; another carrier's are in its half once it said
+         * GATHERED (a wait that returns at once for its later nodes: signals only grow) */
         coll_gpu_prims_fetch_complete(&pr);
-        for (int l = 0; l < team->local_size; ++l) {
-            if ((team->local_ranks[l] != rank) &&
-                coll_gpu_rooted_carries_any(team, root, team->local_ranks[l], lay.rails)) {
-                coll_gpu_prims_wait(&pr, team->local_ranks[l], c.step, COLL_GPU_PHASE_GATHERED);
-            }
-        }
         for (int j = 0; j < team->nnodes; ++j) {
-            const char *src;
+            const char *src = mine;
 
             if (j == team->node) {
                 continue;
             }
             coll_gpu_rooted_pair(call, &lay, j, &carrier, &leader);
-            src = (carrier == rank) ? mine : coll_gpu_prims_theirs(&pr, carrier, c.step);
+            if (carrier != rank) {
+                coll_gpu_prims_wait(&pr, carrier, c.step, COLL_GPU_PHASE_GATHERED);
+                src = coll_gpu_prims_theirs(&pr, carrier, c.step);
+            }
             for (int k = team->node_first[j]; k < team->node_first[j] + team->node_sizes[j]; ++k) {
                 char *out = (char *)call->rbuf +
                             ((size_t)team->node_ranks[k] * call->count + c.first) * esize;
