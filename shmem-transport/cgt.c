@@ -291,6 +291,15 @@ int cgt_team_nnodes(const cgt_team_t *team) { return team->nnodes; }
 
 unsigned cgt_team_num_signals(const cgt_team_t *team) { return team->num_signals; }
 
+const char *cgt_team_net_devices(const cgt_team_t *team) {
+#if COLL_GPU_HAVE_UCX
+    return cgt_ucx_devices(team->ucx);
+#else
+    (void)team;
+    return "";
+#endif
+}
+
 bool cgt_team_peer_is_local(const cgt_team_t *team, int peer) {
     return peer >= 0 && peer < team->size && cgt_team_is_local(team, peer);
 }

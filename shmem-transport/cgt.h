@@ -121,6 +121,9 @@ CGT_API int cgt_team_nnodes(const cgt_team_t *team);
 /* Signal slots per rank: valid idx of cgt_signal/cgt_wait are below it. */
 CGT_API unsigned cgt_team_num_signals(const cgt_team_t *team);
 CGT_API bool cgt_team_peer_is_local(const cgt_team_t *team, int peer);
+/* The network interfaces this rank's UCX context was given (UCX_NET_DEVICES: a list, or "all");
+ * "" on a team of one node, which has none. */
+CGT_API const char *cgt_team_net_devices(const cgt_team_t *team);
 /* The backend that carries puts to peer's memory of that type (0: none). */
 CGT_API cgt_backend_t cgt_team_peer_backend(const cgt_team_t *team, int peer,
                                             accel_mem_type_t type);

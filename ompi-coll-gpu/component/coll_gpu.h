@@ -37,6 +37,13 @@ enum {
     COLL_GPU_ACCELERATOR_EMULATED = ACCEL_BACKEND_EMULATED,
 };
 
+/* Values of coll_gpu_tree_rails. */
+enum {
+    COLL_GPU_RAILS_AUTO = -1, /* on where the nodes' ranks use several network interfaces */
+    COLL_GPU_RAILS_OFF = 0,
+    COLL_GPU_RAILS_ON = 1,
+};
+
 /* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
 #define COLL_GPU_MAX_ALGS 12
 #define COLL_GPU_MAX_FALLBACKS 16
@@ -96,7 +103,8 @@ typedef struct mca_coll_gpu_component_t {
      * ranks) */
     coll_gpu_binomial_rule_params_t bcast_binomial, reduce_binomial, gather_binomial,
         scatter_binomial;
-    bool tree_rails; /* the rooted trees between nodes stripe the chunks over each node's ranks */
+    int tree_rails; /* COLL_GPU_RAILS_*: the rooted collectives between nodes stripe over each
+                     * node's ranks (a team's choice: coll_gpu_team_t.rails) */
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
     unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */

@@ -61,6 +61,13 @@ static const mca_base_var_enum_value_t coll_gpu_accelerator_values[] = {
     {0, NULL},
 };
 
+static const mca_base_var_enum_value_t coll_gpu_tree_rails_values[] = {
+    {COLL_GPU_RAILS_AUTO, "auto"},
+    {COLL_GPU_RAILS_OFF, "off"},
+    {COLL_GPU_RAILS_ON, "on"},
+    {0, NULL},
+};
+
 static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
                                           void *obj, int *count) {
     (void)pvar;
@@ -351,6 +358,8 @@ static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const
 
 /* The native algorithms' selection: algorithm, threshold, chunk, tuning file. */
 static void coll_gpu_register_native(const mca_base_component_t *c) {
+    mca_base_var_enum_t *rails_enum;
+
     coll_gpu_register_algorithms(c);
 
     /* the defaults of the crossovers: the cost model's (coll_gpu_model_defaults.h) */
@@ -509,7 +518,8 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "its inner leaders forward their subtrees' blocks once more: larger ones run "
         "hierarchical or direct, whose blocks cross the network once");
 
-    mca_coll_gpu_component.tree_rails = true;
+    mca_coll_gpu_component.tree_rails = COLL_GPU_RAILS_AUTO;
+    (void)mca_base_var_enum_create("coll_gpu_tree_rails", coll_gpu_tree_rails_values, &rails_enum);
     (void)mca_base_component_var_register(
         c, "tree_rails",
         "The trees of nodes of the rooted collectives (MPI_Bcast's binomial and its pipelined "
@@ -517,13 +527,18 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "over the ranks of each node, chunk k carried by the rank at the root's index + k of "
         "every node (modulo its size), so that with a network interface per GPU every interface "
         "of a node carries its share of the message (same-rail peers exchange; on the root's node "
-        "a chunk passes between the root and its carrier inside the node).  false: the rank at "
+        "a chunk passes between the root and its carrier inside the node).  off: the rank at "
         "the root's index carries every chunk.  MPI_Gather's and MPI_Scatter's hierarchical "
         "too: the other nodes are shared out among the root's node's ranks in turn, each node's "
-        "run crossing between its leader and its carrier on the same rail (false: the root "
-        "carries every node).  The same on every rank",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        "run crossing between its leader and its carrier on the same rail (off: the root "
+        "carries every node).  auto: on when, on every node of several ranks, the ranks use "
+        "more than one network interface (their UCX_NET_DEVICES: coll_gpu_net_devices, the "
+        "environment's, or the interfaces hwloc finds nearest each GPU), else off (one "
+        "interface: the carriers' extra hop inside the node buys nothing).  The same on every "
+        "rank",
+        MCA_BASE_VAR_TYPE_INT, rails_enum, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.tree_rails);
+    OBJ_RELEASE(rails_enum);
 
     mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
     (void)mca_base_component_var_register(

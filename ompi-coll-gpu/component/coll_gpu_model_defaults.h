@@ -6,7 +6,7 @@
  * auto's crossovers from the cost model (docs/cost-model.md, "auto's crossovers"), the
  * defaults of the MCA parameters that hold them; the machine:
  *   8 x H200 SXM per node, NVSwitch (NVLink 4), one 400 Gb/s NIC per GPU
- * bcast's and reduce's trees with rails (coll_gpu_tree_rails, the component's default)
+ * bcast's and reduce's trees with rails (coll_gpu_tree_rails: auto's choice where a node's ranks use a NIC each)
  */
 #ifndef COLL_GPU_MODEL_DEFAULTS_H
 #define COLL_GPU_MODEL_DEFAULTS_H

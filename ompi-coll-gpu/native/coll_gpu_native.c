@@ -5,6 +5,7 @@
  */
 #include "coll_gpu_native.h"
 #include "coll_gpu_agreement.h"
+#include "coll_gpu_hash.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
@@ -259,15 +260,6 @@ static void coll_gpu_native_tuning_log(int level, const char *msg, void *ctx) {
                    msg);
 }
 
-static uint64_t coll_gpu_native_hash_words(uint64_t hash, const uint64_t *words, int n) {
-    for (int i = 0; i < n; ++i) {
-        for (int b = 0; b < 8; ++b) {
-            hash = (hash ^ ((words[i] >> (8 * b)) & 0xff)) * 1099511628211ULL;
-        }
-    }
-    return hash;
-}
-
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
@@ -320,8 +312,7 @@ void coll_gpu_native_tuning_load(void) {
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }
-    c->native_config_hash = coll_gpu_native_hash_words(14695981039346656037ULL, words,
-                                                       (int)(sizeof(words) / sizeof(words[0])));
+    c->native_config_hash = coll_gpu_hash_bytes(COLL_GPU_HASH_SEED, words, sizeof(words));
 }
 
 void coll_gpu_native_tuning_free(void) {

@@ -4,7 +4,9 @@
  * communicator's saved host collectives.
  */
 #include "coll_gpu_team.h"
+#include "coll_gpu_hash.h"
 #include "coll_gpu_native.h"
+#include "coll_gpu_staged.h"
 
 #include "ompi/group/group.h"
 #include "opal/runtime/opal_progress.h"
@@ -225,10 +227,54 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
     }
 }
 
+/* coll_gpu_tree_rails auto: rails pay where a node's ranks reach the network through several
+ * interfaces (their UCX_NET_DEVICES differ); through one, a carrier other than the leader adds
+ * a hop inside the node and moves no byte over another link.  On only where every node of
+ * several ranks has more than one: every rank computes it from the same allgather.  Collective
+ * (every rank of the team calls it, whatever its parameter says). */
+static int coll_gpu_team_rails(coll_gpu_team_t *team, const char **why_p) {
+    const char *devices = cgt_team_net_devices(team->cgt);
+    uint64_t mine = coll_gpu_hash_bytes(COLL_GPU_HASH_SEED, devices, strlen(devices));
+    uint64_t *all;
+    bool several = true, shared = false;
+    int rc;
+
+    team->rails = false;
+    *why_p = "one node";
+    if (team->nnodes < 2) {
+        return OMPI_SUCCESS;
+    }
+    all = malloc((size_t)team->size * sizeof(*all));
+    if (NULL == all) {
+        coll_gpu_out_of_host_memory((size_t)team->size * sizeof(*all)); /* the peers gather */
+    }
+    rc = coll_gpu_team_oob_allgather(&mine, all, sizeof(mine), &team->oob);
+    for (int j = 0; (OMPI_SUCCESS == rc) && (j < team->nnodes); ++j) {
+        bool differ = false;
+
+        for (int k = 1; k < team->node_sizes[j]; ++k) {
+            differ = differ || (all[coll_gpu_team_node_rank(team, j, k)] !=
+                                all[coll_gpu_team_node_rank(team, j, 0)]);
+        }
+        shared = shared || (team->node_sizes[j] > 1);
+        several = several && (differ || (team->node_sizes[j] < 2));
+    }
+    free(all);
+    if (!shared) {
+        *why_p = "one rank per node";
+    } else {
+        team->rails = several;
+        *why_p = several ? "the ranks of every node use different network devices"
+                         : "the ranks of a node use the same network devices";
+    }
+    return rc;
+}
+
 int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                       coll_gpu_team_t **team_p) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     cgt_team_params_t params;
+    const char *rails_why;
     coll_gpu_team_t *team;
     cgt_status_t status;
     int rc, ok;
@@ -322,11 +368,20 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
         rc = OMPI_ERR_NOT_AVAILABLE;
         goto err_destroy_cgt;
     }
+    rc = coll_gpu_team_rails(team, &rails_why);
+    if (OMPI_SUCCESS != rc) {
+        goto err_destroy_cgt; /* the allgather failed: Open MPI's error, the same everywhere */
+    }
+    if (COLL_GPU_RAILS_AUTO != c->tree_rails) {
+        team->rails = (COLL_GPU_RAILS_ON == c->tree_rails);
+        rails_why = "coll_gpu_tree_rails";
+    }
     COLL_GPU_VERBOSE(1,
                      "communicator %s: transport team of %d ranks on %d nodes, rank %d is %d "
-                     "of %d on node %d",
+                     "of %d on node %d, network devices %s, rails %s (%s)",
                      comm->c_name, team->size, team->nnodes, team->rank, team->local_rank,
-                     team->local_size, team->node);
+                     team->local_size, team->node, cgt_team_net_devices(team->cgt),
+                     team->rails ? "on" : "off", rails_why);
     module->team = team;
     coll_gpu_teams_add(team);
     coll_gpu_count_add(&mca_coll_gpu_component.teams_created, 1);

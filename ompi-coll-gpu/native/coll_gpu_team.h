@@ -44,6 +44,9 @@ typedef struct coll_gpu_team {
     int *node_ranks;
     int *node_first;
     int *node_order; /* size entries: rank r's position in node_ranks */
+    /* The rooted collectives between nodes stripe over each node's ranks (coll_gpu_tree_rails,
+     * auto resolved from the ranks' network interfaces): the same on every rank. */
+    bool rails;
     /* Retired (coll_gpu_team_retire): the communicator is gone, the team waits until
      * retire_test(retire_arg) says its peers are done with this rank's memory. */
     bool (*retire_test)(void *arg);

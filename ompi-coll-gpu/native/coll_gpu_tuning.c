@@ -4,6 +4,7 @@
  * links this file alone.
  */
 #include "coll_gpu_tuning.h"
+#include "coll_gpu_hash.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -97,21 +98,16 @@ static bool coll_gpu_tuning_parse_range(char *s, coll_gpu_tuning_range_t *range)
 
 /* FNV-1a over the fields of the rules kept: ranks compare hashes, not files. */
 static uint64_t coll_gpu_tuning_hash(const coll_gpu_tuning_t *tuning) {
-    uint64_t hash = 14695981039346656037ULL;
+    uint64_t hash = COLL_GPU_HASH_SEED;
 
     for (int i = 0; i < tuning->num_rules; ++i) {
         const coll_gpu_tuning_rule_t *r = &tuning->rules[i];
         uint64_t words[] = {r->comm_size.lo,        r->comm_size.hi,   r->ranks_per_node.lo,
                             r->ranks_per_node.hi,   r->bytes.lo,       r->bytes.hi,
                             (uint64_t)r->algorithm, (uint64_t)r->chunk};
-        const unsigned char *p = (const unsigned char *)words;
 
-        for (size_t b = 0; b < sizeof(words); ++b) {
-            hash = (hash ^ p[b]) * 1099511628211ULL;
-        }
-        for (const char *c = r->coll; '\0' != *c; ++c) {
-            hash = (hash ^ (unsigned char)*c) * 1099511628211ULL;
-        }
+        hash = coll_gpu_hash_bytes(hash, words, sizeof(words));
+        hash = coll_gpu_hash_bytes(hash, r->coll, strlen(r->coll));
     }
     return hash;
 }

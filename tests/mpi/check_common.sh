@@ -87,7 +87,10 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy
 # int8/uint8 (and int16) instead of wrapping (open-mpi/ompi#8045; reproduced on this project's
 # CI machines from 16 elements on, AVX-512 CPUs).  The staged path's host reductions would be
 # wrong, and the tests, whose reference wraps as MPI requires, would fail for Open MPI's bug.
-CHECK_DEFAULT_MCA="op=^avx"
+# And "coll_gpu_tree_rails on": the rooted collectives' rails as on the machines they are for
+# (a network interface per GPU), where auto turns them on; the ranks of the test machines share
+# one loopback, where auto is off (check_net_traffic.sh runs auto both ways).
+CHECK_DEFAULT_MCA="op=^avx coll_gpu_tree_rails=on"
 
 # COLL_GPU_MCA with "--mca NAME VALUE" pairs of ours replacing its own: mpirun refuses a
 # parameter given twice.  Usage: check_mca_args NAME=VALUE...  (result in CHECK_MCA_ARGS)
@@ -213,6 +216,21 @@ check_expect_output() {
         [ "$CHECK_RESULT" = FAIL ] || cat "$LAST_LOG"
         echo "    output check ($label): FAIL: missing$missing"
         check_count FAIL "$label: missing$missing"
+    fi
+}
+
+# check_expect_count LABEL N PATTERN: the last run's output holds PATTERN exactly N times (once
+# per rank, say; counted as matches, not lines: mpirun may glue two ranks' lines together).
+check_expect_count() {
+    local label=$1 want=$2 pattern=$3 got
+    got=$(grep -aoE -- "$pattern" "$LAST_LOG" | wc -l)
+    if [ "$got" = "$want" ]; then
+        echo "    output check ($label): PASS"
+        check_count PASS "$label"
+    else
+        [ "$CHECK_RESULT" = FAIL ] || cat "$LAST_LOG"
+        echo "    output check ($label): FAIL: '$pattern' $got times, not $want"
+        check_count FAIL "$label: '$pattern' $got times, not $want"
     fi
 }
 

@@ -147,7 +147,7 @@ check_run "5 ranks, host buffers, 2 per node, allgather hierarchical_doubling, r
 check_digest 5-host-nodes-ag-dbl-tiny
 check_same_digest "5 ranks: allgather hierarchical_doubling, reduce_scatter_block hierarchical_halving on 2+2+1, many steps = 1 node (integers and copies)" \
     5-host-nodes-ag-dbl-tiny 5-host-small int
-# rails (coll_gpu_tree_rails, the default: bcast's and reduce's binomial chunks carried by each
+# rails (coll_gpu_tree_rails, on in the tests: bcast's and reduce's binomial chunks carried by each
 # node's ranks in turn) change who reduces a chunk, not the order: every bit as without them,
 # floats included, and with slow streams (every stream operation of the emulated device 100 us
 # late: a chunk's leader reading inputs before they landed, or overwriting a half still read)

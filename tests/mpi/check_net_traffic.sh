@@ -72,7 +72,9 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-BASE="coll_gpu_accelerator=emulated coll_gpu_host_buffers=1"
+# rails on: the target machine's (a network interface per GPU); this one's ranks share the
+# loopback, where coll_gpu_tree_rails=auto resolves to off (its own runs below)
+BASE="coll_gpu_accelerator=emulated coll_gpu_host_buffers=1 coll_gpu_tree_rails=on"
 MODEL="$(cd "$(dirname "$0")/../.." && pwd)/perf/cost_model"
 
 # check_model COLL ALG NODE_SIZES BYTES ROOT: the bytes the last run's ranks received between
@@ -157,6 +159,35 @@ check_run "bcast chain without rails against the rails' bound, 6 ranks on 3 node
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "one leader per node fails the rails' bound" \
     "NOTE bound not enforced: bcast \(rails\): rank [0-9]+ \(node [12] of 2 ranks\) got 4194316 bytes"
 
+# coll_gpu_tree_rails=auto: off where a node's ranks use the same network devices (here every
+# rank's are UCX's "all": the chain on one leader per node fails the rails' bound, as above), on
+# where they differ (--odd-net-devices: a node's odd local ranks on UCX_NET_DEVICES=lo, as a
+# GPU's own NIC: the rails' bound holds), off on nodes of one rank; each rank says which and why
+check_run "bcast chain, rails auto, one network device per node: off (counts only)" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto coll_gpu_bcast_algorithm=pipelined coll_gpu_verbose=1" \
+    test_net_traffic --coll=bcast --root=1 --rails --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto: one leader per node fails the rails' bound" \
+    "NOTE bound not enforced: bcast \(rails\): rank [0-9]+ \(node [12] of 2 ranks\) got 4194316 bytes"
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "auto: every rank says rails off, and why" 6 \
+    "network devices all, rails off \(the ranks of a node use the same network devices\)"
+check_run "bcast chain, rails auto, each node's ranks on two network devices: on" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto coll_gpu_bcast_algorithm=pipelined coll_gpu_verbose=1" \
+    test_net_traffic --coll=bcast --root=1 --rails --odd-net-devices=lo
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "auto: every rank says rails on, and why" 6 \
+    "rails on \(the ranks of every node use different network devices\)"
+check_run "scatter hierarchical, rails auto, each node's ranks on two network devices: on" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto coll_gpu_scatter_algorithm=hierarchical" \
+    test_net_traffic --coll=scatter --bytes=65536 --root=3 --rails --odd-net-devices=lo
+check_run "scatter hierarchical, rails auto, one network device per node: off (counts only)" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto coll_gpu_scatter_algorithm=hierarchical" \
+    test_net_traffic --coll=scatter --bytes=65536 --root=3 --rails --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto: the root carries every node: the rails' counts fail" \
+    "NOTE bound not enforced: scatter \(rails\): rank [0-9] \(node [0-9]\) got 0 bytes from other nodes, not the [1-9][0-9]* of the runs"
+check_run "bcast chain, rails auto, nodes of one rank: off" 3 \
+    "$BASE coll_gpu_ranks_per_node=1 coll_gpu_tree_rails=auto coll_gpu_bcast_algorithm=pipelined coll_gpu_verbose=1" \
+    test_net_traffic --coll=bcast --root=1 --odd-net-devices=lo
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "auto: nodes of one rank, rails off" 3 "rails off \(one rank per node\)"
+
 # MPI_Allgather and MPI_Reduce_scatter_block of 256 KiB + 4 bytes per block (auto: hierarchical
 # where a node has several ranks): every block crosses to each other node once (allgather), each
 # node sends one partial per block of the other nodes (reduce_scatter_block), and a rank's share
@@ -239,7 +270,7 @@ done
 # MPI_Gather and MPI_Scatter of 64 KiB blocks (auto: hierarchical where a node has several
 # ranks; one step): every other node's blocks cross the root's node's links once, between the
 # node's leader and its carrier, and each rank gets exactly the runs it carries (gather) or leads
-# (scatter): with rails (coll_gpu_tree_rails, the default) the root's node's ranks share the
+# (scatter): with rails (coll_gpu_tree_rails: on, or auto where a node's ranks use different NICs) the root's node's ranks share the
 # other nodes out, each node's leader on its carrier's rail (--rails); the root's messages
 # between nodes at most nnodes - 1 gets, and where it leads its node the step's barrier and the
 # closing agreement between node leaders, nnodes - 1 each with the default radix; one rank of

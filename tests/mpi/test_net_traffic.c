@@ -108,8 +108,10 @@
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
  * gather, scatter), --rounds, --doubling, --binomial, --rails, --count-only (print the counts,
  * enforce no bound),
- * --root-messages=N, --one-getter-per-node, --max-in-flight=W.  Closing line (rank 0): "N passed, M
- * failed".
+ * --root-messages=N, --one-getter-per-node, --max-in-flight=W, --odd-net-devices=D (before
+ * MPI_Init, the ranks of odd local rank, OMPI_COMM_WORLD_LOCAL_RANK, set UCX_NET_DEVICES=D: the
+ * ranks of a node on different network devices, as where each GPU has its NIC, for
+ * coll_gpu_tree_rails=auto).  Closing line (rank 0): "N passed, M failed".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -443,6 +445,14 @@ int main(int argc, char **argv) {
     uint64_t in_flight = 0;
     tu_pvar_t in_flight_pvar;
 
+    for (int i = 1; i < argc; ++i) {
+        const char *local_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+
+        if ((0 == strncmp(argv[i], "--odd-net-devices=", 18)) && (NULL != local_rank) &&
+            (1 == atoi(local_rank) % 2)) {
+            setenv("UCX_NET_DEVICES", argv[i] + 18, 1);
+        }
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

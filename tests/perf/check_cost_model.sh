@@ -21,7 +21,7 @@
 #     block x ranks) and of bcast and reduce binomial (a node count and a band of messages:
 #     min_nodes, min_bytes, max_bytes) recomputed from the model's two times each; gather's and
 #     scatter's binomial the same on gathered sizes (block x ranks).
-#  7. rails (coll_gpu_tree_rails, the default; --no-tree-rails: off): the rooted trees with rails
+#  7. rails (coll_gpu_tree_rails on, auto's choice with a NIC per GPU; --no-tree-rails: off): the rooted trees with rails
 #     never slower on nodes of 8, 2x where the NIC binds; the compiled bands are the rails'.
 #  8. alltoall's time models: auto = the component's compiled rule; aggregation wins small
 #     blocks where launches are free (this-vm), on h200-8x only tiny blocks from 64 nodes.

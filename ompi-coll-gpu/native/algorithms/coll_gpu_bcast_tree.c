@@ -9,11 +9,12 @@
  *
  * The leaders (coll_gpu_team_chunk_leader) are, without rails, pipelined's
  * (coll_gpu_team_root_leader): the root on its node, elsewhere the rank at the root's index in
- * its node (modulo the node's size).  With rails (coll_gpu_tree_rails, the default) chunk k's
- * leader of a node is its rank at the root's index + k: a node's ranks take turns, so on
- * machines with a network interface per GPU each interface carries 1/size of the message, and
- * where the nodes have the same size the peers of a chunk share a rail (the same local index).
- * The tree (coll_gpu_tree.h) is on node positions v = (node - root's node) mod nnodes:
+ * its node (modulo the node's size).  With rails (coll_gpu_tree_rails: on, or auto where a node's
+ * ranks use different NICs) chunk k's leader of a node is its rank at the root's index + k: a
+ * node's ranks take turns, so on machines with a network interface per GPU each interface carries
+ * 1/size of the message, and where the nodes have the same size the peers of a chunk share a rail
+ * (the same local index). The tree (coll_gpu_tree.h) is on node positions v = (node - root's node)
+ * mod nnodes:
  *   - binomial: v's parent is v without its lowest set bit, its children v + m for the powers of
  *     two m below v's lowest set bit (every power below nnodes for the root) with v + m < nnodes,
  *     the farthest served first; a leader is popcount(v) <= ceil(log2 nnodes) gets from the
@@ -136,7 +137,7 @@ int coll_gpu_bcast_tree(struct ompi_communicator_t *comm, const coll_gpu_native_
     int parent_v = (v > 0) ? coll_gpu_tree_parent(shape, v) : -1;
     /* one rank of a node carries a chunk; with rails, the node's ranks take turns (the same on
      * every rank: part of the protocol) */
-    bool rails = mca_coll_gpu_component.tree_rails;
+    bool rails = team->rails;
     size_t stride = coll_gpu_bcast_write_stride(team, root, rank, rails);
     size_t esize = call->esize, count = call->count;
     size_t per_step = coll_gpu_bcast_chunk_elems(call->native, count, esize);

@@ -6,10 +6,11 @@
  * once (the least any gather can); the messages go from size - local_size to nnodes - 1 per
  * step, and each other node's link is used by one rank, its leader.  Node j's run crosses
  * between its leader and its carrier on the root's node (coll_gpu_rooted_carrier_index): with
- * rails (coll_gpu_tree_rails, the default) the root's node's ranks take the other nodes in
- * ranges of positions from the root, so that each network interface of the root's node carries
- * its share, and node j's leader is its rank on its carrier's rail (same-rail peers exchange);
- * without, the root carries every node and the leaders are on the root's rail.
+ * rails (coll_gpu_tree_rails: on, or auto where a node's ranks use different NICs) the root's
+ * node's ranks take the other nodes in ranges of positions from the root, so that each network
+ * interface of the root's node carries its share, and node j's leader is its rank on its carrier's
+ * rail (same-rail peers exchange); without, the root carries every node and the leaders are on the
+ * root's rail.
  *
  * Layout: a scratch half has one slot per rank, in node order (coll_gpu_team_node_order: a
  * node's ranks in consecutive slots), each the step's chunk long (the same on every rank), so
@@ -93,7 +94,7 @@ static coll_gpu_rooted_layout_t coll_gpu_rooted_layout(const coll_gpu_native_cal
     const coll_gpu_team_t *team = call->native->team;
     coll_gpu_rooted_layout_t lay;
 
-    lay.rails = mca_coll_gpu_component.tree_rails;
+    lay.rails = team->rails;
     lay.root_node = team->node_of_rank[call->root];
     coll_gpu_rooted_pair(call, &lay, team->node, &lay.carrier, &lay.leader);
     lay.slot = coll_gpu_team_node_order(team, team->rank);

@@ -19,12 +19,13 @@
  * A node's partial crosses to another node once; a parent receives one per child, the root's
  * node ceil(log2 nnodes) at most.
  *
- * Rails (coll_gpu_tree_rails, the default): chunk k's leader of a node is its rank at the root's
- * index + k (coll_gpu_team_chunk_leader), so a node's ranks take turns reducing and sending its
- * partials and with a network interface per GPU each carries its share.  On the root's node the
- * chunk's leader, where it is not the root, reduces into its partial and says READY to the root,
- * which copies the partial into its receive buffer and says CONSUMED back.  The order of the
- * reduction does not depend on who runs it: the same bits with and without rails.
+ * Rails (coll_gpu_tree_rails: on, or auto where a node's ranks use different NICs): chunk k's
+ * leader of a node is its rank at the root's index + k (coll_gpu_team_chunk_leader), so a node's
+ * ranks take turns reducing and sending its partials and with a network interface per GPU each
+ * carries its share.  On the root's node the chunk's leader, where it is not the root, reduces into
+ * its partial and says READY to the root, which copies the partial into its receive buffer and says
+ * CONSUMED back.  The order of the reduction does not depend on who runs it: the same bits with and
+ * without rails.
  *
  * Determinism: an element is reduced in one tree, the same on every rank and run, whatever the
  * chunk size: on every node its ranks' inputs in local rank order, then up the binomial tree,
@@ -88,7 +89,7 @@ int coll_gpu_reduce_binomial(struct ompi_communicator_t *comm, const coll_gpu_na
     int first_child = coll_gpu_tree_first_child(COLL_GPU_TREE_BINOMIAL, v, nnodes);
     int parent_v = (v > 0) ? coll_gpu_tree_parent(COLL_GPU_TREE_BINOMIAL, v) : -1;
     /* the same on every rank: part of the protocol */
-    bool rails = mca_coll_gpu_component.tree_rails;
+    bool rails = team->rails;
     int slots = coll_gpu_reduce_binomial_slots(nnodes);
     size_t esize = call->esize, per_step = native->half / ((size_t)(2 + slots) * esize);
     /* a leader alone on its node with no children (it leads every chunk): its input is its
