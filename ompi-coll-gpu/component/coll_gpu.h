@@ -49,11 +49,21 @@ enum {
 #define COLL_GPU_MAX_FALLBACKS 16
 #define COLL_GPU_MAX_NCOLLS 12
 
-/* The three numbers of auto's rule for a binomial row (coll_gpu_alg_size_rule_t). */
+/* The three numbers of auto's rule for a binomial row (coll_gpu_alg_size_rule_t): from min_nodes
+ * nodes on, calls from min_bytes up to max_bytes. */
 typedef struct {
     int min_nodes;
     size_t min_bytes;
     size_t max_bytes;
+} coll_gpu_binomial_band_t;
+
+/* A binomial row's rule: its parameters (coll_gpu_<coll>_binomial_*, by default the cost model's
+ * band for communicators with rails), and the model's band without rails, which a communicator
+ * without them (coll_gpu_team_t.rails) takes where none of the three parameters was set. */
+typedef struct {
+    coll_gpu_binomial_band_t params;
+    coll_gpu_binomial_band_t no_rails;
+    bool params_set;
 } coll_gpu_binomial_rule_params_t;
 
 typedef struct mca_coll_gpu_component_t {

@@ -314,45 +314,71 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
 /* auto's rule for coll's binomial row: coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes},
  * defaults the cost model's least-loss rule (coll_gpu_model_defaults.h); what: what the row
  * does, small_why and large_why: why it loses below min_bytes and above max_bytes. */
+/* The cost model's bands of coll's binomial (coll_gpu_model_defaults.h): with rails, without. */
+#define COLL_GPU_MODEL_BAND(COLL)                                                                  \
+    (coll_gpu_binomial_band_t) {                                                                   \
+        COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_BYTES,    \
+            COLL_GPU_MODEL_##COLL##_BINOMIAL_MAX_BYTES                                             \
+    }
+#define COLL_GPU_MODEL_BAND_NO_RAILS(COLL)                                                         \
+    (coll_gpu_binomial_band_t) {                                                                   \
+        COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_NODES,                                       \
+            COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_BYTES,                                   \
+            COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MAX_BYTES                                    \
+    }
+
 static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const char *coll,
                                             const char *bytes_what,
-                                            coll_gpu_binomial_rule_params_t *rule, int min_nodes,
-                                            size_t min_bytes, size_t max_bytes, const char *what,
+                                            coll_gpu_binomial_rule_params_t *rule,
+                                            coll_gpu_binomial_band_t rails,
+                                            coll_gpu_binomial_band_t no_rails, const char *what,
                                             const char *small_why, const char *large_why) {
     struct {
         const char *suffix;
         mca_base_var_type_t type;
         void *storage;
-    } vars[] = {{"min_nodes", MCA_BASE_VAR_TYPE_INT, &rule->min_nodes},
-                {"min_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->min_bytes},
-                {"max_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->max_bytes}};
-    char name[64], help[1024];
+    } vars[] = {{"min_nodes", MCA_BASE_VAR_TYPE_INT, &rule->params.min_nodes},
+                {"min_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->params.min_bytes},
+                {"max_bytes", MCA_BASE_VAR_TYPE_SIZE_T, &rule->params.max_bytes}};
+    char name[64], help[1536];
 
-    rule->min_nodes = min_nodes;
-    rule->min_bytes = min_bytes;
-    rule->max_bytes = max_bytes;
+    rule->params = rails;
+    rule->no_rails = no_rails;
+    rule->params_set = false;
     for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); ++k) {
+        mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
+        int index;
+
         snprintf(name, sizeof(name), "%s_binomial_%s", coll, vars[k].suffix);
         if (0 == k) {
             snprintf(help, sizeof(help),
                      "With %s_algorithm auto and no tuning rule: from this many nodes on, calls "
                      "from %s_binomial_min_bytes to %s_binomial_max_bytes run binomial (%s).  The "
                      "default is the cost model's, with the other two: the rule that loses least "
-                     "on nodes of one rank and of 8 H200 over every node count and size "
-                     "(perf/cost_model --crossovers; its tuning file gives each layout its own "
-                     "band)",
-                     coll, coll, coll, what);
+                     "on nodes of 8 H200 with rails (coll_gpu_tree_rails; perf/cost_model "
+                     "--crossovers; its tuning file gives each layout its own band).  A "
+                     "communicator without rails (nodes of one rank, or whose ranks share their "
+                     "network devices) takes the model's band without them where none of the "
+                     "three is set (from %d nodes, %zu to %zu bytes: coll_gpu_verbose 10 says so)",
+                     coll, coll, coll, what, no_rails.min_nodes, no_rails.min_bytes,
+                     no_rails.max_bytes);
         } else {
             snprintf(help, sizeof(help),
                      "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes "
-                     "on: the %s %s that runs binomial (%s).  %sThe default is the cost model's",
+                     "on: the %s %s that runs binomial (%s).  %sThe default is the cost model's "
+                     "(with rails; see %s_binomial_min_nodes)",
                      coll, coll, (1 == k) ? "smallest" : "largest", bytes_what,
-                     (1 == k) ? small_why : large_why, (1 == k) ? "" : "0: never.  ");
+                     (1 == k) ? small_why : large_why, (1 == k) ? "" : "0: never.  ", coll);
         }
         /* (the name and description are copied by the MCA base) */
-        (void)mca_base_component_var_register(c, name, help, vars[k].type, NULL, 0, 0,
-                                              OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-                                              vars[k].storage);
+        index = mca_base_component_var_register(c, name, help, vars[k].type, NULL, 0, 0,
+                                                OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                                vars[k].storage);
+        /* set by the user (command line, environment, a parameter file), whatever the value */
+        if ((index >= 0) && (OPAL_SUCCESS == mca_base_var_get_value(index, NULL, &source, NULL)) &&
+            (MCA_BASE_VAR_SOURCE_DEFAULT != source)) {
+            rule->params_set = true;
+        }
     }
 }
 
@@ -475,9 +501,8 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
 
     coll_gpu_register_binomial_rule(
-        c, "bcast", "message", &mca_coll_gpu_component.bcast_binomial,
-        COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES,
-        COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES,
+        c, "bcast", "message", &mca_coll_gpu_component.bcast_binomial, COLL_GPU_MODEL_BAND(BCAST),
+        COLL_GPU_MODEL_BAND_NO_RAILS(BCAST),
         "a binomial tree of the node leaders: ceil(log2(nodes)) gets deep, no barrier per chunk, "
         "where pipelined's two-level leaders all get from the root and its chain is nodes - 1 "
         "deep",
@@ -487,8 +512,7 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "run pipelined, whose chain sends it once");
     coll_gpu_register_binomial_rule(
         c, "reduce", "message", &mca_coll_gpu_component.reduce_binomial,
-        COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES,
-        COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES,
+        COLL_GPU_MODEL_BAND(REDUCE), COLL_GPU_MODEL_BAND_NO_RAILS(REDUCE),
         "the node leaders reduce up a binomial tree to the root: ceil(log2(nodes)) gets deep, "
         "where hierarchical's root gets a partial from every node",
         "each of its ceil(log2(nodes)) levels costs a round trip, a copy and a synchronization: "
@@ -497,8 +521,8 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "run hierarchical, segmented between the nodes");
     coll_gpu_register_binomial_rule(
         c, "gather", "gathered message (the block x ranks)",
-        &mca_coll_gpu_component.gather_binomial, COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES,
-        COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES, COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES,
+        &mca_coll_gpu_component.gather_binomial, COLL_GPU_MODEL_BAND(GATHER),
+        COLL_GPU_MODEL_BAND_NO_RAILS(GATHER),
         "the node leaders pass their subtrees' blocks up a binomial tree to the root: "
         "ceil(log2(nodes)) messages at the root per step, where hierarchical's root gets one "
         "from every node",
@@ -508,8 +532,8 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "hierarchical or direct, whose blocks cross the network once");
     coll_gpu_register_binomial_rule(
         c, "scatter", "scattered message (the block x ranks)",
-        &mca_coll_gpu_component.scatter_binomial, COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES,
-        COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES, COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES,
+        &mca_coll_gpu_component.scatter_binomial, COLL_GPU_MODEL_BAND(SCATTER),
+        COLL_GPU_MODEL_BAND_NO_RAILS(SCATTER),
         "the root's blocks go down a binomial tree of the node leaders, each getting its "
         "subtree's blocks from its parent: ceil(log2(nodes)) messages from the root per step, "
         "where hierarchical's every node leader gets from the root",

@@ -6,7 +6,8 @@
  * auto's crossovers from the cost model (docs/cost-model.md, "auto's crossovers"), the
  * defaults of the MCA parameters that hold them; the machine:
  *   8 x H200 SXM per node, NVSwitch (NVLink 4), one 400 Gb/s NIC per GPU
- * bcast's and reduce's trees with rails (coll_gpu_tree_rails: auto's choice where a node's ranks use a NIC each)
+ * the rooted collectives' bands: with rails (coll_gpu_tree_rails: auto's choice where a
+ * node's ranks use a NIC each) the parameters' defaults; without, _NO_RAILS_
  */
 #ifndef COLL_GPU_MODEL_DEFAULTS_H
 #define COLL_GPU_MODEL_DEFAULTS_H
@@ -32,33 +33,71 @@
  * the least loss over those layouts) */
 #define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MIN_NODES 32U
 #define COLL_GPU_MODEL_REDUCE_SCATTER_HALVING_MAX_BYTES 41943040UL
-/* bcast, nodes of 1 and of 8 ranks: binomial from this many nodes, for messages from this size
- * up to this one: the triple that loses least over those layouts on every node count and
- * messages of 8 B to 1 GiB; elsewhere pipelined (the sum of log(time taken / time of the
- * faster): 200.3, against 1464.0 never taking binomial) */
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES 3U
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES 49152UL
-#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES 335544320UL
-/* reduce, nodes of 1 and of 8 ranks: binomial from this many nodes, for messages from this size
- * up to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every
- * node count and messages of 8 B to 1 GiB (floats); elsewhere hierarchical, or direct on nodes
- * of one rank below 64 KiB or on 2 nodes (the sum of log(time taken / time of the faster):
- * 199.9, against 3189.0 never taking binomial) */
+/* bcast, nodes of 8 ranks with rails: binomial from this many nodes, for messages from this
+ * size up to this one (SIZE_MAX: no end): the triple that loses least over those layouts on
+ * every node count and messages of 8 B to 1 GiB; elsewhere pipelined (the sum of log(time taken
+ * / time of the faster): 30.8, against 855.5 never taking binomial) */
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES 2U
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_BYTES 32768UL
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_MAX_BYTES 18446744073709551615UL
+/* bcast, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters is
+ * set: binomial from this many nodes, for messages from this size up to this one: the triple
+ * that loses least over those layouts on every node count and messages of 8 B to 1 GiB;
+ * elsewhere pipelined (the sum of log(time taken / time of the faster): 166.0, against 1201.9
+ * never taking binomial) */
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_NO_RAILS_MIN_NODES 12U
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_NO_RAILS_MIN_BYTES 40960UL
+#define COLL_GPU_MODEL_BCAST_BINOMIAL_NO_RAILS_MAX_BYTES 134217728UL
+/* reduce, nodes of 8 ranks with rails: binomial from this many nodes, for messages from this
+ * size up to this one (SIZE_MAX: no end): the triple that loses least over those layouts on
+ * every node count and messages of 8 B to 1 GiB (floats); elsewhere hierarchical, or direct on
+ * nodes of one rank below 64 KiB or on 2 nodes (the sum of log(time taken / time of the
+ * faster): 96.5, against 1887.3 never taking binomial) */
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES 2U
-#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES 24576UL
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_BYTES 16384UL
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_MAX_BYTES 18446744073709551615UL
-/* gather, nodes of 1 and of 8 ranks: binomial from this many nodes, for gathered sizes (block x
- * ranks) from this size up to this one: the triple that loses least over those layouts on every
- * node count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or
- * direct on nodes of one rank (the sum of log(time taken / time of the faster): 60.4, against
- * 78.9 never taking binomial) */
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 1024U
+/* reduce, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters
+ * is set: binomial from this many nodes, for messages from this size up to this one (SIZE_MAX:
+ * no end): the triple that loses least over those layouts on every node count and messages of 8
+ * B to 1 GiB (floats); elsewhere hierarchical, or direct on nodes of one rank below 64 KiB or
+ * on 2 nodes (the sum of log(time taken / time of the faster): 190.5, against 2559.3 never
+ * taking binomial) */
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_NO_RAILS_MIN_NODES 12U
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_NO_RAILS_MIN_BYTES 12288UL
+#define COLL_GPU_MODEL_REDUCE_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
+/* gather, nodes of 8 ranks with rails: binomial from this many nodes, for gathered sizes (block
+ * x ranks) from this size up to this one: the triple that loses least over those layouts on
+ * every node count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical,
+ * or direct on nodes of one rank (the sum of log(time taken / time of the faster): 9.7, against
+ * 9.7 never taking binomial) */
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 2U
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 3145728UL
-/* scatter, nodes of 1 and of 8 ranks: binomial from this many nodes, for scattered sizes (block
- * x ranks) from this size up to this one: binomial loses everywhere: never */
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 2147483647U
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 16UL
+/* gather, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters
+ * is set: binomial from this many nodes, for gathered sizes (block x ranks) from this size up
+ * to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every node
+ * count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or direct
+ * on nodes of one rank (the sum of log(time taken / time of the faster): 72.8, against 182.4
+ * never taking binomial) */
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MIN_NODES 512U
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
+/* scatter, nodes of 8 ranks with rails: binomial from this many nodes, for scattered sizes
+ * (block x ranks) from this size up to this one: the triple that loses least over those layouts
+ * on every node count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere
+ * hierarchical, or direct on nodes of one rank (the sum of log(time taken / time of the
+ * faster): 25.8, against 27.1 never taking binomial) */
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 2U
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 0UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 128UL
+/* scatter, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters
+ * is set: binomial from this many nodes, for scattered sizes (block x ranks) from this size up
+ * to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every node
+ * count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or direct
+ * on nodes of one rank (the sum of log(time taken / time of the faster): 15.9, against 63.0
+ * never taking binomial) */
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_NODES 2U
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_BYTES 58720256UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

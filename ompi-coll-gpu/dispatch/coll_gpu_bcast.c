@@ -36,10 +36,16 @@ COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_bcast, "bcast_binomial", "", false,
 /* pipelined: every call binomial does not take */
 static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                size_t why_len) {
-    COLL_GPU_WHY(why, why_len, "%s",
-                 (1 == query->native->team->nnodes)
-                     ? "one node"
-                     : "not binomial's: coll_gpu_bcast_binomial_min_nodes, _min_bytes, _max_bytes");
+    char band[256];
+
+    if (1 == query->native->team->nnodes) {
+        COLL_GPU_WHY(why, why_len, "one node");
+    } else {
+        /* the band it missed (binomial's, or the model's without rails), as binomial says it */
+        (void)coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, band,
+                                         sizeof(band));
+        COLL_GPU_WHY(why, why_len, "not binomial's band: %s", band);
+    }
     return !coll_gpu_bcast_binomial_small(query);
 }
 

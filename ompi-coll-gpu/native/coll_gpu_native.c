@@ -51,32 +51,56 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
     return false;
 }
 
+/* The band rule applies to team's calls (min_bytes 0 where the rule has none); true where it is
+ * a binomial row's band without rails (the team has none and no parameter was set). */
+static bool coll_gpu_alg_size_rule_band(const coll_gpu_alg_size_rule_t *rule,
+                                        const coll_gpu_team_t *team,
+                                        coll_gpu_binomial_band_t *band) {
+    if ((NULL != rule->binomial) && !team->rails && !rule->binomial->params_set) {
+        *band = rule->binomial->no_rails;
+        return true;
+    }
+    band->min_nodes = *rule->min_nodes;
+    band->min_bytes = (NULL != rule->min_bytes) ? *rule->min_bytes : 0;
+    band->max_bytes = *rule->max_bytes;
+    return false;
+}
+
 bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
                             const coll_gpu_alg_query_t *query) {
     const coll_gpu_team_t *team = query->native->team;
     size_t scale = rule->per_rank ? (size_t)team->size : 1;
+    coll_gpu_binomial_band_t band;
 
-    return (team->nnodes >= *rule->min_nodes) && (query->bytes <= *rule->max_bytes / scale) &&
-           ((NULL == rule->min_bytes) || (query->bytes * scale >= *rule->min_bytes));
+    (void)coll_gpu_alg_size_rule_band(rule, team, &band);
+    return (team->nnodes >= band.min_nodes) && (query->bytes <= band.max_bytes / scale) &&
+           (query->bytes * scale >= band.min_bytes);
 }
 
 bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
     size_t bytes = query->bytes * (rule->per_rank ? (size_t)team->size : 1);
+    coll_gpu_binomial_band_t band;
 
-    if (NULL != rule->min_bytes) {
+    if (coll_gpu_alg_size_rule_band(rule, team, &band)) {
+        COLL_GPU_WHY(why, why_len,
+                     "no rails, the cost model's band without them: %d nodes >= %d; %zu <= %zu "
+                     "bytes%s <= %zu (coll_gpu_%s_* not set)",
+                     team->nnodes, band.min_nodes, band.min_bytes, bytes, rule->bytes_what,
+                     band.max_bytes, rule->param);
+    } else if (NULL != rule->min_bytes) {
         COLL_GPU_WHY(why, why_len,
                      "%d nodes >= coll_gpu_%s_min_nodes=%d; coll_gpu_%s_min_bytes=%zu <= %zu "
                      "bytes%s <= coll_gpu_%s_max_bytes=%zu",
-                     team->nnodes, rule->param, *rule->min_nodes, rule->param, *rule->min_bytes,
-                     bytes, rule->bytes_what, rule->param, *rule->max_bytes);
+                     team->nnodes, rule->param, band.min_nodes, rule->param, band.min_bytes, bytes,
+                     rule->bytes_what, rule->param, band.max_bytes);
     } else {
         COLL_GPU_WHY(
             why, why_len,
             "%d nodes >= coll_gpu_%s_min_nodes=%d; %zu bytes%s <= coll_gpu_%s_max_bytes=%zu",
-            team->nnodes, rule->param, *rule->min_nodes, bytes, rule->bytes_what, rule->param,
-            *rule->max_bytes);
+            team->nnodes, rule->param, band.min_nodes, bytes, rule->bytes_what, rule->param,
+            band.max_bytes);
     }
     return coll_gpu_alg_size_rule(rule, query);
 }
@@ -302,13 +326,16 @@ void coll_gpu_native_tuning_load(void) {
         const coll_gpu_binomial_rule_params_t *rules[] = {
             &c->bcast_binomial, &c->reduce_binomial, &c->gather_binomial, &c->scatter_binomial};
 
+        words[28] = (uint64_t)c->tree_rails;
         for (int k = 0; k < 4; ++k) {
-            words[16 + 3 * k] = (uint64_t)rules[k]->min_nodes;
-            words[17 + 3 * k] = (uint64_t)rules[k]->min_bytes;
-            words[18 + 3 * k] = (uint64_t)rules[k]->max_bytes;
+            words[16 + 3 * k] = (uint64_t)rules[k]->params.min_nodes;
+            words[17 + 3 * k] = (uint64_t)rules[k]->params.min_bytes;
+            words[18 + 3 * k] = (uint64_t)rules[k]->params.max_bytes;
+            /* set to the default on one rank, left alone on another: the bands without rails
+             * differ */
+            words[28] |= (uint64_t)rules[k]->params_set << (8 + k);
         }
     }
-    words[28] = (uint64_t)c->tree_rails;
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
         words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
     }

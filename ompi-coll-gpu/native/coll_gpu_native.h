@@ -446,6 +446,9 @@ typedef struct {
     const int *min_nodes; /* the parameters */
     const size_t *max_bytes;
     const size_t *min_bytes; /* NULL: none */
+    /* a binomial row's (else NULL): a communicator without rails takes its band without them
+     * where no parameter was set */
+    const coll_gpu_binomial_rule_params_t *binomial;
 } coll_gpu_alg_size_rule_t;
 
 /* Whether rule takes query's call; _why: and the reason, for the verbose log. */
@@ -456,17 +459,19 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
 
 /* A binomial row of a collective with direct and hierarchical rows (reduce, gather, scatter):
  * defines prefix##_binomial_small (auto's test, the leaders argument of
- * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (params: the
+ * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (rule_params: the
  * coll_gpu_<param>_{min_nodes,min_bytes,max_bytes} parameters; per_rank: their bytes are the
  * block x ranks) and its _fits (layout: what a scratch half must hold, for the log). */
-#define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, params, fits_fn, layout) \
+#define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, rule_params, fits_fn,    \
+                                   layout)                                                         \
     static const coll_gpu_alg_size_rule_t prefix##_binomial_rule = {                               \
         .param = param_name,                                                                       \
         .bytes_what = what,                                                                        \
         .per_rank = is_per_rank,                                                                   \
-        .min_nodes = &(params).min_nodes,                                                          \
-        .max_bytes = &(params).max_bytes,                                                          \
-        .min_bytes = &(params).min_bytes};                                                         \
+        .min_nodes = &(rule_params).params.min_nodes,                                              \
+        .max_bytes = &(rule_params).params.max_bytes,                                              \
+        .min_bytes = &(rule_params).params.min_bytes,                                              \
+        .binomial = &(rule_params)};                                                               \
     static bool prefix##_binomial_small(const coll_gpu_alg_query_t *query) {                       \
         return (query->native->team->nnodes > 1) &&                                                \
                coll_gpu_alg_size_rule(&prefix##_binomial_rule, query) &&                           \

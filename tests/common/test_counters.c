@@ -4,8 +4,10 @@
  * for the MPI tests: see test_counters.h.
  */
 #include "test_counters.h"
+#include "coll_gpu_model_defaults.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_buffers.h"
@@ -90,13 +92,34 @@ typedef enum { TU_CVAR_BOOL, TU_CVAR_INT, TU_CVAR_LONG_LONG } tu_cvar_type_t;
         .cvar = name, .offset = offsetof(tu_gpu_config_t, field), .type = cvar_type,               \
         .default_value = value                                                                     \
     }
-#define TU_BINOMIAL_CVARS(coll, nodes, min, max)                                                   \
+#define TU_BINOMIAL_CVARS(coll, COLL)                                                              \
     TU_CVAR("coll_gpu_" #coll "_binomial_min_nodes", coll##_binomial.min_nodes, TU_CVAR_INT,       \
-            nodes),                                                                                \
+            COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_NODES),                                           \
         TU_CVAR("coll_gpu_" #coll "_binomial_min_bytes", coll##_binomial.min_bytes,                \
-                TU_CVAR_LONG_LONG, min),                                                           \
+                TU_CVAR_LONG_LONG, (long long)COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_BYTES),         \
         TU_CVAR("coll_gpu_" #coll "_binomial_max_bytes", coll##_binomial.max_bytes,                \
-                TU_CVAR_LONG_LONG, max)
+                TU_CVAR_LONG_LONG, (long long)COLL_GPU_MODEL_##COLL##_BINOMIAL_MAX_BYTES)
+
+/* coll's band without rails (the header's), and whether its parameters were set. */
+static void tu_binomial_no_rails(tu_binomial_rule_t *rule, const char *coll, int min_nodes,
+                                 unsigned long min_bytes, unsigned long max_bytes) {
+    static const char *const suffixes[] = {"min_nodes", "min_bytes", "max_bytes"};
+    char name[96];
+
+    rule->no_rails_min_nodes = min_nodes;
+    rule->no_rails_min_bytes = (long long)min_bytes;
+    rule->no_rails_max_bytes = (long long)max_bytes; /* SIZE_MAX: -1, as the cvar reads it */
+    rule->set = false;
+    for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); ++k) {
+        snprintf(name, sizeof(name), "OMPI_MCA_coll_gpu_%s_binomial_%s", coll, suffixes[k]);
+        rule->set = rule->set || (NULL != getenv(name));
+    }
+}
+#define TU_BINOMIAL_NO_RAILS(config, coll, COLL)                                                   \
+    tu_binomial_no_rails(&(config)->coll##_binomial, #coll,                                        \
+                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_NODES,                      \
+                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_BYTES,                      \
+                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MAX_BYTES)
 
 /* The component's parameters but the per-collective algorithms (in the collective table):
  * where tu_gpu_config_t keeps each, and the contract's default when the cvar is absent. */
@@ -169,11 +192,15 @@ static const struct {
     {.cvar = "coll_gpu_reduce_scatter_halving_max_bytes",
      .offset = offsetof(tu_gpu_config_t, rs_halving_max_bytes),
      .type = TU_CVAR_LONG_LONG,
-     .default_value = 41943040},                    /* coll_gpu_model_defaults.h */
-    TU_BINOMIAL_CVARS(bcast, 12, 40960, 134217728), /* coll_gpu_model_defaults.h */
-    TU_BINOMIAL_CVARS(reduce, 12, 12288, -1),       /* coll_gpu_model_defaults.h */
-    TU_BINOMIAL_CVARS(gather, 512, 0, 8388608),     /* coll_gpu_model_defaults.h */
-    TU_BINOMIAL_CVARS(scatter, 24, 0, -1),          /* coll_gpu_model_defaults.h */
+     .default_value = 41943040}, /* coll_gpu_model_defaults.h */
+    TU_BINOMIAL_CVARS(bcast, BCAST),
+    TU_BINOMIAL_CVARS(reduce, REDUCE),
+    TU_BINOMIAL_CVARS(gather, GATHER),
+    TU_BINOMIAL_CVARS(scatter, SCATTER),
+    {.cvar = "coll_gpu_tree_rails",
+     .offset = offsetof(tu_gpu_config_t, tree_rails),
+     .type = TU_CVAR_INT,
+     .default_value = -1},
     {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
      .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
      .type = TU_CVAR_LONG_LONG,
@@ -216,6 +243,10 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
         tu_config_read_one(config, tu_config_cvars[i].cvar, tu_config_cvars[i].offset,
                            tu_config_cvars[i].type, tu_config_cvars[i].default_value);
     }
+    TU_BINOMIAL_NO_RAILS(config, bcast, BCAST);
+    TU_BINOMIAL_NO_RAILS(config, reduce, REDUCE);
+    TU_BINOMIAL_NO_RAILS(config, gather, GATHER);
+    TU_BINOMIAL_NO_RAILS(config, scatter, SCATTER);
     /* coll_gpu_<coll>_algorithm of every blocking collective that has one */
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
         const tu_coll_info_t *info = tu_coll_info(coll);
@@ -277,11 +308,19 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
                                                                       : NULL;
         size_t ranks =
             (COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll) ? (size_t)comm_size : 1;
+        /* the band without rails where the communicator has none and no parameter was set */
+        bool no_rails = (NULL != rule) && (1 != config->tree_rails) && !rule->set;
+        int min_nodes = (NULL == rule) ? 0 : no_rails ? rule->no_rails_min_nodes : rule->min_nodes;
+        long long min_bytes = (NULL == rule) ? 0
+                              : no_rails     ? rule->no_rails_min_bytes
+                                             : rule->min_bytes;
+        long long max_bytes = (NULL == rule) ? 0
+                              : no_rails     ? rule->no_rails_max_bytes
+                                             : rule->max_bytes;
 
         if ((NULL != rule) && tu_multi_node(config, comm_size) &&
-            (tu_emulated_node(config, comm_size - 1) + 1 >= rule->min_nodes) &&
-            ((long long)(bytes * ranks) >= rule->min_bytes) &&
-            (bytes <= (size_t)rule->max_bytes / ranks)) {
+            (tu_emulated_node(config, comm_size - 1) + 1 >= min_nodes) &&
+            ((long long)(bytes * ranks) >= min_bytes) && (bytes <= (size_t)max_bytes / ranks)) {
             /* bcast's rows: pipelined, binomial; the others' direct, hierarchical, binomial */
             return (COLL_GPU_BCAST == coll) ? TU_ALG_AUTO + 3 : TU_ALG_AUTO + 4;
         }

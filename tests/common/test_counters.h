@@ -33,10 +33,15 @@ bool tu_counters_open(bool required);
 bool tu_counters_available(void);
 void tu_counters_read(tu_counters_t *counters);
 
-/* auto's size rule of a binomial algorithm between node leaders. */
+/* auto's size rule of a binomial algorithm between node leaders: its parameters, and the cost
+ * model's band without rails (coll_gpu_model_defaults.h), which a communicator without rails
+ * takes where none of them was set (on the command line: OMPI_MCA_ in the environment). */
 typedef struct {
     int min_nodes;
     long long min_bytes, max_bytes;
+    bool set;
+    int no_rails_min_nodes;
+    long long no_rails_min_bytes, no_rails_max_bytes;
 } tu_binomial_rule_t;
 
 /* The component's configuration as its cvars say (defaults of the contract when absent). */
@@ -60,6 +65,8 @@ typedef struct {
     long long rs_halving_max_bytes;         /* coll_gpu_reduce_scatter_halving_max_bytes */
     /* coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes} (max: -1 for SIZE_MAX) */
     tu_binomial_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
+    int tree_rails; /* coll_gpu_tree_rails: -1 auto (off on the test machines: their ranks share
+                     * one network device), 0 off, 1 on */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:

@@ -56,6 +56,9 @@
 #     root's serves its partial once, a leader gets one per child; hierarchical fails); auto
 #     with the compiled bands (the cost model's with rails) takes binomial for a 4 MiB bcast on
 #     3 nodes of 2 and a 1 MiB reduce on 2 nodes of 2, within binomial's and the rails' bounds;
+#     without rails the model's bands without them: pipelined and hierarchical there (a band
+#     set by parameter holds); coll_gpu_tree_rails=auto off where a node's ranks share their
+#     network devices (the one-leader counts), on where they differ, off on nodes of one rank;
 #   - gather and scatter binomial (forced): only node leaders exchange messages between nodes,
 #     putting only signals; a node's subtree's blocks cross its link once (gather: node j serves
 #     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
@@ -537,6 +540,24 @@ check_run "reduce, 1048576 bytes to rank 3, 4 ranks on 2 nodes of 2, auto: binom
     test_net_traffic --coll=reduce --bytes=1048576 --root=3 --binomial --rails
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's compiled reduce band" \
     "MPI_Reduce on MPI_COMM_WORLD: [0-9]+ x [0-9]+ bytes, host memory: binomial \(2 nodes >= coll_gpu_reduce_binomial_min_nodes=[0-9]+; coll_gpu_reduce_binomial_min_bytes=[0-9]+ <= 1048576 bytes"
+# without rails (coll_gpu_tree_rails=off: nodes whose ranks share a NIC) auto takes the model's
+# bands without them (from 12 nodes for both): the same calls run pipelined and hierarchical,
+# within their bounds, and say which band; a band set by parameter holds with or without rails
+check_run "bcast, 4194316 bytes from rank 5, 6 ranks on 3 nodes of 2, auto without rails: pipelined" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_tree_rails=off" \
+    test_net_traffic --coll=bcast --root=5
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's bcast band without rails" \
+    "MPI_Bcast on MPI_COMM_WORLD: 4194316 x 1 bytes, host memory: pipelined \(not binomial's band: no rails, the cost model's band without them: 3 nodes >= [0-9]+; [0-9]+ <= 4194316 bytes <= [0-9]+ \(coll_gpu_bcast_binomial_\* not set\)\)"
+check_run "reduce, 1048576 bytes to rank 3, 4 ranks on 2 nodes of 2, auto without rails: hierarchical" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_tree_rails=off coll_gpu_native_chunk_size=65536 coll_gpu_allreduce_one_shot_max_bytes=16384" \
+    test_net_traffic --coll=reduce --bytes=1048576 --root=3
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's reduce band without rails" \
+    "MPI_Reduce on MPI_COMM_WORLD: 262144 x 4 bytes, host memory: hierarchical"
+check_run "bcast, 4194316 bytes from rank 5, 6 ranks on 3 nodes of 2, without rails, the band set: binomial" 6 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_tree_rails=off coll_gpu_bcast_binomial_min_nodes=3" \
+    test_net_traffic --coll=bcast --root=5 --binomial
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "a band set by parameter holds without rails" \
+    "MPI_Bcast on MPI_COMM_WORLD: 4194316 x 1 bytes, host memory: binomial \(3 nodes >= coll_gpu_bcast_binomial_min_nodes=3; "
 
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired

@@ -173,6 +173,14 @@ GA_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES \([0-9]*\)U
 SC_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 SC_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 SC_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+# and each rooted collective's band without rails: "NODES MIN MAX"
+for coll in BCAST REDUCE GATHER SCATTER; do
+    band=""
+    for part in MIN_NODES MIN_BYTES MAX_BYTES; do
+        band="$band $(sed -n "s/^#define COLL_GPU_MODEL_${coll}_BINOMIAL_NO_RAILS_${part} \([0-9]*\)UL*\$/\1/p" "$DEFAULTS_H")"
+    done
+    printf -v "NO_RAILS_$coll" '%s' "${band# }"
+done
 [ -n "$ONE_SHOT_MAX" ] && [ -n "$RING_MIN" ] && [ -n "$GA_MIN_NODES" ] && [ -n "$GA_MIN" ] &&
     [ -n "$GA_MAX" ] && [ -n "$SC_MIN_NODES" ] && [ -n "$SC_MIN" ] && [ -n "$SC_MAX" ]
 result "the compiled defaults in $DEFAULTS_H ($ONE_SHOT_MAX, $RING_MIN)" $?
@@ -536,14 +544,18 @@ result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per l
 # and less than never taking binomial; on each layout the tuning file runs binomial on the band
 # of messages that loses least there, the other either side (by its own name); all recomputed
 # here from the model's two times, auto's other algorithm chosen here as the component does
-rooted_check() { # COLL MIN_NODES MIN MAX
-    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" <<'EOF'
+rooted_check() { # COLL MIN_NODES MIN MAX rails|no-rails
+    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" <<'EOF'
 import math, sys
 from importlib.machinery import SourceFileLoader
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
 coll, start, lo, cap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-conf = sys.argv[6]
-P = cm.PRESETS["h200-8x"]["params"]
+rails = sys.argv[7] == "rails"
+# the band with rails serves nodes of 8 with rails; without, nodes of 1 and of 8 without (the
+# tuning file, made with rails, is checked with the first)
+conf = sys.argv[6] if rails else None
+layouts = (8,) if rails else (1, 8)
+P = dict(cm.PRESETS["h200-8x"]["params"], tree_rails=rails)
 grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
 sizes = cm.ROOTED_GRID
 SIZE_MAX = (1 << 64) - 1
@@ -577,7 +589,7 @@ for g in (1, 8):
 
 def lost(N, a, b):  # on N nodes binomial for messages a..b, the other elsewhere
     return sum(math.log((f if a <= S <= b else s) / min(f, s))
-               for g in (1, 8) for S, f, s in t[g, N])
+               for g in layouts for S, f, s in t[g, N])
 
 
 def loss(st, a, b):
@@ -591,9 +603,9 @@ pre = {}
 for N in grid:
     pf, ps = [0.0], [0.0]
     for k in range(n):
-        f, s = t[1, N][k][1:], t[8, N][k][1:]
-        pf.append(pf[-1] + math.log(f[0] / min(f)) + math.log(s[0] / min(s)))
-        ps.append(ps[-1] + math.log(f[1] / min(f)) + math.log(s[1] / min(s)))
+        ts = [t[g, N][k][1:] for g in layouts]
+        pf.append(pf[-1] + sum(math.log(x[0] / min(x)) for x in ts))
+        ps.append(ps[-1] + sum(math.log(x[1] / min(x)) for x in ts))
     pre[N] = (pf, ps)
 least = never
 for st in grid:
@@ -632,7 +644,7 @@ def rule_alg(size, rpn, S):
             return f[4]
 
 
-for g in (1, 8):
+for g in ((1, 8) if conf else ()):
     for N in (3, 16, 128, 1024):
         rows = t[g, N]
         if total:  # the tuning file's band is of blocks: those whose gathered size is in the grid
@@ -662,16 +674,16 @@ for g in (1, 8):
 print("\n".join(bad) if bad else "ok")
 EOF
 }
-rooted_check bcast "$BC_MIN_NODES" "$BC_MIN" "$BC_MAX" >"$WORK/bcx" 2>&1
+rooted_check bcast "$BC_MIN_NODES" "$BC_MIN" "$BC_MAX" rails >"$WORK/bcx" 2>&1
 [ "$(cat "$WORK/bcx")" = ok ]
-result "bcast binomial from $BC_MIN_NODES nodes (of 1 and of 8), $BC_MIN to $BC_MAX bytes: the triple that loses least; the tuning file's band per layout" \
+result "bcast binomial from $BC_MIN_NODES nodes (of 8, rails), $BC_MIN to $BC_MAX bytes: the triple that loses least; the tuning file's band per layout" \
     $? "$WORK/bcx"
 grep -q "^bcast  8192-  8  [0-9]*-[0-9]*  binomial$" "$WORK/model.conf" &&
     grep -q "^bcast  128-191  8  0-[0-9]*  pipelined$" "$WORK/model.conf"
 result "--format tuning: bcast binomial and pipelined rules per layout" $? "$WORK/model.conf"
-rooted_check reduce "$RD_MIN_NODES" "$RD_MIN" "$RD_MAX" >"$WORK/rdx" 2>&1
+rooted_check reduce "$RD_MIN_NODES" "$RD_MIN" "$RD_MAX" rails >"$WORK/rdx" 2>&1
 [ "$(cat "$WORK/rdx")" = ok ]
-result "reduce binomial from $RD_MIN_NODES nodes (of 1 and of 8), $RD_MIN to $RD_MAX bytes: the triple that loses least; the tuning file's band per layout" \
+result "reduce binomial from $RD_MIN_NODES nodes (of 8, rails), $RD_MIN to $RD_MAX bytes: the triple that loses least; the tuning file's band per layout" \
     $? "$WORK/rdx"
 grep -q "^reduce  8192-  8  [0-9*-]*  binomial$" "$WORK/model.conf" &&
     grep -q "^reduce  128-191  8  0-[0-9]*  hierarchical$" "$WORK/model.conf" &&
@@ -683,13 +695,13 @@ result "--format tuning: reduce binomial, hierarchical and direct rules per layo
 # gather and scatter: the same measure on their gathered (scattered) sizes, block x ranks (the
 # rule's bytes: coll_gpu_alg_size_rule's per_rank), 8 B to 1 GiB; auto's other algorithm direct
 # on nodes of one rank, hierarchical on nodes of several; the tuning file's bands of blocks
-rooted_check gather "$GA_MIN_NODES" "$GA_MIN" "$GA_MAX" >"$WORK/gax" 2>&1
+rooted_check gather "$GA_MIN_NODES" "$GA_MIN" "$GA_MAX" rails >"$WORK/gax" 2>&1
 [ "$(cat "$WORK/gax")" = ok ]
-result "gather binomial from $GA_MIN_NODES nodes (of 1 and of 8), $GA_MIN to $GA_MAX bytes gathered: the triple that loses least (or never); the tuning file's band per layout" \
+result "gather binomial from $GA_MIN_NODES nodes (of 8, rails), $GA_MIN to $GA_MAX bytes gathered: the triple that loses least (or never); the tuning file's band per layout" \
     $? "$WORK/gax"
-rooted_check scatter "$SC_MIN_NODES" "$SC_MIN" "$SC_MAX" >"$WORK/scx" 2>&1
+rooted_check scatter "$SC_MIN_NODES" "$SC_MIN" "$SC_MAX" rails >"$WORK/scx" 2>&1
 [ "$(cat "$WORK/scx")" = ok ]
-result "scatter binomial from $SC_MIN_NODES nodes (of 1 and of 8), $SC_MIN to $SC_MAX bytes scattered: the triple that loses least; the tuning file's band per layout" \
+result "scatter binomial from $SC_MIN_NODES nodes (of 8, rails), $SC_MIN to $SC_MAX bytes scattered: the triple that loses least; the tuning file's band per layout" \
     $? "$WORK/scx"
 grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
     grep -q "^scatter  2  1  \*  direct$" "$WORK/model.conf" &&
@@ -698,6 +710,28 @@ grep -q "^gather  2  1  \*  direct$" "$WORK/model.conf" &&
     grep -qE "^gather  8192-  8  [0-9*-]+  (binomial|hierarchical)$" "$WORK/model.conf"
 result "--format tuning: gather and scatter binomial, hierarchical and direct rules per layout" \
     $? "$WORK/model.conf"
+
+# and the bands without rails (the header's _NO_RAILS_, which communicators without rails take:
+# nodes of one rank, or whose ranks share their network devices), over nodes of 1 and of 8
+for coll in bcast reduce gather scatter; do
+    band_var=NO_RAILS_$(echo $coll | tr a-z A-Z)
+    read -r nodes lo hi <<<"${!band_var}"
+    rooted_check $coll "$nodes" "$lo" "$hi" no-rails >"$WORK/$coll.norails" 2>&1
+    [ "$(cat "$WORK/$coll.norails")" = ok ]
+    result "$coll binomial without rails from $nodes nodes (of 1 and of 8), $lo to $hi bytes: the triple that loses least" \
+        $? "$WORK/$coll.norails"
+done
+"$MODEL" --crossovers --format params --no-tree-rails >"$WORK/params.norails"
+for coll in bcast reduce gather scatter; do
+    band_var=NO_RAILS_$(echo $coll | tr a-z A-Z)
+    read -r nodes lo hi <<<"${!band_var}"
+    [ "$nodes" -gt 2147483647 ] && nodes=2147483647
+    grep -qx "coll_gpu_${coll}_binomial_min_nodes = $nodes" "$WORK/params.norails" &&
+        grep -qx "coll_gpu_${coll}_binomial_min_bytes = $lo" "$WORK/params.norails" &&
+        grep -qx "coll_gpu_${coll}_binomial_max_bytes = $hi" "$WORK/params.norails"
+    result "$coll: the header's band without rails is --no-tree-rails --format params'" $? \
+        "$WORK/params.norails"
+done
 
 # 7. rails (coll_gpu_tree_rails, the model's default as the component's): bcast's and reduce's
 #    trees with a node's ranks taking turns leading the chunks, a NIC each: on nodes of 8 never
@@ -734,17 +768,16 @@ tail -n 1 "$WORK/railx" | grep -qx ok
 result "rails: bcast's and reduce's trees never slower on nodes of 8, one chunk the same, NIC-bound calls 2x faster" \
     $? "$WORK/railx"
 sed 's/^/    /' "$WORK/railx"
-# the compiled bands are the rails' (section 6 compares the header with the default run): the
-# header without rails differs in the rooted collectives' binomial bands (bcast's and reduce's
-# trees, gather's and scatter's hierarchical carry on rails) and nowhere else
-"$MODEL" --crossovers --format header --no-tree-rails >"$WORK/norails.h" 2>&1
-diff "$DEFAULTS_H" "$WORK/norails.h" | sed -n 's/^[<>] #define \(COLL_GPU_MODEL_[A-Z_]*\) .*/\1/p' |
-    sort -u >"$WORK/railsdiff"
-grep -qx COLL_GPU_MODEL_BCAST_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
-    grep -qx COLL_GPU_MODEL_REDUCE_BINOMIAL_MIN_NODES "$WORK/railsdiff" &&
-    ! grep -qv '^COLL_GPU_MODEL_\(BCAST\|REDUCE\|GATHER\|SCATTER\)_BINOMIAL_' "$WORK/railsdiff"
-result "the compiled bands of the rooted collectives' binomial are the rails' (--no-tree-rails moves them: $(tr '\n' ' ' <"$WORK/railsdiff"))" \
-    $? "$WORK/railsdiff"
+# the parameters' defaults are the bands with rails (section 6 compares the header with the
+# default run), beside them the bands without (above); they differ for bcast and reduce; the
+# header refuses --no-tree-rails (it holds both)
+[ "$BC_MIN_NODES $BC_MIN $BC_MAX" != "$NO_RAILS_BCAST" ] &&
+    [ "$RD_MIN_NODES $RD_MIN $RD_MAX" != "$NO_RAILS_REDUCE" ]
+result "bcast's and reduce's bands with rails ($BC_MIN_NODES $BC_MIN $BC_MAX; $RD_MIN_NODES $RD_MIN $RD_MAX) are not those without ($NO_RAILS_BCAST; $NO_RAILS_REDUCE)" $?
+expect_exit "--format header --no-tree-rails refused" 1 "$MODEL" --crossovers --format header \
+    --no-tree-rails
+grep -q "holds the rooted bands with rails and without" "$WORK/out"
+result "--format header --no-tree-rails says why" $? "$WORK/out"
 
 # 8. alltoall's time models (direct, hierarchical: node-aggregated): the model's auto follows the
 #    component's compiled coll_gpu_alltoall_aggregate_max_bytes (hierarchical across nodes of
