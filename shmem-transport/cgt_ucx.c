@@ -174,9 +174,9 @@ struct cgt_ucx {
     cgt_ucx_peer_t *peers;
     size_t num_eps;
 
-    cgt_ucx_mem_t *mems;   /* live mappings (released at destroy if the caller did not) */
+    cgt_ucx_mem_t *mems;       /* live mappings (released at destroy if the caller did not) */
     cgt_ucx_mem_t *signal_mem; /* the mapping the last signal message landed in (a cache) */
-    cgt_ucx_rkey_t *rkeys; /* live unpacked rkeys (idem) */
+    cgt_ucx_rkey_t *rkeys;     /* live unpacked rkeys (idem) */
 
     cgt_ucx_signal_t signals[CGT_UCX_SIGNAL_RING];
     unsigned signal_head;
@@ -554,8 +554,10 @@ static ucs_status_t cgt_ucx_signal_recv(void *arg, const void *header, size_t he
             }
         }
         if ((mem == NULL) || (msg.addr % sizeof(uint64_t) != 0)) {
-            cgt_ucx_log(ucx, 1, "ucx: rank %d: a signal message for 0x%" PRIx64
-                        " (no host mapping of this rank) dropped", ucx->rank, msg.addr);
+            cgt_ucx_log(ucx, 1,
+                        "ucx: rank %d: a signal message for 0x%" PRIx64
+                        " (no host mapping of this rank) dropped",
+                        ucx->rank, msg.addr);
             return UCS_OK;
         }
         ucx->signal_mem = mem;
@@ -563,7 +565,7 @@ static ucs_status_t cgt_ucx_signal_recv(void *arg, const void *header, size_t he
     slot = (uint64_t *)(uintptr_t)msg.addr;
     cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
     while ((cur < msg.value) && !__atomic_compare_exchange_n(slot, &cur, msg.value, true,
-                                                              __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+                                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
     }
     return UCS_OK;
 }
@@ -868,12 +870,12 @@ static cgt_status_t cgt_ucx_open(cgt_ucx_t *ucx, const cgt_team_params_t *params
             goto err_release_address;
         }
     }
-    cgt_ucx_log(
-        ucx, 1, "ucx: rank %d: TLS %s; device memory %s; signals ordered by %s; timeout %.1f s",
-        ucx->rank, (ucx->tls[0] != '\0') ? ucx->tls : "UCX's default",
-        ucx->device_direct ? "moved by UCX (GPUDirect RDMA or UCX staging)"
-                           : "staged through pinned host buffers",
-        cgt_ucx_signal_order_name(ucx->signal_order), ucx->timeout);
+    cgt_ucx_log(ucx, 1,
+                "ucx: rank %d: TLS %s; device memory %s; signals ordered by %s; timeout %.1f s",
+                ucx->rank, (ucx->tls[0] != '\0') ? ucx->tls : "UCX's default",
+                ucx->device_direct ? "moved by UCX (GPUDirect RDMA or UCX staging)"
+                                   : "staged through pinned host buffers",
+                cgt_ucx_signal_order_name(ucx->signal_order), ucx->timeout);
     return CGT_OK;
 
 err_release_address:

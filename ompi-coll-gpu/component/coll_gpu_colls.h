@@ -141,9 +141,8 @@ static inline coll_gpu_coll_t coll_gpu_coll_form(coll_gpu_coll_t coll, coll_gpu_
     if (COLL_GPU_REDUCE_LOCAL == coll) {
         return coll;
     }
-    return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW)
-                                 ? coll - COLL_GPU_ALLTOALLW + neighborhood
-                                 : coll - COLL_GPU_ALLGATHER + first);
+    return (coll_gpu_coll_t)((coll >= COLL_GPU_ALLTOALLW) ? coll - COLL_GPU_ALLTOALLW + neighborhood
+                                                          : coll - COLL_GPU_ALLGATHER + first);
 }
 
 /* The nonblocking, and the persistent, form of a call. */

@@ -289,7 +289,7 @@ static inline const coll_gpu_ext_stream_api_t *coll_gpu_ext_stream(void) {
 
 typedef struct coll_gpu_ext_mpix_stream {
     void *cuda_stream;
-} *MPIX_Stream;
+} * MPIX_Stream;
 #define MPIX_STREAM_NULL ((MPIX_Stream)0)
 
 /* MPICH's: value_size bytes at value as hexadecimal text (two digits per byte, in memory

@@ -42,8 +42,7 @@ static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query
         COLL_GPU_WHY(why, why_len, "one node");
     } else {
         /* the band it missed (binomial's, or the model's without rails), as binomial says it */
-        (void)coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, band,
-                                         sizeof(band));
+        (void)coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, band, sizeof(band));
         COLL_GPU_WHY(why, why_len, "not binomial's band: %s", band);
     }
     return !coll_gpu_bcast_binomial_small(query);

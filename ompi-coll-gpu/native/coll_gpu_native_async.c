@@ -85,8 +85,8 @@ static void *coll_gpu_async_main(void *arg) {
 
         if (NULL != job->gate) {
             /* the application's stream reached the call: its inputs are there */
-            for (unsigned spins = 0; (int32_t)(__atomic_load_n(job->gate, __ATOMIC_ACQUIRE) -
-                                               job->gate_value) < 0;
+            for (unsigned spins = 0;
+                 (int32_t)(__atomic_load_n(job->gate, __ATOMIC_ACQUIRE) - job->gate_value) < 0;
                  ++spins) {
                 if (spins < 1000) {
                     sched_yield();

@@ -65,8 +65,8 @@ typedef struct {
      * memory: [0] written by the stream (the inputs are there), [1] by the thread (done) */
     bool threaded;
     uint32_t *gates;
-    cgt_mem_t *mem;                /* flags, two halves, output: per rank, device memory */
-    char **peer;                   /* every rank's area, mapped here */
+    cgt_mem_t *mem; /* flags, two halves, output: per rank, device memory */
+    char **peer;    /* every rank's area, mapped here */
     size_t flags_bytes, half;
     uint64_t seq; /* calls enqueued on the stream path so far, the same on every rank */
     /* failures to report (see the top): the number of the last failed call the thread saw
@@ -104,7 +104,8 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
         if (ACCEL_OK == accel->stream_create(&waiter)) {
             for (int p = 0; p < size; ++p) {
                 if (p != me) {
-                    (void)accel->stream_wait_value32(waiter, coll_gpu_stream_flag(ctx, me, size + p),
+                    (void)accel->stream_wait_value32(waiter,
+                                                     coll_gpu_stream_flag(ctx, me, size + p),
                                                      (uint32_t)ctx->seq, ACCEL_WAIT_VALUE_GEQ);
                 }
             }
@@ -156,8 +157,9 @@ static bool coll_gpu_stream_setup_threaded(coll_gpu_stream_ctx_t *ctx,
         return false;
     }
     ctx->threaded = true;
-    COLL_GPU_VERBOSE(1, "%s: stream-ordered allreduce across %d nodes, run by the "
-                        "communicator's thread between stream flags",
+    COLL_GPU_VERBOSE(1,
+                     "%s: stream-ordered allreduce across %d nodes, run by the "
+                     "communicator's thread between stream flags",
                      comm->c_name, ctx->module->team->nnodes);
     return true;
 }
@@ -197,8 +199,8 @@ static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx,
         return true;
     }
     if ((ACCEL_OK != accel->stream_write_value32(ctx->stream, &ctx->gates[0], c)) ||
-        (ACCEL_OK != accel->stream_wait_value32(ctx->stream, &ctx->gates[1], c,
-                                                ACCEL_WAIT_VALUE_GEQ))) {
+        (ACCEL_OK !=
+         accel->stream_wait_value32(ctx->stream, &ctx->gates[1], c, ACCEL_WAIT_VALUE_GEQ))) {
         /* the thread must still start: the peers run the call */
         __atomic_store_n(&ctx->gates[0], c, __ATOMIC_RELEASE);
         *rc_p = OMPI_ERROR;
@@ -236,8 +238,8 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     ctx->peer_reported = calloc((size_t)size, sizeof(*ctx->peer_reported));
     zeros = calloc(1, ctx->flags_bytes);
     /* collective whatever this rank's allocations did: every rank allocates, then all agree */
-    ok = (CGT_OK == cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE,
-                              &ctx->mem));
+    ok = (CGT_OK ==
+          cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE, &ctx->mem));
     if (!ok) {
         ctx->mem = NULL;
     }
@@ -261,8 +263,9 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     /* every rank's flags are zero before any stream writes a peer's */
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if ((OMPI_SUCCESS != rc) || !ok) {
-        COLL_GPU_VERBOSE(1, "%s: no stream-ordered allreduce (the device area or stream memory "
-                            "operations are missing on some rank)",
+        COLL_GPU_VERBOSE(1,
+                         "%s: no stream-ordered allreduce (the device area or stream memory "
+                         "operations are missing on some rank)",
                          comm->c_name);
         if (NULL != ctx->mem) {
             cgt_free(team->cgt, ctx->mem);
@@ -457,8 +460,8 @@ static int coll_gpu_stream_reported(coll_gpu_stream_ctx_t *ctx, struct ompi_comm
     return MPI_SUCCESS;
 }
 
-static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
-                                     MPI_Datatype dtype, MPI_Op op, MPI_Comm comm) {
+static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dtype,
+                                     MPI_Op op, MPI_Comm comm) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     coll_gpu_stream_ctx_t *ctx = NULL;
     const char *why = "";
@@ -494,11 +497,10 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count,
                              comm->c_name, count, (size_t)extent, ctx->module->team->nnodes,
                              (unsigned long long)ctx->seq);
             coll_gpu_count_native(COLL_GPU_ALLREDUCE, (size_t)count * (size_t)extent);
-            return (OMPI_SUCCESS == rc) ? coll_gpu_stream_reported(ctx, comm)
-                                        : coll_gpu_stream_error(comm, MPI_ERR_OTHER,
-                                                                "MPIX_Allreduce_enqueue",
-                                                                coll_gpu_stream_accel_error(
-                                                                    err, sizeof(err)));
+            return (OMPI_SUCCESS == rc)
+                       ? coll_gpu_stream_reported(ctx, comm)
+                       : coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
+                                               coll_gpu_stream_accel_error(err, sizeof(err)));
         }
         why = "the native path does not take it across nodes";
     } else if ((bytes = (size_t)count * (size_t)extent) > ctx->half) {

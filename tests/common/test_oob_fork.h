@@ -28,9 +28,10 @@ typedef int (*test_oob_main_fn_t)(test_oob_t *oob, int rank, int size, void *arg
 /*
  * Fork size processes running fn, wait for all of them (at most timeout seconds: then every
  * process left is killed).  Forks once the caller's process has no other thread (a lock another
- * thread holds would be held forever in the children), waiting up to 10 s for them to end.  status[r] (may be NULL) receives rank r's exit code, 128 + signal
- * when a signal killed it, -1 when it was killed for the timeout.  Returns the number of ranks
- * whose status is not 0, or -1 when the launch itself failed.
+ * thread holds would be held forever in the children), waiting up to 10 s for them to end.
+ * status[r] (may be NULL) receives rank r's exit code, 128 + signal when a signal killed it, -1
+ * when it was killed for the timeout.  Returns the number of ranks whose status is not 0, or -1
+ * when the launch itself failed.
  */
 int test_oob_run(int size, double timeout, test_oob_main_fn_t fn, void *arg, int *status);
 

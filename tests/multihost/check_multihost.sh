@@ -139,6 +139,13 @@ check_run "2 hosts x 2 ranks: hostnames" 4 "$NET $EMU coll_gpu_host_buffers=1 co
     test_collectives --kinds=host --small-only
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "native across the 2 hosts" \
     "over 2 nodes"
+# rails auto on real hosts: a host's two ranks share its one interface (UCX_NET_DEVICES=mh0), so
+# every rank resolves rails off (the suites run them on: CHECK_DEFAULT_MCA)
+check_run "2 hosts x 2 ranks: coll_gpu_tree_rails auto, one interface per host" 4 \
+    "$NET $EMU coll_gpu_host_buffers=1 coll_gpu_tree_rails=auto coll_gpu_verbose=1" \
+    test_net_traffic --coll=bcast --bytes=1048576 --root=3 --ranks-per-node=2
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "every rank: rails off, one interface" 4 \
+    "network devices mh0, rails off \(the ranks of a node use the same network devices\)"
 check_run "2 hosts x 2 ranks, host buffers, host-buffer mode" 4 "$NET $EMU coll_gpu_host_buffers=1" \
     test_collectives --kinds=host --big=4m
 check_run "2 hosts x 2 ranks, emulated device memory" 4 "$NET $EMU" test_collectives \

@@ -67,9 +67,9 @@ int coll_gpu_allgatherv_hierarchical(struct ompi_communicator_t *comm,
                 continue;
             }
             if (i % nlocal == team->local_rank) {
-                coll_gpu_prims_fetch(&pr, p, c.step, 0, mine + (size_t)(1 + i / nlocal) * per_step * esize,
-                                     coll_gpu_prims_block_chunk(counts[p], c.first, per_step) *
-                                         esize);
+                coll_gpu_prims_fetch(
+                    &pr, p, c.step, 0, mine + (size_t)(1 + i / nlocal) * per_step * esize,
+                    coll_gpu_prims_block_chunk(counts[p], c.first, per_step) * esize);
             }
             ++i;
         }

@@ -89,7 +89,8 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
     coll_gpu_prims_init(&pr, call);
     for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&pr, &c, largest, per_step);) {
         char *mine = coll_gpu_prims_mine(&pr, c.step);
-        size_t bytes = per_step * esize, n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
+        size_t bytes = per_step * esize,
+               n = coll_gpu_prims_block_chunk(counts[rank], c.first, per_step);
         const void *own;
         int i, nsrcs;
 
@@ -114,8 +115,8 @@ int coll_gpu_reduce_scatter_hierarchical(struct ompi_communicator_t *comm,
                 continue;
             }
             /* (a node of one rank: the partial is the input) */
-            part = mine + ((1 == nlocal) ? (size_t)b : off_parts + (size_t)((i - 1) / nlocal)) *
-                              bytes;
+            part =
+                mine + ((1 == nlocal) ? (size_t)b : off_parts + (size_t)((i - 1) / nlocal)) * bytes;
             if (nlocal > 1) {
                 coll_gpu_prims_reduce_node(&pr, part, c.step, (size_t)b * bytes, nb);
             }
