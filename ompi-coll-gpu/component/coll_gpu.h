@@ -49,22 +49,23 @@ enum {
 #define COLL_GPU_MAX_FALLBACKS 16
 #define COLL_GPU_MAX_NCOLLS 12
 
-/* The three numbers of auto's rule for a binomial row (coll_gpu_alg_size_rule_t): from min_nodes
+/* The three numbers of auto's band rule for a row (coll_gpu_alg_size_rule_t): from min_nodes
  * nodes on, calls from min_bytes up to max_bytes. */
 typedef struct {
     int min_nodes;
     size_t min_bytes;
     size_t max_bytes;
-} coll_gpu_binomial_band_t;
+} coll_gpu_band_t;
 
-/* A binomial row's rule: its parameters (coll_gpu_<coll>_binomial_*, by default the cost model's
- * band for communicators with rails), and the model's band without rails, which a communicator
- * without them (coll_gpu_team_t.rails) takes where none of the three parameters was set. */
+/* A band rule (binomial's; gather's and scatter's hierarchical): its parameters
+ * (coll_gpu_<coll>_<alg>_*, by default the cost model's band for communicators with rails), and the
+ * model's band without rails, which a communicator without them (coll_gpu_team_t.rails) takes where
+ * none of the three parameters was set. */
 typedef struct {
-    coll_gpu_binomial_band_t params;
-    coll_gpu_binomial_band_t no_rails;
+    coll_gpu_band_t params;
+    coll_gpu_band_t no_rails;
     bool params_set;
-} coll_gpu_binomial_rule_params_t;
+} coll_gpu_band_rule_t;
 
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
@@ -111,8 +112,10 @@ typedef struct mca_coll_gpu_component_t {
     /* auto, from <coll>_binomial_min_nodes nodes on: <coll> binomial for calls from
      * <coll>_binomial_min_bytes up to <coll>_binomial_max_bytes (gather, scatter: the block x
      * ranks) */
-    coll_gpu_binomial_rule_params_t bcast_binomial, reduce_binomial, gather_binomial,
-        scatter_binomial;
+    coll_gpu_band_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
+    /* auto across nodes where a node has several ranks: gather's and scatter's hierarchical on
+     * <coll>_hierarchical's band (the block x ranks), direct elsewhere */
+    coll_gpu_band_rule_t gather_hierarchical, scatter_hierarchical;
     int tree_rails; /* COLL_GPU_RAILS_*: the rooted collectives between nodes stripe over each
                      * node's ranks (a team's choice: coll_gpu_team_t.rails) */
     size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */

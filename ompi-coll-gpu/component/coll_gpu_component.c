@@ -314,25 +314,27 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
 /* auto's rule for coll's binomial row: coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes},
  * defaults the cost model's least-loss rule (coll_gpu_model_defaults.h); what: what the row
  * does, small_why and large_why: why it loses below min_bytes and above max_bytes. */
-/* The cost model's bands of coll's binomial (coll_gpu_model_defaults.h): with rails, without. */
-#define COLL_GPU_MODEL_BAND(COLL)                                                                  \
-    (coll_gpu_binomial_band_t) {                                                                   \
-        COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_NODES, COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_BYTES,    \
-            COLL_GPU_MODEL_##COLL##_BINOMIAL_MAX_BYTES                                             \
+/* The cost model's bands of a rule (coll_gpu_model_defaults.h: NAME BCAST_BINOMIAL,
+ * GATHER_HIERARCHICAL, ...): with rails, without. */
+#define COLL_GPU_MODEL_BAND(NAME)                                                                  \
+    (coll_gpu_band_t) {                                                                            \
+        COLL_GPU_MODEL_##NAME##_MIN_NODES, COLL_GPU_MODEL_##NAME##_MIN_BYTES,                      \
+            COLL_GPU_MODEL_##NAME##_MAX_BYTES                                                      \
     }
-#define COLL_GPU_MODEL_BAND_NO_RAILS(COLL)                                                         \
-    (coll_gpu_binomial_band_t) {                                                                   \
-        COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_NODES,                                       \
-            COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_BYTES,                                   \
-            COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MAX_BYTES                                    \
+#define COLL_GPU_MODEL_BAND_NO_RAILS(NAME)                                                         \
+    (coll_gpu_band_t) {                                                                            \
+        COLL_GPU_MODEL_##NAME##_NO_RAILS_MIN_NODES, COLL_GPU_MODEL_##NAME##_NO_RAILS_MIN_BYTES,    \
+            COLL_GPU_MODEL_##NAME##_NO_RAILS_MAX_BYTES                                             \
     }
 
-static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const char *coll,
-                                            const char *bytes_what,
-                                            coll_gpu_binomial_rule_params_t *rule,
-                                            coll_gpu_binomial_band_t rails,
-                                            coll_gpu_binomial_band_t no_rails, const char *what,
-                                            const char *small_why, const char *large_why) {
+/* coll_gpu_<coll>_<alg>_{min_nodes,min_bytes,max_bytes}: the band auto runs alg on (binomial;
+ * gather's and scatter's hierarchical, direct elsewhere), defaults the model's with rails; the
+ * model's band without rails beside them. */
+static void coll_gpu_register_band_rule(const mca_base_component_t *c, const char *coll,
+                                        const char *alg, const char *bytes_what,
+                                        coll_gpu_band_rule_t *rule, coll_gpu_band_t rails,
+                                        coll_gpu_band_t no_rails, const char *what,
+                                        const char *small_why, const char *large_why) {
     struct {
         const char *suffix;
         mca_base_var_type_t type;
@@ -349,26 +351,26 @@ static void coll_gpu_register_binomial_rule(const mca_base_component_t *c, const
         mca_base_var_source_t source = MCA_BASE_VAR_SOURCE_DEFAULT;
         int index;
 
-        snprintf(name, sizeof(name), "%s_binomial_%s", coll, vars[k].suffix);
+        snprintf(name, sizeof(name), "%s_%s_%s", coll, alg, vars[k].suffix);
         if (0 == k) {
             snprintf(help, sizeof(help),
                      "With %s_algorithm auto and no tuning rule: from this many nodes on, calls "
-                     "from %s_binomial_min_bytes to %s_binomial_max_bytes run binomial (%s).  The "
-                     "default is the cost model's, with the other two: the rule that loses least "
-                     "on nodes of 8 H200 with rails (coll_gpu_tree_rails; perf/cost_model "
-                     "--crossovers; its tuning file gives each layout its own band).  A "
-                     "communicator without rails (nodes of one rank, or whose ranks share their "
-                     "network devices) takes the model's band without them where none of the "
-                     "three is set (from %d nodes, %zu to %zu bytes: coll_gpu_verbose 10 says so)",
-                     coll, coll, coll, what, no_rails.min_nodes, no_rails.min_bytes,
+                     "from %s_%s_min_bytes to %s_%s_max_bytes run %s (%s).  The default is the "
+                     "cost model's, with the other two: the rule that loses least on nodes of 8 "
+                     "H200 with rails (coll_gpu_tree_rails; perf/cost_model --crossovers; its "
+                     "tuning file gives each layout its own band).  A communicator without rails "
+                     "(nodes of one rank, or whose ranks share their network devices) takes the "
+                     "model's band without them where none of the three is set (from %d nodes, "
+                     "%zu to %zu bytes: coll_gpu_verbose 10 says so)",
+                     coll, coll, alg, coll, alg, alg, what, no_rails.min_nodes, no_rails.min_bytes,
                      no_rails.max_bytes);
         } else {
             snprintf(help, sizeof(help),
-                     "With %s_algorithm auto and no tuning rule, from %s_binomial_min_nodes nodes "
-                     "on: the %s %s that runs binomial (%s).  %sThe default is the cost model's "
-                     "(with rails; see %s_binomial_min_nodes)",
-                     coll, coll, (1 == k) ? "smallest" : "largest", bytes_what,
-                     (1 == k) ? small_why : large_why, (1 == k) ? "" : "0: never.  ", coll);
+                     "With %s_algorithm auto and no tuning rule, from %s_%s_min_nodes nodes on: "
+                     "the %s %s that runs %s (%s).  %sThe default is the cost model's (with "
+                     "rails; see %s_%s_min_nodes)",
+                     coll, coll, alg, (1 == k) ? "smallest" : "largest", bytes_what, alg,
+                     (1 == k) ? small_why : large_why, (1 == k) ? "" : "0: never.  ", coll, alg);
         }
         /* (the name and description are copied by the MCA base) */
         index = mca_base_component_var_register(c, name, help, vars[k].type, NULL, 0, 0,
@@ -500,9 +502,9 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.reduce_scatter_halving_max_bytes);
 
-    coll_gpu_register_binomial_rule(
-        c, "bcast", "message", &mca_coll_gpu_component.bcast_binomial, COLL_GPU_MODEL_BAND(BCAST),
-        COLL_GPU_MODEL_BAND_NO_RAILS(BCAST),
+    coll_gpu_register_band_rule(
+        c, "bcast", "binomial", "message", &mca_coll_gpu_component.bcast_binomial,
+        COLL_GPU_MODEL_BAND(BCAST_BINOMIAL), COLL_GPU_MODEL_BAND_NO_RAILS(BCAST_BINOMIAL),
         "a binomial tree of the node leaders: ceil(log2(nodes)) gets deep, no barrier per chunk, "
         "where pipelined's two-level leaders all get from the root and its chain is nodes - 1 "
         "deep",
@@ -510,19 +512,19 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "below, pipelined's fewer rounds are faster",
         "the root's node sends each chunk to each of its ceil(log2(nodes)) children: larger ones "
         "run pipelined, whose chain sends it once");
-    coll_gpu_register_binomial_rule(
-        c, "reduce", "message", &mca_coll_gpu_component.reduce_binomial,
-        COLL_GPU_MODEL_BAND(REDUCE), COLL_GPU_MODEL_BAND_NO_RAILS(REDUCE),
+    coll_gpu_register_band_rule(
+        c, "reduce", "binomial", "message", &mca_coll_gpu_component.reduce_binomial,
+        COLL_GPU_MODEL_BAND(REDUCE_BINOMIAL), COLL_GPU_MODEL_BAND_NO_RAILS(REDUCE_BINOMIAL),
         "the node leaders reduce up a binomial tree to the root: ceil(log2(nodes)) gets deep, "
         "where hierarchical's root gets a partial from every node",
         "each of its ceil(log2(nodes)) levels costs a round trip, a copy and a synchronization: "
         "below, hierarchical or direct's fewer rounds are faster",
         "the root's node receives it from each of its ceil(log2(nodes)) children: larger ones "
         "run hierarchical, segmented between the nodes");
-    coll_gpu_register_binomial_rule(
-        c, "gather", "gathered message (the block x ranks)",
-        &mca_coll_gpu_component.gather_binomial, COLL_GPU_MODEL_BAND(GATHER),
-        COLL_GPU_MODEL_BAND_NO_RAILS(GATHER),
+    coll_gpu_register_band_rule(
+        c, "gather", "binomial", "gathered message (the block x ranks)",
+        &mca_coll_gpu_component.gather_binomial, COLL_GPU_MODEL_BAND(GATHER_BINOMIAL),
+        COLL_GPU_MODEL_BAND_NO_RAILS(GATHER_BINOMIAL),
         "the node leaders pass their subtrees' blocks up a binomial tree to the root: "
         "ceil(log2(nodes)) messages at the root per step, where hierarchical's root gets one "
         "from every node",
@@ -530,10 +532,10 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "hierarchical or direct's single round is faster",
         "its inner leaders forward their subtrees' blocks once more: larger ones run "
         "hierarchical or direct, whose blocks cross the network once");
-    coll_gpu_register_binomial_rule(
-        c, "scatter", "scattered message (the block x ranks)",
-        &mca_coll_gpu_component.scatter_binomial, COLL_GPU_MODEL_BAND(SCATTER),
-        COLL_GPU_MODEL_BAND_NO_RAILS(SCATTER),
+    coll_gpu_register_band_rule(
+        c, "scatter", "binomial", "scattered message (the block x ranks)",
+        &mca_coll_gpu_component.scatter_binomial, COLL_GPU_MODEL_BAND(SCATTER_BINOMIAL),
+        COLL_GPU_MODEL_BAND_NO_RAILS(SCATTER_BINOMIAL),
         "the root's blocks go down a binomial tree of the node leaders, each getting its "
         "subtree's blocks from its parent: ceil(log2(nodes)) messages from the root per step, "
         "where hierarchical's every node leader gets from the root",
@@ -541,6 +543,26 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         "hierarchical or direct's single round is faster",
         "its inner leaders forward their subtrees' blocks once more: larger ones run "
         "hierarchical or direct, whose blocks cross the network once");
+    coll_gpu_register_band_rule(
+        c, "gather", "hierarchical", "gathered message (the block x ranks)",
+        &mca_coll_gpu_component.gather_hierarchical, COLL_GPU_MODEL_BAND(GATHER_HIERARCHICAL),
+        COLL_GPU_MODEL_BAND_NO_RAILS(GATHER_HIERARCHICAL),
+        "across nodes where a node has several ranks; elsewhere direct: each node's leader (or "
+        "with rails its carrier) collects its node's blocks, the root gets one message per node, "
+        "where direct's root gets every remote rank's block",
+        "its hop inside the node and its leaders' synchronization cost more than direct's extra "
+        "messages on few nodes",
+        "the larger ones run direct, whose blocks cross once, straight into the root's buffer");
+    coll_gpu_register_band_rule(
+        c, "scatter", "hierarchical", "scattered message (the block x ranks)",
+        &mca_coll_gpu_component.scatter_hierarchical, COLL_GPU_MODEL_BAND(SCATTER_HIERARCHICAL),
+        COLL_GPU_MODEL_BAND_NO_RAILS(SCATTER_HIERARCHICAL),
+        "across nodes where a node has several ranks; elsewhere direct: one rank of each node "
+        "gets its node's blocks from the root's node (with rails from its carrier), where "
+        "direct's every remote rank gets its block from the root",
+        "its hop inside the node and its leaders' synchronization cost more than direct's extra "
+        "messages below",
+        "the larger ones run direct");
 
     mca_coll_gpu_component.tree_rails = COLL_GPU_RAILS_AUTO;
     (void)mca_base_var_enum_create("coll_gpu_tree_rails", coll_gpu_tree_rails_values, &rails_enum);

@@ -66,38 +66,61 @@
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_NO_RAILS_MIN_BYTES 12288UL
 #define COLL_GPU_MODEL_REDUCE_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
 /* gather, nodes of 8 ranks with rails: binomial from this many nodes, for gathered sizes (block
- * x ranks) from this size up to this one: the triple that loses least over those layouts on
- * every node count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical,
- * or direct on nodes of one rank (the sum of log(time taken / time of the faster): 9.7, against
- * 9.7 never taking binomial) */
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 2U
+ * x ranks) from this size up to this one: binomial loses everywhere: never */
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_NODES 2147483647U
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 16UL
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_MAX_BYTES 0UL
 /* gather, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters
  * is set: binomial from this many nodes, for gathered sizes (block x ranks) from this size up
- * to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every node
- * count and gathered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or direct
- * on nodes of one rank (the sum of log(time taken / time of the faster): 72.8, against 182.4
- * never taking binomial) */
+ * to this one: the triple that loses least over those layouts on every node count and gathered
+ * sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical or direct (their band) (the sum
+ * of log(time taken / time of the faster): 10.1, against 101.8 never taking binomial) */
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MIN_NODES 512U
 #define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
+#define COLL_GPU_MODEL_GATHER_BINOMIAL_NO_RAILS_MAX_BYTES 167772160UL
 /* scatter, nodes of 8 ranks with rails: binomial from this many nodes, for scattered sizes
- * (block x ranks) from this size up to this one: the triple that loses least over those layouts
- * on every node count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere
- * hierarchical, or direct on nodes of one rank (the sum of log(time taken / time of the
- * faster): 25.8, against 27.1 never taking binomial) */
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 2U
+ * (block x ranks) from this size up to this one: binomial loses everywhere: never */
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_NODES 2147483647U
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_MIN_BYTES 0UL
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 128UL
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_MAX_BYTES 0UL
 /* scatter, without rails (nodes of 1 and of 8 ranks), taken where none of the three parameters
  * is set: binomial from this many nodes, for scattered sizes (block x ranks) from this size up
  * to this one (SIZE_MAX: no end): the triple that loses least over those layouts on every node
- * count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical, or direct
- * on nodes of one rank (the sum of log(time taken / time of the faster): 15.9, against 63.0
- * never taking binomial) */
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_NODES 2U
-#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_BYTES 58720256UL
+ * count and scattered sizes (block x ranks) of 8 B to 1 GiB; elsewhere hierarchical or direct
+ * (their band) (the sum of log(time taken / time of the faster): 1.4, against 33.4 never taking
+ * binomial) */
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_NODES 3U
+#define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MIN_BYTES 83886080UL
 #define COLL_GPU_MODEL_SCATTER_BINOMIAL_NO_RAILS_MAX_BYTES 18446744073709551615UL
+/* gather, nodes of 8 ranks with rails: hierarchical from this many nodes, for gathered sizes
+ * (block x ranks) from this size up to this one (SIZE_MAX: no end): the triple that loses least
+ * over those layouts on every node count and gathered sizes (block x ranks) of 8 B to 1 GiB;
+ * elsewhere direct (the sum of log(time taken / time of the faster): 25.7, against 570.7 never
+ * taking hierarchical) */
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_MIN_NODES 16U
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_MIN_BYTES 256UL
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_MAX_BYTES 18446744073709551615UL
+/* gather, without rails (nodes of 8 ranks), taken where none of the three parameters is set:
+ * hierarchical from this many nodes, for gathered sizes (block x ranks) from this size up to
+ * this one: the triple that loses least over those layouts on every node count and gathered
+ * sizes (block x ranks) of 8 B to 1 GiB; elsewhere direct (the sum of log(time taken / time of
+ * the faster): 4.7, against 343.2 never taking hierarchical) */
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_NO_RAILS_MIN_NODES 24U
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_NO_RAILS_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_GATHER_HIERARCHICAL_NO_RAILS_MAX_BYTES 25165824UL
+/* scatter, nodes of 8 ranks with rails: hierarchical from this many nodes, for scattered sizes
+ * (block x ranks) from this size up to this one (SIZE_MAX: no end): the triple that loses least
+ * over those layouts on every node count and scattered sizes (block x ranks) of 8 B to 1 GiB;
+ * elsewhere direct (the sum of log(time taken / time of the faster): 0.8, against 395.8 never
+ * taking hierarchical) */
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_MIN_NODES 3U
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_MIN_BYTES 1572864UL
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_MAX_BYTES 18446744073709551615UL
+/* scatter, without rails (nodes of 8 ranks), taken where none of the three parameters is set:
+ * hierarchical from this many nodes, for scattered sizes (block x ranks) from this size up to
+ * this one: hierarchical loses everywhere: never */
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MIN_NODES 2147483647U
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MAX_BYTES 0UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

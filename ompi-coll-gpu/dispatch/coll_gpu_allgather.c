@@ -57,7 +57,7 @@ static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *qu
     COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
         coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP, coll_gpu_##form##_direct,           \
         COLL_GPU_ALLGATHER_HIER_HELP, coll_gpu_##form##_hierarchical,                              \
-        coll_gpu_allgather_hierarchical_fits, SIZE_MAX, coll_gpu_allgather_doubling_small,         \
+        coll_gpu_allgather_hierarchical_fits, SIZE_MAX, NULL, coll_gpu_allgather_doubling_small,   \
         {.name = "hierarchical_doubling",                                                          \
          .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,                                                 \
          .multi_node = true,                                                                       \

@@ -22,7 +22,7 @@ static bool coll_gpu_alltoall_direct_preferred(const coll_gpu_alg_query_t *query
         return true;
     }
     return coll_gpu_alg_direct_over_hierarchical(query, coll_gpu_alltoall_hierarchical_fits,
-                                                 SIZE_MAX, why, why_len);
+                                                 SIZE_MAX, NULL, why, why_len);
 }
 
 static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,

@@ -21,19 +21,27 @@ COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_gather, "gather_binomial", " gathered", true
                            mca_coll_gpu_component.gather_binomial,
                            coll_gpu_gather_scatter_hierarchical_fits, "a slot per rank")
 
+/* auto across nodes where a node has several ranks: hierarchical from
+ * coll_gpu_gather_hierarchical_min_nodes nodes on for calls from _min_bytes up to _max_bytes
+ * gathered, direct elsewhere (the cost model's band). */
+COLL_GPU_ALG_BAND_RULE(coll_gpu_gather_hier_band, "gather_hierarchical", " gathered", true,
+                       mca_coll_gpu_component.gather_hierarchical);
+
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_gather_alg, "the root copies every block from its owner's scratch",
     coll_gpu_gather_direct,
     "each node's leader collects its node's blocks, the root gets them in one message per node",
     coll_gpu_gather_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
-    coll_gpu_gather_binomial_small,
+    &coll_gpu_gather_hier_band, coll_gpu_gather_binomial_small,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_gather, COLL_GPU_GATHER_BINOMIAL_HELP, "gather_binomial",
                               coll_gpu_gather_binomial));
 
 /* per rank blocks: hierarchical has a slot per rank */
 COLL_GPU_ALG_TABLE(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather", "MPI_Gather", true, true,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP
-                   "; binomial from gather_binomial_min_nodes "
+                   "direct on one node and across nodes of one rank each; across nodes "
+                   "where a node has several ranks hierarchical on gather_hierarchical's band "
+                   "(from gather_hierarchical_min_nodes nodes for calls from _min_bytes to "
+                   "_max_bytes), direct elsewhere; binomial from gather_binomial_min_nodes "
                    "nodes on for calls from "
                    "gather_binomial_min_bytes up to "
                    "gather_binomial_max_bytes");

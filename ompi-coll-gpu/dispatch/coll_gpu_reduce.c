@@ -25,7 +25,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "each node reduces its ranks' inputs into one partial, the root fetches one per node: "
     "hierarchical allreduce's bits",
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
-    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, coll_gpu_reduce_binomial_small,
+    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, NULL, coll_gpu_reduce_binomial_small,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_reduce, COLL_GPU_REDUCE_BINOMIAL_HELP, "reduce_binomial",
                               coll_gpu_reduce_binomial));
 

@@ -59,7 +59,7 @@ static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, cha
     COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
         coll_gpu_##form##_alg, COLL_GPU_RS_DIRECT_HELP, coll_gpu_##form##_direct,                  \
         COLL_GPU_RS_HIER_HELP, coll_gpu_##form##_hierarchical,                                     \
-        coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX, coll_gpu_rs_halving_small,            \
+        coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX, NULL, coll_gpu_rs_halving_small,      \
         {.name = "hierarchical_halving",                                                           \
          .help = COLL_GPU_RS_HALVING_HELP,                                                         \
          .multi_node = true,                                                                       \

@@ -20,20 +20,27 @@ COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_scatter, "scatter_binomial", " scattered", t
                            mca_coll_gpu_component.scatter_binomial,
                            coll_gpu_gather_scatter_hierarchical_fits, "a slot per rank")
 
+/* auto across nodes where a node has several ranks: hierarchical on
+ * coll_gpu_scatter_hierarchical's band of scattered sizes, direct elsewhere. */
+COLL_GPU_ALG_BAND_RULE(coll_gpu_scatter_hier_band, "scatter_hierarchical", " scattered", true,
+                       mca_coll_gpu_component.scatter_hierarchical);
+
 COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_scatter_alg, "every rank copies its block from the root's scratch",
     coll_gpu_scatter_direct,
     "each node's leader gets its node's blocks from the root in one message, the node's ranks "
     "copy theirs from it",
     coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
-    coll_gpu_scatter_binomial_small,
+    &coll_gpu_scatter_hier_band, coll_gpu_scatter_binomial_small,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_scatter, COLL_GPU_SCATTER_BINOMIAL_HELP, "scatter_binomial",
                               coll_gpu_scatter_binomial));
 
 COLL_GPU_ALG_TABLE(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter", "MPI_Scatter", true,
                    true,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP
-                   "; binomial from scatter_binomial_min_nodes "
+                   "direct on one node and across nodes of one rank each; across nodes "
+                   "where a node has several ranks hierarchical on scatter_hierarchical's band "
+                   "(from scatter_hierarchical_min_nodes nodes for calls from _min_bytes to "
+                   "_max_bytes), direct elsewhere; binomial from scatter_binomial_min_nodes "
                    "nodes on for calls from "
                    "scatter_binomial_min_bytes up to "
                    "scatter_binomial_max_bytes");

@@ -54,10 +54,9 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
 /* The band rule applies to team's calls (min_bytes 0 where the rule has none); true where it is
  * a binomial row's band without rails (the team has none and no parameter was set). */
 static bool coll_gpu_alg_size_rule_band(const coll_gpu_alg_size_rule_t *rule,
-                                        const coll_gpu_team_t *team,
-                                        coll_gpu_binomial_band_t *band) {
-    if ((NULL != rule->binomial) && !team->rails && !rule->binomial->params_set) {
-        *band = rule->binomial->no_rails;
+                                        const coll_gpu_team_t *team, coll_gpu_band_t *band) {
+    if ((NULL != rule->band) && !team->rails && !rule->band->params_set) {
+        *band = rule->band->no_rails;
         return true;
     }
     band->min_nodes = *rule->min_nodes;
@@ -70,7 +69,7 @@ bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
                             const coll_gpu_alg_query_t *query) {
     const coll_gpu_team_t *team = query->native->team;
     size_t scale = rule->per_rank ? (size_t)team->size : 1;
-    coll_gpu_binomial_band_t band;
+    coll_gpu_band_t band;
 
     (void)coll_gpu_alg_size_rule_band(rule, team, &band);
     return (team->nnodes >= band.min_nodes) && (query->bytes <= band.max_bytes / scale) &&
@@ -81,7 +80,7 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
     size_t bytes = query->bytes * (rule->per_rank ? (size_t)team->size : 1);
-    coll_gpu_binomial_band_t band;
+    coll_gpu_band_t band;
 
     if (coll_gpu_alg_size_rule_band(rule, team, &band)) {
         COLL_GPU_WHY(why, why_len,
@@ -107,7 +106,9 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
 
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           size_t seg_min_bytes, char *why, size_t why_len) {
+                                           size_t seg_min_bytes,
+                                           const coll_gpu_alg_size_rule_t *hier_band, char *why,
+                                           size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
     if (1 == team->nnodes) {
@@ -121,6 +122,14 @@ bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
     if (!hier_fits(query->native, query->esize)) {
         COLL_GPU_WHY(why, why_len, "%d nodes; hierarchical does not fit the scratch", team->nnodes);
         return true;
+    }
+    if ((NULL != hier_band) && (team->nnodes < team->size)) {
+        char band[256];
+
+        if (!coll_gpu_alg_size_rule_why(hier_band, query, band, sizeof(band))) {
+            COLL_GPU_WHY(why, why_len, "not hierarchical's band: %s", band);
+            return true;
+        }
     }
     return false;
 }
@@ -287,7 +296,7 @@ static void coll_gpu_native_tuning_log(int level, const char *msg, void *ctx) {
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 29 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 35 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -323,14 +332,17 @@ void coll_gpu_native_tuning_load(void) {
     words[14] = (uint64_t)c->reduce_scatter_halving_min_nodes;
     words[15] = (uint64_t)c->reduce_scatter_halving_max_bytes;
     {
-        const coll_gpu_binomial_rule_params_t *rules[] = {
-            &c->bcast_binomial, &c->reduce_binomial, &c->gather_binomial, &c->scatter_binomial};
+        const coll_gpu_band_rule_t *rules[] = {&c->bcast_binomial,      &c->reduce_binomial,
+                                               &c->gather_binomial,     &c->scatter_binomial,
+                                               &c->gather_hierarchical, &c->scatter_hierarchical};
 
         words[28] = (uint64_t)c->tree_rails;
-        for (int k = 0; k < 4; ++k) {
-            words[16 + 3 * k] = (uint64_t)rules[k]->params.min_nodes;
-            words[17 + 3 * k] = (uint64_t)rules[k]->params.min_bytes;
-            words[18 + 3 * k] = (uint64_t)rules[k]->params.max_bytes;
+        for (int k = 0; k < 6; ++k) {
+            int w = (k < 4) ? 16 + 3 * k : 29 + 3 * (k - 4); /* (28: tree_rails) */
+
+            words[w] = (uint64_t)rules[k]->params.min_nodes;
+            words[w + 1] = (uint64_t)rules[k]->params.min_bytes;
+            words[w + 2] = (uint64_t)rules[k]->params.max_bytes;
             /* set to the default on one rank, left alone on another: the bands without rails
              * differ */
             words[28] |= (uint64_t)rules[k]->params_set << (8 + k);

@@ -421,19 +421,6 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
                                         .num_algs = 1,                                             \
                                         .algs = table##_rows}
 
-/* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
- * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
- * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
- * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
- * algorithm's _fits); hierarchical elsewhere. */
-bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
-                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           size_t seg_min_bytes, char *why, size_t why_len);
-bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
-                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
-                                    size_t why_len);
-bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
-
 /* auto's size rule for an algorithm of a few rounds between node leaders (allreduce and
  * allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast and
  * reduce binomial): from coll_gpu_<param>_min_nodes nodes on, calls of at most
@@ -446,9 +433,9 @@ typedef struct {
     const int *min_nodes; /* the parameters */
     const size_t *max_bytes;
     const size_t *min_bytes; /* NULL: none */
-    /* a binomial row's (else NULL): a communicator without rails takes its band without them
-     * where no parameter was set */
-    const coll_gpu_binomial_rule_params_t *binomial;
+    /* a band rule's (binomial's; gather's and scatter's hierarchical; else NULL): a
+     * communicator without rails takes its band without them where no parameter was set */
+    const coll_gpu_band_rule_t *band;
 } coll_gpu_alg_size_rule_t;
 
 /* Whether rule takes query's call; _why: and the reason, for the verbose log. */
@@ -457,6 +444,34 @@ bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
 bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
+/* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
+ * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
+ * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
+ * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
+ * algorithm's _fits), and outside hier_band where the collective has one (gather, scatter: the
+ * cost model's band of hierarchical against direct; NULL: none); hierarchical elsewhere. */
+bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
+                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                           size_t seg_min_bytes,
+                                           const coll_gpu_alg_size_rule_t *hier_band, char *why,
+                                           size_t why_len);
+bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
+                                    size_t why_len);
+bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* A band rule (coll_gpu_alg_size_rule_t) named var over rule_params, a coll_gpu_band_rule_t of
+ * the component (coll_gpu_<param_name>_* parameters; per_rank: their bytes are the block x
+ * ranks; what: the bytes' name in the log). */
+#define COLL_GPU_ALG_BAND_RULE(var, param_name, what, is_per_rank, rule_params)                    \
+    static const coll_gpu_alg_size_rule_t var = {.param = param_name,                              \
+                                                 .bytes_what = what,                               \
+                                                 .per_rank = is_per_rank,                          \
+                                                 .min_nodes = &(rule_params).params.min_nodes,     \
+                                                 .max_bytes = &(rule_params).params.max_bytes,     \
+                                                 .min_bytes = &(rule_params).params.min_bytes,     \
+                                                 .band = &(rule_params)}
+
 /* A binomial row of a collective with direct and hierarchical rows (reduce, gather, scatter):
  * defines prefix##_binomial_small (auto's test, the leaders argument of
  * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (rule_params: the
@@ -464,14 +479,7 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
  * block x ranks) and its _fits (layout: what a scratch half must hold, for the log). */
 #define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, rule_params, fits_fn,    \
                                    layout)                                                         \
-    static const coll_gpu_alg_size_rule_t prefix##_binomial_rule = {                               \
-        .param = param_name,                                                                       \
-        .bytes_what = what,                                                                        \
-        .per_rank = is_per_rank,                                                                   \
-        .min_nodes = &(rule_params).params.min_nodes,                                              \
-        .max_bytes = &(rule_params).params.max_bytes,                                              \
-        .min_bytes = &(rule_params).params.min_bytes,                                              \
-        .binomial = &(rule_params)};                                                               \
+    COLL_GPU_ALG_BAND_RULE(prefix##_binomial_rule, param_name, what, is_per_rank, rule_params);    \
     static bool prefix##_binomial_small(const coll_gpu_alg_query_t *query) {                       \
         return (query->native->team->nnodes > 1) &&                                                \
                coll_gpu_alg_size_rule(&prefix##_binomial_rule, query) &&                           \
@@ -507,11 +515,11 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
  * hierarchical leave the calls leaders takes to a row that follows (the variable arguments:
  * more rows). */
 #define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
-                                              hier_fits, seg_min_bytes, leaders, ...)              \
+                                              hier_fits, seg_min_bytes, hier_band, leaders, ...)   \
     static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
                                           size_t why_len) {                                        \
         return !leaders(query) && coll_gpu_alg_direct_over_hierarchical(                           \
-                                      query, hier_fits, seg_min_bytes, why, why_len);              \
+                                      query, hier_fits, seg_min_bytes, hier_band, why, why_len);   \
     }                                                                                              \
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \

@@ -92,34 +92,47 @@ typedef enum { TU_CVAR_BOOL, TU_CVAR_INT, TU_CVAR_LONG_LONG } tu_cvar_type_t;
         .cvar = name, .offset = offsetof(tu_gpu_config_t, field), .type = cvar_type,               \
         .default_value = value                                                                     \
     }
-#define TU_BINOMIAL_CVARS(coll, COLL)                                                              \
-    TU_CVAR("coll_gpu_" #coll "_binomial_min_nodes", coll##_binomial.min_nodes, TU_CVAR_INT,       \
-            COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_NODES),                                           \
-        TU_CVAR("coll_gpu_" #coll "_binomial_min_bytes", coll##_binomial.min_bytes,                \
-                TU_CVAR_LONG_LONG, (long long)COLL_GPU_MODEL_##COLL##_BINOMIAL_MIN_BYTES),         \
-        TU_CVAR("coll_gpu_" #coll "_binomial_max_bytes", coll##_binomial.max_bytes,                \
-                TU_CVAR_LONG_LONG, (long long)COLL_GPU_MODEL_##COLL##_BINOMIAL_MAX_BYTES)
+#define TU_BAND_CVARS(rule, NAME)                                                                  \
+    TU_CVAR("coll_gpu_" #rule "_min_nodes", rule.min_nodes, TU_CVAR_INT,                           \
+            COLL_GPU_MODEL_##NAME##_MIN_NODES),                                                    \
+        TU_CVAR("coll_gpu_" #rule "_min_bytes", rule.min_bytes, TU_CVAR_LONG_LONG,                 \
+                (long long)COLL_GPU_MODEL_##NAME##_MIN_BYTES),                                     \
+        TU_CVAR("coll_gpu_" #rule "_max_bytes", rule.max_bytes, TU_CVAR_LONG_LONG,                 \
+                (long long)COLL_GPU_MODEL_##NAME##_MAX_BYTES)
 
-/* coll's band without rails (the header's), and whether its parameters were set. */
-static void tu_binomial_no_rails(tu_binomial_rule_t *rule, const char *coll, int min_nodes,
-                                 unsigned long min_bytes, unsigned long max_bytes) {
+/* A band rule's band without rails (the header's), and whether its parameters were set. */
+static void tu_band_no_rails(tu_binomial_rule_t *rule, const char *name, int min_nodes,
+                             unsigned long min_bytes, unsigned long max_bytes) {
     static const char *const suffixes[] = {"min_nodes", "min_bytes", "max_bytes"};
-    char name[96];
+    char var[96];
 
     rule->no_rails_min_nodes = min_nodes;
     rule->no_rails_min_bytes = (long long)min_bytes;
     rule->no_rails_max_bytes = (long long)max_bytes; /* SIZE_MAX: -1, as the cvar reads it */
     rule->set = false;
     for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); ++k) {
-        snprintf(name, sizeof(name), "OMPI_MCA_coll_gpu_%s_binomial_%s", coll, suffixes[k]);
-        rule->set = rule->set || (NULL != getenv(name));
+        snprintf(var, sizeof(var), "OMPI_MCA_coll_gpu_%s_%s", name, suffixes[k]);
+        rule->set = rule->set || (NULL != getenv(var));
     }
 }
-#define TU_BINOMIAL_NO_RAILS(config, coll, COLL)                                                   \
-    tu_binomial_no_rails(&(config)->coll##_binomial, #coll,                                        \
-                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_NODES,                      \
-                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MIN_BYTES,                      \
-                         COLL_GPU_MODEL_##COLL##_BINOMIAL_NO_RAILS_MAX_BYTES)
+#define TU_BAND_NO_RAILS(config, rule, NAME)                                                       \
+    tu_band_no_rails(&(config)->rule, #rule, COLL_GPU_MODEL_##NAME##_NO_RAILS_MIN_NODES,           \
+                     COLL_GPU_MODEL_##NAME##_NO_RAILS_MIN_BYTES,                                   \
+                     COLL_GPU_MODEL_##NAME##_NO_RAILS_MAX_BYTES)
+
+/* Whether a call of bytes (x ranks where the rule's bytes are gathered) on comm_size ranks is
+ * in rule's band: its parameters', or its band without rails where the communicator has none and
+ * no parameter was set. */
+static bool tu_band_takes(const tu_gpu_config_t *config, const tu_binomial_rule_t *rule,
+                          int comm_size, size_t bytes, size_t ranks) {
+    bool no_rails = (1 != config->tree_rails) && !rule->set;
+    int min_nodes = no_rails ? rule->no_rails_min_nodes : rule->min_nodes;
+    long long min_bytes = no_rails ? rule->no_rails_min_bytes : rule->min_bytes;
+    long long max_bytes = no_rails ? rule->no_rails_max_bytes : rule->max_bytes;
+
+    return (tu_emulated_node(config, comm_size - 1) + 1 >= min_nodes) &&
+           ((long long)(bytes * ranks) >= min_bytes) && (bytes <= (size_t)max_bytes / ranks);
+}
 
 /* The component's parameters but the per-collective algorithms (in the collective table):
  * where tu_gpu_config_t keeps each, and the contract's default when the cvar is absent. */
@@ -193,10 +206,12 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, rs_halving_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 41943040}, /* coll_gpu_model_defaults.h */
-    TU_BINOMIAL_CVARS(bcast, BCAST),
-    TU_BINOMIAL_CVARS(reduce, REDUCE),
-    TU_BINOMIAL_CVARS(gather, GATHER),
-    TU_BINOMIAL_CVARS(scatter, SCATTER),
+    TU_BAND_CVARS(bcast_binomial, BCAST_BINOMIAL),
+    TU_BAND_CVARS(reduce_binomial, REDUCE_BINOMIAL),
+    TU_BAND_CVARS(gather_binomial, GATHER_BINOMIAL),
+    TU_BAND_CVARS(scatter_binomial, SCATTER_BINOMIAL),
+    TU_BAND_CVARS(gather_hierarchical, GATHER_HIERARCHICAL),
+    TU_BAND_CVARS(scatter_hierarchical, SCATTER_HIERARCHICAL),
     {.cvar = "coll_gpu_tree_rails",
      .offset = offsetof(tu_gpu_config_t, tree_rails),
      .type = TU_CVAR_INT,
@@ -243,10 +258,12 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
         tu_config_read_one(config, tu_config_cvars[i].cvar, tu_config_cvars[i].offset,
                            tu_config_cvars[i].type, tu_config_cvars[i].default_value);
     }
-    TU_BINOMIAL_NO_RAILS(config, bcast, BCAST);
-    TU_BINOMIAL_NO_RAILS(config, reduce, REDUCE);
-    TU_BINOMIAL_NO_RAILS(config, gather, GATHER);
-    TU_BINOMIAL_NO_RAILS(config, scatter, SCATTER);
+    TU_BAND_NO_RAILS(config, bcast_binomial, BCAST_BINOMIAL);
+    TU_BAND_NO_RAILS(config, reduce_binomial, REDUCE_BINOMIAL);
+    TU_BAND_NO_RAILS(config, gather_binomial, GATHER_BINOMIAL);
+    TU_BAND_NO_RAILS(config, scatter_binomial, SCATTER_BINOMIAL);
+    TU_BAND_NO_RAILS(config, gather_hierarchical, GATHER_HIERARCHICAL);
+    TU_BAND_NO_RAILS(config, scatter_hierarchical, SCATTER_HIERARCHICAL);
     /* coll_gpu_<coll>_algorithm of every blocking collective that has one */
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
         const tu_coll_info_t *info = tu_coll_info(coll);
@@ -308,22 +325,21 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
                                                                       : NULL;
         size_t ranks =
             (COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll) ? (size_t)comm_size : 1;
-        /* the band without rails where the communicator has none and no parameter was set */
-        bool no_rails = (NULL != rule) && (1 != config->tree_rails) && !rule->set;
-        int min_nodes = (NULL == rule) ? 0 : no_rails ? rule->no_rails_min_nodes : rule->min_nodes;
-        long long min_bytes = (NULL == rule) ? 0
-                              : no_rails     ? rule->no_rails_min_bytes
-                                             : rule->min_bytes;
-        long long max_bytes = (NULL == rule) ? 0
-                              : no_rails     ? rule->no_rails_max_bytes
-                                             : rule->max_bytes;
 
         if ((NULL != rule) && tu_multi_node(config, comm_size) &&
-            (tu_emulated_node(config, comm_size - 1) + 1 >= min_nodes) &&
-            ((long long)(bytes * ranks) >= min_bytes) && (bytes <= (size_t)max_bytes / ranks)) {
+            tu_band_takes(config, rule, comm_size, bytes, ranks)) {
             /* bcast's rows: pipelined, binomial; the others' direct, hierarchical, binomial */
             return (COLL_GPU_BCAST == coll) ? TU_ALG_AUTO + 3 : TU_ALG_AUTO + 4;
         }
+    }
+    /* gather, scatter: on nodes of several ranks hierarchical only on its band */
+    if (((COLL_GPU_GATHER == coll) || (COLL_GPU_SCATTER == coll)) &&
+        tu_multi_node(config, comm_size) && (config->ranks_per_node > 1)) {
+        const tu_binomial_rule_t *band = (COLL_GPU_GATHER == coll) ? &config->gather_hierarchical
+                                                                   : &config->scatter_hierarchical;
+
+        return tu_band_takes(config, band, comm_size, bytes, (size_t)comm_size) ? TU_ALG_AUTO + 3
+                                                                                : TU_ALG_AUTO + 2;
     }
     /* (emulated nodes are communicator rank / ranks_per_node: beyond one node, the first has
      * ranks_per_node ranks); reduce segments its messages from 64 KiB on 3 nodes or more, where

@@ -65,6 +65,8 @@ typedef struct {
     long long rs_halving_max_bytes;         /* coll_gpu_reduce_scatter_halving_max_bytes */
     /* coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes} (max: -1 for SIZE_MAX) */
     tu_binomial_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
+    /* coll_gpu_{gather,scatter}_hierarchical_*: hierarchical's band on nodes of several ranks */
+    tu_binomial_rule_t gather_hierarchical, scatter_hierarchical;
     int tree_rails; /* coll_gpu_tree_rails: -1 auto (off on the test machines: their ranks share
                      * one network device), 0 off, 1 on */
     long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */

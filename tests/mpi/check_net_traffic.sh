@@ -21,7 +21,9 @@
 #     rails the root's node's ranks share the other nodes out; without, the root takes them all,
 #     which fails the rails' counts), the root exchanges at most one data message per other node,
 #     one rank of each other node gets from the root's (direct forced: neither, shown by the
-#     counts); with rails in many steps too;
+#     counts); with rails in many steps too; auto's compiled band of hierarchical against
+#     direct (direct on 5 nodes but for scatters of 1.5 MiB or more; without rails direct; a band
+#     set by parameter holds);
 #   - MPI_Alltoall of 1 KiB blocks on 3 to 5 nodes of 1 to 3 ranks, even and uneven: every
 #     block crosses once; hierarchical (auto): one rank of each node gets from each other node,
 #     at most 2 ceil(nnodes / L) messages per rank, and a node leader the agreement's (direct
@@ -308,6 +310,38 @@ for coll in gather scatter; do
         "$BASE coll_gpu_ranks_per_node=3 coll_gpu_native_chunk_size=16384 coll_gpu_allreduce_one_shot_max_bytes=16384" \
         test_net_traffic --coll=$coll --bytes=262144 --root=8 --rails --one-getter-per-node
 done
+# auto's own band of hierarchical against direct (the suites run hierarchical on every call:
+# CHECK_DEFAULT_MCA; here CHECK_AUTO_MCA, the compiled band): with rails gather hierarchical from
+# 16 nodes, so on 5 nodes of 2 direct; scatter from 3 nodes from 1.5 MiB scattered, so 256 KiB
+# blocks on 10 ranks (2.5 MiB) hierarchical, 64 KiB (640 KiB) direct; without rails scatter's
+# band is never (direct); a band set by parameter holds
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "gather, 65536 bytes per block to rank 3, 10 ranks on 5 nodes of 2, auto's band: direct" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=gather \
+    --bytes=65536 --root=3 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "gather direct outside hierarchical's band" \
+    "MPI_Gather on MPI_COMM_WORLD: 65536 x 1 bytes, host memory: direct \(not hierarchical's band: 5 nodes >= coll_gpu_gather_hierarchical_min_nodes=[0-9]+; "
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "scatter, 262144 bytes per block from rank 3, 10 ranks on 5 nodes of 2, auto's band: hierarchical" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=scatter \
+    --bytes=262144 --root=3 --one-getter-per-node --rails
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "scatter hierarchical on its band" \
+    "MPI_Scatter on MPI_COMM_WORLD: 262144 x 1 bytes, host memory: hierarchical"
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "scatter, 65536 bytes per block from rank 3, 10 ranks on 5 nodes of 2, auto's band: direct" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=scatter \
+    --bytes=65536 --root=3 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "scatter direct below its band: every remote rank gets its own block" \
+    "MPI_Scatter on MPI_COMM_WORLD: 65536 x 1 bytes, host memory: direct \(not hierarchical's band: 5 nodes >= coll_gpu_scatter_hierarchical_min_nodes=[0-9]+; " \
+    "NOTE bound not enforced: scatter: rank 9 \(node 4\) got 65536 bytes from other nodes" \
+    "NOTE bound not enforced: scatter: rank 8 \(node 4\) got 65536 bytes from other nodes"
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "scatter, 262144 bytes per block, 5 nodes of 2, auto without rails: direct" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_tree_rails=off" \
+    test_net_traffic --coll=scatter --bytes=262144 --root=3 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "scatter without rails: the band without them" \
+    "MPI_Scatter on MPI_COMM_WORLD: 262144 x 1 bytes, host memory: direct \(not hierarchical's band: no rails, the cost model's band without them: "
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "gather, 65536 bytes per block, 5 nodes of 2, the band set from 2 nodes: hierarchical" 10 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_gather_hierarchical_min_nodes=2" \
+    test_net_traffic --coll=gather --bytes=65536 --root=3 --rails
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "gather hierarchical on a band set by parameter" \
+    "MPI_Gather on MPI_COMM_WORLD: 65536 x 1 bytes, host memory: hierarchical"
 check_run "gather direct forced, 9 ranks on 3 nodes of 3 (counts only)" 9 \
     "$BASE coll_gpu_ranks_per_node=3 coll_gpu_gather_algorithm=direct" test_net_traffic \
     --coll=gather --bytes=65536 --root=4 --root-messages=2 --count-only

@@ -545,12 +545,18 @@ result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per l
 # of messages that loses least there, the other either side (by its own name); all recomputed
 # here from the model's two times, auto's other algorithm chosen here as the component does
 rooted_check() { # COLL MIN_NODES MIN MAX rails|no-rails
-    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" <<'EOF'
-import math, sys
+    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" "$DEFAULTS_H" <<'EOF'
+import math, re, sys
 from importlib.machinery import SourceFileLoader
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
 coll, start, lo, cap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rails = sys.argv[7] == "rails"
+header = dict(re.findall(r"^#define (COLL_GPU_MODEL_\w+) (\d+)U?L?$", open(sys.argv[8]).read(), re.M))
+
+
+def hier_band():  # gather's, scatter's compiled band of hierarchical against direct
+    name = "COLL_GPU_MODEL_%s_HIERARCHICAL_%s" % (coll.upper(), "" if rails else "NO_RAILS_")
+    return tuple(int(header[name + k]) for k in ("MIN_NODES", "MIN_BYTES", "MAX_BYTES"))
 # the band with rails serves nodes of 8 with rails; without, nodes of 1 and of 8 without (the
 # tuning file, made with rails, is checked with the first)
 conf = sys.argv[6] if rails else None
@@ -566,11 +572,14 @@ if sizes[0] != 8 or sizes[-1] != 1 << 30:
     bad.append("the grid is %d to %d bytes" % (sizes[0], sizes[-1]))
 
 
-def other(g, N, S):  # what auto runs where binomial does not
+def other(g, N, S, block=False):  # what auto runs where binomial does not (S a block: block)
     if coll == "bcast":
         return "pipelined"
-    if total:
-        return "direct" if N == 1 or g == 1 else "hierarchical"
+    if total:  # hierarchical on its band of gathered sizes, across nodes of several ranks
+        nodes, b_lo, b_hi = hier_band()
+        T = S * g * N if block else S
+        return "hierarchical" if N > 1 and g > 1 and N >= nodes and b_lo <= T <= b_hi \
+            else "direct"
     return "direct" if N == 1 or (g == 1 and (N < 3 or S < 65536)) else "hierarchical"
 
 
@@ -650,7 +659,7 @@ for g in ((1, 8) if conf else ()):
         if total:  # the tuning file's band is of blocks: those whose gathered size is in the grid
             m = cm.Machine(P, g, N, esize)
             rows = [(B, getattr(m, coll + "_binomial")(B).time,
-                     getattr(m, coll + "_" + other(g, N, B))(B).time)
+                     getattr(m, coll + "_" + other(g, N, B, True))(B).time)
                     for B in sizes if B * g * N <= sizes[-1]]
         lb = [math.log(b / min(b, p)) for _, b, p in rows]
         lp = [math.log(p / min(b, p)) for _, b, p in rows]
@@ -664,7 +673,7 @@ for g in ((1, 8) if conf else ()):
             continue
         ks = [k for k, a in enumerate(took) if a == "binomial"]
         i, j = (ks[0], ks[-1] + 1) if ks else (0, 0)
-        if any(a != ("binomial" if i <= k < j else other(g, N, rows[k][0]))
+        if any(a != ("binomial" if i <= k < j else other(g, N, rows[k][0], total))
                for k, a in enumerate(took)):
             bad.append("%d nodes of %d: the rules' binomial is not one band, auto's other "
                        "either side" % (N, g))
@@ -722,16 +731,75 @@ for coll in bcast reduce gather scatter; do
         $? "$WORK/$coll.norails"
 done
 "$MODEL" --crossovers --format params --no-tree-rails >"$WORK/params.norails"
-for coll in bcast reduce gather scatter; do
-    band_var=NO_RAILS_$(echo $coll | tr a-z A-Z)
-    read -r nodes lo hi <<<"${!band_var}"
-    [ "$nodes" -gt 2147483647 ] && nodes=2147483647
-    grep -qx "coll_gpu_${coll}_binomial_min_nodes = $nodes" "$WORK/params.norails" &&
-        grep -qx "coll_gpu_${coll}_binomial_min_bytes = $lo" "$WORK/params.norails" &&
-        grep -qx "coll_gpu_${coll}_binomial_max_bytes = $hi" "$WORK/params.norails"
-    result "$coll: the header's band without rails is --no-tree-rails --format params'" $? \
+for rule in bcast_binomial reduce_binomial gather_binomial scatter_binomial gather_hierarchical \
+    scatter_hierarchical; do
+    band=""
+    for part in MIN_NODES MIN_BYTES MAX_BYTES; do
+        band="$band $(sed -n "s/^#define COLL_GPU_MODEL_$(echo $rule | tr a-z A-Z)_NO_RAILS_${part} \([0-9]*\)UL*\$/\1/p" "$DEFAULTS_H")"
+    done
+    read -r nodes lo hi <<<"$band"
+    [ -n "$hi" ] && grep -qx "coll_gpu_${rule}_min_nodes = $nodes" "$WORK/params.norails" &&
+        grep -qx "coll_gpu_${rule}_min_bytes = $lo" "$WORK/params.norails" &&
+        grep -qx "coll_gpu_${rule}_max_bytes = $hi" "$WORK/params.norails"
+    result "$rule: the header's band without rails ($nodes $lo $hi) is --no-tree-rails --format params'" $? \
         "$WORK/params.norails"
 done
+# gather's and scatter's hierarchical against direct on nodes of 8 (where hierarchical runs):
+# each band of the header (with rails; without) is the triple that loses least over the node
+# counts of the grid and gathered sizes of 8 B to 1 GiB, and less than never taking it,
+# recomputed here from the model's two times
+python3 - "$MODEL" "$DEFAULTS_H" >"$WORK/hierx" 2>&1 <<'EOF'
+import math, re, sys
+from importlib.machinery import SourceFileLoader
+cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
+header = dict(re.findall(r"^#define (COLL_GPU_MODEL_\w+) (\d+)U?L?$", open(sys.argv[2]).read(), re.M))
+grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
+sizes = cm.ROOTED_GRID
+SIZE_MAX = (1 << 64) - 1
+bad = []
+for coll in ("gather", "scatter"):
+    for rails in (True, False):
+        name = "COLL_GPU_MODEL_%s_HIERARCHICAL_%s" % (coll.upper(), "" if rails else "NO_RAILS_")
+        start, lo, hi = (int(header[name + k]) for k in ("MIN_NODES", "MIN_BYTES", "MAX_BYTES"))
+        P = dict(cm.PRESETS["h200-8x"]["params"], tree_rails=rails)
+        t = {}
+        for N in grid:
+            m = cm.Machine(P, 8, N, 1)
+            t[N] = [(S, getattr(m, coll + "_hierarchical")(S // m.n).time,
+                     getattr(m, coll + "_direct")(S // m.n).time) if S >= m.n else (S, 1.0, 1.0)
+                    for S in sizes]
+        n = len(sizes)
+        # per node count, prefix sums of hierarchical's loss and direct's
+        pre = {}
+        for N in grid:
+            ph, pd = [0.0], [0.0]
+            for S, h, d in t[N]:
+                ph.append(ph[-1] + math.log(h / min(h, d)))
+                pd.append(pd[-1] + math.log(d / min(h, d)))
+            pre[N] = (ph, pd)
+        never = sum(pre[N][1][n] for N in grid)
+        least = never
+        for st in grid:
+            below = sum(pre[N][1][n] for N in grid if N < st)
+            up = [N for N in grid if N >= st]
+            PH = [sum(pre[N][0][k] for N in up) for k in range(n + 1)]
+            PD = [sum(pre[N][1][k] for N in up) for k in range(n + 1)]
+            least = min([least] + [below + PD[i] + PH[j] - PH[i] + PD[n] - PD[j]
+                                   for i in range(n) for j in range(i + 1, n + 1)])
+        got = never if start > grid[-1] else sum(
+            math.log((h if N >= start and lo <= S <= hi else d) / min(h, d))
+            for N in grid for S, h, d in t[N])
+        where = "%s %s: from %d nodes, %d to %d bytes" % (
+            coll, "rails" if rails else "no rails", start, lo, hi)
+        print("%s loses %.4f, the least %.4f, never %.4f" % (where, got, least, never))
+        if got > least + 1e-9:
+            bad.append(where + " is not the least")
+print("\n".join(bad) if bad else "ok")
+EOF
+tail -n 1 "$WORK/hierx" | grep -qx ok
+result "gather's and scatter's hierarchical bands (with rails, without): the least loss against direct" \
+    $? "$WORK/hierx"
+sed 's/^/    /' "$WORK/hierx"
 
 # 7. rails (coll_gpu_tree_rails, the model's default as the component's): bcast's and reduce's
 #    trees with a node's ranks taking turns leading the chunks, a NIC each: on nodes of 8 never
