@@ -52,7 +52,7 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
 }
 
 /* The band rule applies to team's calls (min_bytes 0 where the rule has none); true where it is
- * a binomial row's band without rails (the team has none and no parameter was set). */
+ * a band rule's band without rails (the team has none and no parameter was set). */
 static bool coll_gpu_alg_size_rule_band(const coll_gpu_alg_size_rule_t *rule,
                                         const coll_gpu_team_t *team, coll_gpu_band_t *band) {
     if ((NULL != rule->band) && !team->rails && !rule->band->params_set) {
