@@ -6,7 +6,6 @@
 #include "coll_gpu_team.h"
 #include "coll_gpu_hash.h"
 #include "coll_gpu_native.h"
-#include "coll_gpu_staged.h"
 
 #include "ompi/group/group.h"
 #include "opal/runtime/opal_progress.h"
@@ -142,17 +141,21 @@ static int coll_gpu_node_key_cmp(const coll_gpu_node_key_t *a, const coll_gpu_no
     return (a->sub_node > b->sub_node) - (a->sub_node < b->sub_node);
 }
 
-int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                           int ranks_per_node, int *node_of_rank) {
+/*
+ * node_of_rank of a communicator: nodes as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds
+ * them, each split into emulated nodes of ranks_per_node ranks when that is > 0
+ * (coll_gpu_ranks_per_node).  Node indices follow the lowest communicator rank of each node.
+ * Collective (one split_type and one allgather over the saved host collectives); keys: size
+ * entries of scratch, freed here.
+ */
+static int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                  int ranks_per_node, int *node_of_rank,
+                                  coll_gpu_node_key_t *keys) {
     int size = ompi_comm_size(comm), zero = 0, rc, nnodes = 0;
     coll_gpu_team_oob_t oob = {.module = module, .comm = comm};
     ompi_communicator_t *local = NULL;
-    coll_gpu_node_key_t mine, *keys;
+    coll_gpu_node_key_t mine;
 
-    keys = malloc((size_t)size * sizeof(*keys));
-    if (NULL == keys) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     /* The ranks of this node: Open MPI's own MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). */
     rc = ompi_comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, NULL, &local);
     if (OMPI_SUCCESS != rc) {
@@ -231,11 +234,11 @@ static void coll_gpu_team_node_peers(coll_gpu_team_t *team) {
  * interfaces (their UCX_NET_DEVICES differ); through one, a carrier other than the leader adds
  * a hop inside the node and moves no byte over another link.  On only where every node of
  * several ranks has more than one: every rank computes it from the same allgather.  Collective
- * (every rank of the team calls it, whatever its parameter says). */
-static int coll_gpu_team_rails(coll_gpu_team_t *team, const char **why_p) {
+ * (every rank of the team calls it, whatever its parameter says); all: size entries of
+ * scratch. */
+static int coll_gpu_team_rails(coll_gpu_team_t *team, uint64_t *all, const char **why_p) {
     const char *devices = cgt_team_net_devices(team->cgt);
     uint64_t mine = coll_gpu_hash_bytes(COLL_GPU_HASH_SEED, devices, strlen(devices));
-    uint64_t *all;
     bool several = true, shared = false;
     int rc;
 
@@ -243,10 +246,6 @@ static int coll_gpu_team_rails(coll_gpu_team_t *team, const char **why_p) {
     *why_p = "one node";
     if (team->nnodes < 2) {
         return OMPI_SUCCESS;
-    }
-    all = malloc((size_t)team->size * sizeof(*all));
-    if (NULL == all) {
-        coll_gpu_out_of_host_memory((size_t)team->size * sizeof(*all)); /* the peers gather */
     }
     rc = coll_gpu_team_oob_allgather(&mine, all, sizeof(mine), &team->oob);
     for (int j = 0; (OMPI_SUCCESS == rc) && (j < team->nnodes); ++j) {
@@ -259,7 +258,6 @@ static int coll_gpu_team_rails(coll_gpu_team_t *team, const char **why_p) {
         shared = shared || (team->node_sizes[j] > 1);
         several = several && (differ || (team->node_sizes[j] < 2));
     }
-    free(all);
     if (!shared) {
         *why_p = "one rank per node";
     } else {
@@ -275,6 +273,8 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     cgt_team_params_t params;
     const char *rails_why;
+    coll_gpu_node_key_t *keys;
+    uint64_t *hashes; /* each rank's network devices (coll_gpu_team_rails) */
     coll_gpu_team_t *team;
     cgt_status_t status;
     int rc, ok;
@@ -287,9 +287,18 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
         return OMPI_ERR_NOT_AVAILABLE;
     }
 
+    /* Host memory for the team, agreed before its first collective: a rank that failed alone
+     * would leave its peers waiting in the node map's. */
     team = calloc(1, sizeof(*team));
+    keys = malloc((size_t)ompi_comm_size(comm) * sizeof(*keys));
+    hashes = malloc((size_t)ompi_comm_size(comm) * sizeof(*hashes));
+    ok = (NULL != team) && (NULL != keys) && (NULL != hashes);
     if (NULL == team) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+        free(keys);
+        free(hashes);
+        module->team_failed = true;
+        return (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_OUT_OF_RESOURCE;
     }
     team->rank = ompi_comm_rank(comm);
     team->size = ompi_comm_size(comm);
@@ -301,13 +310,16 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     team->node_first = malloc(((size_t)team->size + 1) * sizeof(int));
     team->node_ranks = malloc((size_t)team->size * sizeof(int));
     team->node_order = malloc((size_t)team->size * sizeof(int));
-    if ((NULL == team->node_of_rank) || (NULL == team->local_ranks) || (NULL == team->node_sizes) ||
-        (NULL == team->node_peers) || (NULL == team->node_first) || (NULL == team->node_ranks) ||
-        (NULL == team->node_order)) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    ok = ok && (NULL != team->node_of_rank) && (NULL != team->local_ranks) &&
+         (NULL != team->node_sizes) && (NULL != team->node_peers) && (NULL != team->node_first) &&
+         (NULL != team->node_ranks) && (NULL != team->node_order);
+    rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if ((OMPI_SUCCESS != rc) || !ok) {
+        free(keys);
+        rc = (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_OUT_OF_RESOURCE;
         goto err_free;
     }
-    rc = coll_gpu_team_node_map(module, comm, c->ranks_per_node, team->node_of_rank);
+    rc = coll_gpu_team_node_map(module, comm, c->ranks_per_node, team->node_of_rank, keys);
     if (OMPI_SUCCESS != rc) {
         goto err_free;
     }
@@ -368,10 +380,11 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
         rc = OMPI_ERR_NOT_AVAILABLE;
         goto err_destroy_cgt;
     }
-    rc = coll_gpu_team_rails(team, &rails_why);
+    rc = coll_gpu_team_rails(team, hashes, &rails_why);
     if (OMPI_SUCCESS != rc) {
         goto err_destroy_cgt; /* the allgather failed: Open MPI's error, the same everywhere */
     }
+    free(hashes);
     if (COLL_GPU_RAILS_AUTO != c->tree_rails) {
         team->rails = (COLL_GPU_RAILS_ON == c->tree_rails);
         rails_why = "coll_gpu_tree_rails";
@@ -393,6 +406,7 @@ err_destroy_cgt:
         cgt_team_destroy(team->cgt);
     }
 err_free:
+    free(hashes);
     free(team->node_of_rank);
     free(team->local_ranks);
     free(team->node_sizes);

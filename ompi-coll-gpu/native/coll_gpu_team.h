@@ -168,16 +168,6 @@ void coll_gpu_teams_drain(void);
  */
 int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
 
-/*
- * node_of_rank of a communicator: nodes as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
- * finds them, each split into emulated nodes of ranks_per_node ranks when that is > 0
- * (coll_gpu_ranks_per_node).  Node indices follow the lowest communicator rank of each
- * node.  Collective (one split_type and one allgather over the saved host
- * collectives).
- */
-int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                           int ranks_per_node, int *node_of_rank);
-
 END_C_DECLS
 
 #endif /* COLL_GPU_TEAM_H */
