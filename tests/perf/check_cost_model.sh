@@ -544,13 +544,16 @@ result "--format tuning: reduce_scatter(_block) hierarchical_halving rules per l
 # and less than never taking binomial; on each layout the tuning file runs binomial on the band
 # of messages that loses least there, the other either side (by its own name); all recomputed
 # here from the model's two times, auto's other algorithm chosen here as the component does
-rooted_check() { # COLL MIN_NODES MIN MAX rails|no-rails
-    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" "$DEFAULTS_H" <<'EOF'
+# (ALG hierarchical: gather's and scatter's band of hierarchical against direct, on nodes of 8,
+# where hierarchical runs)
+rooted_check() { # COLL MIN_NODES MIN MAX rails|no-rails [binomial|hierarchical]
+    python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" "$DEFAULTS_H" "${6:-binomial}" <<'EOF'
 import math, re, sys
 from importlib.machinery import SourceFileLoader
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
 coll, start, lo, cap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rails = sys.argv[7] == "rails"
+alg = sys.argv[9]
 header = dict(re.findall(r"^#define (COLL_GPU_MODEL_\w+) (\d+)U?L?$", open(sys.argv[8]).read(), re.M))
 
 
@@ -559,8 +562,8 @@ def hier_band():  # gather's, scatter's compiled band of hierarchical against di
     return tuple(int(header[name + k]) for k in ("MIN_NODES", "MIN_BYTES", "MAX_BYTES"))
 # the band with rails serves nodes of 8 with rails; without, nodes of 1 and of 8 without (the
 # tuning file, made with rails, is checked with the first)
-conf = sys.argv[6] if rails else None
-layouts = (8,) if rails else (1, 8)
+conf = sys.argv[6] if rails and alg == "binomial" else None
+layouts = (8,) if rails or alg == "hierarchical" else (1, 8)
 P = dict(cm.PRESETS["h200-8x"]["params"], tree_rails=rails)
 grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
 sizes = cm.ROOTED_GRID
@@ -572,7 +575,9 @@ if sizes[0] != 8 or sizes[-1] != 1 << 30:
     bad.append("the grid is %d to %d bytes" % (sizes[0], sizes[-1]))
 
 
-def other(g, N, S, block=False):  # what auto runs where binomial does not (S a block: block)
+def other(g, N, S, block=False):  # what auto runs where alg does not (S a block: block)
+    if alg == "hierarchical":
+        return "direct"
     if coll == "bcast":
         return "pipelined"
     if total:  # hierarchical on its band of gathered sizes, across nodes of several ranks
@@ -588,11 +593,11 @@ for g in (1, 8):
     for N in grid:
         m = cm.Machine(P, g, N, esize)
         if total:  # a gathered size S: a block of S / ranks (none: a tie)
-            t[g, N] = [(S, getattr(m, coll + "_binomial")(S // (g * N)).time,
+            t[g, N] = [(S, getattr(m, coll + "_" + alg)(S // (g * N)).time,
                         getattr(m, coll + "_" + other(g, N, S))(S // (g * N)).time)
                        if S >= g * N else (S, 1.0, 1.0) for S in sizes]
         else:
-            t[g, N] = [(S, getattr(m, coll + "_binomial")(S).time,
+            t[g, N] = [(S, getattr(m, coll + "_" + alg)(S).time,
                         getattr(m, coll + "_" + other(g, N, S))(S).time) for S in sizes]
 
 
@@ -745,61 +750,21 @@ for rule in bcast_binomial reduce_binomial gather_binomial scatter_binomial gath
         "$WORK/params.norails"
 done
 # gather's and scatter's hierarchical against direct on nodes of 8 (where hierarchical runs):
-# each band of the header (with rails; without) is the triple that loses least over the node
-# counts of the grid and gathered sizes of 8 B to 1 GiB, and less than never taking it,
-# recomputed here from the model's two times
-python3 - "$MODEL" "$DEFAULTS_H" >"$WORK/hierx" 2>&1 <<'EOF'
-import math, re, sys
-from importlib.machinery import SourceFileLoader
-cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
-header = dict(re.findall(r"^#define (COLL_GPU_MODEL_\w+) (\d+)U?L?$", open(sys.argv[2]).read(), re.M))
-grid = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]
-sizes = cm.ROOTED_GRID
-SIZE_MAX = (1 << 64) - 1
-bad = []
-for coll in ("gather", "scatter"):
-    for rails in (True, False):
-        name = "COLL_GPU_MODEL_%s_HIERARCHICAL_%s" % (coll.upper(), "" if rails else "NO_RAILS_")
-        start, lo, hi = (int(header[name + k]) for k in ("MIN_NODES", "MIN_BYTES", "MAX_BYTES"))
-        P = dict(cm.PRESETS["h200-8x"]["params"], tree_rails=rails)
-        t = {}
-        for N in grid:
-            m = cm.Machine(P, 8, N, 1)
-            t[N] = [(S, getattr(m, coll + "_hierarchical")(S // m.n).time,
-                     getattr(m, coll + "_direct")(S // m.n).time) if S >= m.n else (S, 1.0, 1.0)
-                    for S in sizes]
-        n = len(sizes)
-        # per node count, prefix sums of hierarchical's loss and direct's
-        pre = {}
-        for N in grid:
-            ph, pd = [0.0], [0.0]
-            for S, h, d in t[N]:
-                ph.append(ph[-1] + math.log(h / min(h, d)))
-                pd.append(pd[-1] + math.log(d / min(h, d)))
-            pre[N] = (ph, pd)
-        never = sum(pre[N][1][n] for N in grid)
-        least = never
-        for st in grid:
-            below = sum(pre[N][1][n] for N in grid if N < st)
-            up = [N for N in grid if N >= st]
-            PH = [sum(pre[N][0][k] for N in up) for k in range(n + 1)]
-            PD = [sum(pre[N][1][k] for N in up) for k in range(n + 1)]
-            least = min([least] + [below + PD[i] + PH[j] - PH[i] + PD[n] - PD[j]
-                                   for i in range(n) for j in range(i + 1, n + 1)])
-        got = never if start > grid[-1] else sum(
-            math.log((h if N >= start and lo <= S <= hi else d) / min(h, d))
-            for N in grid for S, h, d in t[N])
-        where = "%s %s: from %d nodes, %d to %d bytes" % (
-            coll, "rails" if rails else "no rails", start, lo, hi)
-        print("%s loses %.4f, the least %.4f, never %.4f" % (where, got, least, never))
-        if got > least + 1e-9:
-            bad.append(where + " is not the least")
-print("\n".join(bad) if bad else "ok")
-EOF
-tail -n 1 "$WORK/hierx" | grep -qx ok
-result "gather's and scatter's hierarchical bands (with rails, without): the least loss against direct" \
-    $? "$WORK/hierx"
-sed 's/^/    /' "$WORK/hierx"
+# each band of the header (with rails; without) is the triple that loses least, recomputed
+for rule in GATHER_HIERARCHICAL SCATTER_HIERARCHICAL; do
+    for rails in rails no-rails; do
+        band=""
+        for part in MIN_NODES MIN_BYTES MAX_BYTES; do
+            band="$band $(sed -n "s/^#define COLL_GPU_MODEL_${rule}_$([ $rails = rails ] || echo NO_RAILS_)${part} \([0-9]*\)UL*\$/\1/p" "$DEFAULTS_H")"
+        done
+        read -r nodes lo hi <<<"$band"
+        coll=$(echo "${rule%_HIERARCHICAL}" | tr A-Z a-z)
+        rooted_check "$coll" "$nodes" "$lo" "$hi" $rails hierarchical >"$WORK/$coll.hier.$rails" 2>&1
+        [ "$(cat "$WORK/$coll.hier.$rails")" = ok ]
+        result "$coll hierarchical against direct, $rails: from $nodes nodes (of 8), $lo to $hi bytes: the triple that loses least" \
+            $? "$WORK/$coll.hier.$rails"
+    done
+done
 
 # 7. rails (coll_gpu_tree_rails, the model's default as the component's): bcast's and reduce's
 #    trees with a node's ranks taking turns leading the chunks, a NIC each: on nodes of 8 never
