@@ -38,13 +38,11 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
 
 /* per rank blocks: hierarchical has a slot per rank */
 COLL_GPU_ALG_TABLE(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather", "MPI_Gather", true, true,
-                   "direct on one node and across nodes of one rank each; across nodes "
-                   "where a node has several ranks hierarchical on gather_hierarchical's band "
-                   "(from gather_hierarchical_min_nodes nodes for calls from _min_bytes to "
-                   "_max_bytes), direct elsewhere; binomial from gather_binomial_min_nodes "
-                   "nodes on for calls from "
-                   "gather_binomial_min_bytes up to "
-                   "gather_binomial_max_bytes");
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
+                       "gather") "; binomial from gather_binomial_min_nodes "
+                                 "nodes on for calls from "
+                                 "gather_binomial_min_bytes up to "
+                                 "gather_binomial_max_bytes");
 
 /* coll_gpu_native_try_fn_t of MPI_Gather.  Only the arguments MPI says are significant are
  * looked at: the send block everywhere but at an in-place root, the receive buffer at the root.

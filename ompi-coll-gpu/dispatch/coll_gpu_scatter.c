@@ -37,13 +37,11 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
 
 COLL_GPU_ALG_TABLE(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter", "MPI_Scatter", true,
                    true,
-                   "direct on one node and across nodes of one rank each; across nodes "
-                   "where a node has several ranks hierarchical on scatter_hierarchical's band "
-                   "(from scatter_hierarchical_min_nodes nodes for calls from _min_bytes to "
-                   "_max_bytes), direct elsewhere; binomial from scatter_binomial_min_nodes "
-                   "nodes on for calls from "
-                   "scatter_binomial_min_bytes up to "
-                   "scatter_binomial_max_bytes");
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
+                       "scatter") "; binomial from scatter_binomial_min_nodes "
+                                  "nodes on for calls from "
+                                  "scatter_binomial_min_bytes up to "
+                                  "scatter_binomial_max_bytes");
 
 /* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
  * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.

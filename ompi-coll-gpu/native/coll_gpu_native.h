@@ -546,6 +546,11 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
+/* The same where hierarchical runs on a band (gather, scatter: coll a string literal). */
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(coll)                                      \
+    "direct on one node and across nodes of one rank each; across nodes where a node has "         \
+    "several ranks hierarchical on " coll "_hierarchical's band (from " coll                       \
+    "_hierarchical_min_nodes nodes for calls from _min_bytes to _max_bytes), direct elsewhere"
 
 /* A collective's table from its rows (prefix##_rows), auto's text for ompi_info. */
 #define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text)                   \
