@@ -336,7 +336,9 @@ void coll_gpu_native_tuning_load(void) {
                                                &c->gather_binomial,     &c->scatter_binomial,
                                                &c->gather_hierarchical, &c->scatter_hierarchical};
 
-        words[28] = (uint64_t)c->tree_rails;
+        /* auto -1 .. on 1 as 0 .. 2, so the bits above stay free for the flags (all ones would
+         * swallow them) */
+        words[28] = (uint64_t)(c->tree_rails - COLL_GPU_RAILS_AUTO);
         for (int k = 0; k < 6; ++k) {
             int w = (k < 4) ? 16 + 3 * k : 29 + 3 * (k - 4); /* (28: tree_rails) */
 
