@@ -126,20 +126,44 @@ static inline void coll_gpu_prims_reduce(coll_gpu_prims_t *pr, void *dst, const 
     }
 }
 /* dst = this node's ranks' count elements at offset of their halves of step, reduced in local
- * rank order (the node partial of the hierarchical algorithms; uses native->srcs). */
-static inline void coll_gpu_prims_reduce_node(coll_gpu_prims_t *pr, void *dst, uint64_t step,
-                                              size_t offset, size_t count) {
+ * rank order (the node partial of the hierarchical algorithms; uses native->srcs); this rank's
+ * from own where own is not NULL (an owner reading its shard straight from its send buffer,
+ * coll_gpu_prims_node_input). */
+static inline void coll_gpu_prims_reduce_node_from(coll_gpu_prims_t *pr, void *dst, uint64_t step,
+                                                   size_t offset, const char *own, size_t count) {
     const coll_gpu_team_t *team = pr->native->team;
     const void **srcs = pr->native->srcs;
 
     for (int l = 0; l < team->local_size; ++l) {
         int q = team->local_ranks[l];
 
-        srcs[l] = ((q == team->rank) ? coll_gpu_prims_mine(pr, step)
-                                     : coll_gpu_prims_theirs(pr, q, step)) +
-                  offset;
+        srcs[l] = ((q == team->rank) && (NULL != own))
+                      ? own
+                      : ((q == team->rank) ? coll_gpu_prims_mine(pr, step)
+                                           : coll_gpu_prims_theirs(pr, q, step)) +
+                            offset;
     }
     coll_gpu_prims_reduce(pr, dst, srcs, team->local_size, count);
+}
+static inline void coll_gpu_prims_reduce_node(coll_gpu_prims_t *pr, void *dst, uint64_t step,
+                                              size_t offset, size_t count) {
+    coll_gpu_prims_reduce_node_from(pr, dst, step, offset, NULL, count);
+}
+
+/* The node's input of a chunk for its shard owners (the hierarchical allreduces: local rank
+ * l < m owns shard l of the chunk cut in m): the n elements at in into dst, but for this rank's
+ * own shard, which no other rank reads (it reduces that straight from in). */
+static inline void coll_gpu_prims_node_input(coll_gpu_prims_t *pr, char *dst, const char *in,
+                                             size_t n, int m) {
+    const coll_gpu_team_t *team = pr->native->team;
+    size_t esize = pr->call->esize, first = n, len = 0, rest;
+
+    if (team->local_rank < m) {
+        coll_gpu_native_shard(n, m, team->local_rank, &first, &len);
+    }
+    rest = (first + len) * esize;
+    coll_gpu_prims_copy(pr, dst, in, first * esize);
+    coll_gpu_prims_copy(pr, dst + rest, in + rest, n * esize - rest);
 }
 
 /* The node-order layout of a step of per-rank blocks (the hierarchical doubling and halving

@@ -66,7 +66,8 @@
 #     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
 #     2 ceil(log2 nnodes) + 1 rounds on 5, 8 and 3 nodes, 256 KiB blocks in many steps;
 #     hierarchical fails those bounds;
-#   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes; its bytes
+#   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes, its rounds
+#     pipelined (K chunks: K x 2 ceil(log2 nnodes) + the agreement's, no barrier); its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
 #   - perf/cost_model --traffic's bytes between nodes against the counters' (allgather,
 #     reduce_scatter_block, reduce, allreduce, bcast, alltoall; even and uneven nodes; direct too),
@@ -595,17 +596,24 @@ check_run "bcast, 4194316 bytes from rank 5, 6 ranks on 3 nodes of 2, without ra
 
 # hierarchical_rabenseifner (forced), 4 MiB + 12: on power-of-two node counts every rank moves at
 # most 2 (nnodes - 1) / nnodes x its shard (hierarchical's bound); beyond a power of two the paired
-# owners move one shard more (counts only there), as the cost model says (2+2+1)
+# owners move one shard more (counts only there), as the cost model says (2+2+1).  Pipelined: a
+# message of K chunks (2 here: 4 MiB + 12 in the default 8 MiB halves; 5 of 1 MiB) waits through
+# at most K x 2 ceil(log2 nnodes) rounds and the closing agreement's, no barrier between chunks
+# (--chunk-rounds; with a barrier per chunk 16 nodes of 1 took 22 > 18)
 RAB="coll_gpu_allreduce_algorithm=hierarchical_rabenseifner"
 for topo in "8 2" "16 2" "16 1"; do
     read -r np rpn <<<"$topo"
     nodes=$(((np + rpn - 1) / rpn))
     check_run "allreduce, 4194316 bytes, $np ranks on $nodes nodes of $rpn, hierarchical_rabenseifner" \
-        $np "$BASE coll_gpu_ranks_per_node=$rpn $RAB" test_net_traffic --coll=allreduce
+        $np "$BASE coll_gpu_ranks_per_node=$rpn $RAB" test_net_traffic --coll=allreduce \
+        --chunk-rounds=2
 done
+check_run "allreduce, 4194316 bytes, 16 ranks on 8 nodes of 2, hierarchical_rabenseifner, 5 chunks of 1 MiB" \
+    16 "$BASE coll_gpu_ranks_per_node=2 $RAB coll_gpu_native_chunk_size=1048576" \
+    test_net_traffic --coll=allreduce --chunk-rounds=5
 check_run "model: allreduce hierarchical_rabenseifner, 5 ranks on 2+2+1 (counts only)" 5 \
     "$BASE coll_gpu_ranks_per_node=2 $RAB" test_net_traffic --coll=allreduce --bytes=1048576 \
-    --count-only
+    --count-only --chunk-rounds=1
 check_model allreduce hierarchical_rabenseifner 2,2,1 1048576 0
 check_run "model: allreduce hierarchical_rabenseifner, 16 ranks on 8 nodes of 2" 16 \
     "$BASE coll_gpu_ranks_per_node=2 $RAB" test_net_traffic --coll=allreduce --bytes=1048576

@@ -99,6 +99,11 @@
  * exactly the other nodes' blocks on a power of two of equal nodes, at most twice the step
  * elsewhere (check_net_traffic.sh compares every rank's bytes with perf/cost_model's).
  *
+ * --chunk-rounds=K (allreduce hierarchical_rabenseifner, a message of K chunks): every rank's
+ * inter-node rounds are at most K x 2 ceil(log2 nnodes) + ceil(log8 nnodes) (its chunks' partner
+ * rounds back to back, no barrier between them, then the closing agreement), the busiest at
+ * least K x 2 floor(log2 nnodes).
+ *
  * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
  * messages on its critical path) are at most 2 ceil(log2 nnodes) + 1 (the agreement that ends
  * every native call takes ceil(log_radix nnodes) rounds between node leaders: with the default
@@ -106,8 +111,8 @@
  *
  * Options: --coll=allreduce|bcast|allgather|reduce_scatter_block|reduce|gather|scatter|alltoall,
  * --bytes=N (bytes of the message or of a block, default 4 MiB + 12), --root=R (bcast, reduce,
- * gather, scatter), --rounds, --doubling, --binomial, --rails, --count-only (print the counts,
- * enforce no bound),
+ * gather, scatter), --rounds, --chunk-rounds=K, --doubling, --binomial, --rails, --count-only
+ * (print the counts, enforce no bound),
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W, --odd-net-devices=D (before
  * MPI_Init, the ranks of odd local rank, OMPI_COMM_WORLD_LOCAL_RANK, set UCX_NET_DEVICES=D: the
  * ranks of a node on different network devices, as where each GPU has its NIC, for
@@ -434,10 +439,11 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
-    bool binomial = false; /* bcast, reduce: --binomial */
-    bool rails = false;    /* --rails: the trees, gather and scatter hierarchical */
-    bool doubling = false; /* allreduce, allgather, reduce_scatter_block: --doubling
-                            * (hierarchical_doubling, hierarchical_halving) */
+    int pipelined_chunks = 0; /* --chunk-rounds=K (0: not checked) */
+    bool binomial = false;    /* bcast, reduce: --binomial */
+    bool rails = false;       /* --rails: the trees, gather and scatter hierarchical */
+    bool doubling = false;    /* allreduce, allgather, reduce_scatter_block: --doubling
+                               * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
     bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
@@ -467,6 +473,8 @@ int main(int argc, char **argv) {
             root = atoi(argv[i] + 7) % size;
         } else if (0 == strcmp(argv[i], "--rounds")) {
             check_rounds = true;
+        } else if (0 == strncmp(argv[i], "--chunk-rounds=", 15)) {
+            pipelined_chunks = atoi(argv[i] + 15);
         } else if (0 == strcmp(argv[i], "--doubling")) {
             doubling = true;
         } else if (0 == strcmp(argv[i], "--binomial")) {
@@ -992,6 +1000,42 @@ int main(int argc, char **argv) {
                 tu_fail("%s: no rank waited through an inter-node round: counters not counting?",
                         coll);
             }
+        }
+    }
+
+    if (pipelined_chunks > 0) {
+        /* K chunks of partner rounds, no barrier between them: each chunk at most
+         * 2 ceil(log2 nnodes) rounds (halving and doubling, or with a pairing and a hand-back
+         * beyond a power of two), then the closing agreement: ceil(log8 nnodes) rounds between
+         * the node leaders (the default radix) */
+        int log2n = 0, log8n = 0, log2p = 0;
+        uint64_t most, most_rounds;
+
+        while ((1 << log2n) < lay.nnodes) {
+            ++log2n;
+        }
+        while ((2 << log2p) <= lay.nnodes) {
+            ++log2p;
+        }
+        while ((1 << (3 * log8n)) < lay.nnodes) {
+            ++log8n;
+        }
+        most_rounds = (uint64_t)pipelined_chunks * (uint64_t)(2 * log2n) + (uint64_t)log8n;
+        if (delta[NET_ROUNDS] > most_rounds) {
+            tu_fail("%s: rank %d waited through %" PRIu64
+                    " inter-node rounds (coll_gpu_net_rounds) > %d chunks x 2 ceil(log2 nnodes) "
+                    "+ ceil(log8 nnodes) = %" PRIu64 " (%d nodes): a barrier between chunks?",
+                    coll, rank, delta[NET_ROUNDS], pipelined_chunks, most_rounds, lay.nnodes);
+        }
+        /* and the rounds are counted: some owner waited through each chunk's halving and
+         * doubling */
+        most = delta[NET_ROUNDS];
+        MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+        if ((0 == rank) && (most < (uint64_t)pipelined_chunks * (uint64_t)(2 * log2p))) {
+            tu_fail(
+                "%s: the busiest rank waited through %" PRIu64 " inter-node rounds, fewer "
+                "than %d chunks x 2 floor(log2 nnodes): counters not counting, or fewer chunks?",
+                coll, most, pipelined_chunks);
         }
     }
 

@@ -118,37 +118,18 @@ static void coll_gpu_hier_node_ready(coll_gpu_hier_t *h, uint64_t step) {
 static void coll_gpu_hier_node_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c) {
     coll_gpu_prims_t *pr = &h->pr;
     const coll_gpu_native_call_t *call = pr->call;
-    coll_gpu_team_t *team = pr->native->team;
-    const void **srcs = pr->native->srcs;
-    size_t esize = call->esize, shard_first = 0, shard_len = 0;
+    size_t esize = call->esize, shard_first, shard_len;
     const char *in = (const char *)call->sbuf + c->first * esize;
-    struct {
-        size_t offset, len;
-    } others[2] = {{0, c->n * esize}, {0, 0}}; /* bytes of my input for the scratch */
 
-    if (h->is_owner) {
-        /* my own shard is read from my send buffer: only the others go to the scratch */
-        coll_gpu_native_shard(c->n, h->m, team->local_rank, &shard_first, &shard_len);
-        others[0].len = shard_first * esize;
-        others[1].offset = (shard_first + shard_len) * esize;
-        others[1].len = (c->n - shard_first - shard_len) * esize;
-    }
-    for (int i = 0; i < 2; ++i) {
-        coll_gpu_prims_copy(pr, coll_gpu_hier_mine(h, c->step, others[i].offset),
-                            in + others[i].offset, others[i].len);
-    }
+    coll_gpu_prims_node_input(pr, coll_gpu_hier_mine(h, c->step, 0), in, c->n, h->m);
     coll_gpu_prims_sync(pr);
     coll_gpu_hier_node_ready(h, c->step);
     if (h->is_owner) {
-        for (int i = 0; i < team->local_size; ++i) {
-            int peer = team->local_ranks[i];
-            srcs[i] = (peer == team->rank)
-                          ? in + shard_first * esize
-                          : coll_gpu_prims_theirs(pr, peer, c->step) + shard_first * esize;
-        }
-        coll_gpu_prims_reduce(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_partial), srcs,
-                              team->local_size, shard_len);
-        if (team->nnodes > 1) {
+        coll_gpu_native_shard(c->n, h->m, pr->native->team->local_rank, &shard_first, &shard_len);
+        coll_gpu_prims_reduce_node_from(pr, coll_gpu_hier_mine(h, c->step, h->layout.off_partial),
+                                        c->step, shard_first * esize, in + shard_first * esize,
+                                        shard_len);
+        if (pr->native->team->nnodes > 1) {
             /* the other nodes' owners fetch it */
             coll_gpu_prims_publish(pr, c->step, h->layout.off_partial, shard_len * esize);
         }

@@ -17,18 +17,33 @@
  *      with every other node, twice per chunk);
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.
  *
- * Steps of a chunk, the same on every rank: s0 (the node's inputs; the pairing, or the first
- * halving round), the halving rounds, the gathering rounds (from s_g), the hand-back, FINAL.
- * A chunk starts with the step handshake (coll_gpu_prims_announce: every rank is done with
- * every earlier step), so every half is free at its start; inside the chunk:
- *   - a rank's half of s0 holds its input (read by its node's owners) and an owner's partial;
- *   - halving round at step s: each owner's current range is in its half of s, read by its
- *     partner (a get into the partner's landing area); each reduces into its half of s + 1,
- *     after the member that last read that half of the same parity said CONSUMED;
- *   - gathering: the ranges accumulate in the half of s_g, where the last halving round wrote
- *     the owner's segment: each round gets the partner's range into the same offsets, read by
- *     later partners and by the node: write once, so no CONSUMED (the next chunk's handshake
- *     covers the last readers).
+ * Pipelined against the node's work: step t of the call runs chunk t - 1's rounds between nodes
+ * and, in two windows of them, the node's work on the chunks beside it.  While the first round's
+ * get flies (recursive halving's first: half the shard; a pair's: the whole), every rank copies
+ * its input of chunk t, copies chunk t - 2's results out of its node's owners and says READY of
+ * the step to its node; while the last round's get flies (recursive doubling's last: half the
+ * shard; the hand-back), the owners reduce chunk t's shards.  So the largest round of each half
+ * flies beside the node's work (on p nodes (p / 2) / (p - 1) of each half's bytes), and a call
+ * takes two steps more than chunks.  Steps: the node's READY at the step's base b, round j of
+ * the chunk's rounds (the same j on both sides, every rank counting the pairing's and the
+ * hand-back's) at b + 1 + j, the owners' FINAL of the chunk at the last; so every peer's signal
+ * slot is monotone.
+ *
+ * Memory: chunk c uses the half of its parity, [input chunk][work: the owner's shard][landing],
+ * the work holding the partial, reduced in place round after round, then the result.
+ *   - inside a chunk no write hits a range being read: a halving round reduces into the range it
+ *     keeps, disjoint from the range it gives; a doubling round gets into the range given away in
+ *     the halving round with the same partner, after that partner's READY (its read of it done);
+ *     the extra's hand-back lands after the odd one's READY (its pairing read done);
+ *   - the input of chunk t is written in step t, after the node's READY of step t - 1: its
+ *     readers (the owners, reducing chunk t - 2 in step t - 2) were done;
+ *   - the work of chunk t is written in step t's second window, after the node's READY of step
+ *     t (its readers, copying chunk t - 2's results, were done) and after chunk t - 2's readers
+ *     between nodes: halving partners finished before their doubling READY, the odd one of a pair
+ *     before its hand-back READY, and the doubling partners and an extra say CONSUMED once their
+ *     get completed (claimed here before the write: no wait in practice, they were a step ago);
+ *   - the landing holds this rank's own gets only, one round at a time.
+ * The call ends with the agreement every native call ends with: the next may write either half.
  *
  * Determinism: each segment of a shard is reduced by one owner per round in a fixed order (the
  * pairing: the even node's partial first; halving: the lower virtual index's first), then
@@ -39,6 +54,9 @@
 #include "coll_gpu_prims.h"
 
 #define COLL_GPU_RAB_ALIGN 64
+/* rounds of an owner in a chunk, at most: 2 log2 p of 30 nodes' bits, the pairing, the
+ * hand-back */
+#define COLL_GPU_RAB_MAX_ROUNDS 64
 
 typedef struct {
     size_t off_work, off_land;
@@ -57,6 +75,30 @@ static size_t coll_gpu_rab_layout(size_t n, int m, size_t esize, coll_gpu_rab_la
     return layout->off_land + shard;
 }
 
+/* One round of an owner with one peer: what it offers of its work, what it takes of the
+ * peer's (bytes in the work shard). */
+typedef struct {
+    int peer;
+    int index;        /* its place among the chunk's rounds: its step, the same on both sides */
+    bool offer, take; /* (a round may move no bytes: the signals still go) */
+    size_t offer_off, offer_len, take_off, take_len;
+    bool reduce;       /* the take lands in the landing and is reduced into the work at take_off */
+    bool theirs_first; /* in the reduction: the peer's elements first */
+    bool tracked;      /* the peer says CONSUMED once its take of this offer completed */
+    bool consumed;     /* ... and this rank, once its take completed */
+} coll_gpu_rab_round_t;
+
+/* The rounds of a chunk, as run in a step (by the chunk's parity). */
+typedef struct {
+    coll_gpu_rab_round_t round[COLL_GPU_RAB_MAX_ROUNDS];
+    int n;
+    uint64_t base; /* the step they ran in */
+} coll_gpu_rab_plan_t;
+
+typedef struct {
+    size_t first, n; /* elements */
+} coll_gpu_rab_chunk_t;
+
 typedef struct {
     coll_gpu_prims_t pr;
     coll_gpu_rab_layout_t layout;
@@ -64,138 +106,231 @@ typedef struct {
     bool is_owner;              /* local rank < m: a member of shard local_rank's group */
     const int *owner;           /* nnodes entries: the owner of this rank's shard on each node */
     coll_gpu_prims_fold_t fold; /* the nodes onto a power of two */
-    int vme; /* this owner's virtual index among the p, -1: an extra (or not an owner) */
-    coll_gpu_prims_readers_t readers; /* of this owner's halves */
+    int vme;           /* this owner's virtual index among the p, -1: an extra (or not an owner) */
+    int nindices;      /* round indices of a chunk (every rank counts them alike) */
+    size_t n, nchunks; /* elements of a chunk, at most; chunks of the call */
+    coll_gpu_rab_plan_t plan[2]; /* by chunk parity: the running chunk's and the one before */
 } coll_gpu_rab_t;
+
+static coll_gpu_rab_chunk_t coll_gpu_rab_chunk(const coll_gpu_rab_t *r, size_t c) {
+    coll_gpu_rab_chunk_t chunk = {c * r->n, 0};
+
+    chunk.n = (r->pr.call->count - chunk.first < r->n) ? r->pr.call->count - chunk.first : r->n;
+    return chunk;
+}
+
+/* Chunk c's half (its parity). */
+static char *coll_gpu_rab_mine(const coll_gpu_rab_t *r, size_t c) {
+    return coll_gpu_prims_mine(&r->pr, (uint64_t)c);
+}
 
 /* The rank of virtual index v. */
 static int coll_gpu_rab_rank(const coll_gpu_rab_t *r, int v) {
     return r->owner[coll_gpu_prims_fold_member(&r->fold, v)];
 }
 
-/* Segments [lo, lo + nsegs) of a shard of shard_n elements: first element and count. */
+/* Segments [lo, lo + nsegs) of a shard of shard_n elements: first byte and bytes. */
 static void coll_gpu_rab_segs(const coll_gpu_rab_t *r, size_t shard_n, int lo, int nsegs,
-                              size_t *first_p, size_t *len_p) {
-    size_t first, len, last_first, last_len;
+                              size_t *off_p, size_t *len_p) {
+    size_t esize = r->pr.call->esize, first, len, last_first, last_len;
 
     coll_gpu_native_shard(shard_n, r->fold.p, lo, &first, &len);
     coll_gpu_native_shard(shard_n, r->fold.p, lo + nsegs - 1, &last_first, &last_len);
-    *first_p = first;
-    *len_p = last_first + last_len - first;
+    *off_p = first * esize;
+    *len_p = (last_first + last_len - first) * esize;
 }
 
-/* This owner may write its half of step: the partner that last read it said CONSUMED. */
-static void coll_gpu_rab_claim(coll_gpu_rab_t *r, uint64_t step) {
-    coll_gpu_prims_claim(&r->pr, &r->readers, step);
-}
+/* This owner's rounds for a shard of shard_n elements (none: not an owner, or one node). */
+static void coll_gpu_rab_plan(coll_gpu_rab_t *r, size_t shard_n, coll_gpu_rab_plan_t *plan) {
+    const coll_gpu_team_t *team = r->pr.native->team;
+    size_t whole = shard_n * r->pr.call->esize;
+    int me = team->node, index = 0;
+    coll_gpu_rab_round_t *rd = plan->round;
 
-/* Tells peer the len bytes at offset of my half of data_step are there to read (signal of
- * step: the partner's wait). */
-static void coll_gpu_rab_offer(coll_gpu_rab_t *r, uint64_t data_step, uint64_t step, size_t offset,
-                               size_t len, int peer, bool tracked) {
-    coll_gpu_prims_publish(&r->pr, data_step, offset, len);
-    coll_gpu_prims_sync(&r->pr);
-    if (tracked) {
-        coll_gpu_prims_lend(&r->readers, data_step, peer);
+    plan->n = 0;
+    if (!r->is_owner || (team->nnodes < 2)) {
+        return;
     }
-    coll_gpu_prims_signal(&r->pr, peer, step, COLL_GPU_PHASE_READY);
-}
-
-/* Waits for peer's READY of step and gets len bytes at offset of its half of data_step into
- * dst, completed. */
-static void coll_gpu_rab_take(coll_gpu_rab_t *r, uint64_t data_step, uint64_t step, int peer,
-                              size_t offset, void *dst, size_t len) {
-    coll_gpu_prims_wait(&r->pr, peer, step, COLL_GPU_PHASE_READY);
-    coll_gpu_prims_fetch(&r->pr, peer, data_step, offset, dst, len);
-    coll_gpu_prims_fetch_complete(&r->pr);
-}
-
-/* dst = (theirs op own) when theirs_first, else (own op theirs), n elements; then CONSUMED of
- * step to peer. */
-static void coll_gpu_rab_reduce(coll_gpu_rab_t *r, uint64_t step, int peer, void *dst,
-                                const void *own, const void *theirs, bool theirs_first, size_t n) {
-    const void *srcs[2] = {theirs_first ? theirs : own, theirs_first ? own : theirs};
-
-    coll_gpu_prims_reduce(&r->pr, dst, srcs, 2, n);
-    coll_gpu_prims_sync(&r->pr);
-    coll_gpu_prims_signal(&r->pr, peer, step, COLL_GPU_PHASE_CONSUMED);
-}
-
-/* Step 2 for one chunk: shard_n elements of this owner's shard, its partial in its half of s0
- * at off_work; the result ends in its half of s_g at off_work. */
-static void coll_gpu_rab_between_nodes(coll_gpu_rab_t *r, uint64_t s0, uint64_t s_g,
-                                       size_t shard_n) {
-    coll_gpu_prims_t *pr = &r->pr;
-    size_t esize = pr->call->esize, work = r->layout.off_work;
-    int me = pr->native->team->node;
-    uint64_t step = s0;
-
     if (r->fold.rem > 0) {
-        if (coll_gpu_prims_fold_paired(&r->fold, me) && (me & 1)) {
-            /* the extra's partial first, into the half of the first round */
-            int extra = r->owner[me - 1];
-            char *land = coll_gpu_prims_mine(pr, step) + r->layout.off_land;
+        /* the pairing: the extra's partial reduced into the odd one's, the extra's first */
+        if (coll_gpu_prims_fold_paired(&r->fold, me)) {
+            bool odd = (me & 1);
 
-            coll_gpu_rab_take(r, step, step, extra, work, land, shard_n * esize);
-            coll_gpu_rab_claim(r, step + 1);
-            coll_gpu_rab_reduce(r, step, extra, coll_gpu_prims_mine(pr, step + 1) + work,
-                                coll_gpu_prims_mine(pr, step) + work, land, true, shard_n);
-        } else if (coll_gpu_prims_fold_paired(&r->fold, me)) {
-            coll_gpu_rab_offer(r, step, step, work, shard_n * esize, r->owner[me + 1], true);
-        } else {
-            /* not paired: the partial into the half of the first round */
-            coll_gpu_rab_claim(r, step + 1);
-            coll_gpu_prims_copy(pr, coll_gpu_prims_mine(pr, step + 1) + work,
-                                coll_gpu_prims_mine(pr, step) + work, shard_n * esize);
-            coll_gpu_prims_sync(pr);
+            rd[plan->n++] = (coll_gpu_rab_round_t){.peer = r->owner[odd ? me - 1 : me + 1],
+                                                   .index = index,
+                                                   .offer = !odd,
+                                                   .offer_len = whole,
+                                                   .take = odd,
+                                                   .take_len = whole,
+                                                   .reduce = true,
+                                                   .theirs_first = true};
         }
-        ++step;
+        ++index;
     }
     /* recursive halving: the range [lo, lo + 2 mask) of segments, lower half kept by the lower
      * virtual index */
-    for (int mask = r->fold.p / 2; (mask >= 1) && (r->vme >= 0); mask /= 2, ++step) {
-        int v = r->vme, partner = coll_gpu_rab_rank(r, v ^ mask);
-        int lo = v & ~(2 * mask - 1), keep = lo + (v & mask), give = lo + ((v ^ mask) & mask);
-        size_t keep_first, keep_len, give_first, give_len;
-        char *land = coll_gpu_prims_mine(pr, step) + r->layout.off_land;
+    for (int mask = r->fold.p / 2; mask >= 1; mask /= 2, ++index) {
+        int v = r->vme, lo, keep, give;
 
-        coll_gpu_rab_segs(r, shard_n, keep, mask, &keep_first, &keep_len);
-        coll_gpu_rab_segs(r, shard_n, give, mask, &give_first, &give_len);
-        coll_gpu_rab_offer(r, step, step, work + give_first * esize, give_len * esize, partner,
-                           true);
-        coll_gpu_rab_take(r, step, step, partner, work + keep_first * esize, land,
-                          keep_len * esize);
-        coll_gpu_rab_claim(r, step + 1);
-        coll_gpu_rab_reduce(r, step, partner,
-                            coll_gpu_prims_mine(pr, step + 1) + work + keep_first * esize,
-                            coll_gpu_prims_mine(pr, step) + work + keep_first * esize, land,
-                            (v ^ mask) < v, keep_len);
+        if (v < 0) {
+            continue;
+        }
+        lo = v & ~(2 * mask - 1);
+        keep = lo + (v & mask);
+        give = lo + ((v ^ mask) & mask);
+        rd[plan->n] = (coll_gpu_rab_round_t){.peer = coll_gpu_rab_rank(r, v ^ mask),
+                                             .index = index,
+                                             .offer = true,
+                                             .take = true,
+                                             .reduce = true,
+                                             .theirs_first = ((v ^ mask) < v)};
+        coll_gpu_rab_segs(r, shard_n, give, mask, &rd[plan->n].offer_off, &rd[plan->n].offer_len);
+        coll_gpu_rab_segs(r, shard_n, keep, mask, &rd[plan->n].take_off, &rd[plan->n].take_len);
+        ++plan->n;
     }
-    /* recursive doubling of the segments, accumulated in the half of s_g (write once) */
-    for (int mask = 1; (mask < r->fold.p) && (r->vme >= 0); mask *= 2, ++step) {
-        int v = r->vme, partner = coll_gpu_rab_rank(r, v ^ mask);
-        int lo = v & ~(mask - 1), plo = (v ^ mask) & ~(mask - 1);
-        size_t mine_first, mine_len, theirs_first, theirs_len;
+    /* recursive doubling of the segments, each got into its place in the work */
+    for (int mask = 1; mask < r->fold.p; mask *= 2, ++index) {
+        int v = r->vme;
 
-        coll_gpu_rab_segs(r, shard_n, lo, mask, &mine_first, &mine_len);
-        coll_gpu_rab_segs(r, shard_n, plo, mask, &theirs_first, &theirs_len);
-        coll_gpu_rab_offer(r, s_g, step, work + mine_first * esize, mine_len * esize, partner,
-                           false);
-        coll_gpu_rab_take(r, s_g, step, partner, work + theirs_first * esize,
-                          coll_gpu_prims_mine(pr, s_g) + work + theirs_first * esize,
-                          theirs_len * esize);
+        if (v < 0) {
+            continue;
+        }
+        rd[plan->n] = (coll_gpu_rab_round_t){.peer = coll_gpu_rab_rank(r, v ^ mask),
+                                             .index = index,
+                                             .offer = true,
+                                             .take = true,
+                                             .tracked = true,
+                                             .consumed = true};
+        coll_gpu_rab_segs(r, shard_n, v & ~(mask - 1), mask, &rd[plan->n].offer_off,
+                          &rd[plan->n].offer_len);
+        coll_gpu_rab_segs(r, shard_n, (v ^ mask) & ~(mask - 1), mask, &rd[plan->n].take_off,
+                          &rd[plan->n].take_len);
+        ++plan->n;
     }
-    if (r->fold.rem > 0) {
-        /* the hand-back (this step is taken by every rank: the callers count it) */
-        if (coll_gpu_prims_fold_paired(&r->fold, me) && (me & 1)) {
-            coll_gpu_rab_offer(r, s_g, s_g + (uint64_t)r->fold.log2p, work, shard_n * esize,
-                               r->owner[me - 1], false);
-        } else if (coll_gpu_prims_fold_paired(&r->fold, me)) {
-            coll_gpu_rab_claim(r, s_g);
-            coll_gpu_rab_take(r, s_g, s_g + (uint64_t)r->fold.log2p, r->owner[me + 1], work,
-                              coll_gpu_prims_mine(pr, s_g) + work, shard_n * esize);
+    if (coll_gpu_prims_fold_paired(&r->fold, me)) {
+        /* the hand-back: the odd one's result into the extra's work */
+        bool odd = (me & 1);
+
+        rd[plan->n++] = (coll_gpu_rab_round_t){.peer = r->owner[odd ? me - 1 : me + 1],
+                                               .index = index,
+                                               .offer = odd,
+                                               .offer_len = whole,
+                                               .take = !odd,
+                                               .take_len = whole,
+                                               .tracked = odd,
+                                               .consumed = !odd};
+    }
+}
+
+/* A round's first half: the offer (published, READY), then the take's get issued. */
+static void coll_gpu_rab_start(coll_gpu_rab_t *r, size_t c, uint64_t base,
+                               const coll_gpu_rab_round_t *rd) {
+    coll_gpu_prims_t *pr = &r->pr;
+    uint64_t step = base + 1 + (uint64_t)rd->index;
+    size_t work = r->layout.off_work;
+
+    if (rd->offer) {
+        coll_gpu_prims_publish(pr, (uint64_t)c, work + rd->offer_off, rd->offer_len);
+        coll_gpu_prims_sync(pr);
+        coll_gpu_prims_signal(pr, rd->peer, step, COLL_GPU_PHASE_READY);
+    }
+    if (rd->take) {
+        coll_gpu_prims_wait(pr, rd->peer, step, COLL_GPU_PHASE_READY);
+        coll_gpu_prims_fetch(pr, rd->peer, (uint64_t)c, work + rd->take_off,
+                             coll_gpu_rab_mine(r, c) +
+                                 (rd->reduce ? r->layout.off_land : work + rd->take_off),
+                             rd->take_len);
+    }
+}
+
+/* Its second half: the get completed, reduced into the work (lower index first), CONSUMED. */
+static void coll_gpu_rab_finish(coll_gpu_rab_t *r, size_t c, uint64_t base,
+                                const coll_gpu_rab_round_t *rd) {
+    coll_gpu_prims_t *pr = &r->pr;
+    char *at = coll_gpu_rab_mine(r, c) + r->layout.off_work + rd->take_off;
+    const char *land = coll_gpu_rab_mine(r, c) + r->layout.off_land;
+
+    if (!rd->take) {
+        return;
+    }
+    coll_gpu_prims_fetch_complete(pr);
+    if (rd->reduce) {
+        const void *srcs[2] = {rd->theirs_first ? land : at, rd->theirs_first ? at : land};
+
+        coll_gpu_prims_reduce(pr, at, srcs, 2, rd->take_len / pr->call->esize);
+        coll_gpu_prims_sync(pr);
+    }
+    if (rd->consumed) {
+        coll_gpu_prims_signal(pr, rd->peer, base + 1 + (uint64_t)rd->index,
+                              COLL_GPU_PHASE_CONSUMED);
+    }
+}
+
+/* The first window of step t (signals at base): chunk t's input into its half, chunk t - 2's
+ * results out of the node's owners, READY to the node and the node's. */
+static void coll_gpu_rab_window_node(coll_gpu_rab_t *r, uint64_t base, size_t t, bool has_cur,
+                                     bool has_out) {
+    coll_gpu_prims_t *pr = &r->pr;
+    const coll_gpu_native_call_t *call = pr->call;
+    const coll_gpu_team_t *team = pr->native->team;
+    size_t esize = call->esize;
+
+    if (has_cur) {
+        coll_gpu_rab_chunk_t cur = coll_gpu_rab_chunk(r, t);
+
+        coll_gpu_prims_node_input(pr, coll_gpu_rab_mine(r, t),
+                                  (const char *)call->sbuf + cur.first * esize, cur.n, r->m);
+    }
+    if (has_out) {
+        /* chunk t - 2, the same half: each shard's result from its owner, FINAL at the last
+         * step's end */
+        coll_gpu_rab_chunk_t out = coll_gpu_rab_chunk(r, t - 2);
+
+        for (int l = 0; l < r->m; ++l) {
+            int q = team->local_ranks[l];
+            size_t first, len;
+
+            if (q != team->rank) {
+                coll_gpu_prims_wait(pr, q, base - 1, COLL_GPU_PHASE_FINAL);
+            }
+            coll_gpu_native_shard(out.n, r->m, l, &first, &len);
+            coll_gpu_prims_copy(pr, (char *)call->rbuf + (out.first + first) * esize,
+                                ((q == team->rank) ? coll_gpu_rab_mine(r, t)
+                                                   : coll_gpu_prims_theirs(pr, q, (uint64_t)t)) +
+                                    r->layout.off_work,
+                                len * esize);
         }
     }
+    coll_gpu_prims_sync(pr);
+    coll_gpu_prims_signal_node(pr, base, COLL_GPU_PHASE_READY);
+    coll_gpu_prims_wait_node(pr, base, COLL_GPU_PHASE_READY);
+}
+
+/* The second window: an owner reduces its shard of chunk t into its work, once chunk t - 2's
+ * readers between nodes said CONSUMED. */
+static void coll_gpu_rab_window_reduce(coll_gpu_rab_t *r, size_t t, bool has_cur) {
+    coll_gpu_prims_t *pr = &r->pr;
+    coll_gpu_rab_plan_t *before = &r->plan[t & 1];
+    size_t esize = pr->call->esize, shard_first, shard_len;
+    coll_gpu_rab_chunk_t cur;
+
+    if (!has_cur || !r->is_owner) {
+        return;
+    }
+    for (int i = 0; i < before->n; ++i) {
+        if (before->round[i].tracked) {
+            coll_gpu_prims_wait(pr, before->round[i].peer,
+                                before->base + 1 + (uint64_t)before->round[i].index,
+                                COLL_GPU_PHASE_CONSUMED);
+        }
+    }
+    before->n = 0;
+    cur = coll_gpu_rab_chunk(r, t);
+    coll_gpu_native_shard(cur.n, r->m, pr->native->team->local_rank, &shard_first, &shard_len);
+    coll_gpu_prims_reduce_node_from(
+        pr, coll_gpu_rab_mine(r, t) + r->layout.off_work, (uint64_t)t, shard_first * esize,
+        (const char *)pr->call->sbuf + (cur.first + shard_first) * esize, shard_len);
+    coll_gpu_prims_sync(pr);
 }
 
 bool coll_gpu_allreduce_hierarchical_rabenseifner_fits(const coll_gpu_native_t *native,
@@ -209,10 +344,8 @@ int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *com
                                                  const coll_gpu_native_call_t *call) {
     coll_gpu_native_t *native = call->native;
     coll_gpu_team_t *team = native->team;
-    const void **srcs = native->srcs;
-    size_t esize = call->esize, n;
     coll_gpu_rab_t r;
-    uint64_t nsteps;
+    size_t n;
 
     coll_gpu_prims_init(&r.pr, call);
     r.m = team->min_local_size;
@@ -220,71 +353,58 @@ int coll_gpu_allreduce_hierarchical_rabenseifner(struct ompi_communicator_t *com
     r.owner = team->node_peers;
     r.fold = coll_gpu_prims_fold(team->nnodes);
     r.vme = r.is_owner ? coll_gpu_prims_fold_virtual(&r.fold, team->node) : -1;
+    r.nindices = 2 * r.fold.log2p + ((r.fold.rem > 0) ? 2 : 0);
+    r.plan[0].n = r.plan[1].n = 0;
 
     /* the largest chunk within call->chunk_bytes whose layout fits a scratch half (the row's
      * fits made sure one element does, the same on every rank) */
-    n = call->chunk_bytes / esize;
+    n = call->chunk_bytes / call->esize;
     n = (n < call->count) ? n : call->count;
     n = (n > 0) ? n : 1;
-    while ((n > 1) && (coll_gpu_rab_layout(n, r.m, esize, &r.layout) > native->half)) {
+    while ((n > 1) && (coll_gpu_rab_layout(n, r.m, call->esize, &r.layout) > native->half)) {
         n -= (n + 7) / 8;
     }
-    if (coll_gpu_rab_layout(n, r.m, esize, &r.layout) > native->half) {
+    if (coll_gpu_rab_layout(n, r.m, call->esize, &r.layout) > native->half) {
         return coll_gpu_accel_failed(ACCEL_ERR_INVALID, call->mpi_call, comm); /* every rank */
     }
-    /* a chunk's steps after s0 (the node's inputs, and the pairing or the first halving
-     * round): the other halving rounds, the pairing's extra one, the gathering rounds, the
-     * hand-back; FINAL's is one more (a step number left unused on the way costs nothing) */
-    nsteps = (uint64_t)(2 * r.fold.log2p + ((r.fold.rem > 0) ? 2 : 0) + 1);
+    r.n = n;
+    r.nchunks = (call->count + n - 1) / n;
 
-    for (coll_gpu_prims_chunk_t c = {0}; coll_gpu_prims_next(&r.pr, &c, call->count, n);) {
-        const char *in = (const char *)call->sbuf + c.first * esize;
-        size_t shard_first = 0, shard_len = 0;
-        uint64_t s_g = c.step + (uint64_t)r.fold.log2p + ((r.fold.rem > 0) ? 1 : 0), s_final;
+    /* step t: chunk t - 1's rounds, chunk t's input and node reduce, chunk t - 2's results */
+    for (size_t t = 0; (t < r.nchunks + 2) && coll_gpu_prims_linked(&r.pr); ++t) {
+        uint64_t base = native->step + 1;
+        bool has_cur = (t < r.nchunks), has_net = (t >= 1) && (t - 1 < r.nchunks);
+        coll_gpu_rab_plan_t *plan = &r.plan[(t + 1) & 1];
 
-        s_final = c.step + nsteps;
-        native->step = s_final;
-        coll_gpu_prims_readers_init(&r.readers); /* the handshake below frees every half */
+        native->step += (uint64_t)r.nindices + 2; /* READY, the rounds, FINAL */
+        plan->n = 0;
+        if (has_net) {
+            coll_gpu_rab_chunk_t net = coll_gpu_rab_chunk(&r, t - 1);
+            size_t shard_first, shard_len;
 
-        /* 1. the node's inputs; every rank is done with the steps before (the last chunk's
-         * results read) */
-        coll_gpu_prims_copy(&r.pr, coll_gpu_prims_mine(&r.pr, c.step), in, c.n * esize);
-        coll_gpu_prims_announce(&r.pr, c.step);
-        if (r.is_owner) {
-            coll_gpu_native_shard(c.n, r.m, team->local_rank, &shard_first, &shard_len);
-            for (int l = 0; l < team->local_size; ++l) {
-                int q = team->local_ranks[l];
-
-                srcs[l] = ((q == team->rank) ? in : coll_gpu_prims_theirs(&r.pr, q, c.step)) +
-                          shard_first * esize;
-            }
-            coll_gpu_prims_reduce(&r.pr, coll_gpu_prims_mine(&r.pr, c.step) + r.layout.off_work,
-                                  srcs, team->local_size, shard_len);
-            coll_gpu_prims_sync(&r.pr);
-            /* 2. between the nodes */
-            if (team->nnodes > 1) {
-                coll_gpu_rab_between_nodes(&r, c.step, s_g, shard_len);
-            }
+            coll_gpu_native_shard(net.n, r.m, team->local_rank, &shard_first, &shard_len);
+            coll_gpu_rab_plan(&r, shard_len, plan);
+            plan->base = base;
         }
-        /* 3. each shard's result from its owner's half of s_g */
-        if (r.is_owner) {
-            coll_gpu_prims_signal_node(&r.pr, s_final, COLL_GPU_PHASE_FINAL);
+        if (0 == plan->n) {
+            coll_gpu_rab_window_node(&r, base, t, has_cur, t >= 2);
+            coll_gpu_rab_window_reduce(&r, t, has_cur);
         }
-        for (int l = 0; l < r.m; ++l) {
-            int q = team->local_ranks[l];
-            size_t first, len;
-
-            if (q != team->rank) {
-                coll_gpu_prims_wait(&r.pr, q, s_final, COLL_GPU_PHASE_FINAL);
+        for (int i = 0; i < plan->n; ++i) {
+            coll_gpu_rab_start(&r, t - 1, base, &plan->round[i]);
+            if (0 == i) {
+                coll_gpu_rab_window_node(&r, base, t, has_cur, t >= 2);
             }
-            coll_gpu_native_shard(c.n, r.m, l, &first, &len);
-            coll_gpu_prims_copy(&r.pr, (char *)call->rbuf + (c.first + first) * esize,
-                                ((q == team->rank) ? coll_gpu_prims_mine(&r.pr, s_g)
-                                                   : coll_gpu_prims_theirs(&r.pr, q, s_g)) +
-                                    r.layout.off_work,
-                                len * esize);
+            if (plan->n - 1 == i) {
+                coll_gpu_rab_window_reduce(&r, t, has_cur);
+            }
+            coll_gpu_rab_finish(&r, t - 1, base, &plan->round[i]);
         }
-        coll_gpu_prims_sync(&r.pr);
+        if (has_net && r.is_owner) {
+            /* chunk t - 1's result is in the work: the node copies it in the next step */
+            coll_gpu_prims_signal_node(&r.pr, base + (uint64_t)r.nindices + 1,
+                                       COLL_GPU_PHASE_FINAL);
+        }
     }
     return coll_gpu_prims_finish(&r.pr, comm);
 }
