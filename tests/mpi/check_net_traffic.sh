@@ -66,6 +66,9 @@
 #     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
 #     2 ceil(log2 nnodes) + 1 rounds on 5, 8 and 3 nodes, 256 KiB blocks in many steps;
 #     hierarchical fails those bounds;
+#   - ranks given different native parameters (one more on odd local ranks: a band parameter at
+#     its compiled value under rails auto, the chunk size): every rank stages, rank 0 says why;
+#     verbosity alone changes nothing;
 #   - hierarchical_rabenseifner (forced): the allreduce bound on 4, 8 and 16 nodes, its rounds
 #     pipelined (K chunks: K x 2 ceil(log2 nnodes) + the agreement's, no barrier); its bytes
 #     against the cost model's on 2+2+1 and 8 nodes of 2;
@@ -193,6 +196,26 @@ check_run "bcast chain, rails auto, nodes of one rank: off" 3 \
     "$BASE coll_gpu_ranks_per_node=1 coll_gpu_tree_rails=auto coll_gpu_bcast_algorithm=pipelined coll_gpu_verbose=1" \
     test_net_traffic --coll=bcast --root=1 --odd-net-devices=lo
 [ "$CHECK_RESULT" = PASS ] && check_expect_count "auto: nodes of one rank, rails off" 3 "rails off \(one rank per node\)"
+
+# Ranks given different native parameters (--odd-env: a node's odd local ranks get one more):
+# the communicator's configuration hashes differ, so every rank stages its device collectives
+# and rank 0 says why (--staged: none ran natively, the result right).  A band parameter set to
+# its compiled value (bcast binomial from 2 nodes, the band with rails) under rails auto (off
+# here): the ranks that set it take that band, the others the band without rails, so it must
+# count (the hash once swallowed it); verbosity changes no algorithm and must not.
+check_run "bcast, rails auto, odd ranks set coll_gpu_bcast_binomial_min_nodes to its default: staged" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto" \
+    test_net_traffic --coll=bcast --staged --odd-env=OMPI_MCA_coll_gpu_bcast_binomial_min_nodes=2
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "different parameters: rank 0 says so, once" 1 \
+    "the ranks were given different coll_gpu parameters or tuning rules for the native algorithms: its device collectives are staged"
+check_run "allreduce, odd ranks set coll_gpu_native_chunk_size: staged" 4 \
+    "$BASE coll_gpu_ranks_per_node=2" \
+    test_net_traffic --coll=allreduce --staged --odd-env=OMPI_MCA_coll_gpu_native_chunk_size=1048576
+check_run "bcast, odd ranks set coll_gpu_verbose only: native" 4 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_tree_rails=auto" \
+    test_net_traffic --coll=bcast --count-only --odd-env=OMPI_MCA_coll_gpu_verbose=0
+[ "$CHECK_RESULT" = PASS ] && check_expect_count "the same native parameters: no word of a difference" 0 \
+    "the ranks were given different coll_gpu parameters"
 
 # MPI_Allgather and MPI_Reduce_scatter_block of 256 KiB + 4 bytes per block (auto: hierarchical
 # where a node has several ranks): every block crosses to each other node once (allgather), each

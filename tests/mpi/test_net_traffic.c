@@ -116,9 +116,13 @@
  * --root-messages=N, --one-getter-per-node, --max-in-flight=W, --odd-net-devices=D (before
  * MPI_Init, the ranks of odd local rank, OMPI_COMM_WORLD_LOCAL_RANK, set UCX_NET_DEVICES=D: the
  * ranks of a node on different network devices, as where each GPU has its NIC, for
- * coll_gpu_tree_rails=auto).  Closing line (rank 0): "N passed, M failed".
+ * coll_gpu_tree_rails=auto), --odd-env=NAME=VALUE (the same ranks put NAME=VALUE in their
+ * environment before MPI_Init: an OMPI_MCA_ name gives them a parameter the others have not),
+ * --staged (the ranks were given different native parameters: every rank stages the call, with
+ * the right result, and none runs it natively; nothing is counted).
+ * Closing line (rank 0): "N passed, M failed".
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* putenv */
 
 #include "coll_gpu_colls.h"
 #include "test_mpit.h"
@@ -439,11 +443,12 @@ int main(int argc, char **argv) {
     layout_t lay;
     int *sbuf, *rbuf;
     bool check_rounds = false;
-    int pipelined_chunks = 0; /* --chunk-rounds=K (0: not checked) */
-    bool binomial = false;    /* bcast, reduce: --binomial */
-    bool rails = false;       /* --rails: the trees, gather and scatter hierarchical */
-    bool doubling = false;    /* allreduce, allgather, reduce_scatter_block: --doubling
-                               * (hierarchical_doubling, hierarchical_halving) */
+    bool expect_staged = false; /* --staged */
+    int pipelined_chunks = 0;   /* --chunk-rounds=K (0: not checked) */
+    bool binomial = false;      /* bcast, reduce: --binomial */
+    bool rails = false;         /* --rails: the trees, gather and scatter hierarchical */
+    bool doubling = false;      /* allreduce, allgather, reduce_scatter_block: --doubling
+                                 * (hierarchical_doubling, hierarchical_halving) */
     bool owner;
     uint64_t max_root_messages = 0; /* gather, scatter: --root-messages=N (0: not checked) */
     bool one_getter = false;        /* scatter, alltoall: --one-getter-per-node */
@@ -458,6 +463,10 @@ int main(int argc, char **argv) {
             (1 == atoi(local_rank) % 2)) {
             setenv("UCX_NET_DEVICES", argv[i] + 18, 1);
         }
+        if ((0 == strncmp(argv[i], "--odd-env=", 10)) && (NULL != strchr(argv[i] + 10, '=')) &&
+            (NULL != local_rank) && (1 == atoi(local_rank) % 2)) {
+            putenv(argv[i] + 10); /* argv outlives the process's use of it */
+        }
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -471,6 +480,8 @@ int main(int argc, char **argv) {
             bytes = strtoull(argv[i] + 8, NULL, 0);
         } else if (0 == strncmp(argv[i], "--root=", 7)) {
             root = atoi(argv[i] + 7) % size;
+        } else if (0 == strcmp(argv[i], "--staged")) {
+            expect_staged = true;
         } else if (0 == strcmp(argv[i], "--rounds")) {
             check_rounds = true;
         } else if (0 == strncmp(argv[i], "--chunk-rounds=", 15)) {
@@ -549,6 +560,19 @@ int main(int argc, char **argv) {
     native_after = tu_pvar_read_element(&calls_native, nat);
     /* (after the counters: on host buffers this allreduce is native too) */
     MPI_Allreduce(by_node_after, served, MAX_NODES, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (expect_staged) {
+        /* the ranks disagree on the native algorithms' parameters: all of them staged the call
+         * (its result checked by run_call), none ran it natively */
+        if (native_after != native_before) {
+            tu_fail("the call ran natively (coll_gpu_calls_native[%s] grew by %" PRIu64
+                    ") though the ranks were given different parameters",
+                    coll, native_after - native_before);
+        }
+        tu_case_end();
+        free(sbuf);
+        free(rbuf);
+        tu_finish(tu_summary(MPI_COMM_WORLD));
+    }
     if (native_after != native_before + 1) {
         tu_fail("the call did not run natively (coll_gpu_calls_native[%s] grew by %" PRIu64
                 "): nothing to count",
