@@ -204,7 +204,8 @@ mpirun_step "teams: transport check, 4 ranks as 2 nodes (ucx)" 120 4 \
     --mca coll_gpu_transport_check 1 --mca coll_gpu_ranks_per_node 2 \
     "$build/tests/mpi/test_team" --device=cuda --kinds=device --cycles=3
 # alltoall across 2 emulated nodes of 2 (UCX between them): direct against node-aggregated
-# hierarchical, to place coll_gpu_alltoall_aggregate_max_bytes (16 KiB by default, unmeasured)
+# hierarchical, to check coll_gpu_alltoall_hierarchical's band (the cost model's: from 64 nodes
+# up to 32 B blocks, on nodes of 8 H200) where the model's copy launches are real ones
 for alg in direct hierarchical; do
     [ "$quick" -eq 1 ] || bench_step "bench: alltoall $alg, 4 ranks on 2 emulated nodes, cuda device" 90 \
         bench-alltoall-$alg-nodes.txt \

@@ -113,13 +113,13 @@ typedef struct mca_coll_gpu_component_t {
      * <coll>_binomial_min_bytes up to <coll>_binomial_max_bytes (gather, scatter: the block x
      * ranks) */
     coll_gpu_band_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
-    /* auto across nodes where a node has several ranks: gather's and scatter's hierarchical on
-     * <coll>_hierarchical's band (the block x ranks), direct elsewhere */
-    coll_gpu_band_rule_t gather_hierarchical, scatter_hierarchical;
+    /* auto across nodes where a node has several ranks: gather's, scatter's and alltoall's
+     * hierarchical on <coll>_hierarchical's band (gather, scatter: the block x ranks; alltoall:
+     * the block), direct elsewhere */
+    coll_gpu_band_rule_t gather_hierarchical, scatter_hierarchical, alltoall_hierarchical;
     int tree_rails; /* COLL_GPU_RAILS_*: the rooted collectives between nodes stripe over each
                      * node's ranks (a team's choice: coll_gpu_team_t.rails) */
-    size_t alltoall_aggregate_max_bytes; /* auto across nodes: hierarchical up to this block */
-    unsigned alltoall_max_outstanding;   /* gets from other nodes in flight, at most (0: any) */
+    unsigned alltoall_max_outstanding; /* gets from other nodes in flight, at most (0: any) */
     int agreement_radix;      /* the closing agreement's dissemination between node leaders */
     size_t native_chunk_size; /* pipeline chunk of the native algorithms */
     char *tuning_file;

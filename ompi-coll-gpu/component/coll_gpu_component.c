@@ -328,8 +328,8 @@ static void coll_gpu_register_algorithms(const mca_base_component_t *c) {
     }
 
 /* coll_gpu_<coll>_<alg>_{min_nodes,min_bytes,max_bytes}: the band auto runs alg on (binomial;
- * gather's and scatter's hierarchical, direct elsewhere), defaults the model's with rails; the
- * model's band without rails beside them. */
+ * gather's, scatter's and alltoall's hierarchical, direct elsewhere), defaults the model's with
+ * rails; the model's band without rails beside them. */
 static void coll_gpu_register_band_rule(const mca_base_component_t *c, const char *coll,
                                         const char *alg, const char *bytes_what,
                                         coll_gpu_band_rule_t *rule, coll_gpu_band_t rails,
@@ -586,15 +586,27 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
         &mca_coll_gpu_component.tree_rails);
     OBJ_RELEASE(rails_enum);
 
-    mca_coll_gpu_component.alltoall_aggregate_max_bytes = 16384;
-    (void)mca_base_component_var_register(
-        c, "alltoall_aggregate_max_bytes",
-        "With alltoall_algorithm auto and no tuning rule, across nodes where a node has several "
-        "ranks: the largest block (bytes per pair of ranks) aggregated per node (hierarchical: "
-        "one message each way per pair of nodes, carried by ranks on one rail, instead of one "
-        "per pair of ranks); larger blocks run direct.  0: never",
-        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &mca_coll_gpu_component.alltoall_aggregate_max_bytes);
+    coll_gpu_register_band_rule(
+        c, "alltoall", "hierarchical", "block (bytes per pair of ranks)",
+        &mca_coll_gpu_component.alltoall_hierarchical, COLL_GPU_MODEL_BAND(ALLTOALL_HIERARCHICAL),
+        COLL_GPU_MODEL_BAND_NO_RAILS(ALLTOALL_HIERARCHICAL),
+        "across nodes where a node has several ranks; elsewhere direct: node-aggregated, the "
+        "blocks between two nodes travel in one message each way carried by ranks on one rail, "
+        "where direct's every rank gets its block from every remote rank",
+        "none smaller by default: aggregation gains most on the smallest blocks, whose messages "
+        "cost more than their bytes",
+        "its carriers copy every block twice more inside the nodes: larger blocks run direct, "
+        "whose messages then cost less than those copies");
+    {
+        /* its name before the band (the largest block; from any node count) */
+        int index = mca_base_var_find("ompi", "coll", "gpu", "alltoall_hierarchical_max_bytes");
+
+        if (index >= 0) {
+            (void)mca_base_var_register_synonym(index, "ompi", "coll", "gpu",
+                                                "alltoall_aggregate_max_bytes",
+                                                MCA_BASE_VAR_SYN_FLAG_DEPRECATED);
+        }
+    }
 
     mca_coll_gpu_component.alltoall_max_outstanding = 8;
     (void)mca_base_component_var_register(

@@ -122,5 +122,20 @@
 #define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MIN_NODES 2147483647U
 #define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MIN_BYTES 0UL
 #define COLL_GPU_MODEL_SCATTER_HIERARCHICAL_NO_RAILS_MAX_BYTES 0UL
+/* alltoall, nodes of 8 ranks with rails: hierarchical from this many nodes, for blocks from
+ * this size up to this one: the triple that loses least over those layouts on every node count
+ * and blocks of 8 B to 1 GiB; elsewhere direct (the sum of log(time taken / time of the
+ * faster): 0.2, against 0.7 never taking hierarchical) */
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_MIN_NODES 64U
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_MAX_BYTES 32UL
+/* alltoall, without rails (nodes of 8 ranks), taken where none of the three parameters is set:
+ * hierarchical from this many nodes, for blocks from this size up to this one: the triple that
+ * loses least over those layouts on every node count and blocks of 8 B to 1 GiB; elsewhere
+ * direct (the sum of log(time taken / time of the faster): 0.2, against 0.7 never taking
+ * hierarchical) */
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_NO_RAILS_MIN_NODES 64U
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_NO_RAILS_MIN_BYTES 0UL
+#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_NO_RAILS_MAX_BYTES 32UL
 
 #endif /* COLL_GPU_MODEL_DEFAULTS_H */

@@ -9,35 +9,23 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* auto: direct on one node, across nodes of one rank each (nothing to aggregate), for blocks
- * above coll_gpu_alltoall_aggregate_max_bytes and where hierarchical's layout does not fit. */
+/* auto across nodes where a node has several ranks: hierarchical from
+ * coll_gpu_alltoall_hierarchical_min_nodes nodes on for blocks from _min_bytes up to _max_bytes,
+ * direct elsewhere (the cost model's band); direct on one node and across nodes of one rank each
+ * (nothing to aggregate). */
+COLL_GPU_ALG_BAND_RULE(coll_gpu_alltoall_hier_band, "alltoall_hierarchical", " per block", false,
+                       mca_coll_gpu_component.alltoall_hierarchical);
+
 static bool coll_gpu_alltoall_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                size_t why_len) {
-    size_t max = mca_coll_gpu_component.alltoall_aggregate_max_bytes;
-
-    if ((0 == max) || (query->bytes > max)) {
-        COLL_GPU_WHY(why, why_len,
-                     "%zu bytes per block > coll_gpu_alltoall_aggregate_max_bytes=%zu",
-                     query->bytes, max);
-        return true;
-    }
     return coll_gpu_alg_direct_over_hierarchical(query, coll_gpu_alltoall_hierarchical_fits,
-                                                 SIZE_MAX, NULL, why, why_len);
+                                                 SIZE_MAX, &coll_gpu_alltoall_hier_band, why,
+                                                 why_len);
 }
 
 static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
                                                      size_t why_len) {
     return coll_gpu_alg_hierarchical_fits(query, coll_gpu_alltoall_hierarchical_fits, why, why_len);
-}
-
-static bool coll_gpu_alltoall_aggregated(const coll_gpu_alg_query_t *query, char *why,
-                                         size_t why_len) {
-    COLL_GPU_WHY(why, why_len,
-                 "%d nodes, some with several ranks; %zu bytes per block <= "
-                 "coll_gpu_alltoall_aggregate_max_bytes=%zu",
-                 query->native->team->nnodes, query->bytes,
-                 mca_coll_gpu_component.alltoall_aggregate_max_bytes);
-    return true;
 }
 
 /* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
@@ -55,16 +43,13 @@ static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
      .cost_model = "alltoall_hierarchical",
      .multi_node = true,
      .fits = coll_gpu_alltoall_hierarchical_fits_call,
-     .preferred = coll_gpu_alltoall_aggregated,
+     .preferred = coll_gpu_alg_across_nodes,
      .run = coll_gpu_alltoall_hierarchical},
 };
 
 /* per rank blocks: every rank's block in a step */
 COLL_GPU_ALG_TABLE(coll_gpu_alltoall_algs, coll_gpu_alltoall_alg, "alltoall", "MPI_Alltoall", true,
-                   true,
-                   "direct on one node, across nodes of one rank each and for blocks above "
-                   "alltoall_aggregate_max_bytes; hierarchical for smaller blocks across nodes "
-                   "where a node has several ranks");
+                   true, COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP("alltoall"));
 /* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
  * move every pair's run at the longest) */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",

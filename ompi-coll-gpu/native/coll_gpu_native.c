@@ -296,7 +296,7 @@ static void coll_gpu_native_tuning_log(int level, const char *msg, void *ctx) {
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 35 }; /* the parameters' words before the algorithms' */
+    enum { COLL_GPU_CONFIG_SCALARS = 37 }; /* the parameters' words before the algorithms' */
     uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
@@ -322,7 +322,6 @@ void coll_gpu_native_tuning_load(void) {
     words[4] = (uint64_t)c->host_buffers;
     words[5] = (uint64_t)c->check_counts;
     words[6] = (uint64_t)c->allreduce_ring_min_bytes;
-    words[7] = (uint64_t)c->alltoall_aggregate_max_bytes;
     words[8] = (uint64_t)c->agreement_radix;
     words[9] = (uint64_t)c->allreduce_doubling_max_bytes;
     words[10] = (uint64_t)c->allreduce_doubling_min_nodes;
@@ -332,22 +331,21 @@ void coll_gpu_native_tuning_load(void) {
     words[14] = (uint64_t)c->reduce_scatter_halving_min_nodes;
     words[15] = (uint64_t)c->reduce_scatter_halving_max_bytes;
     {
-        const coll_gpu_band_rule_t *rules[] = {&c->bcast_binomial,      &c->reduce_binomial,
-                                               &c->gather_binomial,     &c->scatter_binomial,
-                                               &c->gather_hierarchical, &c->scatter_hierarchical};
+        const coll_gpu_band_rule_t *rules[] = {&c->bcast_binomial,       &c->reduce_binomial,
+                                               &c->gather_binomial,      &c->scatter_binomial,
+                                               &c->gather_hierarchical,  &c->scatter_hierarchical,
+                                               &c->alltoall_hierarchical};
 
         /* auto -1 .. on 1 as 0 .. 2, so the bits above stay free for the flags (all ones would
          * swallow them) */
-        words[28] = (uint64_t)(c->tree_rails - COLL_GPU_RAILS_AUTO);
-        for (int k = 0; k < 6; ++k) {
-            int w = (k < 4) ? 16 + 3 * k : 29 + 3 * (k - 4); /* (28: tree_rails) */
-
-            words[w] = (uint64_t)rules[k]->params.min_nodes;
-            words[w + 1] = (uint64_t)rules[k]->params.min_bytes;
-            words[w + 2] = (uint64_t)rules[k]->params.max_bytes;
+        words[7] = (uint64_t)(c->tree_rails - COLL_GPU_RAILS_AUTO);
+        for (int k = 0; k < (int)(sizeof(rules) / sizeof(rules[0])); ++k) {
+            words[16 + 3 * k] = (uint64_t)rules[k]->params.min_nodes;
+            words[16 + 3 * k + 1] = (uint64_t)rules[k]->params.min_bytes;
+            words[16 + 3 * k + 2] = (uint64_t)rules[k]->params.max_bytes;
             /* set to the default on one rank, left alone on another: the bands without rails
              * differ */
-            words[28] |= (uint64_t)rules[k]->params_set << (8 + k);
+            words[7] |= (uint64_t)rules[k]->params_set << (8 + k);
         }
     }
     for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {

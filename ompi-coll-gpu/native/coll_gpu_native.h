@@ -433,7 +433,7 @@ typedef struct {
     const int *min_nodes; /* the parameters */
     const size_t *max_bytes;
     const size_t *min_bytes; /* NULL: none */
-    /* a band rule's (binomial's; gather's and scatter's hierarchical; else NULL): a
+    /* a band rule's (binomial's; gather's, scatter's and alltoall's hierarchical; else NULL): a
      * communicator without rails takes its band without them where no parameter was set */
     const coll_gpu_band_rule_t *band;
 } coll_gpu_alg_size_rule_t;
@@ -448,8 +448,9 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
  * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
  * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
  * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
- * algorithm's _fits), and outside hier_band where the collective has one (gather, scatter: the
- * cost model's band of hierarchical against direct; NULL: none); hierarchical elsewhere. */
+ * algorithm's _fits), and outside hier_band where the collective has one (gather, scatter,
+ * alltoall: the cost model's band of hierarchical against direct; NULL: none); hierarchical
+ * elsewhere. */
 bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
                                            bool (*hier_fits)(const coll_gpu_native_t *, size_t),
                                            size_t seg_min_bytes,
@@ -546,7 +547,8 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
-/* The same where hierarchical runs on a band (gather, scatter: coll a string literal). */
+/* The same where hierarchical runs on a band (gather, scatter, alltoall: coll a string
+ * literal). */
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(coll)                                      \
     "direct on one node and across nodes of one rank each; across nodes where a node has "         \
     "several ranks hierarchical on " coll "_hierarchical's band (from " coll                       \

@@ -212,14 +212,11 @@ static const struct {
     TU_BAND_CVARS(scatter_binomial, SCATTER_BINOMIAL),
     TU_BAND_CVARS(gather_hierarchical, GATHER_HIERARCHICAL),
     TU_BAND_CVARS(scatter_hierarchical, SCATTER_HIERARCHICAL),
+    TU_BAND_CVARS(alltoall_hierarchical, ALLTOALL_HIERARCHICAL),
     {.cvar = "coll_gpu_tree_rails",
      .offset = offsetof(tu_gpu_config_t, tree_rails),
      .type = TU_CVAR_INT,
      .default_value = -1},
-    {.cvar = "coll_gpu_alltoall_aggregate_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, alltoall_aggregate_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 16384},
     {.cvar = "coll_gpu_host_buffers",
      .offset = offsetof(tu_gpu_config_t, host_buffers),
      .type = TU_CVAR_BOOL,
@@ -264,6 +261,7 @@ void tu_gpu_config_read(tu_gpu_config_t *config) {
     TU_BAND_NO_RAILS(config, scatter_binomial, SCATTER_BINOMIAL);
     TU_BAND_NO_RAILS(config, gather_hierarchical, GATHER_HIERARCHICAL);
     TU_BAND_NO_RAILS(config, scatter_hierarchical, SCATTER_HIERARCHICAL);
+    TU_BAND_NO_RAILS(config, alltoall_hierarchical, ALLTOALL_HIERARCHICAL);
     /* coll_gpu_<coll>_algorithm of every blocking collective that has one */
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
         const tu_coll_info_t *info = tu_coll_info(coll);
@@ -349,11 +347,10 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
          ((COLL_GPU_REDUCE == coll) && (comm_size >= 3) && (bytes >= 65536)))) {
         return TU_ALG_AUTO + 3;
     }
-    /* alltoall: node-aggregated across nodes of several ranks for blocks (bytes) up to
-     * coll_gpu_alltoall_aggregate_max_bytes */
+    /* alltoall: node-aggregated across nodes of several ranks on its band of blocks (bytes) */
     if ((COLL_GPU_ALLTOALL == coll) && tu_multi_node(config, comm_size) &&
-        (config->ranks_per_node > 1) && (config->alltoall_aggregate_max_bytes > 0) &&
-        (bytes <= (size_t)config->alltoall_aggregate_max_bytes)) {
+        (config->ranks_per_node > 1) &&
+        tu_band_takes(config, &config->alltoall_hierarchical, comm_size, bytes, 1)) {
         return TU_ALG_AUTO + 3;
     }
     return TU_ALG_AUTO + 2;

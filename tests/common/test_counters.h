@@ -65,11 +65,11 @@ typedef struct {
     long long rs_halving_max_bytes;         /* coll_gpu_reduce_scatter_halving_max_bytes */
     /* coll_gpu_<coll>_binomial_{min_nodes,min_bytes,max_bytes} (max: -1 for SIZE_MAX) */
     tu_binomial_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
-    /* coll_gpu_{gather,scatter}_hierarchical_*: hierarchical's band on nodes of several ranks */
-    tu_binomial_rule_t gather_hierarchical, scatter_hierarchical;
-    int tree_rails; /* coll_gpu_tree_rails: -1 auto (off on the test machines: their ranks share
-                     * one network device), 0 off, 1 on */
-    long long alltoall_aggregate_max_bytes; /* coll_gpu_alltoall_aggregate_max_bytes */
+    /* coll_gpu_{gather,scatter,alltoall}_hierarchical_*: hierarchical's band on nodes of several
+     * ranks */
+    tu_binomial_rule_t gather_hierarchical, scatter_hierarchical, alltoall_hierarchical;
+    int tree_rails;    /* coll_gpu_tree_rails: -1 auto (off on the test machines: their ranks share
+                        * one network device), 0 off, 1 on */
     bool host_buffers; /* coll_gpu_host_buffers: host-buffer allreduce native too */
     /* coll_gpu_{reduce_scatter_block,allgather,bcast,reduce,gather,scatter}_algorithm:
      * TU_ALG_AUTO, TU_ALG_STAGED or the native one */
@@ -115,7 +115,7 @@ bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
  * reduce_scatter(_block), reduce and the others with a "direct" row first) of bytes per rank
  * counts on a communicator of comm_size ranks: the forced algorithm, or auto's (hierarchical,
  * the second row, where the communicator spans nodes and they have several ranks (alltoall:
- * blocks up to coll_gpu_alltoall_aggregate_max_bytes), and for a reduce of 64 KiB or more on 3
+ * blocks on coll_gpu_alltoall_hierarchical's band), and for a reduce of 64 KiB or more on 3
  * nodes or more; direct, the first, elsewhere; allgather(v): hierarchical_doubling, the third,
  * from coll_gpu_allgather_doubling_min_nodes emulated nodes on where bytes (the largest block)
  * x comm_size <= coll_gpu_allgather_doubling_max_bytes; reduce_scatter(_block):

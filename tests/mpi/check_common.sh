@@ -90,13 +90,15 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy
 # And "coll_gpu_tree_rails on": the rooted collectives' rails as on the machines they are for
 # (a network interface per GPU), where auto turns them on; the ranks of the test machines share
 # one loopback, where auto is off (check_net_traffic.sh runs auto both ways).  And gather's and
-# scatter's hierarchical on every call across nodes of several ranks (their band set to all):
-# the suites' emulated nodes are few and small, where the cost model's band runs direct, so
-# the band would leave hierarchical untested there (check_net_traffic.sh runs the band itself,
-# with CHECK_AUTO_MCA).
+# scatter's hierarchical on every call across nodes of several ranks (their band set to all),
+# alltoall's on blocks up to 16 KiB (where this VM measured its crossover on 2 nodes of 2): the
+# suites' emulated nodes are few and small, where the cost model's bands (nodes of 8 H200) run
+# direct, so the bands would leave hierarchical untested there (check_net_traffic.sh runs the
+# bands themselves, with CHECK_AUTO_MCA).
 CHECK_AUTO_MCA="op=^avx coll_gpu_tree_rails=on"
 CHECK_HIER_ALWAYS="coll_gpu_gather_hierarchical_min_nodes=2 coll_gpu_gather_hierarchical_min_bytes=0"
 CHECK_HIER_ALWAYS="$CHECK_HIER_ALWAYS coll_gpu_scatter_hierarchical_min_nodes=2 coll_gpu_scatter_hierarchical_min_bytes=0"
+CHECK_HIER_ALWAYS="$CHECK_HIER_ALWAYS coll_gpu_alltoall_hierarchical_min_nodes=2 coll_gpu_alltoall_hierarchical_max_bytes=16384"
 CHECK_DEFAULT_MCA="$CHECK_AUTO_MCA $CHECK_HIER_ALWAYS"
 
 # COLL_GPU_MCA with "--mca NAME VALUE" pairs of ours replacing its own: mpirun refuses a

@@ -27,7 +27,7 @@ check_run "4 ranks on 2 emulated nodes of 2, host buffers, one late by 3 s" 4 \
     "$HOST coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_late_rank --kinds=host \
     --late-rank=3 --free-waits
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the late rank in a node-aggregated alltoall" \
-    "MPI_Alltoall on MPI_COMM_WORLD: .*host memory: hierarchical \(2 nodes, some with several ranks; 256 bytes per block"
+    "MPI_Alltoall on MPI_COMM_WORLD: .*host memory: hierarchical \(2 nodes, some with several ranks\)"
 # 2+2+1 with the leaders' algorithms forced: the late rank the leader of node 0, the extra that
 # hands its part to node 1 first (allgather hierarchical_doubling, reduce_scatter_block
 # hierarchical_halving), and a leader or a child in the binomial trees of bcast, reduce, gather

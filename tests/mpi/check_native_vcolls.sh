@@ -17,7 +17,7 @@
 #   - emulated nodes (coll_gpu_ranks_per_node): 2 nodes of 2 ranks, 3 nodes of 3, 3 and 1 ranks:
 #     host and device buffers native across nodes (UCX gets; the emulated device scratch read
 #     through host scratch), auto taking hierarchical for allgatherv and reduce_scatter (and
-#     alltoall up to coll_gpu_alltoall_aggregate_max_bytes per block, direct above): the
+#     alltoall on its band, the suites' up to 16 KiB per block, direct above): the
 #     same integer and copy digest as one node (reduce_scatter's floats in hierarchical order:
 #     test_native_vcolls checks them against hierarchical MPI_Allreduce, bit for bit), direct
 #     forced across nodes the same digest as one node; alltoall hierarchical forced on 2+2, 3+3+1
@@ -75,8 +75,8 @@ check_digest 4-host-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "native across nodes" \
     "MPI_Allgatherv on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
     "MPI_Reduce_scatter on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical" \
-    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical \(2 nodes, some with several ranks; [0-9]+ bytes per block <= coll_gpu_alltoall_aggregate_max_bytes=16384\)" \
-    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct \([0-9]+ bytes per block > coll_gpu_alltoall_aggregate_max_bytes=16384\)" \
+    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: hierarchical \(2 nodes, some with several ranks\)" \
+    "MPI_Alltoall on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct \(not hierarchical's band: 2 nodes >= coll_gpu_alltoall_hierarchical_min_nodes=2; coll_gpu_alltoall_hierarchical_min_bytes=0 <= [0-9]+ bytes per block <= coll_gpu_alltoall_hierarchical_max_bytes=16384\)" \
     "MPI_Alltoallv on MPI COMM(UNICATOR)? 3 DUP.*host memory: direct"
 # (hierarchical reduce_scatter: node partials in node order, other float bits than one node's)
 check_same_digest "4 ranks: 2 nodes = 1 node (integers and copies)" 4-host-nodes 4-auto int

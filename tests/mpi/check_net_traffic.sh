@@ -66,6 +66,8 @@
 #     its subtree's blocks, a leader gets its children's subtrees'; scatter backwards), at most
 #     2 ceil(log2 nnodes) + 1 rounds on 5, 8 and 3 nodes, 256 KiB blocks in many steps;
 #     hierarchical fails those bounds;
+#   - alltoall's compiled band (direct on 4 nodes of 2 at 8 B and 1 KiB), a band set by parameter
+#     (or by its deprecated name, coll_gpu_alltoall_aggregate_max_bytes) taken;
 #   - ranks given different native parameters (one more on odd local ranks: a band parameter at
 #     its compiled value under rails auto, the chunk size): every rank stages, rank 0 says why;
 #     verbosity alone changes nothing;
@@ -390,6 +392,30 @@ for topo in "8 2" "7 3" "9 3" "10 2" "5 1"; do
         "$BASE coll_gpu_ranks_per_node=$rpn" test_net_traffic --coll=alltoall --bytes=1024 \
         --one-getter-per-node --max-in-flight=8
 done
+# auto's own band for alltoall (CHECK_AUTO_MCA, the compiled band: hierarchical from 64 nodes
+# for blocks up to 32 B, on nodes of 8 H200): 1 KiB blocks on 4 nodes of 2 run direct, as do 8 B
+# blocks (too few nodes); the band set from 2 nodes up to 1 KiB takes them hierarchical
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "alltoall, 1024 bytes per block, 8 ranks on 4 nodes of 2, auto's band: direct" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=alltoall \
+    --bytes=1024 --one-getter-per-node --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall direct outside hierarchical's band" \
+    "MPI_Alltoall on MPI_COMM_WORLD: 1024 x 1 bytes, host memory: direct \(not hierarchical's band: 4 nodes >= coll_gpu_alltoall_hierarchical_min_nodes=64; coll_gpu_alltoall_hierarchical_min_bytes=0 <= 1024 bytes per block <= coll_gpu_alltoall_hierarchical_max_bytes=32\)" \
+    "NOTE bound not enforced: alltoall: 2 ranks of node 0 got data from node 1, not one"
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "alltoall, 8 bytes per block, 8 ranks on 4 nodes of 2, auto's band: direct" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_net_traffic --coll=alltoall \
+    --bytes=8 --count-only
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall direct below the band's node count" \
+    "MPI_Alltoall on MPI_COMM_WORLD: 8 x 1 bytes, host memory: direct \(not hierarchical's band: 4 nodes >= coll_gpu_alltoall_hierarchical_min_nodes=64; "
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "alltoall, 1024 bytes per block, 4 nodes of 2, the band set from 2 nodes up to 1 KiB: hierarchical" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_alltoall_hierarchical_min_nodes=2 coll_gpu_alltoall_hierarchical_max_bytes=1024" \
+    test_net_traffic --coll=alltoall --bytes=1024 --one-getter-per-node --max-in-flight=8
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "alltoall hierarchical on a band set by parameter" \
+    "MPI_Alltoall on MPI_COMM_WORLD: 1024 x 1 bytes, host memory: hierarchical \(4 nodes, some with several ranks\)"
+CHECK_DEFAULT_MCA=$CHECK_AUTO_MCA check_run "alltoall, 1024 bytes per block, 4 nodes of 2, the deprecated coll_gpu_alltoall_aggregate_max_bytes sets the band's largest block" 8 \
+    "$BASE coll_gpu_ranks_per_node=2 coll_gpu_verbose=10 coll_gpu_alltoall_hierarchical_min_nodes=2 coll_gpu_alltoall_aggregate_max_bytes=1024" \
+    test_net_traffic --coll=alltoall --bytes=1024 --one-getter-per-node
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the deprecated name still sets it" \
+    "MPI_Alltoall on MPI_COMM_WORLD: 1024 x 1 bytes, host memory: hierarchical \(4 nodes, some with several ranks\)"
 # direct forced: every rank gets from every rank off its node (counts only: it exceeds both)
 check_run "alltoall direct forced, 8 ranks on 4 nodes of 2 (counts only)" 8 \
     "$BASE coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=direct" test_net_traffic \

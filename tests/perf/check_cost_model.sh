@@ -23,7 +23,7 @@
 #     scatter's binomial the same on gathered sizes (block x ranks).
 #  7. rails (coll_gpu_tree_rails on, auto's choice with a NIC per GPU; --no-tree-rails: off): the rooted trees with rails
 #     never slower on nodes of 8, 2x where the NIC binds; the compiled bands are the rails'.
-#  8. alltoall's time models: auto = the component's compiled rule; aggregation wins small
+#  8. alltoall's time models: auto = the header's compiled band; aggregation wins small
 #     blocks where launches are free (this-vm), on h200-8x only tiny blocks from 64 nodes.
 # No MPI: about a minute (--crossovers walks every layout of the grid).
 #
@@ -737,7 +737,7 @@ for coll in bcast reduce gather scatter; do
 done
 "$MODEL" --crossovers --format params --no-tree-rails >"$WORK/params.norails"
 for rule in bcast_binomial reduce_binomial gather_binomial scatter_binomial gather_hierarchical \
-    scatter_hierarchical; do
+    scatter_hierarchical alltoall_hierarchical; do
     band=""
     for part in MIN_NODES MIN_BYTES MAX_BYTES; do
         band="$band $(sed -n "s/^#define COLL_GPU_MODEL_$(echo $rule | tr a-z A-Z)_NO_RAILS_${part} \([0-9]*\)UL*\$/\1/p" "$DEFAULTS_H")"
@@ -749,9 +749,10 @@ for rule in bcast_binomial reduce_binomial gather_binomial scatter_binomial gath
     result "$rule: the header's band without rails ($nodes $lo $hi) is --no-tree-rails --format params'" $? \
         "$WORK/params.norails"
 done
-# gather's and scatter's hierarchical against direct on nodes of 8 (where hierarchical runs):
-# each band of the header (with rails; without) is the triple that loses least, recomputed
-for rule in GATHER_HIERARCHICAL SCATTER_HIERARCHICAL; do
+# gather's, scatter's and alltoall's hierarchical against direct on nodes of 8 (where
+# hierarchical runs): each band of the header (with rails; without) is the triple that loses
+# least, recomputed (alltoall's of blocks)
+for rule in GATHER_HIERARCHICAL SCATTER_HIERARCHICAL ALLTOALL_HIERARCHICAL; do
     for rails in rails no-rails; do
         band=""
         for part in MIN_NODES MIN_BYTES MAX_BYTES; do
@@ -813,27 +814,28 @@ grep -q "holds the rooted bands with rails and without" "$WORK/out"
 result "--format header --no-tree-rails says why" $? "$WORK/out"
 
 # 8. alltoall's time models (direct, hierarchical: node-aggregated): the model's auto follows the
-#    component's compiled coll_gpu_alltoall_aggregate_max_bytes (hierarchical across nodes of
-#    several ranks up to it, direct otherwise); where launches are free and the network slow
-#    (this-vm: host buffers, tcp) aggregation wins small blocks on 16 nodes of 2 (its crossover
-#    within 1 KiB .. 64 KiB, the range of the measured default) and loses 1 MiB; on h200-8x (a
-#    copy launch 2.5 us) it loses up to 48 nodes and wins only blocks of at most 1 KiB from 64,
-#    which --crossovers says
-src_default=$(sed -n 's/^ *mca_coll_gpu_component.alltoall_aggregate_max_bytes = \([0-9]*\);/\1/p' \
-    "$here/../../ompi-coll-gpu/component/coll_gpu_component.c")
-model_default=$(sed -n 's/^ALLTOALL_AGGREGATE_MAX = \([0-9]*\) .*/\1/p' "$MODEL")
-[ -n "$src_default" ] && [ "$src_default" = "$model_default" ]
-result "the model's alltoall rule uses the component's aggregate_max_bytes ($src_default = $model_default)" $?
-"$MODEL" --preset this-vm --coll alltoall --nodes 1,2,16 --sizes 8,16K,17K,1M --json \
+#    header's band (coll_gpu_alltoall_hierarchical_*: hierarchical across nodes of several ranks
+#    on it, direct otherwise; the band itself is section 6's); where launches are free and the
+#    network slow (this-vm: host buffers, tcp) aggregation wins small blocks on 16 nodes of 2
+#    (its crossover within 1 KiB .. 64 KiB, where this VM measured it) and loses 1 MiB; on
+#    h200-8x (a copy launch 2.5 us) it loses up to 48 nodes and wins only blocks of at most 1 KiB
+#    from 64, which --crossovers says
+band=""
+for part in MIN_NODES MIN_BYTES MAX_BYTES; do
+    band="$band $(sed -n "s/^#define COLL_GPU_MODEL_ALLTOALL_HIERARCHICAL_${part} \([0-9]*\)UL*\$/\1/p" "$DEFAULTS_H")"
+done
+"$MODEL" --preset this-vm --coll alltoall --nodes 1,2,16,64 --sizes 8,16K,17K,1M --json \
     >"$WORK/a2a.json" 2>&1 &&
     "$MODEL" --preset this-vm --crossovers >"$WORK/a2a.vm" 2>&1 &&
     "$MODEL" --preset h200-8x --crossovers >"$WORK/a2a.h200" 2>&1
-python3 - "$WORK" "$src_default" >"$WORK/a2ax" 2>&1 <<'PY'
+python3 - "$WORK" $band >"$WORK/a2ax" 2>&1 <<'PY'
 import json, re, sys
-work, agg, bad = sys.argv[1], int(sys.argv[2] or 0), []
+work, bad = sys.argv[1], []
+nodes, lo, hi = (int(x) for x in sys.argv[2:5])
 for row in json.load(open(work + "/a2a.json"))["rows"]:
     N, S, algs = row["nodes"], row["size"], row["algorithms"]
-    want = "alltoall_hierarchical" if N > 1 and S <= agg else "alltoall_direct"
+    want = "alltoall_hierarchical" if 1 < N and nodes <= N and lo <= S <= hi \
+        else "alltoall_direct"
     if row["auto"] != want:
         bad.append("%d nodes, %d B: auto %s, want %s" % (N, S, row["auto"], want))
     if N == 1 and "alltoall_hierarchical" in algs:
@@ -866,7 +868,7 @@ if len(h200) != 15 or any(h200[N] != "never" for N in h200 if N <= 48) or \
 print("\n".join(bad) if bad else "ok")
 PY
 tail -n 1 "$WORK/a2ax" | grep -qx ok
-result "alltoall: direct and hierarchical time models, auto = the compiled rule; this-vm aggregates small blocks, h200-8x only tiny ones from 64 nodes" \
+result "alltoall: direct and hierarchical time models, auto = the compiled band ($band); this-vm aggregates small blocks, h200-8x only tiny ones from 64 nodes" \
     $? "$WORK/a2ax"
 sed 's/^/    /' "$WORK/a2ax"
 

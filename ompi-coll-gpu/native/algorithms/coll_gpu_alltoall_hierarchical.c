@@ -9,8 +9,8 @@
  * they have as many ranks; a node's pairs spread over its ranks and their NICs), and the step's
  * signals between nodes are one per pair of carriers.  The same bytes cross the network (every
  * block once); inside a node each block is copied twice more (into the carrier's staging, out of
- * it), over NVLink: small next to the messages saved while blocks are small
- * (coll_gpu_alltoall_aggregate_max_bytes).
+ * it), over NVLink: small next to the messages saved while blocks are small and nodes many
+ * (auto's band: coll_gpu_alltoall_hierarchical_*).
  *
  * Layout of a scratch half, len the bytes of a block's chunk this step (the same on every rank),
  * Lmax the most ranks of any node, slots in node order (coll_gpu_team_node_order: a node's
