@@ -16,7 +16,7 @@
 # the others device memory); across emulated nodes too (the communicator's thread and
 # opal_progress share the team's UCX worker under its lock; allgather(v) hierarchical_doubling,
 # reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial forced
-# on 2+2+1 too).  test_overlap:
+# on 2+2+1 too, and allreduce hierarchical_rabenseifner in 1 KiB chunks).  test_overlap:
 # the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
 # call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
@@ -50,6 +50,11 @@ check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \
     --big=256k
 check_run "5 ranks, native, 2+2+1 emulated nodes, allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial, persistent" 5 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial" \
+    test_nonblocking --native --persistent --kinds=device --big=256k
+# the pipelined hierarchical_rabenseifner on the communicator's thread: 1 KiB chunks (many per
+# call, the steps of two chunks beside each one's rounds), 2+2+1 (a pair beyond the power of two)
+check_run "5 ranks, native, 2+2+1 emulated nodes, allreduce hierarchical_rabenseifner, 1 KiB chunks, persistent" 5 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=hierarchical_rabenseifner coll_gpu_native_chunk_size=1024" \
     test_nonblocking --native --persistent --kinds=device --big=256k
 for np in 2 3 4; do
     check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap

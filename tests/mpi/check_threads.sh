@@ -9,8 +9,9 @@
 #   - one node (posix transport), host buffers through the native algorithms
 #     (coll_gpu_host_buffers=1) and emulated device memory;
 #   - emulated nodes of one rank (coll_gpu_ranks_per_node=1): every collective crosses UCX
-#     (UCX_TLS=tcp,self, as check_team.sh runs it), host and device buffers; and 2 nodes of 2
-#     ranks with alltoall node-aggregated (hierarchical), host buffers.
+#     (UCX_TLS=tcp,self, as check_team.sh runs it), host and device buffers; 2 nodes of 2
+#     ranks with alltoall node-aggregated (hierarchical), host buffers; and 4 nodes of one with
+#     allreduce's pipelined hierarchical_rabenseifner in 1 KiB chunks, host buffers.
 #     Before the component's locking, these runs abort in UCX
 #     (ucp_worker.c "Assertion 'worker->inprogress++ == 0' failed") or crash.
 # Iterations: 1000 on host buffers on one node, 500 on device buffers (whose teams set up
@@ -48,6 +49,12 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "2 nodes of 2 (ucx), host buffers, alltoall hierarchical" 4 \
         "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=hierarchical" \
         test_threads --kinds=host --expect-native $(iters 60)
+    # 4 nodes of one: allreduce hierarchical_rabenseifner in 1 KiB chunks (its pipelined steps),
+    # two threads per rank on their own communicators
+    # shellcheck disable=SC2046
+    check_run "4 nodes of 1 (ucx), host buffers, allreduce hierarchical_rabenseifner, 1 KiB chunks" 4 \
+        "$EMU coll_gpu_host_buffers=1 $NODES coll_gpu_allreduce_algorithm=hierarchical_rabenseifner coll_gpu_native_chunk_size=1024" \
+        test_threads --kinds=host --expect-native $(iters 30)
 fi
 
 check_finish
