@@ -137,11 +137,10 @@ static inline void coll_gpu_prims_reduce_node_from(coll_gpu_prims_t *pr, void *d
     for (int l = 0; l < team->local_size; ++l) {
         int q = team->local_ranks[l];
 
+        /* (theirs of this rank is its own half) */
         srcs[l] = ((q == team->rank) && (NULL != own))
                       ? own
-                      : ((q == team->rank) ? coll_gpu_prims_mine(pr, step)
-                                           : coll_gpu_prims_theirs(pr, q, step)) +
-                            offset;
+                      : coll_gpu_prims_theirs(pr, q, step) + offset;
     }
     coll_gpu_prims_reduce(pr, dst, srcs, team->local_size, count);
 }
@@ -309,6 +308,28 @@ static inline void coll_gpu_prims_wait_node(coll_gpu_prims_t *pr, uint64_t step,
         if (team->local_ranks[l] != team->rank) {
             coll_gpu_prims_wait(pr, team->local_ranks[l], step, phase);
         }
+    }
+}
+
+/* The node's allgather of the hierarchical allreduces: each of the m shards of the chunk of
+ * elements [first, first + n) (cut in m, shard l owned by local rank l) into the receive buffer,
+ * from offset of its owner's half of data_step, once the owner said FINAL of final_step.
+ * Queued: synchronize before telling the owners these reads are done. */
+static inline void coll_gpu_prims_node_shards_out(coll_gpu_prims_t *pr, uint64_t data_step,
+                                                  size_t offset, uint64_t final_step, size_t first,
+                                                  size_t n, int m) {
+    const coll_gpu_team_t *team = pr->native->team;
+    size_t esize = pr->call->esize, shard_first, shard_len;
+
+    for (int l = 0; l < m; ++l) {
+        int q = team->local_ranks[l];
+
+        if (q != team->rank) {
+            coll_gpu_prims_wait(pr, q, final_step, COLL_GPU_PHASE_FINAL);
+        }
+        coll_gpu_native_shard(n, m, l, &shard_first, &shard_len);
+        coll_gpu_prims_copy(pr, (char *)pr->call->rbuf + (first + shard_first) * esize,
+                            coll_gpu_prims_theirs(pr, q, data_step) + offset, shard_len * esize);
     }
 }
 

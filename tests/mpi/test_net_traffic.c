@@ -100,8 +100,8 @@
  * elsewhere (check_net_traffic.sh compares every rank's bytes with perf/cost_model's).
  *
  * --chunk-rounds=K (allreduce hierarchical_rabenseifner, a message of K chunks): every rank's
- * inter-node rounds are at most K x 2 ceil(log2 nnodes) + ceil(log8 nnodes) (its chunks' partner
- * rounds back to back, no barrier between them, then the closing agreement), the busiest at
+ * inter-node rounds are at most K x 2 ceil(log2 nnodes) + ceil(log_radix nnodes) (its chunks'
+ * partner rounds back to back, no barrier between them, then the closing agreement), the busiest at
  * least K x 2 floor(log2 nnodes).
  *
  * --rounds (a message of one chunk): every rank's inter-node rounds (coll_gpu_net_rounds, the
@@ -188,19 +188,45 @@ static void layout_get(layout_t *lay, int rank, int size, int ranks_per_node) {
 }
 
 /* Ranks of node j. */
+/* coll_gpu_agreement_radix as the component reads it (8 where unset, at least 2). */
+static long long agreement_radix(void) {
+    long long radix = 8;
+
+    if ((0 != tu_cvar_read_int("coll_gpu_agreement_radix", &radix)) || (radix < 2)) {
+        radix = (radix < 2) ? 2 : 8;
+    }
+    return radix;
+}
+
+/* ceil(log_base n): rounds of a dissemination of base - 1 messages each over n members; and
+ * floor(log2 n) (log2 of the largest power of two <= n). */
+static int ceil_log(int n, long long base) {
+    int k = 0;
+
+    for (long long reach = 1; reach < n; reach *= base) {
+        ++k;
+    }
+    return k;
+}
+static int floor_log2(int n) {
+    int k = 0;
+
+    while ((2LL << k) <= n) {
+        ++k;
+    }
+    return k;
+}
+
 /* Messages between nodes a node leader (its first rank) sends in the agreement that ends every
  * native call: one per distance m radix^i below nnodes (m = 1 .. radix - 1), the others none
  * (coll_gpu_agreement_radix, read here; coll_gpu_native.c). */
 
 static uint64_t agreement_messages(const layout_t *lay, int rank) {
-    long long radix = 8;
+    long long radix = agreement_radix();
     uint64_t messages = 0;
 
     if ((0 != rank % lay->rpn) || (lay->nnodes < 2)) {
         return 0;
-    }
-    if ((0 != tu_cvar_read_int("coll_gpu_agreement_radix", &radix)) || (radix < 2)) {
-        radix = (radix < 2) ? 2 : 8;
     }
     for (long long dist = 1; dist < lay->nnodes; dist *= radix) {
         for (long long m = 1; (m < radix) && (m * dist < lay->nnodes); ++m) {
@@ -586,11 +612,8 @@ int main(int argc, char **argv) {
         /* hierarchical_doubling: only the node leaders (local rank 0) talk between nodes, each
          * moving the message once each way per round (the extras' pairing and hand-back: once
          * each), in 3 messages a round (READY, the get, CONSUMED) */
-        int log2p = 0;
+        int log2p = floor_log2(lay.nnodes);
 
-        while ((2 << log2p) <= lay.nnodes) {
-            ++log2p;
-        }
         owner = (0 == lay.local_rank);
         shard = owner ? count * sizeof(int) : 0;
         bound = 2 * shard * (uint64_t)(log2p + 1) + NET_HEADER_PER_MESSAGE * delta[NET_MESSAGES];
@@ -1003,11 +1026,8 @@ int main(int argc, char **argv) {
     }
 
     if (check_rounds) {
-        int log2n = 0;
+        int log2n = ceil_log(lay.nnodes, 2);
 
-        while ((1 << log2n) < lay.nnodes) {
-            ++log2n;
-        }
         if (delta[NET_ROUNDS] > (uint64_t)(2 * log2n + 1)) {
             tu_fail("%s: rank %d waited through %" PRIu64
                     " inter-node rounds (coll_gpu_net_rounds) > 2 ceil(log2 nnodes) + 1 = %d "
@@ -1030,25 +1050,17 @@ int main(int argc, char **argv) {
     if (pipelined_chunks > 0) {
         /* K chunks of partner rounds, no barrier between them: each chunk at most
          * 2 ceil(log2 nnodes) rounds (halving and doubling, or with a pairing and a hand-back
-         * beyond a power of two), then the closing agreement: ceil(log8 nnodes) rounds between
-         * the node leaders (the default radix) */
-        int log2n = 0, log8n = 0, log2p = 0;
+         * beyond a power of two), then the closing agreement: ceil(log_radix nnodes) rounds
+         * between the node leaders */
+        int log2n = ceil_log(lay.nnodes, 2), log2p = floor_log2(lay.nnodes);
         uint64_t most, most_rounds;
 
-        while ((1 << log2n) < lay.nnodes) {
-            ++log2n;
-        }
-        while ((2 << log2p) <= lay.nnodes) {
-            ++log2p;
-        }
-        while ((1 << (3 * log8n)) < lay.nnodes) {
-            ++log8n;
-        }
-        most_rounds = (uint64_t)pipelined_chunks * (uint64_t)(2 * log2n) + (uint64_t)log8n;
+        most_rounds = (uint64_t)pipelined_chunks * (uint64_t)(2 * log2n) +
+                      (uint64_t)ceil_log(lay.nnodes, agreement_radix());
         if (delta[NET_ROUNDS] > most_rounds) {
             tu_fail("%s: rank %d waited through %" PRIu64
                     " inter-node rounds (coll_gpu_net_rounds) > %d chunks x 2 ceil(log2 nnodes) "
-                    "+ ceil(log8 nnodes) = %" PRIu64 " (%d nodes): a barrier between chunks?",
+                    "+ ceil(log_radix nnodes) = %" PRIu64 " (%d nodes): a barrier between chunks?",
                     coll, rank, delta[NET_ROUNDS], pipelined_chunks, most_rounds, lay.nnodes);
         }
         /* and the rounds are counted: some owner waited through each chunk's halving and

@@ -89,9 +89,8 @@ static size_t coll_gpu_hier_layout(size_t n, int m, int nnodes, size_t esize,
 typedef struct {
     coll_gpu_prims_t pr;
     coll_gpu_hier_layout_t layout;
-    int m;                  /* shards per chunk: the fewest ranks of a node */
-    const int *owner;       /* nnodes entries: the rank owning this rank's shard on each node */
-    const int *local_owner; /* m entries: the owner of each shard on this node */
+    int m;            /* shards per chunk: the fewest ranks of a node */
+    const int *owner; /* nnodes entries: the rank owning this rank's shard on each node */
     bool is_owner;
     int nsegs; /* segments of a shard between nodes (coll_gpu_hier_nsegs) */
     int seg;   /* the segment this node's owner reduces */
@@ -223,26 +222,11 @@ static void coll_gpu_hier_net_reduce(coll_gpu_hier_t *h, const coll_gpu_hier_chu
  * same peer, keeping each peer's signal slot monotone. */
 static void coll_gpu_hier_final(coll_gpu_hier_t *h, const coll_gpu_hier_chunk_t *c, uint64_t step) {
     coll_gpu_prims_t *pr = &h->pr;
-    coll_gpu_team_t *team = pr->native->team;
-    size_t esize = pr->call->esize, shard_first, shard_len;
 
     if (h->is_owner) {
         coll_gpu_prims_signal_node(pr, step, COLL_GPU_PHASE_FINAL);
     }
-    for (int l = 0; l < h->m; ++l) {
-        int peer = h->local_owner[l];
-        const char *result;
-
-        if (peer != team->rank) {
-            coll_gpu_prims_wait(pr, peer, step, COLL_GPU_PHASE_FINAL);
-            result = coll_gpu_prims_theirs(pr, peer, c->step);
-        } else {
-            result = coll_gpu_prims_mine(pr, c->step);
-        }
-        coll_gpu_native_shard(c->n, h->m, l, &shard_first, &shard_len);
-        coll_gpu_prims_copy(pr, (char *)pr->call->rbuf + (c->first + shard_first) * esize,
-                            result + h->layout.off_result, shard_len * esize);
-    }
+    coll_gpu_prims_node_shards_out(pr, c->step, h->layout.off_result, step, c->first, c->n, h->m);
     /* the reads of this step's results are done before the next step's announcement */
     coll_gpu_prims_sync(pr);
 }
@@ -270,7 +254,6 @@ int coll_gpu_allreduce_hierarchical(struct ompi_communicator_t *comm,
     h.m = team->min_local_size;
     h.is_owner = (team->local_rank < h.m);
     h.owner = team->node_peers;
-    h.local_owner = team->local_ranks;
     h.nsegs = coll_gpu_hier_nsegs(team->nnodes);
     h.seg = (h.nsegs > 1) ? team->node : 0;
 

@@ -272,7 +272,6 @@ static void coll_gpu_rab_window_node(coll_gpu_rab_t *r, uint64_t base, size_t t,
                                      bool has_out) {
     coll_gpu_prims_t *pr = &r->pr;
     const coll_gpu_native_call_t *call = pr->call;
-    const coll_gpu_team_t *team = pr->native->team;
     size_t esize = call->esize;
 
     if (has_cur) {
@@ -286,20 +285,8 @@ static void coll_gpu_rab_window_node(coll_gpu_rab_t *r, uint64_t base, size_t t,
          * step's end */
         coll_gpu_rab_chunk_t out = coll_gpu_rab_chunk(r, t - 2);
 
-        for (int l = 0; l < r->m; ++l) {
-            int q = team->local_ranks[l];
-            size_t first, len;
-
-            if (q != team->rank) {
-                coll_gpu_prims_wait(pr, q, base - 1, COLL_GPU_PHASE_FINAL);
-            }
-            coll_gpu_native_shard(out.n, r->m, l, &first, &len);
-            coll_gpu_prims_copy(pr, (char *)call->rbuf + (out.first + first) * esize,
-                                ((q == team->rank) ? coll_gpu_rab_mine(r, t)
-                                                   : coll_gpu_prims_theirs(pr, q, (uint64_t)t)) +
-                                    r->layout.off_work,
-                                len * esize);
-        }
+        coll_gpu_prims_node_shards_out(pr, (uint64_t)t, r->layout.off_work, base - 1, out.first,
+                                       out.n, r->m);
     }
     coll_gpu_prims_sync(pr);
     coll_gpu_prims_signal_node(pr, base, COLL_GPU_PHASE_READY);
