@@ -154,6 +154,11 @@ mpirun_step "nonblocking native, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native
 mpirun_step "persistent native, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native --persistent
+# the scratch set up inside MPI_Init and MPI_Comm_dup/split (coll_gpu_native_setup=create):
+# native from each communicator's first nonblocking or persistent call
+mpirun_step "nonblocking and persistent native from creation, 4 ranks, device" 180 4 \
+    --mca coll_gpu_native_setup create "$build/tests/mpi/test_nonblocking" --device=cuda \
+    --kinds=device --persistent
 # Stream-ordered allreduce (MPIX_Allreduce_enqueue): cuStreamWaitValue32/WriteValue32 on
 # IPC-mapped flags
 for np in 2 4; do

@@ -6,6 +6,10 @@
  *
  *   mpirun -np 4 perf/coll_gpu_bench -c allreduce -m device -a emulated -b 8 -e 64M
  *
+ * -c dup_iallreduce times a fresh communicator's first nonblocking call: MPI_Comm_dup,
+ * MPI_Iallreduce + MPI_Wait on it, MPI_Comm_free (coll_gpu_native_setup=first_call against
+ * create: staged against native, and what the setup at creation costs).
+ *
  * --loop N runs N 8-byte MPI_Allreduce calls in bench_allreduce_loop() and
  * nothing else, for counting instructions with callgrind (perf/overhead.sh).
  */
@@ -26,7 +30,8 @@ typedef enum {
     BENCH_BCAST,
     BENCH_REDUCE,
     BENCH_ALLGATHER,
-    BENCH_ALLTOALL
+    BENCH_ALLTOALL,
+    BENCH_DUP_IALLREDUCE
 } bench_coll_t;
 
 typedef struct {
@@ -68,11 +73,11 @@ static size_t parse_size(const char *arg) {
 }
 
 static void usage(void) {
-    fprintf(
-        stderr,
-        "usage: coll_gpu_bench [-c allreduce|bcast|reduce|allgather|alltoall] [-m host|device]\n"
-        "       [-a emulated|cuda] [-b min_bytes] [-e max_bytes] [-n iterations] [-w warmup]\n"
-        "       [--loop N]\n");
+    fprintf(stderr,
+            "usage: coll_gpu_bench [-c allreduce|bcast|reduce|allgather|alltoall|dup_iallreduce]\n"
+            "       [-m host|device]\n"
+            "       [-a emulated|cuda] [-b min_bytes] [-e max_bytes] [-n iterations] [-w warmup]\n"
+            "       [--loop N]\n");
 }
 
 static void parse_options(int argc, char **argv, bench_options_t *opt) {
@@ -101,6 +106,8 @@ static void parse_options(int argc, char **argv, bench_options_t *opt) {
                 opt->coll = BENCH_ALLGATHER;
             else if (0 == strcmp(optarg, "alltoall"))
                 opt->coll = BENCH_ALLTOALL;
+            else if (0 == strcmp(optarg, "dup_iallreduce"))
+                opt->coll = BENCH_DUP_IALLREDUCE;
             else {
                 usage();
                 MPI_Abort(MPI_COMM_WORLD, 2);
@@ -182,6 +189,16 @@ static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t 
         MPI_Alltoall(sbuf, (int)(bytes / (size_t)size), MPI_BYTE, rbuf, (int)(bytes / (size_t)size),
                      MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case BENCH_DUP_IALLREDUCE: {
+        MPI_Comm dup;
+        MPI_Request request;
+
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, dup, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+        MPI_Comm_free(&dup);
+        break;
+    }
     }
 }
 
@@ -192,11 +209,12 @@ static void run_once(const bench_options_t *opt, void *sbuf, void *rbuf, size_t 
 typedef struct {
     bool loaded;
     MPI_T_pvar_session session;
-    MPI_T_pvar_handle handles[2]; /* calls_staged, calls_passthrough */
+    MPI_T_pvar_handle handles[3]; /* calls_staged, calls_passthrough, calls_native */
 } bench_counters_t;
 
 static void bench_counters_open(bench_counters_t *counters) {
-    static const char *const names[2] = {"coll_gpu_calls_staged", "coll_gpu_calls_passthrough"};
+    static const char *const names[3] = {"coll_gpu_calls_staged", "coll_gpu_calls_passthrough",
+                                         "coll_gpu_calls_native"};
     int provided, index, count;
 
     counters->loaded = false;
@@ -204,7 +222,7 @@ static void bench_counters_open(bench_counters_t *counters) {
         return;
     }
     MPI_T_pvar_session_create(&counters->session);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
         if (MPI_SUCCESS != MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &index) ||
             MPI_SUCCESS != MPI_T_pvar_handle_alloc(counters->session, index, NULL,
                                                    &counters->handles[i], &count) ||
@@ -218,13 +236,15 @@ static void bench_counters_open(bench_counters_t *counters) {
 /* Prints rank 0's counts for one collective and closes the counters. */
 static void bench_counters_report(bench_counters_t *counters, coll_gpu_coll_t coll,
                                   const char *coll_name) {
-    unsigned long long staged[COLL_GPU_NUM_COLLS], passthrough[COLL_GPU_NUM_COLLS];
+    unsigned long long staged[COLL_GPU_NUM_COLLS], passthrough[COLL_GPU_NUM_COLLS],
+        native[COLL_GPU_NUM_COLLS];
 
     if (counters->loaded &&
         MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[0], staged) &&
-        MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[1], passthrough)) {
-        printf("# coll/gpu on rank 0: %llu %s calls staged, %llu passed through\n", staged[coll],
-               coll_name, passthrough[coll]);
+        MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[1], passthrough) &&
+        MPI_SUCCESS == MPI_T_pvar_read(counters->session, counters->handles[2], native)) {
+        printf("# coll/gpu on rank 0: %llu %s calls staged, %llu passed through, %llu native\n",
+               staged[coll], coll_name, passthrough[coll], native[coll]);
     } else {
         printf("# coll/gpu not loaded (no coll_gpu_* MPI_T counters)\n");
     }
@@ -305,11 +325,10 @@ int main(int argc, char **argv) {
         }
     }
     if (0 == rank) {
-        static const coll_gpu_coll_t ids[] = {[BENCH_ALLREDUCE] = COLL_GPU_ALLREDUCE,
-                                              [BENCH_BCAST] = COLL_GPU_BCAST,
-                                              [BENCH_REDUCE] = COLL_GPU_REDUCE,
-                                              [BENCH_ALLGATHER] = COLL_GPU_ALLGATHER,
-                                              [BENCH_ALLTOALL] = COLL_GPU_ALLTOALL};
+        static const coll_gpu_coll_t ids[] = {
+            [BENCH_ALLREDUCE] = COLL_GPU_ALLREDUCE, [BENCH_BCAST] = COLL_GPU_BCAST,
+            [BENCH_REDUCE] = COLL_GPU_REDUCE,       [BENCH_ALLGATHER] = COLL_GPU_ALLGATHER,
+            [BENCH_ALLTOALL] = COLL_GPU_ALLTOALL,   [BENCH_DUP_IALLREDUCE] = COLL_GPU_IALLREDUCE};
         bench_counters_report(&counters, ids[opt.coll], opt.coll_name);
     }
     bench_free(&opt, sbuf);

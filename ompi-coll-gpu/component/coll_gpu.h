@@ -44,6 +44,12 @@ enum {
     COLL_GPU_RAILS_ON = 1,
 };
 
+/* coll_gpu_native_setup: when a communicator's native context and device scratch are set up. */
+enum {
+    COLL_GPU_NATIVE_SETUP_FIRST_CALL = 0, /* by its first blocking native call on device memory */
+    COLL_GPU_NATIVE_SETUP_CREATE = 1,     /* when the communicator is created */
+};
+
 /* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
 #define COLL_GPU_MAX_ALGS 12
 #define COLL_GPU_MAX_FALLBACKS 16
@@ -81,6 +87,7 @@ typedef struct mca_coll_gpu_component_t {
     bool native; /* false: every device collective staged */
     /* nonblocking calls on device memory run natively, by the communicator's thread */
     bool native_nonblocking;
+    int native_setup; /* COLL_GPU_NATIVE_SETUP_* */
     int ranks_per_node;
     unsigned transports; /* cgt_backend_t mask */
     double transport_timeout;
@@ -194,9 +201,6 @@ typedef struct mca_coll_gpu_module_t {
     /* The thread and queue of its native nonblocking calls (coll_gpu_native_async.c), created
      * by the first one. */
     struct coll_gpu_async *async;
-    /* Setting up the native context: the host collectives it issues on this communicator
-     * (communicator creation among them) come back here and must go straight to Open MPI. */
-    bool native_setup;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

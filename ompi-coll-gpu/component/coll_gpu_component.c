@@ -68,6 +68,12 @@ static const mca_base_var_enum_value_t coll_gpu_tree_rails_values[] = {
     {0, NULL},
 };
 
+static const mca_base_var_enum_value_t coll_gpu_native_setup_values[] = {
+    {COLL_GPU_NATIVE_SETUP_FIRST_CALL, "first_call"},
+    {COLL_GPU_NATIVE_SETUP_CREATE, "create"},
+    {0, NULL},
+};
+
 static int coll_gpu_pvar_collective_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event,
                                           void *obj, int *count) {
     (void)pvar;
@@ -666,7 +672,7 @@ static void coll_gpu_register_native(const mca_base_component_t *c) {
 
 static int coll_gpu_register(void) {
     const mca_base_component_t *c = &mca_coll_gpu_component.super.collm_version;
-    mca_base_var_enum_t *accelerator_enum;
+    mca_base_var_enum_t *accelerator_enum, *native_setup_enum;
 
     mca_coll_gpu_component.priority = COLL_GPU_DEFAULT_PRIORITY;
     (void)mca_base_component_var_register(
@@ -744,12 +750,32 @@ static int coll_gpu_register(void) {
         "on a thread of the communicator's own, so that they progress while the application "
         "computes: MPI_Iallreduce, MPI_Ireduce_scatter(_block), MPI_Iallgather(v), MPI_Ibcast, "
         "MPI_Ireduce, MPI_Igather, MPI_Iscatter and MPI_Ialltoall, and their persistent forms, "
-        "once the communicator has run a blocking native collective on device memory (which "
-        "sets up its scratch); every rank must pass device memory, as for the blocking calls.  "
+        "once the communicator's native scratch is set up (coll_gpu_native_setup); every rank "
+        "must pass device memory, as for the blocking calls.  "
         "Communicators spanning nodes then lock their UCX worker.  false: every "
         "nonblocking call is staged (inputs copied at post, results when the request completes)",
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native_nonblocking);
+
+    mca_coll_gpu_component.native_setup = COLL_GPU_NATIVE_SETUP_FIRST_CALL;
+    (void)mca_base_var_enum_create("coll_gpu_native_setup", coll_gpu_native_setup_values,
+                                   &native_setup_enum);
+    (void)mca_base_component_var_register(
+        c, "native_setup",
+        "When a communicator's native context is set up (its node map, transport team and "
+        "device scratch: a few host collectives and device memory of 2 x the larger of "
+        "allreduce_one_shot_max_bytes and 2 x native_chunk_size per rank): first_call, by its "
+        "first blocking native collective on device memory (communicators that never see one "
+        "cost nothing; until then its nonblocking and persistent collectives on device memory "
+        "are staged, since they must not block in a setup of their own); create, when the "
+        "communicator is created (MPI_Comm_dup, MPI_Comm_split ... and MPI_COMM_WORLD in "
+        "MPI_Init): nonblocking and persistent collectives run natively from the first call, "
+        "and every communicator of more than one rank pays the setup.  The device is the one "
+        "current when coll/gpu opened the accelerator (in MPI_Init).  Every rank must give the "
+        "same value",
+        MCA_BASE_VAR_TYPE_INT, native_setup_enum, 0, 0, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
+    OBJ_RELEASE(native_setup_enum);
 
     mca_coll_gpu_component.check_memory_kinds = false;
     (void)mca_base_component_var_register(

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native.h"
 #include "coll_gpu_team.h"
 #include "opal/util/show_help.h"
 
@@ -23,7 +24,6 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->team_failed = false;
     module->native = NULL;
     module->native_unavailable = 0;
-    module->native_setup = false;
     module->async = NULL;
 }
 
@@ -118,6 +118,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                          comm->c_name);
         return OMPI_ERR_NOT_FOUND;
     }
+    coll_gpu_native_setup_at_create(module, comm);
     return OMPI_SUCCESS;
 }
 

@@ -38,7 +38,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
     bool mixed = false;
     int rc;
 
-    if (OPAL_LIKELY(!a->module->native_setup) && (NULL != entry->native)) {
+    if (NULL != entry->native) {
         if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
             (NULL != mca_coll_gpu_component.accel)) {
             mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);

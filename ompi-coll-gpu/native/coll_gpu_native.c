@@ -315,7 +315,7 @@ void coll_gpu_native_tuning_load(void) {
     }
     /* Everything the choice of an algorithm depends on besides the call itself: ranks
      * compare it once per communicator, since a rank choosing differently would hang. */
-    words[0] = (uint64_t)c->native;
+    words[0] = (uint64_t)c->native | ((uint64_t)c->native_setup << 1);
     words[1] = (uint64_t)c->allreduce_one_shot_max_bytes;
     words[2] = (uint64_t)c->native_chunk_size;
     words[3] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
@@ -555,28 +555,9 @@ static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
             coll_gpu_native_scratch_create(module, comm, native, COLL_GPU_NATIVE_HOST));
 }
 
-/* The host collectives of a communicator's setup come back through this component and would
- * count as the application's pass-through calls: the counters are put back afterwards.  Not
- * under MPI_THREAD_MULTIPLE, where that would undo other threads' counts too: there the
- * setup's calls are counted. */
-static void coll_gpu_native_passthrough_save(unsigned long long *saved) {
-    if (!mca_coll_gpu_component.thread_multiple) {
-        memcpy(saved, mca_coll_gpu_component.calls_passthrough,
-               sizeof(mca_coll_gpu_component.calls_passthrough));
-    }
-}
-
-static void coll_gpu_native_passthrough_restore(const unsigned long long *saved) {
-    if (!mca_coll_gpu_component.thread_multiple) {
-        memcpy(mca_coll_gpu_component.calls_passthrough, saved,
-               sizeof(mca_coll_gpu_component.calls_passthrough));
-    }
-}
-
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p) {
-    unsigned long long passthrough[COLL_GPU_NUM_COLLS];
     coll_gpu_native_t *native = module->native;
     bool created;
 
@@ -586,15 +567,11 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
             return false;
         }
         if (OPAL_UNLIKELY(NULL == native->scratch[kind].mem)) {
-            coll_gpu_native_passthrough_save(passthrough);
-            module->native_setup = true;
             created = coll_gpu_native_scratch_create(module, comm, native, kind);
             if (created && (COLL_GPU_NATIVE_DEVICE == kind) && (native->team->nnodes > 1)) {
                 created = coll_gpu_native_device_reach(module, comm, native);
                 native->scratch[kind].unavailable = !created;
             }
-            module->native_setup = false;
-            coll_gpu_native_passthrough_restore(passthrough);
             if (!created) {
                 *reason_p = COLL_GPU_FALLBACK_TEAM;
                 return false;
@@ -607,10 +584,8 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         *reason_p = (coll_gpu_fallback_t)(module->native_unavailable - 1);
         return false;
     }
-    /* The host collectives of the setup (MPI_Comm_split_type's among them) come back through
-     * this component: not the application's calls, not counted. */
-    coll_gpu_native_passthrough_save(passthrough);
-    module->native_setup = true;
+    /* The setup's host collectives are the previous module's, called directly: none comes
+     * back through this component (nor creates a communicator: see the node map). */
     if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
         !module->team_failed) {
         (void)coll_gpu_team_check(module, comm);
@@ -622,13 +597,9 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         module->native->scratch[kind].unavailable = true;
     }
     if (created && module->native->scratch[kind].unavailable) {
-        module->native_setup = false;
         *reason_p = COLL_GPU_FALLBACK_TEAM;
-        coll_gpu_native_passthrough_restore(passthrough);
         return false;
     }
-    module->native_setup = false;
-    coll_gpu_native_passthrough_restore(passthrough);
     if (!created) {
         module->native = NULL;
         module->native_unavailable = 1 + (int)*reason_p;
@@ -636,6 +607,25 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     }
     *native_p = module->native;
     return true;
+}
+
+void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
+                                     struct ompi_communicator_t *comm) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_TEAM;
+    coll_gpu_native_t *native;
+    bool ready;
+
+    /* Decided alike on every rank: the parameters (which every rank must share) and the size;
+     * a process without an accelerator runs host-buffer mode at most, whose collectives are
+     * blocking. */
+    if ((COLL_GPU_NATIVE_SETUP_CREATE != c->native_setup) || !c->native || (NULL == c->accel) ||
+        (ompi_comm_size(comm) < 2)) {
+        return;
+    }
+    ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
+    COLL_GPU_VERBOSE(1, "%s: native setup at its creation (coll_gpu_native_setup=create): %s",
+                     comm->c_name, ready ? "ready" : coll_gpu_fallback_names[reason]);
 }
 
 /* coll_gpu_team_retire's test: every peer announced the retiring step, or one is dead. */

@@ -193,6 +193,12 @@ typedef struct {
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);
+/* coll_gpu_native_setup=create: the communicator is being created (module enable, every rank
+ * of it there): sets its native context and device scratch up now, so that its nonblocking and
+ * persistent collectives run natively from the first.  Failure leaves it staged, as on a first
+ * call. */
+void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
+                                     struct ompi_communicator_t *comm);
 /* The communicator is freed: announces one step more (this rank is done with its peers'
  * memory: the last call's agreement step proved no peer reads this rank's) and retires team
  * (native's) with the context, which goes once every peer announced it too or is known dead

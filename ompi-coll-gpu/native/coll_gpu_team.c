@@ -143,31 +143,27 @@ static int coll_gpu_node_key_cmp(const coll_gpu_node_key_t *a, const coll_gpu_no
 
 /*
  * node_of_rank of a communicator: nodes as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds
- * them, each split into emulated nodes of ranks_per_node ranks when that is > 0
- * (coll_gpu_ranks_per_node).  Node indices follow the lowest communicator rank of each node.
- * Collective (one split_type and one allgather over the saved host collectives); keys: size
- * entries of scratch, freed here.
+ * them (Open MPI's locality of each peer, which that split reads too), each split into
+ * emulated nodes of ranks_per_node ranks when that is > 0 (coll_gpu_ranks_per_node).  Node
+ * indices follow the lowest communicator rank of each node.  Collective (one allgather over
+ * the saved host collectives) and creates no communicator: it may run while Open MPI creates
+ * this one (coll_gpu_native_setup=create), when a communicator's creation inside it would wait
+ * for the creation it is part of.  keys: size entries of scratch, freed here.
  */
 static int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                   int ranks_per_node, int *node_of_rank,
                                   coll_gpu_node_key_t *keys) {
-    int size = ompi_comm_size(comm), zero = 0, rc, nnodes = 0;
+    int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc, nnodes = 0, local_index = 0;
     coll_gpu_team_oob_t oob = {.module = module, .comm = comm};
-    ompi_communicator_t *local = NULL;
-    coll_gpu_node_key_t mine;
+    coll_gpu_node_key_t mine = {.leader = me, .sub_node = 0};
 
-    /* The ranks of this node: Open MPI's own MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). */
-    rc = ompi_comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, NULL, &local);
-    if (OMPI_SUCCESS != rc) {
-        goto out;
+    /* The node's leader: its lowest rank; this rank's place among the node's ranks */
+    for (int r = 0; r < me; ++r) {
+        if (OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
+            mine.leader = (0 == local_index++) ? r : mine.leader;
+        }
     }
-    rc = ompi_group_translate_ranks(local->c_local_group, 1, &zero, comm->c_local_group,
-                                    &mine.leader);
-    mine.sub_node = (ranks_per_node > 0) ? ompi_comm_rank(local) / ranks_per_node : 0;
-    ompi_comm_free(&local);
-    if (OMPI_SUCCESS != rc) {
-        goto out;
-    }
+    mine.sub_node = (ranks_per_node > 0) ? local_index / ranks_per_node : 0;
     rc = coll_gpu_team_oob_allgather(&mine, keys, sizeof(mine), &oob);
     if (OMPI_SUCCESS != rc) {
         goto out;

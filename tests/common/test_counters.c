@@ -221,6 +221,10 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, host_buffers),
      .type = TU_CVAR_BOOL,
      .default_value = 0},
+    {.cvar = "coll_gpu_native_setup", /* first_call 0, create 1 */
+     .offset = offsetof(tu_gpu_config_t, native_setup_create),
+     .type = TU_CVAR_BOOL,
+     .default_value = 0},
 };
 
 /* The cvar `name` into the field at `offset` of config, `default_value` when it is absent. */
@@ -399,8 +403,10 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     }
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_nonblocking(coll)) {
         info = tu_coll_info(coll);
-        if (!config->native_nonblocking || !config->nonblocking_contexts ||
-            config->check_memory_kinds || NULL == info) {
+        bool contexts =
+            config->nonblocking_contexts || (config->native_setup_create && comm_size > 1);
+        if (!config->native_nonblocking || !contexts || config->check_memory_kinds ||
+            NULL == info) {
             return false;
         }
         coll = tu_coll_blocking(coll);

@@ -25,6 +25,8 @@
 # (the counters show a native call per start), the later starts posting the plan the first
 # recorded (the verbose log says so; the results with new inputs prove it reads the buffers
 # anew).
+# With coll_gpu_native_setup=create the same groups run natively without the blocking call
+# first (the scratch is set up when each communicator is created), on one node and 2+2+1.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -56,6 +58,17 @@ check_run "5 ranks, native, 2+2+1 emulated nodes, allgather(v) hierarchical_doub
 check_run "5 ranks, native, 2+2+1 emulated nodes, allreduce hierarchical_rabenseifner, 1 KiB chunks, persistent" 5 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=hierarchical_rabenseifner coll_gpu_native_chunk_size=1024" \
     test_nonblocking --native --persistent --kinds=device --big=256k
+# coll_gpu_native_setup=create: every communicator's scratch set up when it is created, so its
+# nonblocking and persistent calls run natively from the first, with no blocking call before
+# (the counters must show the native runs: without the setup at creation they are staged, which
+# the runs above without --native check)
+CREATE="$EMU coll_gpu_native_setup=create"
+check_run "3 ranks, native from the communicators' creation, host and device" 3 "$CREATE" \
+    test_nonblocking --kinds=host,device --big=1m
+check_run "2 ranks, persistent, native from the communicators' creation" 2 "$CREATE" \
+    test_nonblocking --persistent --kinds=host,device --big=256k
+check_run "5 ranks, 2+2+1 emulated nodes, persistent, native from the communicators' creation" 5 \
+    "$CREATE coll_gpu_ranks_per_node=2" test_nonblocking --persistent --kinds=device --big=256k
 for np in 2 3 4; do
     check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap
 done

@@ -9,7 +9,13 @@
  *   - scratch: the first device allocation fails (the native scratch on one node): every rank
  *     must then take the same path;
  *   - pack: a non-dense receive type on the last rank, whose packing temporary cannot be had;
- *   - staging: with --staged (coll_gpu_native=0), the staging stream fails: temporaries serve.
+ *   - staging: with --staged (coll_gpu_native=0), the staging stream fails: temporaries serve;
+ *   - at creation: with --at-create (coll_gpu_native_setup=create), the fault is armed while
+ *     MPI_Comm_dup sets the native scratch up: the setup must fail on every rank alike (no
+ *     hang inside MPI_Comm_dup), and the communicator's first call, MPI_Iallreduce or
+ *     MPI_Allreduce, takes one path on every rank; with --expect-staged (one node, where the
+ *     first device allocation is the scratch) that path is staged: a fault that did not fire
+ *     fails the case.
  * Outcome of the faulted call, checked on every rank: either every rank succeeded with the
  * right data (a fallback every rank took), or every rank returned an error of the same class
  * (an error reaches every rank of the call: none may return a result the fault made undefined
@@ -28,8 +34,11 @@
 #define COUNT 4097
 
 static int my_rank, world_size;
+static bool expect_staged; /* --expect-staged */
 
-typedef enum { CALL_ALLREDUCE, CALL_BCAST, CALL_BCAST_GAPPY } call_t;
+typedef enum { CALL_ALLREDUCE, CALL_IALLREDUCE, CALL_BCAST, CALL_BCAST_GAPPY } call_t;
+
+static bool reduces(call_t kind) { return (CALL_ALLREDUCE == kind) || (CALL_IALLREDUCE == kind); }
 
 static int value(int r, int i, int rep) { return rep * 1000003 + r * 10007 + i; }
 
@@ -45,14 +54,14 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     int rc;
 
     for (size_t i = 0; i < ints; ++i) {
-        host[i] = (CALL_ALLREDUCE == kind) ? value(my_rank, (int)i, rep)
-                  : (0 == my_rank)         ? value(0, (int)i, rep)
-                                           : -7;
+        host[i] = reduces(kind)    ? value(my_rank, (int)i, rep)
+                  : (0 == my_rank) ? value(0, (int)i, rep)
+                                   : -7;
     }
     if (tu_mem_alloc(TU_MEM_DEVICE, bytes, &rbuf) ||
         tu_mem_write(TU_MEM_DEVICE, rbuf, host, bytes) ||
-        ((CALL_ALLREDUCE == kind) && (tu_mem_alloc(TU_MEM_DEVICE, bytes, &sbuf) ||
-                                      tu_mem_write(TU_MEM_DEVICE, sbuf, host, bytes)))) {
+        (reduces(kind) && (tu_mem_alloc(TU_MEM_DEVICE, bytes, &sbuf) ||
+                           tu_mem_write(TU_MEM_DEVICE, sbuf, host, bytes)))) {
         tn_setup_failed();
     }
     if (gappy) {
@@ -62,8 +71,17 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     if (inject_here) {
         accel_emulated_inject_fault(fault, 1, false);
     }
-    rc = (CALL_ALLREDUCE == kind) ? MPI_Allreduce(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm)
-                                  : MPI_Bcast(rbuf, COUNT, type, 0, comm);
+    if (CALL_IALLREDUCE == kind) {
+        MPI_Request request;
+
+        rc = MPI_Iallreduce(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm, &request);
+        if (MPI_SUCCESS == rc) {
+            rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+        }
+    } else {
+        rc = (CALL_ALLREDUCE == kind) ? MPI_Allreduce(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm)
+                                      : MPI_Bcast(rbuf, COUNT, type, 0, comm);
+    }
     accel_emulated_inject_fault(fault, 0, false);
     if (tu_mem_read(TU_MEM_DEVICE, got, rbuf, bytes)) {
         tn_setup_failed();
@@ -71,7 +89,7 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     *right = true;
     for (size_t i = 0; i < ints; ++i) {
         int want;
-        if (CALL_ALLREDUCE == kind) {
+        if (reduces(kind)) {
             unsigned sum = 0;
             for (int r = 0; r < world_size; ++r) {
                 sum += (unsigned)value(r, (int)i, rep);
@@ -95,14 +113,25 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     return rc;
 }
 
-static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault) {
+/* at_create: the fault armed on the last rank while MPI_Comm_dup runs (the native setup of
+ * coll_gpu_native_setup=create), the first call on the communicator then made without one */
+static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault, bool at_create) {
+    coll_gpu_coll_t coll = (CALL_IALLREDUCE == kind)  ? COLL_GPU_IALLREDUCE
+                           : (CALL_ALLREDUCE == kind) ? COLL_GPU_ALLREDUCE
+                                                      : COLL_GPU_BCAST;
+    tu_counters_t before, after;
+    int staged[2]; /* staged here: its minimum and (negated) maximum over the ranks */
     MPI_Comm comm;
     int last = world_size - 1, *rcs = tn_malloc((size_t)world_size * sizeof(int)), failed = 0;
     int *rights = tn_malloc((size_t)world_size * sizeof(int)), rc, right_int, last_class;
     bool right;
 
     tu_case_begin("%s fails on rank %d", name, last);
+    if (at_create && (my_rank == last)) {
+        accel_emulated_inject_fault(fault, 1, false);
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    accel_emulated_inject_fault(fault, 0, false);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (CALL_BCAST_GAPPY == kind) {
         /* the communicator's native context first, so that the fault hits the packing */
@@ -111,7 +140,21 @@ static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault
             tu_fail("the healthy bcast before: rc %d, result %s", rc, right ? "right" : "wrong");
         }
     }
-    rc = run(comm, kind, 0, my_rank == last, fault, &right);
+    tu_counters_read(&before);
+    rc = run(comm, kind, 0, !at_create && (my_rank == last), fault, &right);
+    tu_counters_read(&after);
+    staged[0] = (after.staged[coll] - before.staged[coll] == 1);
+    staged[1] = -staged[0];
+    MPI_Allreduce(MPI_IN_PLACE, staged, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (at_create && tu_counters_available()) {
+        if (staged[0] != -staged[1]) {
+            tu_fail("%s after a setup that failed at creation: staged on some ranks only",
+                    tu_coll_name(coll));
+        } else if (expect_staged && !staged[0]) {
+            tu_fail("%s after a setup that failed at creation: not staged (did the fault fire?)",
+                    tu_coll_name(coll));
+        }
+    }
     right_int = right;
     MPI_Allgather(&rc, 1, MPI_INT, rcs, 1, MPI_INT, MPI_COMM_WORLD);
     MPI_Allgather(&right_int, 1, MPI_INT, rights, 1, MPI_INT, MPI_COMM_WORLD);
@@ -138,9 +181,12 @@ static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault
         }
     }
     if ((0 == my_rank)) {
-        printf("NOTE: %s: %s\n", name,
+        printf("NOTE: %s: %s%s\n", name,
                failed ? "every rank returned the faulting rank's error"
-                      : "every rank succeeded (a common fallback)");
+                      : "every rank succeeded (a common fallback)",
+               !at_create || !tu_counters_available() ? ""
+               : staged[0]                            ? ", staged"
+                                                      : ", native");
     }
     rc = run(comm, kind, 1, false, fault, &right);
     if ((MPI_SUCCESS != rc) || !right) {
@@ -155,9 +201,11 @@ static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault
 
 int main(int argc, char **argv) {
     tu_options_t opts;
-    bool staged = false;
+    bool staged = false, at_create = false;
     const tu_arg_t args[] = {
         {"--staged", TU_ARG_FLAG, &staged},
+        {"--at-create", TU_ARG_FLAG, &at_create},
+        {"--expect-staged", TU_ARG_FLAG, &expect_staged},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -169,18 +217,26 @@ int main(int argc, char **argv) {
 
     if (staged) {
         run_case("the staging stream (allreduce)", CALL_ALLREDUCE,
-                 ACCEL_EMULATED_FAULT_STREAM_CREATE);
-        run_case("the staging stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE);
+                 ACCEL_EMULATED_FAULT_STREAM_CREATE, false);
+        run_case("the staging stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE,
+                 false);
+    } else if (at_create) {
+        run_case("the scratch at creation (iallreduce)", CALL_IALLREDUCE,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, true);
+        run_case("the scratch at creation (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, true);
+        run_case("the scratch's IPC export at creation (iallreduce)", CALL_IALLREDUCE,
+                 ACCEL_EMULATED_FAULT_IPC_EXPORT, true);
     } else {
-        run_case("the first stream (allreduce)", CALL_ALLREDUCE,
-                 ACCEL_EMULATED_FAULT_STREAM_CREATE);
-        run_case("the first stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE);
+        run_case("the first stream (allreduce)", CALL_ALLREDUCE, ACCEL_EMULATED_FAULT_STREAM_CREATE,
+                 false);
+        run_case("the first stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE, false);
         run_case("the first device allocation (allreduce)", CALL_ALLREDUCE,
-                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, false);
         run_case("the first device allocation (bcast)", CALL_BCAST,
-                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, false);
         run_case("the packing temporary (bcast, non-dense type)", CALL_BCAST_GAPPY,
-                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC);
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, false);
     }
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

@@ -6,6 +6,11 @@
  *   phase "plain":  --cycles MPI_Comm_dup + MPI_Comm_free
  *   phase "device": the same, with a device collective (checked) on the dup'ed communicator
  *                   every --every cycles
+ *   --idup:         MPI_Comm_idup + MPI_Wait instead of MPI_Comm_dup (Open MPI selects the
+ *                   collective components inside the request's progress: a setup that blocks
+ *                   there, coll_gpu_native_setup=create, must not hang)
+ *   --nonblocking:  the device collective is MPI_Iallreduce + MPI_Wait (under
+ *                   coll_gpu_native_setup=create native from the communicator's first call)
  *
  * After each phase, against a baseline taken after a warm-up (so that caches Open MPI and
  * the component keep for the life of the process already exist):
@@ -41,6 +46,8 @@ typedef struct {
     long rss_limit_kib;
     bool plain;
     bool device;
+    bool idup;
+    bool nonblocking;
 } options_t;
 
 typedef struct {
@@ -57,6 +64,8 @@ static void usage(void) {
            "  --every=N       a device collective every N cycles in the device phase (100)\n"
            "  --rss-limit=KIB allowed growth of resident memory per phase (default 2048)\n"
            "  --phase=plain|device|both (default both)\n"
+           "  --idup          MPI_Comm_idup + MPI_Wait instead of MPI_Comm_dup\n"
+           "  --nonblocking   the device collective is MPI_Iallreduce + MPI_Wait\n"
            "  the collective uses the first kind of --kinds (default device if the accelerator\n"
            "  is there, else host)\n");
     tu_options_usage();
@@ -89,6 +98,10 @@ static int parse_options(int argc, char **argv, options_t *o) {
             o->plain = false;
         } else if (0 == strcmp(arg, "--phase=both")) {
             o->plain = o->device = true;
+        } else if (0 == strcmp(arg, "--idup")) {
+            o->idup = true;
+        } else if (0 == strcmp(arg, "--nonblocking")) {
+            o->nonblocking = true;
         } else {
             return -1;
         }
@@ -241,15 +254,18 @@ static void check_against(const options_t *o, const snapshot_t *base, const snap
     }
 }
 
-/* A checked allreduce on `mpi_comm` (1001 int32) in memory `kind`. */
-static void device_collective(MPI_Comm mpi_comm, const tu_kind_t *kind, uint32_t salt,
-                              const tu_gpu_config_t *config, long *staged_expected) {
+/* A checked allreduce on `mpi_comm` (1001 int32) in memory `kind`; MPI_Iallreduce + MPI_Wait
+ * with --nonblocking. */
+static void device_collective(const options_t *o, MPI_Comm mpi_comm, const tu_kind_t *kind,
+                              uint32_t salt, const tu_gpu_config_t *config, long *staged_expected) {
+    coll_gpu_coll_t coll = o->nonblocking ? COLL_GPU_IALLREDUCE : COLL_GPU_ALLREDUCE;
+    MPI_Request request = MPI_REQUEST_NULL;
     tu_comm_t comm;
     tu_coll_case_t *c;
     tu_expect_t expect;
     tu_counters_t before, after;
     tu_coll_params_t p = {
-        .coll = COLL_GPU_ALLREDUCE,
+        .coll = coll,
         .type = TU_TYPE_INT32,
         .op = TU_OP_SUM,
         .count = 1001,
@@ -266,13 +282,16 @@ static void device_collective(MPI_Comm mpi_comm, const tu_kind_t *kind, uint32_t
     }
     tu_coll_case_expect(c, config, NULL, &expect);
     tu_counters_read(&before);
-    rc = tu_coll_case_start(c, NULL);
+    rc = tu_coll_case_start(c, &request);
+    if ((MPI_SUCCESS == rc) && (MPI_REQUEST_NULL != request)) {
+        rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
     tu_counters_read(&after);
     if (MPI_SUCCESS != rc) {
-        tu_fail("MPI_Allreduce on a dup'ed communicator returned %d", rc);
+        tu_fail("%s on a dup'ed communicator returned %d", tu_coll_name(coll), rc);
     }
     tu_coll_case_verify(c);
-    tu_check_counters(&before, &after, COLL_GPU_ALLREDUCE, 1, &expect);
+    tu_check_counters(&before, &after, coll, 1, &expect);
     if (TU_PATH_STAGED == expect.path) {
         (*staged_expected)++;
     }
@@ -281,39 +300,52 @@ static void device_collective(MPI_Comm mpi_comm, const tu_kind_t *kind, uint32_t
     free(comm.world_ranks);
 }
 
+/* MPI_Comm_dup, or MPI_Comm_idup + MPI_Wait */
+static int comm_dup(const options_t *o, MPI_Comm *dup) {
+    MPI_Request request;
+    int rc;
+
+    if (!o->idup) {
+        return MPI_Comm_dup(MPI_COMM_WORLD, dup);
+    }
+    rc = MPI_Comm_idup(MPI_COMM_WORLD, dup, &request);
+    return (MPI_SUCCESS == rc) ? MPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
+}
+
 static void run_phase(const options_t *o, const tu_kind_t *kind, bool with_collective,
                       const tu_gpu_config_t *config) {
     snapshot_t base, now;
     tu_counters_t before, after;
     long staged_expected = 0;
+    coll_gpu_coll_t coll = o->nonblocking ? COLL_GPU_IALLREDUCE : COLL_GPU_ALLREDUCE;
     double t0;
 
     /* warm-up outside the window: first-use caches of Open MPI and of the component */
     for (int i = 0; i < 100; i++) {
         MPI_Comm dup;
-        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        comm_dup(o, &dup);
         if (with_collective && 0 == i % 50) {
-            device_collective(dup, kind, 0xC0000000u + i, config, &staged_expected);
+            device_collective(o, dup, kind, 0xC0000000u + i, config, &staged_expected);
         }
         MPI_Comm_free(&dup);
     }
     staged_expected = 0;
 
     snapshot_take(&base);
-    tu_case_begin("%ld MPI_Comm_dup/MPI_Comm_free cycles%s%s", o->cycles,
-                  with_collective ? ", a collective on kind " : "",
-                  with_collective ? kind->name : "");
+    tu_case_begin(
+        "%ld %s/MPI_Comm_free cycles%s%s", o->cycles, o->idup ? "MPI_Comm_idup" : "MPI_Comm_dup",
+        with_collective ? ", a collective on kind " : "", with_collective ? kind->name : "");
     tu_counters_read(&before);
     t0 = MPI_Wtime();
     for (long i = 0; i < o->cycles; i++) {
         MPI_Comm dup;
-        if (MPI_SUCCESS != MPI_Comm_dup(MPI_COMM_WORLD, &dup)) {
-            tu_fail("MPI_Comm_dup failed at cycle %ld", i);
+        if (MPI_SUCCESS != comm_dup(o, &dup)) {
+            tu_fail("%s failed at cycle %ld", o->idup ? "MPI_Comm_idup" : "MPI_Comm_dup", i);
             break;
         }
         MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
         if (with_collective && 0 == (i + 1) % o->every) {
-            device_collective(dup, kind, (uint32_t)i, config, &staged_expected);
+            device_collective(o, dup, kind, (uint32_t)i, config, &staged_expected);
         }
         if (MPI_SUCCESS != MPI_Comm_free(&dup)) {
             tu_fail("MPI_Comm_free failed at cycle %ld", i);
@@ -323,12 +355,10 @@ static void run_phase(const options_t *o, const tu_kind_t *kind, bool with_colle
     tu_counters_read(&after);
     snapshot_take(&now);
     check_against(o, &base, &now);
-    if (tu_counters_available() && (long)(after.staged[COLL_GPU_ALLREDUCE] -
-                                          before.staged[COLL_GPU_ALLREDUCE]) != staged_expected) {
-        tu_fail("calls_staged[MPI_Allreduce] +%llu over the phase, expected %ld",
-                (unsigned long long)(after.staged[COLL_GPU_ALLREDUCE] -
-                                     before.staged[COLL_GPU_ALLREDUCE]),
-                staged_expected);
+    if (tu_counters_available() &&
+        (long)(after.staged[coll] - before.staged[coll]) != staged_expected) {
+        tu_fail("calls_staged[%s] +%llu over the phase, expected %ld", tu_coll_name(coll),
+                (unsigned long long)(after.staged[coll] - before.staged[coll]), staged_expected);
     }
     if (0 == tu_world_rank) {
         printf("phase %s: %ld cycles in %.2f s\n", with_collective ? "device" : "plain", o->cycles,

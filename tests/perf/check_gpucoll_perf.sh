@@ -17,7 +17,9 @@
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
 #  5. the nonblocking, persistent and stream-ordered forms (-F; scatter nonblocking, gather
 #     persistent): correct results, the form's counters (native calls on device buffers), and
-#     a post time and an overlap in [0, 100] % on every row.
+#     a post time and an overlap in [0, 100] % on every row;
+#  6. coll_gpu_bench -c dup_iallreduce (MPI_Comm_dup, MPI_Iallreduce, MPI_Comm_free): staged
+#     under coll_gpu_native_setup=first_call, native under create.
 #
 # Runs from "make check" (tests/, test_env.sh sourced) or by hand:
 #   TEST_ENV=build/tests/test_env.sh PERF_BIN=build/perf/gpucoll_perf tests/perf/check_gpucoll_perf.sh
@@ -191,6 +193,21 @@ for form in nonblocking persistent stream; do
             END { if (rows < 3) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' \
             f="$form" "$csv"
     done
+done
+
+# 6. coll_gpu_bench -c dup_iallreduce: a fresh communicator's first MPI_Iallreduce, staged
+# under coll_gpu_native_setup=first_call (nothing set the scratch up), native under create
+# (passed through: MPI_Comm_dup's own host MPI_Iallreduce on MPI_COMM_WORLD, Open MPI's
+# agreement on the new context id)
+for setup in first_call create; do
+    case $setup in
+    first_call) want="[1-9][0-9]* dup_iallreduce calls staged, [0-9]* passed through, 0 native" ;;
+    *) want="0 dup_iallreduce calls staged, [0-9]* passed through, [1-9][0-9]* native" ;;
+    esac
+    PERF=${PERF%/*}/coll_gpu_bench perf_run "dup_iallreduce, setup $setup" 0 \
+        "$DEVICE_MCA coll_gpu_native_setup=$setup" -c dup_iallreduce -m device -a emulated \
+        -b 4K -e 4K -n 5 -w 1
+    check_expect_output "dup_iallreduce, setup $setup: $want" "^# coll/gpu on rank 0: $want"
 done
 
 check_finish
