@@ -184,14 +184,6 @@ double cgt_time_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static inline void cgt_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 static uint64_t cgt_hash(uint64_t h, const void *buf, size_t len) {
     const unsigned char *p = buf;
 

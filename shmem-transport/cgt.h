@@ -110,6 +110,16 @@ typedef struct cgt_rmem cgt_rmem_t; /* a peer's memory, target of put/get */
 /* Bytes of a packed registration handle, at most. */
 #define CGT_PACKED_MAX 1024
 
+/* What a polling loop issues between two reads of memory another thread or process writes:
+ * x86's pause, aarch64's yield (a sibling hardware thread gets the core meanwhile). */
+static inline void cgt_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
 /* Collective over params->oob_allgather: every rank of the team calls it. */
 CGT_API cgt_status_t cgt_team_create(const cgt_team_params_t *params, cgt_team_t **team_p);
 /* Local: frees everything the team holds (unmaps peers, releases UCX). */

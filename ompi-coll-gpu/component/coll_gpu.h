@@ -88,6 +88,9 @@ typedef struct mca_coll_gpu_component_t {
     /* nonblocking calls on device memory run natively, by the communicator's thread */
     bool native_nonblocking;
     int native_setup; /* COLL_GPU_NATIVE_SETUP_* */
+    /* microseconds a communicator's thread polls for the next call before it sleeps (-1: auto,
+     * 50 unless the node is oversubscribed) */
+    int native_thread_spin;
     int ranks_per_node;
     unsigned transports; /* cgt_backend_t mask */
     double transport_timeout;

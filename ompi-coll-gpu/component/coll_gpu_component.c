@@ -777,6 +777,19 @@ static int coll_gpu_register(void) {
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
     OBJ_RELEASE(native_setup_enum);
 
+    mca_coll_gpu_component.native_thread_spin = -1;
+    (void)mca_base_component_var_register(
+        c, "native_thread_spin",
+        "Microseconds a communicator's thread (native nonblocking, persistent and stream-ordered "
+        "calls across nodes) polls for the next call after finishing one, before it sleeps: a "
+        "call posted meanwhile starts without waking a sleeping thread (a system call and a "
+        "context switch, most of a post's host time).  -1: 50 where the node has two CPUs per "
+        "local process and the process may run on more than one, else 0 (the thread would poll "
+        "on a core the application needs: a rank bound to one core shares it with the thread); "
+        "0: sleep at once",
+        MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.native_thread_spin);
+
     mca_coll_gpu_component.check_memory_kinds = false;
     (void)mca_base_component_var_register(
         c, "check_memory_kinds",

@@ -25,11 +25,15 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_signature.h"
 
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/proc.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A call handed to the thread. */
 struct coll_gpu_async_job {
@@ -52,14 +56,61 @@ struct coll_gpu_async {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    coll_gpu_async_job_t *head, *tail;
+    coll_gpu_async_job_t *head, *tail;   /* head also read by the polling thread, unlocked */
     unsigned long long posted, finished; /* finished: written by the thread only */
     bool stop;
+    uint64_t spin_ns; /* coll_gpu_native_thread_spin */
 };
 
 static __thread bool coll_gpu_async_is_thread;
 
 bool coll_gpu_native_async_on_thread(void) { return coll_gpu_async_is_thread; }
+
+static uint64_t coll_gpu_async_now_ns(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* coll_gpu_native_thread_spin in ns; auto: 50 us where the thread has a core of its own to
+ * poll on: the node has two CPUs per process of the job on it (the application's thread and
+ * this one; Open MPI's count of local peers) and this process may run on more than one (an MPI
+ * rank bound to a core, Open MPI's default for 2 ranks or fewer, shares it with this thread,
+ * which inherits the binding: a rank waiting for its call would wait out the poll). */
+static uint64_t coll_gpu_async_spin_ns(void) {
+    long procs = (long)opal_process_info.num_local_peers + 1, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int spin = mca_coll_gpu_component.native_thread_spin;
+    cpu_set_t mine;
+
+    if (spin < 0) {
+        spin = (!opal_progress_yield_when_idle && (cpus >= 2 * procs) &&
+                (0 == sched_getaffinity(0, sizeof(mine), &mine)) && (CPU_COUNT(&mine) > 1))
+                   ? 50
+                   : 0;
+    }
+    return (uint64_t)spin * 1000u;
+}
+
+/* Polls for a queued call for up to spin_ns: one posted meanwhile is taken without the poster
+ * waking the thread from its condition variable (the post's system call, and the thread's
+ * context switch before it starts). */
+static void coll_gpu_async_poll(const coll_gpu_async_t *async) {
+    uint64_t deadline;
+
+    if (0 == async->spin_ns) {
+        return;
+    }
+    deadline = coll_gpu_async_now_ns() + async->spin_ns;
+    for (unsigned i = 1; (NULL == __atomic_load_n(&async->head, __ATOMIC_ACQUIRE)) &&
+                         !__atomic_load_n(&async->stop, __ATOMIC_ACQUIRE);
+         ++i) {
+        if ((0 == (i & 63)) && (coll_gpu_async_now_ns() > deadline)) {
+            return;
+        }
+        cgt_cpu_relax();
+    }
+}
 
 static void *coll_gpu_async_main(void *arg) {
     coll_gpu_async_t *async = arg;
@@ -68,6 +119,7 @@ static void *coll_gpu_async_main(void *arg) {
     for (;;) {
         coll_gpu_async_job_t *job;
 
+        coll_gpu_async_poll(async);
         pthread_mutex_lock(&async->lock);
         while ((NULL == async->head) && !async->stop) {
             pthread_cond_wait(&async->cond, &async->lock);
@@ -77,7 +129,7 @@ static void *coll_gpu_async_main(void *arg) {
             pthread_mutex_unlock(&async->lock);
             return NULL;
         }
-        async->head = job->next;
+        __atomic_store_n(&async->head, job->next, __ATOMIC_RELAXED);
         if (NULL == async->head) {
             async->tail = NULL;
         }
@@ -188,6 +240,11 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
         }
         pthread_mutex_init(&async->lock, NULL);
         pthread_cond_init(&async->cond, NULL);
+        async->spin_ns = coll_gpu_async_spin_ns();
+        COLL_GPU_VERBOSE(1,
+                         "%s: the communicator's thread for native nonblocking calls, polling "
+                         "%llu us for the next call before it sleeps",
+                         job->comm->c_name, (unsigned long long)(async->spin_ns / 1000u));
         if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
             pthread_mutex_destroy(&async->lock);
             pthread_cond_destroy(&async->cond);
@@ -199,7 +256,7 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
 
     pthread_mutex_lock(&async->lock);
     if (NULL == async->tail) {
-        async->head = job;
+        __atomic_store_n(&async->head, job, __ATOMIC_RELEASE); /* the job, to a polling thread */
     } else {
         async->tail->next = job;
     }
@@ -243,7 +300,7 @@ void coll_gpu_native_async_destroy(mca_coll_gpu_module_t *module) {
         return;
     }
     pthread_mutex_lock(&async->lock);
-    async->stop = true;
+    __atomic_store_n(&async->stop, true, __ATOMIC_RELEASE);
     pthread_cond_signal(&async->cond);
     pthread_mutex_unlock(&async->lock);
     /* it runs what is queued first */

@@ -69,6 +69,17 @@ check_run "2 ranks, persistent, native from the communicators' creation" 2 "$CRE
     test_nonblocking --persistent --kinds=host,device --big=256k
 check_run "5 ranks, 2+2+1 emulated nodes, persistent, native from the communicators' creation" 5 \
     "$CREATE coll_gpu_ranks_per_node=2" test_nonblocking --persistent --kinds=device --big=256k
+# the communicator's thread polling for the next call (coll_gpu_native_thread_spin; auto turns
+# it off on this oversubscribed machine, set here it is honoured): calls taken from the queue
+# while it polls
+check_run "3 ranks, native from creation, the thread polling 2 ms between calls" 3 \
+    "$CREATE coll_gpu_native_thread_spin=2000 coll_gpu_verbose=1" test_nonblocking \
+    --kinds=device --big=256k
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the thread polls as set" \
+    "the communicator's thread for native nonblocking calls, polling 2000 us"
+check_run "2 ranks, persistent, native from creation, the thread polling 2 ms between calls" 2 \
+    "$CREATE coll_gpu_native_thread_spin=2000" test_nonblocking --persistent --kinds=device \
+    --big=256k
 for np in 2 3 4; do
     check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap
 done
