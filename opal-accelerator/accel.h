@@ -205,6 +205,10 @@ typedef struct accel_ops {
     accel_status_t (*stream_wait_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value,
                                           accel_wait_value_t flags);
     accel_status_t (*stream_write_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value);
+    /* Whether work queued on stream now would be captured into a graph (cuStreamIsCapturing:
+     * recorded to be launched later, not run) rather than run: *capturing_p.  NULL in a backend
+     * without graphs. */
+    accel_status_t (*stream_is_capturing)(accel_stream_h stream, bool *capturing_p);
 
     /* Number of devices the backend sees. */
     int (*device_count)(void);

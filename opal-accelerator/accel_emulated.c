@@ -1008,6 +1008,7 @@ struct accel_stream {
     bool started;    /* the worker runs */
     bool stop;       /* the worker ends once the queue is empty */
     bool failed;     /* an operation failed while running: the next synchronize says so */
+    bool capturing;  /* accel_emulated_stream_set_capturing: what stream_is_capturing says */
     pthread_t thread;
 };
 
@@ -1724,6 +1725,28 @@ static accel_status_t accel_emu_stream_write_value32(accel_stream_h stream, uint
     return accel_emu_submit(call, s, &op);
 }
 
+static accel_status_t accel_emu_stream_is_capturing(accel_stream_h stream, bool *capturing_p) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+
+    if (s == NULL) {
+        return accel_emu_invalid_handle("emuStreamIsCapturing");
+    }
+    pthread_mutex_lock(&s->lock);
+    *capturing_p = s->capturing;
+    pthread_mutex_unlock(&s->lock);
+    return ACCEL_OK;
+}
+
+void accel_emulated_stream_set_capturing(accel_stream_h stream, bool capturing) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+
+    if (s != NULL) {
+        pthread_mutex_lock(&s->lock);
+        s->capturing = capturing;
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
 static int accel_emu_device_count(void) { return 1; }
 
 /* The CPU reduction on the backend's view of every operand, queued on the
@@ -2224,6 +2247,7 @@ static const accel_ops_t accel_emu_ops = {
     .stream_wait_event = accel_emu_stream_wait_event,
     .stream_wait_value32 = accel_emu_stream_wait_value32,
     .stream_write_value32 = accel_emu_stream_write_value32,
+    .stream_is_capturing = accel_emu_stream_is_capturing,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
     .ipc_export = accel_emu_ipc_export,

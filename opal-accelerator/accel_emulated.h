@@ -62,6 +62,10 @@ ACCEL_API size_t accel_emulated_live_allocations(accel_mem_type_t type);
  * checks). */
 ACCEL_API size_t accel_emulated_live_ipc_mappings(void);
 
+/* What stream_is_capturing says of stream from now on (tests: CUDA graph capture has no
+ * emulation; the stream's work still runs). */
+ACCEL_API void accel_emulated_stream_set_capturing(accel_stream_h stream, bool capturing);
+
 /* Streams and events currently live, process wide (for leak checks). */
 ACCEL_API size_t accel_emulated_live_streams(void);
 ACCEL_API size_t accel_emulated_live_events(void);

@@ -89,7 +89,7 @@ typedef struct mca_coll_gpu_component_t {
     bool native_nonblocking;
     int native_setup; /* COLL_GPU_NATIVE_SETUP_* */
     /* microseconds a communicator's thread polls for the next call before it sleeps (-1: auto,
-     * 50 unless the node is oversubscribed) */
+     * 50 where the thread has a core of its own: coll_gpu_native_async.c) */
     int native_thread_spin;
     int ranks_per_node;
     unsigned transports; /* cgt_backend_t mask */

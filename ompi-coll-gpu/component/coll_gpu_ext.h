@@ -49,7 +49,10 @@
  * waits.  The calls reach coll/gpu through
  * dlopen(RTLD_NOLOAD) of the loaded component (link with -ldl before glibc
  * 2.34); without it MPIX_Stream_comm_create returns
- * MPI_ERR_UNSUPPORTED_OPERATION.  Not captured into CUDA graphs (untested).
+ * MPI_ERR_UNSUPPORTED_OPERATION.  Not on a stream being captured into a CUDA
+ * graph: the call returns MPI_ERR_OTHER and queues nothing (its flags carry
+ * sequence numbers that every launch of the graph would repeat); every rank
+ * must capture the call or none.
  */
 #ifndef COLL_GPU_EXT_H
 #define COLL_GPU_EXT_H

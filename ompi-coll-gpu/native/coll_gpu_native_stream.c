@@ -470,6 +470,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
     ptrdiff_t lb, extent;
     size_t bytes = 0;
     char err[160];
+    bool capturing = false;
     int flag = 0, rc;
 
     if ((MPI_KEYVAL_INVALID == coll_gpu_stream_keyval) || (MPI_COMM_NULL == comm) ||
@@ -477,6 +478,17 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
         return coll_gpu_stream_error(
             (MPI_COMM_NULL == comm) ? MPI_COMM_WORLD : comm, MPI_ERR_COMM, "MPIX_Allreduce_enqueue",
             "the communicator is not a stream communicator (MPIX_Stream_comm_create)");
+    }
+    /* Captured into a CUDA graph, the call's stream work would run at every launch of the
+     * graph with the flags' sequence numbers of this call, which later calls have passed: it is
+     * refused, nothing queued (so the ranks stay in step where they all capture it) */
+    if ((NULL != c->accel) && (NULL != c->accel->stream_is_capturing) &&
+        ((ACCEL_OK != c->accel->stream_is_capturing(ctx->stream, &capturing)) || capturing)) {
+        return coll_gpu_stream_error(
+            comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
+            capturing ? "its stream is being captured into a CUDA graph, which stream-ordered "
+                        "collectives do not support: call it outside the capture"
+                      : coll_gpu_stream_accel_error(err, sizeof(err)));
     }
     /* the same answer on every rank: count, datatype and op match (MPI), so does the node */
     if (NULL == ctx->module) {

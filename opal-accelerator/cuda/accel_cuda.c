@@ -553,6 +553,18 @@ static accel_status_t accel_cuda_stream_write_value32(accel_stream_h stream, uin
         "cuStreamWriteValue32");
 }
 
+/* Active and invalidated captures both count: what is queued would not run now. */
+static accel_status_t accel_cuda_stream_is_capturing(accel_stream_h stream, bool *capturing_p) {
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (status == ACCEL_OK) {
+        status = ACCEL_CUDADRV_FUNC(cuStreamIsCapturing, (CUstream)stream, &capture);
+    }
+    *capturing_p = (capture != CU_STREAM_CAPTURE_STATUS_NONE);
+    return status;
+}
+
 static int accel_cuda_device_count(void) { return accel_cuda.device_count; }
 
 static const accel_ops_t accel_cuda_ops = {
@@ -577,6 +589,7 @@ static const accel_ops_t accel_cuda_ops = {
     .stream_wait_event = accel_cuda_stream_wait_event,
     .stream_wait_value32 = accel_cuda_stream_wait_value32,
     .stream_write_value32 = accel_cuda_stream_write_value32,
+    .stream_is_capturing = accel_cuda_stream_is_capturing,
     .device_count = accel_cuda_device_count,
     .reduce = accel_cuda_reduce,
     .ipc_export = accel_cuda_ipc_export,

@@ -60,6 +60,7 @@ extern "C" {
     _F(cuEventSynchronize)                                                                         \
     _F(cuEventQuery)                                                                               \
     _F(cuStreamWaitEvent)                                                                          \
+    _F(cuStreamIsCapturing)                                                                        \
     _F(cuIpcGetMemHandle)                                                                          \
     _F(cuIpcOpenMemHandle)                                                                         \
     _F(cuIpcCloseMemHandle)                                                                        \

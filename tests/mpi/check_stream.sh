@@ -6,7 +6,8 @@
 # later on threads of their own: the call returns while the stream is held (and the next stream
 # work sees the sum with no host synchronization between), bursts of calls back to back (the
 # area's halves reused while earlier calls are still queued), int32 and float, in place, host
-# receive buffers, two stream communicators, the error of a communicator that is not one, one
+# receive buffers, two stream communicators, a stream being captured into a CUDA graph
+# (MPI_ERR_OTHER, nothing queued), the error of a communicator that is not one, one
 # rank's enqueue failing (an error there, reported at the others' next call), a call failing on
 # the communicator's thread across nodes (reported at every rank's next call); on
 # 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams); across emulated

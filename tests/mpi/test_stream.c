@@ -14,6 +14,10 @@
  *             earlier calls may still be queued), sizes from 1 element up, int32 and float,
  *             in place and not, a device and a host receive buffer;
  *   two comms two stream communicators of two streams, calls alternating;
+ *   capture   (emulated device) the stream is being captured into a CUDA graph (the emulated
+ *             stream says so):
+ *             MPI_ERR_OTHER, nothing queued (the receive buffer unchanged once the stream ran),
+ *             and the next call right on every rank (no sequence number spent);
  *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
  *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it); MPIX_Stream_create without info, of
  *             another type or with a value that is not hexadecimal: MPI_ERR_INFO_VALUE;
@@ -416,6 +420,53 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 8; ++k) {
             st_call_check(&calls[k], "two comms");
         }
+        tu_case_end();
+    }
+
+    if (0 == strcmp(tu_accel->name, "emulated")) {
+        st_call_t captured, after;
+        int32_t *got = tn_malloc(256 * 4);
+        int rc, cls = 0;
+
+        /* the emulated stream only says it is capturing: what is queued on it still runs, so a
+         * call that queued anything would change its receive buffer */
+        tu_case_begin("a stream being captured into a CUDA graph: MPI_ERR_OTHER, nothing queued");
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
+        st_call_init(&captured, 400, 256, false, false, false);
+        st_call_init(&after, 401, 4099, true, false, false);
+        accel_emulated_stream_set_capturing(stream, true);
+        rc = MPIX_Allreduce_enqueue(captured.dsend, captured.drecv, 256, MPI_INT32_T, MPI_SUM,
+                                    scomm);
+        accel_emulated_stream_set_capturing(stream, false);
+        MPI_Error_class(rc, &cls);
+        if (MPI_ERR_OTHER != cls) {
+            tu_fail("MPIX_Allreduce_enqueue on a capturing stream returned %d (class %d), not "
+                    "MPI_ERR_OTHER",
+                    rc, cls);
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize after the refused call");
+        }
+        tu_mem_read(TU_MEM_DEVICE, got, captured.drecv, 256 * 4);
+        for (size_t i = 0; i < 256; ++i) {
+            if (got[i] != st_input(rank, 400, i)) {
+                tu_fail("the refused call queued work: its receive buffer changed at element %zu",
+                        i);
+                break;
+            }
+        }
+        /* nothing counted either: the ranks are in step for the next call */
+        rc = st_call_enqueue(&after, scomm, stream);
+        if (MPI_SUCCESS != rc) {
+            tu_fail("the call after the refused one returned %d", rc);
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        st_call_check(&after, "the call after the refused one");
+        st_call_discard(&captured);
+        free(got);
+        MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
         tu_case_end();
     }
 
