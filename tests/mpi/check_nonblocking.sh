@@ -77,6 +77,21 @@ check_run "3 ranks, native from creation, the thread polling 2 ms between calls"
     --kinds=device --big=256k
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the thread polls as set" \
     "the communicator's thread for native nonblocking calls, polling 2000 us"
+# auto: no poll where the rank is bound to one core (its thread would take the core the rank
+# posts from), 50 us where one rank may run anywhere on this machine (at least 2 CPUs).  The
+# binding by Open MPI 4.1's parameter (PRRTE's under Open MPI 5 is another)
+if [ "${OMPI_MAJOR_VERSION:-4}" -lt 5 ]; then
+    check_run "1 rank bound to a core: the thread does not poll (auto)" 1 \
+        "$EMU coll_gpu_verbose=1 hwloc_base_binding_policy=core" test_nonblocking --native \
+        --kinds=device
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "no poll when bound to a core" \
+        "the communicator's thread for native nonblocking calls, polling 0 us"
+    check_run "1 rank unbound: the thread polls (auto)" 1 \
+        "$EMU coll_gpu_verbose=1 hwloc_base_binding_policy=none" test_nonblocking --native \
+        --kinds=device
+    [ "$CHECK_RESULT" = PASS ] && check_expect_output "a 50 us poll when unbound" \
+        "the communicator's thread for native nonblocking calls, polling 50 us"
+fi
 check_run "2 ranks, persistent, native from creation, the thread polling 2 ms between calls" 2 \
     "$CREATE coll_gpu_native_thread_spin=2000" test_nonblocking --persistent --kinds=device \
     --big=256k
