@@ -35,6 +35,7 @@
  *   MPIX_Stream_comm_create(MPI_COMM_WORLD, s, &scomm);
  *   kernel<<<g, b, 0, cuda_stream>>>(d_send);
  *   MPIX_Allreduce_enqueue(d_send, d_recv, n, MPI_FLOAT, MPI_SUM, scomm);  // returns at once
+ *   (MPIX_Allreduce_enqueue_c: the same with an MPI_Count count)
  *   next_kernel<<<g, b, 0, cuda_stream>>>(d_recv);                          // sees the sum
  *   ...
  *   MPI_Comm_free(&scomm);          // before the CUDA stream is destroyed
@@ -57,6 +58,7 @@
 #ifndef COLL_GPU_EXT_H
 #define COLL_GPU_EXT_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
@@ -381,6 +383,52 @@ static inline int MPIX_Allreduce_enqueue(const void *sendbuf, void *recvbuf, int
 
     return (api != NULL) ? api->allreduce_enqueue(sendbuf, recvbuf, count, datatype, op, comm)
                          : MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+/* Elements per call of MPIX_Allreduce_enqueue_c (tests define it smaller). */
+#ifndef COLL_GPU_EXT_ENQUEUE_PIECE
+#define COLL_GPU_EXT_ENQUEUE_PIECE INT_MAX
+#endif
+
+/* MPICH's large-count form: counts beyond an int are enqueued as consecutive calls of at most
+ * COLL_GPU_EXT_ENQUEUE_PIECE elements (element-wise, the same result; every rank cuts the same
+ * count alike).  A piece's MPI_ERR_OTHER (a failure reported, or a refused capture: the same on
+ * every rank that queued alike) does not stop the others, which keeps the ranks' calls in step;
+ * the first error is returned. */
+static inline int MPIX_Allreduce_enqueue_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    MPI_Aint lb, extent;
+    MPI_Count done = 0;
+    int first = MPI_SUCCESS, rc, error_class;
+
+    if (count < 0) {
+        return MPI_ERR_COUNT;
+    }
+    if (count <= COLL_GPU_EXT_ENQUEUE_PIECE) {
+        return MPIX_Allreduce_enqueue(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    }
+    rc = MPI_Type_get_extent(datatype, &lb, &extent);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    while (done < count) {
+        MPI_Count n = count - done;
+        MPI_Aint offset = (MPI_Aint)(done * extent);
+
+        n = (n > COLL_GPU_EXT_ENQUEUE_PIECE) ? COLL_GPU_EXT_ENQUEUE_PIECE : n;
+        rc = MPIX_Allreduce_enqueue((sendbuf == MPI_IN_PLACE) ? MPI_IN_PLACE
+                                                              : (const char *)sendbuf + offset,
+                                    (char *)recvbuf + offset, (int)n, datatype, op, comm);
+        if (rc != MPI_SUCCESS) {
+            first = (first == MPI_SUCCESS) ? rc : first;
+            MPI_Error_class(rc, &error_class);
+            if (error_class != MPI_ERR_OTHER) {
+                return first;
+            }
+        }
+        done += n;
+    }
+    return first;
 }
 #endif /* !MPIX_STREAM_NULL */
 #endif /* !COLL_GPU_EXT_NO_MPIX_STREAM */

@@ -14,6 +14,9 @@
  *             earlier calls may still be queued), sizes from 1 element up, int32 and float,
  *             in place and not, a device and a host receive buffer;
  *   two comms two stream communicators of two streams, calls alternating;
+ *   large     MPIX_Allreduce_enqueue_c (MPICH's MPI_Count form), cut into calls of at most
+ *             COLL_GPU_EXT_ENQUEUE_PIECE elements (1000 here: 4099 elements are 5 calls), in
+ *             place, a host receive buffer; a negative count: MPI_ERR_COUNT;
  *   capture   (emulated device) the stream is being captured into a CUDA graph (the emulated
  *             stream says so):
  *             MPI_ERR_OTHER, nothing queued (the receive buffer unchanged once the stream ran),
@@ -44,6 +47,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "accel_emulated.h"
+/* MPIX_Allreduce_enqueue_c cuts counts above this into several calls (INT_MAX by default) */
+#define COLL_GPU_EXT_ENQUEUE_PIECE 1000
 #include "coll_gpu_ext.h"
 #include "test_native_util.h"
 #include "test_util.h"
@@ -136,13 +141,20 @@ static void st_call_init(st_call_t *c, int call, size_t n, bool is_float, bool i
     free(in);
 }
 
-static int st_call_enqueue(st_call_t *c, MPI_Comm comm, accel_stream_h stream) {
-    int rc = MPIX_Allreduce_enqueue(c->dsend, c->drecv, (int)c->n,
-                                    c->is_float ? MPI_FLOAT : MPI_INT32_T, MPI_SUM, comm);
+/* large: MPIX_Allreduce_enqueue_c, MPI_Count elements */
+static int st_call_enqueue_as(st_call_t *c, MPI_Comm comm, accel_stream_h stream, bool large) {
+    MPI_Datatype type = c->is_float ? MPI_FLOAT : MPI_INT32_T;
+    int rc =
+        large ? MPIX_Allreduce_enqueue_c(c->dsend, c->drecv, (MPI_Count)c->n, type, MPI_SUM, comm)
+              : MPIX_Allreduce_enqueue(c->dsend, c->drecv, (int)c->n, type, MPI_SUM, comm);
     if (ACCEL_OK != tu_accel->memcpy_async(c->check, c->drecv, c->n * 4, stream)) {
         tu_fail("the copy after the call could not be queued");
     }
     return rc;
+}
+
+static int st_call_enqueue(st_call_t *c, MPI_Comm comm, accel_stream_h stream) {
+    return st_call_enqueue_as(c, comm, stream, false);
 }
 
 static void st_call_check(st_call_t *c, const char *what) {
@@ -467,6 +479,45 @@ int main(int argc, char **argv) {
         st_call_discard(&captured);
         free(got);
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
+        tu_case_end();
+    }
+
+    {
+        tu_counters_t before, after;
+        st_call_t calls[3];
+
+        tu_case_begin("MPIX_Allreduce_enqueue_c: calls of at most %d elements, one synchronization",
+                      COLL_GPU_EXT_ENQUEUE_PIECE);
+        st_call_init(&calls[0], 500, 4099, false, false, false); /* 5 calls */
+        st_call_init(&calls[1], 501, 2000, true, true, false);   /* 2, in place */
+        st_call_init(&calls[2], 502, 7, false, false, true);     /* 1, host receive buffer */
+        tu_counters_read(&before);
+        for (int k = 0; k < 3; ++k) {
+            if (MPI_SUCCESS != st_call_enqueue_as(&calls[k], scomm, stream, true)) {
+                tu_fail("MPIX_Allreduce_enqueue_c of %zu elements", calls[k].n);
+            }
+            if (1 == k) {
+                tu_counters_read(&after);
+            }
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        for (int k = 0; k < 3; ++k) {
+            st_call_check(&calls[k], "MPIX_Allreduce_enqueue_c");
+        }
+        /* 5 + 2 calls queued on the stream, counted as native allreduce calls (the host receive
+         * buffer's call may take MPI_Allreduce across nodes) */
+        if (tu_counters_available() && !expect_fallback &&
+            (7 != after.native[COLL_GPU_ALLREDUCE] - before.native[COLL_GPU_ALLREDUCE])) {
+            tu_fail("MPIX_Allreduce_enqueue_c made %llu native calls, not 5 + 2",
+                    (unsigned long long)(after.native[COLL_GPU_ALLREDUCE] -
+                                         before.native[COLL_GPU_ALLREDUCE]));
+        }
+        if (MPI_ERR_COUNT !=
+            MPIX_Allreduce_enqueue_c(MPI_IN_PLACE, NULL, -1, MPI_INT32_T, MPI_SUM, scomm)) {
+            tu_fail("MPIX_Allreduce_enqueue_c of -1 elements did not give MPI_ERR_COUNT");
+        }
         tu_case_end();
     }
 
