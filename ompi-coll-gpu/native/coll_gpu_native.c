@@ -417,7 +417,7 @@ static size_t coll_gpu_native_half_size(void) {
 /* *ok = its minimum over the ranks */
 static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                  int *ok) {
-    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, ok, 1, MPI_INT, MPI_MIN, comm);
+    return coll_gpu_setup_allreduce(module, comm, ok, 1, MPI_INT, MPI_MIN);
 }
 
 static void coll_gpu_native_free(coll_gpu_native_t *native) {
@@ -439,7 +439,7 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     coll_gpu_team_t *team;
 
     /* Every step below is collective and its outcome the same on every rank. */
-    rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, hashes, 2, MPI_UINT64_T, MPI_MAX, comm);
+    rc = coll_gpu_setup_allreduce(module, comm, hashes, 2, MPI_UINT64_T, MPI_MAX);
     if ((OMPI_SUCCESS != rc) || (hashes[0] != mca_coll_gpu_component.native_config_hash) ||
         (hashes[1] != ~mca_coll_gpu_component.native_config_hash)) {
         if (0 == ompi_comm_rank(comm)) {
@@ -621,6 +621,15 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
      * blocking. */
     if ((COLL_GPU_NATIVE_SETUP_CREATE != c->native_setup) || !c->native || (NULL == c->accel) ||
         (ompi_comm_size(comm) < 2)) {
+        return;
+    }
+    if (!coll_gpu_setup_nonblocking(module)) {
+        /* blocking waits inside Open MPI's progress hang under MPI_THREAD_MULTIPLE */
+        COLL_GPU_VERBOSE(1,
+                         "%s: no native setup at its creation: no nonblocking allreduce and "
+                         "allgather below coll/gpu (libnbc); its first blocking native call "
+                         "sets it up",
+                         comm->c_name);
         return;
     }
     ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);

@@ -8,6 +8,7 @@
 #include "coll_gpu_native.h"
 
 #include "ompi/group/group.h"
+#include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
 
@@ -17,6 +18,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool coll_gpu_setup_nonblocking(const mca_coll_gpu_module_t *module) {
+    return (NULL != module->prev.coll_iallreduce) && (NULL != module->prev.coll_iallgather);
+}
+
+/* Completes a request of the setup by polling Open MPI's progress (never a blocking wait: see
+ * coll_gpu_team.h). */
+static int coll_gpu_setup_complete(ompi_request_t **request) {
+    int rc;
+
+    while (!REQUEST_COMPLETE(*request)) {
+        (void)opal_progress();
+    }
+    rc = (*request)->req_status.MPI_ERROR;
+    (void)ompi_request_free(request);
+    return rc;
+}
+
+int coll_gpu_setup_allreduce(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                             void *buf, int count, struct ompi_datatype_t *type,
+                             struct ompi_op_t *op) {
+    ompi_request_t *request;
+    int rc;
+
+    if (!coll_gpu_setup_nonblocking(module)) {
+        return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, buf, count, type, op, comm);
+    }
+    rc = COLL_GPU_PREV(module, iallreduce, MPI_IN_PLACE, buf, count, type, op, comm, &request);
+    return (OMPI_SUCCESS != rc) ? rc : coll_gpu_setup_complete(&request);
+}
+
+int coll_gpu_setup_allgather(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                             const void *sbuf, void *rbuf, int bytes) {
+    ompi_request_t *request;
+    int rc;
+
+    if (!coll_gpu_setup_nonblocking(module)) {
+        return COLL_GPU_PREV(module, allgather, sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, comm);
+    }
+    rc = COLL_GPU_PREV(module, iallgather, sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, comm,
+                       &request);
+    return (OMPI_SUCCESS != rc) ? rc : coll_gpu_setup_complete(&request);
+}
+
 /* The out-of-band allgather of shmem-transport: the previous module's allgather, which
  * never comes back through coll/gpu. */
 static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx) {
@@ -25,8 +69,7 @@ static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len,
     if (len > INT_MAX) {
         return OMPI_ERR_BAD_PARAM;
     }
-    return COLL_GPU_PREV(oob->module, allgather, sbuf, (int)len, MPI_BYTE, rbuf, (int)len, MPI_BYTE,
-                         oob->comm);
+    return coll_gpu_setup_allgather(oob->module, oob->comm, sbuf, rbuf, (int)len);
 }
 
 /* Live teams.  Their transport moves data also while the rank is inside another MPI call
@@ -290,7 +333,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     hashes = malloc((size_t)ompi_comm_size(comm) * sizeof(*hashes));
     ok = (NULL != team) && (NULL != keys) && (NULL != hashes);
     if (NULL == team) {
-        rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+        rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
         free(keys);
         free(hashes);
         module->team_failed = true;
@@ -309,7 +352,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     ok = ok && (NULL != team->node_of_rank) && (NULL != team->local_ranks) &&
          (NULL != team->node_sizes) && (NULL != team->node_peers) && (NULL != team->node_first) &&
          (NULL != team->node_ranks) && (NULL != team->node_order);
-    rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
     if ((OMPI_SUCCESS != rc) || !ok) {
         free(keys);
         rc = (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_OUT_OF_RESOURCE;
@@ -368,7 +411,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     /* Every rank uses the team, or none does: a rank that falls back alone would run other
      * communication than its peers. */
     ok = (CGT_OK == status);
-    rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
     if ((OMPI_SUCCESS != rc) || !ok) {
         COLL_GPU_VERBOSE(1, "communicator %s: no transport team (%s): device collectives staged",
                          comm->c_name,
@@ -420,7 +463,7 @@ err_free:
 static int coll_gpu_team_host_barrier(mca_coll_gpu_module_t *module,
                                       struct ompi_communicator_t *comm) {
     int one = 1;
-    return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &one, 1, MPI_INT, MPI_MIN, comm);
+    return coll_gpu_setup_allreduce(module, comm, &one, 1, MPI_INT, MPI_MIN);
 }
 
 /* Every rank writes (its rank + 1) into slot [its rank] of every peer's scratch of that
@@ -517,7 +560,7 @@ int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_
         status = CGT_ERR_TRANSPORT;
     }
     ok = (CGT_OK == status);
-    (void)COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    (void)coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
     if (CGT_OK != status) {
         opal_show_help("help-mpi-coll-gpu.txt", "transport check failed", true, COLL_GPU_HOSTNAME,
                        comm->c_name, team->rank, team->size, what, cgt_last_error());

@@ -18,7 +18,9 @@
 # device scratch too), fewer across emulated nodes, where every collective waits on tcp (200
 # on host buffers, 60 on device buffers, whose scratch crosses through host scratch).  The
 # duplicate is created and freed every iteration; the collective on it (a transport team set
-# up and torn down) runs every 10th iteration.  About 90 s on 2 cores shared with other builds.
+# up and torn down) runs every 10th iteration; under coll_gpu_native_setup=create (one node and
+# nodes of one rank) every duplicate sets its native context up inside its creation, while the
+# other thread runs collectives.  About 90 s on 2 cores shared with other builds.
 # THREAD_ITERATIONS=N runs N iterations everywhere (the 1000 across nodes: minutes).
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -36,6 +38,12 @@ check_run "one node, host buffers" 2 "$EMU coll_gpu_host_buffers=1" test_threads
     --expect-native $(iters 1000)
 # shellcheck disable=SC2046
 check_run "one node, device buffers" 2 "$EMU" test_threads --expect-native $(iters 500)
+# coll_gpu_native_setup=create: each thread's MPI_Comm_dup sets the native context up inside
+# Open MPI's progress while the other thread runs collectives (the setup's host collectives
+# nonblocking and polled: a blocking wait there hung under MPI_THREAD_MULTIPLE)
+# shellcheck disable=SC2046
+check_run "one node, device buffers, setup at creation" 2 "$EMU coll_gpu_native_setup=create" \
+    test_threads --expect-native $(iters 200)
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     # shellcheck disable=SC2046
     check_run "1 rank per node (ucx), host buffers" 2 "$EMU coll_gpu_host_buffers=1 $NODES" \
@@ -43,6 +51,9 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     # shellcheck disable=SC2046
     check_run "1 rank per node (ucx), device buffers" 2 "$EMU $NODES" test_threads \
         --expect-native $(iters 60)
+    # shellcheck disable=SC2046
+    check_run "1 rank per node (ucx), device buffers, setup at creation" 2 \
+        "$EMU $NODES coll_gpu_native_setup=create" test_threads --expect-native $(iters 60)
     # 2 nodes of 2: alltoall node-aggregated (hierarchical: node-local and carrier signals),
     # the other collectives hierarchical, two threads per rank on their own communicators
     # shellcheck disable=SC2046
