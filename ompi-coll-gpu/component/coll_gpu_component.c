@@ -768,12 +768,12 @@ static int coll_gpu_register(void) {
         "first blocking native collective on device memory (communicators that never see one "
         "cost nothing; until then its nonblocking and persistent collectives on device memory "
         "are staged, since they must not block in a setup of their own); create, when the "
-        "communicator is created (MPI_Comm_dup, MPI_Comm_split ... and MPI_COMM_WORLD in "
-        "MPI_Init): nonblocking and persistent collectives run natively from the first call, "
-        "and every communicator of more than one rank pays the setup (its host collectives "
-        "are the nonblocking ones below coll/gpu, libnbc's; without them, first_call).  The "
-        "device is the one current when coll/gpu opened the accelerator (in MPI_Init).  Every "
-        "rank must give the same value",
+        "program creates the communicator (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_idup ...; "
+        "not MPI_COMM_WORLD, created in MPI_Init before many programs choose their GPU: it "
+        "keeps first_call): its nonblocking and persistent collectives run natively from the "
+        "first call, and every such communicator of more than one rank pays the setup, on the "
+        "device current at its creation (its host collectives are the nonblocking ones below "
+        "coll/gpu, libnbc's; without them, first_call).  Every rank must give the same value",
         MCA_BASE_VAR_TYPE_INT, native_setup_enum, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
     OBJ_RELEASE(native_setup_enum);

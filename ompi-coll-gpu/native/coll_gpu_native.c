@@ -623,6 +623,15 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
         (ompi_comm_size(comm) < 2)) {
         return;
     }
+    if ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm) {
+        /* created in MPI_Init, before many programs choose their GPU: the scratch would be
+         * allocated on the device current then */
+        COLL_GPU_VERBOSE(1,
+                         "%s: no native setup at its creation (in MPI_Init, the program's GPU may "
+                         "not be chosen yet); its first blocking native call sets it up",
+                         comm->c_name);
+        return;
+    }
     if (!coll_gpu_setup_nonblocking(module)) {
         /* blocking waits inside Open MPI's progress hang under MPI_THREAD_MULTIPLE */
         COLL_GPU_VERBOSE(1,

@@ -85,8 +85,9 @@ typedef struct {
     int alltoall_algorithm;
     int alltoallv_algorithm;
     bool native_nonblocking; /* coll_gpu_native_nonblocking */
-    /* coll_gpu_native_setup=create: every communicator of more than one rank has its native
-     * scratch from its creation on */
+    /* coll_gpu_native_setup=create: every communicator of more than one rank the program
+     * creates (the tests' communicators, MPI_COMM_WORLD's duplicate among them; not
+     * MPI_COMM_WORLD itself) has its native scratch from its creation on */
     bool native_setup_create;
     /* set by the test, not read: it ran a blocking native collective on device memory on every
      * communicator, which sets up the scratch nonblocking calls need to run natively */
