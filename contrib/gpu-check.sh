@@ -200,6 +200,11 @@ for form in nonblocking persistent stream; do
     bench_step "bench: $form allreduce, 4 ranks, cuda, 8 B - 64 MiB" 120 bench-$form.txt \
         "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
 done
+# the persistent start's host time without the communicator's thread polling between calls
+# (coll_gpu_native_thread_spin 0: every post wakes it), against bench-persistent.txt's auto
+bench_step "bench: persistent allreduce, thread not polling, 4 ranks, cuda, 8 B - 32 KiB" 60 \
+    bench-persistent-nopoll.txt \
+    "$MPIRUN -np 4 $mca --mca coll_gpu_native_thread_spin 0 $perf -o allreduce -m device -a cuda -F persistent -b 8 -e 32K -f 8 -n 200 -w 5 -T 0.5"
 bench_step "bench: staged allreduce (native=0), 4 ranks, cuda, 8 B - 256 MiB" 180 bench-native0.txt \
     "$MPIRUN -np 4 $mca --mca coll_gpu_native 0 $perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 10 -w 2 -T 0.5"
 # Reduction kernels against a device-to-device copy of the same bytes (float sum, 2 and 8

@@ -773,7 +773,10 @@ static int coll_gpu_register(void) {
         "keeps first_call): its nonblocking and persistent collectives run natively from the "
         "first call, and every such communicator of more than one rank pays the setup, on the "
         "device current at its creation (its host collectives are the nonblocking ones below "
-        "coll/gpu, libnbc's; without them, first_call).  Every rank must give the same value",
+        "coll/gpu, libnbc's; without them, and under MPI_THREAD_MULTIPLE, first_call).  Keep "
+        "at most one MPI_Comm_idup outstanding: Open MPI activates new communicators one at a "
+        "time, and a setup waiting for its peers holds off the others.  Every rank must give "
+        "the same value",
         MCA_BASE_VAR_TYPE_INT, native_setup_enum, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
     OBJ_RELEASE(native_setup_enum);

@@ -623,6 +623,17 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
         (ompi_comm_size(comm) < 2)) {
         return;
     }
+    if (c->thread_multiple) {
+        /* Open MPI activates a process's new communicators one at a time, inside the progress
+         * of their creation requests: a setup waiting there for its peers holds off this
+         * process's other activations, and two threads creating communicators at once can then
+         * wait for each other across ranks (Open MPI 5, test_threads, stacks taken) */
+        COLL_GPU_VERBOSE(1,
+                         "%s: no native setup at its creation under MPI_THREAD_MULTIPLE; its "
+                         "first blocking native call sets it up",
+                         comm->c_name);
+        return;
+    }
     if ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm) {
         /* created in MPI_Init, before many programs choose their GPU: the scratch would be
          * allocated on the device current then */
