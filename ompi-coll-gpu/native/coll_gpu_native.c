@@ -644,7 +644,8 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
         return;
     }
     if (!coll_gpu_setup_nonblocking(module)) {
-        /* blocking waits inside Open MPI's progress hang under MPI_THREAD_MULTIPLE */
+        /* the setup runs inside Open MPI's progress here: its host collectives are polled
+         * nonblocking ones, never a blocking wait (coll_gpu_team.h) */
         COLL_GPU_VERBOSE(1,
                          "%s: no native setup at its creation: no nonblocking allreduce and "
                          "allgather below coll/gpu (libnbc); its first blocking native call "
