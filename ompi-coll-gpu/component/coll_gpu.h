@@ -141,6 +141,9 @@ typedef struct mca_coll_gpu_component_t {
     /* MPI_THREAD_MULTIPLE (init_query's enable_mpi_threads): shared state is locked and
      * counted atomically, UCX workers run in UCS_THREAD_MODE_MULTI */
     bool thread_multiple;
+    /* The thread level MPI_Init gave, read at init_query: Open MPI 4.1's MPI_T_init_thread
+     * overwrites the process's (ompi_mpi_thread_provided) with its own argument later */
+    int thread_level;
 
     /* The accelerator backend; NULL when none could be opened (the component
      * then declines every communicator, or with host_buffers installs only its
@@ -201,6 +204,8 @@ typedef struct mca_coll_gpu_module_t {
      * (0: not decided yet). */
     struct coll_gpu_native *native;
     int native_unavailable;
+    /* The setup started at the communicator's creation, still running (coll_gpu_setup.h). */
+    struct coll_gpu_setup_task *setup_task;
     /* The thread and queue of its native nonblocking calls (coll_gpu_native_async.c), created
      * by the first one. */
     struct coll_gpu_async *async;

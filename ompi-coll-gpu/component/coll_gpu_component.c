@@ -7,6 +7,7 @@
 #include "coll_gpu_model_defaults.h"
 #include "coll_gpu_native.h"
 #include "coll_gpu_reduce_op.h"
+#include "coll_gpu_setup.h"
 #include "coll_gpu_staged.h"
 
 #include "cgt.h"
@@ -930,6 +931,7 @@ static int coll_gpu_open(void) {
 static int coll_gpu_close(void) {
     /* the retired teams' peers finalize too: their last announcements come */
     coll_gpu_teams_drain();
+    coll_gpu_setup_fini();
     coll_gpu_nonblocking_fini();
     coll_gpu_native_tuning_free();
     if (mca_coll_gpu_component.accel_opened) {

@@ -11,7 +11,9 @@
 
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native.h"
+#include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
@@ -24,10 +26,14 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->team_failed = false;
     module->native = NULL;
     module->native_unavailable = 0;
+    module->setup_task = NULL;
     module->async = NULL;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
+    /* a setup task retains the communicator, so it is done before the communicator goes;
+     * except where Open MPI disables the module of a communicator it could not create */
+    coll_gpu_setup_task_finish(module);
 #define COLL_GPU_RELEASE_PREV(ID, mpi_name, name, FAMILY, FORM)                                    \
     if (NULL != module->prev.coll_##name##_module) {                                               \
         OBJ_RELEASE(module->prev.coll_##name##_module);                                            \
@@ -88,6 +94,8 @@ OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_m
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads) {
     (void)enable_progress_threads;
     mca_coll_gpu_component.thread_multiple = enable_mpi_threads;
+    mca_coll_gpu_component.thread_level =
+        enable_mpi_threads ? MPI_THREAD_MULTIPLE : ompi_mpi_thread_provided;
     COLL_GPU_VERBOSE(10, "init: MPI_THREAD_MULTIPLE %s", enable_mpi_threads ? "yes" : "no");
     return OMPI_SUCCESS;
 }

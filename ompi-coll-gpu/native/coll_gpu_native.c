@@ -7,6 +7,7 @@
 #include "coll_gpu_agreement.h"
 #include "coll_gpu_hash.h"
 #include "coll_gpu_reduce_op.h"
+#include "coll_gpu_setup.h"
 #include "coll_gpu_signature.h"
 #include "coll_gpu_staged.h"
 #include "coll_gpu_tuning.h"
@@ -364,9 +365,16 @@ void coll_gpu_native_tuning_free(void) {
 
 /* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
  * reduced shard. */
-bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module) {
+bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
     const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_native_t *native = module->native;
+    const coll_gpu_native_t *native;
+
+    /* the setup started at the communicator's creation: its outcome, the same on every rank,
+     * decides (it waits for the peers' progress, not for their calls) */
+    if (OPAL_UNLIKELY(NULL != module->setup_task)) {
+        coll_gpu_setup_task_finish(module);
+    }
+    native = module->native;
 
     /* Only what needs no blocking step of its own, the same on every rank: the checks that
      * agree (counts, memory kinds) and the scratch's setup are collectives, which a
@@ -415,9 +423,8 @@ static size_t coll_gpu_native_half_size(void) {
 }
 
 /* *ok = its minimum over the ranks */
-static int coll_gpu_native_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                 int *ok) {
-    return coll_gpu_setup_allreduce(module, comm, ok, 1, MPI_INT, MPI_MIN);
+static int coll_gpu_native_agree(struct ompi_communicator_t *comm, int *ok) {
+    return coll_gpu_setup_allreduce(comm, ok, 1, MPI_INT, MPI_MIN);
 }
 
 static void coll_gpu_native_free(coll_gpu_native_t *native) {
@@ -439,7 +446,7 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     coll_gpu_team_t *team;
 
     /* Every step below is collective and its outcome the same on every rank. */
-    rc = coll_gpu_setup_allreduce(module, comm, hashes, 2, MPI_UINT64_T, MPI_MAX);
+    rc = coll_gpu_setup_allreduce(comm, hashes, 2, MPI_UINT64_T, MPI_MAX);
     if ((OMPI_SUCCESS != rc) || (hashes[0] != mca_coll_gpu_component.native_config_hash) ||
         (hashes[1] != ~mca_coll_gpu_component.native_config_hash)) {
         if (0 == ompi_comm_rank(comm)) {
@@ -464,7 +471,7 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
         native->counts = calloc(4 * (size_t)size, sizeof(size_t));
     }
     ok = (NULL != native) && (NULL != native->srcs) && (NULL != native->counts);
-    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(comm, &ok)) || !ok) {
         coll_gpu_native_free(native);
         *reason_p = COLL_GPU_FALLBACK_TEAM;
         return false;
@@ -481,8 +488,7 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
 }
 
 /* Allocates the scratch of kind (collective); false when some rank could not. */
-static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
-                                           struct ompi_communicator_t *comm,
+static bool coll_gpu_native_scratch_create(struct ompi_communicator_t *comm,
                                            coll_gpu_native_t *native, coll_gpu_native_kind_t kind) {
     coll_gpu_native_scratch_t *scratch = &native->scratch[kind];
     cgt_team_t *cgt = native->team->cgt;
@@ -513,7 +519,7 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
         COLL_GPU_VERBOSE(1, "%s: no %s scratch for the native algorithms: %s", comm->c_name,
                          coll_gpu_native_mems[kind].name, cgt_last_error());
     }
-    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &ok)) || !ok) {
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(comm, &ok)) || !ok) {
         if (NULL != scratch->mem) {
             cgt_free(cgt, scratch->mem); /* nobody read it: no step ran in it */
             scratch->mem = NULL;
@@ -530,8 +536,7 @@ static bool coll_gpu_native_scratch_create(mca_coll_gpu_module_t *module,
 
 /* A device scratch other nodes cannot reach: the host scratch carries what they read
  * (collective; false when some rank could not allocate it). */
-static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
-                                         struct ompi_communicator_t *comm,
+static bool coll_gpu_native_device_reach(struct ompi_communicator_t *comm,
                                          coll_gpu_native_t *native) {
     coll_gpu_team_t *team = native->team;
     int reachable = 1;
@@ -542,7 +547,7 @@ static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
             reachable = 0;
         }
     }
-    if ((OMPI_SUCCESS != coll_gpu_native_agree(module, comm, &reachable))) {
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(comm, &reachable))) {
         return false;
     }
     if (reachable) {
@@ -552,24 +557,29 @@ static bool coll_gpu_native_device_reach(mca_coll_gpu_module_t *module,
     COLL_GPU_VERBOSE(1, "%s: other nodes read device scratch through host scratch", comm->c_name);
     return (NULL != native->scratch[COLL_GPU_NATIVE_HOST].mem) ||
            (!native->scratch[COLL_GPU_NATIVE_HOST].unavailable &&
-            coll_gpu_native_scratch_create(module, comm, native, COLL_GPU_NATIVE_HOST));
+            coll_gpu_native_scratch_create(comm, native, COLL_GPU_NATIVE_HOST));
 }
 
 bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p) {
-    coll_gpu_native_t *native = module->native;
+    coll_gpu_native_t *native;
     bool created;
 
+    /* the setup started at the communicator's creation decides first (a no-op inside it) */
+    if (OPAL_UNLIKELY(NULL != module->setup_task)) {
+        coll_gpu_setup_task_finish(module);
+    }
+    native = module->native;
     if (OPAL_LIKELY(NULL != native)) {
         if (OPAL_UNLIKELY(native->broken || native->scratch[kind].unavailable)) {
             *reason_p = COLL_GPU_FALLBACK_TEAM;
             return false;
         }
         if (OPAL_UNLIKELY(NULL == native->scratch[kind].mem)) {
-            created = coll_gpu_native_scratch_create(module, comm, native, kind);
+            created = coll_gpu_native_scratch_create(comm, native, kind);
             if (created && (COLL_GPU_NATIVE_DEVICE == kind) && (native->team->nnodes > 1)) {
-                created = coll_gpu_native_device_reach(module, comm, native);
+                created = coll_gpu_native_device_reach(comm, native);
                 native->scratch[kind].unavailable = !created;
             }
             if (!created) {
@@ -584,16 +594,16 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         *reason_p = (coll_gpu_fallback_t)(module->native_unavailable - 1);
         return false;
     }
-    /* The setup's host collectives are the previous module's, called directly: none comes
-     * back through this component (nor creates a communicator: see the node map). */
+    /* The setup's host collectives are point-to-point messages of its own (coll_gpu_setup.h):
+     * none comes back through this component (nor creates a communicator: see the node map). */
     if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
         !module->team_failed) {
         (void)coll_gpu_team_check(module, comm);
     }
     created = coll_gpu_native_create(module, comm, &module->native, reason_p);
-    if (created && coll_gpu_native_scratch_create(module, comm, module->native, kind) &&
+    if (created && coll_gpu_native_scratch_create(comm, module->native, kind) &&
         (COLL_GPU_NATIVE_DEVICE == kind) && (module->native->team->nnodes > 1) &&
-        !coll_gpu_native_device_reach(module, comm, module->native)) {
+        !coll_gpu_native_device_reach(comm, module->native)) {
         module->native->scratch[kind].unavailable = true;
     }
     if (created && module->native->scratch[kind].unavailable) {
@@ -609,28 +619,38 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     return true;
 }
 
-void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
-                                     struct ompi_communicator_t *comm) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+/* The setup at creation, as a task or run at once: the same collectives either way. */
+static void coll_gpu_native_setup_run(mca_coll_gpu_module_t *module,
+                                      struct ompi_communicator_t *comm) {
     coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_TEAM;
     coll_gpu_native_t *native;
     bool ready;
 
-    /* Decided alike on every rank: the parameters (which every rank must share) and the size;
-     * a process without an accelerator runs host-buffer mode at most, whose collectives are
-     * blocking. */
+    ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
+    COLL_GPU_VERBOSE(1, "%s: native setup at its creation (coll_gpu_native_setup=create): %s",
+                     comm->c_name, ready ? "ready" : coll_gpu_fallback_names[reason]);
+}
+
+void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
+                                     struct ompi_communicator_t *comm) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+
+    /* Decided alike on every rank: the parameters (which every rank must share), the thread
+     * level and the size; a process without an accelerator runs host-buffer mode at most,
+     * whose collectives are blocking. */
     if ((COLL_GPU_NATIVE_SETUP_CREATE != c->native_setup) || !c->native || (NULL == c->accel) ||
         (ompi_comm_size(comm) < 2)) {
         return;
     }
-    if (c->thread_multiple) {
-        /* Open MPI activates a process's new communicators one at a time, inside the progress
-         * of their creation requests: a setup waiting there for its peers holds off this
-         * process's other activations, and two threads creating communicators at once can then
-         * wait for each other across ranks (Open MPI 5, test_threads, stacks taken) */
+    if (!coll_gpu_setup_task_possible()) {
+        /* a task runs on the thread that holds its stack; with several threads making MPI
+         * calls, the one that needs the outcome may not be the one that can resume it.  And
+         * waiting inside the creation instead holds off the process's other activations: two
+         * threads creating communicators at once can then wait for each other across ranks
+         * (Open MPI 5, test_threads, stacks taken) */
         COLL_GPU_VERBOSE(1,
-                         "%s: no native setup at its creation under MPI_THREAD_MULTIPLE; its "
-                         "first blocking native call sets it up",
+                         "%s: no native setup at its creation under MPI_THREAD_SERIALIZED or "
+                         "MPI_THREAD_MULTIPLE; its first blocking native call sets it up",
                          comm->c_name);
         return;
     }
@@ -643,19 +663,11 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
                          comm->c_name);
         return;
     }
-    if (!coll_gpu_setup_nonblocking(module)) {
-        /* the setup runs inside Open MPI's progress here: its host collectives are polled
-         * nonblocking ones, never a blocking wait (coll_gpu_team.h) */
-        COLL_GPU_VERBOSE(1,
-                         "%s: no native setup at its creation: no nonblocking allreduce and "
-                         "allgather below coll/gpu (libnbc); its first blocking native call "
-                         "sets it up",
-                         comm->c_name);
-        return;
+    /* Inside Open MPI's activation of comm: the task returns at its first wait and goes on from
+     * opal_progress (coll_gpu_setup.h says why it must not wait here) */
+    if (!coll_gpu_setup_task_start(module, comm, coll_gpu_native_setup_run)) {
+        coll_gpu_native_setup_run(module, comm);
     }
-    ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
-    COLL_GPU_VERBOSE(1, "%s: native setup at its creation (coll_gpu_native_setup=create): %s",
-                     comm->c_name, ready ? "ready" : coll_gpu_fallback_names[reason]);
 }
 
 /* coll_gpu_team_retire's test: every peer announced the retiring step, or one is dead. */

@@ -194,9 +194,10 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
                          coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
                          coll_gpu_fallback_t *reason_p);
 /* coll_gpu_native_setup=create: the communicator is being created (module enable, every rank
- * of it there): sets its native context and device scratch up now, so that its nonblocking and
- * persistent collectives run natively from the first.  Failure leaves it staged, as on a first
- * call. */
+ * of it there): starts the setup of its native context and device scratch, which goes on in
+ * the background (coll_gpu_setup.h) and is complete before the communicator's first native
+ * decision, so that its nonblocking and persistent collectives run natively from the first.
+ * Failure leaves it staged, as on a first call. */
 void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
                                      struct ompi_communicator_t *comm);
 /* The communicator is freed: announces one step more (this rank is done with its peers'
@@ -624,7 +625,7 @@ typedef struct coll_gpu_native_call {
 
 /* Whether the communicator's native nonblocking calls may run now (parameters, its device
  * scratch set up, not broken): the same on every rank.  A call still has to be eligible. */
-bool coll_gpu_native_nonblocking_ready(const mca_coll_gpu_module_t *module);
+bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module);
 
 /* Where a v-collective writes its receive blocks (counts, displs; team size entries each) and,
  * unless scounts_p is NULL, its send blocks (the alltoalls): the context's arrays for a blocking

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transport teams: the node map and the bootstrap of shmem-transport over the
- * communicator's saved host collectives.
+ * communicator's setup collectives (coll_gpu_setup.h).
  */
 #include "coll_gpu_team.h"
 #include "coll_gpu_hash.h"
@@ -18,58 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool coll_gpu_setup_nonblocking(const mca_coll_gpu_module_t *module) {
-    return (NULL != module->prev.coll_iallreduce) && (NULL != module->prev.coll_iallgather);
-}
-
-/* Completes a request of the setup by polling Open MPI's progress (never a blocking wait: see
- * coll_gpu_team.h). */
-static int coll_gpu_setup_complete(ompi_request_t **request) {
-    int rc;
-
-    while (!REQUEST_COMPLETE(*request)) {
-        (void)opal_progress();
-    }
-    rc = (*request)->req_status.MPI_ERROR;
-    (void)ompi_request_free(request);
-    return rc;
-}
-
-int coll_gpu_setup_allreduce(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                             void *buf, int count, struct ompi_datatype_t *type,
-                             struct ompi_op_t *op) {
-    ompi_request_t *request;
-    int rc;
-
-    if (!coll_gpu_setup_nonblocking(module)) {
-        return COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, buf, count, type, op, comm);
-    }
-    rc = COLL_GPU_PREV(module, iallreduce, MPI_IN_PLACE, buf, count, type, op, comm, &request);
-    return (OMPI_SUCCESS != rc) ? rc : coll_gpu_setup_complete(&request);
-}
-
-int coll_gpu_setup_allgather(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                             const void *sbuf, void *rbuf, int bytes) {
-    ompi_request_t *request;
-    int rc;
-
-    if (!coll_gpu_setup_nonblocking(module)) {
-        return COLL_GPU_PREV(module, allgather, sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, comm);
-    }
-    rc = COLL_GPU_PREV(module, iallgather, sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, comm,
-                       &request);
-    return (OMPI_SUCCESS != rc) ? rc : coll_gpu_setup_complete(&request);
-}
-
-/* The out-of-band allgather of shmem-transport: the previous module's allgather, which
- * never comes back through coll/gpu. */
+/* The out-of-band allgather of shmem-transport: the setup's (coll_gpu_setup.h). */
 static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx) {
     coll_gpu_team_oob_t *oob = ctx;
 
-    if (len > INT_MAX) {
-        return OMPI_ERR_BAD_PARAM;
-    }
-    return coll_gpu_setup_allgather(oob->module, oob->comm, sbuf, rbuf, (int)len);
+    return coll_gpu_setup_allgather(oob->comm, sbuf, rbuf, len);
 }
 
 /* Live teams.  Their transport moves data also while the rank is inside another MPI call
@@ -86,11 +39,12 @@ static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
 static void coll_gpu_team_free(coll_gpu_team_t *team);
 
 /* What a transport wait calls while it waits: Open MPI's progress (the rest of the process's
- * communication goes on), except on a communicator's thread, which never calls into Open MPI
+ * communication goes on), or inside a setup task the thread back (coll_gpu_setup_pause);
+ * nothing on a communicator's thread, which never calls into Open MPI
  * (coll_gpu_native_async.c). */
 static void coll_gpu_team_wait_progress(void) {
     if (!coll_gpu_native_async_on_thread()) {
-        (void)opal_progress();
+        coll_gpu_setup_pause();
     }
 }
 
@@ -188,16 +142,15 @@ static int coll_gpu_node_key_cmp(const coll_gpu_node_key_t *a, const coll_gpu_no
  * node_of_rank of a communicator: nodes as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) finds
  * them (Open MPI's locality of each peer, which that split reads too), each split into
  * emulated nodes of ranks_per_node ranks when that is > 0 (coll_gpu_ranks_per_node).  Node
- * indices follow the lowest communicator rank of each node.  Collective (one allgather over
- * the saved host collectives) and creates no communicator: it may run while Open MPI creates
+ * indices follow the lowest communicator rank of each node.  Collective (one setup allgather)
+ * and creates no communicator: it may run while Open MPI creates
  * this one (coll_gpu_native_setup=create), when a communicator's creation inside it would wait
  * for the creation it is part of.  keys: size entries of scratch, freed here.
  */
-static int coll_gpu_team_node_map(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                  int ranks_per_node, int *node_of_rank,
+static int coll_gpu_team_node_map(struct ompi_communicator_t *comm, int ranks_per_node, int *node_of_rank,
                                   coll_gpu_node_key_t *keys) {
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc, nnodes = 0, local_index = 0;
-    coll_gpu_team_oob_t oob = {.module = module, .comm = comm};
+    coll_gpu_team_oob_t oob = {.comm = comm};
     coll_gpu_node_key_t mine = {.leader = me, .sub_node = 0};
 
     /* The node's leader: its lowest rank; this rank's place among the node's ranks */
@@ -333,7 +286,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     hashes = malloc((size_t)ompi_comm_size(comm) * sizeof(*hashes));
     ok = (NULL != team) && (NULL != keys) && (NULL != hashes);
     if (NULL == team) {
-        rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
+        rc = coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN);
         free(keys);
         free(hashes);
         module->team_failed = true;
@@ -352,13 +305,13 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     ok = ok && (NULL != team->node_of_rank) && (NULL != team->local_ranks) &&
          (NULL != team->node_sizes) && (NULL != team->node_peers) && (NULL != team->node_first) &&
          (NULL != team->node_ranks) && (NULL != team->node_order);
-    rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
+    rc = coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN);
     if ((OMPI_SUCCESS != rc) || !ok) {
         free(keys);
         rc = (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_OUT_OF_RESOURCE;
         goto err_free;
     }
-    rc = coll_gpu_team_node_map(module, comm, c->ranks_per_node, team->node_of_rank, keys);
+    rc = coll_gpu_team_node_map(comm, c->ranks_per_node, team->node_of_rank, keys);
     if (OMPI_SUCCESS != rc) {
         goto err_free;
     }
@@ -379,7 +332,6 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.rank = team->rank;
     params.size = team->size;
     params.node_of_rank = team->node_of_rank;
-    team->oob.module = module;
     team->oob.comm = comm;
     params.oob_allgather = coll_gpu_team_oob_allgather;
     params.oob_ctx = &team->oob;
@@ -411,7 +363,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     /* Every rank uses the team, or none does: a rank that falls back alone would run other
      * communication than its peers. */
     ok = (CGT_OK == status);
-    rc = coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
+    rc = coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN);
     if ((OMPI_SUCCESS != rc) || !ok) {
         COLL_GPU_VERBOSE(1, "communicator %s: no transport team (%s): device collectives staged",
                          comm->c_name,
@@ -458,20 +410,17 @@ err_free:
     return rc;
 }
 
-/* A barrier over the saved host collectives (the previous module may not implement
- * barrier: coll/gpu does not wrap it). */
-static int coll_gpu_team_host_barrier(mca_coll_gpu_module_t *module,
-                                      struct ompi_communicator_t *comm) {
+/* A barrier: the setup's allreduce. */
+static int coll_gpu_team_host_barrier(struct ompi_communicator_t *comm) {
     int one = 1;
-    return coll_gpu_setup_allreduce(module, comm, &one, 1, MPI_INT, MPI_MIN);
+    return coll_gpu_setup_allreduce(comm, &one, 1, MPI_INT, MPI_MIN);
 }
 
 /* Every rank writes (its rank + 1) into slot [its rank] of every peer's scratch of that
  * memory type, then checks its own scratch; peers without a path for that type are
  * skipped (and their slots not checked).  Returns the number of peers reached. */
-static int coll_gpu_team_check_mem(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                   coll_gpu_team_t *team, accel_mem_type_t type,
-                                   const char **what_p) {
+static int coll_gpu_team_check_mem(struct ompi_communicator_t *comm, coll_gpu_team_t *team,
+                                   accel_mem_type_t type, const char **what_p) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     size_t len = (size_t)team->size * sizeof(uint64_t);
     uint64_t value = (uint64_t)team->rank + 1, *slots = NULL;
@@ -501,7 +450,7 @@ static int coll_gpu_team_check_mem(mca_coll_gpu_module_t *module, struct ompi_co
         *what_p = "cgt_quiet";
         goto out;
     }
-    rc = coll_gpu_team_host_barrier(module, comm);
+    rc = coll_gpu_team_host_barrier(comm);
     if (OMPI_SUCCESS != rc) {
         status = CGT_ERR_BOOTSTRAP;
         *what_p = "host barrier";
@@ -524,7 +473,7 @@ static int coll_gpu_team_check_mem(mca_coll_gpu_module_t *module, struct ompi_co
 out:
     free(slots);
     /* Nobody frees scratch a peer may still write to. */
-    (void)coll_gpu_team_host_barrier(module, comm);
+    (void)coll_gpu_team_host_barrier(comm);
     cgt_free(team->cgt, mem);
     return (CGT_OK == status) ? reached : -1;
 }
@@ -539,9 +488,9 @@ int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    host_peers = coll_gpu_team_check_mem(module, comm, team, ACCEL_MEM_HOST, &what);
+    host_peers = coll_gpu_team_check_mem(comm, team, ACCEL_MEM_HOST, &what);
     if ((host_peers >= 0) && (NULL != mca_coll_gpu_component.accel)) {
-        device_peers = coll_gpu_team_check_mem(module, comm, team, ACCEL_MEM_DEVICE, &what);
+        device_peers = coll_gpu_team_check_mem(comm, team, ACCEL_MEM_DEVICE, &what);
     }
     if ((host_peers >= 0) && (device_peers >= 0)) {
         /* a signal around the ring, then the local barrier */
@@ -560,7 +509,7 @@ int coll_gpu_team_check(mca_coll_gpu_module_t *module, struct ompi_communicator_
         status = CGT_ERR_TRANSPORT;
     }
     ok = (CGT_OK == status);
-    (void)coll_gpu_setup_allreduce(module, comm, &ok, 1, MPI_INT, MPI_MIN);
+    (void)coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN);
     if (CGT_OK != status) {
         opal_show_help("help-mpi-coll-gpu.txt", "transport check failed", true, COLL_GPU_HOSTNAME,
                        comm->c_name, team->rank, team->size, what, cgt_last_error());

@@ -12,12 +12,12 @@
 #include "coll_gpu.h"
 
 #include "cgt.h"
+#include "coll_gpu_setup.h"
 
 BEGIN_C_DECLS
 
-/* The out-of-band allgather's context: the previous module's allgather on comm. */
+/* The out-of-band allgather's context: the setup's allgather on comm (coll_gpu_setup.h). */
 typedef struct {
-    mca_coll_gpu_module_t *module;
     struct ompi_communicator_t *comm;
 } coll_gpu_team_oob_t;
 
@@ -137,22 +137,6 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 #define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_AGREE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
 #define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
-
-/*
- * The host collectives of a communicator's setup (its team, its native context): the previous
- * module's, in their nonblocking form completed by polling opal_progress.  The setup may run
- * inside Open MPI's creation of that communicator (coll_gpu_native_setup=create), itself inside
- * opal_progress; a blocking wait there, under MPI_THREAD_MULTIPLE, sleeps until another thread
- * progresses, and the one that would is the thread waiting: a hang (Open MPI 4.1, stacks
- * taken).  coll_gpu_setup_nonblocking says whether the previous module has those forms; where
- * not, these block (the setup of a first call only, which runs outside opal_progress).
- */
-bool coll_gpu_setup_nonblocking(const mca_coll_gpu_module_t *module);
-int coll_gpu_setup_allreduce(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                             void *buf, int count, struct ompi_datatype_t *type,
-                             struct ompi_op_t *op);
-int coll_gpu_setup_allgather(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                             const void *sbuf, void *rbuf, int bytes);
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

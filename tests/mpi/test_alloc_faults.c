@@ -10,9 +10,10 @@
  *     must then take the same path;
  *   - pack: a non-dense receive type on the last rank, whose packing temporary cannot be had;
  *   - staging: with --staged (coll_gpu_native=0), the staging stream fails: temporaries serve;
- *   - at creation: with --at-create (coll_gpu_native_setup=create), the fault is armed while
- *     MPI_Comm_dup sets the native scratch up: the setup must fail on every rank alike (no
- *     hang inside MPI_Comm_dup), and the communicator's first call, MPI_Iallreduce or
+ *   - at creation: with --at-create (coll_gpu_native_setup=create), the fault is armed from
+ *     before MPI_Comm_dup, which starts the native setup, to the end of the communicator's
+ *     first call, which completes it (the setup runs in the background between the two): the
+ *     setup must fail on every rank alike (no hang), and that first call, MPI_Iallreduce or
  *     MPI_Allreduce, takes one path on every rank; with --expect-staged (one node, where the
  *     first device allocation is the scratch) that path is staged: a fault that did not fire
  *     fails the case.
@@ -43,9 +44,11 @@ static bool reduces(call_t kind) { return (CALL_ALLREDUCE == kind) || (CALL_IALL
 static int value(int r, int i, int rep) { return rep * 1000003 + r * 10007 + i; }
 
 /* Runs one call of kind on comm (rep: 0 the faulted one, 1 the next); returns the rc and sets
- * *right to whether this rank's result is right. */
+ * *right to whether this rank's result is right.  comm MPI_COMM_NULL: the call runs on a
+ * duplicate of MPI_COMM_WORLD made here (*created) once the buffers are allocated, the fault
+ * (inject_here) armed from before the duplication to the end of the call. */
 static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emulated_fault_t fault,
-               bool *right) {
+               bool *right, MPI_Comm *created) {
     bool gappy = (CALL_BCAST_GAPPY == kind) && (my_rank == world_size - 1);
     size_t ints = gappy ? 2 * COUNT : COUNT, bytes = ints * sizeof(int);
     int *host = tn_malloc(bytes), *got = tn_malloc(bytes);
@@ -70,6 +73,11 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     }
     if (inject_here) {
         accel_emulated_inject_fault(fault, 1, false);
+    }
+    if (MPI_COMM_NULL == comm) {
+        MPI_Comm_dup(MPI_COMM_WORLD, created);
+        MPI_Comm_set_errhandler(*created, MPI_ERRORS_RETURN);
+        comm = *created;
     }
     if (CALL_IALLREDUCE == kind) {
         MPI_Request request;
@@ -113,35 +121,34 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
     return rc;
 }
 
-/* at_create: the fault armed on the last rank while MPI_Comm_dup runs (the native setup of
- * coll_gpu_native_setup=create), the first call on the communicator then made without one */
+/* at_create: the fault armed on the last rank from before MPI_Comm_dup (which starts the native
+ * setup of coll_gpu_native_setup=create) to the end of the first call on the communicator (which
+ * completes it); that call arms no fault of its own */
 static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault, bool at_create) {
     coll_gpu_coll_t coll = (CALL_IALLREDUCE == kind)  ? COLL_GPU_IALLREDUCE
                            : (CALL_ALLREDUCE == kind) ? COLL_GPU_ALLREDUCE
                                                       : COLL_GPU_BCAST;
     tu_counters_t before, after;
     int staged[2]; /* staged here: its minimum and (negated) maximum over the ranks */
-    MPI_Comm comm;
+    MPI_Comm comm = MPI_COMM_NULL;
     int last = world_size - 1, *rcs = tn_malloc((size_t)world_size * sizeof(int)), failed = 0;
     int *rights = tn_malloc((size_t)world_size * sizeof(int)), rc, right_int, last_class;
     bool right;
 
     tu_case_begin("%s fails on rank %d", name, last);
-    if (at_create && (my_rank == last)) {
-        accel_emulated_inject_fault(fault, 1, false);
+    if (!at_create) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     }
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    accel_emulated_inject_fault(fault, 0, false);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (CALL_BCAST_GAPPY == kind) {
         /* the communicator's native context first, so that the fault hits the packing */
-        rc = run(comm, CALL_BCAST, 2, false, fault, &right);
+        rc = run(comm, CALL_BCAST, 2, false, fault, &right, NULL);
         if ((MPI_SUCCESS != rc) || !right) {
             tu_fail("the healthy bcast before: rc %d, result %s", rc, right ? "right" : "wrong");
         }
     }
     tu_counters_read(&before);
-    rc = run(comm, kind, 0, !at_create && (my_rank == last), fault, &right);
+    rc = run(at_create ? MPI_COMM_NULL : comm, kind, 0, my_rank == last, fault, &right, &comm);
     tu_counters_read(&after);
     staged[0] = (after.staged[coll] - before.staged[coll] == 1);
     staged[1] = -staged[0];
@@ -188,7 +195,7 @@ static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault
                : staged[0]                            ? ", staged"
                                                       : ", native");
     }
-    rc = run(comm, kind, 1, false, fault, &right);
+    rc = run(comm, kind, 1, false, fault, &right, NULL);
     if ((MPI_SUCCESS != rc) || !right) {
         tu_fail("the next call on the communicator: rc %d, result %s", rc,
                 right ? "right" : "wrong");
