@@ -771,13 +771,13 @@ static int coll_gpu_register(void) {
         "are staged, since they must not block in a setup of their own); create, when the "
         "program creates the communicator (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_idup ...; "
         "not MPI_COMM_WORLD, created in MPI_Init before many programs choose their GPU: it "
-        "keeps first_call): its nonblocking and persistent collectives run natively from the "
-        "first call, and every such communicator of more than one rank pays the setup, on the "
-        "device current at its creation (its host collectives are the nonblocking ones below "
-        "coll/gpu, libnbc's; without them, and under MPI_THREAD_MULTIPLE, first_call).  Keep "
-        "at most one MPI_Comm_idup outstanding: Open MPI activates new communicators one at a "
-        "time, and a setup waiting for its peers holds off the others.  Every rank must give "
-        "the same value",
+        "keeps first_call): the setup starts there and goes on in the background, from any MPI "
+        "call of the process, until the communicator's first collective on device memory "
+        "completes it; its nonblocking and persistent collectives run natively from the first "
+        "call, and every such communicator of more than one rank pays the setup, on the device "
+        "current at its creation.  Under MPI_THREAD_SERIALIZED and MPI_THREAD_MULTIPLE, "
+        "first_call (the setup runs on the thread that created the communicator).  Every rank "
+        "must give the same value",
         MCA_BASE_VAR_TYPE_INT, native_setup_enum, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
     OBJ_RELEASE(native_setup_enum);

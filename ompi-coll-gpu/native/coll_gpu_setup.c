@@ -23,9 +23,6 @@
  * its base too.  coll/ucc's bootstrap has MCA_COLL_BASE_TAG_UCC. */
 #define COLL_GPU_SETUP_TAG (MCA_COLL_BASE_TAG_HCOLL_END + 1)
 
-/* The setup allreduce's largest message: the setup agrees on flags and two hashes. */
-#define COLL_GPU_SETUP_ALLREDUCE_MAX 64
-
 /* A task's stack: the transport's setup goes deep (UCX's and the driver's initialization),
  * and only the pages it touches cost memory.  One guard page below it. */
 #define COLL_GPU_SETUP_STACK_SIZE ((size_t)4 << 20)
@@ -78,69 +75,82 @@ static int coll_gpu_setup_requests_complete(ompi_request_t **requests, int n) {
     return rc;
 }
 
-/* One step around the ring: sbuf to the right neighbour, rbuf from the left one. */
-static int coll_gpu_setup_ring_step(struct ompi_communicator_t *comm, const void *sbuf,
-                                    void *rbuf, size_t bytes) {
-    int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), rc;
+/* One exchange: sbuf to rank to, rbuf from rank from (the same distance the other way). */
+static int coll_gpu_setup_exchange(struct ompi_communicator_t *comm, const void *sbuf,
+                                   size_t sbytes, int to, void *rbuf, size_t rbytes, int from) {
     ompi_request_t *requests[2];
+    int rc;
 
-    rc = MCA_PML_CALL(irecv(rbuf, bytes, MPI_BYTE, (rank + size - 1) % size, COLL_GPU_SETUP_TAG,
-                            comm, &requests[0]));
+    rc = MCA_PML_CALL(irecv(rbuf, rbytes, MPI_BYTE, from, COLL_GPU_SETUP_TAG, comm,
+                            &requests[0]));
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    rc = MCA_PML_CALL(isend(sbuf, bytes, MPI_BYTE, (rank + 1) % size, COLL_GPU_SETUP_TAG,
+    rc = MCA_PML_CALL(isend(sbuf, sbytes, MPI_BYTE, to, COLL_GPU_SETUP_TAG,
                             MCA_PML_BASE_SEND_STANDARD, comm, &requests[1]));
     if (OMPI_SUCCESS != rc) {
-        /* the left neighbour's message still comes: take it, then fail */
+        /* the peer's message still comes: take it, then fail */
         (void)coll_gpu_setup_requests_complete(requests, 1);
         return rc;
     }
     return coll_gpu_setup_requests_complete(requests, 2);
 }
 
-/* A ring, as coll/ucc's bootstrap: size - 1 steps of one message each way. */
+/* Bruck's allgather: ceil(log2(size)) exchanges.  Step k (distance d = 2^k) sends the blocks
+ * gathered so far, this rank's and the d - 1 after it in rank order, to rank - d and receives
+ * the next ones from rank + d; the blocks then sit rotated by this rank. */
 int coll_gpu_setup_allgather(struct ompi_communicator_t *comm, const void *sbuf, void *rbuf,
                              size_t bytes) {
     int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm), rc = OMPI_SUCCESS;
-    char *all = rbuf;
+    char *all = rbuf, *rotated;
 
-    if ((char *)sbuf != all + (size_t)rank * bytes) {
-        memmove(all + (size_t)rank * bytes, sbuf, bytes);
+    if (1 == size) {
+        memmove(all, sbuf, bytes);
+        return OMPI_SUCCESS;
     }
-    for (int step = 0; (step < size - 1) && (OMPI_SUCCESS == rc); ++step) {
-        /* block (rank - step) goes right, block (rank - step - 1) comes from the left */
-        size_t send_block = (size_t)((rank - step + size) % size);
-        size_t recv_block = (size_t)((rank - step - 1 + size) % size);
+    rotated = malloc((size_t)size * bytes + 1);
+    if (NULL == rotated) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(rotated, sbuf, bytes);
+    for (int d = 1; (d < size) && (OMPI_SUCCESS == rc); d *= 2) {
+        size_t blocks = (size_t)((d < size - d) ? d : size - d);
 
-        rc = coll_gpu_setup_ring_step(comm, all + send_block * bytes, all + recv_block * bytes,
-                                      bytes);
+        rc = coll_gpu_setup_exchange(comm, rotated, blocks * bytes, (rank - d + size) % size,
+                                     rotated + (size_t)d * bytes, blocks * bytes,
+                                     (rank + d) % size);
     }
+    for (int i = 0; (i < size) && (OMPI_SUCCESS == rc); ++i) {
+        memcpy(all + (size_t)((rank + i) % size) * bytes, rotated + (size_t)i * bytes, bytes);
+    }
+    free(rotated);
     return rc;
 }
 
-/* Every rank's value passes round the ring and is combined as it arrives: each rank combines
- * in its own order, so only ops whose result does not depend on the order qualify (the setup's:
- * MIN and MAX of integers). */
+/* The values allgathered, then combined in the same order on every rank: the same bits
+ * everywhere, whatever the op. */
 int coll_gpu_setup_allreduce(struct ompi_communicator_t *comm, void *buf, int count,
                              struct ompi_datatype_t *type, struct ompi_op_t *op) {
-    char passing[2][COLL_GPU_SETUP_ALLREDUCE_MAX];
-    int size = ompi_comm_size(comm), rc = OMPI_SUCCESS, cur = 0;
+    int size = ompi_comm_size(comm), rc;
     size_t type_size = 0, bytes;
+    char *all;
 
     (void)ompi_datatype_type_size(type, &type_size);
     bytes = (size_t)count * type_size;
-    if ((count < 0) || (bytes > sizeof(passing[0]))) {
-        return OMPI_ERR_BAD_PARAM;
+    all = malloc((size_t)size * bytes + 1);
+    if (NULL == all) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    memcpy(passing[cur], buf, bytes);
-    for (int step = 0; (step < size - 1) && (OMPI_SUCCESS == rc); ++step) {
-        rc = coll_gpu_setup_ring_step(comm, passing[cur], passing[1 - cur], bytes);
-        if (OMPI_SUCCESS == rc) {
-            cur = 1 - cur;
-            ompi_op_reduce(op, passing[cur], buf, count, type);
+    rc = coll_gpu_setup_allgather(comm, buf, all, bytes);
+    if (OMPI_SUCCESS == rc) {
+        /* buf = all[0] op (all[1] op (... op all[size - 1])): ompi_op_reduce computes
+         * target = source op target */
+        memcpy(buf, all + (size_t)(size - 1) * bytes, bytes);
+        for (int r = size - 2; r >= 0; --r) {
+            ompi_op_reduce(op, all + (size_t)r * bytes, buf, count, type);
         }
     }
+    free(all);
     return rc;
 }
 
@@ -157,15 +167,16 @@ static void coll_gpu_setup_task_main(void) {
 }
 
 /* Runs the task until it yields or returns; a task done is unlinked and freed, and its
- * communicator released (which may be the last reference: the module goes with it). */
-static void coll_gpu_setup_task_resume(coll_gpu_setup_task_t *task) {
+ * communicator released (which may be the last reference: the module goes with it).  Whether
+ * it is done. */
+static bool coll_gpu_setup_task_resume(coll_gpu_setup_task_t *task) {
     coll_gpu_setup_task_t **link;
 
     coll_gpu_setup_current = task;
     (void)swapcontext(&task->caller, &task->context);
     coll_gpu_setup_current = NULL;
     if (!task->done) {
-        return;
+        return false;
     }
     for (link = &coll_gpu_setup_tasks; NULL != *link; link = &(*link)->next) {
         if (*link == task) {
@@ -177,10 +188,13 @@ static void coll_gpu_setup_task_resume(coll_gpu_setup_task_t *task) {
     (void)munmap(task->stack, task->stack_len);
     OBJ_RELEASE(task->comm);
     free(task);
+    return true;
 }
 
-/* From opal_progress: every task a step further.  Not from inside a task (a wait there yields
- * instead of progressing, but a callee may still call opal_progress). */
+/* From opal_progress: every task a step further; the tasks that completed count as events (a
+ * task that only looked at its requests is none: Open MPI then lets an oversubscribed
+ * process yield the CPU to the peers it waits for).  Not from inside a task (a wait there
+ * yields instead of progressing, but a callee may still call opal_progress). */
 static int coll_gpu_setup_progress(void) {
     coll_gpu_setup_task_t *task, *next;
     int events = 0;
@@ -190,8 +204,7 @@ static int coll_gpu_setup_progress(void) {
     }
     for (task = coll_gpu_setup_tasks; NULL != task; task = next) {
         next = task->next;
-        coll_gpu_setup_task_resume(task);
-        ++events;
+        events += coll_gpu_setup_task_resume(task) ? 1 : 0;
     }
     return events;
 }

@@ -6,8 +6,8 @@
 # No rank hangs; either every rank takes a common fallback and succeeds, or every rank returns
 # the faulting rank's error (its help message names the call and the cause, the peers' names
 # the rank); nobody gets a wrong result reported as success; the next call is right everywhere.
-# One node, 2 emulated nodes, and the staged path; and the setup inside MPI_Comm_dup
-# (coll_gpu_native_setup=create) failing on one rank.
+# One node, 2 emulated nodes, and the staged path; and the setup of coll_gpu_native_setup=create
+# (started inside MPI_Comm_dup, complete at the first call) failing on one rank.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -19,7 +19,7 @@ check_run "3 ranks, native" 3 "$EMU" test_alloc_faults
 check_run "4 ranks on 2 emulated nodes, native" 4 "$EMU coll_gpu_ranks_per_node=2" \
     test_alloc_faults
 check_run "3 ranks, staged" 3 "$EMU coll_gpu_native=0" test_alloc_faults --staged
-# the scratch's allocation or IPC export failing inside MPI_Comm_dup's setup
+# the scratch's allocation or IPC export failing in the setup started by MPI_Comm_dup
 # (coll_gpu_native_setup=create): every rank staged on one node, one path everywhere on 2
 check_run "3 ranks, setup at creation" 3 "$EMU coll_gpu_native_setup=create" test_alloc_faults \
     --at-create --expect-staged

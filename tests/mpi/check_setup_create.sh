@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# coll_gpu_native_setup=create, whose setup starts inside a communicator's creation and goes on
+# in the background until the communicator's first native decision (test_setup_create):
+# MPI_Comm_idup outstanding in crossed orders, a first MPI_Iallreduce posted while the peers
+# wait in MPI_Recv, nonblocking host collectives beside the setup's messages, a duplicate left
+# to MPI_Finalize.  No hang (each case's watchdog), results right, the device calls native.
+# One node (cuda_ipc), nodes of one rank (UCX), 2 nodes of 2; and MPI_THREAD_FUNNELED.
+# Exit 0 pass, 1 fail, 77 skip.
+#
+[ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
+. "$(dirname "$0")/check_common.sh"
+
+CREATE="coll_gpu_accelerator=emulated coll_gpu_native_setup=create"
+
+check_run "2 ranks, one node" 2 "$CREATE coll_gpu_verbose=1" test_setup_create
+# the setup started at creation, not left to a first blocking call (the verbose line the
+# setup prints when it completes names how it ran)
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the setup at creation" \
+    "DUP FROM 0: native setup at its creation \(coll_gpu_native_setup=create\): ready"
+check_run "3 ranks, one node" 3 "$CREATE" test_setup_create
+check_run "3 ranks, one node, MPI_THREAD_FUNNELED" 3 "$CREATE" test_setup_create --funneled \
+    --rounds=8
+if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
+    check_run "3 ranks on 3 emulated nodes (ucx)" 3 "$CREATE coll_gpu_ranks_per_node=1" \
+        test_setup_create --rounds=8
+    check_run "4 ranks on 2 emulated nodes of 2" 4 "$CREATE coll_gpu_ranks_per_node=2" \
+        test_setup_create --rounds=8
+fi
+
+check_finish
