@@ -45,10 +45,6 @@ static coll_gpu_setup_task_t *coll_gpu_setup_tasks;
 static bool coll_gpu_setup_progress_registered;
 static __thread coll_gpu_setup_task_t *coll_gpu_setup_current;
 
-bool coll_gpu_setup_in_task(void) {
-    return NULL != coll_gpu_setup_current;
-}
-
 void coll_gpu_setup_pause(void) {
     coll_gpu_setup_task_t *task = coll_gpu_setup_current;
 
@@ -81,8 +77,7 @@ static int coll_gpu_setup_exchange(struct ompi_communicator_t *comm, const void 
     ompi_request_t *requests[2];
     int rc;
 
-    rc = MCA_PML_CALL(irecv(rbuf, rbytes, MPI_BYTE, from, COLL_GPU_SETUP_TAG, comm,
-                            &requests[0]));
+    rc = MCA_PML_CALL(irecv(rbuf, rbytes, MPI_BYTE, from, COLL_GPU_SETUP_TAG, comm, &requests[0]));
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
@@ -116,9 +111,9 @@ int coll_gpu_setup_allgather(struct ompi_communicator_t *comm, const void *sbuf,
     for (int d = 1; (d < size) && (OMPI_SUCCESS == rc); d *= 2) {
         size_t blocks = (size_t)((d < size - d) ? d : size - d);
 
-        rc = coll_gpu_setup_exchange(comm, rotated, blocks * bytes, (rank - d + size) % size,
-                                     rotated + (size_t)d * bytes, blocks * bytes,
-                                     (rank + d) % size);
+        rc =
+            coll_gpu_setup_exchange(comm, rotated, blocks * bytes, (rank - d + size) % size,
+                                    rotated + (size_t)d * bytes, blocks * bytes, (rank + d) % size);
     }
     for (int i = 0; (i < size) && (OMPI_SUCCESS == rc); ++i) {
         memcpy(all + (size_t)((rank + i) % size) * bytes, rotated + (size_t)i * bytes, bytes);
@@ -242,8 +237,8 @@ static void coll_gpu_setup_progress_register(void) {
     coll_gpu_setup_progress_registered = true;
     opal_progress_register(coll_gpu_setup_progress);
     /* through the MPI interface: Open MPI's attribute internals are not exported */
-    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                                                coll_gpu_setup_finalize_hook, &keyval, NULL)) &&
+    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_setup_finalize_hook,
+                                                &keyval, NULL)) &&
         (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
         (void)PMPI_Comm_free_keyval(&keyval);
     }
@@ -254,8 +249,7 @@ static void coll_gpu_setup_progress_register(void) {
 }
 
 bool coll_gpu_setup_task_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                               void (*run)(mca_coll_gpu_module_t *,
-                                           struct ompi_communicator_t *)) {
+                               void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *)) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     coll_gpu_setup_task_t *task = calloc(1, sizeof(*task));
 

@@ -39,8 +39,6 @@ int coll_gpu_setup_allgather(struct ompi_communicator_t *comm, const void *sbuf,
 /* What a setup calls while it waits for a peer: the task gives the thread back; outside one,
  * opal_progress. */
 void coll_gpu_setup_pause(void);
-/* Whether this thread is running a setup task. */
-bool coll_gpu_setup_in_task(void);
 
 /* Whether a setup can run as a task here: only where one thread makes the process's MPI calls
  * (MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED), so that the task is resumed on the thread whose

@@ -147,8 +147,8 @@ static int coll_gpu_node_key_cmp(const coll_gpu_node_key_t *a, const coll_gpu_no
  * this one (coll_gpu_native_setup=create), when a communicator's creation inside it would wait
  * for the creation it is part of.  keys: size entries of scratch, freed here.
  */
-static int coll_gpu_team_node_map(struct ompi_communicator_t *comm, int ranks_per_node, int *node_of_rank,
-                                  coll_gpu_node_key_t *keys) {
+static int coll_gpu_team_node_map(struct ompi_communicator_t *comm, int ranks_per_node,
+                                  int *node_of_rank, coll_gpu_node_key_t *keys) {
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc, nnodes = 0, local_index = 0;
     coll_gpu_team_oob_t oob = {.comm = comm};
     coll_gpu_node_key_t mine = {.leader = me, .sub_node = 0};

@@ -109,8 +109,7 @@ static void case_crossed_idups(int rounds) {
     device_call_t calls[2];
     tu_counters_t before;
 
-    tu_case_begin("%d rounds of two MPI_Comm_idup outstanding, posted in opposite orders",
-                  rounds);
+    tu_case_begin("%d rounds of two MPI_Comm_idup outstanding, posted in opposite orders", rounds);
     MPI_Comm_dup(MPI_COMM_WORLD, &parents[0]);
     MPI_Comm_dup(MPI_COMM_WORLD, &parents[1]);
     tu_counters_read(&before);
