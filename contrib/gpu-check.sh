@@ -154,11 +154,18 @@ mpirun_step "nonblocking native, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native
 mpirun_step "persistent native, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native --persistent
-# the scratch set up inside MPI_Init and MPI_Comm_dup/split (coll_gpu_native_setup=create):
+# the scratch's setup started by MPI_Comm_dup/split (coll_gpu_native_setup=create), carried on
+# in the background on a stack of its own (the driver's allocations and IPC exports run there):
 # native from each communicator's first nonblocking or persistent call
 mpirun_step "nonblocking and persistent native from creation, 4 ranks, device" 180 4 \
     --mca coll_gpu_native_setup create "$build/tests/mpi/test_nonblocking" --device=cuda \
     --kinds=device --persistent
+for nodes in "" "--mca coll_gpu_ranks_per_node 2"; do
+    # shellcheck disable=SC2086
+    mpirun_step "setup in the background, 4 ranks${nodes:+ as 2 nodes}, cuda" 180 4 \
+        --mca coll_gpu_native_setup create $nodes "$build/tests/mpi/test_setup_create" \
+        --device=cuda --rounds=8
+done
 # Stream-ordered allreduce (MPIX_Allreduce_enqueue): cuStreamWaitValue32/WriteValue32 on
 # IPC-mapped flags
 for np in 2 4; do
