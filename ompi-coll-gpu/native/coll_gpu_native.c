@@ -643,14 +643,13 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
         return;
     }
     if (!coll_gpu_setup_task_possible()) {
-        /* a task runs on the thread that holds its stack; with several threads making MPI
-         * calls, the one that needs the outcome may not be the one that can resume it.  And
-         * waiting inside the creation instead holds off the process's other activations: two
-         * threads creating communicators at once can then wait for each other across ranks
-         * (Open MPI 5, test_threads, stacks taken) */
+        /* MPI_THREAD_SERIALIZED: a setup on a stack of its own runs on the thread that holds
+         * it, and the thread that needs the outcome may be another one; a thread of its own
+         * may not call into Open MPI at this level.  And waiting inside the creation instead
+         * holds off the process's other activations (coll_gpu_setup.h) */
         COLL_GPU_VERBOSE(1,
-                         "%s: no native setup at its creation under MPI_THREAD_SERIALIZED or "
-                         "MPI_THREAD_MULTIPLE; its first blocking native call sets it up",
+                         "%s: no native setup at its creation under MPI_THREAD_SERIALIZED; its "
+                         "first blocking native call sets it up",
                          comm->c_name);
         return;
     }

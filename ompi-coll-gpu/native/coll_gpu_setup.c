@@ -32,23 +32,33 @@ struct coll_gpu_setup_task {
     ucontext_t caller;  /* the resume that runs it now, which it returns to */
     void *stack;        /* mapped, guard page included */
     size_t stack_len;
+    /* MPI_THREAD_MULTIPLE: the task is a thread of its own, which calls opal_progress itself
+     * while it waits (no stack above) */
+    bool threaded;
+    pthread_t thread;
     mca_coll_gpu_module_t *module;
     struct ompi_communicator_t *comm; /* retained while the task lives */
     void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *);
-    bool done; /* run returned: the stack is free */
+    bool done; /* run returned: the stack is free (threaded: atomic, the thread about to end) */
     struct coll_gpu_setup_task *next;
 };
 
-/* The live tasks, touched only by the process's one MPI thread (coll_gpu_setup_task_possible),
- * and the task that thread runs now. */
+/* The live tasks: on a stack of their own, touched only by the process's one MPI thread
+ * (coll_gpu_setup_task_possible); threads of their own (MPI_THREAD_MULTIPLE), under the lock.
+ * And the task this thread runs now. */
 static coll_gpu_setup_task_t *coll_gpu_setup_tasks;
 static bool coll_gpu_setup_progress_registered;
+static pthread_mutex_t coll_gpu_setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread coll_gpu_setup_task_t *coll_gpu_setup_current;
+
+static bool coll_gpu_setup_threaded(void) {
+    return MPI_THREAD_MULTIPLE == mca_coll_gpu_component.thread_level;
+}
 
 void coll_gpu_setup_pause(void) {
     coll_gpu_setup_task_t *task = coll_gpu_setup_current;
 
-    if (NULL != task) {
+    if ((NULL != task) && !task->threaded) {
         (void)swapcontext(&task->context, &task->caller);
     } else {
         (void)opal_progress();
@@ -150,7 +160,66 @@ int coll_gpu_setup_allreduce(struct ompi_communicator_t *comm, void *buf, int co
 }
 
 bool coll_gpu_setup_task_possible(void) {
-    return mca_coll_gpu_component.thread_level <= MPI_THREAD_FUNNELED;
+    return (mca_coll_gpu_component.thread_level <= MPI_THREAD_FUNNELED) ||
+           coll_gpu_setup_threaded();
+}
+
+/* A threaded task that is done: unlinked (the caller holds the lock), the module told. */
+static void coll_gpu_setup_unlink(coll_gpu_setup_task_t *task) {
+    for (coll_gpu_setup_task_t **link = &coll_gpu_setup_tasks; NULL != *link;
+         link = &(*link)->next) {
+        if (*link == task) {
+            *link = task->next;
+            break;
+        }
+    }
+    __atomic_store_n(&task->module->setup_task, NULL, __ATOMIC_RELEASE);
+}
+
+/* An unlinked task's end: its thread joined or its stack unmapped, its communicator released
+ * (which may be the last reference: the module goes with it). */
+static void coll_gpu_setup_free(coll_gpu_setup_task_t *task) {
+    if (task->threaded) {
+        (void)pthread_join(task->thread, NULL);
+    } else {
+        (void)munmap(task->stack, task->stack_len);
+    }
+    OBJ_RELEASE(task->comm);
+    free(task);
+}
+
+static void *coll_gpu_setup_thread_main(void *arg) {
+    coll_gpu_setup_task_t *task = arg;
+
+    coll_gpu_setup_current = task; /* this thread's: coll_gpu_setup_task_finish skips it */
+    task->run(task->module, task->comm);
+    __atomic_store_n(&task->done, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Ends the threaded tasks that are done; the number ended. */
+static int coll_gpu_setup_reap(void) {
+    coll_gpu_setup_task_t *task, *next, *done = NULL;
+    int events = 0;
+
+    if (0 != pthread_mutex_trylock(&coll_gpu_setup_lock)) {
+        return 0; /* another thread is at it */
+    }
+    for (task = coll_gpu_setup_tasks; NULL != task; task = next) {
+        next = task->next;
+        if (__atomic_load_n(&task->done, __ATOMIC_ACQUIRE)) {
+            coll_gpu_setup_unlink(task);
+            task->next = done;
+            done = task;
+        }
+    }
+    pthread_mutex_unlock(&coll_gpu_setup_lock);
+    for (task = done; NULL != task; task = next) {
+        next = task->next;
+        coll_gpu_setup_free(task);
+        ++events;
+    }
+    return events;
 }
 
 static void coll_gpu_setup_task_main(void) {
@@ -165,24 +234,14 @@ static void coll_gpu_setup_task_main(void) {
  * communicator released (which may be the last reference: the module goes with it).  Whether
  * it is done. */
 static bool coll_gpu_setup_task_resume(coll_gpu_setup_task_t *task) {
-    coll_gpu_setup_task_t **link;
-
     coll_gpu_setup_current = task;
     (void)swapcontext(&task->caller, &task->context);
     coll_gpu_setup_current = NULL;
     if (!task->done) {
         return false;
     }
-    for (link = &coll_gpu_setup_tasks; NULL != *link; link = &(*link)->next) {
-        if (*link == task) {
-            *link = task->next;
-            break;
-        }
-    }
-    task->module->setup_task = NULL;
-    (void)munmap(task->stack, task->stack_len);
-    OBJ_RELEASE(task->comm);
-    free(task);
+    coll_gpu_setup_unlink(task);
+    coll_gpu_setup_free(task);
     return true;
 }
 
@@ -196,6 +255,11 @@ static int coll_gpu_setup_progress(void) {
 
     if (NULL != coll_gpu_setup_current) {
         return 0;
+    }
+    if (coll_gpu_setup_threaded()) {
+        return (NULL != __atomic_load_n(&coll_gpu_setup_tasks, __ATOMIC_RELAXED))
+                   ? coll_gpu_setup_reap()
+                   : 0;
     }
     for (task = coll_gpu_setup_tasks; NULL != task; task = next) {
         next = task->next;
@@ -228,6 +292,7 @@ static int coll_gpu_setup_comm_freed(MPI_Comm comm, int keyval, void *module, vo
 
 static int coll_gpu_setup_freed_keyval = MPI_KEYVAL_INVALID;
 
+/* Once (under the lock). */
 static void coll_gpu_setup_progress_register(void) {
     int keyval;
 
@@ -248,14 +313,26 @@ static void coll_gpu_setup_progress_register(void) {
     }
 }
 
-bool coll_gpu_setup_task_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                               void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *)) {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    coll_gpu_setup_task_t *task = calloc(1, sizeof(*task));
-
-    if (NULL == task) {
+/* MPI_THREAD_MULTIPLE: the task as a thread, which may call into Open MPI there. */
+static bool coll_gpu_setup_thread_start(coll_gpu_setup_task_t *task) {
+    task->threaded = true;
+    pthread_mutex_lock(&coll_gpu_setup_lock);
+    task->next = coll_gpu_setup_tasks;
+    __atomic_store_n(&coll_gpu_setup_tasks, task, __ATOMIC_RELEASE);
+    task->module->setup_task = task;
+    if (0 != pthread_create(&task->thread, NULL, coll_gpu_setup_thread_main, task)) {
+        coll_gpu_setup_unlink(task);
+        pthread_mutex_unlock(&coll_gpu_setup_lock);
         return false;
     }
+    pthread_mutex_unlock(&coll_gpu_setup_lock);
+    return true;
+}
+
+/* Otherwise: the task on a stack of its own, run now until its first wait. */
+static bool coll_gpu_setup_stack_start(coll_gpu_setup_task_t *task) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
     task->stack_len = COLL_GPU_SETUP_STACK_SIZE + page;
     task->stack = mmap(NULL, task->stack_len, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -264,49 +341,92 @@ bool coll_gpu_setup_task_start(mca_coll_gpu_module_t *module, struct ompi_commun
         if (MAP_FAILED != task->stack) {
             (void)munmap(task->stack, task->stack_len);
         }
-        free(task);
         return false;
     }
     task->context.uc_stack.ss_sp = (char *)task->stack + page;
     task->context.uc_stack.ss_size = COLL_GPU_SETUP_STACK_SIZE;
     task->context.uc_link = &task->caller;
     makecontext(&task->context, coll_gpu_setup_task_main, 0);
+    task->module->setup_task = task;
+    task->next = coll_gpu_setup_tasks;
+    coll_gpu_setup_tasks = task;
+    (void)coll_gpu_setup_task_resume(task);
+    return true;
+}
+
+bool coll_gpu_setup_task_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                               void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *)) {
+    coll_gpu_setup_task_t *task = calloc(1, sizeof(*task));
+
+    if (NULL == task) {
+        return false;
+    }
     task->module = module;
     task->comm = comm;
     task->run = run;
     OBJ_RETAIN(comm);
-    module->setup_task = task;
-    task->next = coll_gpu_setup_tasks;
-    coll_gpu_setup_tasks = task;
+    pthread_mutex_lock(&coll_gpu_setup_lock);
     coll_gpu_setup_progress_register();
-    /* no attribute: the task still completes at the first native decision, at MPI_Finalize,
-     * or from opal_progress */
+    pthread_mutex_unlock(&coll_gpu_setup_lock);
+    /* the attribute first: a stack task may be done at its first resume, and with it the
+     * module's setup_task (the callback then finds nothing to complete).  Without the
+     * attribute the task still completes at the first native decision, at MPI_Finalize, or
+     * from opal_progress */
     if (MPI_KEYVAL_INVALID != coll_gpu_setup_freed_keyval) {
         (void)PMPI_Comm_set_attr(comm, coll_gpu_setup_freed_keyval, module);
     }
-    coll_gpu_setup_task_resume(task);
+    if (!(coll_gpu_setup_threaded() ? coll_gpu_setup_thread_start(task)
+                                    : coll_gpu_setup_stack_start(task))) {
+        OBJ_RELEASE(comm);
+        free(task);
+        return false;
+    }
     return true;
 }
 
 void coll_gpu_setup_task_finish(mca_coll_gpu_module_t *module) {
-    coll_gpu_setup_task_t *task = module->setup_task;
+    coll_gpu_setup_task_t *task = __atomic_load_n(&module->setup_task, __ATOMIC_ACQUIRE);
 
     if ((NULL == task) || (task == coll_gpu_setup_current)) {
         return;
     }
     /* the caller holds the communicator: the task's release is not its last reference */
-    while (NULL != module->setup_task) {
-        coll_gpu_setup_task_resume(task);
-        if (NULL != module->setup_task) {
-            (void)opal_progress();
+    if (!task->threaded) {
+        while (NULL != module->setup_task) {
+            (void)coll_gpu_setup_task_resume(task);
+            if (NULL != module->setup_task) {
+                (void)opal_progress();
+            }
         }
+        return;
+    }
+    /* a thread: whoever finds it done ends it (this caller, or opal_progress elsewhere) */
+    for (;;) {
+        bool mine = false;
+
+        pthread_mutex_lock(&coll_gpu_setup_lock);
+        task = module->setup_task;
+        if ((NULL != task) && __atomic_load_n(&task->done, __ATOMIC_ACQUIRE)) {
+            coll_gpu_setup_unlink(task);
+            mine = true;
+        }
+        pthread_mutex_unlock(&coll_gpu_setup_lock);
+        if (mine) {
+            coll_gpu_setup_free(task);
+            return;
+        }
+        if (NULL == task) {
+            return;
+        }
+        (void)opal_progress();
     }
 }
 
 void coll_gpu_setup_tasks_drain(void) {
-    while ((NULL != coll_gpu_setup_tasks) && (NULL == coll_gpu_setup_current)) {
+    while ((NULL != __atomic_load_n(&coll_gpu_setup_tasks, __ATOMIC_ACQUIRE)) &&
+           (NULL == coll_gpu_setup_current)) {
         (void)coll_gpu_setup_progress();
-        if (NULL != coll_gpu_setup_tasks) {
+        if (NULL != __atomic_load_n(&coll_gpu_setup_tasks, __ATOMIC_ACQUIRE)) {
             (void)opal_progress();
         }
     }

@@ -13,10 +13,13 @@
  * transport wait), to be resumed from opal_progress, that is from any MPI call of the process,
  * until it is done.  Open MPI activates a process's new communicators one at a time: a setup
  * that waited there for its peers held off the process's other activations, and two ranks that
- * activated two communicators in different orders (several MPI_Comm_idup outstanding) waited for
- * each other.  The communicator's first call that needs the setup's outcome completes the task
+ * activated two communicators in different orders (two threads creating them at once) waited
+ * for each other.  The communicator's first call that needs the setup's outcome completes the task
  * (coll_gpu_setup_task_finish), so every rank decides on the same outcome.  A task runs only on
- * the thread that created it: the process's one MPI thread (coll_gpu_setup_task_possible).
+ * the thread that created it (its frames hold that thread's locks and thread-local state): the
+ * process's one MPI thread under MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED; under
+ * MPI_THREAD_MULTIPLE the task is a thread of its own instead, which calls opal_progress while
+ * it waits; under MPI_THREAD_SERIALIZED neither is possible (coll_gpu_setup_task_possible).
  */
 #ifndef COLL_GPU_SETUP_H
 #define COLL_GPU_SETUP_H
@@ -40,9 +43,9 @@ int coll_gpu_setup_allgather(struct ompi_communicator_t *comm, const void *sbuf,
  * opal_progress. */
 void coll_gpu_setup_pause(void);
 
-/* Whether a setup can run as a task here: only where one thread makes the process's MPI calls
- * (MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED), so that the task is resumed on the thread whose
- * stack frames, locks and thread-local state it holds. */
+/* Whether a setup can run as a task here: where one thread makes the process's MPI calls
+ * (MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED: a stack of its own, resumed by that thread) or where
+ * any thread may (MPI_THREAD_MULTIPLE: a thread of its own). */
 bool coll_gpu_setup_task_possible(void);
 
 /* Starts run(module, comm) as the module's setup task (module->setup_task): it runs now until

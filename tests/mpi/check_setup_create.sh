@@ -6,7 +6,8 @@
 # MPI_Comm_idup outstanding in crossed orders, a first MPI_Iallreduce posted while the peers
 # wait in MPI_Recv, nonblocking host collectives beside the setup's messages, a duplicate left
 # to MPI_Finalize.  No hang (each case's watchdog), results right, the device calls native.
-# One node (cuda_ipc), nodes of one rank (UCX), 2 nodes of 2; and MPI_THREAD_FUNNELED.
+# One node (cuda_ipc), nodes of one rank (UCX), 2 nodes of 2; MPI_THREAD_FUNNELED, and
+# MPI_THREAD_MULTIPLE (the setup on a thread of its own).
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -22,11 +23,17 @@ check_run "2 ranks, one node" 2 "$CREATE coll_gpu_verbose=1" test_setup_create
 check_run "3 ranks, one node" 3 "$CREATE" test_setup_create
 check_run "3 ranks, one node, MPI_THREAD_FUNNELED" 3 "$CREATE" test_setup_create --funneled \
     --rounds=8
+check_run "3 ranks, one node, MPI_THREAD_MULTIPLE" 3 "$CREATE coll_gpu_verbose=1" \
+    test_setup_create --multiple --rounds=8
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the setup at creation, MPI_THREAD_MULTIPLE" \
+    "DUP FROM 0: native setup at its creation \(coll_gpu_native_setup=create\): ready"
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "3 ranks on 3 emulated nodes (ucx)" 3 "$CREATE coll_gpu_ranks_per_node=1" \
         test_setup_create --rounds=8
     check_run "4 ranks on 2 emulated nodes of 2" 4 "$CREATE coll_gpu_ranks_per_node=2" \
         test_setup_create --rounds=8
+    check_run "3 ranks on 3 emulated nodes (ucx), MPI_THREAD_MULTIPLE" 3 \
+        "$CREATE coll_gpu_ranks_per_node=1" test_setup_create --multiple --rounds=8
 fi
 
 check_finish

@@ -38,15 +38,16 @@ check_run "one node, host buffers" 2 "$EMU coll_gpu_host_buffers=1" test_threads
     --expect-native $(iters 1000)
 # shellcheck disable=SC2046
 check_run "one node, device buffers" 2 "$EMU" test_threads --expect-native $(iters 500)
-# coll_gpu_native_setup=create under MPI_THREAD_MULTIPLE: the setup stays with each duplicate's
-# first blocking call (a setup task runs only where one thread makes the MPI calls; waiting
-# inside Open MPI's activation of one thread's communicator instead held off the other thread's
-# activation, which the peer ranks may have run first: both hung), no hang, still native
+# coll_gpu_native_setup=create under MPI_THREAD_MULTIPLE: each duplicate's setup runs on a thread
+# of its own, started inside its creation while the other thread runs collectives and creates
+# its own (waiting inside Open MPI's activation of one thread's communicator instead held off the
+# other thread's activation, which the peer ranks may have run first: both hung); no hang,
+# native, the setup at creation in the verbose log
 # shellcheck disable=SC2046
 check_run "one node, device buffers, setup at creation" 2 \
     "$EMU coll_gpu_native_setup=create coll_gpu_verbose=1" test_threads --expect-native $(iters 200)
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "the setup left to the first call" \
-    "no native setup at its creation under MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE"
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the setup at creation" \
+    "DUP FROM 0: native setup at its creation \(coll_gpu_native_setup=create\): ready"
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     # shellcheck disable=SC2046
     check_run "1 rank per node (ucx), host buffers" 2 "$EMU coll_gpu_host_buffers=1 $NODES" \

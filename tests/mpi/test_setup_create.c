@@ -18,7 +18,8 @@
  *                   a counter of the communicator) while the setup's own messages are in
  *                   flight, one rank late; results right, then a native device call;
  *   never used:     a duplicate neither used nor freed: MPI_Finalize completes its setup.
- * --funneled: MPI_Init_thread(MPI_THREAD_FUNNELED) instead of MPI_THREAD_SINGLE.
+ * --funneled, --multiple: MPI_Init_thread(MPI_THREAD_FUNNELED or MPI_THREAD_MULTIPLE) instead
+ * of MPI_THREAD_SINGLE (under MULTIPLE the setup runs on a thread of its own).
  *
  * Native calls are checked through the coll_gpu MPI_T counters (required).
  * Closing line (rank 0): "N passed, M failed".
@@ -202,24 +203,34 @@ static void case_host_beside_setup(void) {
 
 int main(int argc, char **argv) {
     tu_options_t opts;
-    int rounds = 20, provided;
-    bool funneled = false;
+    int rounds = 20, provided, level = MPI_THREAD_SINGLE;
+    bool funneled = false, multiple = false;
     MPI_Comm unused;
     const tu_arg_t args[] = {
         {"--rounds=", TU_ARG_INT, &rounds},
         {"--funneled", TU_ARG_FLAG, &funneled},
+        {"--multiple", TU_ARG_FLAG, &multiple},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
-    /* MPI_THREAD_FUNNELED: the one thread that makes MPI calls is the one a setup runs on */
+    /* the thread level decides how the setup runs: before MPI_Init_thread, as it must */
     for (int a = 1; a < argc; ++a) {
-        funneled = funneled || (0 == strcmp(argv[a], "--funneled"));
+        level = (0 == strcmp(argv[a], "--funneled"))   ? MPI_THREAD_FUNNELED
+                : (0 == strcmp(argv[a], "--multiple")) ? MPI_THREAD_MULTIPLE
+                                                       : level;
     }
-    MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, &provided);
+    MPI_Init_thread(&argc, &argv, level, &provided);
     tu_parse_args(argc, argv, "test_setup_create", args, &opts);
     tn_setup(&opts, TU_MEM_DEVICE);
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    if (provided < level) {
+        if (0 == my_rank) {
+            printf("SKIP: MPI_Init_thread gave thread level %d, not %d\n", provided, level);
+        }
+        MPI_Finalize();
+        return TU_EXIT_SKIP;
+    }
     if (!tu_counters_open(true)) {
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
