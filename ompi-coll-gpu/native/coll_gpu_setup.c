@@ -391,7 +391,7 @@ void coll_gpu_setup_task_finish(mca_coll_gpu_module_t *module) {
         return;
     }
     /* the caller holds the communicator: the task's release is not its last reference */
-    if (!task->threaded) {
+    if (!coll_gpu_setup_threaded()) {
         while (NULL != module->setup_task) {
             (void)coll_gpu_setup_task_resume(task);
             if (NULL != module->setup_task) {
@@ -400,7 +400,8 @@ void coll_gpu_setup_task_finish(mca_coll_gpu_module_t *module) {
         }
         return;
     }
-    /* a thread: whoever finds it done ends it (this caller, or opal_progress elsewhere) */
+    /* a thread: whoever finds it done ends it (this caller, or opal_progress on another thread,
+     * which may free it the moment it is unlinked: only looked at under the lock) */
     for (;;) {
         bool mine = false;
 
