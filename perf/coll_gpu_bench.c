@@ -77,11 +77,13 @@ static void usage(void) {
             "usage: coll_gpu_bench [-c allreduce|bcast|reduce|allgather|alltoall|dup_iallreduce]\n"
             "       [-m host|device]\n"
             "       [-a emulated|cuda] [-b min_bytes] [-e max_bytes] [-n iterations] [-w warmup]\n"
-            "       [--loop N]\n");
+            "       [--loop N] [--multiple]\n"
+            "  --multiple  MPI_Init_thread(MPI_THREAD_MULTIPLE) instead of MPI_Init\n");
 }
 
 static void parse_options(int argc, char **argv, bench_options_t *opt) {
     static const struct option long_options[] = {{"loop", required_argument, NULL, 'L'},
+                                                 {"multiple", no_argument, NULL, 'T'},
                                                  {NULL, 0, NULL, 0}};
     int c;
 
@@ -134,6 +136,8 @@ static void parse_options(int argc, char **argv, bench_options_t *opt) {
             break;
         case 'L':
             opt->loop = atol(optarg);
+            break;
+        case 'T': /* read before MPI_Init_thread (main) */
             break;
         default:
             usage();
@@ -262,9 +266,19 @@ __attribute__((noinline)) void bench_allreduce_loop(const double *in, double *ou
 
 int main(int argc, char **argv) {
     bench_options_t opt;
-    int rank, size;
+    int rank, size, provided;
+    bool multiple = false;
 
-    MPI_Init(&argc, &argv);
+    /* the thread level is chosen before MPI starts (coll_gpu_native_setup=create runs its setup
+     * on a thread of its own under MPI_THREAD_MULTIPLE) */
+    for (int a = 1; a < argc; ++a) {
+        multiple = multiple || (0 == strcmp(argv[a], "--multiple"));
+    }
+    if (multiple) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     parse_options(argc, argv, &opt);
