@@ -776,7 +776,8 @@ static int coll_gpu_register(void) {
         "completes it; its nonblocking and persistent collectives run natively from the first "
         "call, and every such communicator of more than one rank pays the setup, on the device "
         "current at its creation (under MPI_THREAD_MULTIPLE the setup runs on a thread of its "
-        "own; under MPI_THREAD_SERIALIZED, first_call).  Every rank must give the same value",
+        "own; under MPI_THREAD_SERIALIZED inside the creation, waiting for the peers there).  "
+        "Every rank must give the same value",
         MCA_BASE_VAR_TYPE_INT, native_setup_enum, 0, 0, OPAL_INFO_LVL_5,
         MCA_BASE_VAR_SCOPE_READONLY, &mca_coll_gpu_component.native_setup);
     OBJ_RELEASE(native_setup_enum);

@@ -363,8 +363,6 @@ void coll_gpu_native_tuning_free(void) {
     }
 }
 
-/* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
- * reduced shard. */
 bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
     const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_native_t *native;
@@ -413,6 +411,8 @@ void coll_gpu_native_block_arrays(coll_gpu_native_call_t *call, bool nonblocking
     }
 }
 
+/* Bytes of each parity half of the scratch: a one-shot message, or a two-shot chunk and its
+ * reduced shard. */
 static size_t coll_gpu_native_half_size(void) {
     size_t one_shot = mca_coll_gpu_component.allreduce_one_shot_max_bytes;
     size_t two_shot = 2 * mca_coll_gpu_component.native_chunk_size;
@@ -635,22 +635,11 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
                                      struct ompi_communicator_t *comm) {
     const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
 
-    /* Decided alike on every rank: the parameters (which every rank must share), the thread
-     * level and the size; a process without an accelerator runs host-buffer mode at most,
-     * whose collectives are blocking. */
+    /* Decided alike on every rank: the parameters (which every rank must share) and the size,
+     * not the thread level (each process asks for its own); a process without an accelerator
+     * runs host-buffer mode at most, whose collectives are blocking. */
     if ((COLL_GPU_NATIVE_SETUP_CREATE != c->native_setup) || !c->native || (NULL == c->accel) ||
         (ompi_comm_size(comm) < 2)) {
-        return;
-    }
-    if (!coll_gpu_setup_task_possible()) {
-        /* MPI_THREAD_SERIALIZED: a setup on a stack of its own runs on the thread that holds
-         * it, and the thread that needs the outcome may be another one; a thread of its own
-         * may not call into Open MPI at this level.  And waiting inside the creation instead
-         * holds off the process's other activations (coll_gpu_setup.h) */
-        COLL_GPU_VERBOSE(1,
-                         "%s: no native setup at its creation under MPI_THREAD_SERIALIZED; its "
-                         "first blocking native call sets it up",
-                         comm->c_name);
         return;
     }
     if ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm) {
@@ -663,10 +652,19 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
         return;
     }
     /* Inside Open MPI's activation of comm: the task returns at its first wait and goes on from
-     * opal_progress (coll_gpu_setup.h says why it must not wait here) */
-    if (!coll_gpu_setup_task_start(module, comm, coll_gpu_native_setup_run)) {
-        coll_gpu_native_setup_run(module, comm);
+     * opal_progress (coll_gpu_setup.h says why it should not wait here) */
+    if (coll_gpu_setup_task_possible() &&
+        coll_gpu_setup_task_start(module, comm, coll_gpu_native_setup_run)) {
+        return;
     }
+    /* MPI_THREAD_SERIALIZED (or no memory for the task): the same setup, run here, waiting for
+     * the peers inside the activation.  Still at creation, so that every rank sets up at the
+     * same point whatever thread level each asked for (the peers' setups, task or not, are the
+     * same messages); one thread in MPI at a time cannot meet the wait of two threads'
+     * activations that excluded this under MPI_THREAD_MULTIPLE */
+    COLL_GPU_VERBOSE(10, "%s: native setup inside its creation (%s)", comm->c_name,
+                     coll_gpu_setup_task_possible() ? "no task" : "MPI_THREAD_SERIALIZED");
+    coll_gpu_native_setup_run(module, comm);
 }
 
 /* coll_gpu_team_retire's test: every peer announced the retiring step, or one is dead. */

@@ -19,7 +19,8 @@
  * the thread that created it (its frames hold that thread's locks and thread-local state): the
  * process's one MPI thread under MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED; under
  * MPI_THREAD_MULTIPLE the task is a thread of its own instead, which calls opal_progress while
- * it waits; under MPI_THREAD_SERIALIZED neither is possible (coll_gpu_setup_task_possible).
+ * it waits; under MPI_THREAD_SERIALIZED neither is possible (coll_gpu_setup_task_possible), and
+ * the setup runs inside the creation (coll_gpu_native_setup_at_create).
  */
 #ifndef COLL_GPU_SETUP_H
 #define COLL_GPU_SETUP_H

@@ -6,7 +6,8 @@
 # MPI_Comm_idup outstanding in crossed orders, a first MPI_Iallreduce posted while the peers
 # wait in MPI_Recv, nonblocking host collectives beside the setup's messages, a duplicate left
 # to MPI_Finalize.  No hang (each case's watchdog), results right, the device calls native.
-# One node (cuda_ipc), nodes of one rank (UCX), 2 nodes of 2; MPI_THREAD_FUNNELED, and
+# One node (cuda_ipc), nodes of one rank (UCX), 2 nodes of 2; MPI_THREAD_FUNNELED,
+# MPI_THREAD_SERIALIZED (the setup inside the creation), ranks of different thread levels, and
 # MPI_THREAD_MULTIPLE (the setup on a thread of its own).
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -23,6 +24,13 @@ check_run "2 ranks, one node" 2 "$CREATE coll_gpu_verbose=1" test_setup_create
 check_run "3 ranks, one node" 3 "$CREATE" test_setup_create
 check_run "3 ranks, one node, MPI_THREAD_FUNNELED" 3 "$CREATE" test_setup_create --funneled \
     --rounds=8
+# MPI_THREAD_SERIALIZED: the setup inside the creation; odd ranks SERIALIZED, even ones SINGLE:
+# every rank sets up at creation all the same (a rank's first MPI_Iallreduce waits for its peers'
+# setup: one that left its setup to a first blocking call hung it)
+check_run "3 ranks, one node, MPI_THREAD_SERIALIZED" 3 "$CREATE" test_setup_create \
+    --serialized --rounds=8
+check_run "4 ranks, one node, odd ranks MPI_THREAD_SERIALIZED" 4 "$CREATE" test_setup_create \
+    --mixed-levels --rounds=8
 check_run "3 ranks, one node, MPI_THREAD_MULTIPLE" 3 "$CREATE coll_gpu_verbose=1" \
     test_setup_create --multiple --rounds=8
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the setup at creation, MPI_THREAD_MULTIPLE" \

@@ -18,8 +18,12 @@
  *                   a counter of the communicator) while the setup's own messages are in
  *                   flight, one rank late; results right, then a native device call;
  *   never used:     a duplicate neither used nor freed: MPI_Finalize completes its setup.
- * --funneled, --multiple: MPI_Init_thread(MPI_THREAD_FUNNELED or MPI_THREAD_MULTIPLE) instead
- * of MPI_THREAD_SINGLE (under MULTIPLE the setup runs on a thread of its own).
+ * --funneled, --serialized, --multiple: MPI_Init_thread(MPI_THREAD_FUNNELED, _SERIALIZED or
+ * _MULTIPLE) instead of MPI_THREAD_SINGLE (under SERIALIZED the setup runs inside the creation,
+ * under MULTIPLE on a thread of its own); --mixed-levels: odd ranks (Open MPI's
+ * OMPI_COMM_WORLD_RANK) MPI_THREAD_SERIALIZED, even ones MPI_THREAD_SINGLE: every rank must
+ * still set up at creation, or a rank's first nonblocking call waits for a peer's setup that
+ * never comes.
  *
  * Native calls are checked through the coll_gpu MPI_T counters (required).
  * Closing line (rank 0): "N passed, M failed".
@@ -204,20 +208,24 @@ static void case_host_beside_setup(void) {
 int main(int argc, char **argv) {
     tu_options_t opts;
     int rounds = 20, provided, level = MPI_THREAD_SINGLE;
-    bool funneled = false, multiple = false;
+    bool funneled = false, serialized = false, multiple = false, mixed = false;
+    const char *world_rank = getenv("OMPI_COMM_WORLD_RANK");
     MPI_Comm unused;
     const tu_arg_t args[] = {
-        {"--rounds=", TU_ARG_INT, &rounds},
-        {"--funneled", TU_ARG_FLAG, &funneled},
-        {"--multiple", TU_ARG_FLAG, &multiple},
-        {NULL, TU_ARG_FLAG, NULL},
+        {"--rounds=", TU_ARG_INT, &rounds},         {"--funneled", TU_ARG_FLAG, &funneled},
+        {"--serialized", TU_ARG_FLAG, &serialized}, {"--multiple", TU_ARG_FLAG, &multiple},
+        {"--mixed-levels", TU_ARG_FLAG, &mixed},    {NULL, TU_ARG_FLAG, NULL},
     };
 
     /* the thread level decides how the setup runs: before MPI_Init_thread, as it must */
     for (int a = 1; a < argc; ++a) {
-        level = (0 == strcmp(argv[a], "--funneled"))   ? MPI_THREAD_FUNNELED
-                : (0 == strcmp(argv[a], "--multiple")) ? MPI_THREAD_MULTIPLE
-                                                       : level;
+        level = (0 == strcmp(argv[a], "--funneled"))     ? MPI_THREAD_FUNNELED
+                : (0 == strcmp(argv[a], "--serialized")) ? MPI_THREAD_SERIALIZED
+                : (0 == strcmp(argv[a], "--multiple"))   ? MPI_THREAD_MULTIPLE
+                : ((0 == strcmp(argv[a], "--mixed-levels")) && (NULL != world_rank) &&
+                   (1 == atoi(world_rank) % 2))
+                    ? MPI_THREAD_SERIALIZED
+                    : level;
     }
     MPI_Init_thread(&argc, &argv, level, &provided);
     tu_parse_args(argc, argv, "test_setup_create", args, &opts);
