@@ -65,7 +65,7 @@ check_run "5 ranks, native, 2+2+1 emulated nodes, allreduce hierarchical_rabense
 CREATE="$EMU coll_gpu_native_setup=create"
 check_run "3 ranks, native from the communicators' creation, host and device" 3 \
     "$CREATE coll_gpu_verbose=1" test_nonblocking --kinds=host,device --big=1m
-# the program's communicators set up inside their creation; MPI_COMM_WORLD (created in
+# the program's communicators set up from their creation on; MPI_COMM_WORLD (created in
 # MPI_Init, before a program chooses its GPU) by its first blocking call
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "set up at creation, not MPI_COMM_WORLD" \
     "DUP FROM 0: native setup at its creation \(coll_gpu_native_setup=create\): ready" \
