@@ -171,7 +171,7 @@ bool coll_gpu_setup_task_possible(void) {
            coll_gpu_setup_threaded();
 }
 
-/* A threaded task that is done: unlinked (the caller holds the lock), the module told. */
+/* A task that is done: unlinked (a thread's under the lock), the module told. */
 static void coll_gpu_setup_unlink(coll_gpu_setup_task_t *task) {
     for (coll_gpu_setup_task_t **link = &coll_gpu_setup_tasks; NULL != *link;
          link = &(*link)->next) {
@@ -397,50 +397,25 @@ void coll_gpu_setup_task_finish(mca_coll_gpu_module_t *module) {
     if ((NULL == task) || (task == coll_gpu_setup_current)) {
         return;
     }
-    /* the caller holds the communicator: the task's release is not its last reference */
-    if (!coll_gpu_setup_threaded()) {
-        while (NULL != module->setup_task) {
-            (void)coll_gpu_setup_task_resume(task);
-            if (NULL != module->setup_task) {
-                (void)opal_progress();
-            }
-        }
-        return;
-    }
-    /* a thread: whoever finds it done ends it (this caller, or opal_progress on another thread,
-     * which may free it the moment it is unlinked: only looked at under the lock) */
-    for (;;) {
-        bool mine = false;
-
-        pthread_mutex_lock(&coll_gpu_setup_lock);
-        task = module->setup_task;
-        if ((NULL != task) && __atomic_load_n(&task->done, __ATOMIC_ACQUIRE)) {
-            coll_gpu_setup_unlink(task);
-            mine = true;
-        }
-        pthread_mutex_unlock(&coll_gpu_setup_lock);
-        if (mine) {
-            coll_gpu_setup_free(task);
-            return;
-        }
-        if (NULL == task) {
-            return;
-        }
-        /* the setup thread may share this thread's core (a rank bound to one core): without the
-         * yield it ran only when the scheduler took the core from this loop (231 ms per setup
-         * on 2 ranks, against 0.2 ms) */
+    /* opal_progress runs the task on (coll_gpu_setup_progress: registered before any task
+     * exists) and ends it, which clears setup_task; a thread is ended by whichever thread's
+     * progress finds it done.  The caller holds the communicator: the task's release is not
+     * its last reference */
+    while (NULL != __atomic_load_n(&module->setup_task, __ATOMIC_ACQUIRE)) {
         (void)opal_progress();
-        sched_yield();
+        if (coll_gpu_setup_threaded()) {
+            /* the setup thread may share this thread's core (a rank bound to one core):
+             * without the yield it ran only when the scheduler took the core from this loop
+             * (231 ms per setup on 2 ranks, against 0.2 ms) */
+            sched_yield();
+        }
     }
 }
 
 void coll_gpu_setup_tasks_drain(void) {
     while ((NULL != __atomic_load_n(&coll_gpu_setup_tasks, __ATOMIC_ACQUIRE)) &&
            (NULL == coll_gpu_setup_current)) {
-        (void)coll_gpu_setup_progress();
-        if (NULL != __atomic_load_n(&coll_gpu_setup_tasks, __ATOMIC_ACQUIRE)) {
-            (void)opal_progress();
-        }
+        (void)opal_progress();
     }
 }
 

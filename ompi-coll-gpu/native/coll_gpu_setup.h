@@ -40,8 +40,8 @@ int coll_gpu_setup_allreduce(struct ompi_communicator_t *comm, void *buf, int co
 int coll_gpu_setup_allgather(struct ompi_communicator_t *comm, const void *sbuf, void *rbuf,
                              size_t bytes);
 
-/* What a setup calls while it waits for a peer: the task gives the thread back; outside one,
- * opal_progress. */
+/* What a setup calls while it waits for a peer: a task on its own stack gives the thread back;
+ * elsewhere opal_progress (a setup thread then yields the core too). */
 void coll_gpu_setup_pause(void);
 
 /* Whether a setup can run as a task here: where one thread makes the process's MPI calls
@@ -55,8 +55,8 @@ bool coll_gpu_setup_task_possible(void);
  * (the same collectives, so the peers' tasks meet them). */
 bool coll_gpu_setup_task_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *));
-/* Completes the module's task, if it has one still running: resumes it and progresses Open MPI
- * until it is done.  A no-op inside the task itself. */
+/* Completes the module's task, if it has one still running: progresses Open MPI, which runs
+ * the task, until it is done.  A no-op inside the task itself. */
 void coll_gpu_setup_task_finish(mca_coll_gpu_module_t *module);
 /* Completes every task (MPI_Finalize's first step, through an attribute of MPI_COMM_SELF). */
 void coll_gpu_setup_tasks_drain(void);

@@ -8,21 +8,18 @@
 #include "coll_gpu_native.h"
 
 #include "ompi/group/group.h"
-#include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
 
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The out-of-band allgather of shmem-transport: the setup's (coll_gpu_setup.h). */
+/* The out-of-band allgather of shmem-transport (ctx: the communicator): the setup's
+ * (coll_gpu_setup.h). */
 static int coll_gpu_team_oob_allgather(const void *sbuf, void *rbuf, size_t len, void *ctx) {
-    coll_gpu_team_oob_t *oob = ctx;
-
-    return coll_gpu_setup_allgather(oob->comm, sbuf, rbuf, len);
+    return coll_gpu_setup_allgather(ctx, sbuf, rbuf, len);
 }
 
 /* Live teams.  Their transport moves data also while the rank is inside another MPI call
@@ -150,7 +147,6 @@ static int coll_gpu_node_key_cmp(const coll_gpu_node_key_t *a, const coll_gpu_no
 static int coll_gpu_team_node_map(struct ompi_communicator_t *comm, int ranks_per_node,
                                   int *node_of_rank, coll_gpu_node_key_t *keys) {
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), rc, nnodes = 0, local_index = 0;
-    coll_gpu_team_oob_t oob = {.comm = comm};
     coll_gpu_node_key_t mine = {.leader = me, .sub_node = 0};
 
     /* The node's leader: its lowest rank; this rank's place among the node's ranks */
@@ -160,7 +156,7 @@ static int coll_gpu_team_node_map(struct ompi_communicator_t *comm, int ranks_pe
         }
     }
     mine.sub_node = (ranks_per_node > 0) ? local_index / ranks_per_node : 0;
-    rc = coll_gpu_team_oob_allgather(&mine, keys, sizeof(mine), &oob);
+    rc = coll_gpu_setup_allgather(comm, &mine, keys, sizeof(mine));
     if (OMPI_SUCCESS != rc) {
         goto out;
     }
@@ -239,7 +235,7 @@ static int coll_gpu_team_rails(coll_gpu_team_t *team, uint64_t *all, const char 
     if (team->nnodes < 2) {
         return OMPI_SUCCESS;
     }
-    rc = coll_gpu_team_oob_allgather(&mine, all, sizeof(mine), &team->oob);
+    rc = coll_gpu_setup_allgather(team->comm, &mine, all, sizeof(mine));
     for (int j = 0; (OMPI_SUCCESS == rc) && (j < team->nnodes); ++j) {
         bool differ = false;
 
@@ -332,9 +328,9 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.rank = team->rank;
     params.size = team->size;
     params.node_of_rank = team->node_of_rank;
-    team->oob.comm = comm;
+    team->comm = comm;
     params.oob_allgather = coll_gpu_team_oob_allgather;
-    params.oob_ctx = &team->oob;
+    params.oob_ctx = comm;
     params.accel = c->accel;
     params.backends = c->transports;
     params.reg_cache_max = (size_t)c->registration_cache_size;

@@ -16,17 +16,13 @@
 
 BEGIN_C_DECLS
 
-/* The out-of-band allgather's context: the setup's allgather on comm (coll_gpu_setup.h). */
-typedef struct {
-    struct ompi_communicator_t *comm;
-} coll_gpu_team_oob_t;
-
 typedef struct coll_gpu_team {
     struct coll_gpu_team *next; /* the live teams, progressed from opal_progress */
     cgt_team_t *cgt;
-    /* kept by the transport for its later collective calls (cgt_alloc): lives as long as
-     * the team */
-    coll_gpu_team_oob_t oob;
+    /* the communicator whose setup collectives (coll_gpu_setup.h) are the transport's
+     * out-of-band allgather, at its creation and its later collective calls (cgt_alloc, made
+     * while the communicator lives) */
+    struct ompi_communicator_t *comm;
     int rank, size;
     int nnodes;
     int node;          /* this rank's node */
