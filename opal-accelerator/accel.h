@@ -144,6 +144,83 @@ typedef struct {
     int code;          /* the driver's error code */
 } accel_error_t;
 
+/*
+ * A one-shot allreduce among the ranks of a node, each rank's part queued on its stream as one
+ * piece of work (one kernel: no host thread in the loop, one launch per call).  Every rank has an
+ * area of device memory that every rank of the plan maps (IPC):
+ *
+ *   head (accel_oneshot_head_bytes): per lane, ready[nranks] and done[nranks] 32-bit flags,
+ *     then a 32-bit call counter per lane; zeroed on every rank before any rank's first call
+ *   two halves of `half` bytes: call c's inputs go to half (c & 1), at their offsets in src
+ *
+ * The data is cut into lanes (contiguous slices; how many is a function of the call's size
+ * alone, so the same on every rank: accel_oneshot_lanes), each with flags of its own.  Lane l
+ * of a call, in the rank's own area ("mine") and its peers' ("theirs"):
+ *
+ *   c = ++counter[l]                            kept in device memory: graph replays count too
+ *   copy my slice of src into my half (c & 1)
+ *   write theirs.ready[l][me] = c, every peer
+ *   wait mine.ready[l][p] >= c, every peer      (every input of call c has landed)
+ *   dst slice = half_0 op half_1 op ... op half_{n-1}, in rank order (one fold, left to right:
+ *     the bits of reduce() over the same inputs)
+ *   write theirs.done[l][me] = c, every peer
+ *
+ * No rank overwrites a half a peer still reads: a peer's ready of call c - 1, which this rank
+ * waited for before it started call c, comes after its reads of call c - 2 (the same parity).
+ * The done flags are for the end: once mine.done[l][p] reaches counter[l] for every lane and
+ * peer, no peer touches this rank's area any more (it may be freed).
+ *
+ * Waits compare as sequence numbers (they wrap).  src and dst are device memory (dst may be
+ * src); nothing else is touched.  src == NULL queues a call without data (the flags written,
+ * the counters advanced): what a rank whose call could not be queued queues instead, so that
+ * its peers' streams go on.
+ */
+#define ACCEL_ONESHOT_LANES 16
+#define ACCEL_ONESHOT_LANE_MIN_BYTES 16384 /* a lane's least share of a call */
+#define ACCEL_ONESHOT_MAX_RANKS 32
+
+typedef struct {
+    int nranks, rank;
+    size_t half;                          /* bytes of each half of an area */
+    char *areas[ACCEL_ONESHOT_MAX_RANKS]; /* every rank's area, as mapped here */
+} accel_oneshot_t;
+
+static inline size_t accel_oneshot_head_bytes(int nranks) {
+    size_t flags = (2 * (size_t)nranks + 1) * ACCEL_ONESHOT_LANES * sizeof(uint32_t);
+
+    return (flags + 255) / 256 * 256;
+}
+
+/* Lanes of a call of bytes bytes (1 to ACCEL_ONESHOT_LANES). */
+static inline int accel_oneshot_lanes(size_t bytes) {
+    size_t lanes = bytes / ACCEL_ONESHOT_LANE_MIN_BYTES;
+
+    return (lanes < 1) ? 1 : (lanes > ACCEL_ONESHOT_LANES) ? ACCEL_ONESHOT_LANES : (int)lanes;
+}
+
+/* Elements [*lo_p, *hi_p) of count that lane l of lanes takes. */
+static inline void accel_oneshot_slice(size_t count, int lanes, int l, size_t *lo_p, size_t *hi_p) {
+    size_t per = (count + (size_t)lanes - 1) / (size_t)lanes;
+    size_t lo = per * (size_t)l, hi = lo + per;
+
+    *lo_p = (lo < count) ? lo : count;
+    *hi_p = (hi < count) ? hi : count;
+}
+
+/* Flags of lane l in an area (32-bit words: ready, done, then the counters). */
+static inline uint32_t *accel_oneshot_ready(char *area, int nranks, int l, int p) {
+    return (uint32_t *)(void *)area + (size_t)l * 2 * (size_t)nranks + (size_t)p;
+}
+static inline uint32_t *accel_oneshot_done(char *area, int nranks, int l, int p) {
+    return accel_oneshot_ready(area, nranks, l, p) + nranks;
+}
+static inline uint32_t *accel_oneshot_counter(char *area, int nranks, int l) {
+    return (uint32_t *)(void *)area + (size_t)ACCEL_ONESHOT_LANES * 2 * (size_t)nranks + (size_t)l;
+}
+static inline char *accel_oneshot_half(char *area, int nranks, size_t half, uint32_t c) {
+    return area + accel_oneshot_head_bytes(nranks) + (c & 1) * half;
+}
+
 /* Operations of one backend. */
 typedef struct accel_ops {
     const char *name; /* "cuda", "emulated" */
@@ -224,6 +301,15 @@ typedef struct accel_ops {
      */
     accel_status_t (*reduce)(void *dst, const void *const *srcs, int nsrcs, size_t count,
                              accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
+
+    /*
+     * The one-shot allreduce above, this rank's part, queued on stream.  2 <= plan->nranks <=
+     * ACCEL_ONESHOT_MAX_RANKS; count * size of dtype <= plan->half.  ACCEL_ERR_UNSUPPORTED for
+     * a pair reduce() does not take.  NULL in a backend without it.
+     */
+    accel_status_t (*allreduce_oneshot)(const accel_oneshot_t *plan, const void *src, void *dst,
+                                        size_t count, accel_dtype_t dtype, accel_op_t op,
+                                        accel_stream_h stream);
 
     /*
      * Export the allocation that ptr lies in (device memory of this backend)

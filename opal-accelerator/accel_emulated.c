@@ -961,6 +961,7 @@ typedef enum {
     ACCEL_EMU_OP_WAIT_EVENT,
     ACCEL_EMU_OP_WAIT_VALUE,
     ACCEL_EMU_OP_WRITE_VALUE,
+    ACCEL_EMU_OP_ONESHOT,
 } accel_emu_op_kind_t;
 
 /* One queued operation; pointers are the backend's views (resolved at the call). */
@@ -992,6 +993,14 @@ typedef struct accel_emu_op {
             uint32_t value;
             accel_wait_value_t flags;
         } value;
+        struct {
+            accel_oneshot_t plan; /* areas: the backend's views */
+            const char *src;      /* NULL: no data */
+            char *dst;
+            size_t count;
+            accel_dtype_t dtype;
+            accel_op_t op;
+        } oneshot;
     } u;
 } accel_emu_op_t;
 
@@ -1008,7 +1017,8 @@ struct accel_stream {
     bool started;    /* the worker runs */
     bool stop;       /* the worker ends once the queue is empty */
     bool failed;     /* an operation failed while running: the next synchronize says so */
-    bool capturing;  /* accel_emulated_stream_set_capturing: what stream_is_capturing says */
+    bool capturing;  /* between accel_emulated_stream_begin/end_capture: work is recorded */
+    accel_emu_op_t *captured_head, *captured_tail; /* what was recorded so far, in order */
     pthread_t thread;
 };
 
@@ -1135,6 +1145,68 @@ static void accel_emu_event_reach(accel_event_h event, uint64_t gen, bool failed
     pthread_mutex_unlock(&event->lock);
 }
 
+/* Lane after lane, each the protocol of accel.h on the lane's flags (every rank goes through the
+ * lanes in the same order, so one worker per rank is enough); src NULL: the flags only (a call
+ * that failed: the peers go on, the data is left alone). */
+static bool accel_emu_oneshot_run(const accel_oneshot_t *plan, const char *src, char *dst,
+                                  size_t count, accel_dtype_t dtype, accel_op_t op) {
+    const int n = plan->nranks, me = plan->rank;
+    const size_t size = accel_dtype_size(dtype);
+    const int lanes = accel_oneshot_lanes(count * size);
+    char *mine = plan->areas[me];
+    bool ok = true;
+
+    for (int l = 0; l < lanes; ++l) {
+        _Atomic uint32_t *counter = (_Atomic uint32_t *)accel_oneshot_counter(mine, n, l);
+        uint32_t c = atomic_load_explicit(counter, memory_order_relaxed) + 1;
+        size_t lo, hi;
+
+        atomic_store_explicit(counter, c, memory_order_relaxed);
+        accel_oneshot_slice(count, lanes, l, &lo, &hi);
+        if (src != NULL) {
+            memmove(accel_oneshot_half(mine, n, plan->half, c) + lo * size, src + lo * size,
+                    (hi - lo) * size);
+        }
+        atomic_thread_fence(memory_order_seq_cst);
+        for (int p = 0; p < n; ++p) {
+            if (p != me) {
+                atomic_store_explicit(
+                    (_Atomic uint32_t *)accel_oneshot_ready(plan->areas[p], n, l, me), c,
+                    memory_order_release);
+            }
+        }
+        for (int p = 0; p < n; ++p) {
+            if (p != me) {
+                accel_emu_wait_value((_Atomic uint32_t *)accel_oneshot_ready(mine, n, l, p), c,
+                                     ACCEL_WAIT_VALUE_GEQ);
+            }
+        }
+        /* rank order, left to right, in passes of at most ACCEL_REDUCE_MAX_INPUTS inputs (a
+         * later pass starts from the result so far): the fold of one pass */
+        for (int next = 0; (src != NULL) && (hi > lo) && (next < n);) {
+            const void *srcs[ACCEL_REDUCE_MAX_INPUTS];
+            int k = 0;
+
+            if (next > 0) {
+                srcs[k++] = dst + lo * size;
+            }
+            while ((next < n) && (k < ACCEL_REDUCE_MAX_INPUTS)) {
+                srcs[k++] = accel_oneshot_half(plan->areas[next++], n, plan->half, c) + lo * size;
+            }
+            ok = (accel_reduce_cpu(dst + lo * size, srcs, k, hi - lo, dtype, op) == ACCEL_OK) && ok;
+        }
+        atomic_thread_fence(memory_order_seq_cst);
+        for (int p = 0; p < n; ++p) {
+            if (p != me) {
+                atomic_store_explicit(
+                    (_Atomic uint32_t *)accel_oneshot_done(plan->areas[p], n, l, me), c,
+                    memory_order_release);
+            }
+        }
+    }
+    return ok;
+}
+
 /* Run one operation; false when it failed (the EXEC fault plan). */
 static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
     accel_emu_header_t *hdr = accel_emu_hdr_get();
@@ -1143,7 +1215,7 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
 
     if ((accel_emu_delay_us != 0) && !accel_emu_sync_mode &&
         ((op->kind == ACCEL_EMU_OP_COPY) || (op->kind == ACCEL_EMU_OP_REDUCE) ||
-         (op->kind == ACCEL_EMU_OP_WRITE_VALUE))) {
+         (op->kind == ACCEL_EMU_OP_WRITE_VALUE) || (op->kind == ACCEL_EMU_OP_ONESHOT))) {
         usleep(accel_emu_delay_us);
     }
     switch (op->kind) {
@@ -1191,6 +1263,18 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
         atomic_thread_fence(memory_order_seq_cst);
         atomic_store_explicit(op->u.value.addr, op->u.value.value, memory_order_release);
         return true;
+    case ACCEL_EMU_OP_ONESHOT:
+        failed = false;
+        if ((op->u.oneshot.src != NULL) &&
+            __atomic_load_n(&hdr->faults[ACCEL_EMULATED_FAULT_EXEC].armed, __ATOMIC_RELAXED)) {
+            pthread_mutex_lock(&hdr->lock);
+            failed = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_EXEC);
+            pthread_mutex_unlock(&hdr->lock);
+        }
+        return accel_emu_oneshot_run(&op->u.oneshot.plan, failed ? NULL : op->u.oneshot.src,
+                                     op->u.oneshot.dst, op->u.oneshot.count, op->u.oneshot.dtype,
+                                     op->u.oneshot.op) &&
+               !failed;
     }
     return true;
 }
@@ -1264,10 +1348,40 @@ static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
                                        const accel_emu_op_t *tmpl) {
     accel_emu_header_t *hdr = accel_emu_state(); /* rebuilt first in a forked child */
     accel_emu_op_t *op;
+    bool recorded = false;
 
     if (hdr == NULL) {
         accel_emu_op_release((accel_emu_op_t *)tmpl);
         return accel_emu_no_state(call);
+    }
+    /* A stream being captured records the work into the graph instead (a graph holds no
+     * events: CUDA would make them graph nodes, no test needs that) */
+    pthread_mutex_lock(&stream->lock);
+    if (stream->capturing) {
+        recorded = true;
+        op = ((tmpl->kind != ACCEL_EMU_OP_RECORD) && (tmpl->kind != ACCEL_EMU_OP_WAIT_EVENT))
+                 ? malloc(sizeof(*op))
+                 : NULL;
+        if (op != NULL) {
+            *op = *tmpl;
+            op->next = NULL;
+            if (stream->captured_tail != NULL) {
+                stream->captured_tail->next = op;
+            } else {
+                stream->captured_head = op;
+            }
+            stream->captured_tail = op;
+        }
+    }
+    pthread_mutex_unlock(&stream->lock);
+    if (recorded) {
+        if (op != NULL) {
+            return ACCEL_OK;
+        }
+        accel_emu_op_release((accel_emu_op_t *)tmpl);
+        accel_set_error(call, "EMULATED_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                        ACCEL_EMU_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_UNSUPPORTED;
     }
 
     if (accel_emu_sync_mode) {
@@ -1737,14 +1851,67 @@ static accel_status_t accel_emu_stream_is_capturing(accel_stream_h stream, bool 
     return ACCEL_OK;
 }
 
-void accel_emulated_stream_set_capturing(accel_stream_h stream, bool capturing) {
+/* A graph: the operations a capture recorded, queued again at every launch. */
+struct accel_emulated_graph {
+    accel_emu_op_t *head;
+};
+
+void accel_emulated_stream_begin_capture(accel_stream_h stream) {
     accel_stream_h s = accel_emu_stream_get(stream);
 
     if (s != NULL) {
         pthread_mutex_lock(&s->lock);
-        s->capturing = capturing;
+        s->capturing = true;
         pthread_mutex_unlock(&s->lock);
     }
+}
+
+accel_emulated_graph_t *accel_emulated_stream_end_capture(accel_stream_h stream) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emulated_graph_t *graph = calloc(1, sizeof(*graph));
+
+    if (s != NULL) {
+        pthread_mutex_lock(&s->lock);
+        s->capturing = false;
+        if (graph != NULL) {
+            graph->head = s->captured_head;
+        } else {
+            while (s->captured_head != NULL) {
+                accel_emu_op_t *op = s->captured_head;
+
+                s->captured_head = op->next;
+                free(op);
+            }
+        }
+        s->captured_head = s->captured_tail = NULL;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return graph;
+}
+
+accel_status_t accel_emulated_graph_launch(const accel_emulated_graph_t *graph,
+                                           accel_stream_h stream) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_status_t status = ACCEL_OK;
+
+    if ((s == NULL) || (graph == NULL)) {
+        return accel_emu_invalid_handle("emuGraphLaunch");
+    }
+    for (const accel_emu_op_t *op = graph->head; (op != NULL) && (status == ACCEL_OK);
+         op = op->next) {
+        status = accel_emu_submit("emuGraphLaunch", s, op);
+    }
+    return status;
+}
+
+void accel_emulated_graph_destroy(accel_emulated_graph_t *graph) {
+    while ((graph != NULL) && (graph->head != NULL)) {
+        accel_emu_op_t *op = graph->head;
+
+        graph->head = op->next;
+        free(op);
+    }
+    free(graph);
 }
 
 static int accel_emu_device_count(void) { return 1; }
@@ -1805,6 +1972,73 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
         return accel_emu_invalid("emuReduce");
     }
     return accel_emu_submit("emuReduce", s, &work);
+}
+
+/* This rank's part of the one-shot allreduce (accel.h), queued on the stream like a kernel:
+ * every pointer resolved now, the REDUCE fault plan as a failed launch. */
+static accel_status_t accel_emu_allreduce_oneshot(const accel_oneshot_t *plan, const void *src,
+                                                  void *dst, size_t count, accel_dtype_t dtype,
+                                                  accel_op_t op, accel_stream_h stream) {
+    const char *call = "emuAllreduceOneshot";
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_header_t *hdr;
+    accel_emu_op_t work;
+    size_t len, area;
+    char *view;
+    bool ok;
+
+    if (s == NULL) {
+        return accel_emu_invalid_handle(call);
+    }
+    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_ONESHOT_MAX_RANKS) ||
+        (plan->rank < 0) || (plan->rank >= plan->nranks) || ((unsigned)dtype >= ACCEL_DT_COUNT) ||
+        ((unsigned)op >= ACCEL_OP_COUNT)) {
+        return accel_emu_invalid(call);
+    }
+    /* a call without data stands in for one that failed, whatever made it fail: it needs only
+     * the plan and the lanes' count (count * size, which only the slices read) */
+    if ((src != NULL) && !accel_reduce_supported(op, dtype)) {
+        accel_set_error(call, "EMULATED_ERROR_NOT_SUPPORTED", ACCEL_EMU_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    len = count * accel_dtype_size(dtype);
+    if ((src != NULL) && (count != 0) &&
+        ((len / accel_dtype_size(dtype) != count) || (len > plan->half))) {
+        return accel_emu_invalid(call);
+    }
+    area = accel_oneshot_head_bytes(plan->nranks) + 2 * plan->half;
+    hdr = accel_emu_state();
+    if (hdr == NULL) {
+        return accel_emu_no_state(call);
+    }
+    memset(&work, 0, sizeof(work));
+    work.kind = ACCEL_EMU_OP_ONESHOT;
+    work.u.oneshot.plan = *plan;
+    work.u.oneshot.count = count;
+    work.u.oneshot.dtype = dtype;
+    work.u.oneshot.op = op;
+    pthread_mutex_lock(&hdr->lock);
+    ok = true;
+    for (int p = 0; ok && (p < plan->nranks); ++p) {
+        ok = accel_emu_resolve(hdr, (uintptr_t)plan->areas[p], area, &view) &&
+             accel_emu_in_window((uintptr_t)plan->areas[p]);
+        work.u.oneshot.plan.areas[p] = view;
+    }
+    if (ok && (src != NULL)) {
+        ok = accel_emu_resolve(hdr, (uintptr_t)src, len, &view);
+        work.u.oneshot.src = view;
+        ok = ok && accel_emu_resolve(hdr, (uintptr_t)dst, len, &view);
+        work.u.oneshot.dst = view;
+    }
+    if (ok && (src != NULL) && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
+        pthread_mutex_unlock(&hdr->lock);
+        return accel_emu_injected(call);
+    }
+    pthread_mutex_unlock(&hdr->lock);
+    if (!ok) {
+        return accel_emu_invalid(call);
+    }
+    return accel_emu_submit(call, s, &work);
 }
 
 /*
@@ -2250,6 +2484,7 @@ static const accel_ops_t accel_emu_ops = {
     .stream_is_capturing = accel_emu_stream_is_capturing,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
+    .allreduce_oneshot = accel_emu_allreduce_oneshot,
     .ipc_export = accel_emu_ipc_export,
     .ipc_import = accel_emu_ipc_import,
     .ipc_close = accel_emu_ipc_close,

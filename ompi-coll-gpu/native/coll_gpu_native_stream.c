@@ -4,25 +4,24 @@
  * the whole collective is queued on the application's stream and the call returns at once; the
  * host takes no part in it after the enqueue.
  *
- * Each stream communicator has a symmetric device area per rank, mapped by every rank of the
- * node (cuda_ipc): flags (READY[p], DONE[p]: 32-bit, written by rank p's stream), two parity
- * halves and an output area.  Call c (the c-th enqueued on the communicator, the same on every
- * rank), parity c & 1, is this stream work on every rank:
+ * Inside a node each stream communicator has a device area per rank, mapped by every rank
+ * (cuda_ipc), laid out as the accelerator's one-shot allreduce wants it (accel.h: flags, a call
+ * counter, two parity halves), and a staging area of the same size for buffers that are not
+ * device memory.  A call is one piece of stream work on every rank (accel->allreduce_oneshot,
+ * one kernel on CUDA): copy the input into this rank's half of the call's parity, tell the
+ * peers, wait for theirs, reduce every rank's half in rank order (one_shot's order and bits),
+ * tell the peers it is done (what freeing the area waits for).  The call's number lives in device
+ * memory and the kernel counts it, so the same work launched again from a CUDA graph is the
+ * next call: a call may be captured into a graph, as long as every rank launches the graphs
+ * in the same order (as for NCCL).  Buffers that are not device memory go through the staging
+ * area (copies on the stream: two more launches).
  *
- *   wait DONE[p] >= c - 2 for every peer p    (its reads of my half of this parity are over)
- *   copy the input into my half of parity
- *   write READY[me] = c into every peer's flags
- *   wait READY[p] >= c for every peer p       (every input of call c has landed)
- *   reduce every rank's half, in rank order, into the output (one_shot's order and bits)
- *   write DONE[me] = c into every peer's flags
- *   copy the output to the receive buffer      (only when it is not device memory)
- *
- * Waits compare as 32-bit sequence numbers (they wrap).  What decides whether a call runs this
- * way is the same on every rank (count, datatype, op, the communicator's node, the message's
- * size against the area): MPI requires count, datatype and op to match; memory kinds are each
- * rank's own business (any kind is copied in and out on the stream).  Otherwise, and where the
+ * What decides whether a call runs this way is the same on every rank (count, datatype, op,
+ * the communicator's node, the message's size against the area): MPI requires count, datatype
+ * and op to match; memory kinds are each rank's own business.  Otherwise, and where the
  * component does not run the communicator's collectives, the call synchronizes the stream and
- * runs MPI_Allreduce (the host then waits: a fallback, said at verbose 10).
+ * runs MPI_Allreduce (the host then waits: a fallback, said at verbose 10); a stream being
+ * captured cannot be synchronized, so such a call returns an error there, nothing queued.
  *
  * Across nodes the stream cannot do the network steps: the call goes to the communicator's
  * thread (the native nonblocking calls' one, coll_gpu_native_async.c), gated by two flags in
@@ -30,8 +29,9 @@
  * for gate[1] >= c; the thread waits for gate[0] >= c, runs the native allreduce (its UCX steps
  * and device copies), and stores gate[1] = c.  The host returns at once there too.
  *
- * Errors of the queued work surface where the stream's do (its synchronize); an error at
- * enqueue still writes this rank's flags, so that the peers' streams do not wait forever.  Their
+ * Errors of the queued work surface where the stream's do (its synchronize); a call that could
+ * not be queued is replaced by one without data (flags and counter only: accel.h), so that the
+ * peers' streams do not wait forever.  Their
  * results of that call are then undefined, and they are told: the failing rank stores the
  * call's number in every peer's stream-failure slot of the team (a host signal), across nodes
  * the communicator's thread stores the number of a call whose agreed outcome was an error; each
@@ -53,9 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The flags' bytes at the start of a rank's area (2 x size 32-bit flags, rounded up). */
-#define COLL_GPU_STREAM_FLAGS_ALIGN 256
+#include <time.h>
 
 typedef struct {
     accel_stream_h stream;         /* the application's */
@@ -65,10 +63,12 @@ typedef struct {
      * memory: [0] written by the stream (the inputs are there), [1] by the thread (done) */
     bool threaded;
     uint32_t *gates;
-    cgt_mem_t *mem; /* flags, two halves, output: per rank, device memory */
-    char **peer;    /* every rank's area, mapped here */
-    size_t flags_bytes, half;
-    uint64_t seq; /* calls enqueued on the stream path so far, the same on every rank */
+    cgt_mem_t *mem;       /* per rank: the one-shot area (accel.h), then the staging area */
+    accel_oneshot_t plan; /* every rank's area, as mapped here */
+    char *stage;          /* this rank's staging area (plan.half bytes) */
+    /* calls the host enqueued on the stream path so far (graph launches not counted), the same
+     * on every rank: the numbers failures are reported by */
+    uint64_t seq;
     /* failures to report (see the top): the number of the last failed call the thread saw
      * (across nodes), and per peer the last failed call already reported (size entries) */
     uint32_t thread_failed, thread_reported;
@@ -77,11 +77,26 @@ typedef struct {
 
 static int coll_gpu_stream_keyval = MPI_KEYVAL_INVALID;
 
-static uint32_t *coll_gpu_stream_flag(const coll_gpu_stream_ctx_t *ctx, int owner, int index) {
-    return (uint32_t *)(void *)ctx->peer[owner] + index;
-}
-static char *coll_gpu_stream_half(const coll_gpu_stream_ctx_t *ctx, int owner, uint64_t c) {
-    return ctx->peer[owner] + ctx->flags_bytes + (c & 1) * ctx->half;
+/* Whether every peer is done with this rank's area: their done flags in it have reached this
+ * rank's call counters (every rank made the same calls, graph launches included). */
+static bool coll_gpu_stream_peers_done(const coll_gpu_stream_ctx_t *ctx, uint32_t *head) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    int n = ctx->plan.nranks, me = ctx->plan.rank;
+    char *mine = (char *)head;
+
+    if (ACCEL_OK != accel->memcpy(head, ctx->plan.areas[me], accel_oneshot_head_bytes(n))) {
+        return true; /* nothing better to do than to go on */
+    }
+    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
+        uint32_t calls = *accel_oneshot_counter(mine, n, l);
+
+        for (int p = 0; p < n; ++p) {
+            if ((p != me) && ((int32_t)(*accel_oneshot_done(mine, n, l, p) - calls) < 0)) {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 /* Waits until every peer finished with this rank's area, then frees it (the communicator is
@@ -89,7 +104,8 @@ static char *coll_gpu_stream_half(const coll_gpu_stream_ctx_t *ctx, int owner, u
 static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = (NULL != ctx->module) ? ctx->module->team : NULL;
-    accel_stream_h waiter = NULL;
+    struct timespec pause = {0, 10000};
+    uint32_t *head;
 
     if (NULL != ctx->gates) {
         /* the stream passed every release, so the thread is done with every call */
@@ -97,24 +113,15 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
         (void)accel->mem_free(ctx->gates);
     }
     if ((NULL != ctx->mem) && (NULL != team)) {
-        int size = team->size, me = team->rank;
-
         /* this rank's stream is done with the peers' areas; then theirs with this one */
         (void)accel->stream_synchronize(ctx->stream);
-        if (ACCEL_OK == accel->stream_create(&waiter)) {
-            for (int p = 0; p < size; ++p) {
-                if (p != me) {
-                    (void)accel->stream_wait_value32(waiter,
-                                                     coll_gpu_stream_flag(ctx, me, size + p),
-                                                     (uint32_t)ctx->seq, ACCEL_WAIT_VALUE_GEQ);
-                }
-            }
-            (void)accel->stream_synchronize(waiter);
-            (void)accel->stream_destroy(waiter);
+        head = malloc(accel_oneshot_head_bytes(ctx->plan.nranks));
+        while ((NULL != head) && !coll_gpu_stream_peers_done(ctx, head)) {
+            nanosleep(&pause, NULL);
         }
+        free(head);
         cgt_free(team->cgt, ctx->mem);
     }
-    free(ctx->peer);
     free(ctx->peer_reported);
     free(ctx);
 }
@@ -216,8 +223,8 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     coll_gpu_fallback_t reason;
     coll_gpu_native_t *native = NULL;
     coll_gpu_team_t *team;
-    accel_stream_h probe = NULL;
     void *zeros = NULL;
+    size_t head;
     int ok, size, rc;
 
     ok = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
@@ -231,42 +238,36 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
         return coll_gpu_stream_setup_threaded(ctx, comm);
     }
     size = team->size;
-    ctx->half = native->half;
-    ctx->flags_bytes = (2 * (size_t)size * sizeof(uint32_t) + COLL_GPU_STREAM_FLAGS_ALIGN - 1) /
-                       COLL_GPU_STREAM_FLAGS_ALIGN * COLL_GPU_STREAM_FLAGS_ALIGN;
-    ctx->peer = calloc((size_t)size, sizeof(*ctx->peer));
+    ctx->plan.nranks = size;
+    ctx->plan.rank = team->rank;
+    ctx->plan.half = native->half;
     ctx->peer_reported = calloc((size_t)size, sizeof(*ctx->peer_reported));
-    zeros = calloc(1, ctx->flags_bytes);
+    head = accel_oneshot_head_bytes(size);
+    zeros = calloc(1, head);
     /* collective whatever this rank's allocations did: every rank allocates, then all agree */
-    ok = (CGT_OK ==
-          cgt_alloc(team->cgt, ctx->flags_bytes + 3 * ctx->half, ACCEL_MEM_DEVICE, &ctx->mem));
+    ok = (size <= ACCEL_ONESHOT_MAX_RANKS) && (NULL != accel->allreduce_oneshot) &&
+         (CGT_OK == cgt_alloc(team->cgt, head + 3 * ctx->plan.half, ACCEL_MEM_DEVICE, &ctx->mem));
     if (!ok) {
         ctx->mem = NULL;
     }
-    ok = ok && (NULL != ctx->peer) && (NULL != ctx->peer_reported) && (NULL != zeros);
+    ok = ok && (NULL != ctx->peer_reported) && (NULL != zeros);
     for (int p = 0; ok && (p < size); ++p) {
-        ctx->peer[p] = cgt_rmem_ptr(cgt_mem_peer(ctx->mem, p));
-        ok = (NULL != ctx->peer[p]);
+        ctx->plan.areas[p] = cgt_rmem_ptr(cgt_mem_peer(ctx->mem, p));
+        ok = (NULL != ctx->plan.areas[p]);
     }
-    /* flags start at 0; and the driver must have stream memory operations */
-    ok = ok && (ACCEL_OK == accel->memcpy(ctx->peer[team->rank], zeros, ctx->flags_bytes)) &&
-         (ACCEL_OK == accel->stream_create(&probe));
+    /* flags and counters start at 0 */
+    ok = ok && (ACCEL_OK == accel->memcpy(ctx->plan.areas[team->rank], zeros, head));
     if (ok) {
-        ok = (ACCEL_OK == accel->stream_write_value32(
-                              probe, coll_gpu_stream_flag(ctx, team->rank, team->rank), 0)) &&
-             (ACCEL_OK == accel->stream_synchronize(probe));
-    }
-    if (NULL != probe) {
-        (void)accel->stream_destroy(probe);
+        ctx->stage = ctx->plan.areas[team->rank] + head + 2 * ctx->plan.half;
     }
     free(zeros);
-    /* every rank's flags are zero before any stream writes a peer's */
+    /* every rank's flags are zero before any rank's stream writes a peer's */
     rc = COLL_GPU_PREV(module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if ((OMPI_SUCCESS != rc) || !ok) {
         COLL_GPU_VERBOSE(1,
-                         "%s: no stream-ordered allreduce (the device area or stream memory "
-                         "operations are missing on some rank)",
-                         comm->c_name);
+                         "%s: no stream-ordered allreduce (the device area or the accelerator's "
+                         "one-shot allreduce is missing on some rank, or more than %d ranks)",
+                         comm->c_name, ACCEL_ONESHOT_MAX_RANKS);
         if (NULL != ctx->mem) {
             cgt_free(team->cgt, ctx->mem);
             ctx->mem = NULL;
@@ -275,71 +276,39 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
         return false;
     }
     COLL_GPU_VERBOSE(1, "%s: stream-ordered allreduce on %d ranks, 2 x %zu bytes per rank",
-                     comm->c_name, size, ctx->half);
+                     comm->c_name, size, ctx->plan.half);
     return true;
 }
 
-/* Queues call c on the stream (see the top of the file). */
+/* Queues this rank's part of the call on the stream (see the top of the file). */
 static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const void *sbuf,
                                               void *rbuf, size_t count, size_t bytes,
-                                              accel_dtype_t dtype, accel_op_t op) {
+                                              accel_dtype_t dtype, accel_op_t op, bool capturing) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
-    coll_gpu_team_t *team = ctx->module->team;
-    int size = team->size, me = team->rank;
-    uint64_t c = ++ctx->seq;
     accel_stream_h s = ctx->stream;
-    bool direct = coll_gpu_on_device(rbuf);
-    char *out = direct ? (char *)rbuf : ctx->peer[me] + ctx->flags_bytes + 2 * ctx->half;
-    accel_status_t status = ACCEL_OK, st;
-    const void *srcs[ACCEL_REDUCE_MAX_INPUTS];
+    const void *src = sbuf;
+    void *dst = coll_gpu_on_device(rbuf) ? rbuf : ctx->stage;
+    accel_status_t status = ACCEL_OK;
 
-    for (int p = 0; (p < size) && (c > 2); ++p) {
-        if (p != me) {
-            st = accel->stream_wait_value32(s, coll_gpu_stream_flag(ctx, me, size + p),
-                                            (uint32_t)(c - 2), ACCEL_WAIT_VALUE_GEQ);
-            status = (ACCEL_OK == status) ? st : status;
-        }
+    if (1 == ctx->plan.nranks) { /* the sum of one: a copy, where there is one */
+        return (sbuf != rbuf) ? accel->memcpy_async(rbuf, sbuf, bytes, s) : ACCEL_OK;
     }
-    st = accel->memcpy_async(coll_gpu_stream_half(ctx, me, c), sbuf, bytes, s);
-    status = (ACCEL_OK == status) ? st : status;
-    for (int p = 0; p < size; ++p) {
-        if (p != me) {
-            st = accel->stream_write_value32(s, coll_gpu_stream_flag(ctx, p, me), (uint32_t)c);
-            status = (ACCEL_OK == status) ? st : status;
-        }
+    if (!coll_gpu_on_device(sbuf)) {
+        src = ctx->stage;
+        status = accel->memcpy_async(ctx->stage, sbuf, bytes, s);
     }
-    for (int p = 0; p < size; ++p) {
-        if (p != me) {
-            st = accel->stream_wait_value32(s, coll_gpu_stream_flag(ctx, me, p), (uint32_t)c,
-                                            ACCEL_WAIT_VALUE_GEQ);
-            status = (ACCEL_OK == status) ? st : status;
-        }
+    if (ACCEL_OK == status) {
+        status = accel->allreduce_oneshot(&ctx->plan, src, dst, count, dtype, op, s);
     }
-    /* rank order, left to right, in passes of at most ACCEL_REDUCE_MAX_INPUTS inputs (a later
-     * pass starts from the output so far) */
-    for (int next = 0, k; (next < size) && (ACCEL_OK == status);) {
-        k = 0;
-        if (next > 0) {
-            srcs[k++] = out;
+    if (ACCEL_OK != status) {
+        /* the peers wait for this rank's part: a call without data keeps them going (in a
+         * capture the graph is broken anyway: nothing to keep in step) */
+        if (!capturing) {
+            (void)accel->allreduce_oneshot(&ctx->plan, NULL, NULL, count, dtype, op, s);
         }
-        while ((next < size) && (k < ACCEL_REDUCE_MAX_INPUTS)) {
-            srcs[k++] = coll_gpu_stream_half(ctx, next++, c);
-        }
-        status = (k > 1) ? accel->reduce(out, srcs, k, count, dtype, op, s)
-                         : accel->memcpy_async(out, srcs[0], bytes, s); /* one rank */
+        return status;
     }
-    for (int p = 0; p < size; ++p) {
-        if (p != me) {
-            st = accel->stream_write_value32(s, coll_gpu_stream_flag(ctx, p, size + me),
-                                             (uint32_t)c);
-            status = (ACCEL_OK == status) ? st : status;
-        }
-    }
-    if (!direct) {
-        st = accel->memcpy_async(rbuf, out, bytes, s);
-        status = (ACCEL_OK == status) ? st : status;
-    }
-    return status;
+    return (dst != rbuf) ? accel->memcpy_async(rbuf, dst, bytes, s) : ACCEL_OK;
 }
 
 static pthread_once_t coll_gpu_stream_keyval_once = PTHREAD_ONCE_INIT;
@@ -469,7 +438,7 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
     accel_op_t aop;
     ptrdiff_t lb, extent;
     size_t bytes = 0;
-    char err[160];
+    char err[320];
     bool capturing = false;
     int flag = 0, rc;
 
@@ -479,16 +448,13 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
             (MPI_COMM_NULL == comm) ? MPI_COMM_WORLD : comm, MPI_ERR_COMM, "MPIX_Allreduce_enqueue",
             "the communicator is not a stream communicator (MPIX_Stream_comm_create)");
     }
-    /* Captured into a CUDA graph, the call's stream work would run at every launch of the
-     * graph with the flags' sequence numbers of this call, which later calls have passed: it is
-     * refused, nothing queued (so the ranks stay in step where they all capture it) */
+    /* A stream being captured into a CUDA graph records the call's work, to run at every
+     * launch of the graph: only the one-node path can be recorded (its call numbers are kept in
+     * device memory); the others need the host (a synchronization, the communicator's thread) */
     if ((NULL != c->accel) && (NULL != c->accel->stream_is_capturing) &&
-        ((ACCEL_OK != c->accel->stream_is_capturing(ctx->stream, &capturing)) || capturing)) {
-        return coll_gpu_stream_error(
-            comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
-            capturing ? "its stream is being captured into a CUDA graph, which stream-ordered "
-                        "collectives do not support: call it outside the capture"
-                      : coll_gpu_stream_accel_error(err, sizeof(err)));
+        (ACCEL_OK != c->accel->stream_is_capturing(ctx->stream, &capturing))) {
+        return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
+                                     coll_gpu_stream_accel_error(err, sizeof(err)));
     }
     /* the same answer on every rank: count, datatype and op match (MPI), so does the node */
     if (NULL == ctx->module) {
@@ -498,7 +464,10 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
                ((size_t)extent != accel_dtype_size(adt))) {
         why = "a datatype and op the kernels do not take";
     } else if (ctx->unavailable) {
-        why = "the communicator has no stream area (device scratch, stream memory operations)";
+        why = "the communicator has no stream area (device scratch, the one-shot allreduce, "
+              "stream memory operations across nodes)";
+    } else if (ctx->threaded && capturing) {
+        why = "across nodes the communicator's thread runs the call";
     } else if (ctx->threaded) {
         int rc = OMPI_SUCCESS;
 
@@ -515,8 +484,15 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
                                                coll_gpu_stream_accel_error(err, sizeof(err)));
         }
         why = "the native path does not take it across nodes";
-    } else if ((bytes = (size_t)count * (size_t)extent) > ctx->half) {
+    } else if ((bytes = (size_t)count * (size_t)extent) > ctx->plan.half) {
         why = "larger than the stream area";
+    }
+    if (('\0' != why[0]) && capturing) {
+        snprintf(err, sizeof(err),
+                 "its stream is being captured into a CUDA graph, and this call cannot be "
+                 "recorded there (%s): nothing was queued",
+                 why);
+        return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue", err);
     }
     if ('\0' != why[0]) {
         COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
@@ -530,18 +506,28 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
         rc = MPI_Allreduce(sbuf, rbuf, count, dtype, op, comm);
         return (MPI_SUCCESS == rc) ? coll_gpu_stream_reported(ctx, comm) : rc;
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                     "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream "
-                     "(call %llu)",
-                     comm->c_name, count, (size_t)extent, (unsigned long long)ctx->seq + 1);
-    coll_gpu_count_native(COLL_GPU_ALLREDUCE, bytes);
+    if (capturing) {
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: recorded into the "
+                         "stream's CUDA graph",
+                         comm->c_name, count, (size_t)extent);
+    } else {
+        ++ctx->seq;
+        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                         "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream "
+                         "(call %llu)",
+                         comm->c_name, count, (size_t)extent, (unsigned long long)ctx->seq);
+        coll_gpu_count_native(COLL_GPU_ALLREDUCE, bytes);
+    }
     if (ACCEL_OK != coll_gpu_stream_enqueue(ctx, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf,
-                                            (size_t)count, bytes, adt, aop)) {
-        coll_gpu_stream_tell_failure(ctx, ctx->seq);
+                                            (size_t)count, bytes, adt, aop, capturing)) {
+        if (!capturing) {
+            coll_gpu_stream_tell_failure(ctx, ctx->seq);
+        }
         return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
                                      coll_gpu_stream_accel_error(err, sizeof(err)));
     }
-    return coll_gpu_stream_reported(ctx, comm);
+    return capturing ? MPI_SUCCESS : coll_gpu_stream_reported(ctx, comm);
 }
 
 static const coll_gpu_ext_stream_api_t coll_gpu_stream_api = {

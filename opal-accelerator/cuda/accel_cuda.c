@@ -592,6 +592,7 @@ static const accel_ops_t accel_cuda_ops = {
     .stream_is_capturing = accel_cuda_stream_is_capturing,
     .device_count = accel_cuda_device_count,
     .reduce = accel_cuda_reduce,
+    .allreduce_oneshot = accel_cuda_allreduce_oneshot,
     .ipc_export = accel_cuda_ipc_export,
     .ipc_import = accel_cuda_ipc_import,
     .ipc_close = accel_cuda_ipc_close,

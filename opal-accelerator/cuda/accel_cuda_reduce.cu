@@ -4,6 +4,10 @@
  * arguments, finds the kernel of (op, dtype) in its family, sizes the grid
  * and launches it on the caller's stream through the statically linked
  * runtime (a CUstream is a cudaStream_t).  Nothing here synchronizes.
+ *
+ * accel_cuda_allreduce_oneshot(): the allreduce_oneshot() of the CUDA
+ * backend, the same way: accel_cuda_oneshot_kernel of (op, dtype), or the
+ * no-data kernel below, one block per lane.
  */
 #include "accel_cuda_reduce.h"
 
@@ -12,29 +16,64 @@
 /* SM count per device ordinal, asked once (0: not yet). */
 static int accel_cuda_reduce_sms[ACCEL_CUDA_REDUCE_MAX_DEVICES];
 
-static const void *accel_cuda_reduce_find(accel_op_t op, accel_dtype_t dtype) {
+/* The kernel lookups of one family file. */
+typedef struct {
+    const void *(*reduce)(accel_op_t op, accel_dtype_t dtype);
+    const void *(*oneshot)(accel_op_t op, accel_dtype_t dtype);
+} accel_cuda_reduce_family_t;
+
+#define ACCEL_CUDA_REDUCE_FAMILY_(_family)                                                         \
+    static const accel_cuda_reduce_family_t accel_cuda_reduce_family_##_family = {                 \
+        accel_cuda_reduce_find_##_family, accel_cuda_oneshot_find_##_family}
+ACCEL_CUDA_REDUCE_FAMILY_(int);
+ACCEL_CUDA_REDUCE_FAMILY_(bit);
+ACCEL_CUDA_REDUCE_FAMILY_(float);
+ACCEL_CUDA_REDUCE_FAMILY_(complex);
+ACCEL_CUDA_REDUCE_FAMILY_(pair);
+
+/* The family file that holds the kernels of (op, dtype). */
+static const accel_cuda_reduce_family_t *accel_cuda_reduce_family(accel_op_t op,
+                                                                  accel_dtype_t dtype) {
     switch (dtype) {
     case ACCEL_DT_FLOAT16:
     case ACCEL_DT_BFLOAT16:
     case ACCEL_DT_FLOAT:
     case ACCEL_DT_DOUBLE:
-        return accel_cuda_reduce_find_float(op, dtype);
+        return &accel_cuda_reduce_family_float;
     case ACCEL_DT_COMPLEX_FLOAT:
     case ACCEL_DT_COMPLEX_DOUBLE:
-        return accel_cuda_reduce_find_complex(op, dtype);
+        return &accel_cuda_reduce_family_complex;
     case ACCEL_DT_SHORT_INT:
     case ACCEL_DT_2INT:
     case ACCEL_DT_LONG_INT:
     case ACCEL_DT_FLOAT_INT:
     case ACCEL_DT_DOUBLE_INT:
-        return accel_cuda_reduce_find_pair(op, dtype);
+        return &accel_cuda_reduce_family_pair;
     case ACCEL_DT_BOOL:
-        return accel_cuda_reduce_find_bit(op, dtype);
+        return &accel_cuda_reduce_family_bit;
     default: /* the integer types */
-        return ((op >= ACCEL_OP_LAND) && (op <= ACCEL_OP_BXOR))
-                   ? accel_cuda_reduce_find_bit(op, dtype)
-                   : accel_cuda_reduce_find_int(op, dtype);
+        return ((op >= ACCEL_OP_LAND) && (op <= ACCEL_OP_BXOR)) ? &accel_cuda_reduce_family_bit
+                                                                : &accel_cuda_reduce_family_int;
     }
+}
+
+static const void *accel_cuda_reduce_find(accel_op_t op, accel_dtype_t dtype) {
+    return accel_cuda_reduce_family(op, dtype)->reduce(op, dtype);
+}
+
+static const void *accel_cuda_oneshot_find(accel_op_t op, accel_dtype_t dtype) {
+    return accel_cuda_reduce_family(op, dtype)->oneshot(op, dtype);
+}
+
+/* A one-shot call without data (src == NULL, or no elements): the flags and counters only,
+ * whatever the op and type. */
+static __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
+    accel_cuda_oneshot_nodata_kernel(const __grid_constant__ accel_cuda_oneshot_args_t args) {
+    const int l = (int)blockIdx.x;
+    const uint32_t c = accel_cuda_oneshot_enter(args, l);
+
+    accel_cuda_oneshot_publish(args, l, c);
+    accel_cuda_oneshot_leave(args, l, c);
 }
 
 /* SMs of the current device: the grid never needs more than a few blocks per SM. */
@@ -69,22 +108,29 @@ static accel_status_t accel_cuda_reduce_invalid(void) {
     return ACCEL_ERR_INVALID;
 }
 
-extern "C" int accel_cuda_reduce_preload(void) {
+/* Load kernel now (see accel_cuda_reduce_preload): 1 when it is, 0 when it is not. */
+static int accel_cuda_reduce_preload_one(const void *kernel) {
     cudaFuncAttributes attr;
-    int loaded = 0;
+
+    if (kernel == NULL) {
+        return 0;
+    }
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: the launch will say what is wrong */
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" int accel_cuda_reduce_preload(void) {
+    int loaded = accel_cuda_reduce_preload_one((const void *)accel_cuda_oneshot_nodata_kernel);
 
     for (int op = 0; op < ACCEL_OP_COUNT; ++op) {
         for (int dtype = 0; dtype < ACCEL_DT_COUNT; ++dtype) {
-            const void *kernel = accel_cuda_reduce_find((accel_op_t)op, (accel_dtype_t)dtype);
-
-            if (kernel == NULL) {
-                continue;
-            }
-            if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess) {
-                ++loaded;
-            } else {
-                (void)cudaGetLastError(); /* not sticky: the launch will say what is wrong */
-            }
+            loaded += accel_cuda_reduce_preload_one(
+                accel_cuda_reduce_find((accel_op_t)op, (accel_dtype_t)dtype));
+            loaded += accel_cuda_reduce_preload_one(
+                accel_cuda_oneshot_find((accel_op_t)op, (accel_dtype_t)dtype));
         }
     }
     return loaded;
@@ -168,6 +214,121 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
                                params, 0, (cudaStream_t)stream);
         if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
             accel_cuda_profile_add("cudaLaunchKernel (reduce)", t0);
+        }
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: leave no error for the application */
+        return accel_set_error("cudaLaunchKernel", cudaGetErrorName(err), (int)err);
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_cuda_oneshot_invalid(void) {
+    accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_INVALID_VALUE",
+                    CUDA_ERROR_INVALID_VALUE);
+    return ACCEL_ERR_INVALID;
+}
+
+extern "C" accel_status_t accel_cuda_allreduce_oneshot(const accel_oneshot_t *plan, const void *src,
+                                                       void *dst, size_t count, accel_dtype_t dtype,
+                                                       accel_op_t op, accel_stream_h stream) {
+    accel_cuda_oneshot_args_t args;
+    const void *kernel = (const void *)accel_cuda_oneshot_nodata_kernel;
+    void *params[1] = {&args};
+    size_t size, bytes, elem_align, align;
+    uintptr_t misalign;
+    accel_status_t status;
+    char *mine;
+    int lanes;
+    cudaError_t err;
+    const bool data = (src != NULL) && (count > 0);
+
+    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_ONESHOT_MAX_RANKS) ||
+        (plan->rank < 0) || (plan->rank >= plan->nranks) || ((unsigned)dtype >= ACCEL_DT_COUNT)) {
+        return accel_cuda_oneshot_invalid();
+    }
+    size = accel_dtype_size(dtype);
+    if (src != NULL) {
+        const void *found;
+
+        if ((unsigned)op >= ACCEL_OP_COUNT) {
+            return accel_cuda_oneshot_invalid();
+        }
+        found = accel_cuda_oneshot_find(op, dtype);
+        if (found == NULL) {
+            accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_NOT_SUPPORTED",
+                            CUDA_ERROR_NOT_SUPPORTED);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        if ((count > plan->half / size) || (data && (dst == NULL))) {
+            return accel_cuda_oneshot_invalid();
+        }
+        if (data) {
+            kernel = found;
+        }
+    }
+    /* A call without data advances the lanes its peers' call of count elements does; it
+     * stands for a call that failed, maybe for its size, so it refuses no size. */
+    bytes = (count > SIZE_MAX / size) ? SIZE_MAX : count * size;
+    lanes = accel_oneshot_lanes(bytes);
+
+    /* The flags are 32-bit words; the fold loads elements from every half with their type's
+     * alignment, which divides the size and is at most 8. */
+    elem_align = size & (~size + 1);
+    elem_align = (elem_align > 8) ? 8 : elem_align;
+    align = (data && (elem_align > sizeof(uint32_t))) ? elem_align : sizeof(uint32_t);
+    if (data && (plan->half % elem_align != 0)) {
+        return accel_cuda_oneshot_invalid();
+    }
+    args.head = accel_oneshot_head_bytes(plan->nranks);
+    mine = plan->areas[plan->rank];
+    misalign = ((uintptr_t)mine + args.head) & 15;
+    args.vector = data && (plan->half % 16 == 0) && (((uintptr_t)dst & 15) == misalign);
+    for (int p = 0; p < ACCEL_ONESHOT_MAX_RANKS; ++p) {
+        args.areas[p] = (p < plan->nranks) ? plan->areas[p] : NULL;
+    }
+    for (int p = 0; p < plan->nranks; ++p) {
+        if ((plan->areas[p] == NULL) || (((uintptr_t)plan->areas[p] + args.head) % align != 0)) {
+            return accel_cuda_oneshot_invalid();
+        }
+        args.vector = args.vector && ((((uintptr_t)plan->areas[p] + args.head) & 15) == misalign);
+    }
+    if (!accel_cuda_kernels_usable) {
+        accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+                        CUDA_ERROR_NO_BINARY_FOR_GPU);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+
+    /* The layout of the flags and the slices, from accel.h's own helpers. */
+    args.lane_words = (size_t)(accel_oneshot_ready(mine, plan->nranks, 1, 0) -
+                               accel_oneshot_ready(mine, plan->nranks, 0, 0));
+    args.done_words = (size_t)(accel_oneshot_done(mine, plan->nranks, 0, 0) -
+                               accel_oneshot_ready(mine, plan->nranks, 0, 0));
+    args.counter_words =
+        (size_t)(accel_oneshot_counter(mine, plan->nranks, 0) - (uint32_t *)(void *)mine);
+    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
+        args.lo[l] = args.hi[l] = 0;
+        if (data && (l < lanes)) {
+            accel_oneshot_slice(count, lanes, l, &args.lo[l], &args.hi[l]);
+        }
+    }
+    args.src = data ? src : NULL;
+    args.dst = data ? dst : NULL;
+    args.half = plan->half;
+    args.nranks = plan->nranks;
+    args.rank = plan->rank;
+
+    /* the runtime launches in the current context: the backend's, as for its copies */
+    status = accel_cuda_ctx_ensure();
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    {
+        double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
+        err = cudaLaunchKernel(kernel, dim3((unsigned)lanes), dim3(ACCEL_CUDA_ONESHOT_THREADS),
+                               params, 0, (cudaStream_t)stream);
+        if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
+            accel_cuda_profile_add("cudaLaunchKernel (allreduce_oneshot)", t0);
         }
     }
     if (err != cudaSuccess) {

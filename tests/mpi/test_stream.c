@@ -17,19 +17,23 @@
  *   large     MPIX_Allreduce_enqueue_c (MPICH's MPI_Count form), cut into calls of at most
  *             COLL_GPU_EXT_ENQUEUE_PIECE elements (1000 here: 4099 elements are 5 calls), in
  *             place, a host receive buffer; a negative count: MPI_ERR_COUNT;
- *   capture   (emulated device) the stream is being captured into a CUDA graph (the emulated
- *             stream says so):
- *             MPI_ERR_OTHER, nothing queued (the receive buffer unchanged once the stream ran),
- *             and the next call right on every rank (no sequence number spent);
+ *   capture   (emulated device, whose graphs record the stream's work and queue it again at
+ *             every launch) two calls (one in place) and the copies after them captured into a
+ *             graph: nothing runs at the capture; one launch gives the sums; two launches back
+ *             to back give the in-place call's sums of sums (each launch is the next call, its
+ *             number counted on the device: a replay of recorded numbers would read stale
+ *             halves or wait forever); a call queued normally after them is right.  With
+ *             --capture-refused (across nodes, where the communicator's thread runs the calls)
+ *             or --expect-fallback: MPI_ERR_OTHER, nothing recorded, the next call right;
  *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
  *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it); MPIX_Stream_create without info, of
  *             another type or with a value that is not hexadecimal: MPI_ERR_INFO_VALUE;
  *             MPIX_Stream_comm_create of MPIX_STREAM_NULL: MPI_ERR_ARG.
  *
- *   failure   (--fault, one node) the last rank's enqueue fails (its input copy: an injected
- *             accelerator error): it returns MPI_ERR_OTHER there; the other ranks' streams go on
- *             (no hang), and their first call once the failure is known returns MPI_ERR_OTHER
- *             (its help message naming the rank and the call), exactly once, still queued and
+ *   failure   (--fault, one node) the last rank's enqueue fails (the launch of its one-shot
+ *             allreduce: an injected accelerator error): it returns MPI_ERR_OTHER there; the other
+ * ranks' streams go on (no hang), and their first call once the failure is known returns
+ * MPI_ERR_OTHER (its help message naming the rank and the call), exactly once, still queued and
  *             right; the call after them succeeds everywhere.  Twice: the last rank ahead of
  *             the others (its failure known before they start the call before: reported at the
  *             failing call itself, never at the one before), then behind them (reported at the
@@ -100,6 +104,16 @@ typedef struct {
     void *dsend, *drecv, *check;
     int32_t *want; /* the bits expected */
 } st_call_t;
+
+/* The element type of a call's sums. */
+static uint32_t st_sum(int call, size_t i) {
+    uint32_t usum = 0;
+
+    for (int r = 0; r < size; ++r) {
+        usum += (uint32_t)st_input(r, call, i);
+    }
+    return usum;
+}
 
 static void st_call_init(st_call_t *c, int call, size_t n, bool is_float, bool in_place,
                          bool host_recv) {
@@ -183,6 +197,21 @@ static void st_call_check(st_call_t *c, const char *what) {
     free(c->want);
 }
 
+/* Whether the copy after the call holds want (int32): a failure names what and the element. */
+static void st_call_verify(const st_call_t *c, const int32_t *want, const char *what) {
+    int32_t *got = tn_malloc(c->n * 4);
+
+    tu_mem_read(TU_MEM_DEVICE, got, c->check, c->n * 4);
+    for (size_t i = 0; i < c->n; ++i) {
+        if (got[i] != want[i]) {
+            tu_fail("%s: element %zu of %zu is 0x%08x, expected 0x%08x", what, i, c->n,
+                    (unsigned)got[i], (unsigned)want[i]);
+            break;
+        }
+    }
+    free(got);
+}
+
 /* A call whose result is undefined (it failed somewhere): its buffers freed unchecked. */
 static void st_call_discard(st_call_t *c) {
     if (!c->in_place) {
@@ -198,12 +227,13 @@ static void st_call_discard(st_call_t *c) {
 }
 
 int main(int argc, char **argv) {
-    bool expect_fallback = false, fault = false, fault_across = false;
+    bool expect_fallback = false, fault = false, fault_across = false, capture_refused = false;
     int ncalls = 40;
     const tu_arg_t args[] = {
         {"--expect-fallback", TU_ARG_FLAG, &expect_fallback},
         {"--fault", TU_ARG_FLAG, &fault},
         {"--fault-across", TU_ARG_FLAG, &fault_across},
+        {"--capture-refused", TU_ARG_FLAG, &capture_refused},
         {"--calls=", TU_ARG_INT, &ncalls},
         {NULL, TU_ARG_FLAG, NULL},
     };
@@ -363,10 +393,10 @@ int main(int argc, char **argv) {
             MPI_Barrier(MPI_COMM_WORLD); /* the others have enqueued call k+1 */
         }
         if (rank == last) {
-            accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 1, false);
+            accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 1, false);
         }
         rc = st_call_enqueue(&failing, scomm, stream);
-        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_MEMCPY, 0, false);
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 0, false);
         if (ahead && (rank == last)) {
             MPI_Barrier(MPI_COMM_WORLD);
         }
@@ -435,34 +465,38 @@ int main(int argc, char **argv) {
         tu_case_end();
     }
 
-    if (0 == strcmp(tu_accel->name, "emulated")) {
+    if ((0 == strcmp(tu_accel->name, "emulated")) && (capture_refused || expect_fallback)) {
         st_call_t captured, after;
+        accel_emulated_graph_t *graph;
         int32_t *got = tn_malloc(256 * 4);
         int rc, cls = 0;
 
-        /* the emulated stream only says it is capturing: what is queued on it still runs, so a
-         * call that queued anything would change its receive buffer */
-        tu_case_begin("a stream being captured into a CUDA graph: MPI_ERR_OTHER, nothing queued");
+        tu_case_begin("a call that cannot be recorded into a CUDA graph: MPI_ERR_OTHER, "
+                      "nothing queued");
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
         st_call_init(&captured, 400, 256, false, false, false);
         st_call_init(&after, 401, 4099, true, false, false);
-        accel_emulated_stream_set_capturing(stream, true);
+        accel_emulated_stream_begin_capture(stream);
         rc = MPIX_Allreduce_enqueue(captured.dsend, captured.drecv, 256, MPI_INT32_T, MPI_SUM,
                                     scomm);
-        accel_emulated_stream_set_capturing(stream, false);
+        graph = accel_emulated_stream_end_capture(stream);
         MPI_Error_class(rc, &cls);
         if (MPI_ERR_OTHER != cls) {
             tu_fail("MPIX_Allreduce_enqueue on a capturing stream returned %d (class %d), not "
                     "MPI_ERR_OTHER",
                     rc, cls);
         }
-        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
-            tu_fail("stream_synchronize after the refused call");
+        /* a launch of the graph runs whatever was recorded: nothing may have been */
+        if ((NULL == graph) || (ACCEL_OK != accel_emulated_graph_launch(graph, stream)) ||
+            (ACCEL_OK != tu_accel->stream_synchronize(stream))) {
+            tu_fail("the graph's launch");
         }
+        accel_emulated_graph_destroy(graph);
         tu_mem_read(TU_MEM_DEVICE, got, captured.drecv, 256 * 4);
         for (size_t i = 0; i < 256; ++i) {
             if (got[i] != st_input(rank, 400, i)) {
-                tu_fail("the refused call queued work: its receive buffer changed at element %zu",
+                tu_fail("the refused call recorded work: its receive buffer changed at element "
+                        "%zu",
                         i);
                 break;
             }
@@ -479,6 +513,69 @@ int main(int argc, char **argv) {
         st_call_discard(&captured);
         free(got);
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
+        tu_case_end();
+    } else if (0 == strcmp(tu_accel->name, "emulated")) {
+        st_call_t plain_call, in_place, after;
+        accel_emulated_graph_t *graph;
+        int32_t *want = tn_malloc(1000 * 4), *filler = tn_malloc(1000 * 4);
+
+        tu_case_begin("two calls captured into a CUDA graph, launched three times");
+        st_call_init(&plain_call, 410, 256, false, false, false);
+        st_call_init(&in_place, 411, 1000, false, true, false);
+        st_call_init(&after, 412, 4099, true, false, false);
+        memset(filler, 0xee, 1000 * 4);
+        accel_emulated_stream_begin_capture(stream);
+        if ((MPI_SUCCESS != st_call_enqueue(&plain_call, scomm, stream)) ||
+            (MPI_SUCCESS != st_call_enqueue(&in_place, scomm, stream))) {
+            tu_fail("MPIX_Allreduce_enqueue on a capturing stream failed");
+        }
+        graph = accel_emulated_stream_end_capture(stream);
+        /* recorded, not run */
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize after the capture");
+        }
+        st_call_verify(&plain_call, filler, "the capture ran the call");
+        /* one launch: the sums; then two back to back: the in-place call sums the sums */
+        for (int launches = 1; launches <= 2; ++launches) {
+            for (int k = 0; k < launches; ++k) {
+                /* rank 0 late: a launch that did not wait for its input would read its half
+                 * of the launch before */
+                if (0 == rank) {
+                    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+                }
+                if ((NULL == graph) || (ACCEL_OK != accel_emulated_graph_launch(graph, stream))) {
+                    tu_fail("the graph's launch");
+                }
+            }
+            if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+                tu_fail("stream_synchronize after the graph's launches");
+            }
+            st_call_verify(&plain_call, plain_call.want,
+                           (1 == launches) ? "one launch" : "two launches");
+            for (size_t i = 0; i < 1000; ++i) {
+                uint32_t v = st_sum(411, i); /* after the first launch */
+
+                for (int k = 1; k < ((1 == launches) ? 1 : 3); ++k) {
+                    v *= (uint32_t)size;
+                }
+                want[i] = (int32_t)v;
+            }
+            st_call_verify(&in_place, want,
+                           (1 == launches) ? "in place, one launch"
+                                           : "in place, two launches back to back");
+        }
+        accel_emulated_graph_destroy(graph);
+        if (MPI_SUCCESS != st_call_enqueue(&after, scomm, stream)) {
+            tu_fail("the call after the graph's launches");
+        }
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        st_call_check(&after, "the call after the graph's launches");
+        st_call_discard(&plain_call);
+        st_call_discard(&in_place);
+        free(want);
+        free(filler);
         tu_case_end();
     }
 

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of the accelerator's one-shot allreduce (accel.h: allreduce_oneshot), the stream
+ * work of a stream-ordered MPI_Allreduce, in one process: N "ranks", each with an area of
+ * device memory and a stream of its own, every rank's plan naming every area (what IPC maps
+ * across processes); each rank's part of a call queued on its stream, the streams synchronized
+ * at the end.  Against a reference folded here, in rank order, in plain C:
+ *
+ *   shapes     2, 3 and 5 ranks; 1 element to 16 lanes (65541 elements); int32 and float
+ *              sums, double max, int8 sums that wrap; in place; source and result one
+ *              element off their allocation's start (the kernel's unaligned paths)
+ *   burst      12 calls queued back to back on every stream before one synchronization (the
+ *              halves' parities reused while earlier calls may be running)
+ *   no data    one rank queues a call without data (src NULL) in place of its part: the
+ *              others' streams get past it, and the next call is right everywhere
+ *   errors     one rank, a call larger than a half, a pair the kernels do not take, no plan
+ *
+ *   test_accel_oneshot                  the emulated backend
+ *   test_accel_oneshot --backend cuda   the CUDA kernels (exit 77 without a GPU)
+ *
+ * One line per check, then "N passed, M failed"; exit 0, 1, or 77 (skipped).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "accel.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit_check.h"
+
+#define MAX_RANKS 5
+#define HALF ((size_t)1 << 20)
+
+static const accel_ops_t *ops;
+
+typedef struct {
+    int nranks;
+    void *area_alloc[MAX_RANKS];
+    accel_oneshot_t plan[MAX_RANKS];
+    accel_stream_h stream[MAX_RANKS];
+} node_t;
+
+static bool node_create(node_t *node, int nranks) {
+    size_t head = accel_oneshot_head_bytes(nranks);
+    void *zeros = calloc(1, head);
+    bool ok = (zeros != NULL);
+
+    memset(node, 0, sizeof(*node));
+    node->nranks = nranks;
+    for (int r = 0; ok && (r < nranks); ++r) {
+        ok =
+            (ops->mem_alloc(ACCEL_MEM_DEVICE, head + 2 * HALF, &node->area_alloc[r]) == ACCEL_OK) &&
+            (ops->memcpy(node->area_alloc[r], zeros, head) == ACCEL_OK) &&
+            (ops->stream_create(&node->stream[r]) == ACCEL_OK);
+    }
+    for (int r = 0; ok && (r < nranks); ++r) {
+        node->plan[r].nranks = nranks;
+        node->plan[r].rank = r;
+        node->plan[r].half = HALF;
+        for (int p = 0; p < nranks; ++p) {
+            node->plan[r].areas[p] = node->area_alloc[p];
+        }
+    }
+    free(zeros);
+    return ok;
+}
+
+static bool node_synchronize(node_t *node) {
+    bool ok = true;
+
+    for (int r = 0; r < node->nranks; ++r) {
+        ok = (ops->stream_synchronize(node->stream[r]) == ACCEL_OK) && ok;
+    }
+    return ok;
+}
+
+static void node_destroy(node_t *node) {
+    (void)node_synchronize(node);
+    for (int r = 0; r < node->nranks; ++r) {
+        if (node->stream[r] != NULL) {
+            (void)ops->stream_destroy(node->stream[r]);
+        }
+        if (node->area_alloc[r] != NULL) {
+            (void)ops->mem_free(node->area_alloc[r]);
+        }
+    }
+}
+
+/* The types and ops the shapes use, with their plain C reference. */
+typedef enum { T_INT32_SUM, T_FLOAT_SUM, T_DOUBLE_MAX, T_INT8_SUM } kind_t;
+
+static const struct {
+    const char *name;
+    accel_dtype_t dtype;
+    accel_op_t op;
+    size_t size;
+} kinds[] = {
+    [T_INT32_SUM] = {"int32 sum", ACCEL_DT_INT32, ACCEL_OP_SUM, 4},
+    [T_FLOAT_SUM] = {"float sum", ACCEL_DT_FLOAT, ACCEL_OP_SUM, 4},
+    [T_DOUBLE_MAX] = {"double max", ACCEL_DT_DOUBLE, ACCEL_OP_MAX, 8},
+    [T_INT8_SUM] = {"int8 sum (wraps)", ACCEL_DT_INT8, ACCEL_OP_SUM, 1},
+};
+
+/* Rank r's element i of call c (small integers: float sums are exact in any order). */
+static void input(kind_t kind, int r, int c, size_t i, void *out) {
+    int v = (int)((r * 131 + c * 17 + (int)(i % 1031)) % 2000) - 700;
+
+    switch (kind) {
+    case T_INT32_SUM:
+        *(int32_t *)out = (int32_t)v * 1000;
+        break;
+    case T_FLOAT_SUM:
+        *(float *)out = (float)v;
+        break;
+    case T_DOUBLE_MAX:
+        *(double *)out = (double)v + 0.25 * r;
+        break;
+    case T_INT8_SUM:
+        *(int8_t *)out = (int8_t)(v & 0x7f);
+        break;
+    }
+}
+
+/* The fold of every rank's element i, left to right. */
+static void reference(kind_t kind, int nranks, int c, size_t i, void *out) {
+    int32_t i32 = 0;
+    float f = 0;
+    double d = 0;
+    uint8_t u8 = 0;
+
+    for (int r = 0; r < nranks; ++r) {
+        union {
+            int32_t i32;
+            float f;
+            double d;
+            int8_t i8;
+        } x;
+
+        input(kind, r, c, i, &x);
+        switch (kind) {
+        case T_INT32_SUM:
+            i32 = (int32_t)((uint32_t)i32 + (uint32_t)x.i32);
+            break;
+        case T_FLOAT_SUM:
+            f = (r == 0) ? x.f : f + x.f;
+            break;
+        case T_DOUBLE_MAX:
+            d = ((r == 0) || (x.d > d)) ? x.d : d;
+            break;
+        case T_INT8_SUM:
+            u8 = (uint8_t)(u8 + (uint8_t)x.i8);
+            break;
+        }
+    }
+    switch (kind) {
+    case T_INT32_SUM:
+        memcpy(out, &i32, 4);
+        break;
+    case T_FLOAT_SUM:
+        memcpy(out, &f, 4);
+        break;
+    case T_DOUBLE_MAX:
+        memcpy(out, &d, 8);
+        break;
+    case T_INT8_SUM:
+        memcpy(out, &u8, 1);
+        break;
+    }
+}
+
+/* One call's buffers on every rank: the source (and result, in place) at offset bytes into an
+ * allocation of its own. */
+typedef struct {
+    kind_t kind;
+    int call;
+    size_t count, offset;
+    bool in_place;
+    void *src_alloc[MAX_RANKS], *dst_alloc[MAX_RANKS];
+    char *src[MAX_RANKS], *dst[MAX_RANKS];
+} call_t;
+
+static bool call_init(call_t *cl, const node_t *node, kind_t kind, int call, size_t count,
+                      bool in_place, bool unaligned) {
+    size_t size = kinds[kind].size, len = count * size;
+    char *host = malloc(len + 1);
+    bool ok = (host != NULL);
+
+    memset(cl, 0, sizeof(*cl));
+    cl->kind = kind;
+    cl->call = call;
+    cl->count = count;
+    cl->in_place = in_place;
+    cl->offset = unaligned ? size : 0;
+    for (int r = 0; ok && (r < node->nranks); ++r) {
+        for (size_t i = 0; i < count; ++i) {
+            input(kind, r, call, i, host + i * size);
+        }
+        ok = (ops->mem_alloc(ACCEL_MEM_DEVICE, len + cl->offset, &cl->src_alloc[r]) == ACCEL_OK);
+        if (ok) {
+            cl->src[r] = (char *)cl->src_alloc[r] + cl->offset;
+            ok = (ops->memcpy(cl->src[r], host, len) == ACCEL_OK);
+        }
+        if (ok && !in_place) {
+            ok =
+                (ops->mem_alloc(ACCEL_MEM_DEVICE, len + cl->offset, &cl->dst_alloc[r]) == ACCEL_OK);
+            cl->dst[r] = ok ? (char *)cl->dst_alloc[r] + cl->offset : NULL;
+        } else {
+            cl->dst[r] = cl->src[r];
+        }
+    }
+    free(host);
+    return ok;
+}
+
+static accel_status_t call_queue(call_t *cl, node_t *node, int r) {
+    return ops->allreduce_oneshot(&node->plan[r], cl->src[r], cl->dst[r], cl->count,
+                                  kinds[cl->kind].dtype, kinds[cl->kind].op, node->stream[r]);
+}
+
+/* Whether every rank's result is the reference (after the streams' synchronization). */
+static bool call_right(const call_t *cl, int nranks, size_t *bad_p, int *bad_rank_p) {
+    size_t size = kinds[cl->kind].size, len = cl->count * size;
+    char *got = malloc(len + 1), want[8];
+    bool ok = (got != NULL);
+
+    for (int r = 0; ok && (r < nranks); ++r) {
+        ok = (ops->memcpy(got, cl->dst[r], len) == ACCEL_OK);
+        for (size_t i = 0; ok && (i < cl->count); ++i) {
+            reference(cl->kind, nranks, cl->call, i, want);
+            if (memcmp(got + i * size, want, size) != 0) {
+                *bad_p = i;
+                *bad_rank_p = r;
+                ok = false;
+            }
+        }
+    }
+    free(got);
+    return ok;
+}
+
+static void call_free(call_t *cl, int nranks) {
+    for (int r = 0; r < nranks; ++r) {
+        if (cl->src_alloc[r] != NULL) {
+            (void)ops->mem_free(cl->src_alloc[r]);
+        }
+        if (cl->dst_alloc[r] != NULL) {
+            (void)ops->mem_free(cl->dst_alloc[r]);
+        }
+    }
+}
+
+static void test_shapes(void) {
+    static const size_t counts[] = {1, 7, 1000, 8195, 65541};
+    static const int sizes[] = {2, 3, 5};
+    int call = 0;
+
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
+        node_t node;
+
+        if (!CHECK(node_create(&node, sizes[s]), "%d ranks: areas and streams", sizes[s])) {
+            node_destroy(&node);
+            continue;
+        }
+        for (int kind = 0; kind < (int)(sizeof(kinds) / sizeof(kinds[0])); ++kind) {
+            for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
+                for (int shape = 0; shape < 3; ++shape) {
+                    bool in_place = (shape == 1), unaligned = (shape == 2);
+                    size_t bad = 0;
+                    int bad_rank = -1;
+                    bool ok;
+                    call_t cl;
+
+                    ok =
+                        call_init(&cl, &node, (kind_t)kind, ++call, counts[k], in_place, unaligned);
+                    for (int r = 0; ok && (r < node.nranks); ++r) {
+                        ok = (call_queue(&cl, &node, r) == ACCEL_OK);
+                    }
+                    ok = node_synchronize(&node) && ok;
+                    CHECK(ok && call_right(&cl, node.nranks, &bad, &bad_rank),
+                          "%d ranks, %s, %zu elements (%d lanes)%s: element %zu on rank %d",
+                          node.nranks, kinds[kind].name, counts[k],
+                          accel_oneshot_lanes(counts[k] * kinds[kind].size),
+                          in_place    ? ", in place"
+                          : unaligned ? ", one element off"
+                                      : "",
+                          bad, bad_rank);
+                    call_free(&cl, node.nranks);
+                }
+            }
+        }
+        node_destroy(&node);
+    }
+}
+
+static void test_burst(void) {
+    enum { NCALLS = 12 };
+    static const size_t counts[] = {3, 65541, 1000, 8195};
+    call_t calls[NCALLS];
+    node_t node;
+    bool ok;
+
+    ok = CHECK(node_create(&node, 3), "burst: 3 ranks");
+    for (int c = 0; ok && (c < NCALLS); ++c) {
+        ok = call_init(&calls[c], &node, (c & 1) ? T_FLOAT_SUM : T_INT32_SUM, 100 + c,
+                       counts[c % 4], (c % 3) == 0, false);
+    }
+    /* rank by rank: every rank's 12 calls are queued before the next rank's first */
+    for (int r = 0; ok && (r < node.nranks); ++r) {
+        for (int c = 0; ok && (c < NCALLS); ++c) {
+            ok = (call_queue(&calls[c], &node, r) == ACCEL_OK);
+        }
+    }
+    ok = node_synchronize(&node) && ok;
+    for (int c = 0; ok && (c < NCALLS); ++c) {
+        size_t bad = 0;
+        int bad_rank = -1;
+
+        CHECK(call_right(&calls[c], node.nranks, &bad, &bad_rank),
+              "burst: call %d of %d, %zu elements: element %zu on rank %d", c + 1, NCALLS,
+              calls[c].count, bad, bad_rank);
+        call_free(&calls[c], node.nranks);
+    }
+    node_destroy(&node);
+}
+
+static void test_no_data(void) {
+    call_t failed, next;
+    node_t node;
+    size_t bad = 0;
+    int bad_rank = -1;
+    bool ok;
+
+    ok = CHECK(node_create(&node, 3), "no data: 3 ranks");
+    ok = ok && call_init(&failed, &node, T_INT32_SUM, 200, 65541, false, false) &&
+         call_init(&next, &node, T_INT32_SUM, 201, 65541, true, false);
+    /* rank 1's part of the first call could not be queued: a call without data instead */
+    for (int r = 0; ok && (r < node.nranks); ++r) {
+        ok = ((r == 1) ? ops->allreduce_oneshot(&node.plan[r], NULL, NULL, failed.count,
+                                                ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[r])
+                       : call_queue(&failed, &node, r)) == ACCEL_OK;
+    }
+    for (int r = 0; ok && (r < node.nranks); ++r) {
+        ok = (call_queue(&next, &node, r) == ACCEL_OK);
+    }
+    ok = node_synchronize(&node) && ok;
+    CHECK(ok, "no data: every stream got past the call rank 1 queued without data");
+    CHECK(ok && call_right(&next, node.nranks, &bad, &bad_rank),
+          "no data: the next call is right (element %zu on rank %d)", bad, bad_rank);
+    call_free(&failed, node.nranks);
+    call_free(&next, node.nranks);
+    node_destroy(&node);
+}
+
+static void test_errors(void) {
+    accel_oneshot_t plan;
+    void *buf = NULL;
+    node_t node;
+
+    if (!CHECK(node_create(&node, 2) && (ops->mem_alloc(ACCEL_MEM_DEVICE, 64, &buf) == ACCEL_OK),
+               "errors: 2 ranks")) {
+        node_destroy(&node);
+        return;
+    }
+    plan = node.plan[0];
+    plan.nranks = 1;
+    CHECK(ops->allreduce_oneshot(&plan, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                                 node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: one rank: ACCEL_ERR_INVALID");
+    CHECK(ops->allreduce_oneshot(&node.plan[0], buf, buf, HALF / 4 + 1, ACCEL_DT_INT32,
+                                 ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: larger than a half: ACCEL_ERR_INVALID");
+    CHECK(ops->allreduce_oneshot(&node.plan[0], buf, buf, 1, ACCEL_DT_FLOAT, ACCEL_OP_BXOR,
+                                 node.stream[0]) == ACCEL_ERR_UNSUPPORTED,
+          "errors: float bxor: ACCEL_ERR_UNSUPPORTED");
+    CHECK(ops->allreduce_oneshot(NULL, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[0]) ==
+              ACCEL_ERR_INVALID,
+          "errors: no plan: ACCEL_ERR_INVALID");
+    (void)ops->mem_free(buf);
+    node_destroy(&node);
+}
+
+int main(int argc, char **argv) {
+    accel_backend_kind_t kind = ACCEL_BACKEND_EMULATED;
+    const char *reason = NULL;
+    accel_status_t status;
+
+    for (int i = 1; i < argc; ++i) {
+        if ((strcmp(argv[i], "--backend") == 0) && (i + 1 < argc)) {
+            ++i;
+            kind = (strcmp(argv[i], "cuda") == 0) ? ACCEL_BACKEND_CUDA : ACCEL_BACKEND_EMULATED;
+        } else {
+            fprintf(stderr, "usage: %s [--backend emulated|cuda]\n", argv[0]);
+            return 2;
+        }
+    }
+    status = accel_init(kind, &ops, &reason);
+    if (status != ACCEL_OK) {
+        printf("SKIP: no %s backend: %s\n", (kind == ACCEL_BACKEND_CUDA) ? "cuda" : "emulated",
+               (reason != NULL) ? reason : accel_status_string(status));
+        return 77;
+    }
+    if (ops->allreduce_oneshot == NULL) {
+        printf("FAIL: the %s backend has no allreduce_oneshot\n", ops->name);
+        return 1;
+    }
+    test_shapes();
+    test_burst();
+    test_no_data();
+    test_errors();
+    accel_finalize();
+    printf("%d passed, %d failed\n", test_passed, test_failed);
+    return (test_failed == 0) ? 0 : 1;
+}
