@@ -187,13 +187,14 @@ mpirun_step "native bcast two-level, 4 ranks as 2 nodes, cuda" 120 4 \
 # 3. The issues' targets: float allreduce on 4 ranks, native >= 20x the staged path's
 # bandwidth at 256 MiB, 8 B latency <= 30 us; nonblocking overlap >= 90 % from 1 MiB, a
 # persistent start <= 1 us of host time, a stream-ordered allreduce back to the host <= 2 us
+# (-F stream; -F graph: the same call captured into a CUDA graph, launched)
 bench_step "bench: native allreduce, 4 ranks, cuda, 8 B - 256 MiB" 180 bench-native1.txt \
     "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 20 -w 3 -T 1"
 # The first GPU check's 8-byte native allreduce took 1.1 ms on 4 ranks sharing the GPU (463 us
 # on 2): most likely the GPU time-slicing between the processes' contexts.  Under MPS they share
 # one: the same latency bench there tells (skipped where the machine has no MPS daemon).
 mps=$work/mps
-step "bench: native allreduce under MPS, 4 ranks, cuda, 8 B - 64 KiB" 120 bash -c "
+step "bench: native, stream and graph allreduce under MPS, 4 ranks, cuda, 8 B - 64 KiB" 180 bash -c "
     command -v nvidia-cuda-mps-control >/dev/null || exit 77
     mkdir -p $mps/pipe $mps/log
     export CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log
@@ -201,12 +202,20 @@ step "bench: native allreduce under MPS, 4 ranks, cuda, 8 B - 64 KiB" 120 bash -
     $MPIRUN -np 4 $mca -x CUDA_MPS_PIPE_DIRECTORY $perf -o allreduce -m device -a cuda -b 8 \
         -e 64K -f 8 -n 200 -w 10 | tee $out/bench-native-mps.txt
     rc=\${PIPESTATUS[0]}
+    # the stream-ordered forms: one kernel per call whose blocks wait for the peers' (under
+    # time-slicing a waiting kernel holds the GPU for its slice; under MPS they run together)
+    for form in stream graph; do
+        [ \$rc -eq 0 ] || break
+        $MPIRUN -np 4 $mca -x CUDA_MPS_PIPE_DIRECTORY $perf -o allreduce -m device -a cuda \
+            -F \$form -b 8 -e 64K -f 8 -n 200 -w 10 | tee $out/bench-\$form-mps.txt
+        rc=\${PIPESTATUS[0]}
+    done
     echo quit | nvidia-cuda-mps-control
     exit \$rc"
 # where an 8-byte call's time goes: every driver call and kernel launch timed, per rank
 bench_step "profile: native allreduce 8 B, 4 ranks, ACCEL_CUDA_PROFILE" 60 bench-profile.txt \
     "$MPIRUN -np 4 $mca -x ACCEL_CUDA_PROFILE=1 $perf -o allreduce -m device -a cuda -b 8 -e 8 -n 2000 -w 10 -i 0 2>&1"
-for form in nonblocking persistent stream; do
+for form in nonblocking persistent stream graph; do
     bench_step "bench: $form allreduce, 4 ranks, cuda, 8 B - 64 MiB" 120 bench-$form.txt \
         "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
 done

@@ -63,6 +63,7 @@ typedef enum {
 
 typedef struct accel_stream *accel_stream_h;
 typedef struct accel_event *accel_event_h;
+typedef struct accel_graph *accel_graph_h;
 
 /* Conditions of stream_wait_value32 (CUDA's CU_STREAM_WAIT_VALUE_*). */
 typedef enum {
@@ -286,6 +287,15 @@ typedef struct accel_ops {
      * recorded to be launched later, not run) rather than run: *capturing_p.  NULL in a backend
      * without graphs. */
     accel_status_t (*stream_is_capturing)(accel_stream_h stream, bool *capturing_p);
+    /* CUDA graphs, for tests and benchmarks: between begin and end the work queued on stream
+     * is recorded, not run (cuStreamBeginCapture in CUDA's default mode, global: other threads
+     * may not make unsafe calls meanwhile); end returns the recorded work as a graph ready to
+     * launch (cuStreamEndCapture, cuGraphInstantiateWithFlags), whose every launch queues it on
+     * a stream again (cuGraphLaunch).  NULL in a backend without graphs. */
+    accel_status_t (*stream_begin_capture)(accel_stream_h stream);
+    accel_status_t (*stream_end_capture)(accel_stream_h stream, accel_graph_h *graph_p);
+    accel_status_t (*graph_launch)(accel_graph_h graph, accel_stream_h stream);
+    accel_status_t (*graph_destroy)(accel_graph_h graph);
 
     /* Number of devices the backend sees. */
     int (*device_count)(void);

@@ -1017,7 +1017,7 @@ struct accel_stream {
     bool started;    /* the worker runs */
     bool stop;       /* the worker ends once the queue is empty */
     bool failed;     /* an operation failed while running: the next synchronize says so */
-    bool capturing;  /* between accel_emulated_stream_begin/end_capture: work is recorded */
+    bool capturing;  /* between stream_begin_capture and _end_capture: work is recorded */
     accel_emu_op_t *captured_head, *captured_tail; /* what was recorded so far, in order */
     pthread_t thread;
 };
@@ -1692,9 +1692,19 @@ static accel_status_t accel_emu_event_record(accel_event_h event, accel_stream_h
     accel_event_h e = accel_emu_event_get(event);
     accel_stream_h s = accel_emu_stream_get(stream);
     accel_emu_op_t op;
+    bool capturing;
 
     if ((e == NULL) || (s == NULL)) {
         return accel_emu_invalid_handle("emuEventRecord");
+    }
+    /* refused before the record counts (a graph holds no events: accel_emu_submit) */
+    pthread_mutex_lock(&s->lock);
+    capturing = s->capturing;
+    pthread_mutex_unlock(&s->lock);
+    if (capturing) {
+        accel_set_error("emuEventRecord", "EMULATED_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+                        ACCEL_EMU_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_UNSUPPORTED;
     }
     memset(&op, 0, sizeof(op));
     op.kind = ACCEL_EMU_OP_RECORD;
@@ -1851,46 +1861,67 @@ static accel_status_t accel_emu_stream_is_capturing(accel_stream_h stream, bool 
     return ACCEL_OK;
 }
 
-/* A graph: the operations a capture recorded, queued again at every launch. */
-struct accel_emulated_graph {
+/* A graph: the operations a capture recorded, queued again at every launch (events cannot be
+ * captured: ACCEL_ERR_UNSUPPORTED at the call that would record one). */
+struct accel_graph {
     accel_emu_op_t *head;
 };
 
-void accel_emulated_stream_begin_capture(accel_stream_h stream) {
-    accel_stream_h s = accel_emu_stream_get(stream);
+static void accel_emu_ops_free(accel_emu_op_t *head) {
+    while (head != NULL) {
+        accel_emu_op_t *op = head;
 
-    if (s != NULL) {
-        pthread_mutex_lock(&s->lock);
-        s->capturing = true;
-        pthread_mutex_unlock(&s->lock);
+        head = op->next;
+        free(op);
     }
 }
 
-accel_emulated_graph_t *accel_emulated_stream_end_capture(accel_stream_h stream) {
+static accel_status_t accel_emu_stream_begin_capture(accel_stream_h stream) {
     accel_stream_h s = accel_emu_stream_get(stream);
-    accel_emulated_graph_t *graph = calloc(1, sizeof(*graph));
+    bool already;
 
-    if (s != NULL) {
-        pthread_mutex_lock(&s->lock);
-        s->capturing = false;
-        if (graph != NULL) {
-            graph->head = s->captured_head;
-        } else {
-            while (s->captured_head != NULL) {
-                accel_emu_op_t *op = s->captured_head;
+    if (s == NULL) {
+        return accel_emu_invalid_handle("emuStreamBeginCapture");
+    }
+    pthread_mutex_lock(&s->lock);
+    already = s->capturing;
+    s->capturing = true;
+    pthread_mutex_unlock(&s->lock);
+    return already ? accel_emu_invalid("emuStreamBeginCapture") : ACCEL_OK;
+}
 
-                s->captured_head = op->next;
-                free(op);
-            }
+static accel_status_t accel_emu_stream_end_capture(accel_stream_h stream, accel_graph_h *graph_p) {
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_graph_h graph = calloc(1, sizeof(*graph));
+    accel_emu_op_t *recorded;
+    bool capturing;
+
+    if (s == NULL) {
+        free(graph);
+        return accel_emu_invalid_handle("emuStreamEndCapture");
+    }
+    pthread_mutex_lock(&s->lock);
+    capturing = s->capturing;
+    recorded = s->captured_head;
+    s->capturing = false;
+    s->captured_head = s->captured_tail = NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (!capturing || (graph == NULL)) {
+        accel_emu_ops_free(recorded);
+        free(graph);
+        if (!capturing) {
+            return accel_emu_invalid("emuStreamEndCapture");
         }
-        s->captured_head = s->captured_tail = NULL;
-        pthread_mutex_unlock(&s->lock);
+        accel_set_error("emuStreamEndCapture", "EMULATED_ERROR_OUT_OF_MEMORY",
+                        ACCEL_EMU_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
     }
-    return graph;
+    graph->head = recorded;
+    *graph_p = graph;
+    return ACCEL_OK;
 }
 
-accel_status_t accel_emulated_graph_launch(const accel_emulated_graph_t *graph,
-                                           accel_stream_h stream) {
+static accel_status_t accel_emu_graph_launch(accel_graph_h graph, accel_stream_h stream) {
     accel_stream_h s = accel_emu_stream_get(stream);
     accel_status_t status = ACCEL_OK;
 
@@ -1904,14 +1935,12 @@ accel_status_t accel_emulated_graph_launch(const accel_emulated_graph_t *graph,
     return status;
 }
 
-void accel_emulated_graph_destroy(accel_emulated_graph_t *graph) {
-    while ((graph != NULL) && (graph->head != NULL)) {
-        accel_emu_op_t *op = graph->head;
-
-        graph->head = op->next;
-        free(op);
+static accel_status_t accel_emu_graph_destroy(accel_graph_h graph) {
+    if (graph != NULL) {
+        accel_emu_ops_free(graph->head);
+        free(graph);
     }
-    free(graph);
+    return ACCEL_OK;
 }
 
 static int accel_emu_device_count(void) { return 1; }
@@ -2482,6 +2511,10 @@ static const accel_ops_t accel_emu_ops = {
     .stream_wait_value32 = accel_emu_stream_wait_value32,
     .stream_write_value32 = accel_emu_stream_write_value32,
     .stream_is_capturing = accel_emu_stream_is_capturing,
+    .stream_begin_capture = accel_emu_stream_begin_capture,
+    .stream_end_capture = accel_emu_stream_end_capture,
+    .graph_launch = accel_emu_graph_launch,
+    .graph_destroy = accel_emu_graph_destroy,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
     .allreduce_oneshot = accel_emu_allreduce_oneshot,

@@ -62,17 +62,6 @@ ACCEL_API size_t accel_emulated_live_allocations(accel_mem_type_t type);
  * checks). */
 ACCEL_API size_t accel_emulated_live_ipc_mappings(void);
 
-/* CUDA graph capture, emulated (tests): between begin and end, work queued on stream is recorded
- * (stream_is_capturing says so), not run; end returns the graph (NULL: no memory), whose every
- * launch queues the recorded work on a stream again.  Events cannot be captured
- * (ACCEL_ERR_UNSUPPORTED). */
-typedef struct accel_emulated_graph accel_emulated_graph_t;
-ACCEL_API void accel_emulated_stream_begin_capture(accel_stream_h stream);
-ACCEL_API accel_emulated_graph_t *accel_emulated_stream_end_capture(accel_stream_h stream);
-ACCEL_API accel_status_t accel_emulated_graph_launch(const accel_emulated_graph_t *graph,
-                                                     accel_stream_h stream);
-ACCEL_API void accel_emulated_graph_destroy(accel_emulated_graph_t *graph);
-
 /* Streams and events currently live, process wide (for leak checks). */
 ACCEL_API size_t accel_emulated_live_streams(void);
 ACCEL_API size_t accel_emulated_live_events(void);

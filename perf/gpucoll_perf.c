@@ -34,7 +34,9 @@
  * the collective a computation of equal length between post and wait hides, as
  * osu_iallreduce defines it).  -F stream (allreduce, device memory) times
  * MPIX_Allreduce_enqueue on a stream communicator (coll_gpu_ext.h) followed by a synchronize
- * of the stream; the post column is the enqueue's host time.  On device memory one blocking
+ * of the stream; the post column is the enqueue's host time.  -F graph captures one such
+ * enqueue into a CUDA graph per size and times the graph's launch and a synchronize (the post
+ * column: the launch's host time).  On device memory one blocking
  * MPI_Allreduce of one element runs first: coll/gpu sets a communicator's native scratch up in a
  * blocking call.
  *
@@ -168,10 +170,13 @@ typedef enum {
     PERF_NONBLOCKING,
     PERF_PERSISTENT,
     PERF_STREAM,
+    PERF_GRAPH,
     PERF_NUM_FORMS
 } perf_form_t;
 static const char *const perf_form_names[PERF_NUM_FORMS] = {"blocking", "nonblocking", "persistent",
-                                                            "stream"};
+                                                            "stream", "graph"};
+/* The forms whose calls are queued on perf_stream. */
+#define PERF_ON_STREAM(form) ((PERF_STREAM == (form)) || (PERF_GRAPH == (form)))
 
 typedef struct {
     perf_coll_t coll;
@@ -501,7 +506,9 @@ static void perf_usage(void) {
         "  -F, --form F           blocking (default), nonblocking (MPI_I*, MPI_Wait),\n"
         "                         persistent (MPI_*_init once, MPI_Start, MPI_Wait),\n"
         "                         stream (allreduce on device memory: MPIX_Allreduce_enqueue\n"
-        "                         on a stream communicator, then the stream synchronized)\n"
+        "                         on a stream communicator, then the stream synchronized),\n"
+        "                         graph (the same enqueue captured into a CUDA graph once per\n"
+        "                         size, the graph launched, the stream synchronized)\n"
         "      --overlap 0|1      nonblocking/persistent/stream: measure the post time and the\n"
         "                         overlap with a compute phase of equal length (default 1)\n"
         "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
@@ -786,7 +793,7 @@ static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t c
     const void *send = in_place ? MPI_IN_PLACE : sbuf;
     perf_form_t form = opt->form;
 
-    if (PERF_STREAM == form) {
+    if (PERF_ON_STREAM(form)) {
         return MPIX_Allreduce_enqueue(send, rbuf, (int)count, dt, op, perf_stream_comm);
     }
     switch (opt->coll) {
@@ -834,7 +841,7 @@ static void perf_run_once(const perf_options_t *opt, void *sbuf, void *rbuf, siz
     if (PERF_PERSISTENT == opt->form) {
         MPI_Start(&req);
     }
-    if (PERF_STREAM == opt->form) {
+    if (PERF_ON_STREAM(opt->form)) {
         perf_accel->stream_synchronize(perf_stream);
     } else if (PERF_BLOCKING != opt->form) {
         MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -946,19 +953,39 @@ typedef struct {
     bool in_place;
     MPI_Request persistent; /* PERF_PERSISTENT: made once, started by every call */
     double post_s;          /* time spent in the posting calls */
+    accel_graph_h graph;    /* PERF_GRAPH: the call captured once, launched by every call */
 } perf_loop_t;
 
 static void perf_loop_init(perf_loop_t *l, const perf_options_t *opt, perf_buffers_t *b,
                            size_t count, size_t block, bool in_place) {
-    *l = (perf_loop_t){opt, b, count, block, in_place, MPI_REQUEST_NULL, 0.0};
+    *l = (perf_loop_t){opt, b, count, block, in_place, MPI_REQUEST_NULL, 0.0, NULL};
     if (PERF_PERSISTENT == opt->form) {
         perf_call(opt, b->sbuf, b->rbuf, count, block, in_place, &l->persistent);
+    }
+    if (PERF_GRAPH == opt->form) {
+        int rc = MPI_ERR_OTHER;
+
+        if (ACCEL_OK == perf_accel->stream_begin_capture(perf_stream)) {
+            rc = perf_call(opt, b->sbuf, b->rbuf, count, block, in_place, NULL);
+            if ((ACCEL_OK != perf_accel->stream_end_capture(perf_stream, &l->graph)) &&
+                (MPI_SUCCESS == rc)) {
+                rc = MPI_ERR_OTHER;
+            }
+        }
+        if (MPI_SUCCESS != rc) {
+            fprintf(stderr, "gpucoll_perf: rank %d: the call could not be captured (%d)\n",
+                    perf_rank, rc);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
     }
 }
 
 static void perf_loop_fini(perf_loop_t *l) {
     if (MPI_REQUEST_NULL != l->persistent) {
         MPI_Request_free(&l->persistent);
+    }
+    if (NULL != l->graph) {
+        (void)perf_accel->graph_destroy(l->graph);
     }
 }
 
@@ -990,12 +1017,14 @@ static void perf_loop_call(perf_loop_t *l, double compute_s) {
     t0 = MPI_Wtime();
     if (PERF_PERSISTENT == opt->form) {
         MPI_Start(&req);
+    } else if (PERF_GRAPH == opt->form) {
+        (void)perf_accel->graph_launch(l->graph, perf_stream);
     } else {
         perf_call(opt, l->b->sbuf, l->b->rbuf, l->count, l->block, l->in_place, &req);
     }
     l->post_s += MPI_Wtime() - t0;
     perf_compute(compute_s);
-    if (PERF_STREAM == opt->form) {
+    if (PERF_ON_STREAM(opt->form)) {
         perf_accel->stream_synchronize(perf_stream);
     } else {
         MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -1551,14 +1580,16 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     perf_fill_inputs(&opt, &b);
-    if (PERF_STREAM == opt.form) {
+    if (PERF_ON_STREAM(opt.form)) {
         MPI_Info info;
         int rc;
 
         if ((PERF_ALLREDUCE != opt.coll) || !opt.on_device ||
+            ((PERF_GRAPH == opt.form) && (NULL == perf_accel->stream_begin_capture)) ||
             (ACCEL_OK != perf_accel->stream_create(&perf_stream))) {
             if (0 == perf_rank) {
-                fprintf(stderr, "gpucoll_perf: -F stream takes -o allreduce -m device\n");
+                fprintf(stderr,
+                        "gpucoll_perf: -F stream and -F graph take -o allreduce -m device\n");
             }
             MPI_Abort(MPI_COMM_WORLD, 2);
         }

@@ -565,6 +565,79 @@ static accel_status_t accel_cuda_stream_is_capturing(accel_stream_h stream, bool
     return status;
 }
 
+/* A captured graph and its instance (what a launch runs). */
+struct accel_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+};
+
+static accel_status_t accel_cuda_stream_begin_capture(accel_stream_h stream) {
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return ACCEL_CUDADRV_FUNC(cuStreamBeginCapture, (CUstream)stream,
+                              CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+static accel_status_t accel_cuda_graph_destroy(accel_graph_h graph) {
+    accel_status_t status = ACCEL_OK;
+
+    if (graph == NULL) {
+        return ACCEL_OK;
+    }
+    if (graph->exec != NULL) {
+        status = ACCEL_CUDADRV_FUNC(cuGraphExecDestroy, graph->exec);
+    }
+    if (graph->graph != NULL) {
+        accel_status_t st = ACCEL_CUDADRV_FUNC(cuGraphDestroy, graph->graph);
+
+        status = (status == ACCEL_OK) ? st : status;
+    }
+    free(graph);
+    return status;
+}
+
+/* Ends the capture whatever else fails (the stream must not stay capturing). */
+static accel_status_t accel_cuda_stream_end_capture(accel_stream_h stream, accel_graph_h *graph_p) {
+    accel_graph_h graph = calloc(1, sizeof(*graph));
+    CUgraph captured = NULL;
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (status == ACCEL_OK) {
+        status = ACCEL_CUDADRV_FUNC(cuStreamEndCapture, (CUstream)stream, &captured);
+    }
+    if ((status == ACCEL_OK) && (graph == NULL)) {
+        (void)ACCEL_CUDADRV_CALL(cuGraphDestroy, captured);
+        accel_set_error("accel_cuda_stream_end_capture", "CUDA_ERROR_OUT_OF_MEMORY",
+                        CUDA_ERROR_OUT_OF_MEMORY);
+        return ACCEL_ERR_NO_MEMORY;
+    }
+    if (status == ACCEL_OK) {
+        graph->graph = captured;
+        status = ACCEL_CUDADRV_FUNC(cuGraphInstantiateWithFlags, &graph->exec, captured, 0);
+    }
+    if (status != ACCEL_OK) {
+        (void)accel_cuda_graph_destroy(graph);
+        return status;
+    }
+    *graph_p = graph;
+    return ACCEL_OK;
+}
+
+static accel_status_t accel_cuda_graph_launch(accel_graph_h graph, accel_stream_h stream) {
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (graph == NULL) {
+        return ACCEL_ERR_INVALID;
+    }
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return ACCEL_CUDADRV_FUNC(cuGraphLaunch, graph->exec, (CUstream)stream);
+}
+
 static int accel_cuda_device_count(void) { return accel_cuda.device_count; }
 
 static const accel_ops_t accel_cuda_ops = {
@@ -590,6 +663,10 @@ static const accel_ops_t accel_cuda_ops = {
     .stream_wait_value32 = accel_cuda_stream_wait_value32,
     .stream_write_value32 = accel_cuda_stream_write_value32,
     .stream_is_capturing = accel_cuda_stream_is_capturing,
+    .stream_begin_capture = accel_cuda_stream_begin_capture,
+    .stream_end_capture = accel_cuda_stream_end_capture,
+    .graph_launch = accel_cuda_graph_launch,
+    .graph_destroy = accel_cuda_graph_destroy,
     .device_count = accel_cuda_device_count,
     .reduce = accel_cuda_reduce,
     .allreduce_oneshot = accel_cuda_allreduce_oneshot,

@@ -61,6 +61,12 @@ extern "C" {
     _F(cuEventQuery)                                                                               \
     _F(cuStreamWaitEvent)                                                                          \
     _F(cuStreamIsCapturing)                                                                        \
+    _F(cuStreamBeginCapture)                                                                       \
+    _F(cuStreamEndCapture)                                                                         \
+    _F(cuGraphInstantiateWithFlags)                                                                \
+    _F(cuGraphLaunch)                                                                              \
+    _F(cuGraphExecDestroy)                                                                         \
+    _F(cuGraphDestroy)                                                                             \
     _F(cuIpcGetMemHandle)                                                                          \
     _F(cuIpcOpenMemHandle)                                                                         \
     _F(cuIpcCloseMemHandle)                                                                        \

@@ -17,12 +17,12 @@
  *   large     MPIX_Allreduce_enqueue_c (MPICH's MPI_Count form), cut into calls of at most
  *             COLL_GPU_EXT_ENQUEUE_PIECE elements (1000 here: 4099 elements are 5 calls), in
  *             place, a host receive buffer; a negative count: MPI_ERR_COUNT;
- *   capture   (emulated device, whose graphs record the stream's work and queue it again at
- *             every launch) two calls (one in place) and the copies after them captured into a
- *             graph: nothing runs at the capture; one launch gives the sums; two launches back
- *             to back give the in-place call's sums of sums (each launch is the next call, its
- *             number counted on the device: a replay of recorded numbers would read stale
- *             halves or wait forever); a call queued normally after them is right.  With
+ *   capture   (a backend with CUDA graphs: CUDA, and the emulated device, whose graphs record
+ *             the stream's work and queue it again at every launch) two calls (one in place) and
+ * the copies after them captured into a graph: nothing runs at the capture; one launch gives the
+ * sums; two launches back to back give the in-place call's sums of sums (each launch is the next
+ * call, its number counted on the device: a replay of recorded numbers would read stale halves or
+ * wait forever); a call queued normally after them is right.  With
  *             --capture-refused (across nodes, where the communicator's thread runs the calls)
  *             or --expect-fallback: MPI_ERR_OTHER, nothing recorded, the next call right;
  *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
@@ -465,9 +465,9 @@ int main(int argc, char **argv) {
         tu_case_end();
     }
 
-    if ((0 == strcmp(tu_accel->name, "emulated")) && (capture_refused || expect_fallback)) {
+    if ((NULL != tu_accel->stream_begin_capture) && (capture_refused || expect_fallback)) {
         st_call_t captured, after;
-        accel_emulated_graph_t *graph;
+        accel_graph_h graph = NULL;
         int32_t *got = tn_malloc(256 * 4);
         int rc, cls = 0;
 
@@ -476,10 +476,14 @@ int main(int argc, char **argv) {
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
         st_call_init(&captured, 400, 256, false, false, false);
         st_call_init(&after, 401, 4099, true, false, false);
-        accel_emulated_stream_begin_capture(stream);
+        if (ACCEL_OK != tu_accel->stream_begin_capture(stream)) {
+            tu_fail("stream_begin_capture");
+        }
         rc = MPIX_Allreduce_enqueue(captured.dsend, captured.drecv, 256, MPI_INT32_T, MPI_SUM,
                                     scomm);
-        graph = accel_emulated_stream_end_capture(stream);
+        if (ACCEL_OK != tu_accel->stream_end_capture(stream, &graph)) {
+            tu_fail("stream_end_capture");
+        }
         MPI_Error_class(rc, &cls);
         if (MPI_ERR_OTHER != cls) {
             tu_fail("MPIX_Allreduce_enqueue on a capturing stream returned %d (class %d), not "
@@ -487,11 +491,11 @@ int main(int argc, char **argv) {
                     rc, cls);
         }
         /* a launch of the graph runs whatever was recorded: nothing may have been */
-        if ((NULL == graph) || (ACCEL_OK != accel_emulated_graph_launch(graph, stream)) ||
+        if ((NULL == graph) || (ACCEL_OK != tu_accel->graph_launch(graph, stream)) ||
             (ACCEL_OK != tu_accel->stream_synchronize(stream))) {
             tu_fail("the graph's launch");
         }
-        accel_emulated_graph_destroy(graph);
+        (void)tu_accel->graph_destroy(graph);
         tu_mem_read(TU_MEM_DEVICE, got, captured.drecv, 256 * 4);
         for (size_t i = 0; i < 256; ++i) {
             if (got[i] != st_input(rank, 400, i)) {
@@ -514,9 +518,9 @@ int main(int argc, char **argv) {
         free(got);
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
         tu_case_end();
-    } else if (0 == strcmp(tu_accel->name, "emulated")) {
+    } else if (NULL != tu_accel->stream_begin_capture) {
         st_call_t plain_call, in_place, after;
-        accel_emulated_graph_t *graph;
+        accel_graph_h graph = NULL;
         int32_t *want = tn_malloc(1000 * 4), *filler = tn_malloc(1000 * 4);
 
         tu_case_begin("two calls captured into a CUDA graph, launched three times");
@@ -524,12 +528,16 @@ int main(int argc, char **argv) {
         st_call_init(&in_place, 411, 1000, false, true, false);
         st_call_init(&after, 412, 4099, true, false, false);
         memset(filler, 0xee, 1000 * 4);
-        accel_emulated_stream_begin_capture(stream);
+        if (ACCEL_OK != tu_accel->stream_begin_capture(stream)) {
+            tu_fail("stream_begin_capture");
+        }
         if ((MPI_SUCCESS != st_call_enqueue(&plain_call, scomm, stream)) ||
             (MPI_SUCCESS != st_call_enqueue(&in_place, scomm, stream))) {
             tu_fail("MPIX_Allreduce_enqueue on a capturing stream failed");
         }
-        graph = accel_emulated_stream_end_capture(stream);
+        if (ACCEL_OK != tu_accel->stream_end_capture(stream, &graph)) {
+            tu_fail("stream_end_capture");
+        }
         /* recorded, not run */
         if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
             tu_fail("stream_synchronize after the capture");
@@ -543,7 +551,7 @@ int main(int argc, char **argv) {
                 if (0 == rank) {
                     nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
                 }
-                if ((NULL == graph) || (ACCEL_OK != accel_emulated_graph_launch(graph, stream))) {
+                if ((NULL == graph) || (ACCEL_OK != tu_accel->graph_launch(graph, stream))) {
                     tu_fail("the graph's launch");
                 }
             }
@@ -564,7 +572,9 @@ int main(int argc, char **argv) {
                            (1 == launches) ? "in place, one launch"
                                            : "in place, two launches back to back");
         }
-        accel_emulated_graph_destroy(graph);
+        if (NULL != graph) {
+            (void)tu_accel->graph_destroy(graph);
+        }
         if (MPI_SUCCESS != st_call_enqueue(&after, scomm, stream)) {
             tu_fail("the call after the graph's launches");
         }

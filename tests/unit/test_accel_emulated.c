@@ -843,6 +843,64 @@ out:
     ops->mem_free(red);
 }
 
+/* CUDA graphs, emulated: work queued while capturing is recorded, not run; every launch queues
+ * it again (a reduction in place accumulates once per launch); events are refused while
+ * capturing; ending without a capture, or beginning twice, is an error. */
+static void test_graphs(void) {
+    enum { N = 256 };
+    int32_t *acc = NULL, *one = NULL, got[N];
+    const void *srcs[2];
+    accel_stream_h s = NULL;
+    accel_event_h e = NULL;
+    accel_graph_h g = NULL;
+    bool capturing = false, ok = true;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, N * 4, (void **)&acc);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, N * 4, (void **)&one);
+    ops->stream_create(&s);
+    ops->event_create(&e);
+    for (int i = 0; i < N; ++i) {
+        got[i] = 0;
+        one[i] = i;
+    }
+    ops->memcpy(acc, got, N * 4);
+    srcs[0] = acc;
+    srcs[1] = one;
+    CHECK(ops->stream_begin_capture(s) == ACCEL_OK &&
+              ops->stream_is_capturing(s, &capturing) == ACCEL_OK && capturing,
+          "graphs: a capture begins, the stream says it captures");
+    CHECK(ops->stream_begin_capture(s) == ACCEL_ERR_INVALID, "graphs: a second begin is refused");
+    CHECK(ops->reduce(acc, srcs, 2, N, ACCEL_DT_INT32, ACCEL_OP_SUM, s) == ACCEL_OK,
+          "graphs: a reduction recorded");
+    CHECK(ops->event_record(e, s) == ACCEL_ERR_UNSUPPORTED,
+          "graphs: an event record is refused while capturing");
+    CHECK(ops->stream_end_capture(s, &g) == ACCEL_OK && (g != NULL) &&
+              ops->stream_is_capturing(s, &capturing) == ACCEL_OK && !capturing,
+          "graphs: the capture ends in a graph");
+    ops->stream_synchronize(s);
+    ops->memcpy(got, acc, N * 4);
+    for (int i = 0; i < N; ++i) {
+        ok = ok && (got[i] == 0);
+    }
+    CHECK(ok, "graphs: nothing ran at the capture");
+    CHECK(ops->graph_launch(g, s) == ACCEL_OK && ops->graph_launch(g, s) == ACCEL_OK &&
+              ops->graph_launch(g, s) == ACCEL_OK && ops->stream_synchronize(s) == ACCEL_OK,
+          "graphs: three launches");
+    ops->memcpy(got, acc, N * 4);
+    for (int i = 0; i < N; ++i) {
+        ok = ok && (got[i] == 3 * i);
+    }
+    CHECK(ok, "graphs: the recorded reduction ran once per launch");
+    CHECK(ops->event_record(e, s) == ACCEL_OK && ops->event_synchronize(e) == ACCEL_OK,
+          "graphs: the event refused while capturing records and completes after");
+    CHECK(ops->stream_end_capture(s, &g) == ACCEL_ERR_INVALID, "graphs: an end without a begin");
+    CHECK(ops->graph_destroy(g) == ACCEL_OK, "graphs: destroyed");
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+    ops->mem_free(acc);
+    ops->mem_free(one);
+}
+
 static void test_async_cross_stream(void) {
     enum { LEN = 1024 };
     unsigned char host[LEN];
@@ -1343,6 +1401,7 @@ int main(int argc, char **argv) {
     test_streams_events();
     test_async_copy();
     test_async_cross_stream();
+    test_graphs();
     test_async_values();
     test_async_default_stream();
     test_async_free_waits();
