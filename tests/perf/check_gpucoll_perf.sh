@@ -16,8 +16,8 @@
 #     allgather: all);
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
 #  5. the nonblocking, persistent and stream-ordered forms (-F, graph included; scatter
-#     nonblocking, gather persistent): correct results, the form's counters (native calls on device buffers), and
-#     a post time and an overlap in [0, 100] % on every row;
+#     nonblocking, gather persistent): correct results, the form's counters (native calls on
+#     device buffers), and a post time and an overlap in [0, 100] % on every row;
 #  6. coll_gpu_bench -c dup_iallreduce (MPI_Comm_dup, MPI_Iallreduce, MPI_Comm_free): staged
 #     under coll_gpu_native_setup=first_call, native under create.
 #
