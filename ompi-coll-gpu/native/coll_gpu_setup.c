@@ -20,6 +20,27 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+/* AddressSanitizer keeps shadow state per stack: every switch between the caller's stack and a
+ * task's is announced to it (a --enable-asan build), or it reports false stack errors. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COLL_GPU_SETUP_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define COLL_GPU_SETUP_ASAN 1
+#endif
+#ifdef COLL_GPU_SETUP_ASAN
+#include <sanitizer/common_interface_defs.h>
+#define COLL_GPU_SETUP_SWITCH_START(_save, _bottom, _size)                                         \
+    __sanitizer_start_switch_fiber((_save), (_bottom), (_size))
+#define COLL_GPU_SETUP_SWITCH_FINISH(_save, _bottom_p, _size_p)                                    \
+    __sanitizer_finish_switch_fiber((_save), (_bottom_p), (_size_p))
+#else
+#define COLL_GPU_SETUP_SWITCH_START(_save, _bottom, _size) ((void)0)
+#define COLL_GPU_SETUP_SWITCH_FINISH(_save, _bottom_p, _size_p) ((void)0)
+#endif
+
 /* Open MPI reserves no tag for a component built outside its tree: the last one of the range
  * it gives hcoll, whose top Open MPI's own allgather (sparbit) borrows; hcoll numbers up from
  * its base too.  coll/ucc's bootstrap has MCA_COLL_BASE_TAG_UCC. */
@@ -43,6 +64,11 @@ struct coll_gpu_setup_task {
     void (*run)(mca_coll_gpu_module_t *, struct ompi_communicator_t *);
     bool done; /* run returned: the stack is free (threaded: atomic, the thread about to end) */
     struct coll_gpu_setup_task *next;
+    /* AddressSanitizer's view of the switches: the caller's stack (learnt at each resume) and
+     * each side's fake stack while it is switched out */
+    const void *caller_bottom;
+    size_t caller_size;
+    void *caller_fake_stack, *task_fake_stack;
 };
 
 /* The live tasks: on a stack of their own, touched only by the process's one MPI thread
@@ -61,7 +87,10 @@ void coll_gpu_setup_pause(void) {
     coll_gpu_setup_task_t *task = coll_gpu_setup_current;
 
     if ((NULL != task) && !task->threaded) {
+        COLL_GPU_SETUP_SWITCH_START(&task->task_fake_stack, task->caller_bottom, task->caller_size);
         (void)swapcontext(&task->context, &task->caller);
+        COLL_GPU_SETUP_SWITCH_FINISH(task->task_fake_stack, &task->caller_bottom,
+                                     &task->caller_size);
     } else {
         (void)opal_progress();
         if (NULL != task) {
@@ -232,9 +261,11 @@ static int coll_gpu_setup_reap(void) {
 static void coll_gpu_setup_task_main(void) {
     coll_gpu_setup_task_t *task = coll_gpu_setup_current;
 
+    COLL_GPU_SETUP_SWITCH_FINISH(NULL, &task->caller_bottom, &task->caller_size);
     task->run(task->module, task->comm);
     task->done = true;
-    /* returns to task->caller (uc_link) */
+    /* returns to task->caller (uc_link); this stack is not coming back */
+    COLL_GPU_SETUP_SWITCH_START(NULL, task->caller_bottom, task->caller_size);
 }
 
 /* Runs the task until it yields or returns; a task done is unlinked and freed, and its
@@ -242,7 +273,10 @@ static void coll_gpu_setup_task_main(void) {
  * it is done. */
 static bool coll_gpu_setup_task_resume(coll_gpu_setup_task_t *task) {
     coll_gpu_setup_current = task;
+    COLL_GPU_SETUP_SWITCH_START(&task->caller_fake_stack, task->context.uc_stack.ss_sp,
+                                task->context.uc_stack.ss_size);
     (void)swapcontext(&task->caller, &task->context);
+    COLL_GPU_SETUP_SWITCH_FINISH(task->caller_fake_stack, NULL, NULL);
     coll_gpu_setup_current = NULL;
     if (!task->done) {
         return false;
