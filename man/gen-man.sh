@@ -12,6 +12,7 @@
 #   --fallback PAGE         a page generated before (a dist tarball's): where ompi_info cannot
 #                           load the component, its generated sections are used instead
 #   --parsable FILE         read "ompi_info --parsable" output from FILE (tests; no ompi_info)
+#   --preload LIB           LD_PRELOAD for ompi_info (an ASan build's runtime)
 #   -D NAME=VALUE           replace @NAME@ in the source by VALUE
 #
 # The source holds two marker lines, @COLL_GPU_PARAMETERS@ and @COLL_GPU_PVARS@, replaced by
@@ -26,7 +27,7 @@
 #
 set -eu
 
-ompi_info=ompi_info component_dir='' pkglibdir='' fallback='' parsable='' defs=''
+ompi_info=ompi_info component_dir='' pkglibdir='' fallback='' parsable='' defs='' preload=''
 while [ $# -gt 1 ]; do
     case $1 in
     --ompi-info) ompi_info=$2; shift 2 ;;
@@ -34,6 +35,7 @@ while [ $# -gt 1 ]; do
     --ompi-pkglibdir) pkglibdir=$2; shift 2 ;;
     --fallback) fallback=$2; shift 2 ;;
     --parsable) parsable=$2; shift 2 ;;
+    --preload) preload=$2; shift 2 ;;
     -D) defs="$defs
 $2"; shift 2 ;;
     *) break ;;
@@ -54,7 +56,7 @@ elif [ -n "$ompi_info" ] && [ -n "$component_dir" ]; then
     # shellcheck disable=SC2046
     env $(env | sed -n 's/^\(OMPI_MCA_[A-Za-z0-9_]*\)=.*/-u \1/p') \
         OMPI_MCA_mca_base_component_path="$path" OMPI_MCA_mca_base_param_files=/dev/null \
-        "$ompi_info" --param coll gpu --level 9 --parsable >"$tmp/parsable" 2>"$tmp/err" ||
+        ${preload:+LD_PRELOAD="$preload"} "$ompi_info" --param coll gpu --level 9 --parsable >"$tmp/parsable" 2>"$tmp/err" ||
         true
 else
     : >"$tmp/parsable"
