@@ -103,6 +103,24 @@ static accel_status_t accel_cuda_reduce_sm_count(int *sms_p) {
     return ACCEL_OK;
 }
 
+/* Launches kernel on stream (timed as what when profiling); a failed launch leaves no error
+ * behind for the application (launch errors are not sticky). */
+static accel_status_t accel_cuda_launch(const void *kernel, unsigned blocks, unsigned threads,
+                                        void **params, accel_stream_h stream, const char *what) {
+    double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
+    cudaError_t err =
+        cudaLaunchKernel(kernel, dim3(blocks), dim3(threads), params, 0, (cudaStream_t)stream);
+
+    if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
+        accel_cuda_profile_add(what, t0);
+    }
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return accel_set_error("cudaLaunchKernel", cudaGetErrorName(err), (int)err);
+    }
+    return ACCEL_OK;
+}
+
 static accel_status_t accel_cuda_reduce_invalid(void) {
     accel_set_error("accel_cuda_reduce", "CUDA_ERROR_INVALID_VALUE", CUDA_ERROR_INVALID_VALUE);
     return ACCEL_ERR_INVALID;
@@ -147,7 +165,6 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
     accel_status_t status;
     bool vector;
     int sms = 1;
-    cudaError_t err;
 
     if ((nsrcs < 2) || (nsrcs > ACCEL_REDUCE_MAX_INPUTS) || ((unsigned)op >= ACCEL_OP_COUNT) ||
         ((unsigned)dtype >= ACCEL_DT_COUNT)) {
@@ -208,19 +225,8 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
         blocks = (size_t)sms * ACCEL_CUDA_REDUCE_BLOCKS_PER_SM;
     }
 
-    {
-        double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
-        err = cudaLaunchKernel(kernel, dim3((unsigned)blocks), dim3(ACCEL_CUDA_REDUCE_THREADS),
-                               params, 0, (cudaStream_t)stream);
-        if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
-            accel_cuda_profile_add("cudaLaunchKernel (reduce)", t0);
-        }
-    }
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* not sticky: leave no error for the application */
-        return accel_set_error("cudaLaunchKernel", cudaGetErrorName(err), (int)err);
-    }
-    return ACCEL_OK;
+    return accel_cuda_launch(kernel, (unsigned)blocks, ACCEL_CUDA_REDUCE_THREADS, params, stream,
+                             "cudaLaunchKernel (reduce)");
 }
 
 static accel_status_t accel_cuda_oneshot_invalid(void) {
@@ -240,7 +246,6 @@ extern "C" accel_status_t accel_cuda_allreduce_oneshot(const accel_oneshot_t *pl
     accel_status_t status;
     char *mine;
     int lanes;
-    cudaError_t err;
     const bool data = (src != NULL) && (count > 0);
 
     if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_ONESHOT_MAX_RANKS) ||
@@ -323,17 +328,6 @@ extern "C" accel_status_t accel_cuda_allreduce_oneshot(const accel_oneshot_t *pl
     if (status != ACCEL_OK) {
         return status;
     }
-    {
-        double t0 = ACCEL_UNLIKELY(accel_cuda_profile_on) ? accel_cuda_profile_now() : 0.0;
-        err = cudaLaunchKernel(kernel, dim3((unsigned)lanes), dim3(ACCEL_CUDA_ONESHOT_THREADS),
-                               params, 0, (cudaStream_t)stream);
-        if (ACCEL_UNLIKELY(accel_cuda_profile_on)) {
-            accel_cuda_profile_add("cudaLaunchKernel (allreduce_oneshot)", t0);
-        }
-    }
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError(); /* not sticky: leave no error for the application */
-        return accel_set_error("cudaLaunchKernel", cudaGetErrorName(err), (int)err);
-    }
-    return ACCEL_OK;
+    return accel_cuda_launch(kernel, (unsigned)lanes, ACCEL_CUDA_ONESHOT_THREADS, params, stream,
+                             "cudaLaunchKernel (allreduce_oneshot)");
 }

@@ -91,33 +91,45 @@ template <typename T> struct accel_cuda_pack1 {
     __device__ __forceinline__ void store(void *p, size_t i) const { ((T *)p)[i] = e[0]; }
 };
 
-/* Reduce npacks units of type Pack that start byte_off bytes into every buffer. */
-template <typename Op, typename Pack>
-__device__ __forceinline__ void accel_cuda_reduce_packs(const accel_cuda_reduce_args_t &args,
-                                                        size_t byte_off, size_t npacks) {
-    const size_t step = (size_t)gridDim.x * blockDim.x * ACCEL_CUDA_REDUCE_UNROLL;
-    char *dst = (char *)args.dst + byte_off;
+/*
+ * dst = in_0 op in_1 op ... op in_{n-1}, left to right, in registers, over npacks units of type
+ * Pack: this thread's units from first on, step apart, ACCEL_CUDA_REDUCE_UNROLL of them
+ * blockDim.x apart at a time (several loads per input in flight).  Inputs says where input k
+ * starts (base(k)) and whether it is read through L2 only (through_l2: memory another GPU
+ * wrote, which this SM's L1 does not see).  reduce() and the one-shot allreduce fold alike.
+ */
+template <typename Inputs, typename Pack>
+__device__ __forceinline__ void accel_cuda_fold_load(Pack &p, const char *src, size_t i) {
+    if (Inputs::through_l2) {
+        p.load_cg(src, i);
+    } else {
+        p.load(src, i);
+    }
+}
 
-    for (size_t base = (size_t)blockIdx.x * blockDim.x * ACCEL_CUDA_REDUCE_UNROLL + threadIdx.x;
-         base < npacks; base += step) {
+template <typename Op, typename Pack, typename Inputs>
+__device__ __forceinline__ void accel_cuda_fold(char *dst, const Inputs &in, int n, size_t npacks,
+                                                size_t first, size_t step) {
+    for (size_t base = first; base < npacks; base += step) {
+        const char *first_src = in.base(0);
         Pack acc[ACCEL_CUDA_REDUCE_UNROLL];
 
 #pragma unroll
         for (int u = 0; u < ACCEL_CUDA_REDUCE_UNROLL; ++u) {
             const size_t i = base + (size_t)u * blockDim.x;
             if (i < npacks) {
-                acc[u].load((const char *)args.srcs[0] + byte_off, i);
+                accel_cuda_fold_load<Inputs>(acc[u], first_src, i);
             }
         }
-        for (int k = 1; k < args.nsrcs; ++k) {
-            const char *src = (const char *)args.srcs[k] + byte_off;
+        for (int k = 1; k < n; ++k) {
+            const char *src = in.base(k);
             Pack x[ACCEL_CUDA_REDUCE_UNROLL];
 
 #pragma unroll
             for (int u = 0; u < ACCEL_CUDA_REDUCE_UNROLL; ++u) {
                 const size_t i = base + (size_t)u * blockDim.x;
                 if (i < npacks) {
-                    x[u].load(src, i);
+                    accel_cuda_fold_load<Inputs>(x[u], src, i);
                 }
             }
 #pragma unroll
@@ -140,17 +152,40 @@ __device__ __forceinline__ void accel_cuda_reduce_packs(const accel_cuda_reduce_
     }
 }
 
-/* Element i alone (head and tail of the vector path). */
-template <typename Op>
-__device__ __forceinline__ void accel_cuda_reduce_element(const accel_cuda_reduce_args_t &args,
-                                                          size_t i) {
+/* Element i alone (the head and tail of a vector path). */
+template <typename Op, typename Inputs>
+__device__ __forceinline__ void accel_cuda_fold_element(void *dst, const Inputs &in, int n,
+                                                        size_t i) {
     typedef typename Op::type T;
-    T acc = ((const T *)args.srcs[0])[i];
+    accel_cuda_pack1<T> acc, x;
 
-    for (int k = 1; k < args.nsrcs; ++k) {
-        acc = Op::apply(acc, ((const T *)args.srcs[k])[i]);
+    accel_cuda_fold_load<Inputs>(acc, in.base(0), i);
+    for (int k = 1; k < n; ++k) {
+        accel_cuda_fold_load<Inputs>(x, in.base(k), i);
+        acc.e[0] = Op::apply(acc.e[0], x.e[0]);
     }
-    ((T *)args.dst)[i] = acc;
+    acc.store(dst, i);
+}
+
+/* reduce()'s inputs: its sources, byte_off bytes in, read as they are. */
+struct accel_cuda_reduce_inputs {
+    static constexpr bool through_l2 = false;
+    const accel_cuda_reduce_args_t &args;
+    size_t byte_off;
+    __device__ __forceinline__ const char *base(int k) const {
+        return (const char *)args.srcs[k] + byte_off;
+    }
+};
+
+/* Reduce npacks units of type Pack that start byte_off bytes into every buffer: a grid-stride
+ * loop over the whole grid. */
+template <typename Op, typename Pack>
+__device__ __forceinline__ void accel_cuda_reduce_packs(const accel_cuda_reduce_args_t &args,
+                                                        size_t byte_off, size_t npacks) {
+    accel_cuda_fold<Op, Pack>(
+        (char *)args.dst + byte_off, accel_cuda_reduce_inputs{args, byte_off}, args.nsrcs, npacks,
+        (size_t)blockIdx.x * blockDim.x * ACCEL_CUDA_REDUCE_UNROLL + threadIdx.x,
+        (size_t)gridDim.x * blockDim.x * ACCEL_CUDA_REDUCE_UNROLL);
 }
 
 /* __grid_constant__: the threads read args where the launch put it (srcs[k]
@@ -167,10 +202,12 @@ __global__ void __launch_bounds__(ACCEL_CUDA_REDUCE_THREADS)
         const size_t tail = args.head + args.nvec * accel_cuda_pack16<T>::n;
 
         if (tid < args.head) {
-            accel_cuda_reduce_element<Op>(args, tid);
+            accel_cuda_fold_element<Op>(args.dst, accel_cuda_reduce_inputs{args, 0}, args.nsrcs,
+                                        tid);
         }
         if (tid < args.count - tail) {
-            accel_cuda_reduce_element<Op>(args, tail + tid);
+            accel_cuda_fold_element<Op>(args.dst, accel_cuda_reduce_inputs{args, 0}, args.nsrcs,
+                                        tail + tid);
         }
         accel_cuda_reduce_packs<Op, accel_cuda_pack16<T>>(args, args.head * sizeof(T), args.nvec);
     }
@@ -356,70 +393,14 @@ static __device__ __noinline__ void accel_cuda_oneshot_copy(char *dst, const cha
     }
 }
 
-/* dst = half_0 op half_1 op ... op half_{nranks-1}, left to right, over npacks units of type
- * Pack that start byte_off bytes into dst and into each half (half_off into each area). */
-template <typename Op, typename Pack>
-__device__ __forceinline__ void accel_cuda_oneshot_fold(const accel_cuda_oneshot_args_t &args,
-                                                        size_t half_off, size_t byte_off,
-                                                        size_t npacks) {
-    const size_t step = (size_t)blockDim.x * ACCEL_CUDA_ONESHOT_UNROLL;
-    const size_t in_off = half_off + byte_off;
-    char *dst = (char *)args.dst + byte_off;
-
-    for (size_t base = threadIdx.x; base < npacks; base += step) {
-        Pack acc[ACCEL_CUDA_ONESHOT_UNROLL];
-
-#pragma unroll
-        for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
-            const size_t i = base + (size_t)u * blockDim.x;
-            if (i < npacks) {
-                acc[u].load_cg(args.areas[0] + in_off, i);
-            }
-        }
-        for (int p = 1; p < args.nranks; ++p) {
-            const char *in = args.areas[p] + in_off;
-            Pack x[ACCEL_CUDA_ONESHOT_UNROLL];
-
-#pragma unroll
-            for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
-                const size_t i = base + (size_t)u * blockDim.x;
-                if (i < npacks) {
-                    x[u].load_cg(in, i);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
-                if (base + (size_t)u * blockDim.x < npacks) {
-#pragma unroll
-                    for (int e = 0; e < Pack::n; ++e) {
-                        acc[u].e[e] = Op::apply(acc[u].e[e], x[u].e[e]);
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
-            const size_t i = base + (size_t)u * blockDim.x;
-            if (i < npacks) {
-                acc[u].store(dst, i);
-            }
-        }
-    }
-}
-
-/* Element i alone (head and tail of the vector path). */
-template <typename Op>
-__device__ __forceinline__ void
-accel_cuda_oneshot_fold_element(const accel_cuda_oneshot_args_t &args, size_t half_off, size_t i) {
-    typedef typename Op::type T;
-    T acc = accel_cuda_ldcg((const T *)(const void *)(args.areas[0] + half_off) + i);
-
-    for (int p = 1; p < args.nranks; ++p) {
-        acc = Op::apply(acc,
-                        accel_cuda_ldcg((const T *)(const void *)(args.areas[p] + half_off) + i));
-    }
-    ((T *)args.dst)[i] = acc;
-}
+/* The one-shot fold's inputs: every rank's half of the call, half_off bytes into its area,
+ * read through L2 (the peers' GPUs wrote them). */
+struct accel_cuda_oneshot_inputs {
+    static constexpr bool through_l2 = true;
+    const accel_cuda_oneshot_args_t &args;
+    size_t half_off;
+    __device__ __forceinline__ const char *base(int k) const { return args.areas[k] + half_off; }
+};
 
 /*
  * Lane blockIdx.x of this rank's part of a one-shot allreduce (accel.h): copy the lane's slice
@@ -445,8 +426,14 @@ __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
                             (const char *)args.src + lo * sizeof(T), n * sizeof(T));
     accel_cuda_oneshot_publish(args, l, c);
 
+    /* the block's own units of the slice: the fold is the lane's alone */
+    const size_t first = threadIdx.x, step = (size_t)blockDim.x * ACCEL_CUDA_REDUCE_UNROLL;
+
     if (!args.vector || (misalign % sizeof(T) != 0)) {
-        accel_cuda_oneshot_fold<Op, accel_cuda_pack1<T>>(args, half_off, lo * sizeof(T), n);
+        accel_cuda_fold<Op, accel_cuda_pack1<T>>(
+            (char *)args.dst + lo * sizeof(T),
+            accel_cuda_oneshot_inputs{args, half_off + lo * sizeof(T)}, args.nranks, n, first,
+            step);
     } else {
         const size_t to_boundary = ((16 - misalign) & 15) / sizeof(T);
         const size_t head = (to_boundary < n) ? to_boundary : n;
@@ -455,12 +442,17 @@ __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
 
         /* head and tail are under 16 elements: one thread each */
         if (threadIdx.x < head) {
-            accel_cuda_oneshot_fold_element<Op>(args, half_off, lo + threadIdx.x);
+            accel_cuda_fold_element<Op>(args.dst, accel_cuda_oneshot_inputs{args, half_off},
+                                        args.nranks, lo + threadIdx.x);
         }
         if (tail + threadIdx.x < n) {
-            accel_cuda_oneshot_fold_element<Op>(args, half_off, lo + tail + threadIdx.x);
+            accel_cuda_fold_element<Op>(args.dst, accel_cuda_oneshot_inputs{args, half_off},
+                                        args.nranks, lo + tail + threadIdx.x);
         }
-        accel_cuda_oneshot_fold<Op, vec_t>(args, half_off, (lo + head) * sizeof(T), nvec);
+        accel_cuda_fold<Op, vec_t>(
+            (char *)args.dst + (lo + head) * sizeof(T),
+            accel_cuda_oneshot_inputs{args, half_off + (lo + head) * sizeof(T)}, args.nranks, nvec,
+            first, step);
     }
     accel_cuda_oneshot_leave(args, l, c);
 }
