@@ -84,7 +84,9 @@ static bool coll_gpu_stream_peers_done(const coll_gpu_stream_ctx_t *ctx, uint32_
     int n = ctx->plan.nranks, me = ctx->plan.rank;
     char *mine = (char *)head;
 
-    if (ACCEL_OK != accel->memcpy(head, ctx->plan.areas[me], accel_oneshot_head_bytes(n))) {
+    /* the flags and counters, not the head's padding */
+    if (ACCEL_OK != accel->memcpy(head, ctx->plan.areas[me],
+                                  (2 * (size_t)n + 1) * ACCEL_ONESHOT_LANES * sizeof(uint32_t))) {
         return true; /* nothing better to do than to go on */
     }
     for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
@@ -105,7 +107,8 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = (NULL != ctx->module) ? ctx->module->team : NULL;
     struct timespec pause = {0, 10000};
-    uint32_t *head;
+    /* a copy of this rank's flags (the most ranks' worth: no allocation to fail here) */
+    uint32_t head[(2 * ACCEL_ONESHOT_MAX_RANKS + 1) * ACCEL_ONESHOT_LANES];
 
     if (NULL != ctx->gates) {
         /* the stream passed every release, so the thread is done with every call */
@@ -115,11 +118,9 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     if ((NULL != ctx->mem) && (NULL != team)) {
         /* this rank's stream is done with the peers' areas; then theirs with this one */
         (void)accel->stream_synchronize(ctx->stream);
-        head = malloc(accel_oneshot_head_bytes(ctx->plan.nranks));
-        while ((NULL != head) && !coll_gpu_stream_peers_done(ctx, head)) {
+        while (!coll_gpu_stream_peers_done(ctx, head)) {
             nanosleep(&pause, NULL);
         }
-        free(head);
         cgt_free(team->cgt, ctx->mem);
     }
     free(ctx->peer_reported);
