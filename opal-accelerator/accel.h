@@ -166,8 +166,13 @@ typedef struct {
  *     the bits of reduce() over the same inputs)
  *   write theirs.done[l][me] = c, every peer
  *
- * No rank overwrites a half a peer still reads: a peer's ready of call c - 1, which this rank
- * waited for before it started call c, comes after its reads of call c - 2 (the same parity).
+ * Every call advances every lane's counter and writes every lane's flags, those of the lanes it
+ * does not use too (with the lanes it does), so that all the counters hold the call's number:
+ * consecutive calls use different halves however their sizes cut them into lanes.  So no rank
+ * overwrites a half a peer still reads: a peer's ready of call c - 1, which this rank waited for
+ * before it started call c, comes after that peer's whole call c - 2 (the same parity); with a
+ * counter per lane that advanced only with the lane's use, a call's lane could share the parity
+ * of another lane of the call before, and cover its slice (test_accel_oneshot's mixed lanes).
  * The done flags are for the end: once mine.done[l][p] reaches counter[l] for every lane and
  * peer, no peer touches this rank's area any more (it may be freed).
  *

@@ -1145,36 +1145,55 @@ static void accel_emu_event_reach(accel_event_h event, uint64_t gen, bool failed
     pthread_mutex_unlock(&event->lock);
 }
 
-/* Lane after lane, each the protocol of accel.h on the lane's flags (every rank goes through the
- * lanes in the same order, so one worker per rank is enough); src NULL: the flags only (a call
- * that failed: the peers go on, the data is left alone). */
+/* Stores c into flag l of every peer's area (ready or done: accel_oneshot_ready/_done). */
+static void accel_emu_oneshot_tell(const accel_oneshot_t *plan, int l,
+                                   uint32_t *(*flag)(char *, int, int, int), uint32_t c) {
+    atomic_thread_fence(memory_order_seq_cst);
+    for (int p = 0; p < plan->nranks; ++p) {
+        if (p != plan->rank) {
+            atomic_store_explicit(
+                (_Atomic uint32_t *)flag(plan->areas[p], plan->nranks, l, plan->rank), c,
+                memory_order_release);
+        }
+    }
+}
+
+/* The protocol of accel.h, as one interleaving of the CUDA kernel's blocks that leaves them
+ * the most room: every lane's copy and ready first, then lane after lane its waits, fold and
+ * done (every rank goes through the lanes in the same order, so one worker per rank is
+ * enough).  The lanes the call does not use get their counter and flags from it too.  src
+ * NULL: the flags only (a call that failed: the peers go on, the data is left alone). */
 static bool accel_emu_oneshot_run(const accel_oneshot_t *plan, const char *src, char *dst,
                                   size_t count, accel_dtype_t dtype, accel_op_t op) {
     const int n = plan->nranks, me = plan->rank;
     const size_t size = accel_dtype_size(dtype);
     const int lanes = accel_oneshot_lanes(count * size);
     char *mine = plan->areas[me];
+    uint32_t c = 0;
     bool ok = true;
 
-    for (int l = 0; l < lanes; ++l) {
+    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
         _Atomic uint32_t *counter = (_Atomic uint32_t *)accel_oneshot_counter(mine, n, l);
-        uint32_t c = atomic_load_explicit(counter, memory_order_relaxed) + 1;
         size_t lo, hi;
 
+        c = atomic_load_explicit(counter, memory_order_relaxed) + 1; /* the same in every lane */
         atomic_store_explicit(counter, c, memory_order_relaxed);
+        if (l >= lanes) {
+            accel_emu_oneshot_tell(plan, l, accel_oneshot_ready, c);
+            accel_emu_oneshot_tell(plan, l, accel_oneshot_done, c);
+            continue;
+        }
         accel_oneshot_slice(count, lanes, l, &lo, &hi);
         if (src != NULL) {
             memmove(accel_oneshot_half(mine, n, plan->half, c) + lo * size, src + lo * size,
                     (hi - lo) * size);
         }
-        atomic_thread_fence(memory_order_seq_cst);
-        for (int p = 0; p < n; ++p) {
-            if (p != me) {
-                atomic_store_explicit(
-                    (_Atomic uint32_t *)accel_oneshot_ready(plan->areas[p], n, l, me), c,
-                    memory_order_release);
-            }
-        }
+        accel_emu_oneshot_tell(plan, l, accel_oneshot_ready, c);
+    }
+    for (int l = 0; l < lanes; ++l) {
+        size_t lo, hi;
+
+        accel_oneshot_slice(count, lanes, l, &lo, &hi);
         for (int p = 0; p < n; ++p) {
             if (p != me) {
                 accel_emu_wait_value((_Atomic uint32_t *)accel_oneshot_ready(mine, n, l, p), c,
@@ -1195,14 +1214,7 @@ static bool accel_emu_oneshot_run(const accel_oneshot_t *plan, const char *src, 
             }
             ok = (accel_reduce_cpu(dst + lo * size, srcs, k, hi - lo, dtype, op) == ACCEL_OK) && ok;
         }
-        atomic_thread_fence(memory_order_seq_cst);
-        for (int p = 0; p < n; ++p) {
-            if (p != me) {
-                atomic_store_explicit(
-                    (_Atomic uint32_t *)accel_oneshot_done(plan->areas[p], n, l, me), c,
-                    memory_order_release);
-            }
-        }
+        accel_emu_oneshot_tell(plan, l, accel_oneshot_done, c);
     }
     return ok;
 }

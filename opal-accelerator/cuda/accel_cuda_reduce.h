@@ -285,22 +285,43 @@ accel_cuda_oneshot_is_peer(const accel_cuda_oneshot_args_t &args) {
 
 /*
  * Start lane l of a call: its number c (counter[l], in device memory so that graph replays
- * count too), the same in every thread.  No wait for the peers' done of call c - 2: their
- * ready of call c - 1, which this rank waited for, came after it (accel.h).
+ * count too), the same in every thread and every lane: every call advances every lane's
+ * counter (lane 0 those of the lanes the call does not use, which have no block), so that
+ * consecutive calls use different halves however they cut them.  No wait for the peers' done
+ * of call c - 2: their ready of call c - 1, which this rank waited for, came after it
+ * (accel.h).
  */
 static __device__ __forceinline__ uint32_t
 accel_cuda_oneshot_enter(const accel_cuda_oneshot_args_t &args, int l) {
     __shared__ uint32_t call;
 
     if (threadIdx.x == 0) {
-        /* only this rank's kernels, in stream order, touch it: plain accesses */
+        /* only this rank's kernels, in stream order, touch them: plain accesses */
         uint32_t *counter = accel_cuda_oneshot_counter(args, args.areas[args.rank], l);
 
         call = *counter + 1;
         *counter = call;
+        for (int unused = (int)gridDim.x; (l == 0) && (unused < ACCEL_ONESHOT_LANES); ++unused) {
+            *accel_cuda_oneshot_counter(args, args.areas[args.rank], unused) = call;
+        }
     }
     __syncthreads();
     return call;
+}
+
+/* Lane 0's peer threads: the flags (ready or done) of the lanes the call does not use, so that
+ * every flag keeps up with the calls (the end's wait reads every lane's done). */
+static __device__ __forceinline__ void
+accel_cuda_oneshot_tell_unused(const accel_cuda_oneshot_args_t &args, int l, uint32_t c,
+                               size_t word_offset) {
+    if ((l == 0) && accel_cuda_oneshot_is_peer(args)) {
+        for (int unused = (int)gridDim.x; unused < ACCEL_ONESHOT_LANES; ++unused) {
+            accel_cuda_st_release_sys(
+                accel_cuda_oneshot_ready(args, args.areas[threadIdx.x], unused, args.rank) +
+                    word_offset,
+                c);
+        }
+    }
 }
 
 /*
@@ -316,6 +337,11 @@ accel_cuda_oneshot_publish(const accel_cuda_oneshot_args_t &args, int l, uint32_
 
         __threadfence_system();
         accel_cuda_st_release_sys(accel_cuda_oneshot_ready(args, args.areas[p], l, args.rank), c);
+    }
+    accel_cuda_oneshot_tell_unused(args, l, c, 0);
+    if (accel_cuda_oneshot_is_peer(args)) {
+        const int p = (int)threadIdx.x;
+
         accel_cuda_oneshot_wait(accel_cuda_oneshot_ready(args, args.areas[args.rank], l, p), c);
     }
     /* every peer's acquire, then the barrier: the fold reads their halves after */
@@ -331,6 +357,7 @@ accel_cuda_oneshot_leave(const accel_cuda_oneshot_args_t &args, int l, uint32_t 
         accel_cuda_st_release_sys(
             accel_cuda_oneshot_done(args, args.areas[threadIdx.x], l, args.rank), c);
     }
+    accel_cuda_oneshot_tell_unused(args, l, c, args.done_words);
 }
 
 /* bytes bytes from src to dst by the block's threads, as words of W (dst and src lie at the

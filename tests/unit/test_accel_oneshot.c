@@ -328,6 +328,39 @@ static void test_burst(void) {
     node_destroy(&node);
 }
 
+/* Calls of 2, 16 and 3 lanes in turn, back to back: their slices cut the halves at different
+ * places, so lane 1 of one call writes where lane 2 of the call before read; every lane's call
+ * number must be the call's (all lanes counted at every call), or a rank ahead overwrites a half
+ * a rank behind still reads. */
+static void test_lanes_mixed(void) {
+    enum { NCALLS = 30 };
+    static const size_t counts[] = {10000, 65536, 15000}; /* int32: 2, 16 and 3 lanes */
+    call_t calls[NCALLS];
+    node_t node;
+    bool ok;
+
+    ok = CHECK(node_create(&node, 3), "mixed lanes: 3 ranks");
+    for (int c = 0; ok && (c < NCALLS); ++c) {
+        ok = call_init(&calls[c], &node, T_INT32_SUM, 300 + c, counts[c % 3], false, false);
+    }
+    for (int r = 0; ok && (r < node.nranks); ++r) {
+        for (int c = 0; ok && (c < NCALLS); ++c) {
+            ok = (call_queue(&calls[c], &node, r) == ACCEL_OK);
+        }
+    }
+    ok = node_synchronize(&node) && ok;
+    for (int c = 0; ok && (c < NCALLS); ++c) {
+        size_t bad = 0;
+        int bad_rank = -1;
+
+        CHECK(call_right(&calls[c], node.nranks, &bad, &bad_rank),
+              "mixed lanes: call %d of %d, %d lanes: element %zu on rank %d", c + 1, NCALLS,
+              accel_oneshot_lanes(calls[c].count * 4), bad, bad_rank);
+        call_free(&calls[c], node.nranks);
+    }
+    node_destroy(&node);
+}
+
 static void test_no_data(void) {
     call_t failed, next;
     node_t node;
@@ -410,6 +443,7 @@ int main(int argc, char **argv) {
     }
     test_shapes();
     test_burst();
+    test_lanes_mixed();
     test_no_data();
     test_errors();
     accel_finalize();
