@@ -1625,6 +1625,16 @@ static accel_status_t accel_emu_stream_create(accel_stream_h *stream_p) {
     return ACCEL_OK;
 }
 
+/* Operations recorded by a capture (a graph's, or a capture never ended). */
+static void accel_emu_ops_free(accel_emu_op_t *head) {
+    while (head != NULL) {
+        accel_emu_op_t *op = head;
+
+        head = op->next;
+        free(op);
+    }
+}
+
 static accel_status_t accel_emu_stream_destroy(accel_stream_h stream) {
     accel_emu_header_t *hdr = accel_emu_state();
 
@@ -1639,6 +1649,7 @@ static accel_status_t accel_emu_stream_destroy(accel_stream_h stream) {
         pthread_cond_destroy(&stream->work_cond);
         pthread_cond_destroy(&stream->done_cond);
     }
+    accel_emu_ops_free(stream->captured_head); /* a capture never ended */
     free(stream);
     accel_emu_count(hdr, &hdr->live_streams, -1);
     return ACCEL_OK;
@@ -1878,15 +1889,6 @@ static accel_status_t accel_emu_stream_is_capturing(accel_stream_h stream, bool 
 struct accel_graph {
     accel_emu_op_t *head;
 };
-
-static void accel_emu_ops_free(accel_emu_op_t *head) {
-    while (head != NULL) {
-        accel_emu_op_t *op = head;
-
-        head = op->next;
-        free(op);
-    }
-}
 
 static accel_status_t accel_emu_stream_begin_capture(accel_stream_h stream) {
     accel_stream_h s = accel_emu_stream_get(stream);
