@@ -63,9 +63,11 @@ for flag in -Wall -Wextra; do
     COLL_GPU_CHECK_CC_FLAG([$flag], [COLL_GPU_CFLAGS="$COLL_GPU_CFLAGS $flag"])
 done
 COLL_GPU_NVCC_HOST_FLAGS="$COLL_GPU_NVCC_HOST_FLAGS $COLL_GPU_CFLAGS"
+# -Werror reaches nvcc's host compiler (config/nvcc_wrap.sh); -Werror=all-warnings is nvcc's own,
+# for the device code's warnings (an unused variable, say).
 AS_IF([test "x$enable_werror" = xyes],
       [COLL_GPU_CFLAGS="$COLL_GPU_CFLAGS -Werror"
-       COLL_GPU_NVCC_HOST_FLAGS="$COLL_GPU_NVCC_HOST_FLAGS -Werror"])
+       COLL_GPU_NVCC_HOST_FLAGS="$COLL_GPU_NVCC_HOST_FLAGS -Werror -Werror=all-warnings"])
 
 COLL_GPU_CHECK_CC_FLAG([-fvisibility=hidden],
     [COLL_GPU_VISIBILITY=-fvisibility=hidden],
