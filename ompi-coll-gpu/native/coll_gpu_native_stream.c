@@ -242,6 +242,9 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     ctx->plan.nranks = size;
     ctx->plan.rank = team->rank;
     ctx->plan.half = native->half;
+    if (1 == size) { /* a call is a copy (coll_gpu_stream_enqueue): no area, no peers */
+        return true;
+    }
     ctx->peer_reported = calloc((size_t)size, sizeof(*ctx->peer_reported));
     head = accel_oneshot_head_bytes(size);
     zeros = calloc(1, head);
