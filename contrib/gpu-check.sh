@@ -174,6 +174,10 @@ done
 for np in 2 4; do
     mpirun_step "stream-ordered allreduce, $np ranks, cuda" 120 "$np" "$build/tests/mpi/test_stream" --device=cuda
 done
+# across 2 emulated nodes: each call a host function (cuLaunchHostFunc) posting it to the
+# communicator's thread and a wait on a pinned flag, captured into a CUDA graph too
+mpirun_step "stream-ordered allreduce, 4 ranks as 2 nodes, cuda" 120 4 \
+    --mca coll_gpu_ranks_per_node 2 "$build/tests/mpi/test_stream" --device=cuda --calls=12
 # across 2 emulated nodes of 2: UCX between the nodes, CUDA IPC inside
 for alg in auto ring; do
     mpirun_step "native allreduce, 4 ranks as 2 nodes, cuda, $alg" 120 4 \

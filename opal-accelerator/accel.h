@@ -288,6 +288,11 @@ typedef struct accel_ops {
     accel_status_t (*stream_wait_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value,
                                           accel_wait_value_t flags);
     accel_status_t (*stream_write_value32)(accel_stream_h stream, uint32_t *addr, uint32_t value);
+    /* fn(arg) runs on a host thread of the backend's once the work queued before it completed;
+     * the work queued after it waits until fn returned (cuLaunchHostFunc).  fn must not call
+     * the accelerator, nor wait for work not queued before it.  Captured into a graph, fn runs
+     * at each launch: arg must stay valid for as long as the graph may be launched. */
+    accel_status_t (*stream_host_func)(accel_stream_h stream, void (*fn)(void *arg), void *arg);
     /* Whether work queued on stream now would be captured into a graph (cuStreamIsCapturing:
      * recorded to be launched later, not run) rather than run: *capturing_p.  NULL in a backend
      * without graphs. */

@@ -962,6 +962,7 @@ typedef enum {
     ACCEL_EMU_OP_WAIT_VALUE,
     ACCEL_EMU_OP_WRITE_VALUE,
     ACCEL_EMU_OP_ONESHOT,
+    ACCEL_EMU_OP_HOST_FUNC,
 } accel_emu_op_kind_t;
 
 /* One queued operation; pointers are the backend's views (resolved at the call). */
@@ -1001,6 +1002,10 @@ typedef struct accel_emu_op {
             accel_dtype_t dtype;
             accel_op_t op;
         } oneshot;
+        struct {
+            void (*fn)(void *arg);
+            void *arg;
+        } host;
     } u;
 } accel_emu_op_t;
 
@@ -1287,6 +1292,12 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
                                      op->u.oneshot.dst, op->u.oneshot.count, op->u.oneshot.dtype,
                                      op->u.oneshot.op) &&
                !failed;
+    case ACCEL_EMU_OP_HOST_FUNC:
+        /* what the stream wrote before is visible to fn, what fn writes to the work after */
+        atomic_thread_fence(memory_order_seq_cst);
+        op->u.host.fn(op->u.host.arg);
+        atomic_thread_fence(memory_order_seq_cst);
+        return true;
     }
     return true;
 }
@@ -1869,6 +1880,33 @@ static accel_status_t accel_emu_stream_write_value32(accel_stream_h stream, uint
     if (status != ACCEL_OK) {
         return status;
     }
+    return accel_emu_submit(call, s, &op);
+}
+
+static accel_status_t accel_emu_stream_host_func(accel_stream_h stream, void (*fn)(void *arg),
+                                                 void *arg) {
+    const char *call = "emuLaunchHostFunc";
+    accel_emu_header_t *hdr = accel_emu_state();
+    accel_stream_h s = accel_emu_stream_get(stream);
+    accel_emu_op_t op;
+    bool hit;
+
+    if ((s == NULL) || (hdr == NULL)) {
+        return accel_emu_invalid_handle(call);
+    }
+    if (fn == NULL) {
+        return accel_emu_invalid(call);
+    }
+    pthread_mutex_lock(&hdr->lock);
+    hit = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_HOST_FUNC);
+    pthread_mutex_unlock(&hdr->lock);
+    if (hit) {
+        return accel_emu_injected(call);
+    }
+    memset(&op, 0, sizeof(op));
+    op.kind = ACCEL_EMU_OP_HOST_FUNC;
+    op.u.host.fn = fn;
+    op.u.host.arg = arg;
     return accel_emu_submit(call, s, &op);
 }
 
@@ -2524,6 +2562,7 @@ static const accel_ops_t accel_emu_ops = {
     .stream_wait_event = accel_emu_stream_wait_event,
     .stream_wait_value32 = accel_emu_stream_wait_value32,
     .stream_write_value32 = accel_emu_stream_write_value32,
+    .stream_host_func = accel_emu_stream_host_func,
     .stream_is_capturing = accel_emu_stream_is_capturing,
     .stream_begin_capture = accel_emu_stream_begin_capture,
     .stream_end_capture = accel_emu_stream_end_capture,

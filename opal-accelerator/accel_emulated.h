@@ -46,6 +46,7 @@ typedef enum {
     ACCEL_EMULATED_FAULT_EXEC,          /* a queued copy or reduce, while it runs: reported by
                                          * the stream's next synchronize, or the synchronize /
                                          * query of an event recorded after it */
+    ACCEL_EMULATED_FAULT_HOST_FUNC,     /* stream_host_func (the call queuing it) */
     ACCEL_EMULATED_FAULT_KINDS
 } accel_emulated_fault_t;
 

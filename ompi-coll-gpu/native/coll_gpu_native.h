@@ -669,15 +669,24 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
                                                    const coll_gpu_native_call_t *call,
                                                    const struct coll_gpu_sig_buf *send,
                                                    const struct coll_gpu_sig_buf *recv);
-/* A stream-ordered call (coll_gpu_native_stream.c) queued on the thread: it starts once
- * *gate reaches gate_value (written by the application's stream: its inputs are there), then
- * stores release_value in *release (which that stream waits for), and in *failed first when
- * the call failed (its outcome, the same on every rank); the thread frees the job.  Both flags
- * are 32-bit sequence numbers in memory the host and the device reach. */
-coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
-    mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-    const coll_gpu_native_call_t *call, const volatile uint32_t *gate, uint32_t gate_value,
-    volatile uint32_t *release, uint32_t release_value, uint32_t *failed);
+/* Starts the module's thread now (a stream communicator's setup: its calls are posted where
+ * no thread may be started); false when it cannot be started. */
+bool coll_gpu_native_async_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
+/* A stream-ordered call across nodes (coll_gpu_native_stream.c), made at the enqueue and
+ * posted by coll_gpu_native_async_stream_post each time the application's stream reaches it:
+ * the thread runs it, then stores 1 in *release (the flag that stream waits for, in memory the
+ * host and the device reach), and first the number it was posted with in *failed when the call
+ * failed (its outcome, the same on every rank).  The thread frees a job posted once; a
+ * reusable one (captured into a graph: posted at every launch) is the caller's to free
+ * (coll_gpu_native_async_free) once no launch can post it.  NULL when no memory. */
+coll_gpu_async_job_t *coll_gpu_native_async_stream_job(mca_coll_gpu_module_t *module,
+                                                       struct ompi_communicator_t *comm,
+                                                       const coll_gpu_native_call_t *call,
+                                                       volatile uint32_t *release, uint32_t *failed,
+                                                       bool reusable);
+/* Queues a stream job on its module's thread (started: coll_gpu_native_async_start).  Safe in
+ * the accelerator's host functions: no allocation, no MPI, no accelerator call. */
+void coll_gpu_native_async_stream_post(coll_gpu_async_job_t *job, uint32_t number);
 /* Whether the thread finished the job (its result in *rc_p); frees a finished job. */
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p);
 void coll_gpu_native_async_free(coll_gpu_async_job_t *job);

@@ -43,11 +43,14 @@ struct coll_gpu_async_job {
     struct ompi_communicator_t *comm;
     int rc;
     int done; /* set by the thread, with release order, once rc and the buffers are final */
-    /* a stream-ordered call (submit_gated): its start and end flags; the thread frees it */
-    const volatile uint32_t *gate;
+    /* a stream-ordered call (stream_job): the flag its stream waits for, where its number goes
+     * when it failed (on every rank alike), the call as made (each post runs a copy) */
     volatile uint32_t *release;
-    uint32_t gate_value, release_value;
-    uint32_t *failed; /* where the call's number goes when it failed (on every rank alike) */
+    uint32_t *failed;
+    uint32_t number;
+    bool reusable;
+    coll_gpu_native_call_t made;
+    mca_coll_gpu_module_t *module;
     struct coll_gpu_async_job *next;
 };
 
@@ -135,19 +138,6 @@ static void *coll_gpu_async_main(void *arg) {
         }
         pthread_mutex_unlock(&async->lock);
 
-        if (NULL != job->gate) {
-            /* the application's stream reached the call: its inputs are there */
-            for (unsigned spins = 0;
-                 (int32_t)(__atomic_load_n(job->gate, __ATOMIC_ACQUIRE) - job->gate_value) < 0;
-                 ++spins) {
-                if (spins < 1000) {
-                    sched_yield();
-                } else {
-                    struct timespec nap = {0, 20000};
-                    nanosleep(&nap, NULL);
-                }
-            }
-        }
         job->rc = coll_gpu_native_run_now(job->comm, &job->call);
         if (job->has_recv) {
             coll_gpu_sig_buf_fini(&job->call, &job->recv);
@@ -159,12 +149,17 @@ static void *coll_gpu_async_main(void *arg) {
         job->call.posted_blocks = NULL;
         if (NULL != job->release) {
             /* nobody waits for the job but the stream: an error was shown where it happened,
-             * and the application's next stream call reports it */
+             * and the application's next stream call reports it.  The release is the last
+             * touch of a reusable job: the stream may post it again at once. */
+            volatile uint32_t *release = job->release;
+
             if (OMPI_SUCCESS != job->rc) {
-                __atomic_store_n(job->failed, job->release_value, __ATOMIC_RELEASE);
+                __atomic_store_n(job->failed, job->number, __ATOMIC_RELEASE);
             }
-            __atomic_store_n(job->release, job->release_value, __ATOMIC_RELEASE);
-            free(job);
+            if (!job->reusable) {
+                free(job);
+            }
+            __atomic_store_n(release, 1, __ATOMIC_RELEASE);
             __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
             continue;
         }
@@ -176,6 +171,7 @@ static void *coll_gpu_async_main(void *arg) {
 /* Queues job (set up but for the thread's fields) on the module's thread, started with the
  * first; false when no thread could be started. */
 static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job);
+static void coll_gpu_async_push(coll_gpu_async_t *async, coll_gpu_async_job_t *job);
 
 coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module,
                                                    struct ompi_communicator_t *comm,
@@ -206,54 +202,62 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     return job;
 }
 
-coll_gpu_async_job_t *coll_gpu_native_async_submit_gated(
-    mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-    const coll_gpu_native_call_t *call, const volatile uint32_t *gate, uint32_t gate_value,
-    volatile uint32_t *release, uint32_t release_value, uint32_t *failed) {
+coll_gpu_async_job_t *coll_gpu_native_async_stream_job(mca_coll_gpu_module_t *module,
+                                                       struct ompi_communicator_t *comm,
+                                                       const coll_gpu_native_call_t *call,
+                                                       volatile uint32_t *release, uint32_t *failed,
+                                                       bool reusable) {
     coll_gpu_async_job_t *job = calloc(1, sizeof(*job));
 
     if (NULL == job) {
         return NULL;
     }
-    job->call = *call;
-    job->call.unpack = NULL;
+    job->made = *call;
+    job->made.unpack = NULL;
     job->comm = comm;
-    job->gate = gate;
-    job->gate_value = gate_value;
+    job->module = module;
     job->release = release;
-    job->release_value = release_value;
     job->failed = failed;
-    if (!coll_gpu_async_enqueue(module, job)) {
-        free(job);
-        return NULL;
-    }
+    job->reusable = reusable;
     return job;
 }
 
-static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job) {
+void coll_gpu_native_async_stream_post(coll_gpu_async_job_t *job, uint32_t number) {
+    job->call = job->made;
+    job->number = number;
+    job->next = NULL;
+    *job->release = 0; /* the stream waits for this post's release */
+    coll_gpu_async_push(job->module->async, job);
+}
+
+bool coll_gpu_native_async_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
     coll_gpu_async_t *async = module->async;
 
-    if (NULL == async) {
-        async = calloc(1, sizeof(*async));
-        if (NULL == async) {
-            return false;
-        }
-        pthread_mutex_init(&async->lock, NULL);
-        pthread_cond_init(&async->cond, NULL);
-        async->spin_ns = coll_gpu_async_spin_ns();
-        COLL_GPU_VERBOSE(1,
-                         "%s: the communicator's thread for native nonblocking calls, polling "
-                         "%llu us for the next call before it sleeps",
-                         job->comm->c_name, (unsigned long long)(async->spin_ns / 1000u));
-        if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
-            pthread_mutex_destroy(&async->lock);
-            pthread_cond_destroy(&async->cond);
-            free(async);
-            return false;
-        }
-        module->async = async;
+    if (NULL != async) {
+        return true;
     }
+    async = calloc(1, sizeof(*async));
+    if (NULL == async) {
+        return false;
+    }
+    pthread_mutex_init(&async->lock, NULL);
+    pthread_cond_init(&async->cond, NULL);
+    async->spin_ns = coll_gpu_async_spin_ns();
+    COLL_GPU_VERBOSE(1,
+                     "%s: the communicator's thread for native nonblocking calls, polling "
+                     "%llu us for the next call before it sleeps",
+                     comm->c_name, (unsigned long long)(async->spin_ns / 1000u));
+    if (0 != pthread_create(&async->thread, NULL, coll_gpu_async_main, async)) {
+        pthread_mutex_destroy(&async->lock);
+        pthread_cond_destroy(&async->cond);
+        free(async);
+        return false;
+    }
+    module->async = async;
+    return true;
+}
 
+static void coll_gpu_async_push(coll_gpu_async_t *async, coll_gpu_async_job_t *job) {
     pthread_mutex_lock(&async->lock);
     if (NULL == async->tail) {
         __atomic_store_n(&async->head, job, __ATOMIC_RELEASE); /* the job, to a polling thread */
@@ -264,6 +268,13 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
     ++async->posted;
     pthread_cond_signal(&async->cond);
     pthread_mutex_unlock(&async->lock);
+}
+
+static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job) {
+    if (!coll_gpu_native_async_start(module, job->comm)) {
+        return false;
+    }
+    coll_gpu_async_push(module->async, job);
     return true;
 }
 

@@ -23,11 +23,17 @@
  * runs MPI_Allreduce (the host then waits: a fallback, said at verbose 10); a stream being
  * captured cannot be synchronized, so such a call returns an error there, nothing queued.
  *
- * Across nodes the stream cannot do the network steps: the call goes to the communicator's
- * thread (the native nonblocking calls' one, coll_gpu_native_async.c), gated by two flags in
- * pinned host memory: the stream writes gate[0] = c once the call's inputs are there and waits
- * for gate[1] >= c; the thread waits for gate[0] >= c, runs the native allreduce (its UCX steps
- * and device copies), and stores gate[1] = c.  The host returns at once there too.
+ * Across nodes the stream cannot do the network steps: the call goes to a communicator's
+ * thread (the native nonblocking calls' one, coll_gpu_native_async.c) when the stream reaches
+ * it, and the stream waits for the thread's release.  Each call is two pieces of stream work:
+ * a host function (accel stream_host_func) that posts the call to the thread, and a wait for a
+ * flag in pinned host memory that the host function clears and the thread sets once the call
+ * is done.  Neither carries a call number, so the same work captured into a graph is posted
+ * again at every launch: a call across nodes may be captured too (the host functions count
+ * the calls).  The thread is that of a communicator of its own, a duplicate made at
+ * MPIX_Stream_comm_create: the calls start in the stream's order, not the host's, so they must
+ * not share a sequence of collectives with what the host calls on the stream communicator.
+ * The host returns at once there too.
  *
  * Errors of the queued work surface where the stream's do (its synchronize); a call that could
  * not be queued is replaced by one without data (flags and counter only: accel.h), so that the
@@ -59,10 +65,15 @@ typedef struct {
     accel_stream_h stream;         /* the application's */
     mca_coll_gpu_module_t *module; /* NULL: the component does not run this comm's allreduce */
     bool unavailable;              /* the setup (collective) failed somewhere */
-    /* across nodes: the communicator's thread runs the calls, between two flags in pinned host
-     * memory: [0] written by the stream (the inputs are there), [1] by the thread (done) */
+    /* across nodes: the calls run on the thread of net_comm (a duplicate of the stream
+     * communicator), posted by host functions on the stream, which then waits for *release
+     * (pinned host memory: cleared by the post, set by the thread) */
     bool threaded;
-    uint32_t *gates;
+    MPI_Comm net_comm;
+    mca_coll_gpu_module_t *net_module;
+    uint32_t *release;
+    uint32_t posts; /* calls posted so far (host functions of the stream only) */
+    struct coll_gpu_stream_post *recorded; /* the posts captured into graphs */
     cgt_mem_t *mem;       /* per rank: the one-shot area (accel.h), then the staging area */
     accel_oneshot_t plan; /* every rank's area, as mapped here */
     char *stage;          /* this rank's staging area (plan.half bytes) */
@@ -74,6 +85,16 @@ typedef struct {
     uint32_t thread_failed, thread_reported;
     uint64_t *peer_reported;
 } coll_gpu_stream_ctx_t;
+
+/* What a host function on the stream posts (across nodes): a call made once, or captured into
+ * a graph and posted at every launch (then kept on the communicator's list until it is freed:
+ * a graph must not be launched after its communicator is freed). */
+typedef struct coll_gpu_stream_post {
+    coll_gpu_stream_ctx_t *ctx;
+    coll_gpu_async_job_t *job;
+    bool recorded;
+    struct coll_gpu_stream_post *next;
+} coll_gpu_stream_post_t;
 
 static int coll_gpu_stream_keyval = MPI_KEYVAL_INVALID;
 
@@ -110,10 +131,20 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     /* a copy of this rank's flags (the most ranks' worth: no allocation to fail here) */
     uint32_t head[(2 * ACCEL_ONESHOT_MAX_RANKS + 1) * ACCEL_ONESHOT_LANES];
 
-    if (NULL != ctx->gates) {
+    if (ctx->threaded) {
         /* the stream passed every release, so the thread is done with every call */
         (void)accel->stream_synchronize(ctx->stream);
-        (void)accel->mem_free(ctx->gates);
+        while (NULL != ctx->recorded) {
+            coll_gpu_stream_post_t *post = ctx->recorded;
+
+            ctx->recorded = post->next;
+            coll_gpu_native_async_free(post->job);
+            free(post);
+        }
+        (void)MPI_Comm_free(&ctx->net_comm); /* collective, as the stream communicator's free */
+    }
+    if (NULL != ctx->release) {
+        (void)accel->mem_free(ctx->release);
     }
     if ((NULL != ctx->mem) && (NULL != team)) {
         /* this rank's stream is done with the peers' areas; then theirs with this one */
@@ -135,57 +166,109 @@ static int coll_gpu_stream_delete_attr(MPI_Comm comm, int keyval, void *value, v
     return MPI_SUCCESS;
 }
 
-/* Across nodes (collective): the gate flags, and stream memory operations on pinned host
- * memory; false when some rank has not got them. */
+/* Across nodes (collective): the duplicate whose thread runs the calls, its native context,
+ * the release flag, and host functions and waits on pinned host memory; false when some rank
+ * has not got them. */
 static bool coll_gpu_stream_setup_threaded(coll_gpu_stream_ctx_t *ctx,
                                            struct ompi_communicator_t *comm) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    coll_gpu_fallback_t reason;
+    coll_gpu_native_t *native = NULL;
     accel_stream_h probe = NULL;
-    void *gates = NULL;
+    void *flag = NULL;
     int ok, rc;
 
-    ok = (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, 2 * sizeof(uint32_t), &gates));
-    if (ok) {
-        ctx->gates = gates;
-        ctx->gates[0] = ctx->gates[1] = 0;
-        ok = (ACCEL_OK == accel->stream_create(&probe)) &&
-             (ACCEL_OK == accel->stream_write_value32(probe, &ctx->gates[0], 0)) &&
-             (ACCEL_OK == accel->stream_synchronize(probe));
+    ok = (MPI_SUCCESS == MPI_Comm_dup(comm, &ctx->net_comm));
+    if (ok && (mca_coll_gpu_allreduce == ctx->net_comm->c_coll->coll_allreduce)) {
+        ctx->net_module = (mca_coll_gpu_module_t *)ctx->net_comm->c_coll->coll_allreduce_module;
+    }
+    /* collective on the duplicate, which every rank has (or the dup failed everywhere) */
+    ok = ok && (NULL != ctx->net_module) &&
+         coll_gpu_native_get(ctx->net_module, ctx->net_comm, COLL_GPU_NATIVE_DEVICE, &native,
+                             &reason);
+    ok = ok && (NULL != accel->stream_host_func) &&
+         coll_gpu_native_async_start(ctx->net_module, ctx->net_comm) &&
+         (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, sizeof(uint32_t), &flag));
+    if (NULL != flag) {
+        ctx->release = flag;
+        *ctx->release = 1; /* no call outstanding */
+        ok =
+            ok && (ACCEL_OK == accel->stream_create(&probe)) &&
+            (ACCEL_OK == accel->stream_wait_value32(probe, ctx->release, 1, ACCEL_WAIT_VALUE_EQ)) &&
+            (ACCEL_OK == accel->stream_synchronize(probe));
         if (NULL != probe) {
             (void)accel->stream_destroy(probe);
         }
     }
     rc = COLL_GPU_PREV(ctx->module, allreduce, MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
     if ((OMPI_SUCCESS != rc) || !ok) {
-        if (NULL != ctx->gates) {
-            (void)accel->mem_free(ctx->gates);
-            ctx->gates = NULL;
+        if (NULL != ctx->release) {
+            (void)accel->mem_free(ctx->release);
+            ctx->release = NULL;
+        }
+        if (MPI_COMM_NULL != ctx->net_comm) {
+            (void)MPI_Comm_free(&ctx->net_comm);
         }
         ctx->unavailable = true;
         return false;
     }
     ctx->threaded = true;
     COLL_GPU_VERBOSE(1,
-                     "%s: stream-ordered allreduce across %d nodes, run by the "
-                     "communicator's thread between stream flags",
-                     comm->c_name, ctx->module->team->nnodes);
+                     "%s: stream-ordered allreduce across %d nodes, posted by the stream to the "
+                     "thread of %s",
+                     comm->c_name, ctx->module->team->nnodes, ctx->net_comm->c_name);
     return true;
 }
 
-/* Across nodes: the call goes to the communicator's thread, which starts it once the stream
- * wrote the gate and releases the stream when it is done; false when the native path does not
- * take it (the same answer on every rank: coll_gpu_native_eligible). */
-static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx,
-                                             struct ompi_communicator_t *comm, const void *sbuf,
+/* The stream's host function: posts the call to the thread (host functions of one stream run
+ * one at a time, in its order, so the count is the same on every rank). */
+static void coll_gpu_stream_post(void *arg) {
+    coll_gpu_stream_post_t *post = arg;
+    uint32_t number = ++post->ctx->posts;
+
+    coll_gpu_native_async_stream_post(post->job, number);
+    if (!post->recorded) {
+        free(post); /* the thread frees the job */
+    }
+}
+
+/* This rank's part of a call it could not queue (not captured): the host waits until the
+ * stream has posted every earlier call, then has the thread run this one (posted: true when its
+ * host function is on the stream already) and waits for it.  The protocol stays that of the
+ * other ranks, and the result is right unless the stream failed (the return) or the call did
+ * (recorded by the thread). */
+static int coll_gpu_stream_complete_here(coll_gpu_stream_ctx_t *ctx, coll_gpu_stream_post_t *post,
+                                         bool posted) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    struct timespec pause = {0, 10000};
+    int rc = (ACCEL_OK == accel->stream_synchronize(ctx->stream)) ? OMPI_SUCCESS : OMPI_ERROR;
+
+    if (!posted) {
+        coll_gpu_stream_post(post);
+    }
+    /* the call's own failure is the thread's to record, as on the other ranks */
+    while (0 == __atomic_load_n(ctx->release, __ATOMIC_ACQUIRE)) {
+        nanosleep(&pause, NULL);
+    }
+    return rc;
+}
+
+/* Across nodes: a host function posting the call to the thread, then the wait for its release,
+ * queued on the stream (recorded there when capturing); false when the native path does not
+ * take the call (the same answer on every rank: coll_gpu_native_eligible).  *why_p: what
+ * failed, when something did. */
+static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx, const void *sbuf,
                                              void *rbuf, int count, struct ompi_datatype_t *dtype,
-                                             struct ompi_op_t *op, int *rc_p) {
+                                             struct ompi_op_t *op, bool capturing, int *rc_p,
+                                             const char **why_p) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     bool in_place = (MPI_IN_PLACE == sbuf);
     const void *bufs[2] = {rbuf, sbuf};
+    coll_gpu_stream_post_t *post;
     coll_gpu_native_call_t call;
-    uint32_t c;
+    accel_status_t status;
 
-    if (!coll_gpu_native_eligible(ctx->module, comm, COLL_GPU_NCOLL_ALLREDUCE,
+    if (!coll_gpu_native_eligible(ctx->net_module, ctx->net_comm, COLL_GPU_NCOLL_ALLREDUCE,
                                   COLL_GPU_NATIVE_DEVICE, count, dtype, op, bufs, in_place ? 1 : 2,
                                   false, true, &call, rc_p)) {
         return false;
@@ -196,23 +279,46 @@ static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx,
     call.sbuf = in_place ? rbuf : sbuf;
     call.rbuf = rbuf;
     call.count = (size_t)count;
-    c = (uint32_t)++ctx->seq;
-    if (NULL == coll_gpu_native_async_submit_gated(ctx->module, comm, &call, &ctx->gates[0], c,
-                                                   &ctx->gates[1], c, &ctx->thread_failed)) {
-        /* no thread: the host waits for the stream and runs it now */
-        *rc_p = (ACCEL_OK == accel->stream_synchronize(ctx->stream))
-                    ? coll_gpu_native_run_now(comm, &call)
-                    : OMPI_ERROR;
-        __atomic_store_n(&ctx->gates[1], c, __ATOMIC_RELEASE);
+    post = calloc(1, sizeof(*post));
+    if (NULL != post) {
+        post->ctx = ctx;
+        post->recorded = capturing;
+        post->job = coll_gpu_native_async_stream_job(ctx->net_module, ctx->net_comm, &call,
+                                                     ctx->release, &ctx->thread_failed, capturing);
+    }
+    if ((NULL == post) || (NULL == post->job)) {
+        free(post);
+        *why_p = "the call's allocation";
+        *rc_p = OMPI_ERR_OUT_OF_RESOURCE;
+        if (!capturing) {
+            /* the thread needs a job: the host runs the call instead, after the stream's */
+            (void)accel->stream_synchronize(ctx->stream);
+            coll_gpu_native_async_drain(ctx->net_module);
+            *rc_p = coll_gpu_native_run_now(ctx->net_comm, &call);
+        }
         return true;
     }
-    if ((ACCEL_OK != accel->stream_write_value32(ctx->stream, &ctx->gates[0], c)) ||
-        (ACCEL_OK !=
-         accel->stream_wait_value32(ctx->stream, &ctx->gates[1], c, ACCEL_WAIT_VALUE_GEQ))) {
-        /* the thread must still start: the peers run the call */
-        __atomic_store_n(&ctx->gates[0], c, __ATOMIC_RELEASE);
-        *rc_p = OMPI_ERROR;
+    status = accel->stream_host_func(ctx->stream, coll_gpu_stream_post, post);
+    if ((ACCEL_OK == status) && capturing) {
+        post->next = ctx->recorded; /* the graph may post it at any launch */
+        ctx->recorded = post;
     }
+    if (ACCEL_OK == status) {
+        status = accel->stream_wait_value32(ctx->stream, ctx->release, 1, ACCEL_WAIT_VALUE_EQ);
+        if ((ACCEL_OK != status) && !capturing) {
+            *why_p = "the stream's wait for the call";
+            *rc_p = coll_gpu_stream_complete_here(ctx, post, true);
+            return true;
+        }
+    } else if (!capturing) {
+        *why_p = "the stream's host function";
+        *rc_p = coll_gpu_stream_complete_here(ctx, post, false);
+        return true;
+    } else {
+        coll_gpu_native_async_free(post->job);
+        free(post);
+    }
+    *rc_p = (ACCEL_OK == status) ? OMPI_SUCCESS : OMPI_ERROR;
     return true;
 }
 
@@ -362,6 +468,7 @@ static int coll_gpu_stream_comm_create(MPI_Comm comm, void *stream, MPI_Comm *ne
                                      "no memory for the stream communicator");
     }
     ctx->stream = (accel_stream_h)stream;
+    ctx->net_comm = MPI_COMM_NULL;
     if (mca_coll_gpu_allreduce == (*newcomm)->c_coll->coll_allreduce) {
         ctx->module = (mca_coll_gpu_module_t *)(*newcomm)->c_coll->coll_allreduce_module;
     }
@@ -470,22 +577,34 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
     } else if (ctx->unavailable) {
         why = "the communicator has no stream area (device scratch, the one-shot allreduce, "
               "stream memory operations across nodes)";
-    } else if (ctx->threaded && capturing) {
-        why = "across nodes the communicator's thread runs the call";
     } else if (ctx->threaded) {
+        const char *failed = NULL;
         int rc = OMPI_SUCCESS;
 
-        if (coll_gpu_stream_enqueue_threaded(ctx, comm, sbuf, rbuf, count, dtype, op, &rc)) {
+        if (coll_gpu_stream_enqueue_threaded(ctx, sbuf, rbuf, count, dtype, op, capturing, &rc,
+                                             &failed)) {
+            if (!capturing) {
+                ++ctx->seq;
+                coll_gpu_count_native(COLL_GPU_ALLREDUCE, (size_t)count * (size_t)extent);
+            }
             COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                             "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream, "
-                             "run by the communicator's thread across %d nodes (call %llu)",
-                             comm->c_name, count, (size_t)extent, ctx->module->team->nnodes,
-                             (unsigned long long)ctx->seq);
-            coll_gpu_count_native(COLL_GPU_ALLREDUCE, (size_t)count * (size_t)extent);
-            return (OMPI_SUCCESS == rc)
-                       ? coll_gpu_stream_reported(ctx, comm)
-                       : coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
-                                               coll_gpu_stream_accel_error(err, sizeof(err)));
+                             "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: %s, run by the "
+                             "communicator's thread across %d nodes%s%s%s",
+                             comm->c_name, count, (size_t)extent,
+                             capturing          ? "recorded into the stream's CUDA graph"
+                             : (NULL != failed) ? "not queued, the host saw it through"
+                                                : "queued on the stream",
+                             ctx->module->team->nnodes, (NULL != failed) ? " (" : "",
+                             (NULL != failed) ? failed : "", (NULL != failed) ? " failed)" : "");
+            if (OMPI_SUCCESS == rc) {
+                return coll_gpu_stream_reported(ctx, comm);
+            }
+            if (OMPI_ERR_OUT_OF_RESOURCE == rc) {
+                return coll_gpu_stream_error(comm, MPI_ERR_NO_MEM, "MPIX_Allreduce_enqueue",
+                                             "no memory for the call");
+            }
+            return coll_gpu_stream_error(comm, MPI_ERR_OTHER, "MPIX_Allreduce_enqueue",
+                                         coll_gpu_stream_accel_error(err, sizeof(err)));
         }
         why = "the native path does not take it across nodes";
     } else if ((bytes = (size_t)count * (size_t)extent) > ctx->plan.half) {

@@ -553,6 +553,20 @@ static accel_status_t accel_cuda_stream_write_value32(accel_stream_h stream, uin
         "cuStreamWriteValue32");
 }
 
+static accel_status_t accel_cuda_stream_host_func(accel_stream_h stream, void (*fn)(void *arg),
+                                                  void *arg) {
+    accel_status_t status = accel_cuda_ctx_ensure();
+
+    if (fn == NULL) {
+        accel_set_error("cuLaunchHostFunc", "CUDA_ERROR_INVALID_VALUE", CUDA_ERROR_INVALID_VALUE);
+        return ACCEL_ERR_INVALID;
+    }
+    if (status != ACCEL_OK) {
+        return status;
+    }
+    return ACCEL_CUDADRV_FUNC(cuLaunchHostFunc, (CUstream)stream, fn, arg);
+}
+
 /* Active and invalidated captures both count: what is queued would not run now. */
 static accel_status_t accel_cuda_stream_is_capturing(accel_stream_h stream, bool *capturing_p) {
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -662,6 +676,7 @@ static const accel_ops_t accel_cuda_ops = {
     .stream_wait_event = accel_cuda_stream_wait_event,
     .stream_wait_value32 = accel_cuda_stream_wait_value32,
     .stream_write_value32 = accel_cuda_stream_write_value32,
+    .stream_host_func = accel_cuda_stream_host_func,
     .stream_is_capturing = accel_cuda_stream_is_capturing,
     .stream_begin_capture = accel_cuda_stream_begin_capture,
     .stream_end_capture = accel_cuda_stream_end_capture,

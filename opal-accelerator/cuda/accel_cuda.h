@@ -60,6 +60,7 @@ extern "C" {
     _F(cuEventSynchronize)                                                                         \
     _F(cuEventQuery)                                                                               \
     _F(cuStreamWaitEvent)                                                                          \
+    _F(cuLaunchHostFunc)                                                                           \
     _F(cuStreamIsCapturing)                                                                        \
     _F(cuStreamBeginCapture)                                                                       \
     _F(cuStreamEndCapture)                                                                         \

@@ -6,12 +6,14 @@
 # later on threads of their own: the call returns while the stream is held (and the next stream
 # work sees the sum with no host synchronization between), bursts of calls back to back (the
 # area's halves reused while earlier calls are still queued), int32 and float, in place, host
-# receive buffers, two stream communicators, calls captured into a CUDA graph and launched (one
-# node; across nodes refused: MPI_ERR_OTHER, nothing recorded), the error of a communicator that is not one, one
-# rank's enqueue failing (an error there, reported at the others' next call), a call failing on
-# the communicator's thread across nodes (reported at every rank's next call); on
-# 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams); across emulated
-# nodes the same cases run through the communicator's thread between two stream flags.  Without
+# receive buffers, two stream communicators, a host MPI_Allreduce on the stream communicator
+# while its stream holds a call, calls captured into a CUDA graph and launched, the error of a
+# communicator that is not one, one rank's enqueue failing (an error there, reported at the
+# others' next call), a call failing on the communicator's thread across nodes (reported at
+# every rank's next call), one rank's host function not queued across nodes (its host sees the
+# call through); on 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams);
+# across emulated nodes the same cases run through the communicator's thread, posted by host
+# functions on the stream (captured calls too).  Without
 # native nonblocking calls across nodes, and above the stream area, the calls synchronize the
 # stream and run MPI_Allreduce: still right.  The verbose log says which.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -42,15 +44,20 @@ ACCEL_EMULATED_DELAY_US=200 check_run "3 ranks, slow streams (200 us per operati
     test_stream --calls=12
 check_run_until "stream-ordered call [0-9]+ on this communicator failed \(its outcome, agreed" \
     "4 ranks on 2 emulated nodes, a call failing on the thread" 4 \
-    "$EMU coll_gpu_ranks_per_node=2 $CHECK_NO_HELP_AGGREGATE" test_stream --fault-across --capture-refused --calls=4
+    "$EMU coll_gpu_ranks_per_node=2 $CHECK_NO_HELP_AGGREGATE" test_stream --fault-across --calls=4
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the thread's failure reported" \
     "stream-ordered call [0-9]+ on this communicator failed \(its outcome, agreed"
 check_run "4 ranks on 2 emulated nodes: the communicator's thread between stream flags" 4 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --capture-refused --calls=10
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --calls=10
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes: the communicator's thread" \
-    "MPIX_Allreduce_enqueue on .*: queued on the stream, run by the communicator's thread across 2 nodes"
+    "MPIX_Allreduce_enqueue on .*: queued on the stream, run by the communicator's thread across 2 nodes" \
+    "MPIX_Allreduce_enqueue on .*: recorded into the stream's CUDA graph, run by the communicator's thread across 2 nodes"
+check_run "4 ranks on 2 emulated nodes, one rank's host function not queued" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_stream --fault-post --calls=4
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the host saw the call through" \
+    "not queued, the host saw it through, run by the communicator's thread across 2 nodes \(the stream's host function failed\)"
 ACCEL_EMULATED_DELAY_US=100 check_run "5 ranks on 3 emulated nodes (2+2+1), slow streams" 5 \
-    "$EMU coll_gpu_ranks_per_node=2" test_stream --capture-refused --calls=8
+    "$EMU coll_gpu_ranks_per_node=2" test_stream --calls=8
 check_run "4 ranks on 2 emulated nodes, no native nonblocking: MPI_Allreduce after a synchronization" 4 \
     "$EMU coll_gpu_ranks_per_node=2 coll_gpu_native_nonblocking=0 coll_gpu_verbose=10" \
     test_stream --expect-fallback --calls=10

@@ -20,11 +20,16 @@
  *   capture   (a backend with CUDA graphs: CUDA, and the emulated device, whose graphs record
  *             the stream's work and queue it again at every launch) two calls (one in place) and
  * the copies after them captured into a graph: nothing runs at the capture; one launch gives the
- * sums; two launches back to back give the in-place call's sums of sums (each launch is the next
- * call, its number counted on the device: a replay of recorded numbers would read stale halves or
- * wait forever); a call queued normally after them is right.  With
- *             --capture-refused (across nodes, where the communicator's thread runs the calls)
- *             or --expect-fallback: MPI_ERR_OTHER, nothing recorded, the next call right;
+ * sums; two launches back to back, and a call queued normally right after them, give the
+ * in-place call's sums of sums and that call's sums (each launch is the next call: on one node its
+ * number is counted on the device, and a replay of recorded numbers would read stale halves or
+ * wait forever; across nodes the stream's host functions post it to the communicator's thread
+ * again).  With --expect-fallback: MPI_ERR_OTHER, nothing recorded, the next call right;
+ *   host call (after the held cases) an enqueued call, held on the even ranks' streams and
+ *             started on the odd ranks', then MPI_Allreduce by the host on the stream
+ *             communicator, device buffers, then the streams released: both right (across nodes
+ *             the enqueued call starts when the stream reaches it, on a communicator of its own:
+ *             a host collective must neither wait for it nor run beside it on the same one);
  *   errors    MPIX_Allreduce_enqueue on a communicator that is not a stream communicator:
  *             MPI_ERR_COMM (MPI_ERRORS_RETURN set on it); MPIX_Stream_create without info, of
  *             another type or with a value that is not hexadecimal: MPI_ERR_INFO_VALUE;
@@ -42,6 +47,9 @@
  *   failure across nodes (--fault-across) a reduction of the communicator's thread fails on
  *             the last rank: the enqueue returned at once, the call's outcome (agreed by the
  *             ranks) is an error, every rank's next call returns MPI_ERR_OTHER, once.
+ *             (--fault-post) the last rank cannot queue the host function of the second of
+ *             three calls: its host sees that call through on the communicator's thread, in the
+ *             stream's order; no rank hangs or fails, every result is right.
  *
  * --expect-fallback: the calls must synchronize the stream and run MPI_Allreduce (across
  * emulated nodes without native nonblocking calls, say): the held case is skipped (the
@@ -200,13 +208,13 @@ static void st_call_check(st_call_t *c, const char *what) {
 }
 
 int main(int argc, char **argv) {
-    bool expect_fallback = false, fault = false, fault_across = false, capture_refused = false;
+    bool expect_fallback = false, fault = false, fault_across = false, fault_post = false;
     int ncalls = 40;
     const tu_arg_t args[] = {
         {"--expect-fallback", TU_ARG_FLAG, &expect_fallback},
         {"--fault", TU_ARG_FLAG, &fault},
         {"--fault-across", TU_ARG_FLAG, &fault_across},
-        {"--capture-refused", TU_ARG_FLAG, &capture_refused},
+        {"--fault-post", TU_ARG_FLAG, &fault_post},
         {"--calls=", TU_ARG_INT, &ncalls},
         {NULL, TU_ARG_FLAG, NULL},
     };
@@ -263,6 +271,42 @@ int main(int argc, char **argv) {
                 tu_fail("stream_synchronize");
             }
             st_call_check(&c, "held");
+            tu_case_end();
+        }
+
+        {
+            st_call_t c, host;
+
+            tu_case_begin("stream held on even ranks: MPI_Allreduce on the stream communicator "
+                          "meanwhile");
+            st_call_init(&c, 3, 300, false, false, false);
+            st_call_init(&host, 4, 5000, false, true, false);
+            tu_mem_write(TU_MEM_DEVICE, flag, &zero, sizeof(zero));
+            if ((0 == rank % 2) && (ACCEL_OK != tu_accel->stream_wait_value32(
+                                                    stream, flag, 1, ACCEL_WAIT_VALUE_GEQ))) {
+                tu_fail("stream_wait_value32");
+            }
+            if (MPI_SUCCESS != st_call_enqueue(&c, scomm, stream)) {
+                tu_fail("MPIX_Allreduce_enqueue");
+            }
+            /* the host's call comes later in program order; the stream's has started on the odd
+             * ranks (given the time to), not on the even ones */
+            if (1 == rank % 2) {
+                nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+            }
+            if (MPI_SUCCESS !=
+                MPI_Allreduce(MPI_IN_PLACE, host.drecv, (int)host.n, MPI_INT32_T, MPI_SUM, scomm)) {
+                tu_fail("MPI_Allreduce on the stream communicator");
+            }
+            if (ACCEL_OK != tu_accel->memcpy(host.check, host.drecv, host.n * 4)) {
+                tu_fail("memcpy");
+            }
+            tu_mem_write(TU_MEM_DEVICE, flag, &one, sizeof(one));
+            if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+                tu_fail("stream_synchronize");
+            }
+            st_call_check(&host, "the host's MPI_Allreduce");
+            st_call_check(&c, "the stream's call");
             tu_case_end();
         }
         tu_mem_free(TU_MEM_DEVICE, flag);
@@ -336,6 +380,32 @@ int main(int argc, char **argv) {
         st_call_check(&after, "the call after it");
         st_call_discard(&failing);
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_ARE_FATAL);
+        tu_case_end();
+    }
+    if (fault_post) {
+        st_call_t calls[3];
+
+        tu_case_begin("rank %d cannot queue a call's host function: its host sees the call "
+                      "through, every result right, no error",
+                      size - 1);
+        st_call_init(&calls[0], 410, 4099, false, false, false);
+        st_call_init(&calls[1], 411, 256, true, true, false);
+        st_call_init(&calls[2], 412, 7, false, false, true);
+        for (int k = 0; k < 3; ++k) {
+            if ((1 == k) && (rank == size - 1)) {
+                accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_HOST_FUNC, 1, false);
+            }
+            if (MPI_SUCCESS != st_call_enqueue(&calls[k], scomm, stream)) {
+                tu_fail("MPIX_Allreduce_enqueue %d returned an error", k);
+            }
+        }
+        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_HOST_FUNC, 0, false);
+        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
+            tu_fail("stream_synchronize");
+        }
+        for (int k = 0; k < 3; ++k) {
+            st_call_check(&calls[k], "around the call not queued");
+        }
         tu_case_end();
     }
     /* The failing rank ahead of the others (it fails call k+1 before they start call k: they
@@ -438,7 +508,7 @@ int main(int argc, char **argv) {
         tu_case_end();
     }
 
-    if ((NULL != tu_accel->stream_begin_capture) && (capture_refused || expect_fallback)) {
+    if ((NULL != tu_accel->stream_begin_capture) && expect_fallback) {
         st_call_t captured, after;
         accel_graph_h graph = NULL;
         int32_t *got = tn_malloc(256 * 4);
@@ -528,6 +598,10 @@ int main(int argc, char **argv) {
                     tu_fail("the graph's launch");
                 }
             }
+            /* a call queued normally behind the launches, no synchronization between */
+            if ((2 == launches) && (MPI_SUCCESS != st_call_enqueue(&after, scomm, stream))) {
+                tu_fail("the call after the graph's launches");
+            }
             if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
                 tu_fail("stream_synchronize after the graph's launches");
             }
@@ -547,12 +621,6 @@ int main(int argc, char **argv) {
         }
         if (NULL != graph) {
             (void)tu_accel->graph_destroy(graph);
-        }
-        if (MPI_SUCCESS != st_call_enqueue(&after, scomm, stream)) {
-            tu_fail("the call after the graph's launches");
-        }
-        if (ACCEL_OK != tu_accel->stream_synchronize(stream)) {
-            tu_fail("stream_synchronize");
         }
         st_call_check(&after, "the call after the graph's launches");
         st_call_discard(&plain_call);

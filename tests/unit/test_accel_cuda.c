@@ -168,6 +168,72 @@ static void test_copies(void) {
     free(back);
 }
 
+/* What host functions saw (cuLaunchHostFunc): how many ran, and the flag each read. */
+typedef struct {
+    int runs;
+    uint32_t seen[4];
+    const volatile uint32_t *watch;
+} host_func_log_t;
+
+static void host_func_note(void *arg) {
+    host_func_log_t *log = arg;
+
+    if (log->runs < 4) {
+        log->seen[log->runs] = *log->watch;
+    }
+    ++log->runs;
+}
+
+/* stream_host_func: held behind a wait it does not run; released, it runs after the write
+ * before it; captured into a graph (with the wait and the write), it runs at every launch and
+ * not at the capture. */
+static void test_host_funcs(void) {
+    volatile uint32_t *flags = NULL;
+    accel_stream_h s = NULL;
+    accel_graph_h g = NULL;
+    host_func_log_t log;
+
+    memset(&log, 0, sizeof(log));
+    ops->mem_alloc(ACCEL_MEM_HOST_PINNED, 64, (void **)&flags);
+    ops->stream_create(&s);
+    flags[0] = flags[1] = 0;
+    log.watch = &flags[1];
+    if (ops->stream_wait_value32(s, (uint32_t *)&flags[0], 1, ACCEL_WAIT_VALUE_GEQ) ==
+        ACCEL_ERR_UNSUPPORTED) {
+        printf("SKIP: stream memory operations unsupported (host functions untested)\n");
+    } else {
+        CHECK(ops->stream_write_value32(s, (uint32_t *)&flags[1], 5) == ACCEL_OK &&
+                  ops->stream_host_func(s, host_func_note, &log) == ACCEL_OK,
+              "host functions: queued behind a held wait and a write");
+        usleep(20000);
+        CHECK(__atomic_load_n(&log.runs, __ATOMIC_ACQUIRE) == 0,
+              "host functions: not run while the stream is held");
+        __atomic_store_n(&flags[0], 1u, __ATOMIC_RELEASE);
+        CHECK(ops->stream_synchronize(s) == ACCEL_OK && log.runs == 1 && log.seen[0] == 5,
+              "host functions: released, it ran once, after the write before it");
+        CHECK(ops->stream_begin_capture(s) == ACCEL_OK &&
+                  ops->stream_wait_value32(s, (uint32_t *)&flags[0], 1, ACCEL_WAIT_VALUE_EQ) ==
+                      ACCEL_OK &&
+                  ops->stream_write_value32(s, (uint32_t *)&flags[1], 6) == ACCEL_OK &&
+                  ops->stream_host_func(s, host_func_note, &log) == ACCEL_OK &&
+                  ops->stream_end_capture(s, &g) == ACCEL_OK,
+              "host functions: a wait, a write and a function captured into a graph");
+        CHECK(ops->stream_synchronize(s) == ACCEL_OK && log.runs == 1,
+              "host functions: the capture ran nothing");
+        CHECK((g != NULL) && ops->graph_launch(g, s) == ACCEL_OK &&
+                  ops->graph_launch(g, s) == ACCEL_OK && ops->stream_synchronize(s) == ACCEL_OK &&
+                  log.runs == 3 && log.seen[1] == 6 && log.seen[2] == 6,
+              "host functions: two launches ran it twice, each after the write");
+        if (g != NULL) {
+            ops->graph_destroy(g);
+        }
+    }
+    CHECK(ops->stream_host_func(s, NULL, &log) == ACCEL_ERR_INVALID,
+          "host functions: no function is refused");
+    ops->stream_destroy(s);
+    ops->mem_free((void *)flags);
+}
+
 /* memcpy2d_async: device to device and host to device at strides (cuMemcpy2DAsync), the bytes
  * between rows untouched; a pitch narrower than a row refused; pitches past the device's
  * limit (row by row) still right. */
@@ -332,6 +398,7 @@ int main(void) {
     test_classify();
     test_copies();
     test_copy2d();
+    test_host_funcs();
     test_cache_reuse();
     test_timing();
 

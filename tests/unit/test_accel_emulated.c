@@ -901,6 +901,90 @@ static void test_graphs(void) {
     ops->mem_free(one);
 }
 
+/* What host functions saw: how many ran, the value each read, and the thread they ran on. */
+typedef struct {
+    int runs;
+    int32_t seen[4];
+    const int32_t *watch; /* managed memory the stream wrote before the function */
+    int32_t *out;         /* pinned memory the stream reads after it */
+    pthread_t thread;
+} host_func_log_t;
+
+static void host_func_note(void *arg) {
+    host_func_log_t *log = arg;
+
+    if (log->runs < 4) {
+        log->seen[log->runs] = log->watch[0];
+    }
+    ++log->runs;
+    log->out[0] = 100 + log->runs;
+    log->thread = pthread_self();
+}
+
+/* stream_host_func: it runs once the work before it is done (it sees a held copy's result only
+ * after the release), on a thread of the backend, and the work after it sees what it wrote;
+ * captured into a graph it runs at every launch, not at the capture; a queuing fault or no
+ * function: an error, and it never runs. */
+static void test_host_funcs(void) {
+    int32_t *dev = NULL, *man = NULL, *pin = NULL, *after = NULL, got = 0, v = 7;
+    uint32_t *flag = NULL;
+    host_func_log_t log;
+    accel_stream_h s = NULL;
+    accel_graph_h g = NULL;
+
+    ops->mem_alloc(ACCEL_MEM_DEVICE, 64, (void **)&dev);
+    ops->mem_alloc(ACCEL_MEM_DEVICE, 64, (void **)&after);
+    ops->mem_alloc(ACCEL_MEM_MANAGED, 64, (void **)&man);
+    ops->mem_alloc(ACCEL_MEM_HOST_PINNED, 64, (void **)&pin);
+    ops->mem_alloc(ACCEL_MEM_HOST_PINNED, 64, (void **)&flag);
+    ops->stream_create(&s);
+    memset(&log, 0, sizeof(log));
+    log.watch = man;
+    log.out = pin;
+    man[0] = 0;
+    pin[0] = 0;
+    flag[0] = 0;
+    ops->memcpy(dev, &v, 4);
+    CHECK(ops->stream_wait_value32(s, flag, 1, ACCEL_WAIT_VALUE_EQ) == ACCEL_OK &&
+              ops->memcpy_async(man, dev, 4, s) == ACCEL_OK &&
+              ops->stream_host_func(s, host_func_note, &log) == ACCEL_OK &&
+              ops->memcpy_async(after, pin, 4, s) == ACCEL_OK,
+          "host functions: a held copy, a function, a copy of what it wrote, queued");
+    usleep(20000);
+    CHECK(__atomic_load_n(&log.runs, __ATOMIC_ACQUIRE) == 0,
+          "host functions: it has not run while the stream is held");
+    __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+    CHECK(ops->stream_synchronize(s) == ACCEL_OK && log.runs == 1 && log.seen[0] == 7 &&
+              !pthread_equal(log.thread, pthread_self()),
+          "host functions: released, it ran once on another thread and saw the copy before it");
+    ops->memcpy(&got, after, 4);
+    CHECK(got == 101, "host functions: the copy after it read what it wrote");
+
+    CHECK(ops->stream_begin_capture(s) == ACCEL_OK &&
+              ops->stream_host_func(s, host_func_note, &log) == ACCEL_OK &&
+              ops->stream_end_capture(s, &g) == ACCEL_OK && ops->stream_synchronize(s) == ACCEL_OK,
+          "host functions: one captured into a graph");
+    CHECK(log.runs == 1, "host functions: the capture did not run it");
+    CHECK(ops->graph_launch(g, s) == ACCEL_OK && ops->graph_launch(g, s) == ACCEL_OK &&
+              ops->stream_synchronize(s) == ACCEL_OK && log.runs == 3,
+          "host functions: two launches ran it twice");
+    ops->graph_destroy(g);
+
+    accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_HOST_FUNC, 1, false);
+    CHECK(ops->stream_host_func(s, host_func_note, &log) == ACCEL_ERR_DEVICE,
+          "host functions: a queuing fault is an error");
+    CHECK(ops->stream_host_func(s, NULL, &log) == ACCEL_ERR_INVALID,
+          "host functions: no function is an error");
+    CHECK(ops->stream_synchronize(s) == ACCEL_OK && log.runs == 3, "host functions: neither ran");
+    accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_HOST_FUNC, 0, false);
+    ops->stream_destroy(s);
+    ops->mem_free(dev);
+    ops->mem_free(after);
+    ops->mem_free(man);
+    ops->mem_free(pin);
+    ops->mem_free(flag);
+}
+
 static void test_async_cross_stream(void) {
     enum { LEN = 1024 };
     unsigned char host[LEN];
@@ -1402,6 +1486,7 @@ int main(int argc, char **argv) {
     test_async_copy();
     test_async_cross_stream();
     test_graphs();
+    test_host_funcs();
     test_async_values();
     test_async_default_stream();
     test_async_free_waits();
