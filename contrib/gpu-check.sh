@@ -223,6 +223,11 @@ for form in nonblocking persistent stream graph; do
     bench_step "bench: $form allreduce, 4 ranks, cuda, 8 B - 64 MiB" 120 bench-$form.txt \
         "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
 done
+# across 2 emulated nodes: a host function and a wait per call (captured: -F graph)
+for form in stream graph; do
+    bench_step "bench: $form allreduce, 4 ranks as 2 nodes, cuda, 8 B - 1 MiB" 90 bench-$form-2nodes.txt \
+        "$MPIRUN -np 4 $mca --mca coll_gpu_ranks_per_node 2 $perf -o allreduce -m device -a cuda -F $form -b 8 -e 1M -f 16 -n 50 -w 5 -T 0.5"
+done
 # the persistent start's host time without the communicator's thread polling between calls
 # (coll_gpu_native_thread_spin 0: every post wakes it), against bench-persistent.txt's auto
 bench_step "bench: persistent allreduce, thread not polling, 4 ranks, cuda, 8 B - 32 KiB" 60 \
