@@ -41,19 +41,21 @@
  *   MPI_Comm_free(&scomm);          // before the CUDA stream is destroyed
  *   MPIX_Stream_free(&s);
  *
- * Inside one node the allreduce is stream work (copies, kernels, stream memory
- * operations on peers' flags): the host is not blocked and takes no part.
- * Across nodes the communicator's thread of coll/gpu runs it between two stream
- * flags: the host is not blocked either.  Elsewhere (a datatype or op the
- * kernels do not take, on one node a message larger than the stream area) the
- * call synchronizes the stream and runs MPI_Allreduce: correct, but the host
- * waits.  The calls reach coll/gpu through
- * dlopen(RTLD_NOLOAD) of the loaded component (link with -ldl before glibc
- * 2.34); without it MPIX_Stream_comm_create returns
- * MPI_ERR_UNSUPPORTED_OPERATION.  Not on a stream being captured into a CUDA
- * graph: the call returns MPI_ERR_OTHER and queues nothing (its flags carry
- * sequence numbers that every launch of the graph would repeat); every rank
- * must capture the call or none.
+ * Inside one node the allreduce is stream work (one kernel per call, or per
+ * piece of a large call, meeting the peers' kernels through flags in each
+ * other's memory): the host is not blocked and takes no part.  Across nodes a
+ * host function on the stream hands the call to a thread of coll/gpu, and the
+ * stream waits for the thread's release: the host is not blocked either.
+ * Elsewhere (a datatype or op the kernels do not take, no native path across
+ * nodes) the call synchronizes the stream and runs MPI_Allreduce: correct, but
+ * the host waits.  The calls reach coll/gpu through dlopen(RTLD_NOLOAD) of the
+ * loaded component (link with -ldl before glibc 2.34); without it
+ * MPIX_Stream_comm_create returns MPI_ERR_UNSUPPORTED_OPERATION.  A call may
+ * be captured into a CUDA graph: each launch is a new call, so every rank
+ * launches its graphs on the communicator's stream in the same order,
+ * interleaved alike with its other calls, and not after freeing the
+ * communicator; a call that would synchronize the stream returns MPI_ERR_OTHER
+ * under a capture and queues nothing.
  */
 #ifndef COLL_GPU_EXT_H
 #define COLL_GPU_EXT_H

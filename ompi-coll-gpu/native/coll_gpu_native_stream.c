@@ -390,35 +390,64 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     return true;
 }
 
-/* Queues this rank's part of the call on the stream (see the top of the file). */
-static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const void *sbuf,
-                                              void *rbuf, size_t count, size_t bytes,
-                                              accel_dtype_t dtype, accel_op_t op, bool capturing) {
+/* Queues one piece of a call (at most a half) on the stream: the one-shot allreduce, through
+ * the staging area for what is not device memory. */
+static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, const char *src,
+                                                    char *dst, bool src_on_device,
+                                                    bool dst_on_device, size_t count,
+                                                    accel_dtype_t dtype, accel_op_t op) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
-    accel_stream_h s = ctx->stream;
-    const void *src = sbuf;
-    void *dst = coll_gpu_on_device(rbuf) ? rbuf : ctx->stage;
+    size_t bytes = count * accel_dtype_size(dtype);
     accel_status_t status = ACCEL_OK;
 
-    if (1 == ctx->plan.nranks) { /* the sum of one: a copy, where there is one */
-        return (sbuf != rbuf) ? accel->memcpy_async(rbuf, sbuf, bytes, s) : ACCEL_OK;
-    }
-    if (!coll_gpu_on_device(sbuf)) {
+    if (!src_on_device) {
+        status = accel->memcpy_async(ctx->stage, src, bytes, ctx->stream);
         src = ctx->stage;
-        status = accel->memcpy_async(ctx->stage, sbuf, bytes, s);
     }
     if (ACCEL_OK == status) {
-        status = accel->allreduce_oneshot(&ctx->plan, src, dst, count, dtype, op, s);
+        status = accel->allreduce_oneshot(&ctx->plan, src, dst_on_device ? dst : ctx->stage, count,
+                                          dtype, op, ctx->stream);
     }
-    if (ACCEL_OK != status) {
-        /* the peers wait for this rank's part: a call without data keeps them going (in a
-         * capture the graph is broken anyway: nothing to keep in step) */
-        if (!capturing) {
-            (void)accel->allreduce_oneshot(&ctx->plan, NULL, NULL, count, dtype, op, s);
+    if ((ACCEL_OK == status) && !dst_on_device) {
+        status = accel->memcpy_async(dst, ctx->stage, bytes, ctx->stream);
+    }
+    return status;
+}
+
+/* Queues this rank's part of the call on the stream (see the top of the file): one one-shot
+ * allreduce per piece of at most a half, in order (element-wise: the same sums; the pieces a
+ * function of the size, the same on every rank). */
+static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const void *sbuf,
+                                              void *rbuf, size_t count, accel_dtype_t dtype,
+                                              accel_op_t op, bool capturing) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const size_t esize = accel_dtype_size(dtype), per = ctx->plan.half / esize;
+    bool src_on_device, dst_on_device;
+    size_t done = 0;
+
+    if (1 == ctx->plan.nranks) { /* the sum of one: a copy, where there is one */
+        return (sbuf != rbuf) ? accel->memcpy_async(rbuf, sbuf, count * esize, ctx->stream)
+                              : ACCEL_OK;
+    }
+    src_on_device = coll_gpu_on_device(sbuf);
+    dst_on_device = coll_gpu_on_device(rbuf);
+    for (; done < count; done += per) {
+        size_t n = (count - done < per) ? count - done : per;
+        accel_status_t status = coll_gpu_stream_enqueue_piece(
+            ctx, (const char *)sbuf + done * esize, (char *)rbuf + done * esize, src_on_device,
+            dst_on_device, n, dtype, op);
+
+        if (ACCEL_OK != status) {
+            /* the peers wait for this rank's part of this piece and the next: calls without
+             * data keep them going (in a capture the graph is broken anyway) */
+            for (; !capturing && (done < count); done += per) {
+                n = (count - done < per) ? count - done : per;
+                (void)accel->allreduce_oneshot(&ctx->plan, NULL, NULL, n, dtype, op, ctx->stream);
+            }
+            return status;
         }
-        return status;
     }
-    return (dst != rbuf) ? accel->memcpy_async(rbuf, dst, bytes, s) : ACCEL_OK;
+    return ACCEL_OK;
 }
 
 static pthread_once_t coll_gpu_stream_keyval_once = PTHREAD_ONCE_INIT;
@@ -607,8 +636,8 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
                                          coll_gpu_stream_accel_error(err, sizeof(err)));
         }
         why = "the native path does not take it across nodes";
-    } else if ((bytes = (size_t)count * (size_t)extent) > ctx->plan.half) {
-        why = "larger than the stream area";
+    } else {
+        bytes = (size_t)count * (size_t)extent;
     }
     if (('\0' != why[0]) && capturing) {
         snprintf(err, sizeof(err),
@@ -629,21 +658,33 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
         rc = MPI_Allreduce(sbuf, rbuf, count, dtype, op, comm);
         return (MPI_SUCCESS == rc) ? coll_gpu_stream_reported(ctx, comm) : rc;
     }
-    if (capturing) {
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                         "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: recorded into the "
-                         "stream's CUDA graph",
-                         comm->c_name, count, (size_t)extent);
-    } else {
+    if (!capturing) {
         ++ctx->seq;
-        COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                         "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the stream "
-                         "(call %llu)",
-                         comm->c_name, count, (size_t)extent, (unsigned long long)ctx->seq);
         coll_gpu_count_native(COLL_GPU_ALLREDUCE, bytes);
     }
+    {
+        size_t per = ctx->plan.half / (size_t)extent, pieces = ((size_t)count + per - 1) / per;
+        char how[96] = "";
+
+        if ((ctx->plan.nranks > 1) && (pieces > 1)) { /* large calls only: no cost to small */
+            snprintf(how, sizeof(how), " as %zu one-shot calls of at most %zu bytes", pieces,
+                     per * (size_t)extent);
+        }
+        if (capturing) {
+            COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                             "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: recorded into the "
+                             "stream's CUDA graph%s",
+                             comm->c_name, count, (size_t)extent, how);
+        } else {
+            COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                             "MPIX_Allreduce_enqueue on %s: %d x %zu bytes: queued on the "
+                             "stream%s (call %llu)",
+                             comm->c_name, count, (size_t)extent, how,
+                             (unsigned long long)ctx->seq);
+        }
+    }
     if (ACCEL_OK != coll_gpu_stream_enqueue(ctx, (MPI_IN_PLACE == sbuf) ? rbuf : sbuf, rbuf,
-                                            (size_t)count, bytes, adt, aop, capturing)) {
+                                            (size_t)count, adt, aop, capturing)) {
         if (!capturing) {
             coll_gpu_stream_tell_failure(ctx, ctx->seq);
         }

@@ -420,7 +420,7 @@ int main(int argc, char **argv) {
                       last, ahead ? "ahead of" : "behind", ahead ? "same" : "next");
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
         st_call_init(&before, 298 + 10 * ahead, 64, false, false, false);
-        st_call_init(&failing, 300 + 10 * ahead, 256, false, false, false);
+        st_call_init(&failing, 300 + 10 * ahead, 2000, false, false, false);
         st_call_init(&next, 301 + 10 * ahead, 256, false, false, false);
         st_call_init(&after, 302 + 10 * ahead, 4099, true, false, false);
         if (ahead && (rank != last)) {
@@ -564,13 +564,13 @@ int main(int argc, char **argv) {
     } else if (NULL != tu_accel->stream_begin_capture) {
         st_call_t plain_call, in_place, after;
         accel_graph_h graph = NULL;
-        int32_t *want = tn_malloc(1000 * 4), *filler = tn_malloc(1000 * 4);
+        int32_t *want = tn_malloc(1500 * 4), *filler = tn_malloc(1500 * 4);
 
         tu_case_begin("two calls captured into a CUDA graph, launched three times");
         st_call_init(&plain_call, 410, 256, false, false, false);
-        st_call_init(&in_place, 411, 1000, false, true, false);
+        st_call_init(&in_place, 411, 1500, false, true, false);
         st_call_init(&after, 412, 4099, true, false, false);
-        memset(filler, 0xee, 1000 * 4);
+        memset(filler, 0xee, 1500 * 4);
         if (ACCEL_OK != tu_accel->stream_begin_capture(stream)) {
             tu_fail("stream_begin_capture");
         }
@@ -607,7 +607,7 @@ int main(int argc, char **argv) {
             }
             st_call_verify(&plain_call, plain_call.want,
                            (1 == launches) ? "one launch" : "two launches");
-            for (size_t i = 0; i < 1000; ++i) {
+            for (size_t i = 0; i < 1500; ++i) {
                 uint32_t v = (uint32_t)in_place.want[i]; /* after the first launch */
 
                 for (int k = 1; k < ((1 == launches) ? 1 : 3); ++k) {
