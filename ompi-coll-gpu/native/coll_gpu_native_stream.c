@@ -391,15 +391,18 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
 }
 
 /* Queues one piece of a call (at most a half) on the stream: the one-shot allreduce, through
- * the staging area for what is not device memory. */
+ * the staging area for what is not device memory; *queued_p: whether the one-shot call was
+ * (the peers count it), whatever failed after it. */
 static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, const char *src,
                                                     char *dst, bool src_on_device,
                                                     bool dst_on_device, size_t count,
-                                                    accel_dtype_t dtype, accel_op_t op) {
+                                                    accel_dtype_t dtype, accel_op_t op,
+                                                    bool *queued_p) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     size_t bytes = count * accel_dtype_size(dtype);
     accel_status_t status = ACCEL_OK;
 
+    *queued_p = false;
     if (!src_on_device) {
         status = accel->memcpy_async(ctx->stage, src, bytes, ctx->stream);
         src = ctx->stage;
@@ -407,6 +410,7 @@ static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, 
     if (ACCEL_OK == status) {
         status = accel->allreduce_oneshot(&ctx->plan, src, dst_on_device ? dst : ctx->stage, count,
                                           dtype, op, ctx->stream);
+        *queued_p = (ACCEL_OK == status);
     }
     if ((ACCEL_OK == status) && !dst_on_device) {
         status = accel->memcpy_async(dst, ctx->stage, bytes, ctx->stream);
@@ -433,14 +437,15 @@ static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const 
     dst_on_device = coll_gpu_on_device(rbuf);
     for (; done < count; done += per) {
         size_t n = (count - done < per) ? count - done : per;
+        bool queued;
         accel_status_t status = coll_gpu_stream_enqueue_piece(
             ctx, (const char *)sbuf + done * esize, (char *)rbuf + done * esize, src_on_device,
-            dst_on_device, n, dtype, op);
+            dst_on_device, n, dtype, op, &queued);
 
         if (ACCEL_OK != status) {
-            /* the peers wait for this rank's part of this piece and the next: calls without
-             * data keep them going (in a capture the graph is broken anyway) */
-            for (; !capturing && (done < count); done += per) {
+            /* the peers wait for this rank's part of the pieces not queued: calls without data
+             * keep them going (in a capture the graph is broken anyway) */
+            for (done += queued ? per : 0; !capturing && (done < count); done += per) {
                 n = (count - done < per) ? count - done : per;
                 (void)accel->allreduce_oneshot(&ctx->plan, NULL, NULL, n, dtype, op, ctx->stream);
             }

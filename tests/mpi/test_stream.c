@@ -36,13 +36,15 @@
  *             MPIX_Stream_comm_create of MPIX_STREAM_NULL: MPI_ERR_ARG.
  *
  *   failure   (--fault, one node) the last rank's enqueue fails (the launch of its one-shot
- *             allreduce: an injected accelerator error): it returns MPI_ERR_OTHER there; the other
+ *             allreduce, or the copy of its first piece back to a host receive buffer: an
+ *             injected accelerator error): it returns MPI_ERR_OTHER there; the other
  * ranks' streams go on (no hang), and their first call once the failure is known returns
  * MPI_ERR_OTHER (its help message naming the rank and the call), exactly once, still queued and
  *             right; the call after them succeeds everywhere.  Twice: the last rank ahead of
  *             the others (its failure known before they start the call before: reported at the
  *             failing call itself, never at the one before), then behind them (reported at the
- *             next call).
+ *             next call), then behind them with the copy back failing (with halves of 4 KiB the
+ *             failing call's 2 pieces: one queued, one replaced by a call without data).
  *
  *   failure across nodes (--fault-across) a reduction of the communicator's thread fails on
  *             the last rank: the enqueue returned at once, the call's outcome (agreed by the
@@ -411,18 +413,25 @@ int main(int argc, char **argv) {
     /* The failing rank ahead of the others (it fails call k+1 before they start call k: they
      * must not hear of it at call k, but at k+1 itself), then behind them (they are past call
      * k+1 when it fails there: they hear of it at the next call). */
-    for (int ahead = 1; fault && (ahead >= 0); --ahead) {
+    for (int variant = 0; fault && (variant < 3); ++variant) {
+        /* 0: ahead; 1: behind; 2: behind, the copy of the call's first piece back into the
+         * host receive buffer failing (the one-shot call before it was queued: no stand-in for
+         * that piece, or this rank would be a call ahead of its peers) */
+        const int ahead = (0 == variant), copy_back = (2 == variant);
+        const accel_emulated_fault_t what =
+            copy_back ? ACCEL_EMULATED_FAULT_MEMCPY : ACCEL_EMULATED_FAULT_REDUCE;
         st_call_t before, failing, next, after;
         int last = size - 1, rc, rc_before, cls = MPI_SUCCESS, reports;
 
-        tu_case_begin("an enqueue failing on rank %d, %s the others: reported there, then at "
-                      "every other rank's %s call",
-                      last, ahead ? "ahead of" : "behind", ahead ? "same" : "next");
+        tu_case_begin("an enqueue failing on rank %d (%s), %s the others: reported there, then "
+                      "at every other rank's %s call",
+                      last, copy_back ? "the copy back of its first piece" : "the kernel's launch",
+                      ahead ? "ahead of" : "behind", ahead ? "same" : "next");
         MPI_Comm_set_errhandler(scomm, MPI_ERRORS_RETURN);
-        st_call_init(&before, 298 + 10 * ahead, 64, false, false, false);
-        st_call_init(&failing, 300 + 10 * ahead, 2000, false, false, false);
-        st_call_init(&next, 301 + 10 * ahead, 256, false, false, false);
-        st_call_init(&after, 302 + 10 * ahead, 4099, true, false, false);
+        st_call_init(&before, 298 + 10 * variant, 64, false, false, false);
+        st_call_init(&failing, 300 + 10 * variant, 2000, false, false, copy_back);
+        st_call_init(&next, 301 + 10 * variant, 256, false, false, false);
+        st_call_init(&after, 302 + 10 * variant, 4099, true, false, false);
         if (ahead && (rank != last)) {
             MPI_Barrier(MPI_COMM_WORLD); /* the last rank has failed call k+1 */
         }
@@ -436,10 +445,10 @@ int main(int argc, char **argv) {
             MPI_Barrier(MPI_COMM_WORLD); /* the others have enqueued call k+1 */
         }
         if (rank == last) {
-            accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 1, false);
+            accel_emulated_inject_fault(what, 1, false);
         }
         rc = st_call_enqueue(&failing, scomm, stream);
-        accel_emulated_inject_fault(ACCEL_EMULATED_FAULT_REDUCE, 0, false);
+        accel_emulated_inject_fault(what, 0, false);
         if (ahead && (rank == last)) {
             MPI_Barrier(MPI_COMM_WORLD);
         }
