@@ -191,8 +191,13 @@ typedef struct {
     char *areas[ACCEL_ONESHOT_MAX_RANKS]; /* every rank's area, as mapped here */
 } accel_oneshot_t;
 
+/* 32-bit words of an area's flags and counters (per lane: ready and done of every rank, then
+ * the lanes' counters); a constant expression for a constant nranks. */
+#define ACCEL_ONESHOT_FLAG_WORDS(nranks) ((2 * (size_t)(nranks) + 1) * ACCEL_ONESHOT_LANES)
+
+/* Bytes before an area's halves: the flags, padded. */
 static inline size_t accel_oneshot_head_bytes(int nranks) {
-    size_t flags = (2 * (size_t)nranks + 1) * ACCEL_ONESHOT_LANES * sizeof(uint32_t);
+    size_t flags = ACCEL_ONESHOT_FLAG_WORDS(nranks) * sizeof(uint32_t);
 
     return (flags + 255) / 256 * 256;
 }

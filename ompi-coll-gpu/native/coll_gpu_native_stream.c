@@ -106,8 +106,8 @@ static bool coll_gpu_stream_peers_done(const coll_gpu_stream_ctx_t *ctx, uint32_
     char *mine = (char *)head;
 
     /* the flags and counters, not the head's padding */
-    if (ACCEL_OK != accel->memcpy(head, ctx->plan.areas[me],
-                                  (2 * (size_t)n + 1) * ACCEL_ONESHOT_LANES * sizeof(uint32_t))) {
+    if (ACCEL_OK !=
+        accel->memcpy(head, ctx->plan.areas[me], ACCEL_ONESHOT_FLAG_WORDS(n) * sizeof(uint32_t))) {
         return true; /* nothing better to do than to go on */
     }
     for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
@@ -129,7 +129,7 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     coll_gpu_team_t *team = (NULL != ctx->module) ? ctx->module->team : NULL;
     struct timespec pause = {0, 10000};
     /* a copy of this rank's flags (the most ranks' worth: no allocation to fail here) */
-    uint32_t head[(2 * ACCEL_ONESHOT_MAX_RANKS + 1) * ACCEL_ONESHOT_LANES];
+    uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
 
     if (ctx->threaded) {
         /* the stream passed every release, so the thread is done with every call */
