@@ -87,6 +87,7 @@ typedef struct mca_coll_gpu_component_t {
     bool native; /* false: every device collective staged */
     /* nonblocking calls on device memory run natively, by the communicator's thread */
     bool native_nonblocking;
+    bool memory_kinds_uniform;
     int native_setup; /* COLL_GPU_NATIVE_SETUP_* */
     /* microseconds a communicator's thread polls for the next call before it sleeps (-1: auto,
      * 50 where the thread has a core of its own: coll_gpu_native_async.c) */
@@ -209,6 +210,22 @@ typedef struct mca_coll_gpu_module_t {
     /* The thread and queue of its native nonblocking calls (coll_gpu_native_async.c), created
      * by the first one. */
     struct coll_gpu_async *async;
+
+    /* The call board (coll_gpu_board.h): the number of the communicator's current call (every
+     * entry point counts each call once), where the pass-through path publishes it (the
+     * board's word of this rank; board_host_local until the board is made, or without one),
+     * the last call this rank published a word for and its verdict. */
+    uint64_t call_seq;
+    volatile uint64_t *board_host;
+    uint64_t board_host_local;
+    uint64_t board_done;
+    bool board_uniform;
+    struct coll_gpu_board *board;
+    bool board_failed;
+    /* The ranks were given different parameters that change the protocol (compared at the
+     * communicator's creation): every device call is one staged host collective. */
+    bool params_differ;
+    bool params_told;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

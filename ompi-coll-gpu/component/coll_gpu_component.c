@@ -758,6 +758,18 @@ static int coll_gpu_register(void) {
         MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gpu_component.native_nonblocking);
 
+    mca_coll_gpu_component.memory_kinds_uniform = false;
+    (void)mca_base_component_var_register(
+        c, "memory_kinds_uniform",
+        "A promise of the program: whenever one rank passes device memory to a nonblocking or "
+        "persistent collective, every rank of the call does (no host buffer at a root, say).  "
+        "Lets those calls run natively (coll_gpu_native_nonblocking); a program that breaks the "
+        "promise hangs.  false (the default): they are staged, right for any program, since a "
+        "nonblocking call cannot wait to learn its peers' memory kinds; blocking calls learn them "
+        "on the call board and need no promise",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_coll_gpu_component.memory_kinds_uniform);
+
     mca_coll_gpu_component.native_setup = COLL_GPU_NATIVE_SETUP_FIRST_CALL;
     (void)mca_base_var_enum_create("coll_gpu_native_setup", coll_gpu_native_setup_values,
                                    &native_setup_enum);

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "coll_gpu_board.h"
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native.h"
 #include "coll_gpu_setup.h"
@@ -28,6 +29,15 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->native_unavailable = 0;
     module->setup_task = NULL;
     module->async = NULL;
+    module->call_seq = 0;
+    module->board_host_local = 0;
+    module->board_host = &module->board_host_local;
+    module->board_done = 0;
+    module->board_uniform = false;
+    module->board = NULL;
+    module->board_failed = false;
+    module->params_differ = false;
+    module->params_told = false;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
@@ -46,6 +56,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
     coll_gpu_native_async_destroy(module);
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
+    coll_gpu_board_destroy(module);
     /* the scratch is the team's memory: both go once the peers are done with them */
     coll_gpu_native_retire(module->native, module->team);
     module->native = NULL;

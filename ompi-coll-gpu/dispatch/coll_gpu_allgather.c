@@ -125,10 +125,13 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     bool in_place = (MPI_IN_PLACE == sbuf);
     coll_gpu_native_call_t call;
 
-    /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
-    if (OPAL_UNLIKELY(NULL == a->request) && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
-                                                 a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
-                                                 a->rcounts, a->rdtype, NULL, NULL, NULL, rc_p))) {
+    /* (a nonblocking call never compares: coll_gpu_check_counts stages it); a blocking one
+     * compares only where every rank runs it natively: its word on the board first */
+    if ((NULL == a->request) &&
+        coll_gpu_native_arrive(a->module, a->comm, kind, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2) &&
+        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
+                                                   a->rcounts, a->rdtype, NULL, NULL, NULL,
+                                                   rc_p))) {
         return true; /* the call failed: no fallback */
     }
     (void)rank;

@@ -121,13 +121,18 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
 
     /* in place, the receive counts are the send counts too (a nonblocking call never
      * compares: coll_gpu_check_counts stages it) */
-    if (!nonblocking &&
+    /* a blocking call agrees with its peers only where every rank runs it natively: its word
+     * on the board first (coll_gpu_board.h) */
+    bool uniform =
+        !nonblocking && coll_gpu_native_arrive(a->module, a->comm, kind, bufs, in_place ? 1 : 2);
+
+    if (uniform &&
         OPAL_UNLIKELY(coll_gpu_native_check_blocks(
             a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, in_place ? a->rcounts : a->scounts,
             in_place ? a->rdtype : a->sdtype, a->rcounts, a->rdtype, NULL, rc_p))) {
         return true; /* the call failed: no fallback */
     }
-    if (!nonblocking && !kinds_mixed && c->native &&
+    if (uniform && !kinds_mixed && c->native &&
         (COLL_GPU_ALG_STAGED != c->algorithm[COLL_GPU_NCOLL_ALLTOALLV])) {
         for (int p = 0; p < size; ++p) {
             int64_t sent =

@@ -149,15 +149,16 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
     return true;
 }
 
-/* The buffer is an input at the root, an output elsewhere.  A blocking call of every rank's
- * device memory large enough is pipelined in bytes (coll_gpu_bcast_staged_bytes); anything
- * else is one host collective with the user's datatype. */
+/* The buffer is an input at the root, an output elsewhere.  A blocking call large enough,
+ * staged by every rank (coll_gpu_board_agree), is pipelined in bytes (coll_gpu_bcast_staged_bytes);
+ * anything else is one host collective with the user's datatype. */
 static bool coll_gpu_bcast_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                  int *rc_p) {
     bool is_root = (ompi_comm_rank(a->comm) == a->root);
     size_t bytes = coll_gpu_signature_bytes(a->count, a->dtype);
 
-    if ((NULL == a->request) && !single_call && coll_gpu_pipeline_bytes_applies(bytes)) {
+    if ((NULL == a->request) && !single_call && coll_gpu_pipeline_bytes_applies(bytes) &&
+        coll_gpu_board_agree(a->module, a->comm, COLL_GPU_BOARD_STAGED)) {
         *rc_p = coll_gpu_bcast_staged_bytes(a, call, bytes);
         return true;
     }

@@ -48,6 +48,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
         }
     }
     coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[a->coll], 1);
+    coll_gpu_board_settle(a->module);
     return entry->prev(a->sbuf, a->rbuf, a->count, a, NULL);
 }
 
@@ -171,6 +172,11 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     coll_gpu_call_t call;
     int rc;
 
+    if (NULL != a->request) {
+        /* a nonblocking or persistent call never waits for its peers' words: its word is
+         * host, whatever it runs (coll_gpu_board.h) */
+        coll_gpu_board_settle(a->module);
+    }
     if (a->persistent && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
         return rc;
     }
@@ -190,6 +196,7 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
                                                   a->request, &single_call);
     }
     if (passed) {
+        coll_gpu_board_settle(a->module);
         return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
     }
     /* a nonblocking call never agrees on memory kinds: the ranks pass device memory, as for a
@@ -208,6 +215,12 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     if (ops->stage(a, &call, single_call, &rc)) {
         return rc;
     }
+    if ((NULL == a->request) && !single_call && call.elementwise &&
+        coll_gpu_pipeline_applies(call.dtype, call.count)) {
+        /* a pipeline is several host collectives: only where every rank stages */
+        single_call = !coll_gpu_board_agree(a->module, a->comm, COLL_GPU_BOARD_STAGED);
+    }
+    coll_gpu_board_settle(a->module);
     return coll_gpu_staged_run(a->module, a->comm, &call, a->request, single_call);
 }
 

@@ -27,6 +27,7 @@
 #define COLL_GPU_DISPATCH_H
 
 #include "coll_gpu.h"
+#include "coll_gpu_board.h"
 #include "coll_gpu_native.h"
 #include "coll_gpu_staged.h"
 
@@ -253,7 +254,12 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
             .coll = COLL_GPU_##ID,                                                                 \
             COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD)   \
                 COLL_GPU_FORM_FIELDS_BLOCKING};                                                    \
-        return coll_gpu_native_host_buffers(&coll_gpu_entry_##name, &a);                           \
+        int rc;                                                                                    \
+                                                                                                   \
+        ++a.module->call_seq;                                                                      \
+        rc = coll_gpu_native_host_buffers(&coll_gpu_entry_##name, &a);                             \
+        coll_gpu_board_settle(a.module);                                                           \
+        return rc;                                                                                 \
     }
 #define COLL_GPU_HOST_ONLY_NONBLOCKING(name, ID, FAMILY)
 #define COLL_GPU_HOST_ONLY_PERSISTENT(name, ID, FAMILY)
@@ -296,7 +302,12 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
             .coll = COLL_GPU_##ID,                                                                 \
             COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD, COLL_GPU_ARG_FIELD)   \
             COLL_GPU_FORM_FIELDS_##FORM};                                                          \
-        return coll_gpu_dispatch(&coll_gpu_entry_##name, &a);                                      \
+        int rc;                                                                                    \
+                                                                                                   \
+        ++a.module->call_seq;                                                                      \
+        rc = coll_gpu_dispatch(&coll_gpu_entry_##name, &a);                                        \
+        coll_gpu_board_settle(a.module);                                                           \
+        return rc;                                                                                 \
     }                                                                                              \
     int mca_coll_gpu_##name(COLL_GPU_PARAMS(FAMILY, FORM)) {                                       \
         mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;                             \
@@ -304,6 +315,8 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
         if (OPAL_LIKELY(COLL_GPU_FAMILY_##FAMILY(COLL_GPU_ARG_HOST, COLL_GPU_ARG_NONE,             \
                                                  COLL_GPU_ARG_NONE) true)) {                       \
             COLL_GPU_HOST_BUFFERS_##FORM(name, FAMILY)                                             \
+            /* this call's word on the board: host (coll_gpu_board.h) */                           \
+            *module->board_host = ++module->call_seq;                                              \
             coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[COLL_GPU_##ID], 1);       \
             return module->prev.coll_##name(COLL_GPU_FORWARD(FAMILY, FORM)                         \
                                             module->prev.coll_##name##_module);                    \

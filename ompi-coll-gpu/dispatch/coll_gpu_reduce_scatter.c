@@ -112,10 +112,13 @@ static bool coll_gpu_reduce_scatter_native(coll_gpu_args_t *a, coll_gpu_native_k
     int size = ompi_comm_size(a->comm), rank = ompi_comm_rank(a->comm), largest = 0;
     coll_gpu_native_call_t call;
 
-    /* (a nonblocking call never compares: coll_gpu_check_counts stages it) */
-    if (OPAL_UNLIKELY(NULL == a->request) && OPAL_UNLIKELY(coll_gpu_native_check_blocks(
-                                                 a->module, a->comm, COLL_GPU_NCOLL_REDUCE_SCATTER,
-                                                 a->rcounts, a->dtype, NULL, NULL, a->op, rc_p))) {
+    /* (a nonblocking call never compares: coll_gpu_check_counts stages it); a blocking one
+     * compares only where every rank runs it natively: its word on the board first */
+    if ((NULL == a->request) &&
+        coll_gpu_native_arrive(a->module, a->comm, kind, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2) &&
+        OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm,
+                                                   COLL_GPU_NCOLL_REDUCE_SCATTER, a->rcounts,
+                                                   a->dtype, NULL, NULL, a->op, rc_p))) {
         return true; /* the call failed: no fallback */
     }
     for (int b = 0; b < size; ++b) {

@@ -5,6 +5,7 @@
  */
 #include "coll_gpu_native.h"
 #include "coll_gpu_agreement.h"
+#include "coll_gpu_board.h"
 #include "coll_gpu_hash.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
@@ -320,7 +321,9 @@ void coll_gpu_native_tuning_load(void) {
     words[1] = (uint64_t)c->allreduce_one_shot_max_bytes;
     words[2] = (uint64_t)c->native_chunk_size;
     words[3] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
-    words[4] = (uint64_t)c->host_buffers;
+    words[4] = (uint64_t)c->host_buffers | ((uint64_t)c->native_nonblocking << 1) |
+               ((uint64_t)c->memory_kinds_uniform << 2) | ((uint64_t)c->check_memory_kinds << 3) |
+               ((uint64_t)c->staged_pipeline << 4) | ((uint64_t)c->staging_buffer_size << 8);
     words[5] = (uint64_t)c->check_counts;
     words[6] = (uint64_t)c->allreduce_ring_min_bytes;
     words[8] = (uint64_t)c->agreement_radix;
@@ -367,19 +370,22 @@ bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
     const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     const coll_gpu_native_t *native;
 
+    /* Only what needs no blocking step of its own, the same on every rank: the checks that
+     * agree (counts, memory kinds) and the scratch's setup are collectives, which a
+     * nonblocking call must not block in (another rank may post its calls on another
+     * communicator first); and the promise that every rank passes device memory, which a
+     * nonblocking call cannot learn (coll_gpu_memory_kinds_uniform). */
+    if (!c->native || !c->native_nonblocking || !c->memory_kinds_uniform || c->check_counts ||
+        c->check_memory_kinds) {
+        return false;
+    }
     /* the setup started at the communicator's creation: its outcome, the same on every rank,
      * decides (it waits for the peers' progress, not for their calls) */
     if (OPAL_UNLIKELY(NULL != module->setup_task)) {
         coll_gpu_setup_task_finish(module);
     }
     native = module->native;
-
-    /* Only what needs no blocking step of its own, the same on every rank: the checks that
-     * agree (counts, memory kinds) and the scratch's setup are collectives, which a
-     * nonblocking call must not block in (another rank may post its calls on another
-     * communicator first). */
-    return c->native && c->native_nonblocking && !c->check_counts && !c->check_memory_kinds &&
-           (NULL != native) && !native->broken &&
+    return (NULL != native) && !native->broken &&
            (NULL != native->scratch[COLL_GPU_NATIVE_DEVICE].mem);
 }
 
@@ -571,6 +577,11 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
         coll_gpu_setup_task_finish(module);
     }
     native = module->native;
+    if (OPAL_UNLIKELY(module->params_differ)) {
+        /* compared at the communicator's creation: the same on every rank */
+        *reason_p = COLL_GPU_FALLBACK_MISMATCH;
+        return false;
+    }
     if (OPAL_LIKELY(NULL != native)) {
         if (OPAL_UNLIKELY(native->broken || native->scratch[kind].unavailable)) {
             *reason_p = COLL_GPU_FALLBACK_TEAM;
@@ -619,13 +630,31 @@ bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator
     return true;
 }
 
-/* The setup at creation, as a task or run at once: the same collectives either way. */
+/* The native setup at creation (coll_gpu_native_setup=create): decided alike on every rank,
+ * from the parameters (which every rank must share) and the size, not the thread level (each
+ * process asks for its own); a process without an accelerator runs host-buffer mode at most,
+ * whose collectives are blocking.  Not MPI_COMM_WORLD: created in MPI_Init, before many
+ * programs choose their GPU, the scratch would be allocated on the device current then; its
+ * first blocking native call sets it up. */
+static bool coll_gpu_native_setup_wanted(struct ompi_communicator_t *comm) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+
+    return (COLL_GPU_NATIVE_SETUP_CREATE == c->native_setup) && c->native && (NULL != c->accel) &&
+           ((struct ompi_communicator_t *)MPI_COMM_WORLD != comm);
+}
+
+/* The setup at creation, as a task or run at once: the same collectives either way.  The call
+ * board first (every communicator of two ranks or more), then the native context if wanted. */
 static void coll_gpu_native_setup_run(mca_coll_gpu_module_t *module,
                                       struct ompi_communicator_t *comm) {
     coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_TEAM;
     coll_gpu_native_t *native;
     bool ready;
 
+    coll_gpu_board_create(module, comm);
+    if (!coll_gpu_native_setup_wanted(comm)) {
+        return;
+    }
     ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
     COLL_GPU_VERBOSE(1, "%s: native setup at its creation (coll_gpu_native_setup=create): %s",
                      comm->c_name, ready ? "ready" : coll_gpu_fallback_names[reason]);
@@ -633,22 +662,14 @@ static void coll_gpu_native_setup_run(mca_coll_gpu_module_t *module,
 
 void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
                                      struct ompi_communicator_t *comm) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-
-    /* Decided alike on every rank: the parameters (which every rank must share) and the size,
-     * not the thread level (each process asks for its own); a process without an accelerator
-     * runs host-buffer mode at most, whose collectives are blocking. */
-    if ((COLL_GPU_NATIVE_SETUP_CREATE != c->native_setup) || !c->native || (NULL == c->accel) ||
-        (ompi_comm_size(comm) < 2)) {
-        return;
+    if (ompi_comm_size(comm) < 2) {
+        return; /* no peer: no board, nothing to set up */
     }
     if ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm) {
-        /* created in MPI_Init, before many programs choose their GPU: the scratch would be
-         * allocated on the device current then */
-        COLL_GPU_VERBOSE(1,
-                         "%s: no native setup at its creation (in MPI_Init, the program's GPU may "
-                         "not be chosen yet); its first blocking native call sets it up",
-                         comm->c_name);
+        /* Inside MPI_Init, where every rank makes it at the same point and no other
+         * communicator is being made: the board at once, so that no call of the program finds
+         * it missing */
+        coll_gpu_board_create(module, comm);
         return;
     }
     /* Inside Open MPI's activation of comm: the task returns at its first wait and goes on from
@@ -662,7 +683,7 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
      * same point whatever thread level each asked for (the peers' setups, task or not, are the
      * same messages); one thread in MPI at a time cannot meet the wait of two threads'
      * activations that excluded this under MPI_THREAD_MULTIPLE */
-    COLL_GPU_VERBOSE(10, "%s: native setup inside its creation (%s)", comm->c_name,
+    COLL_GPU_VERBOSE(10, "%s: setup inside its creation (%s)", comm->c_name,
                      coll_gpu_setup_task_possible() ? "no task" : "MPI_THREAD_SERIALIZED");
     coll_gpu_native_setup_run(module, comm);
 }
@@ -1379,6 +1400,33 @@ static int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t
     return COLL_GPU_ALG_STAGED;
 }
 
+/* Whether every buffer of this rank is of kind's memory. */
+static bool coll_gpu_native_buffers_fit(coll_gpu_native_kind_t kind, const void *const *bufs,
+                                        int nbufs) {
+    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    bool ok = true;
+
+    for (int b = 0; ok && (b < nbufs); ++b) {
+        if (COLL_GPU_NATIVE_HOST == kind) {
+            ok = (NULL == c->accel) || !coll_gpu_on_device(bufs[b]);
+        } else {
+            ok = coll_gpu_on_device(bufs[b]);
+        }
+    }
+    return ok;
+}
+
+bool coll_gpu_native_arrive(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                            coll_gpu_native_kind_t kind, const void *const *bufs, int nbufs) {
+    coll_gpu_board_status_t status =
+        (COLL_GPU_NATIVE_HOST == kind) ? COLL_GPU_BOARD_HOST : COLL_GPU_BOARD_DEVICE;
+
+    if (!coll_gpu_native_buffers_fit(kind, bufs, nbufs)) {
+        status = COLL_GPU_BOARD_CANNOT;
+    }
+    return coll_gpu_board_agree(module, comm, status);
+}
+
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
@@ -1416,12 +1464,6 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         /* they run on the same scratch */
         coll_gpu_native_async_drain(module);
     }
-    if (OPAL_UNLIKELY(c->check_counts) && t->uniform_count) {
-        *rc_p = coll_gpu_native_check_counts(module, comm, t->mpi_call, count, dtype, op);
-        if (OMPI_SUCCESS != *rc_p) {
-            return true; /* the call failed: no fallback */
-        }
-    }
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
     call->entry_status = ACCEL_OK;
@@ -1453,13 +1495,19 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_MEMORY;
         goto fallback;
     }
-    for (int b = 0; ok && (b < nbufs); ++b) {
-        if (COLL_GPU_NATIVE_HOST == kind) {
-            ok = ok && ((NULL == c->accel) || !coll_gpu_on_device(bufs[b]));
-        } else {
-            ok = ok && coll_gpu_on_device(bufs[b]);
+    if (!nonblocking && !coll_gpu_native_arrive(module, comm, kind, bufs, nbufs)) {
+        /* another rank passes other memory, or this one does (coll_gpu_board.h) */
+        reason = COLL_GPU_FALLBACK_MEMORY;
+        snprintf(why, sizeof(why), ": not every rank can run it natively");
+        goto fallback;
+    }
+    if (OPAL_UNLIKELY(c->check_counts) && t->uniform_count && !nonblocking) {
+        *rc_p = coll_gpu_native_check_counts(module, comm, t->mpi_call, count, dtype, op);
+        if (OMPI_SUCCESS != *rc_p) {
+            return true; /* the call failed: no fallback */
         }
     }
+    ok = coll_gpu_native_buffers_fit(kind, bufs, nbufs);
     if (c->check_memory_kinds) {
         /* not only "some device memory on every rank" (the staged path's agreement): all of
          * it, everywhere */

@@ -711,6 +711,12 @@ bool coll_gpu_native_async_on_thread(void);
  * the reason was counted and logged: the caller stages (device) or hands the call to Open MPI
  * (host).  *rc_p is set on true only when the call already failed.
  */
+/* A blocking call's word on the call board (coll_gpu_board.h): this rank can run it in kind's
+ * memory when all of bufs are of that kind.  Whether every rank can (then it runs natively
+ * everywhere; else every rank meets the ranks that passed it to Open MPI). */
+bool coll_gpu_native_arrive(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                            coll_gpu_native_kind_t kind, const void *const *bufs, int nbufs);
+
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                               coll_gpu_ncoll_t coll, coll_gpu_native_kind_t kind, int count,
                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,

@@ -310,10 +310,7 @@ int coll_gpu_stage_report(coll_gpu_stage_t *stage, struct ompi_communicator_t *c
     return stage->rc;
 }
 
-/* Whether count elements of dtype take the pipelined path: dense data of
- * more than one chunk.  The same answer on every rank for the same
- * parameters, count and datatype. */
-static bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count) {
+bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count) {
     size_t slot = mca_coll_gpu_component.staging_buffer_size / COLL_GPU_PIPELINE_SLOTS;
     ptrdiff_t lb, extent;
     size_t size;

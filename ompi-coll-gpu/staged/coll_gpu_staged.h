@@ -150,6 +150,10 @@ void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char 
 /* Whether a staged element-wise call of bytes bytes of dense data is pipelined (the same on
  * every rank for the same bytes and parameters). */
 bool coll_gpu_pipeline_bytes_applies(size_t bytes);
+/* Whether count elements of dtype take the pipelined path: dense data of more than one chunk.
+ * The same answer on every rank for the same parameters, count and datatype; a blocking call
+ * pipelines only where every rank stages it (coll_gpu_board_agree). */
+bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count);
 
 /* Whether count elements of dtype leave holes in their region. */
 bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, size_t count);

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A communicator's call board (coll_gpu_board.h).
+ */
+#include "coll_gpu_board.h"
+#include "coll_gpu_setup.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/op/op.h"
+#include "ompi/proc/proc.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+
+#include "cgt.h" /* cgt_cpu_relax */
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* The leaders' messages: a tag of coll/gpu's own beside its setup's (coll_gpu_setup.c). */
+#define COLL_GPU_BOARD_TAG (MCA_COLL_BASE_TAG_HCOLL_END + 2)
+
+/* A word: the call's number above its status (coll_gpu_board_status_t, 3 bits). */
+#define COLL_GPU_BOARD_SHIFT 3
+#define COLL_GPU_BOARD_WORD(call, status) (((call) << COLL_GPU_BOARD_SHIFT) | (uint64_t)(status))
+#define COLL_GPU_BOARD_CALL(word) ((word) >> COLL_GPU_BOARD_SHIFT)
+#define COLL_GPU_BOARD_STATUS(word) ((unsigned)((word) & ((1u << COLL_GPU_BOARD_SHIFT) - 1)))
+
+/* One rank's words, a cache line of its own (each has one writer: the rank; verdict its
+ * node's leader's). */
+typedef struct {
+    volatile uint64_t host;    /* the last call it took a host path in */
+    volatile uint64_t arrive;  /* its last arrival: COLL_GPU_BOARD_WORD(call, status) */
+    volatile uint64_t verdict; /* a leader's: its last verdict across nodes, as a word */
+    uint64_t pad[5];
+} coll_gpu_board_slot_t;
+
+struct coll_gpu_board {
+    struct ompi_communicator_t *comm;
+    coll_gpu_board_slot_t *slots; /* the node's ranks, in communicator order */
+    size_t map_len;
+    int local_index, local_size;
+    /* across nodes (nnodes > 1) */
+    int nnodes, node;
+    int *leader_of_node; /* nnodes: each node's leader (communicator rank) */
+    int *node_of_rank;   /* size: each rank's node */
+    bool leader;
+    /* a leader's: the words received from each node's leader (the latest), and the last call
+     * whose word it sent to each; its receive, reposted after each message */
+    uint64_t *inbox, *sent;
+    uint64_t recv_buf[1];
+    ompi_request_t *recv_req;
+    /* one send in flight per node at most, its buffer kept until it completes */
+    uint64_t *send_buf;
+    ompi_request_t **send_req;
+    pthread_mutex_t lock; /* the leader's messages: its calls against the progress callback */
+    mca_coll_gpu_module_t *module;
+    struct coll_gpu_board *next; /* the process's boards (coll_gpu_boards_progress) */
+};
+
+/* The live boards whose progress matters: leaders across nodes (they answer), and under
+ * MPI_THREAD_MULTIPLE every board (an install racing a pass-through store: below). */
+static coll_gpu_board_t *coll_gpu_boards;
+static bool coll_gpu_boards_registered;
+static pthread_mutex_t coll_gpu_boards_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long coll_gpu_board_serial;
+
+/* What each rank tells the others at creation. */
+typedef struct {
+    uint64_t hash;   /* native_config_hash: the parameters that change the protocol */
+    int leader;      /* its node's leader (the node's lowest rank: emulated nodes split it) */
+    int pid;         /* a leader's: names its segment with serial */
+    uint64_t serial; /* a leader's */
+    int ok;          /* a leader's: it made its segment */
+    int pad;
+} coll_gpu_board_key_t;
+
+static void coll_gpu_board_name(char *name, size_t len, int pid, uint64_t serial) {
+    snprintf(name, len, "/coll_gpu_board-%d-%" PRIu64, pid, serial);
+}
+
+/* This rank's node leader: the lowest rank of its (emulated) node (coll_gpu_ranks_per_node
+ * splits a node's ranks, in communicator order, as the transport team does), and its index
+ * there. */
+static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index_p) {
+    int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    int rpn = mca_coll_gpu_component.ranks_per_node, index = 0, leader = me, sub;
+    int *local = malloc((size_t)size * sizeof(int)), nlocal = 0;
+
+    if (NULL == local) {
+        *index_p = 0;
+        return me;
+    }
+    for (int r = 0; r < size; ++r) {
+        if ((r == me) ||
+            OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
+            if (r == me) {
+                index = nlocal;
+            }
+            local[nlocal++] = r;
+        }
+    }
+    sub = (rpn > 0) ? index / rpn : 0;
+    leader = local[(rpn > 0) ? sub * rpn : 0];
+    *index_p = (rpn > 0) ? index - sub * rpn : index;
+    free(local);
+    return leader;
+}
+
+static void coll_gpu_boards_add(coll_gpu_board_t *board);
+static void coll_gpu_boards_remove(coll_gpu_board_t *board);
+
+static void coll_gpu_board_free(coll_gpu_board_t *board) {
+    if (NULL == board) {
+        return;
+    }
+    if (NULL != board->slots) {
+        (void)munmap((void *)board->slots, board->map_len);
+    }
+    free(board->leader_of_node);
+    free(board->node_of_rank);
+    free(board->inbox);
+    free(board->send_req);
+    pthread_mutex_destroy(&board->lock);
+    free(board);
+}
+
+/* Allocates what a leader across nodes keeps; false when it could not. */
+static bool coll_gpu_board_leader_init(coll_gpu_board_t *board) {
+    size_t n = (size_t)board->nnodes;
+
+    board->inbox = calloc(3 * n, sizeof(uint64_t)); /* inbox, sent, send_buf */
+    board->send_req = calloc(n, sizeof(ompi_request_t *));
+    if ((NULL == board->inbox) || (NULL == board->send_req)) {
+        return false;
+    }
+    board->sent = board->inbox + n;
+    board->send_buf = board->inbox + 2 * n;
+    return OMPI_SUCCESS ==
+           MCA_PML_CALL(irecv(board->recv_buf, sizeof(board->recv_buf), MPI_BYTE, MPI_ANY_SOURCE,
+                              COLL_GPU_BOARD_TAG, board->comm, &board->recv_req));
+}
+
+void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+    int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), ok = 1, fd = -1, index;
+    coll_gpu_board_key_t mine = {.hash = c->native_config_hash}, *keys;
+    coll_gpu_board_t *board = calloc(1, sizeof(*board));
+    char name[64];
+
+    keys = malloc((size_t)size * sizeof(*keys));
+    mine.leader = coll_gpu_board_my_leader(comm, &index);
+    if ((NULL == board) || (NULL == keys)) {
+        ok = 0;
+    } else {
+        pthread_mutex_init(&board->lock, NULL);
+        board->comm = comm;
+        board->module = module;
+        board->local_index = index;
+    }
+    if (ok && (mine.leader == me)) {
+        /* the segment first, then the exchange: a peer that learns its name finds it */
+        mine.pid = (int)getpid();
+        mine.serial = __atomic_add_fetch(&coll_gpu_board_serial, 1, __ATOMIC_RELAXED);
+        coll_gpu_board_name(name, sizeof(name), mine.pid, mine.serial);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        mine.ok = (fd >= 0);
+    }
+    if ((NULL == keys) ||
+        (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, &mine, keys, sizeof(mine)))) {
+        ok = 0;
+    }
+    if (ok) {
+        int nnodes = 0, local_size = 0;
+
+        for (int r = 0; r < size; ++r) {
+            if (keys[r].hash != mine.hash) {
+                module->params_differ = true;
+                if ((0 == me) && !module->params_told) {
+                    module->params_told = true;
+                    opal_output(0,
+                                "coll:gpu: %s: rank %d was given other coll_gpu parameters or "
+                                "tuning rules that change the protocol than rank 0: its device "
+                                "collectives are staged (one host collective each)",
+                                comm->c_name, r);
+                }
+            }
+            nnodes += (keys[r].leader == r);
+            local_size += (keys[r].leader == mine.leader);
+        }
+        ok = keys[mine.leader].ok;
+        board->nnodes = nnodes;
+        board->local_size = local_size;
+        board->leader = (mine.leader == me);
+        board->map_len = (size_t)local_size * sizeof(coll_gpu_board_slot_t);
+        if (ok && (nnodes > 1)) {
+            board->leader_of_node = malloc((size_t)nnodes * sizeof(int));
+            board->node_of_rank = malloc((size_t)size * sizeof(int));
+            ok = (NULL != board->leader_of_node) && (NULL != board->node_of_rank);
+            for (int r = 0, j = 0; ok && (r < size); ++r) {
+                if (keys[r].leader == r) {
+                    board->leader_of_node[j] = r;
+                    board->node_of_rank[r] = j++;
+                }
+            }
+            for (int r = 0; ok && (r < size); ++r) {
+                board->node_of_rank[r] = board->node_of_rank[keys[r].leader]; /* leaders first */
+            }
+            board->node = ok ? board->node_of_rank[me] : 0;
+        }
+        if (ok && !board->leader) {
+            coll_gpu_board_name(name, sizeof(name), keys[mine.leader].pid,
+                                keys[mine.leader].serial);
+            fd = shm_open(name, O_RDWR, 0600);
+        }
+        if (ok && board->leader && (0 != ftruncate(fd, (off_t)board->map_len))) {
+            ok = 0;
+        }
+        if (ok && (fd >= 0)) {
+            void *map = mmap(NULL, board->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            board->slots = (MAP_FAILED == map) ? NULL : map;
+        }
+        ok = ok && (NULL != board->slots);
+    }
+    if (fd >= 0) {
+        (void)close(fd);
+    }
+    if (ok && board->leader && (board->nnodes > 1)) {
+        ok = coll_gpu_board_leader_init(board);
+    }
+    /* every rank's outcome, then the name goes (every peer that could map it has) */
+    if (OMPI_SUCCESS != coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN)) {
+        ok = 0;
+    }
+    if ((NULL != keys) && (mine.leader == me) && mine.ok) {
+        coll_gpu_board_name(name, sizeof(name), mine.pid, mine.serial);
+        (void)shm_unlink(name);
+    }
+    free(keys);
+    if (!ok) {
+        COLL_GPU_VERBOSE(1, "%s: no call board: every device collective is staged", comm->c_name);
+        if ((NULL != board) && (NULL != board->recv_req)) {
+            (void)ompi_request_cancel(board->recv_req);
+            (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
+        }
+        coll_gpu_board_free(board);
+        module->board_failed = true;
+        return;
+    }
+    module->board = board;
+    if ((board->nnodes > 1 && board->leader) || mca_coll_gpu_component.thread_multiple) {
+        coll_gpu_boards_add(board);
+    }
+    /* The pass-through path publishes here from now on; what it published before (in the
+     * module) is this rank's word: every call before this one took a host path here (a device
+     * call waits for this setup first). */
+    {
+        volatile uint64_t *host = &board->slots[board->local_index].host;
+        uint64_t seen = __atomic_load_n(&module->call_seq, __ATOMIC_ACQUIRE);
+
+        *host = seen;
+        __atomic_store_n(&module->board_host, host, __ATOMIC_RELEASE);
+        seen = __atomic_load_n(&module->board_host_local, __ATOMIC_ACQUIRE);
+        if (seen > *host) {
+            *host = seen;
+        }
+    }
+    COLL_GPU_VERBOSE(10, "%s: call board of %d ranks on this node, %d node(s)%s", comm->c_name,
+                     board->local_size, (board->nnodes > 1) ? board->nnodes : 1,
+                     board->leader ? ", this rank leads" : "");
+}
+
+/* A leader's send of word to node j's leader: after its previous one completed (progress
+ * meanwhile unless from_progress, which tries again later).  False when it must wait. */
+static bool coll_gpu_board_send(coll_gpu_board_t *board, int j, uint64_t word, bool from_progress) {
+    while ((NULL != board->send_req[j]) && !REQUEST_COMPLETE(board->send_req[j])) {
+        if (from_progress) {
+            return false;
+        }
+        pthread_mutex_unlock(&board->lock);
+        (void)opal_progress();
+        pthread_mutex_lock(&board->lock);
+    }
+    if (NULL != board->send_req[j]) {
+        (void)ompi_request_free(&board->send_req[j]);
+        board->send_req[j] = NULL;
+    }
+    board->send_buf[j] = word;
+    board->sent[j] = COLL_GPU_BOARD_CALL(word);
+    if (OMPI_SUCCESS !=
+        MCA_PML_CALL(isend(&board->send_buf[j], sizeof(uint64_t), MPI_BYTE,
+                           board->leader_of_node[j], COLL_GPU_BOARD_TAG, MCA_PML_BASE_SEND_STANDARD,
+                           board->comm, &board->send_req[j]))) {
+        board->send_req[j] = NULL;
+        /* the peer waits for ever: as a broken link would leave it */
+        opal_output(0, "coll:gpu: %s: could not send the call board's word to rank %d",
+                    board->comm->c_name, board->leader_of_node[j]);
+    }
+    return true;
+}
+
+/* A leader takes in what its receive got (under its lock). */
+static void coll_gpu_board_receive(coll_gpu_board_t *board) {
+    while ((NULL != board->recv_req) && REQUEST_COMPLETE(board->recv_req)) {
+        int source = board->recv_req->req_status.MPI_SOURCE;
+        uint64_t word = board->recv_buf[0];
+
+        (void)ompi_request_free(&board->recv_req);
+        board->recv_req = NULL;
+        if ((source >= 0) && (source < ompi_comm_size(board->comm))) {
+            int j = board->node_of_rank[source];
+            if (word > board->inbox[j]) {
+                board->inbox[j] = word;
+            }
+        }
+        if (OMPI_SUCCESS !=
+            MCA_PML_CALL(irecv(board->recv_buf, sizeof(board->recv_buf), MPI_BYTE, MPI_ANY_SOURCE,
+                               COLL_GPU_BOARD_TAG, board->comm, &board->recv_req))) {
+            board->recv_req = NULL;
+        }
+    }
+}
+
+/* The last call this rank passed without arriving at it is at least ... : its host word, or a
+ * later arrival. */
+static uint64_t coll_gpu_board_passed(const coll_gpu_board_t *board) {
+    const coll_gpu_board_slot_t *mine = &board->slots[board->local_index];
+    uint64_t host = mine->host, arrived = COLL_GPU_BOARD_CALL(mine->arrive);
+
+    /* an arrival at call a: every call below a and above the last word sent was passed */
+    return (host > arrived) ? host : (arrived > 0 ? arrived - 1 : 0);
+}
+
+/* A leader answers the leaders that asked about a call it passed without arriving there: its
+ * node did not run the call uniformly (under its lock). */
+static void coll_gpu_board_answer(coll_gpu_board_t *board, bool from_progress) {
+    uint64_t passed = coll_gpu_board_passed(board);
+
+    for (int j = 0; j < board->nnodes; ++j) {
+        uint64_t asked = COLL_GPU_BOARD_CALL(board->inbox[j]);
+
+        if ((j != board->node) && (asked > board->sent[j]) && (asked <= passed)) {
+            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(asked, COLL_GPU_BOARD_CANNOT),
+                                      from_progress);
+        }
+    }
+}
+
+/* From opal_progress: leaders take in and answer; under MPI_THREAD_MULTIPLE every board also
+ * takes in a pass-through word stored in the module while its setup installed the board. */
+static int coll_gpu_boards_progress(void) {
+    if (NULL == __atomic_load_n(&coll_gpu_boards, __ATOMIC_RELAXED) ||
+        (0 != pthread_mutex_trylock(&coll_gpu_boards_lock))) {
+        return 0;
+    }
+    for (coll_gpu_board_t *board = coll_gpu_boards; NULL != board; board = board->next) {
+        uint64_t late = __atomic_load_n(&board->module->board_host_local, __ATOMIC_RELAXED);
+        volatile uint64_t *host = &board->slots[board->local_index].host;
+
+        if (late > *host) {
+            *host = late;
+        }
+        if (board->leader && (board->nnodes > 1) && (0 == pthread_mutex_trylock(&board->lock))) {
+            coll_gpu_board_receive(board);
+            coll_gpu_board_answer(board, true);
+            pthread_mutex_unlock(&board->lock);
+        }
+    }
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+    return 0;
+}
+
+static void coll_gpu_boards_add(coll_gpu_board_t *board) {
+    pthread_mutex_lock(&coll_gpu_boards_lock);
+    board->next = coll_gpu_boards;
+    __atomic_store_n(&coll_gpu_boards, board, __ATOMIC_RELEASE);
+    if (!coll_gpu_boards_registered) {
+        opal_progress_register(coll_gpu_boards_progress);
+        coll_gpu_boards_registered = true;
+    }
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+}
+
+static void coll_gpu_boards_remove(coll_gpu_board_t *board) {
+    pthread_mutex_lock(&coll_gpu_boards_lock);
+    for (coll_gpu_board_t **link = &coll_gpu_boards; NULL != *link; link = &(*link)->next) {
+        if (*link == board) {
+            __atomic_store_n(link, board->next, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    if ((NULL == coll_gpu_boards) && coll_gpu_boards_registered) {
+        opal_progress_unregister(coll_gpu_boards_progress);
+        coll_gpu_boards_registered = false;
+    }
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+}
+
+void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
+    coll_gpu_board_t *board = module->board;
+
+    module->board_host = &module->board_host_local;
+    if (NULL == board) {
+        return;
+    }
+    module->board = NULL;
+    coll_gpu_boards_remove(board);
+    if (board->leader && (board->nnodes > 1)) {
+        uint64_t passed;
+
+        /* Leaders that may still ask about the calls this one passed get the answer now (a
+         * later question would reach a freed communicator): the last call passed, which says
+         * "not uniform" of every call after the last word sent. */
+        pthread_mutex_lock(&board->lock);
+        coll_gpu_board_receive(board);
+        coll_gpu_board_answer(board, false);
+        passed = coll_gpu_board_passed(board);
+        for (int j = 0; j < board->nnodes; ++j) {
+            if ((j != board->node) && (passed > board->sent[j])) {
+                (void)coll_gpu_board_send(
+                    board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_CANNOT), false);
+            }
+        }
+        for (int j = 0; j < board->nnodes; ++j) {
+            if (NULL != board->send_req[j]) {
+                (void)ompi_request_wait(&board->send_req[j], MPI_STATUS_IGNORE);
+            }
+        }
+        if (NULL != board->recv_req) {
+            (void)ompi_request_cancel(board->recv_req);
+            (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
+        }
+        pthread_mutex_unlock(&board->lock);
+    }
+    coll_gpu_board_free(board);
+}
+
+/* What a word of peer p says of call k: 0 not yet, else the status it arrived with
+ * (COLL_GPU_BOARD_CANNOT also when it took a host path or is past the call). */
+static unsigned coll_gpu_board_peer(const coll_gpu_board_slot_t *slot, uint64_t k) {
+    uint64_t arrive = slot->arrive, host = slot->host;
+
+    if ((host >= k) || (COLL_GPU_BOARD_CALL(arrive) > k)) {
+        return COLL_GPU_BOARD_CANNOT;
+    }
+    return (COLL_GPU_BOARD_CALL(arrive) == k) ? COLL_GPU_BOARD_STATUS(arrive) : 0;
+}
+
+/* The same of node j's word in a leader's inbox (under its lock). */
+static unsigned coll_gpu_board_remote(const coll_gpu_board_t *board, int j, uint64_t k) {
+    uint64_t word = board->inbox[j];
+
+    if (COLL_GPU_BOARD_CALL(word) > k) {
+        return COLL_GPU_BOARD_CANNOT;
+    }
+    return (COLL_GPU_BOARD_CALL(word) == k) ? COLL_GPU_BOARD_STATUS(word) : 0;
+}
+
+static void coll_gpu_board_wait(void) {
+    cgt_cpu_relax();
+    (void)opal_progress();
+}
+
+/* Across nodes, a leader: its node's verdict to every other leader, then theirs. */
+static bool coll_gpu_board_agree_leaders(coll_gpu_board_t *board, uint64_t k, unsigned status,
+                                         bool uniform) {
+    unsigned told = uniform ? status : COLL_GPU_BOARD_CANNOT;
+
+    pthread_mutex_lock(&board->lock);
+    for (int j = 0; j < board->nnodes; ++j) {
+        if (j != board->node) {
+            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(k, told), false);
+        }
+    }
+    for (int j = 0; uniform && (j < board->nnodes); ++j) {
+        unsigned theirs = COLL_GPU_BOARD_CANNOT;
+
+        while ((j != board->node) && (0 == (theirs = coll_gpu_board_remote(board, j, k)))) {
+            coll_gpu_board_receive(board);
+            if (0 == coll_gpu_board_remote(board, j, k)) {
+                pthread_mutex_unlock(&board->lock);
+                coll_gpu_board_wait();
+                pthread_mutex_lock(&board->lock);
+            }
+        }
+        uniform = (j == board->node) || (theirs == status);
+    }
+    board->slots[board->local_index].verdict =
+        COLL_GPU_BOARD_WORD(k, uniform ? status : COLL_GPU_BOARD_CANNOT);
+    pthread_mutex_unlock(&board->lock);
+    return uniform;
+}
+
+bool coll_gpu_board_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                          coll_gpu_board_status_t status) {
+    uint64_t k = module->call_seq;
+    coll_gpu_board_t *board;
+    bool uniform = (COLL_GPU_BOARD_CANNOT != status);
+
+    if (module->board_done == k) {
+        return module->board_uniform; /* this call's word is out already */
+    }
+    if (OPAL_UNLIKELY(NULL != module->setup_task)) {
+        /* a blocking call: it may wait for its peers' progress (their setups) */
+        coll_gpu_setup_task_finish(module);
+    }
+    board = module->board;
+    if ((ompi_comm_size(comm) < 2) || (NULL == board) || module->params_differ) {
+        if ((ompi_comm_size(comm) >= 2)) {
+            uniform = false; /* no board, or parameters that differ: never uniform */
+        }
+        coll_gpu_board_settle(module);
+        module->board_uniform = uniform;
+        return uniform;
+    }
+    module->board_done = k;
+    board->slots[board->local_index].arrive = COLL_GPU_BOARD_WORD(k, status);
+
+    /* the node's words */
+    for (int p = 0; uniform && (p < board->local_size); ++p) {
+        unsigned theirs = COLL_GPU_BOARD_CANNOT;
+
+        while ((p != board->local_index) &&
+               (0 == (theirs = coll_gpu_board_peer(&board->slots[p], k)))) {
+            coll_gpu_board_wait();
+        }
+        uniform = (p == board->local_index) || (theirs == status);
+    }
+    if (board->nnodes > 1) {
+        if (board->leader) {
+            uniform = coll_gpu_board_agree_leaders(board, k, status, uniform);
+        } else if (uniform) {
+            /* the leader arrived with this status: its verdict across nodes comes */
+            const coll_gpu_board_slot_t *lead = &board->slots[0];
+
+            for (;;) {
+                uint64_t verdict = lead->verdict;
+
+                if (COLL_GPU_BOARD_CALL(verdict) == k) {
+                    uniform = (COLL_GPU_BOARD_STATUS(verdict) == status);
+                    break;
+                }
+                if ((COLL_GPU_BOARD_CALL(verdict) > k) || (lead->host > k) ||
+                    (COLL_GPU_BOARD_CALL(lead->arrive) > k)) {
+                    uniform = false; /* it went on: the call was not uniform */
+                    break;
+                }
+                coll_gpu_board_wait();
+            }
+        }
+    }
+    module->board_uniform = uniform;
+    return uniform;
+}

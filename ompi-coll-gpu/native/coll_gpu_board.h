@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A communicator's call board: which path each rank took for each call, so that ranks passing
+ * different memory kinds to one call still meet in one protocol (docs/failure-model.md, "one
+ * protocol per call").
+ *
+ * Every call the component intercepts on a communicator has a number, the same on every rank:
+ * MPI orders a communicator's collective calls alike on every rank, and each entry point counts
+ * the call once, whatever path it then takes (module->call_seq).  For each call a rank
+ * publishes one word, once:
+ *   - "host": it took a path that meets Open MPI's host collective (its buffers are host memory
+ *     and the call passed through, or it stages the call as one host collective).  The
+ *     pass-through path publishes with one store into the node's shared board;
+ *   - "arrived with status s": the call's protocol needs every rank alike (the native
+ *     algorithms, a pipelined staged call) and s says what this rank can run (device memory,
+ *     host memory, or it cannot).
+ * A rank that arrives waits for every peer's word for the call and decides: uniform when every
+ * rank arrived with its status, else not, and then every arriving rank takes the host
+ * collective that meets the host ranks (one staged call).  A peer's word for a later call also
+ * means "not uniform": no rank leaves a uniform call before every rank entered it, so a peer
+ * past the call did not run it uniformly.  A word is therefore one value, not a history, and
+ * every arriving rank reaches the same verdict.
+ *
+ * Inside a node the words are in shared memory.  Across nodes each node's first rank in
+ * communicator order (its leader) sends its node's verdict to every other leader; a leader that
+ * took the host path for the call answers from Open MPI's progress, which it runs in any MPI
+ * call (coll_gpu_board_progress), so a node whose every rank passed the call to Open MPI still
+ * answers.
+ *
+ * The board is made at the communicator's creation (coll_gpu_board_create, collective), with
+ * the comparison of the parameters that change the protocol (native_config_hash): both are
+ * decided the same on every rank before any call needs them.
+ */
+#ifndef COLL_GPU_BOARD_H
+#define COLL_GPU_BOARD_H
+
+#include "coll_gpu.h"
+
+BEGIN_C_DECLS
+
+/* What a rank can run of a call whose protocol needs every rank alike. */
+typedef enum {
+    COLL_GPU_BOARD_DEVICE = 1, /* natively, in device memory */
+    COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers) */
+    COLL_GPU_BOARD_STAGED = 3, /* staged, pipelined (its buffers: device memory) */
+    COLL_GPU_BOARD_CANNOT = 7, /* none of it: a buffer of another kind, say */
+} coll_gpu_board_status_t;
+
+typedef struct coll_gpu_board coll_gpu_board_t;
+
+/* Collective over comm (the setup's point-to-point collectives): compares every rank's
+ * native_config_hash (module->params_differ) and makes the node's board.  Decided alike on
+ * every rank: a rank that could not make or map its board leaves every rank without one (then
+ * no call is ever uniform: every device call is one staged host collective). */
+void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
+
+/* Local: unmaps the board (a leader first answers what its peers may still ask). */
+void coll_gpu_board_destroy(mca_coll_gpu_module_t *module);
+
+/* This rank's word for the current call (module->call_seq): arrived with status, and the
+ * verdict (true: every rank arrived with status).  Blocking until every peer's word for the call
+ * is known.  Called again for the same call it returns the first verdict (false when the call
+ * already published host). */
+bool coll_gpu_board_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                          coll_gpu_board_status_t status);
+
+/* Publishes host for the current call unless it published already: before any host collective
+ * of the call, and at its end. */
+static inline void coll_gpu_board_settle(mca_coll_gpu_module_t *module) {
+    if (module->board_done != module->call_seq) {
+        module->board_done = module->call_seq;
+        module->board_uniform = false;
+        *module->board_host = module->call_seq;
+    }
+}
+
+END_C_DECLS
+
+#endif /* COLL_GPU_BOARD_H */
