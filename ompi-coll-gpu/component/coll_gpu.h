@@ -219,7 +219,7 @@ typedef struct mca_coll_gpu_module_t {
     volatile uint64_t *board_host;
     uint64_t board_host_local;
     uint64_t board_done;
-    bool board_uniform;
+    int board_outcome; /* coll_gpu_board_status_t */
     struct coll_gpu_board *board;
     bool board_failed;
     /* The ranks were given different parameters that change the protocol (compared at the

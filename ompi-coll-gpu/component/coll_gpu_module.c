@@ -33,7 +33,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->board_host_local = 0;
     module->board_host = &module->board_host_local;
     module->board_done = 0;
-    module->board_uniform = false;
+    module->board_outcome = 0;
     module->board = NULL;
     module->board_failed = false;
     module->params_differ = false;

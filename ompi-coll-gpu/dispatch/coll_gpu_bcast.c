@@ -150,16 +150,17 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
 }
 
 /* The buffer is an input at the root, an output elsewhere.  A blocking call large enough,
- * staged by every rank (coll_gpu_board_agree), is pipelined in bytes (coll_gpu_bcast_staged_bytes);
- * anything else is one host collective with the user's datatype. */
+ * staged by every rank (coll_gpu_board_all_stage), is pipelined in bytes
+ * (coll_gpu_bcast_staged_bytes); anything else is one host collective with the user's datatype. */
 static bool coll_gpu_bcast_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                  int *rc_p) {
     bool is_root = (ompi_comm_rank(a->comm) == a->root);
     size_t bytes = coll_gpu_signature_bytes(a->count, a->dtype);
 
     if ((NULL == a->request) && !single_call && coll_gpu_pipeline_bytes_applies(bytes) &&
-        coll_gpu_board_agree(a->module, a->comm, COLL_GPU_BOARD_STAGED)) {
+        coll_gpu_board_all_stage(a->module, a->comm)) {
         *rc_p = coll_gpu_bcast_staged_bytes(a, call, bytes);
+        coll_gpu_board_close(a->module, a->comm);
         return true;
     }
     coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);

@@ -218,7 +218,12 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     if ((NULL == a->request) && !single_call && call.elementwise &&
         coll_gpu_pipeline_applies(call.dtype, call.count)) {
         /* a pipeline is several host collectives: only where every rank stages */
-        single_call = !coll_gpu_board_agree(a->module, a->comm, COLL_GPU_BOARD_STAGED);
+        if (coll_gpu_board_all_stage(a->module, a->comm)) {
+            rc = coll_gpu_staged_run(a->module, a->comm, &call, NULL, false);
+            coll_gpu_board_close(a->module, a->comm);
+            return rc;
+        }
+        single_call = true;
     }
     coll_gpu_board_settle(a->module);
     return coll_gpu_staged_run(a->module, a->comm, &call, a->request, single_call);

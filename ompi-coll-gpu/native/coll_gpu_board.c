@@ -36,10 +36,13 @@
 /* One rank's words, a cache line of its own (each has one writer: the rank; verdict its
  * node's leader's). */
 typedef struct {
-    volatile uint64_t host;    /* the last call it took a host path in */
-    volatile uint64_t arrive;  /* its last arrival: COLL_GPU_BOARD_WORD(call, status) */
-    volatile uint64_t verdict; /* a leader's: its last verdict across nodes, as a word */
-    uint64_t pad[5];
+    volatile uint64_t host; /* the last call it took a host path in */
+    /* its arrivals, COLL_GPU_BOARD_WORD(call, status), by the call's parity: a peer may arrive
+     * at the next call (a pipeline's close, below) before this rank read its word for this
+     * one, never two calls on before that */
+    volatile uint64_t arrive[2];
+    volatile uint64_t verdict; /* a leader's: its last outcome across nodes, as a word */
+    uint64_t pad[4];
 } coll_gpu_board_slot_t;
 
 struct coll_gpu_board {
@@ -52,8 +55,9 @@ struct coll_gpu_board {
     int *leader_of_node; /* nnodes: each node's leader (communicator rank) */
     int *node_of_rank;   /* size: each rank's node */
     bool leader;
-    /* a leader's: the words received from each node's leader (the latest), and the last call
-     * whose word it sent to each; its receive, reposted after each message */
+    /* a leader's: the words received from each node's leader (the latest of each parity, as
+     * the slots' arrivals: 2 per node), and the last call whose word it sent to each; its
+     * receive, reposted after each message */
     uint64_t *inbox, *sent;
     uint64_t recv_buf[1];
     ompi_request_t *recv_req;
@@ -136,13 +140,13 @@ static void coll_gpu_board_free(coll_gpu_board_t *board) {
 static bool coll_gpu_board_leader_init(coll_gpu_board_t *board) {
     size_t n = (size_t)board->nnodes;
 
-    board->inbox = calloc(3 * n, sizeof(uint64_t)); /* inbox, sent, send_buf */
+    board->inbox = calloc(4 * n, sizeof(uint64_t)); /* inbox (2 each), sent, send_buf */
     board->send_req = calloc(n, sizeof(ompi_request_t *));
     if ((NULL == board->inbox) || (NULL == board->send_req)) {
         return false;
     }
-    board->sent = board->inbox + n;
-    board->send_buf = board->inbox + 2 * n;
+    board->sent = board->inbox + 2 * n;
+    board->send_buf = board->inbox + 3 * n;
     return OMPI_SUCCESS ==
            MCA_PML_CALL(irecv(board->recv_buf, sizeof(board->recv_buf), MPI_BYTE, MPI_ANY_SOURCE,
                               COLL_GPU_BOARD_TAG, board->comm, &board->recv_req));
@@ -315,9 +319,10 @@ static void coll_gpu_board_receive(coll_gpu_board_t *board) {
         (void)ompi_request_free(&board->recv_req);
         board->recv_req = NULL;
         if ((source >= 0) && (source < ompi_comm_size(board->comm))) {
-            int j = board->node_of_rank[source];
-            if (word > board->inbox[j]) {
-                board->inbox[j] = word;
+            uint64_t *slot =
+                &board->inbox[2 * board->node_of_rank[source] + (COLL_GPU_BOARD_CALL(word) & 1)];
+            if (word > *slot) {
+                *slot = word;
             }
         }
         if (OMPI_SUCCESS !=
@@ -332,7 +337,11 @@ static void coll_gpu_board_receive(coll_gpu_board_t *board) {
  * later arrival. */
 static uint64_t coll_gpu_board_passed(const coll_gpu_board_t *board) {
     const coll_gpu_board_slot_t *mine = &board->slots[board->local_index];
-    uint64_t host = mine->host, arrived = COLL_GPU_BOARD_CALL(mine->arrive);
+    uint64_t host = mine->host, arrived = COLL_GPU_BOARD_CALL(mine->arrive[0]);
+
+    if (COLL_GPU_BOARD_CALL(mine->arrive[1]) > arrived) {
+        arrived = COLL_GPU_BOARD_CALL(mine->arrive[1]);
+    }
 
     /* an arrival at call a: every call below a and above the last word sent was passed */
     return (host > arrived) ? host : (arrived > 0 ? arrived - 1 : 0);
@@ -344,10 +353,14 @@ static void coll_gpu_board_answer(coll_gpu_board_t *board, bool from_progress) {
     uint64_t passed = coll_gpu_board_passed(board);
 
     for (int j = 0; j < board->nnodes; ++j) {
-        uint64_t asked = COLL_GPU_BOARD_CALL(board->inbox[j]);
+        uint64_t asked = COLL_GPU_BOARD_CALL(board->inbox[2 * j]);
+
+        if (COLL_GPU_BOARD_CALL(board->inbox[2 * j + 1]) > asked) {
+            asked = COLL_GPU_BOARD_CALL(board->inbox[2 * j + 1]);
+        }
 
         if ((j != board->node) && (asked > board->sent[j]) && (asked <= passed)) {
-            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(asked, COLL_GPU_BOARD_CANNOT),
+            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(asked, COLL_GPU_BOARD_ABSENT),
                                       from_progress);
         }
     }
@@ -425,7 +438,7 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
         for (int j = 0; j < board->nnodes; ++j) {
             if ((j != board->node) && (passed > board->sent[j])) {
                 (void)coll_gpu_board_send(
-                    board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_CANNOT), false);
+                    board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_ABSENT), false);
             }
         }
         for (int j = 0; j < board->nnodes; ++j) {
@@ -442,25 +455,45 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     coll_gpu_board_free(board);
 }
 
-/* What a word of peer p says of call k: 0 not yet, else the status it arrived with
- * (COLL_GPU_BOARD_CANNOT also when it took a host path or is past the call). */
-static unsigned coll_gpu_board_peer(const coll_gpu_board_slot_t *slot, uint64_t k) {
-    uint64_t arrive = slot->arrive, host = slot->host;
-
-    if ((host >= k) || (COLL_GPU_BOARD_CALL(arrive) > k)) {
-        return COLL_GPU_BOARD_CANNOT;
+/* Two outcomes combined: the common status, else ABSENT where a rank passes the call to Open
+ * MPI (or would, failing its native host-memory run), else MIXED (every rank stages). */
+static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
+    if (a == b) {
+        return a;
     }
-    return (COLL_GPU_BOARD_CALL(arrive) == k) ? COLL_GPU_BOARD_STATUS(arrive) : 0;
+    if ((COLL_GPU_BOARD_ABSENT == a) || (COLL_GPU_BOARD_ABSENT == b) ||
+        (COLL_GPU_BOARD_HOST == a) || (COLL_GPU_BOARD_HOST == b)) {
+        return COLL_GPU_BOARD_ABSENT;
+    }
+    return COLL_GPU_BOARD_MIXED;
+}
+
+/* What peer p's words say of call k: 0 not yet, else the status it arrived with, ABSENT when
+ * it took a host path or is past the call (no rank passes a call before every rank entered it,
+ * unless some rank took it to Open MPI). */
+static unsigned coll_gpu_board_peer(const coll_gpu_board_slot_t *slot, uint64_t k) {
+    uint64_t arrive = slot->arrive[k & 1];
+
+    if (COLL_GPU_BOARD_CALL(arrive) == k) {
+        return COLL_GPU_BOARD_STATUS(arrive);
+    }
+    /* two calls on, or a host path at this call or later without an arrival here */
+    return ((COLL_GPU_BOARD_CALL(arrive) > k) || (slot->host >= k)) ? COLL_GPU_BOARD_ABSENT : 0;
 }
 
 /* The same of node j's word in a leader's inbox (under its lock). */
 static unsigned coll_gpu_board_remote(const coll_gpu_board_t *board, int j, uint64_t k) {
-    uint64_t word = board->inbox[j];
+    uint64_t word = board->inbox[2 * j + (k & 1)];
 
-    if (COLL_GPU_BOARD_CALL(word) > k) {
-        return COLL_GPU_BOARD_CANNOT;
+    if (COLL_GPU_BOARD_CALL(word) == k) {
+        return COLL_GPU_BOARD_STATUS(word);
     }
-    return (COLL_GPU_BOARD_CALL(word) == k) ? COLL_GPU_BOARD_STATUS(word) : 0;
+    /* a word of a later call: that leader went on without arriving here (it passed the call,
+     * which it cannot do once it arrived, unless the outcome was ABSENT) */
+    return ((COLL_GPU_BOARD_CALL(word) > k) ||
+            (COLL_GPU_BOARD_CALL(board->inbox[2 * j + ((k + 1) & 1)]) > k))
+               ? COLL_GPU_BOARD_ABSENT
+               : 0;
 }
 
 static void coll_gpu_board_wait(void) {
@@ -468,21 +501,22 @@ static void coll_gpu_board_wait(void) {
     (void)opal_progress();
 }
 
-/* Across nodes, a leader: its node's verdict to every other leader, then theirs. */
-static bool coll_gpu_board_agree_leaders(coll_gpu_board_t *board, uint64_t k, unsigned status,
-                                         bool uniform) {
-    unsigned told = uniform ? status : COLL_GPU_BOARD_CANNOT;
-
+/* Across nodes, a leader: its node's outcome to every other leader, then theirs combined. */
+static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t k,
+                                              unsigned outcome) {
     pthread_mutex_lock(&board->lock);
     for (int j = 0; j < board->nnodes; ++j) {
         if (j != board->node) {
-            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(k, told), false);
+            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(k, outcome), false);
         }
     }
-    for (int j = 0; uniform && (j < board->nnodes); ++j) {
-        unsigned theirs = COLL_GPU_BOARD_CANNOT;
+    for (int j = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (j < board->nnodes); ++j) {
+        unsigned theirs;
 
-        while ((j != board->node) && (0 == (theirs = coll_gpu_board_remote(board, j, k)))) {
+        if (j == board->node) {
+            continue;
+        }
+        while (0 == (theirs = coll_gpu_board_remote(board, j, k))) {
             coll_gpu_board_receive(board);
             if (0 == coll_gpu_board_remote(board, j, k)) {
                 pthread_mutex_unlock(&board->lock);
@@ -490,72 +524,80 @@ static bool coll_gpu_board_agree_leaders(coll_gpu_board_t *board, uint64_t k, un
                 pthread_mutex_lock(&board->lock);
             }
         }
-        uniform = (j == board->node) || (theirs == status);
+        outcome = coll_gpu_board_combine(outcome, theirs);
     }
-    board->slots[board->local_index].verdict =
-        COLL_GPU_BOARD_WORD(k, uniform ? status : COLL_GPU_BOARD_CANNOT);
+    board->slots[board->local_index].verdict = COLL_GPU_BOARD_WORD(k, outcome);
     pthread_mutex_unlock(&board->lock);
-    return uniform;
+    return outcome;
 }
 
-bool coll_gpu_board_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_board_status_t status) {
+/* A rank that is not its node's leader, across nodes: the leader's outcome for call k, which it
+ * publishes (it arrived: the node's outcome was not ABSENT). */
+static unsigned coll_gpu_board_leader_outcome(const coll_gpu_board_t *board, uint64_t k) {
+    const coll_gpu_board_slot_t *lead = &board->slots[0];
+
+    for (;;) {
+        uint64_t verdict = lead->verdict;
+
+        if (COLL_GPU_BOARD_CALL(verdict) == k) {
+            return COLL_GPU_BOARD_STATUS(verdict);
+        }
+        if ((COLL_GPU_BOARD_CALL(verdict) > k) || (lead->host > k) ||
+            (COLL_GPU_BOARD_CALL(lead->arrive[(k + 1) & 1]) > k) ||
+            (COLL_GPU_BOARD_CALL(lead->arrive[k & 1]) > k)) {
+            /* it went on: it could only where the call is one host collective everywhere */
+            return COLL_GPU_BOARD_ABSENT;
+        }
+        coll_gpu_board_wait();
+    }
+}
+
+coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
+                                              struct ompi_communicator_t *comm,
+                                              coll_gpu_board_status_t status) {
     uint64_t k = module->call_seq;
+    unsigned outcome = status;
     coll_gpu_board_t *board;
-    bool uniform = (COLL_GPU_BOARD_CANNOT != status);
 
     if (module->board_done == k) {
-        return module->board_uniform; /* this call's word is out already */
+        return (coll_gpu_board_status_t)module->board_outcome; /* this call's word is out */
     }
     if (OPAL_UNLIKELY(NULL != module->setup_task)) {
         /* a blocking call: it may wait for its peers' progress (their setups) */
         coll_gpu_setup_task_finish(module);
     }
     board = module->board;
-    if ((ompi_comm_size(comm) < 2) || (NULL == board) || module->params_differ) {
-        if ((ompi_comm_size(comm) >= 2)) {
-            uniform = false; /* no board, or parameters that differ: never uniform */
-        }
+    if ((ompi_comm_size(comm) >= 2) && ((NULL == board) || module->params_differ)) {
+        /* no board, or parameters that differ: every rank takes the host collective */
         coll_gpu_board_settle(module);
-        module->board_uniform = uniform;
-        return uniform;
+        return COLL_GPU_BOARD_ABSENT;
     }
     module->board_done = k;
-    board->slots[board->local_index].arrive = COLL_GPU_BOARD_WORD(k, status);
+    if (ompi_comm_size(comm) < 2) {
+        module->board_outcome = status;
+        return status;
+    }
+    board->slots[board->local_index].arrive[k & 1] = COLL_GPU_BOARD_WORD(k, status);
 
     /* the node's words */
-    for (int p = 0; uniform && (p < board->local_size); ++p) {
-        unsigned theirs = COLL_GPU_BOARD_CANNOT;
+    for (int p = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (p < board->local_size); ++p) {
+        unsigned theirs;
 
-        while ((p != board->local_index) &&
-               (0 == (theirs = coll_gpu_board_peer(&board->slots[p], k)))) {
+        if (p == board->local_index) {
+            continue;
+        }
+        while (0 == (theirs = coll_gpu_board_peer(&board->slots[p], k))) {
             coll_gpu_board_wait();
         }
-        uniform = (p == board->local_index) || (theirs == status);
+        outcome = coll_gpu_board_combine(outcome, theirs);
     }
     if (board->nnodes > 1) {
         if (board->leader) {
-            uniform = coll_gpu_board_agree_leaders(board, k, status, uniform);
-        } else if (uniform) {
-            /* the leader arrived with this status: its verdict across nodes comes */
-            const coll_gpu_board_slot_t *lead = &board->slots[0];
-
-            for (;;) {
-                uint64_t verdict = lead->verdict;
-
-                if (COLL_GPU_BOARD_CALL(verdict) == k) {
-                    uniform = (COLL_GPU_BOARD_STATUS(verdict) == status);
-                    break;
-                }
-                if ((COLL_GPU_BOARD_CALL(verdict) > k) || (lead->host > k) ||
-                    (COLL_GPU_BOARD_CALL(lead->arrive) > k)) {
-                    uniform = false; /* it went on: the call was not uniform */
-                    break;
-                }
-                coll_gpu_board_wait();
-            }
+            outcome = coll_gpu_board_arrive_leaders(board, k, outcome);
+        } else if (COLL_GPU_BOARD_ABSENT != outcome) {
+            outcome = coll_gpu_board_leader_outcome(board, k);
         }
     }
-    module->board_uniform = uniform;
-    return uniform;
+    module->board_outcome = (int)outcome;
+    return (coll_gpu_board_status_t)outcome;
 }

@@ -38,12 +38,16 @@
 
 BEGIN_C_DECLS
 
-/* What a rank can run of a call whose protocol needs every rank alike. */
+/* What a rank can run of a call whose protocol needs every rank alike, and what the ranks
+ * together can (a call's outcome: the status every rank arrived with, else MIXED or ABSENT). */
 typedef enum {
     COLL_GPU_BOARD_DEVICE = 1, /* natively, in device memory */
-    COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers) */
-    COLL_GPU_BOARD_STAGED = 3, /* staged, pipelined (its buffers: device memory) */
-    COLL_GPU_BOARD_CANNOT = 7, /* none of it: a buffer of another kind, say */
+    COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers); else it
+                                  passes the call to Open MPI */
+    COLL_GPU_BOARD_STAGED = 3, /* a pipelined staged call */
+    COLL_GPU_BOARD_CANNOT = 5, /* not natively (a buffer of another kind): it stages the call */
+    COLL_GPU_BOARD_MIXED = 6,  /* outcome: every rank stages, not every one could go native */
+    COLL_GPU_BOARD_ABSENT = 7, /* outcome: some rank passes the call to Open MPI */
 } coll_gpu_board_status_t;
 
 typedef struct coll_gpu_board coll_gpu_board_t;
@@ -57,19 +61,45 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
 /* Local: unmaps the board (a leader first answers what its peers may still ask). */
 void coll_gpu_board_destroy(mca_coll_gpu_module_t *module);
 
-/* This rank's word for the current call (module->call_seq): arrived with status, and the
- * verdict (true: every rank arrived with status).  Blocking until every peer's word for the call
- * is known.  Called again for the same call it returns the first verdict (false when the call
- * already published host). */
-bool coll_gpu_board_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_board_status_t status);
+/* This rank's word for the current call (module->call_seq): arrived with status; returns the
+ * call's outcome, the same on every rank that arrives.  Blocking until every peer's word for the
+ * call is known (or one that makes the outcome ABSENT).  Called again for the same call it
+ * returns the first outcome (ABSENT when the call published host). */
+coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
+                                              struct ompi_communicator_t *comm,
+                                              coll_gpu_board_status_t status);
+
+/* Whether every rank arrived with status (native calls). */
+static inline bool coll_gpu_board_uniform(mca_coll_gpu_module_t *module,
+                                          struct ompi_communicator_t *comm,
+                                          coll_gpu_board_status_t status) {
+    return coll_gpu_board_arrive(module, comm, status) == status;
+}
+
+/* Whether every rank stages the call (a pipeline: several host collectives). */
+static inline bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module,
+                                            struct ompi_communicator_t *comm) {
+    coll_gpu_board_status_t outcome = coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
+
+    return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome);
+}
+
+/* After a pipelined staged call (every rank staged it: coll_gpu_board_all_stage): every rank
+ * arrives at one call number more, which no rank leaves before every rank got there, so no rank
+ * leaves the pipeline (a root whose chunks went out eagerly) before every rank read its word
+ * for it; a later word of a rank then means the call it passed was one host collective. */
+static inline void coll_gpu_board_close(mca_coll_gpu_module_t *module,
+                                        struct ompi_communicator_t *comm) {
+    ++module->call_seq;
+    (void)coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
+}
 
 /* Publishes host for the current call unless it published already: before any host collective
  * of the call, and at its end. */
 static inline void coll_gpu_board_settle(mca_coll_gpu_module_t *module) {
     if (module->board_done != module->call_seq) {
         module->board_done = module->call_seq;
-        module->board_uniform = false;
+        module->board_outcome = COLL_GPU_BOARD_ABSENT;
         *module->board_host = module->call_seq;
     }
 }

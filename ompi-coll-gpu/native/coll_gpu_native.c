@@ -1424,7 +1424,7 @@ bool coll_gpu_native_arrive(mca_coll_gpu_module_t *module, struct ompi_communica
     if (!coll_gpu_native_buffers_fit(kind, bufs, nbufs)) {
         status = COLL_GPU_BOARD_CANNOT;
     }
-    return coll_gpu_board_agree(module, comm, status);
+    return coll_gpu_board_uniform(module, comm, status);
 }
 
 bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,

@@ -152,7 +152,7 @@ void coll_gpu_call_init(coll_gpu_call_t *call, coll_gpu_coll_t coll, const char 
 bool coll_gpu_pipeline_bytes_applies(size_t bytes);
 /* Whether count elements of dtype take the pipelined path: dense data of more than one chunk.
  * The same answer on every rank for the same parameters, count and datatype; a blocking call
- * pipelines only where every rank stages it (coll_gpu_board_agree). */
+ * pipelines only where every rank stages it (coll_gpu_board_all_stage). */
 bool coll_gpu_pipeline_applies(struct ompi_datatype_t *dtype, int count);
 
 /* Whether count elements of dtype leave holes in their region. */
