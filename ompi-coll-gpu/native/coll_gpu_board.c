@@ -65,6 +65,10 @@ struct coll_gpu_board {
     uint64_t *send_buf;
     ompi_request_t **send_req;
     pthread_mutex_t lock; /* the leader's messages: its calls against the progress callback */
+    bool closed;          /* quiesced: no message any more */
+    /* its communicator's attribute is set (coll_gpu_board_comm_freed), the module is gone:
+     * the board is freed by the later of the two (under coll_gpu_boards_lock) */
+    bool attr_set, module_gone;
     mca_coll_gpu_module_t *module;
     struct coll_gpu_board *next; /* the process's boards (coll_gpu_boards_progress) */
 };
@@ -75,6 +79,7 @@ static coll_gpu_board_t *coll_gpu_boards;
 static bool coll_gpu_boards_registered;
 static pthread_mutex_t coll_gpu_boards_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long coll_gpu_board_serial;
+static int coll_gpu_board_keyval = MPI_KEYVAL_INVALID;
 
 /* What each rank tells the others at creation. */
 typedef struct {
@@ -120,6 +125,7 @@ static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index
 
 static void coll_gpu_boards_add(coll_gpu_board_t *board);
 static void coll_gpu_boards_remove(coll_gpu_board_t *board);
+static void coll_gpu_board_watch_free(coll_gpu_board_t *board);
 
 static void coll_gpu_board_free(coll_gpu_board_t *board) {
     if (NULL == board) {
@@ -261,6 +267,10 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     module->board = board;
     if ((board->nnodes > 1 && board->leader) || mca_coll_gpu_component.thread_multiple) {
         coll_gpu_boards_add(board);
+    }
+    if ((board->nnodes > 1) && board->leader &&
+        ((struct ompi_communicator_t *)MPI_COMM_WORLD != comm)) {
+        coll_gpu_board_watch_free(board);
     }
     /* The pass-through path publishes here from now on; what it published before (in the
      * module) is this rank's word: every call before this one took a host path here (a device
@@ -416,43 +426,96 @@ static void coll_gpu_boards_remove(coll_gpu_board_t *board) {
     pthread_mutex_unlock(&coll_gpu_boards_lock);
 }
 
+/* A leader across nodes stops, at its communicator's MPI_Comm_free (the attribute below) or at
+ * its destruction, whichever comes first: the leaders that may still ask about the calls it
+ * passed get their answer now (a later question would reach a freed communicator), the last
+ * call passed, which says ABSENT of every call after the last word sent; its receive is
+ * cancelled.  Its requests hold references on the communicator, which Open MPI destroys only
+ * once they are gone.  Not from opal_progress. */
+static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
+    uint64_t passed;
+
+    if (board->closed) {
+        return;
+    }
+    board->closed = true;
+    coll_gpu_boards_remove(board); /* no progress callback touches it any more */
+    if (!board->leader || (board->nnodes < 2)) {
+        return;
+    }
+    pthread_mutex_lock(&board->lock);
+    coll_gpu_board_receive(board);
+    coll_gpu_board_answer(board, false);
+    passed = coll_gpu_board_passed(board);
+    for (int j = 0; j < board->nnodes; ++j) {
+        if ((j != board->node) && (passed > board->sent[j])) {
+            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_ABSENT),
+                                      false);
+        }
+    }
+    for (int j = 0; j < board->nnodes; ++j) {
+        if (NULL != board->send_req[j]) {
+            (void)ompi_request_wait(&board->send_req[j], MPI_STATUS_IGNORE);
+        }
+    }
+    if (NULL != board->recv_req) {
+        (void)ompi_request_cancel(board->recv_req);
+        (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
+    }
+    pthread_mutex_unlock(&board->lock);
+}
+
+/* MPI_Comm_free deletes the communicator's attributes first: a leader quiesces there.  The
+ * board goes with the later of this and the module's destruction. */
+static int coll_gpu_board_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra) {
+    coll_gpu_board_t *board = value;
+    bool last;
+
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    coll_gpu_board_quiesce(board);
+    pthread_mutex_lock(&coll_gpu_boards_lock);
+    board->attr_set = false;
+    last = board->module_gone;
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+    if (last) {
+        coll_gpu_board_free(board);
+    }
+    return MPI_SUCCESS;
+}
+
+/* A leader across nodes: the attribute whose deletion quiesces it (false when it could not be
+ * set: then its communicator is destroyed only at MPI_Finalize, which quiesces it). */
+static void coll_gpu_board_watch_free(coll_gpu_board_t *board) {
+    pthread_mutex_lock(&coll_gpu_boards_lock);
+    if (MPI_KEYVAL_INVALID == coll_gpu_board_keyval) {
+        (void)PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_board_comm_freed,
+                                      &coll_gpu_board_keyval, NULL);
+    }
+    board->attr_set =
+        (MPI_KEYVAL_INVALID != coll_gpu_board_keyval) &&
+        (MPI_SUCCESS == PMPI_Comm_set_attr(board->comm, coll_gpu_board_keyval, board));
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+}
+
 void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     coll_gpu_board_t *board = module->board;
+    bool last;
 
     module->board_host = &module->board_host_local;
     if (NULL == board) {
         return;
     }
     module->board = NULL;
-    coll_gpu_boards_remove(board);
-    if (board->leader && (board->nnodes > 1)) {
-        uint64_t passed;
-
-        /* Leaders that may still ask about the calls this one passed get the answer now (a
-         * later question would reach a freed communicator): the last call passed, which says
-         * "not uniform" of every call after the last word sent. */
-        pthread_mutex_lock(&board->lock);
-        coll_gpu_board_receive(board);
-        coll_gpu_board_answer(board, false);
-        passed = coll_gpu_board_passed(board);
-        for (int j = 0; j < board->nnodes; ++j) {
-            if ((j != board->node) && (passed > board->sent[j])) {
-                (void)coll_gpu_board_send(
-                    board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_ABSENT), false);
-            }
-        }
-        for (int j = 0; j < board->nnodes; ++j) {
-            if (NULL != board->send_req[j]) {
-                (void)ompi_request_wait(&board->send_req[j], MPI_STATUS_IGNORE);
-            }
-        }
-        if (NULL != board->recv_req) {
-            (void)ompi_request_cancel(board->recv_req);
-            (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
-        }
-        pthread_mutex_unlock(&board->lock);
+    coll_gpu_board_quiesce(board);
+    pthread_mutex_lock(&coll_gpu_boards_lock);
+    board->module_gone = true;
+    last = !board->attr_set;
+    pthread_mutex_unlock(&coll_gpu_boards_lock);
+    if (last) {
+        coll_gpu_board_free(board);
     }
-    coll_gpu_board_free(board);
 }
 
 /* Two outcomes combined: the common status, else ABSENT where a rank passes the call to Open
