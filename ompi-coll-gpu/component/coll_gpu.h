@@ -80,7 +80,8 @@ typedef struct mca_coll_gpu_component_t {
     /* MCA parameters: the fields named after them (coll_gpu_params.h) */
     COLL_GPU_PARAM_FIELDS
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
-    uint64_t native_config_hash;          /* of the parameters above: ranks must agree on it */
+    /* of every parameter marked PROTOCOL (coll_gpu_params_hash): ranks must agree on it */
+    uint64_t native_config_hash;
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
     /* MPI_THREAD_MULTIPLE (init_query's enable_mpi_threads): shared state is locked and

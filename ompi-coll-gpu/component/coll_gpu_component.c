@@ -269,15 +269,16 @@ static int coll_gpu_open(void) {
                        "coll_gpu_agreement_radix", value, "outside 2 .. 256", used);
         mca_coll_gpu_component.agreement_radix = use;
     }
-    /* (after every parameter is final: it hashes them) */
-    coll_gpu_native_tuning_load();
-
     if (mca_coll_gpu_component.staging_buffer_size < COLL_GPU_MIN_STAGING_BUFFER_SIZE) {
         snprintf(value, sizeof(value), "%zu", mca_coll_gpu_component.staging_buffer_size);
         opal_show_help("help-mpi-coll-gpu.txt", "invalid parameter", true,
                        "coll_gpu_staging_buffer_size", value, "below the minimum", "4096");
         mca_coll_gpu_component.staging_buffer_size = COLL_GPU_MIN_STAGING_BUFFER_SIZE;
     }
+    /* after every parameter is final: the hash is of their values */
+    coll_gpu_native_tuning_load();
+    mca_coll_gpu_component.native_config_hash = coll_gpu_params_hash();
+
     return OMPI_SUCCESS;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coll/gpu's MCA parameters, registered from their table (coll_gpu_params.h): the rows'
- * defaults, enums, help and levels.
+ * coll/gpu's MCA parameters, registered and hashed from their table (coll_gpu_params.h): the
+ * rows' defaults, enums, help and levels, and native_config_hash from their marks.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_hash.h"
 #include "coll_gpu_model_defaults.h"
 #include "coll_gpu_native.h"
 
@@ -245,4 +246,62 @@ static void coll_gpu_param_synonym(const char *name, const char *old_name) {
 void coll_gpu_params_register(const mca_base_component_t *c) {
     COLL_GPU_FOREACH_PARAM(COLL_GPU_PARAM_REGISTER, COLL_GPU_PARAM_BAND_REGISTER,
                            COLL_GPU_PARAM_ALGORITHMS_REGISTER, COLL_GPU_PARAM_SYNONYM_REGISTER)
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The configuration hash                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static uint64_t coll_gpu_param_hash_word(uint64_t hash, uint64_t word) {
+    return coll_gpu_hash_bytes(hash, &word, sizeof(word));
+}
+
+/* A band rule as auto reads it: its three parameters, and whether any was set (set to the
+ * default on one rank, left alone on another: the bands without rails differ). */
+static uint64_t coll_gpu_param_hash_band(uint64_t hash, const coll_gpu_band_rule_t *rule) {
+    hash = coll_gpu_param_hash_word(hash, (uint64_t)(int64_t)rule->params.min_nodes);
+    hash = coll_gpu_param_hash_word(hash, (uint64_t)rule->params.min_bytes);
+    hash = coll_gpu_param_hash_word(hash, (uint64_t)rule->params.max_bytes);
+    return coll_gpu_param_hash_word(hash, (uint64_t)rule->params_set);
+}
+
+/* A value of each TYPE, added to the hash. */
+#define COLL_GPU_PARAM_HASH_INT(hash, field)                                                       \
+    coll_gpu_param_hash_word(hash, (uint64_t)(int64_t)(field))
+#define COLL_GPU_PARAM_HASH_UNSIGNED_INT(hash, field)                                              \
+    coll_gpu_param_hash_word(hash, (uint64_t)(field))
+#define COLL_GPU_PARAM_HASH_SIZE_T(hash, field) coll_gpu_param_hash_word(hash, (uint64_t)(field))
+#define COLL_GPU_PARAM_HASH_BOOL(hash, field) coll_gpu_param_hash_word(hash, (uint64_t)(field))
+#define COLL_GPU_PARAM_HASH_DOUBLE(hash, field) coll_gpu_hash_bytes(hash, &(field), sizeof(double))
+/* (NULL and "" are the same value: none) */
+#define COLL_GPU_PARAM_HASH_STRING(hash, field)                                                    \
+    coll_gpu_hash_bytes(hash, (NULL != (field)) ? (field) : "",                                    \
+                        strlen((NULL != (field)) ? (field) : "") + 1)
+
+/* What each MARK adds: nothing for LOCAL. */
+#define COLL_GPU_PARAM_HASH_MARK_LOCAL(type, field)
+#define COLL_GPU_PARAM_HASH_MARK_PROTOCOL(type, field)                                             \
+    hash = COLL_GPU_PARAM_HASH_##type(hash, field);
+#define COLL_GPU_PARAM_HASH_MARK_PROTOCOL_RULES(type, field)                                       \
+    hash = coll_gpu_param_hash_word(hash, coll_gpu_native_tuning_hash());
+#define COLL_GPU_PARAM_BAND_HASH_MARK_LOCAL(rule)
+#define COLL_GPU_PARAM_BAND_HASH_MARK_PROTOCOL(rule) hash = coll_gpu_param_hash_band(hash, &(rule));
+#define COLL_GPU_PARAM_ALGORITHMS_HASH_MARK_LOCAL
+#define COLL_GPU_PARAM_ALGORITHMS_HASH_MARK_PROTOCOL                                               \
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {                                                 \
+        hash = COLL_GPU_PARAM_HASH_INT(hash, mca_coll_gpu_component.algorithm[k]);                 \
+    }
+
+#define COLL_GPU_PARAM_HASH(name, type, def, en, level, scope, mark, help)                         \
+    COLL_GPU_PARAM_HASH_MARK_##mark(type, mca_coll_gpu_component.name)
+#define COLL_GPU_PARAM_BAND_HASH(coll, alg, model, mark, ...)                                      \
+    COLL_GPU_PARAM_BAND_HASH_MARK_##mark(mca_coll_gpu_component.coll##_##alg)
+#define COLL_GPU_PARAM_ALGORITHMS_HASH(mark) COLL_GPU_PARAM_ALGORITHMS_HASH_MARK_##mark
+
+uint64_t coll_gpu_params_hash(void) {
+    uint64_t hash = COLL_GPU_HASH_SEED;
+
+    COLL_GPU_FOREACH_PARAM(COLL_GPU_PARAM_HASH, COLL_GPU_PARAM_BAND_HASH,
+                           COLL_GPU_PARAM_ALGORITHMS_HASH, COLL_GPU_PARAM_NOTHING)
+    return hash;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll/gpu's MCA parameters, each declared once: here.  What is generated from this list:
- * the fields of mca_coll_gpu_component that hold them (coll_gpu.h) and their registration with
- * default, enum, help, level and scope (coll_gpu_params.c).  A new parameter is one row.
+ * the fields of mca_coll_gpu_component that hold them (coll_gpu.h), their registration with
+ * default, enum, help, level and scope, and the configuration hash the ranks of a communicator
+ * compare, native_config_hash (both coll_gpu_params.c).  A new parameter is one row.
  *
  * COLL_GPU_FOREACH_PARAM(PARAM, BAND, ALGORITHMS, SYNONYM) lists them in registration (and
  * ompi_info) order, each row one of:
@@ -30,8 +31,8 @@
  * parameter that changes a protocol is part of what the ranks compare, by construction):
  *   PROTOCOL        it can change what the ranks do together: whether a call passes through,
  *                   is staged or runs natively, pipelined or not; the algorithm, chunks,
- *                   thresholds, the nodes, the checks that add a collective.  Its help ends
- *                   with COLL_GPU_PARAM_PROTOCOL_HELP
+ *                   thresholds, the nodes, the checks that add a collective.  It is part of
+ *                   native_config_hash, and its help ends with COLL_GPU_PARAM_PROTOCOL_HELP
  *                   (ompi_info shows it; tests/mpi/check_param_mismatch.sh finds them by it).
  *                   Mark a new parameter PROTOCOL unless it is plainly this rank's own business.
  *   PROTOCOL_RULES  as PROTOCOL, for tuning_file: the rules read from the file are compared,
@@ -398,5 +399,8 @@ typedef enum {
 /* Sets every parameter of the table to its default and registers it (the component's
  * register_component_params). */
 void coll_gpu_params_register(const mca_base_component_t *c);
+/* The hash of every parameter marked PROTOCOL (and of the tuning rules), what the ranks compare:
+ * once the parameters are final (component open: checked, the tuning file read). */
+uint64_t coll_gpu_params_hash(void);
 
 #endif /* COLL_GPU_PARAMS_H */
