@@ -21,6 +21,7 @@
 #include "accel.h"
 #include "coll_gpu_colls.h"
 #include "coll_gpu_compat.h"
+#include "coll_gpu_params.h"
 
 BEGIN_C_DECLS
 
@@ -76,67 +77,11 @@ typedef struct {
 typedef struct mca_coll_gpu_component_t {
     coll_gpu_base_component_t super;
 
-    /* MCA parameters */
-    int priority;
-    int verbose;
-    bool enable;
-    int accelerator;
-    size_t staging_buffer_size;
-    bool staged_pipeline;
-    bool check_memory_kinds;
-    bool native; /* false: every device collective staged */
-    /* nonblocking calls on device memory run natively, by the communicator's thread */
-    bool native_nonblocking;
-    bool memory_kinds_uniform;
-    int native_setup; /* COLL_GPU_NATIVE_SETUP_* */
-    /* microseconds a communicator's thread polls for the next call before it sleeps (-1: auto,
-     * 50 where the thread has a core of its own: coll_gpu_native_async.c) */
-    int native_thread_spin;
-    int ranks_per_node;
-    unsigned transports; /* cgt_backend_t mask */
-    double transport_timeout;
-    int registration_cache_size;
-    char *net_devices;
-    char *ucx_tls;
-    bool transport_check;
-    bool check_counts; /* debug: the ranks compare count, element size and op per native call */
-    /* coll_gpu_<coll>_algorithm, indexed by coll_gpu_ncoll_t: a value of the collective's
-     * algorithm table (coll_gpu_native.h) */
-    int algorithm[COLL_GPU_MAX_NCOLLS];
-    size_t allreduce_one_shot_max_bytes; /* auto: one-shot up to this many bytes */
-    size_t allreduce_ring_min_bytes;     /* auto, nodes of one rank: the ring from this size */
-    /* auto, from allreduce_doubling_min_nodes nodes on: hierarchical_doubling up to
-     * allreduce_doubling_max_bytes */
-    int allreduce_doubling_min_nodes;
-    size_t allreduce_doubling_max_bytes;
-    /* auto, from this many nodes on where hierarchical_doubling does not run:
-     * hierarchical_rabenseifner */
-    int allreduce_rabenseifner_min_nodes;
-    /* auto, from allgather_doubling_min_nodes nodes on: allgather(v) hierarchical_doubling up to
-     * allgather_doubling_max_bytes gathered (the largest block x ranks) */
-    int allgather_doubling_min_nodes;
-    size_t allgather_doubling_max_bytes;
-    /* auto, from reduce_scatter_halving_min_nodes nodes on: reduce_scatter(_block)
-     * hierarchical_halving up to reduce_scatter_halving_max_bytes (the largest block x ranks) */
-    int reduce_scatter_halving_min_nodes;
-    size_t reduce_scatter_halving_max_bytes;
-    /* auto, from <coll>_binomial_min_nodes nodes on: <coll> binomial for calls from
-     * <coll>_binomial_min_bytes up to <coll>_binomial_max_bytes (gather, scatter: the block x
-     * ranks) */
-    coll_gpu_band_rule_t bcast_binomial, reduce_binomial, gather_binomial, scatter_binomial;
-    /* auto across nodes where a node has several ranks: gather's, scatter's and alltoall's
-     * hierarchical on <coll>_hierarchical's band (gather, scatter: the block x ranks; alltoall:
-     * the block), direct elsewhere */
-    coll_gpu_band_rule_t gather_hierarchical, scatter_hierarchical, alltoall_hierarchical;
-    int tree_rails; /* COLL_GPU_RAILS_*: the rooted collectives between nodes stripe over each
-                     * node's ranks (a team's choice: coll_gpu_team_t.rails) */
-    unsigned alltoall_max_outstanding; /* gets from other nodes in flight, at most (0: any) */
-    int agreement_radix;      /* the closing agreement's dissemination between node leaders */
-    size_t native_chunk_size; /* pipeline chunk of the native algorithms */
-    char *tuning_file;
+    /* MCA parameters: the fields named after them (coll_gpu_params.h) */
+    COLL_GPU_PARAM_FIELDS
     struct coll_gpu_tuning_state *tuning; /* the rules read from tuning_file, NULL: none */
-    bool host_buffers;           /* blocking host-buffer allreduce with the native algorithms too */
-    uint64_t native_config_hash; /* of everything above: ranks must agree on it */
+    /* of every parameter marked PROTOCOL (coll_gpu_params_hash): ranks must agree on it */
+    uint64_t native_config_hash;
 
     int output; /* opal_output stream, verbosity from coll_gpu_verbose */
     /* MPI_THREAD_MULTIPLE (init_query's enable_mpi_threads): shared state is locked and

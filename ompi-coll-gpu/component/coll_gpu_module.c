@@ -205,6 +205,13 @@ bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_comm
     int local = on_device ? 1 : 0, num_on_device = 0;
     int size = ompi_comm_size(comm);
 
+    /* a host collective of its own: only where every rank asks for it (the parameters were
+     * compared at the communicator's creation) */
+    coll_gpu_setup_task_finish(module);
+    if (module->params_differ) {
+        return true; /* the single-call path is right in any case */
+    }
+
     if (OMPI_SUCCESS !=
         COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT, MPI_SUM, comm)) {
         /* Cannot tell: the single-call path is right in any case. */

@@ -6,7 +6,6 @@
 #include "coll_gpu_native.h"
 #include "coll_gpu_agreement.h"
 #include "coll_gpu_board.h"
-#include "coll_gpu_hash.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_signature.h"
@@ -298,8 +297,6 @@ static void coll_gpu_native_tuning_log(int level, const char *msg, void *ctx) {
 void coll_gpu_native_tuning_load(void) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
     struct coll_gpu_tuning_state *state;
-    enum { COLL_GPU_CONFIG_SCALARS = 37 }; /* the parameters' words before the algorithms' */
-    uint64_t words[COLL_GPU_CONFIG_SCALARS + COLL_GPU_NCOLL_NUM];
 
     c->tuning = NULL;
     coll_gpu_tuning_names_init();
@@ -315,47 +312,10 @@ void coll_gpu_native_tuning_load(void) {
             free(state);
         }
     }
-    /* Everything the choice of an algorithm depends on besides the call itself: ranks
-     * compare it once per communicator, since a rank choosing differently would hang. */
-    words[0] = (uint64_t)c->native | ((uint64_t)c->native_setup << 1);
-    words[1] = (uint64_t)c->allreduce_one_shot_max_bytes;
-    words[2] = (uint64_t)c->native_chunk_size;
-    words[3] = (NULL != c->tuning) ? c->tuning->rules.hash : 0;
-    words[4] = (uint64_t)c->host_buffers | ((uint64_t)c->native_nonblocking << 1) |
-               ((uint64_t)c->memory_kinds_uniform << 2) | ((uint64_t)c->check_memory_kinds << 3) |
-               ((uint64_t)c->staged_pipeline << 4) | ((uint64_t)c->staging_buffer_size << 8);
-    words[5] = (uint64_t)c->check_counts;
-    words[6] = (uint64_t)c->allreduce_ring_min_bytes;
-    words[8] = (uint64_t)c->agreement_radix;
-    words[9] = (uint64_t)c->allreduce_doubling_max_bytes;
-    words[10] = (uint64_t)c->allreduce_doubling_min_nodes;
-    words[11] = (uint64_t)c->allreduce_rabenseifner_min_nodes;
-    words[12] = (uint64_t)c->allgather_doubling_min_nodes;
-    words[13] = (uint64_t)c->allgather_doubling_max_bytes;
-    words[14] = (uint64_t)c->reduce_scatter_halving_min_nodes;
-    words[15] = (uint64_t)c->reduce_scatter_halving_max_bytes;
-    {
-        const coll_gpu_band_rule_t *rules[] = {&c->bcast_binomial,       &c->reduce_binomial,
-                                               &c->gather_binomial,      &c->scatter_binomial,
-                                               &c->gather_hierarchical,  &c->scatter_hierarchical,
-                                               &c->alltoall_hierarchical};
+}
 
-        /* auto -1 .. on 1 as 0 .. 2, so the bits above stay free for the flags (all ones would
-         * swallow them) */
-        words[7] = (uint64_t)(c->tree_rails - COLL_GPU_RAILS_AUTO);
-        for (int k = 0; k < (int)(sizeof(rules) / sizeof(rules[0])); ++k) {
-            words[16 + 3 * k] = (uint64_t)rules[k]->params.min_nodes;
-            words[16 + 3 * k + 1] = (uint64_t)rules[k]->params.min_bytes;
-            words[16 + 3 * k + 2] = (uint64_t)rules[k]->params.max_bytes;
-            /* set to the default on one rank, left alone on another: the bands without rails
-             * differ */
-            words[7] |= (uint64_t)rules[k]->params_set << (8 + k);
-        }
-    }
-    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
-        words[COLL_GPU_CONFIG_SCALARS + k] = (uint64_t)c->algorithm[k];
-    }
-    c->native_config_hash = coll_gpu_hash_bytes(COLL_GPU_HASH_SEED, words, sizeof(words));
+uint64_t coll_gpu_native_tuning_hash(void) {
+    return (NULL != mca_coll_gpu_component.tuning) ? mca_coll_gpu_component.tuning->rules.hash : 0;
 }
 
 void coll_gpu_native_tuning_free(void) {

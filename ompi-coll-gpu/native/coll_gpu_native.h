@@ -885,6 +885,9 @@ bool coll_gpu_native_check_blocks(mca_coll_gpu_module_t *module, struct ompi_com
 
 /* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
 void coll_gpu_native_tuning_load(void);
+/* The hash of the rules read (0: none), what the ranks compare of coll_gpu_tuning_file
+ * (coll_gpu_params_hash). */
+uint64_t coll_gpu_native_tuning_hash(void);
 void coll_gpu_native_tuning_free(void);
 
 END_C_DECLS

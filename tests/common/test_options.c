@@ -135,11 +135,34 @@ int tu_options_parse_one(tu_options_t *opts, const char *arg) {
         tu_case_timeout = atoi(arg + 15);
         return 1;
     }
+    if (0 == strncmp(arg, "--odd-env=", 10)) {
+        return (NULL != strchr(arg + 10, '=')) ? 1 : -1; /* (tu_odd_env_apply, before MPI_Init) */
+    }
     if (0 == strcmp(arg, "-v")) {
         opts->verbose++;
         return 1;
     }
     return 0;
+}
+
+void tu_odd_env_apply(int argc, char **argv) {
+    const char *local_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+
+    if ((NULL == local_rank) || (1 != atoi(local_rank) % 2)) {
+        return;
+    }
+    for (int i = 1; i < argc; ++i) {
+        const char *pair = argv[i] + 10, *eq;
+        char name[256];
+
+        if ((0 != strncmp(argv[i], "--odd-env=", 10)) || (NULL == (eq = strchr(pair, '='))) ||
+            ((size_t)(eq - pair) >= sizeof(name))) {
+            continue;
+        }
+        memcpy(name, pair, (size_t)(eq - pair));
+        name[eq - pair] = '\0';
+        setenv(name, eq + 1, 1);
+    }
 }
 
 /* 1: arg is one of own and is stored, 0: not one of them, -1: one of them with a bad value */
@@ -210,6 +233,8 @@ void tu_options_usage(void) {
         "  --big=BYTES[k|m]   size of the big cases (0: none; default 4m)\n"
         "  --no-component     run without coll/gpu: no counter checks (host memory only)\n"
         "  --case-timeout=S   a case running longer has hung: fail (default 120, 0: never)\n"
+        "  --odd-env=NAME=VALUE  the ranks of odd local rank put NAME=VALUE in their\n"
+        "                     environment before MPI_Init (programs that call tu_odd_env_apply)\n"
         "  --verbose=N, -v    print passing cases too\n");
 }
 

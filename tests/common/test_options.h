@@ -57,6 +57,12 @@ typedef struct {
 void tu_parse_args(int argc, char **argv, const char *program, const tu_arg_t *own,
                    tu_options_t *opts);
 
+/* Before MPI_Init: each --odd-env=NAME=VALUE of argv is put in the environment of the ranks of odd
+ * local rank (OMPI_COMM_WORLD_LOCAL_RANK): an OMPI_MCA_ name gives them a parameter the others
+ * have not (on one node of 3 ranks, world rank 1 alone).  tu_parse_args takes the option as a
+ * common one and ignores it. */
+void tu_odd_env_apply(int argc, char **argv);
+
 /* After MPI_Init and option parsing: brings up the accelerator when a kind needs it and opens
  * the component's counters.  Returns TU_EXIT_PASS, TU_EXIT_SKIP (kind cuda without a GPU:
  * "SKIP: <reason>" printed by rank 0) or TU_EXIT_FAIL.  Collective over MPI_COMM_WORLD. */

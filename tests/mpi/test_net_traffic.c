@@ -122,10 +122,11 @@
  * the right result, and none runs it natively; nothing is counted).
  * Closing line (rank 0): "N passed, M failed".
  */
-#define _XOPEN_SOURCE 700 /* putenv */
+#define _XOPEN_SOURCE 700 /* setenv */
 
 #include "coll_gpu_colls.h"
 #include "test_mpit.h"
+#include "test_options.h"
 #include "test_report.h"
 
 #include <inttypes.h>
@@ -489,11 +490,8 @@ int main(int argc, char **argv) {
             (1 == atoi(local_rank) % 2)) {
             setenv("UCX_NET_DEVICES", argv[i] + 18, 1);
         }
-        if ((0 == strncmp(argv[i], "--odd-env=", 10)) && (NULL != strchr(argv[i] + 10, '=')) &&
-            (NULL != local_rank) && (1 == atoi(local_rank) % 2)) {
-            putenv(argv[i] + 10); /* argv outlives the process's use of it */
-        }
     }
+    tu_odd_env_apply(argc, argv);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
