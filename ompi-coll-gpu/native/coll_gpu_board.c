@@ -273,17 +273,17 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
         coll_gpu_board_watch_free(board);
     }
     /* The pass-through path publishes here from now on; what it published before (in the
-     * module) is this rank's word: every call before this one took a host path here (a device
-     * call waits for this setup first). */
+     * module) is this rank's word so far.  Not the current call's number: a device call that
+     * waits for this setup publishes its own word once it is done. */
     {
         volatile uint64_t *host = &board->slots[board->local_index].host;
-        uint64_t seen = __atomic_load_n(&module->call_seq, __ATOMIC_ACQUIRE);
 
-        *host = seen;
+        *host = __atomic_load_n(&module->board_host_local, __ATOMIC_ACQUIRE);
         __atomic_store_n(&module->board_host, host, __ATOMIC_RELEASE);
-        seen = __atomic_load_n(&module->board_host_local, __ATOMIC_ACQUIRE);
-        if (seen > *host) {
-            *host = seen;
+        /* a store into the module that read the old place meanwhile (MPI_THREAD_MULTIPLE: the
+         * progress callback takes it in too, coll_gpu_boards_progress) */
+        if (__atomic_load_n(&module->board_host_local, __ATOMIC_ACQUIRE) > *host) {
+            *host = module->board_host_local;
         }
     }
     COLL_GPU_VERBOSE(10, "%s: call board of %d ranks on this node, %d node(s)%s", comm->c_name,

@@ -84,6 +84,15 @@ static inline bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module,
     return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome);
 }
 
+/* Whether the current call is known to be run by every rank in this component (its outcome:
+ * no rank passed it to Open MPI), without a word of its own: where a collective of the
+ * component's own may run (a debug check). */
+static inline bool coll_gpu_board_known_all_stage(const mca_coll_gpu_module_t *module) {
+    return (module->board_done == module->call_seq) &&
+           (COLL_GPU_BOARD_ABSENT != module->board_outcome) &&
+           (COLL_GPU_BOARD_HOST != module->board_outcome) && !module->params_differ;
+}
+
 /* After a pipelined staged call (every rank staged it: coll_gpu_board_all_stage): every rank
  * arrives at one call number more, which no rank leaves before every rank got there, so no rank
  * leaves the pipeline (a root whose chunks went out eagerly) before every rank read its word

@@ -625,13 +625,6 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
     if (ompi_comm_size(comm) < 2) {
         return; /* no peer: no board, nothing to set up */
     }
-    if ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm) {
-        /* Inside MPI_Init, where every rank makes it at the same point and no other
-         * communicator is being made: the board at once, so that no call of the program finds
-         * it missing */
-        coll_gpu_board_create(module, comm);
-        return;
-    }
     /* Inside Open MPI's activation of comm: the task returns at its first wait and goes on from
      * opal_progress (coll_gpu_setup.h says why it should not wait here) */
     if (coll_gpu_setup_task_possible() &&

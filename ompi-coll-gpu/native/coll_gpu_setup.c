@@ -333,15 +333,23 @@ static int coll_gpu_setup_comm_freed(MPI_Comm comm, int keyval, void *module, vo
 
 static int coll_gpu_setup_freed_keyval = MPI_KEYVAL_INVALID;
 
-/* Once (under the lock). */
-static void coll_gpu_setup_progress_register(void) {
-    int keyval;
+static bool coll_gpu_setup_hooks_set;
 
-    if (coll_gpu_setup_progress_registered) {
+/* Once (under the lock); the attribute hooks once MPI is initialized (MPI_COMM_WORLD's task
+ * starts inside MPI_Init, where the attribute functions are not usable yet: its module's
+ * destruction completes it, as any module's does). */
+static void coll_gpu_setup_progress_register(void) {
+    int keyval, initialized = 0;
+
+    if (!coll_gpu_setup_progress_registered) {
+        coll_gpu_setup_progress_registered = true;
+        opal_progress_register(coll_gpu_setup_progress);
+    }
+    if (coll_gpu_setup_hooks_set || (MPI_SUCCESS != PMPI_Initialized(&initialized)) ||
+        !initialized) {
         return;
     }
-    coll_gpu_setup_progress_registered = true;
-    opal_progress_register(coll_gpu_setup_progress);
+    coll_gpu_setup_hooks_set = true;
     /* through the MPI interface: Open MPI's attribute internals are not exported */
     if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_setup_finalize_hook,
                                                 &keyval, NULL)) &&

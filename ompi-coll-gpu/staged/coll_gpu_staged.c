@@ -4,6 +4,7 @@
  * module's collective.  See coll_gpu_staged.h.
  */
 #include "coll_gpu_staged.h"
+#include "coll_gpu_board.h"
 #include "coll_gpu_team.h"
 
 #include <limits.h>
@@ -491,8 +492,9 @@ int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator
     coll_gpu_stage_t stage;
     bool pipelined;
 
+    /* a check of its own collectives: only where every rank stages this call */
     if (OPAL_UNLIKELY(mca_coll_gpu_component.transport_check) && (NULL == module->team) &&
-        !module->team_failed) {
+        !module->team_failed && coll_gpu_board_known_all_stage(module)) {
         (void)coll_gpu_team_check(module, comm);
     }
     coll_gpu_stage_begin(&stage, module, call->coll);
