@@ -189,7 +189,7 @@ static int parse_options(int argc, char **argv, options_t *opts) {
             return -1; /* test_nonblocking and test_neighbor cover those */
         }
     }
-    if (0 == opts->common.num_kinds && 0 == opts->common.num_rank_mems) {
+    if (0 == opts->common.num_kinds && 0 == opts->common.num_rank_kinds) {
         tu_options_parse_one(&opts->common, "--kinds=host");
     }
     if (0 == opts->common.big_bytes) {
@@ -378,7 +378,7 @@ int main(int argc, char **argv) {
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {
         /* with --rank-kinds one pass in which every rank has its own memory */
-        int passes = opts.common.num_rank_mems > 0 ? 1 : opts.common.num_kinds;
+        int passes = opts.common.num_rank_kinds > 0 ? 1 : opts.common.num_kinds;
         for (int k = 0; k < passes; k++) {
             tu_kind_t *kind = &opts.common.kinds[k];
             tu_kind_t mine;
