@@ -156,6 +156,13 @@ mpirun_step "collectives (staged and native), 4 ranks, device/mixed, pipelined" 
     --mca coll_gpu_staging_buffer_size 65536 "$tc" --device=cuda --kinds=device,mixed --big=4m
 mpirun_step "nonblocking and persistent, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device,mixed
+# ranks of different memory kinds in one call, default parameters: one protocol, no hang
+mpirun_step "memory kinds across ranks, 4 ranks, cuda" 180 4 \
+    --mca coll_gpu_staging_buffer_size 65536 "$build/tests/mpi/test_memory_kinds" --device=cuda \
+    --big=4m
+mpirun_step "collectives, device>host, host, device per rank, 4 ranks, cuda" 180 4 \
+    --mca coll_gpu_staging_buffer_size 65536 "$tc" --device=cuda \
+    --rank-kinds='device>host,host,device,device' --big=4m
 # shellcheck disable=SC2086
 mpirun_step "nonblocking native, 4 ranks, device" 180 4 $uniform \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native
