@@ -28,35 +28,36 @@
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
 # a case that has not ended in this time has hung: the job ends there, naming it
 CASE="--case-timeout=${MEMORY_KINDS_CASE_TIMEOUT:-45}"
-RUN="test_memory_kinds --big=1m $CASE"
+RUN=(test_memory_kinds --big=1m "$CASE")
 
 # each program on its own
 for cases in output input output_nb input_nb output_pers input_pers one_host; do
-    check_run "3 ranks, $cases" 3 "$EMU" $RUN --cases=$cases
+    check_run "3 ranks, $cases" 3 "$EMU" "${RUN[@]}" --cases="$cases"
 done
 for np in 2 3; do
-    check_run "$np ranks, allreduce, even ranks host, odd ranks device" $np "$EMU" $RUN \
+    check_run "$np ranks, allreduce, even ranks host, odd ranks device" $np "$EMU" "${RUN[@]}" \
         --cases=allreduce
 done
-check_run "4 ranks, intercommunicator, device buffers" 4 "$EMU" $RUN --cases=intercomm
+check_run "4 ranks, intercommunicator, device buffers" 4 "$EMU" "${RUN[@]}" --cases=intercomm
 ODD="--odd-env=OMPI_MCA_coll_gpu_native_nonblocking=0"
-check_run "2 ranks, MPI_Iallreduce, native_nonblocking=0 on rank 1" 2 "$EMU" $RUN \
+check_run "2 ranks, MPI_Iallreduce, native_nonblocking=0 on rank 1" 2 "$EMU" "${RUN[@]}" \
     --cases=iallreduce $ODD --expect-staged
 check_run "2 ranks, MPI_Iallreduce, uniform kinds promised, native_nonblocking=0 on rank 1" 2 \
-    "$EMU coll_gpu_memory_kinds_uniform=1" $RUN --cases=iallreduce $ODD --expect-staged
+    "$EMU coll_gpu_memory_kinds_uniform=1" "${RUN[@]}" --cases=iallreduce $ODD --expect-staged
 
 # every case together
 for np in 1 4 5; do
-    check_run "$np ranks, every case" $np "$EMU" $RUN
+    check_run "$np ranks, every case" $np "$EMU" "${RUN[@]}"
 done
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "2 ranks on 2 emulated nodes, every case, node 0 host" 2 \
-        "$EMU coll_gpu_ranks_per_node=1" $RUN --host-ranks=1
-    check_run "3 ranks on 3 emulated nodes, every case" 3 "$EMU coll_gpu_ranks_per_node=1" $RUN
+        "$EMU coll_gpu_ranks_per_node=1" "${RUN[@]}" --host-ranks=1
+    check_run "3 ranks on 3 emulated nodes, every case" 3 "$EMU coll_gpu_ranks_per_node=1" \
+        "${RUN[@]}"
     check_run "4 ranks on 2 emulated nodes of 2, every case, node 0 host" 4 \
-        "$EMU coll_gpu_ranks_per_node=2" $RUN --host-ranks=2
+        "$EMU coll_gpu_ranks_per_node=2" "${RUN[@]}" --host-ranks=2
     check_run "5 ranks on 3 emulated nodes (2+2+1), every case, node 0 host" 5 \
-        "$EMU coll_gpu_ranks_per_node=2" $RUN --host-ranks=2
+        "$EMU coll_gpu_ranks_per_node=2" "${RUN[@]}" --host-ranks=2
 fi
 
 check_finish

@@ -34,58 +34,58 @@ CASE="--case-timeout=${RANK_KINDS_CASE_TIMEOUT:-60}"
 
 # one node
 check_run "1 rank, device send, host receive" 1 "$EMU" test_collectives \
-    --rank-kinds='device>host' --big=1m $CASE
+    --rank-kinds='device>host' --big=1m "$CASE"
 check_run "2 ranks, even host, odd device" 2 "$EMU" test_collectives --rank-kinds=host,device \
-    --big=1m $CASE
+    --big=1m "$CASE"
 check_run "2 ranks, rank 0 device send, host receive" 2 "$EMU" test_collectives \
-    --rank-kinds='device>host,device' --big=1m $CASE
+    --rank-kinds='device>host,device' --big=1m "$CASE"
 check_run "3 ranks, rank 0 host, the others device" 3 "$EMU" test_collectives \
-    --rank-kinds=host,device,device --big=1m $CASE
+    --rank-kinds=host,device,device --big=1m "$CASE"
 check_run "3 ranks, rank 0 device send, host receive" 3 "$EMU" test_collectives \
-    --rank-kinds='device>host,device,device' --big=1m $CASE
+    --rank-kinds='device>host,device,device' --big=1m "$CASE"
 check_run "3 ranks, pinned, device, managed" 3 "$EMU" test_collectives \
-    --rank-kinds=pinned,device,managed --big=1m $CASE
+    --rank-kinds=pinned,device,managed --big=1m "$CASE"
 check_run "4 ranks, even host, odd device" 4 "$EMU" test_collectives --rank-kinds=host,device \
-    --big=1m $CASE
+    --big=1m "$CASE"
 check_run "4 ranks, rank 0 host send, device receive" 4 "$EMU" test_collectives \
-    --rank-kinds='host>device,device,device,device' --big=1m $CASE
+    --rank-kinds='host>device,device,device,device' --big=1m "$CASE"
 # every communicator and root for every case
 check_run "4 ranks, device>host, host, device, device, every communicator and root" 4 "$EMU" \
-    test_collectives --rank-kinds='device>host,host,device,device' --full --small-only $CASE
+    test_collectives --rank-kinds='device>host,host,device,device' --full --small-only "$CASE"
 check_run "5 ranks, rank 0 host, the others device" 5 "$EMU" test_collectives \
-    --rank-kinds=host,device,device,device,device --big=1m $CASE
+    --rank-kinds=host,device,device,device,device --big=1m "$CASE"
 check_run "5 ranks, odd ranks device send, host receive" 5 "$EMU" test_collectives \
-    --rank-kinds='device,device>host' --big=1m $CASE
+    --rank-kinds='device,device>host' --big=1m "$CASE"
 
 # emulated nodes: the inter-node algorithms, a whole node on host memory
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "2 ranks on 2 emulated nodes, even host, odd device" 2 \
-        "$EMU coll_gpu_ranks_per_node=1" test_collectives --rank-kinds=host,device --big=1m $CASE
+        "$EMU coll_gpu_ranks_per_node=1" test_collectives --rank-kinds=host,device --big=1m "$CASE"
     check_run "3 ranks on 3 emulated nodes, device>host, device, host" 3 \
         "$EMU coll_gpu_ranks_per_node=1" test_collectives \
-        --rank-kinds='device>host,device,host' --big=1m $CASE
+        --rank-kinds='device>host,device,host' --big=1m "$CASE"
     check_run "4 ranks on 2 emulated nodes of 2, node 0 host" 4 \
         "$EMU coll_gpu_ranks_per_node=2" test_collectives --rank-kinds=host,host,device,device \
-        --big=1m $CASE
+        --big=1m "$CASE"
     check_run "5 ranks on 3 emulated nodes (2+2+1), node 1 host, rank 4 device>host" 5 \
         "$EMU coll_gpu_ranks_per_node=2" test_collectives \
-        --rank-kinds='device,device,host,host,device>host' --big=1m $CASE
+        --rank-kinds='device,device,host,host,device>host' --big=1m "$CASE"
 fi
 
 # nonblocking and persistent: staged by default on device memory, whatever the peers' kinds,
 # even where the communicators' native context is set up (--native: a blocking call on device
 # memory first), which lets them run natively only under coll_gpu_memory_kinds_uniform
 check_run "3 ranks, nonblocking, native context, device>host, device, host" 3 "$EMU" \
-    test_nonblocking --native --rank-kinds='device>host,device,host' --big=256k $CASE
+    test_nonblocking --native --rank-kinds='device>host,device,host' --big=256k "$CASE"
 check_run "3 ranks, persistent, native context, rank 0 host, the others device" 3 "$EMU" \
-    test_nonblocking --native --persistent --rank-kinds=host,device,device --big=256k $CASE
+    test_nonblocking --native --persistent --rank-kinds=host,device,device --big=256k "$CASE"
 if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "4 ranks on 2 emulated nodes, nonblocking, native context, node 0 host" 4 \
         "$EMU coll_gpu_ranks_per_node=2" test_nonblocking --native \
-        --rank-kinds=host,host,device,device --big=256k $CASE
+        --rank-kinds=host,host,device,device --big=256k "$CASE"
 fi
 # alltoallw and the neighborhood collectives
 check_run "3 ranks, neighborhood, device>host, host>device, device" 3 "$EMU" test_neighbor \
-    --rank-kinds='device>host,host>device,device' $CASE
+    --rank-kinds='device>host,host>device,device' "$CASE"
 
 check_finish
