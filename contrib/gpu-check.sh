@@ -110,6 +110,9 @@ step build 600 make -j"$(nproc)"
 (cd tests && make -j"$(nproc)" check TESTS= >>"$log" 2>&1)
 
 mca="$COLL_GPU_MCA --mca coll_gpu_accelerator cuda --mca op ^avx"
+# the runs and benchmarks of native nonblocking and persistent calls: every rank passes device
+# memory to them, the user's promise (without it they are staged)
+uniform="--mca coll_gpu_memory_kinds_uniform 1"
 tc=$build/tests/mpi/test_collectives
 tan=$build/tests/mpi/test_allreduce_native
 perf=$build/perf/gpucoll_perf
@@ -153,20 +156,30 @@ mpirun_step "collectives (staged and native), 4 ranks, device/mixed, pipelined" 
     --mca coll_gpu_staging_buffer_size 65536 "$tc" --device=cuda --kinds=device,mixed --big=4m
 mpirun_step "nonblocking and persistent, 4 ranks, device" 180 4 \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device,mixed
-mpirun_step "nonblocking native, 4 ranks, device" 180 4 \
+# ranks of different memory kinds in one call, default parameters: one protocol, no hang
+mpirun_step "memory kinds across ranks, 4 ranks, cuda" 180 4 \
+    --mca coll_gpu_staging_buffer_size 65536 "$build/tests/mpi/test_memory_kinds" --device=cuda \
+    --big=4m
+mpirun_step "collectives, device>host, host, device per rank, 4 ranks, cuda" 180 4 \
+    --mca coll_gpu_staging_buffer_size 65536 "$tc" --device=cuda \
+    --rank-kinds='device>host,host,device,device' --big=4m
+# shellcheck disable=SC2086
+mpirun_step "nonblocking native, 4 ranks, device" 180 4 $uniform \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native
-mpirun_step "persistent native, 4 ranks, device" 180 4 \
+# shellcheck disable=SC2086
+mpirun_step "persistent native, 4 ranks, device" 180 4 $uniform \
     "$build/tests/mpi/test_nonblocking" --device=cuda --kinds=device --native --persistent
 # the scratch's setup started by MPI_Comm_dup/split (coll_gpu_native_setup=create), carried on
 # in the background on a stack of its own (the driver's allocations and IPC exports run there):
 # native from each communicator's first nonblocking or persistent call
-mpirun_step "nonblocking and persistent native from creation, 4 ranks, device" 180 4 \
+# shellcheck disable=SC2086
+mpirun_step "nonblocking and persistent native from creation, 4 ranks, device" 180 4 $uniform \
     --mca coll_gpu_native_setup create "$build/tests/mpi/test_nonblocking" --device=cuda \
     --kinds=device --persistent
 for nodes in "" "--mca coll_gpu_ranks_per_node 2"; do
     # shellcheck disable=SC2086
     mpirun_step "setup in the background, 4 ranks${nodes:+ as 2 nodes}, cuda" 180 4 \
-        --mca coll_gpu_native_setup create $nodes "$build/tests/mpi/test_setup_create" \
+        --mca coll_gpu_native_setup create $uniform $nodes "$build/tests/mpi/test_setup_create" \
         --device=cuda --rounds=8
 done
 # Stream-ordered allreduce (MPIX_Allreduce_enqueue): cuStreamWaitValue32/WriteValue32 on
@@ -221,7 +234,7 @@ bench_step "profile: native allreduce 8 B, 4 ranks, ACCEL_CUDA_PROFILE" 60 bench
     "$MPIRUN -np 4 $mca -x ACCEL_CUDA_PROFILE=1 $perf -o allreduce -m device -a cuda -b 8 -e 8 -n 2000 -w 10 -i 0 2>&1"
 for form in nonblocking persistent stream graph; do
     bench_step "bench: $form allreduce, 4 ranks, cuda, 8 B - 64 MiB" 120 bench-$form.txt \
-        "$MPIRUN -np 4 $mca $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
+        "$MPIRUN -np 4 $mca $uniform $perf -o allreduce -m device -a cuda -F $form -b 8 -e 64M -f 8 -n 50 -w 5 -T 0.5"
 done
 # across 2 emulated nodes: a host function and a wait per call (captured: -F graph)
 for form in stream graph; do
@@ -232,7 +245,7 @@ done
 # (coll_gpu_native_thread_spin 0: every post wakes it), against bench-persistent.txt's auto
 bench_step "bench: persistent allreduce, thread not polling, 4 ranks, cuda, 8 B - 32 KiB" 60 \
     bench-persistent-nopoll.txt \
-    "$MPIRUN -np 4 $mca --mca coll_gpu_native_thread_spin 0 $perf -o allreduce -m device -a cuda -F persistent -b 8 -e 32K -f 8 -n 200 -w 5 -T 0.5"
+    "$MPIRUN -np 4 $mca $uniform --mca coll_gpu_native_thread_spin 0 $perf -o allreduce -m device -a cuda -F persistent -b 8 -e 32K -f 8 -n 200 -w 5 -T 0.5"
 bench_step "bench: staged allreduce (native=0), 4 ranks, cuda, 8 B - 256 MiB" 180 bench-native0.txt \
     "$MPIRUN -np 4 $mca --mca coll_gpu_native 0 $perf -o allreduce -m device -a cuda -b 8 -e 256M -f 16 -n 10 -w 2 -T 0.5"
 # Reduction kernels against a device-to-device copy of the same bytes (float sum, 2 and 8

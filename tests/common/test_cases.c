@@ -793,17 +793,32 @@ static tu_call_class_t tu_class_of(tu_mem_t mem) {
 
 static tu_call_class_t tu_class_max(tu_call_class_t a, tu_call_class_t b) { return a > b ? a : b; }
 
-/* The memory class of one rank's call: device if any buffer MPI uses on that rank is device
- * memory, managed if any is managed, else host (pageable or pinned).  Buffers MPI ignores on
- * that rank (non-root receive buffers, non-root scatter send buffers, MPI_IN_PLACE) do not
- * count. */
-static tu_call_class_t tu_call_class(coll_gpu_coll_t base, bool is_root, bool in_place,
-                                     const tu_kind_t *kind) {
-    bool send_used, recv_used;
+/* The memory of one rank's call, over the buffers MPI uses on that rank (non-root receive
+ * buffers of reduce/gather, non-root send buffers of scatter and MPI_IN_PLACE do not count):
+ *   class: device if any of them is device memory, managed if any is managed, else host
+ *          (pageable or pinned);
+ *   all_device: every one of them is device memory;
+ *   host_call: none of them is device memory (host, pinned or managed: host-accessible), the
+ *          rank's whole call on memory Open MPI can read: it passes the call through. */
+typedef struct {
+    tu_call_class_t class;
+    bool all_device;
+    bool host_call;
+} tu_rank_call_t;
 
-    tu_coll_buffers_used(base, is_root, in_place, &send_used, &recv_used);
-    return tu_class_max(send_used ? tu_class_of(kind->send) : TU_CLASS_HOST,
-                        recv_used ? tu_class_of(kind->recv) : TU_CLASS_HOST);
+static tu_rank_call_t tu_rank_call(coll_gpu_coll_t coll, bool is_root, bool in_place,
+                                   const tu_kind_t *kind) {
+    tu_rank_call_t call;
+    bool send_used, recv_used, send_device, recv_device;
+
+    tu_coll_buffers_used(coll, is_root, in_place, &send_used, &recv_used);
+    send_device = send_used && TU_MEM_DEVICE == kind->send;
+    recv_device = recv_used && TU_MEM_DEVICE == kind->recv;
+    call.class = tu_class_max(send_used ? tu_class_of(kind->send) : TU_CLASS_HOST,
+                              recv_used ? tu_class_of(kind->recv) : TU_CLASS_HOST);
+    call.all_device = (!send_used || send_device) && (!recv_used || recv_device);
+    call.host_call = !send_device && !recv_device;
+    return call;
 }
 
 /* The memory of member m of the case's communicator. */
@@ -812,12 +827,27 @@ static const tu_kind_t *tu_case_member_kind(const tu_coll_case_t *c,
     return NULL != kind_of_world_rank ? &kind_of_world_rank[c->p.comm->world_ranks[m]] : &c->p.kind;
 }
 
+/* Whether two ranks' calls are of one kind: both host-accessible, both all device, or both
+ * some of each (a rank's send and receive buffers of different kinds). */
+static bool tu_rank_calls_alike(const tu_rank_call_t *a, const tu_rank_call_t *b) {
+    return a->class == b->class && a->all_device == b->all_device && a->host_call == b->host_call;
+}
+
 bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                          const tu_kind_t *kind_of_world_rank, tu_expect_t *expect) {
     const tu_coll_params_t *p = &c->p;
-    tu_call_class_t mine = tu_call_class(c->base, c->is_root, p->in_place, &p->kind);
-    bool uniform = true, any_managed = TU_CLASS_MANAGED == mine, pipelined_size;
-    bool native_call = false, native_host_call = false;
+    tu_rank_call_t mine = tu_rank_call(p->coll, c->is_root, p->in_place, &p->kind);
+    /* uniform: every rank's call alike (tu_rank_calls_alike); all_device: every rank passes
+     * device memory for every buffer it uses; any_host_call: some rank's whole call is on
+     * host-accessible memory (it passes through to Open MPI) */
+    bool uniform = true, all_device = mine.all_device, any_host_call = mine.host_call;
+    /* class_uniform: every rank's call of one class (host, managed, device: any device buffer),
+     * what coll_gpu_check_memory_kinds agrees on */
+    bool class_uniform = true;
+    bool any_managed = TU_CLASS_MANAGED == mine.class, pipelined_size;
+    /* eligible: the native algorithm takes the call where every rank passes device memory;
+     * host_eligible: coll_gpu_host_buffers, where every rank passes host memory */
+    bool eligible = false, host_eligible = false, native_call = false, native_host_call = false;
     bool device_native = tu_coll_native_expected(config, p->coll, c->size);
     bool host_native = config->host_buffers && tu_coll_is_blocking(p->coll) &&
                        tu_coll_native_expected(config, p->coll, c->size);
@@ -829,56 +859,38 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
         for (int m = 0; m < c->size; m++) {
             const tu_kind_t *kind = tu_case_member_kind(c, kind_of_world_rank, m);
             bool root = c->info->rooted && m == p->root;
-            tu_call_class_t other = tu_call_class(c->base, root, p->in_place, kind);
-            uniform = uniform && other == mine;
-            any_managed = any_managed || TU_CLASS_MANAGED == other;
+            tu_rank_call_t other = tu_rank_call(p->coll, root, p->in_place, kind);
+
+            uniform = uniform && tu_rank_calls_alike(&other, &mine);
+            class_uniform = class_uniform && other.class == mine.class;
+            all_device = all_device && other.all_device;
+            any_host_call = any_host_call || other.host_call;
+            any_managed = any_managed || TU_CLASS_MANAGED == other.class;
         }
     }
-    /* Contiguous data larger than half the staging buffer is cut into chunks, which changes
-     * the number of host collectives: only valid when every rank stages.  MPI_Bcast cuts in
-     * bytes of the type signature, whatever the layout (ranks may pass different datatypes). */
+    /* Contiguous data larger than half the staging buffer is cut into chunks when every rank
+     * stages it.  MPI_Bcast cuts in bytes of the type signature, whatever the layout (ranks may
+     * pass different datatypes). */
     pipelined_size = tu_coll_pipelines(p->coll) &&
                      (c->type->contiguous || c->info->pipelines_any_type) &&
                      (long long)tu_coll_case_data_bytes(c) > config->staging_buffer_size / 2;
-    if (!uniform && pipelined_size && config->pipeline && !config->check_memory_kinds) {
-        return false;
-    }
     /* Blocking MPI_Allreduce runs natively inside a node when every buffer of every rank is
      * on the device and the kernels define the reduction (predefined op, predefined
-     * contiguous type).  Kinds that differ across ranks then make an erroneous program
-     * (native on some ranks, host on others), unless check_memory_kinds makes them stage. */
-    /* The same for blocking MPI_Reduce_scatter(_block) and MPI_Reduce (a reduction the kernels
-     * define), MPI_Allgather(v), MPI_Alltoall(v), MPI_Bcast, MPI_Gather and MPI_Scatter (any
-     * datatype: they move bytes of the type signature, a non-dense layout packed).  A native
-     * MPI_Alltoallv agrees on its counts (a host allreduce) before it can tell that they are
-     * all zero: kinds that differ are erroneous for it even then. */
+     * contiguous type).  The same for blocking MPI_Reduce_scatter(_block) and MPI_Reduce (a
+     * reduction the kernels define), MPI_Allgather(v), MPI_Alltoall(v), MPI_Bcast, MPI_Gather
+     * and MPI_Scatter (any datatype: they move bytes of the type signature, a non-dense layout
+     * packed).  A native MPI_Alltoallv agrees on its counts (a host allreduce) before it can
+     * tell that they are all zero.  Nonblocking and persistent calls only under
+     * coll_gpu_memory_kinds_uniform (tu_coll_native_expected). */
     if (NULL != native &&
         (!native->reduction || (TU_OP_USER_COMM != p->op && TU_OP_USER_NONCOMM != p->op)) &&
         (c->type->contiguous || !native->reduction) &&
         (0 != p->count || native->native_when_empty) && (device_native || host_native)) {
-        bool all_device = true, any_device = false, all_host = true;
-        for (int m = 0; m < c->size; m++) {
-            const tu_kind_t *kind = tu_case_member_kind(c, kind_of_world_rank, m);
-            bool send_used, recv_used, device, host;
-
-            /* only the buffers MPI says are significant on that rank (MPI_Bcast: the root's
-             * of its send kind, every other rank's of its receive kind) */
-            tu_coll_buffers_used(p->coll, m == p->root, p->in_place, &send_used, &recv_used);
-            device = (!send_used || TU_MEM_DEVICE == kind->send) &&
-                     (!recv_used || TU_MEM_DEVICE == kind->recv);
-            /* host-buffer mode: every buffer host-accessible (host, pinned, managed) */
-            host = (!send_used || TU_MEM_DEVICE != kind->send) &&
-                   (!recv_used || TU_MEM_DEVICE != kind->recv);
-            all_device = all_device && device;
-            any_device = any_device || device;
-            all_host = all_host && host;
-        }
-        if (any_device && !all_device && !config->check_memory_kinds) {
-            return false;
-        }
+        eligible = device_native;
+        host_eligible = host_native;
         native_call = all_device && device_native;
         /* coll_gpu_host_buffers: host buffers everywhere run natively in host memory */
-        native_host_call = host_native && all_host;
+        native_host_call = host_native && uniform && mine.host_call;
     }
 
     expect->device_payload = c->device_payload;
@@ -891,41 +903,60 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
         expect->chunks = TU_CHUNKS_NONE;
         return true;
     }
-    switch (mine) {
-    case TU_CLASS_HOST:
-        /* with check_memory_kinds a mixed call takes the staged path everywhere */
-        expect->path =
-            (!uniform && config->check_memory_kinds) ? TU_PATH_EITHER : TU_PATH_PASSTHROUGH;
-        if (native_host_call) {
+    /* Ranks that pass different memory kinds to one call meet in one protocol: a rank whose
+     * whole call is on host-accessible memory passes it through to Open MPI, the others stage
+     * it as one host collective (no chunks).  Where no rank passes through but some pass
+     * device memory for only some of their buffers (a root receiving into host memory), the
+     * native algorithm may take the call on every rank, or staging on every rank. */
+    if (mine.host_call) {
+        if (TU_CLASS_MANAGED == mine.class) {
+            expect->path = TU_PATH_EITHER;
+        } else if (native_host_call) {
             expect->path = TU_PATH_NATIVE;
+        } else if (!uniform && (config->check_memory_kinds || host_eligible)) {
+            /* check_memory_kinds: a mixed call takes the staged path everywhere;
+             * host_buffers: a host rank's call of a collective with a native algorithm runs
+             * natively or passes through, as its peers' kinds allow */
+            expect->path = TU_PATH_EITHER;
+        } else {
+            expect->path = TU_PATH_PASSTHROUGH;
         }
-        break;
-    case TU_CLASS_MANAGED:
-        expect->path = TU_PATH_EITHER;
-        break;
-    default:
-        /* device pointers with nothing to copy may go either way */
-        expect->path = c->device_payload > 0 ? TU_PATH_STAGED : TU_PATH_EITHER;
-        if (native_call) {
-            expect->path = TU_PATH_NATIVE;
-        }
+    } else if (COLL_GPU_REDUCE_LOCAL == c->base) {
         /* MPI_Reduce_local of a predefined op on a predefined type, both buffers on the
-         * device: the accelerator's reduction kernel */
-        if (COLL_GPU_REDUCE_LOCAL == c->base && TU_MEM_DEVICE == p->kind.send &&
-            TU_MEM_DEVICE == p->kind.recv && c->type->contiguous &&
+         * device: the accelerator's reduction kernel; else staged */
+        expect->path = c->device_payload > 0 ? TU_PATH_STAGED : TU_PATH_EITHER;
+        if (TU_MEM_DEVICE == p->kind.send && TU_MEM_DEVICE == p->kind.recv && c->type->contiguous &&
             (TU_OP_SUM == p->op || TU_OP_MAX == p->op || TU_OP_BXOR == p->op)) {
             expect->path = TU_PATH_NATIVE;
         }
-        break;
+    } else if (native_call) {
+        expect->path = TU_PATH_NATIVE;
+    } else if (0 == c->device_payload) {
+        /* device pointers with nothing to copy may go either way */
+        expect->path = TU_PATH_EITHER;
+    } else if (host_eligible && !uniform) {
+        /* coll_gpu_host_buffers: the host ranks' calls may run natively too */
+        expect->path = TU_PATH_EITHER;
+    } else if (eligible && !any_host_call && !config->check_memory_kinds) {
+        /* device memory on every rank, some of it not on the device on some rank */
+        expect->path = TU_PATH_STAGED_OR_NATIVE;
+    } else {
+        expect->path = TU_PATH_STAGED;
     }
 
     if (TU_PATH_PASSTHROUGH == expect->path || TU_PATH_NATIVE == expect->path) {
         expect->chunks = TU_CHUNKS_NONE;
-    } else if (any_managed) {
+    } else if (any_managed || (host_eligible && !uniform)) {
         expect->chunks = TU_CHUNKS_ANY;
-    } else if (TU_CLASS_DEVICE == mine && pipelined_size && config->pipeline) {
-        expect->chunks = uniform ? TU_CHUNKS_SOME : TU_CHUNKS_NONE;
+    } else if (!mine.host_call && pipelined_size && config->pipeline &&
+               (config->check_memory_kinds ? class_uniform : uniform)) {
+        /* every rank stages alike: big calls are pipelined (those of ranks whose own send and
+         * receive buffers differ in kind may run natively instead); check_memory_kinds agrees
+         * on the class of every rank's call */
+        expect->chunks =
+            (TU_PATH_STAGED == expect->path && mine.all_device) ? TU_CHUNKS_SOME : TU_CHUNKS_ANY;
     } else {
+        /* ranks of different kinds: one host collective */
         expect->chunks = TU_CHUNKS_NONE;
     }
     return true;

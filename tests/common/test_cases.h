@@ -156,9 +156,12 @@ const char *tu_coll_case_desc(const tu_coll_case_t *c);
 size_t tu_coll_case_data_bytes(const tu_coll_case_t *c);
 
 /* What the counters must show for this rank's call, given the memory every member of the
- * communicator uses (kind_of_world_rank: NULL when every rank uses params->kind).  Returns
- * false when the case is invalid under the contract (a pipelined size with different memory
- * kinds across ranks, and no check_memory_kinds): the caller skips it on every rank. */
+ * communicator uses (kind_of_world_rank: NULL when every rank uses params->kind).  Ranks may
+ * pass any mix of memory kinds to one call, with default parameters: a rank whose whole call
+ * is on host-accessible memory passes it through, the others stage it as one host collective
+ * (or, where no rank passes through, may run it natively); native where every rank passes
+ * device memory for every buffer it uses and the native algorithm takes the call.  Returns
+ * false for a case the caller must skip on every rank (none today: every mix is valid). */
 bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
                          const tu_kind_t *kind_of_world_rank, tu_expect_t *expect);
 

@@ -162,6 +162,11 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, native_nonblocking),
      .type = TU_CVAR_BOOL,
      .default_value = 1},
+    /* (absent from a component older than the parameter: false, staged nonblocking calls) */
+    {.cvar = "coll_gpu_memory_kinds_uniform",
+     .offset = offsetof(tu_gpu_config_t, memory_kinds_uniform),
+     .type = TU_CVAR_BOOL,
+     .default_value = 0},
     {.cvar = "coll_gpu_ranks_per_node",
      .offset = offsetof(tu_gpu_config_t, ranks_per_node),
      .type = TU_CVAR_LONG_LONG,
@@ -396,8 +401,9 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
         return tu_allreduce_native_expected(config, comm_size);
     }
     /* a nonblocking call: the blocking form's algorithm, by the communicator's thread, once the
-     * test set the scratch up; a persistent one where its nonblocking form is (every start
-     * posts that), counted once per start */
+     * test set the scratch up and the user promised every rank the same memory kind
+     * (coll_gpu_memory_kinds_uniform: a nonblocking call cannot agree on them); a persistent one
+     * where its nonblocking form is (every start posts that), counted once per start */
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_persistent(coll)) {
         coll = tu_coll_nonblocking(coll);
     }
@@ -405,8 +411,8 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
         info = tu_coll_info(coll);
         bool contexts =
             config->nonblocking_contexts || (config->native_setup_create && comm_size > 1);
-        if (!config->native_nonblocking || !contexts || config->check_memory_kinds ||
-            NULL == info) {
+        if (!config->native_nonblocking || !config->memory_kinds_uniform || !contexts ||
+            config->check_memory_kinds || NULL == info) {
             return false;
         }
         coll = tu_coll_blocking(coll);
@@ -434,6 +440,8 @@ const char *tu_path_name(tu_path_t path) {
         return "native";
     case TU_PATH_EITHER:
         return "any-path";
+    case TU_PATH_STAGED_OR_NATIVE:
+        return "staged-or-native";
     default:
         return "not-reached-or-either";
     }
@@ -513,6 +521,21 @@ void tu_check_counters(const tu_counters_t *before, const tu_counters_t *after,
             tu_fail("native call staged %llu bytes", (unsigned long long)bytes);
         }
         break;
+    case TU_PATH_STAGED_OR_NATIVE:
+        if (staged + native != (uint64_t)ncalls || 0 != pass) {
+            tu_fail("expected staged or native: calls_staged[%s] +%llu, calls_native +%llu, "
+                    "calls_passthrough +%llu (expected +%d in all, +0 passed through)",
+                    tu_coll_name(coll), (unsigned long long)staged, (unsigned long long)native,
+                    (unsigned long long)pass, ncalls);
+        }
+        if (native == (uint64_t)ncalls && 0 != bytes) {
+            tu_fail("native call staged %llu bytes", (unsigned long long)bytes);
+        }
+        if (staged == (uint64_t)ncalls && expect->device_payload > 0 && 0 == bytes) {
+            tu_fail("staged call with %zu bytes of device data: staged_bytes +0",
+                    expect->device_payload);
+        }
+        break;
     case TU_PATH_EITHER:
         if (pass + staged + native != (uint64_t)ncalls) {
             tu_fail("calls_passthrough[%s] +%llu + calls_staged +%llu + calls_native +%llu != "
@@ -549,6 +572,7 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
     }
     for (int coll = 0; coll < COLL_GPU_NUM_COLLS; coll++) {
         uint64_t want_pass = 0, want_staged = 0, want_native = 0, want_either = 0, want_maybe = 0;
+        uint64_t want_not_pass = 0; /* staged or native */
         uint64_t pass, staged, native;
         for (int i = 0; i < ncalls; i++) {
             if ((int)colls[i] != coll) {
@@ -567,6 +591,9 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
             case TU_PATH_EITHER:
                 want_either++;
                 break;
+            case TU_PATH_STAGED_OR_NATIVE:
+                want_not_pass++;
+                break;
             default:
                 want_maybe++;
                 break;
@@ -574,16 +601,20 @@ void tu_check_counters_group(const tu_counters_t *before, const tu_counters_t *a
         }
         tu_calls_delta(before, after, coll, &pass, &staged, &native);
         if (pass < want_pass || staged < want_staged || native < want_native ||
-            pass + staged + native < want_pass + want_staged + want_native + want_either ||
+            staged + native < want_staged + want_native + want_not_pass ||
+            pass > want_pass + want_either + want_maybe ||
+            pass + staged + native <
+                want_pass + want_staged + want_native + want_not_pass + want_either ||
             pass + staged + native >
-                want_pass + want_staged + want_native + want_either + want_maybe) {
+                want_pass + want_staged + want_native + want_not_pass + want_either + want_maybe) {
             tu_fail("%s: calls_passthrough +%llu, calls_staged +%llu, calls_native +%llu; "
-                    "expected %llu passthrough, %llu staged, %llu native, %llu any way, %llu "
-                    "zero-count",
+                    "expected %llu passthrough, %llu staged, %llu native, %llu staged or native, "
+                    "%llu any way, %llu zero-count",
                     tu_coll_name(coll), (unsigned long long)pass, (unsigned long long)staged,
                     (unsigned long long)native, (unsigned long long)want_pass,
                     (unsigned long long)want_staged, (unsigned long long)want_native,
-                    (unsigned long long)want_either, (unsigned long long)want_maybe);
+                    (unsigned long long)want_not_pass, (unsigned long long)want_either,
+                    (unsigned long long)want_maybe);
         }
     }
     for (int i = 0; i < ncalls; i++) {

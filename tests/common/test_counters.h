@@ -85,6 +85,11 @@ typedef struct {
     int alltoall_algorithm;
     int alltoallv_algorithm;
     bool native_nonblocking; /* coll_gpu_native_nonblocking */
+    /* coll_gpu_memory_kinds_uniform: the user promises that every rank passes the same memory
+     * kind to a nonblocking or persistent call, which may then run natively (without it they
+     * are staged: a rank cannot tell its peers' kinds without a round trip).  False where the
+     * component has no such parameter. */
+    bool memory_kinds_uniform;
     /* coll_gpu_native_setup=create: every communicator of more than one rank the program
      * creates (the tests' communicators, MPI_COMM_WORLD's duplicate among them; not
      * MPI_COMM_WORLD itself) has its native scratch from its creation on */
@@ -166,6 +171,9 @@ typedef enum {
     TU_PATH_EITHER, /* any of the three */
     TU_PATH_MAYBE,  /* a zero-count call: Open MPI's MPI layer may return before any coll
                        module; if the component sees it, either way, with nothing copied */
+    /* device data in a call whose ranks pass different memory kinds: staged or native, never
+     * passed through with device pointers */
+    TU_PATH_STAGED_OR_NATIVE,
 } tu_path_t;
 typedef enum { TU_CHUNKS_NONE, TU_CHUNKS_SOME, TU_CHUNKS_ANY } tu_chunks_t;
 

@@ -41,11 +41,27 @@ static int tu_parse_list(tu_options_t *opts, const char *list,
     return rc;
 }
 
+/* SEND>RECV or a memory name (both buffers) into *kind; -1 if neither. */
+static int tu_parse_kind_pair(char *tok, tu_kind_t *kind) {
+    char *arrow = strchr(tok, '>');
+    int send, recv;
+
+    if (NULL != arrow) {
+        *arrow = '\0';
+        send = tu_mem_from_name(tok);
+        recv = tu_mem_from_name(arrow + 1);
+    } else {
+        send = recv = tu_mem_from_name(tok);
+    }
+    if (send < 0 || recv < 0) {
+        return -1;
+    }
+    tu_kind_set(kind, send, recv);
+    return 0;
+}
+
 /* One token of --kinds=: "mixed", SEND>RECV or a memory name. */
 static int tu_parse_kind(tu_options_t *opts, char *tok) {
-    char *arrow = strchr(tok, '>');
-    int mem;
-
     if (opts->num_kinds + 2 > TU_MAX_KINDS) {
         return -1;
     }
@@ -53,32 +69,17 @@ static int tu_parse_kind(tu_options_t *opts, char *tok) {
         /* send buffer on host, receive on device, and vice versa */
         tu_kind_set(&opts->kinds[opts->num_kinds++], TU_MEM_HOST, TU_MEM_DEVICE);
         tu_kind_set(&opts->kinds[opts->num_kinds++], TU_MEM_DEVICE, TU_MEM_HOST);
-    } else if (NULL != arrow) {
-        int send, recv;
-        *arrow = '\0';
-        send = tu_mem_from_name(tok);
-        recv = tu_mem_from_name(arrow + 1);
-        if (send < 0 || recv < 0) {
-            return -1;
-        }
-        tu_kind_set(&opts->kinds[opts->num_kinds++], send, recv);
-    } else if ((mem = tu_mem_from_name(tok)) >= 0) {
-        tu_kind_set(&opts->kinds[opts->num_kinds++], mem, mem);
-    } else {
-        return -1;
+        return 0;
     }
-    return 0;
+    return tu_parse_kind_pair(tok, &opts->kinds[opts->num_kinds++]);
 }
 
-/* One token of --rank-kinds=: a memory name. */
+/* One token of --rank-kinds=: SEND>RECV or a memory name. */
 static int tu_parse_rank_kind(tu_options_t *opts, char *tok) {
-    int mem = tu_mem_from_name(tok);
-
-    if (mem < 0 || opts->num_rank_mems >= TU_MAX_KINDS) {
+    if (opts->num_rank_kinds >= TU_MAX_KINDS) {
         return -1;
     }
-    opts->rank_mems[opts->num_rank_mems++] = mem;
-    return 0;
+    return tu_parse_kind_pair(tok, &opts->rank_kinds[opts->num_rank_kinds++]);
 }
 
 static int tu_parse_size(const char *text, size_t *size_p) {
@@ -107,7 +108,7 @@ int tu_options_parse_one(tu_options_t *opts, const char *arg) {
         return tu_parse_list(opts, arg + 8, tu_parse_kind) ? -1 : 1;
     }
     if (0 == strncmp(arg, "--rank-kinds=", 13)) {
-        opts->num_rank_mems = 0;
+        opts->num_rank_kinds = 0;
         return tu_parse_list(opts, arg + 13, tu_parse_rank_kind) ? -1 : 1;
     }
     if (0 == strncmp(arg, "--device=", 9)) {
@@ -226,8 +227,8 @@ void tu_options_usage(void) {
         "common options:\n"
         "  --kinds=LIST       buffer kinds: host, device, managed, pinned, mixed (host>device and\n"
         "                     device>host) or SEND>RECV; default host\n"
-        "  --rank-kinds=LIST  world rank r puts all its buffers in LIST[r %% n] (ranks use\n"
-        "                     different kinds: run with coll_gpu_check_memory_kinds 1)\n"
+        "  --rank-kinds=LIST  world rank r passes LIST[r %% n]: a memory name (all its buffers)\n"
+        "                     or SEND>RECV; the ranks of one call pass different kinds\n"
         "  --device=emulated|cuda  the accelerator behind pinned/managed/device memory\n"
         "                     (cuda without a GPU: SKIP, exit 77)\n"
         "  --big=BYTES[k|m]   size of the big cases (0: none; default 4m)\n"
@@ -239,18 +240,16 @@ void tu_options_usage(void) {
 }
 
 tu_kind_t tu_options_rank_kind(const tu_options_t *opts, const tu_kind_t *kind, int world_rank) {
-    tu_kind_t rank_kind;
-    if (opts->num_rank_mems > 0) {
-        tu_mem_t mem = opts->rank_mems[world_rank % opts->num_rank_mems];
-        tu_kind_set(&rank_kind, mem, mem);
-        return rank_kind;
+    if (opts->num_rank_kinds > 0) {
+        return opts->rank_kinds[world_rank % opts->num_rank_kinds];
     }
     return *kind;
 }
 
 bool tu_options_ranks_differ(const tu_options_t *opts) {
-    for (int i = 1; i < opts->num_rank_mems && i < tu_world_size; i++) {
-        if (opts->rank_mems[i] != opts->rank_mems[0]) {
+    for (int i = 1; i < opts->num_rank_kinds && i < tu_world_size; i++) {
+        if (opts->rank_kinds[i].send != opts->rank_kinds[0].send ||
+            opts->rank_kinds[i].recv != opts->rank_kinds[0].recv) {
             return true;
         }
     }
@@ -263,8 +262,8 @@ static bool tu_options_need_accel(const tu_options_t *opts) {
             return true;
         }
     }
-    for (int i = 0; i < opts->num_rank_mems; i++) {
-        if (TU_MEM_HOST != opts->rank_mems[i]) {
+    for (int i = 0; i < opts->num_rank_kinds; i++) {
+        if (TU_MEM_HOST != opts->rank_kinds[i].send || TU_MEM_HOST != opts->rank_kinds[i].recv) {
             return true;
         }
     }

@@ -15,9 +15,9 @@
 typedef struct {
     tu_kind_t kinds[TU_MAX_KINDS]; /* --kinds=host,device,managed,pinned,mixed */
     int num_kinds;
-    tu_mem_t rank_mems[TU_MAX_KINDS]; /* --rank-kinds=host,device: world rank r puts all its
-                                         buffers in rank_mems[r % num_rank_mems] */
-    int num_rank_mems;
+    /* --rank-kinds=host,device>host,...: world rank r passes rank_kinds[r % num_rank_kinds] */
+    tu_kind_t rank_kinds[TU_MAX_KINDS];
+    int num_rank_kinds;
     accel_backend_kind_t backend; /* --device=emulated|cuda */
     size_t big_bytes;             /* --big=BYTES[k|m]: size of the big cases, 0 = none */
     bool component;               /* false with --no-component: validate a test against plain
@@ -30,7 +30,8 @@ void tu_options_default(tu_options_t *opts);
 int tu_options_parse_one(tu_options_t *opts, const char *arg);
 void tu_options_usage(void);
 /* The kind pair world rank `world_rank` uses for a case of kind `kind`: with --rank-kinds
- * every rank has its own single memory, else every rank uses `kind`. */
+ * every rank has its own (a memory for all its buffers, or SEND>RECV), else every rank uses
+ * `kind`. */
 tu_kind_t tu_options_rank_kind(const tu_options_t *opts, const tu_kind_t *kind, int world_rank);
 bool tu_options_ranks_differ(const tu_options_t *opts);
 

@@ -14,6 +14,9 @@
 . "$(dirname "$0")/check_common.sh"
 
 EMU="coll_gpu_accelerator=emulated $CHECK_NO_HELP_AGGREGATE"
+# the setup at creation is what lets the first MPI_Iallreduce run natively, where every rank
+# promised the same memory kind (coll_gpu_memory_kinds_uniform)
+UNIFORM="coll_gpu_memory_kinds_uniform=1"
 
 check_run "3 ranks, native" 3 "$EMU" test_alloc_faults
 check_run "4 ranks on 2 emulated nodes, native" 4 "$EMU coll_gpu_ranks_per_node=2" \
@@ -21,9 +24,10 @@ check_run "4 ranks on 2 emulated nodes, native" 4 "$EMU coll_gpu_ranks_per_node=
 check_run "3 ranks, staged" 3 "$EMU coll_gpu_native=0" test_alloc_faults --staged
 # the scratch's allocation or IPC export failing in the setup started by MPI_Comm_dup
 # (coll_gpu_native_setup=create): every rank staged on one node, one path everywhere on 2
-check_run "3 ranks, setup at creation" 3 "$EMU coll_gpu_native_setup=create" test_alloc_faults \
-    --at-create --expect-staged
+check_run "3 ranks, setup at creation" 3 "$EMU coll_gpu_native_setup=create $UNIFORM" \
+    test_alloc_faults --at-create --expect-staged
 check_run "4 ranks on 2 emulated nodes, setup at creation" 4 \
-    "$EMU coll_gpu_native_setup=create coll_gpu_ranks_per_node=2" test_alloc_faults --at-create
+    "$EMU coll_gpu_native_setup=create coll_gpu_ranks_per_node=2 $UNIFORM" test_alloc_faults \
+    --at-create
 
 check_finish

@@ -7,7 +7,7 @@
 #   - mixed kinds (send host / receive device and the reverse), managed and pinned memory;
 #   - the staged path without pipelining (coll_gpu_staged_pipeline 0);
 #   - ranks passing different kinds to the same call, with coll_gpu_check_memory_kinds 1
-#     (its help message must appear) and, for the sizes that are valid without it, without;
+#     (its help message must appear) and without (check_rank_kinds.sh runs more patterns);
 #   - real CUDA memory (skips without a GPU).
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -34,7 +34,7 @@ if [ "$CHECK_RESULT" != SKIP ]; then
     # the component's help message for a call with different kinds across ranks
     check_expect_output "memory kinds help message" "coll/gpu" "[Mm]emory"
 fi
-# without the check only sizes that are not pipelined are valid: the test skips the others
+# without the check: the same calls, the big ones too (one host collective, no chunks)
 check_run "3 ranks, device/host per rank, no check" 3 "$EMU" test_collectives \
     --rank-kinds=device,host --big=1m
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_collectives \

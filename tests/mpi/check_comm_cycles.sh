@@ -13,6 +13,9 @@
 . "$(dirname "$0")/check_common.sh"
 
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
+# the MPI_Iallreduce runs: every rank passes device memory (coll_gpu_memory_kinds_uniform, the
+# user's promise, lets a nonblocking call run natively)
+UNIFORM="coll_gpu_memory_kinds_uniform=1"
 
 # AddressSanitizer keeps freed memory in quarantine (256 MiB by default): resident memory
 # then says nothing about leaks, which ASan's own leak check covers instead.
@@ -27,10 +30,10 @@ check_run "3 ranks, default staging buffer" 3 "coll_gpu_accelerator=emulated" te
 # MPI selects the components from the creation request's progress: MPI_Comm_idup too) and
 # frees it with the communicator; MPI_Iallreduce native from the first call
 check_run "3 ranks, setup at creation, MPI_Comm_idup, MPI_Iallreduce" 3 \
-    "$EMU coll_gpu_native_setup=create" test_comm_cycles --kinds=device --cycles=1000 --every=10 \
-    --idup --nonblocking $RSS
+    "$EMU coll_gpu_native_setup=create $UNIFORM" test_comm_cycles --kinds=device --cycles=1000 \
+    --every=10 --idup --nonblocking $RSS
 check_run "3 ranks on 3 emulated nodes, setup at creation, MPI_Comm_idup, MPI_Iallreduce" 3 \
-    "$EMU coll_gpu_native_setup=create coll_gpu_ranks_per_node=1" test_comm_cycles \
+    "$EMU coll_gpu_native_setup=create coll_gpu_ranks_per_node=1 $UNIFORM" test_comm_cycles \
     --kinds=device --cycles=100 --every=5 --idup --nonblocking $RSS
 
 check_finish

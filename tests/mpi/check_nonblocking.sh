@@ -10,13 +10,14 @@
 # Requests freed before they complete, then MPI_Finalize (test_finalize_pending): every
 # result must have landed in the device buffers when MPI_Finalize returns.
 # Native nonblocking calls (test_nonblocking --native: the communicators' native scratch set up
-# by a blocking call first; the same groups and kinds, the counters must show the native runs;
-# not with ranks of different kinds, which the native path, like a blocking call, does not take
-# without coll_gpu_check_memory_kinds: --kinds=mixed gives MPI_Ibcast's root host memory and
-# the others device memory); across emulated nodes too (the communicator's thread and
-# opal_progress share the team's UCX worker under its lock; allgather(v) hierarchical_doubling,
-# reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial forced
-# on 2+2+1 too, and allreduce hierarchical_rabenseifner in 1 KiB chunks).  test_overlap:
+# by a blocking call first, and coll_gpu_memory_kinds_uniform=1, the user's promise that every
+# rank passes the same memory kind; the same groups and kinds, the counters must show the native
+# runs; not with ranks of different kinds, which break that promise: --kinds=mixed gives
+# MPI_Ibcast's root host memory and the others device memory); across emulated nodes too (the
+# communicator's thread and opal_progress share the team's UCX worker under its lock;
+# allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast, reduce,
+# gather and scatter binomial forced on 2+2+1 too, and allreduce hierarchical_rabenseifner in
+# 1 KiB chunks).  test_overlap:
 # the results of MPI_Iallreduce/Ibcast/Iallgather/Ialltoall land while the rank makes no MPI
 # call (and, staged, do not: the check can tell).
 # The persistent collectives (test_nonblocking --persistent: MPI_*_init, MPIX_*_init on Open
@@ -33,6 +34,10 @@
 . "$(dirname "$0")/check_common.sh"
 
 EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
+# the runs of native nonblocking and persistent calls: every rank passes the same memory kind
+# to them, which the user promises with coll_gpu_memory_kinds_uniform (without it they are
+# staged: a nonblocking call cannot agree on the ranks' kinds)
+NATIVE_NB="$EMU coll_gpu_memory_kinds_uniform=1"
 
 for np in 1 2 3 5; do
     check_run "$np ranks, host and device" $np "$EMU" test_nonblocking \
@@ -42,27 +47,27 @@ check_run "3 ranks, mixed kinds" 3 "$EMU" test_nonblocking --kinds=mixed --big=2
 check_run "4 ranks, host/device per rank" 4 "$EMU" test_nonblocking \
     --rank-kinds=host,device --big=256k
 for np in 1 2 3 5; do
-    check_run "$np ranks, native, host and device" $np "$EMU" test_nonblocking --native \
+    check_run "$np ranks, native, host and device" $np "$NATIVE_NB" test_nonblocking --native \
         --kinds=host,device --big=1m
 done
-check_run "4 ranks, native, 2 emulated nodes" 4 "$EMU coll_gpu_ranks_per_node=2" \
+check_run "4 ranks, native, 2 emulated nodes" 4 "$NATIVE_NB coll_gpu_ranks_per_node=2" \
     test_nonblocking --native --kinds=device --big=256k
 check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \
-    "$EMU coll_gpu_ranks_per_node=2" test_nonblocking --native --persistent --kinds=device \
+    "$NATIVE_NB coll_gpu_ranks_per_node=2" test_nonblocking --native --persistent --kinds=device \
     --big=256k
 check_run "5 ranks, native, 2+2+1 emulated nodes, allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast, reduce, gather and scatter binomial, persistent" 5 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial" \
+    "$NATIVE_NB coll_gpu_ranks_per_node=2 coll_gpu_allgather_algorithm=hierarchical_doubling coll_gpu_allgatherv_algorithm=hierarchical_doubling coll_gpu_reduce_scatter_algorithm=hierarchical_halving coll_gpu_reduce_scatter_block_algorithm=hierarchical_halving coll_gpu_bcast_algorithm=binomial coll_gpu_reduce_algorithm=binomial coll_gpu_gather_algorithm=binomial coll_gpu_scatter_algorithm=binomial" \
     test_nonblocking --native --persistent --kinds=device --big=256k
 # the pipelined hierarchical_rabenseifner on the communicator's thread: 1 KiB chunks (many per
 # call, the steps of two chunks beside each one's rounds), 2+2+1 (a pair beyond the power of two)
 check_run "5 ranks, native, 2+2+1 emulated nodes, allreduce hierarchical_rabenseifner, 1 KiB chunks, persistent" 5 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=hierarchical_rabenseifner coll_gpu_native_chunk_size=1024" \
+    "$NATIVE_NB coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=hierarchical_rabenseifner coll_gpu_native_chunk_size=1024" \
     test_nonblocking --native --persistent --kinds=device --big=256k
 # coll_gpu_native_setup=create: every communicator's scratch set up when it is created, so its
 # nonblocking and persistent calls run natively from the first, with no blocking call before
 # (the counters must show the native runs: without the setup at creation they are staged, which
 # the runs above without --native check)
-CREATE="$EMU coll_gpu_native_setup=create"
+CREATE="$NATIVE_NB coll_gpu_native_setup=create"
 check_run "3 ranks, native from the communicators' creation, host and device" 3 \
     "$CREATE coll_gpu_verbose=1" test_nonblocking --kinds=host,device --big=1m
 # the program's communicators set up from their creation on; MPI_COMM_WORLD (created in
@@ -87,12 +92,12 @@ check_run "3 ranks, native from creation, the thread polling 2 ms between calls"
 # binding by Open MPI 4.1's parameter (PRRTE's under Open MPI 5 is another)
 if [ "${OMPI_MAJOR_VERSION:-4}" -lt 5 ]; then
     check_run "1 rank bound to a core: the thread does not poll (auto)" 1 \
-        "$EMU coll_gpu_verbose=1 hwloc_base_binding_policy=core" test_nonblocking --native \
+        "$NATIVE_NB coll_gpu_verbose=1 hwloc_base_binding_policy=core" test_nonblocking --native \
         --kinds=device
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "no poll when bound to a core" \
         "the communicator's thread for native nonblocking calls, polling 0 us"
     check_run "1 rank unbound: the thread polls (auto)" 1 \
-        "$EMU coll_gpu_verbose=1 hwloc_base_binding_policy=none" test_nonblocking --native \
+        "$NATIVE_NB coll_gpu_verbose=1 hwloc_base_binding_policy=none" test_nonblocking --native \
         --kinds=device
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "a 50 us poll when unbound" \
         "the communicator's thread for native nonblocking calls, polling 50 us"
@@ -101,10 +106,10 @@ check_run "2 ranks, persistent, native from creation, the thread polling 2 ms be
     "$CREATE coll_gpu_native_thread_spin=2000" test_nonblocking --persistent --kinds=device \
     --big=256k
 for np in 2 3 4; do
-    check_run "$np ranks, results land without MPI calls" $np "$EMU" test_overlap
+    check_run "$np ranks, results land without MPI calls" $np "$NATIVE_NB" test_overlap
 done
 check_run "4 ranks on 2 emulated nodes, results land without MPI calls" 4 \
-    "$EMU coll_gpu_ranks_per_node=2" test_overlap
+    "$NATIVE_NB coll_gpu_ranks_per_node=2" test_overlap
 check_run "2 ranks, staged results land only in MPI" 2 "$EMU coll_gpu_native_nonblocking=0" \
     test_overlap --expect-staged
 for np in 1 2 3; do
@@ -113,12 +118,12 @@ for np in 1 2 3; do
 done
 # native persistent: the scratch set up first, every MPI_Start posts the nonblocking form
 for np in 2 3; do
-    check_run "$np ranks, persistent, native, host and device" $np "$EMU" test_nonblocking \
+    check_run "$np ranks, persistent, native, host and device" $np "$NATIVE_NB" test_nonblocking \
         --persistent --native --kinds=host,device --big=256k
 done
 # the plan: the first MPI_Start records the native call, the later ones post it as it is
-check_run "2 ranks, persistent, native, the plan" 2 "$EMU coll_gpu_verbose=10" test_nonblocking \
-    --persistent --native --kinds=device
+check_run "2 ranks, persistent, native, the plan" 2 "$NATIVE_NB coll_gpu_verbose=10" \
+    test_nonblocking --persistent --native --kinds=device
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "later starts post the plan" \
     "MPI_Allreduce_init on .*: MPI_Start of the plan: one_shot" \
     "MPI_Allgatherv_init on .*: MPI_Start of the plan: direct" \
@@ -133,10 +138,10 @@ for np in 2 3; do
     check_run "$np ranks, freed requests pending at MPI_Finalize" $np "$EMU" test_finalize_pending
     check_run "$np ranks, freed active persistent requests at MPI_Finalize" $np "$EMU" \
         test_finalize_pending --persistent
-    check_run "$np ranks, freed native requests pending at MPI_Finalize" $np "$EMU" \
+    check_run "$np ranks, freed native requests pending at MPI_Finalize" $np "$NATIVE_NB" \
         test_finalize_pending --native
-    check_run "$np ranks, freed active native persistent requests at MPI_Finalize" $np "$EMU" \
-        test_finalize_pending --native --persistent
+    check_run "$np ranks, freed active native persistent requests at MPI_Finalize" $np \
+        "$NATIVE_NB" test_finalize_pending --native --persistent
 done
 check_run "2 ranks, CUDA device memory" 2 "coll_gpu_accelerator=cuda" test_nonblocking \
     --device=cuda --kinds=host,device --big=4m

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/check_common.sh"
 
 PARAMS="priority enable verbose accelerator staging_buffer_size staged_pipeline
-check_memory_kinds"
+check_memory_kinds memory_kinds_uniform"
 
 # --- ompi_info: ignores --mca, so the component path goes through the environment
 component_path=${COLL_GPU_COMPONENT_PATH:-$(echo "$COLL_GPU_MCA" |
@@ -44,10 +44,13 @@ else
 fi
 
 EMU="coll_gpu_accelerator=emulated"
+# test_selection's nonblocking device calls run natively (every rank passes device memory to
+# them: coll_gpu_memory_kinds_uniform, the user's promise)
+UNIFORM="coll_gpu_memory_kinds_uniform=1"
 
 # --- the component active
 for np in 1 3; do
-    check_run "$np ranks, enabled" $np "$EMU" test_selection --expect=enabled \
+    check_run "$np ranks, enabled" $np "$EMU $UNIFORM" test_selection --expect=enabled \
         --kinds=host,device
 done
 

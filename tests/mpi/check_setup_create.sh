@@ -14,7 +14,9 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-CREATE="coll_gpu_accelerator=emulated coll_gpu_native_setup=create"
+# (coll_gpu_memory_kinds_uniform: every rank passes device memory to the nonblocking calls,
+# which may then run natively; without the promise they are staged)
+CREATE="coll_gpu_accelerator=emulated coll_gpu_native_setup=create coll_gpu_memory_kinds_uniform=1"
 
 check_run "2 ranks, one node" 2 "$CREATE coll_gpu_verbose=1" test_setup_create
 # the setup started at creation, not left to a first blocking call (the verbose line the

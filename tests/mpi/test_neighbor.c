@@ -631,7 +631,7 @@ int main(int argc, char **argv) {
 
     MPI_Init(&argc, &argv);
     tu_parse_args(argc, argv, "test_neighbor", args, &opts);
-    if (0 == opts.num_kinds && 0 == opts.num_rank_mems) {
+    if (0 == opts.num_kinds && 0 == opts.num_rank_kinds) {
         tu_options_parse_one(&opts, "--kinds=host,device,mixed");
     } else if (0 == opts.num_kinds) {
         tu_options_parse_one(&opts, "--kinds=host");
@@ -653,8 +653,9 @@ int main(int argc, char **argv) {
 
     for (int k = 0; k < opts.num_kinds; ++k) {
         tu_kind_t kind = tu_options_rank_kind(&opts, &opts.kinds[k], tu_world_rank);
-        if (opts.num_rank_mems > 0) {
-            snprintf(kind.name, sizeof(kind.name), "per-rank(%s)", tu_mem_name(kind.send));
+        if (opts.num_rank_kinds > 0) {
+            tu_kind_t own = kind;
+            snprintf(kind.name, sizeof(kind.name), "per-rank(%.20s)", own.name);
         }
         for (int tid = 0; tid < 2; ++tid) {
             nt_salt = (uint32_t)(17 * k + tid + 1);

@@ -125,7 +125,7 @@ static int parse_options(int argc, char **argv, state_t *st) {
             }
         }
     }
-    if (0 == st->opts.num_kinds && 0 == st->opts.num_rank_mems) {
+    if (0 == st->opts.num_kinds && 0 == st->opts.num_rank_kinds) {
         tu_options_parse_one(&st->opts, "--kinds=host");
     }
     return 0;
@@ -434,7 +434,7 @@ static void run_kind(state_t *st, const tu_kind_t *kind) {
         /* host and device requests outstanding together: passthrough and staged paths
          * interleaved, each call with one kind on every rank */
         if ((TU_MEM_HOST != kind->send || TU_MEM_HOST != kind->recv) &&
-            0 == st->opts.num_rank_mems && n > 0) {
+            0 == st->opts.num_rank_kinds && n > 0) {
             tu_kind_t kinds[MAX_GROUP], host = {"host", TU_MEM_HOST, TU_MEM_HOST};
             spec_t both[MAX_GROUP];
             int m = 0;
@@ -502,7 +502,7 @@ int main(int argc, char **argv) {
     }
     st.kind_of_world_rank = calloc(tu_world_size, sizeof(tu_kind_t));
     {
-        int passes = st.opts.num_rank_mems > 0 ? 1 : st.opts.num_kinds;
+        int passes = st.opts.num_rank_kinds > 0 ? 1 : st.opts.num_kinds;
         for (int k = 0; k < passes; k++) {
             tu_kind_t mine;
             for (int r = 0; r < tu_world_size; r++) {
