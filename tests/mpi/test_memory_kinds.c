@@ -194,13 +194,16 @@ typedef enum { MK_BLOCKING, MK_NONBLOCKING, MK_PERSISTENT, MK_NUM_FORMS } mk_for
 static const char *const mk_form_names[MK_NUM_FORMS] = {"", " (nonblocking)", " (persistent)"};
 
 /* What this rank's call must have done: passed through where every buffer it uses is on the
- * host; else staged as one host collective, or (a blocking call where no rank passes through)
- * native; never pipelined in chunks, the ranks' kinds being different. */
+ * host; else staged as one host collective (never pipelined in chunks where a peer passes its
+ * call through), or, a blocking call where no rank passes through, native or staged (then
+ * every rank stages it, pipelined where it is large: a root receiving into host memory). */
 static void mk_expect(tu_expect_t *expect, bool host_call, bool any_host_call, mk_form_t form,
                       size_t device_bytes) {
     expect->device_payload = device_bytes;
     /* (a rank alone has no peer of another kind: it may pipeline) */
-    expect->chunks = mk.size > 1 ? TU_CHUNKS_NONE : TU_CHUNKS_ANY;
+    expect->chunks = ((mk.size > 1) && (any_host_call || (MK_BLOCKING != form)))
+                         ? TU_CHUNKS_NONE
+                         : TU_CHUNKS_ANY;
     if (host_call) {
         expect->path = TU_PATH_PASSTHROUGH;
     } else if (MK_BLOCKING == form && !any_host_call && !mk.expect_staged) {
