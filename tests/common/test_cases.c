@@ -955,6 +955,11 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
          * on the class of every rank's call */
         expect->chunks =
             (TU_PATH_STAGED == expect->path && mine.all_device) ? TU_CHUNKS_SOME : TU_CHUNKS_ANY;
+    } else if (!mine.host_call && pipelined_size && config->pipeline && !any_host_call &&
+               !config->check_memory_kinds) {
+        /* no rank passes its call through: every rank stages it (the call board's outcome
+         * "mixed"), pipelined, unless the native algorithm took it everywhere */
+        expect->chunks = (TU_PATH_STAGED == expect->path) ? TU_CHUNKS_SOME : TU_CHUNKS_ANY;
     } else {
         /* ranks of different kinds: one host collective */
         expect->chunks = TU_CHUNKS_NONE;
