@@ -66,9 +66,6 @@ struct coll_gpu_board {
     ompi_request_t **send_req;
     pthread_mutex_t lock; /* the leader's messages: its calls against the progress callback */
     bool closed;          /* quiesced: no message any more */
-    /* its communicator's attribute is set (coll_gpu_board_comm_freed), the module is gone:
-     * the board is freed by the later of the two (under coll_gpu_boards_lock) */
-    bool attr_set, module_gone;
     mca_coll_gpu_module_t *module;
     struct coll_gpu_board *next; /* the process's boards (coll_gpu_boards_progress) */
 };
@@ -125,7 +122,6 @@ static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index
 
 static void coll_gpu_boards_add(coll_gpu_board_t *board);
 static void coll_gpu_boards_remove(coll_gpu_board_t *board);
-static void coll_gpu_board_watch_free(coll_gpu_board_t *board);
 
 static void coll_gpu_board_free(coll_gpu_board_t *board) {
     if (NULL == board) {
@@ -268,10 +264,7 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     if ((board->nnodes > 1 && board->leader) || mca_coll_gpu_component.thread_multiple) {
         coll_gpu_boards_add(board);
     }
-    if ((board->nnodes > 1) && board->leader &&
-        ((struct ompi_communicator_t *)MPI_COMM_WORLD != comm)) {
-        coll_gpu_board_watch_free(board);
-    }
+
     /* The pass-through path publishes here from now on; what it published before (in the
      * module) is this rank's word so far.  Not the current call's number: a device call that
      * waits for this setup publishes its own word once it is done. */
@@ -465,43 +458,41 @@ static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
     pthread_mutex_unlock(&board->lock);
 }
 
-/* MPI_Comm_free deletes the communicator's attributes first: a leader quiesces there.  The
- * board goes with the later of this and the module's destruction. */
+/* MPI_Comm_free deletes the communicator's attributes first: a leader across nodes quiesces
+ * there, once the communicator's setup (which makes the board) is done. */
 static int coll_gpu_board_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra) {
-    coll_gpu_board_t *board = value;
-    bool last;
+    mca_coll_gpu_module_t *module = value;
 
     (void)comm;
     (void)keyval;
     (void)extra;
-    coll_gpu_board_quiesce(board);
-    pthread_mutex_lock(&coll_gpu_boards_lock);
-    board->attr_set = false;
-    last = board->module_gone;
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-    if (last) {
-        coll_gpu_board_free(board);
+    coll_gpu_setup_task_finish(module);
+    if (NULL != module->board) {
+        coll_gpu_board_quiesce(module->board);
     }
     return MPI_SUCCESS;
 }
 
-/* A leader across nodes: the attribute whose deletion quiesces it (false when it could not be
- * set: then its communicator is destroyed only at MPI_Finalize, which quiesces it). */
-static void coll_gpu_board_watch_free(coll_gpu_board_t *board) {
+void coll_gpu_board_watch(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    int initialized = 0;
+
+    /* (not inside MPI_Init: MPI_COMM_WORLD's board goes with its module, at MPI_Finalize) */
+    if ((MPI_SUCCESS != PMPI_Initialized(&initialized)) || !initialized) {
+        return;
+    }
     pthread_mutex_lock(&coll_gpu_boards_lock);
     if (MPI_KEYVAL_INVALID == coll_gpu_board_keyval) {
         (void)PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_board_comm_freed,
                                       &coll_gpu_board_keyval, NULL);
     }
-    board->attr_set =
-        (MPI_KEYVAL_INVALID != coll_gpu_board_keyval) &&
-        (MPI_SUCCESS == PMPI_Comm_set_attr(board->comm, coll_gpu_board_keyval, board));
     pthread_mutex_unlock(&coll_gpu_boards_lock);
+    if (MPI_KEYVAL_INVALID != coll_gpu_board_keyval) {
+        (void)PMPI_Comm_set_attr(comm, coll_gpu_board_keyval, module);
+    }
 }
 
 void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     coll_gpu_board_t *board = module->board;
-    bool last;
 
     module->board_host = &module->board_host_local;
     if (NULL == board) {
@@ -509,13 +500,7 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     }
     module->board = NULL;
     coll_gpu_board_quiesce(board);
-    pthread_mutex_lock(&coll_gpu_boards_lock);
-    board->module_gone = true;
-    last = !board->attr_set;
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-    if (last) {
-        coll_gpu_board_free(board);
-    }
+    coll_gpu_board_free(board);
 }
 
 /* Two outcomes combined: the common status, else ABSENT where a rank passes the call to Open

@@ -58,6 +58,11 @@ typedef struct coll_gpu_board coll_gpu_board_t;
  * no call is ever uniform: every device call is one staged host collective). */
 void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
 
+/* At the communicator's creation (before its setup task): an attribute whose deletion, the
+ * first step of MPI_Comm_free, quiesces a leader across nodes (its posted receive holds a
+ * reference on the communicator, which Open MPI would otherwise never destroy). */
+void coll_gpu_board_watch(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
+
 /* Local: unmaps the board (a leader first answers what its peers may still ask). */
 void coll_gpu_board_destroy(mca_coll_gpu_module_t *module);
 

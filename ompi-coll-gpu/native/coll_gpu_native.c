@@ -613,6 +613,13 @@ static void coll_gpu_native_setup_run(mca_coll_gpu_module_t *module,
 
     coll_gpu_board_create(module, comm);
     if (!coll_gpu_native_setup_wanted(comm)) {
+        if ((COLL_GPU_NATIVE_SETUP_CREATE == mca_coll_gpu_component.native_setup) &&
+            ((struct ompi_communicator_t *)MPI_COMM_WORLD == comm)) {
+            COLL_GPU_VERBOSE(1,
+                             "%s: no native setup at its creation (in MPI_Init, the program's GPU "
+                             "may not be chosen yet); its first blocking native call sets it up",
+                             comm->c_name);
+        }
         return;
     }
     ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
@@ -625,6 +632,7 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
     if (ompi_comm_size(comm) < 2) {
         return; /* no peer: no board, nothing to set up */
     }
+    coll_gpu_board_watch(module, comm);
     /* Inside Open MPI's activation of comm: the task returns at its first wait and goes on from
      * opal_progress (coll_gpu_setup.h says why it should not wait here) */
     if (coll_gpu_setup_task_possible() &&

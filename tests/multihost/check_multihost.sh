@@ -10,7 +10,9 @@
 # within one), the component's UCX transport over the veth (UCX_TLS=tcp,self).
 #   - test_collectives, 2 hosts x 2 ranks, through the component: host buffers in host-buffer
 #     mode (coll_gpu_host_buffers=1, native algorithms across the hosts) and emulated device
-#     memory (native where it has an algorithm, else staged);
+#     memory (native where it has an algorithm, else staged), and memory kinds that differ
+#     across ranks with default parameters (a host of host memory; test_memory_kinds' output,
+#     input, allreduce and one_host programs): the call board across real hosts;
 #   - test_late_rank (host-buffer mode) and test_alloc_faults (emulated device memory) across
 #     the hosts: the failure model where Open MPI itself sees 2 nodes;
 #   - test_net_traffic across the hosts: allreduce, allgather, reduce_scatter_block, reduce and
@@ -150,6 +152,12 @@ check_run "2 hosts x 2 ranks, host buffers, host-buffer mode" 4 "$NET $EMU coll_
     test_collectives --kinds=host --big=4m
 check_run "2 hosts x 2 ranks, emulated device memory" 4 "$NET $EMU" test_collectives \
     --kinds=host,device --big=4m
+# memory kinds that differ across ranks, default parameters (the call board across hosts): a
+# whole host passing host memory, then host memory on one rank of each host
+check_run "2 hosts x 2 ranks, host 1 host memory, host 2 device memory" 4 "$NET $EMU" \
+    test_collectives --rank-kinds=host,host,device,device --big=1m
+check_run "2 hosts x 2 ranks, even ranks host memory" 4 "$NET $EMU" test_memory_kinds \
+    --big=1m --cases=output,input,allreduce,one_host
 
 # the failure model across real hosts: a rank 3 s late (no error, right results), one rank
 # failing to allocate or to create a stream
