@@ -171,6 +171,10 @@ typedef struct mca_coll_gpu_module_t {
      * communicator's creation): every device call is one staged host collective. */
     bool params_differ;
     bool params_told;
+    /* Every rank passes device memory to this communicator's nonblocking calls (the stream
+     * communicator's duplicate: the stream API's contract), as coll_gpu_memory_kinds_uniform
+     * promises for every communicator. */
+    bool kinds_promised;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

@@ -38,6 +38,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->board_failed = false;
     module->params_differ = false;
     module->params_told = false;
+    module->kinds_promised = false;
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {

@@ -15,9 +15,11 @@
 
 #include "cgt.h" /* cgt_cpu_relax */
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,10 @@ struct coll_gpu_board {
     int nnodes, node;
     int *leader_of_node; /* nnodes: each node's leader (communicator rank) */
     int *node_of_rank;   /* size: each rank's node */
+    /* size: each rank's pid where it shares this host (a dead peer's evidence), else 0 */
+    int *pid_of_rank;
+    int *local_ranks; /* local_size: the node's ranks (communicator ranks) */
+    int dead_rank;    /* a rank found dead while waiting for its word (-1: none) */
     bool leader;
     /* a leader's: the words received from each node's leader (the latest of each parity, as
      * the slots' arrivals: 2 per node), and the last call whose word it sent to each; its
@@ -82,7 +88,7 @@ static int coll_gpu_board_keyval = MPI_KEYVAL_INVALID;
 typedef struct {
     uint64_t hash;   /* native_config_hash: the parameters that change the protocol */
     int leader;      /* its node's leader (the node's lowest rank: emulated nodes split it) */
-    int pid;         /* a leader's: names its segment with serial */
+    int pid;         /* names a leader's segment with serial; a dead peer's evidence */
     uint64_t serial; /* a leader's */
     int ok;          /* a leader's: it made its segment */
     int pad;
@@ -132,6 +138,7 @@ static void coll_gpu_board_free(coll_gpu_board_t *board) {
     }
     free(board->leader_of_node);
     free(board->node_of_rank);
+    free(board->pid_of_rank);
     free(board->inbox);
     free(board->send_req);
     pthread_mutex_destroy(&board->lock);
@@ -170,10 +177,11 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
         board->comm = comm;
         board->module = module;
         board->local_index = index;
+        board->dead_rank = -1;
     }
+    mine.pid = (int)getpid();
     if (ok && (mine.leader == me)) {
         /* the segment first, then the exchange: a peer that learns its name finds it */
-        mine.pid = (int)getpid();
         mine.serial = __atomic_add_fetch(&coll_gpu_board_serial, 1, __ATOMIC_RELAXED);
         coll_gpu_board_name(name, sizeof(name), mine.pid, mine.serial);
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -202,6 +210,19 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
             local_size += (keys[r].leader == mine.leader);
         }
         ok = keys[mine.leader].ok;
+        board->pid_of_rank = calloc((size_t)size + (size_t)local_size, sizeof(int));
+        ok = ok && (NULL != board->pid_of_rank);
+        for (int r = 0, k = 0; ok && (r < size); ++r) {
+            /* a process of this host (an emulated node's too) can be seen gone */
+            if ((r != me) &&
+                OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
+                board->pid_of_rank[r] = keys[r].pid;
+            }
+            if (keys[r].leader == mine.leader) {
+                board->pid_of_rank[size + k++] = r;
+            }
+        }
+        board->local_ranks = ok ? board->pid_of_rank + size : NULL;
         board->nnodes = nnodes;
         board->local_size = local_size;
         board->leader = (mine.leader == me);
@@ -503,11 +524,44 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     coll_gpu_board_free(board);
 }
 
+/* Whether communicator rank r is known dead: its process, on this host, is gone.  Peers on other
+ * hosts are Open MPI's runtime's to watch (without --enable-recovery it ends the job). */
+static bool coll_gpu_board_dead(const coll_gpu_board_t *board, int r) {
+    int pid = board->pid_of_rank[r];
+
+    return (pid > 0) && (0 != kill(pid, 0)) && (ESRCH == errno);
+}
+
+/* A wait's step: progress, and every so often the liveness of rank r. */
+static bool coll_gpu_board_wait_alive(coll_gpu_board_t *board, int r, unsigned *spins) {
+    cgt_cpu_relax();
+    (void)opal_progress();
+    if ((0 != (++*spins & 15)) || !coll_gpu_board_dead(board, r)) {
+        return true;
+    }
+    board->dead_rank = r;
+    return false;
+}
+
+bool coll_gpu_board_dead_peer(const mca_coll_gpu_module_t *module, int *rank_p, int *pid_p) {
+    const coll_gpu_board_t *board = module->board;
+
+    if ((NULL == board) || (board->dead_rank < 0)) {
+        return false;
+    }
+    *rank_p = board->dead_rank;
+    *pid_p = board->pid_of_rank[board->dead_rank];
+    return true;
+}
+
 /* Two outcomes combined: the common status, else ABSENT where a rank passes the call to Open
  * MPI (or would, failing its native host-memory run), else MIXED (every rank stages). */
 static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
     if (a == b) {
         return a;
+    }
+    if ((COLL_GPU_BOARD_DEAD == a) || (COLL_GPU_BOARD_DEAD == b)) {
+        return COLL_GPU_BOARD_DEAD;
     }
     if ((COLL_GPU_BOARD_ABSENT == a) || (COLL_GPU_BOARD_ABSENT == b) ||
         (COLL_GPU_BOARD_HOST == a) || (COLL_GPU_BOARD_HOST == b)) {
@@ -544,11 +598,6 @@ static unsigned coll_gpu_board_remote(const coll_gpu_board_t *board, int j, uint
                : 0;
 }
 
-static void coll_gpu_board_wait(void) {
-    cgt_cpu_relax();
-    (void)opal_progress();
-}
-
 /* Across nodes, a leader: its node's outcome to every other leader, then theirs combined. */
 static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t k,
                                               unsigned outcome) {
@@ -558,21 +607,24 @@ static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t 
             (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(k, outcome), false);
         }
     }
-    for (int j = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (j < board->nnodes); ++j) {
-        unsigned theirs;
+    for (int j = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome) &&
+                    (j < board->nnodes);
+         ++j) {
+        unsigned theirs, spins = 0;
+        bool alive = true;
 
         if (j == board->node) {
             continue;
         }
-        while (0 == (theirs = coll_gpu_board_remote(board, j, k))) {
+        while (alive && (0 == (theirs = coll_gpu_board_remote(board, j, k)))) {
             coll_gpu_board_receive(board);
             if (0 == coll_gpu_board_remote(board, j, k)) {
                 pthread_mutex_unlock(&board->lock);
-                coll_gpu_board_wait();
+                alive = coll_gpu_board_wait_alive(board, board->leader_of_node[j], &spins);
                 pthread_mutex_lock(&board->lock);
             }
         }
-        outcome = coll_gpu_board_combine(outcome, theirs);
+        outcome = coll_gpu_board_combine(outcome, alive ? theirs : COLL_GPU_BOARD_DEAD);
     }
     board->slots[board->local_index].verdict = COLL_GPU_BOARD_WORD(k, outcome);
     pthread_mutex_unlock(&board->lock);
@@ -581,8 +633,9 @@ static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t 
 
 /* A rank that is not its node's leader, across nodes: the leader's outcome for call k, which it
  * publishes (it arrived: the node's outcome was not ABSENT). */
-static unsigned coll_gpu_board_leader_outcome(const coll_gpu_board_t *board, uint64_t k) {
+static unsigned coll_gpu_board_leader_outcome(coll_gpu_board_t *board, uint64_t k) {
     const coll_gpu_board_slot_t *lead = &board->slots[0];
+    unsigned spins = 0;
 
     for (;;) {
         uint64_t verdict = lead->verdict;
@@ -596,7 +649,9 @@ static unsigned coll_gpu_board_leader_outcome(const coll_gpu_board_t *board, uin
             /* it went on: it could only where the call is one host collective everywhere */
             return COLL_GPU_BOARD_ABSENT;
         }
-        coll_gpu_board_wait();
+        if (!coll_gpu_board_wait_alive(board, board->local_ranks[0], &spins)) {
+            return COLL_GPU_BOARD_DEAD;
+        }
     }
 }
 
@@ -628,21 +683,24 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
     board->slots[board->local_index].arrive[k & 1] = COLL_GPU_BOARD_WORD(k, status);
 
     /* the node's words */
-    for (int p = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (p < board->local_size); ++p) {
-        unsigned theirs;
+    for (int p = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome) &&
+                    (p < board->local_size);
+         ++p) {
+        unsigned theirs, spins = 0;
+        bool alive = true;
 
         if (p == board->local_index) {
             continue;
         }
-        while (0 == (theirs = coll_gpu_board_peer(&board->slots[p], k))) {
-            coll_gpu_board_wait();
+        while (alive && (0 == (theirs = coll_gpu_board_peer(&board->slots[p], k)))) {
+            alive = coll_gpu_board_wait_alive(board, board->local_ranks[p], &spins);
         }
-        outcome = coll_gpu_board_combine(outcome, theirs);
+        outcome = coll_gpu_board_combine(outcome, alive ? theirs : COLL_GPU_BOARD_DEAD);
     }
     if (board->nnodes > 1) {
         if (board->leader) {
             outcome = coll_gpu_board_arrive_leaders(board, k, outcome);
-        } else if (COLL_GPU_BOARD_ABSENT != outcome) {
+        } else if ((COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome)) {
             outcome = coll_gpu_board_leader_outcome(board, k);
         }
     }

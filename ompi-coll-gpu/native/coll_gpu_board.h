@@ -45,6 +45,7 @@ typedef enum {
     COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers); else it
                                   passes the call to Open MPI */
     COLL_GPU_BOARD_STAGED = 3, /* a pipelined staged call */
+    COLL_GPU_BOARD_DEAD = 4,   /* outcome: a rank of the call is dead (its process is gone) */
     COLL_GPU_BOARD_CANNOT = 5, /* not natively (a buffer of another kind): it stages the call */
     COLL_GPU_BOARD_MIXED = 6,  /* outcome: every rank stages, not every one could go native */
     COLL_GPU_BOARD_ABSENT = 7, /* outcome: some rank passes the call to Open MPI */
@@ -74,6 +75,10 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
                                               struct ompi_communicator_t *comm,
                                               coll_gpu_board_status_t status);
 
+/* The rank (and pid) whose death made a call's outcome COLL_GPU_BOARD_DEAD, if this rank
+ * found it (a peer may have told this rank instead). */
+bool coll_gpu_board_dead_peer(const mca_coll_gpu_module_t *module, int *rank_p, int *pid_p);
+
 /* Whether every rank arrived with status (native calls). */
 static inline bool coll_gpu_board_uniform(mca_coll_gpu_module_t *module,
                                           struct ompi_communicator_t *comm,
@@ -86,7 +91,8 @@ static inline bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module,
                                             struct ompi_communicator_t *comm) {
     coll_gpu_board_status_t outcome = coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
 
-    return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome);
+    return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome) &&
+           (COLL_GPU_BOARD_DEAD != outcome);
 }
 
 /* Whether the current call is known to be run by every rank in this component (its outcome:
@@ -95,6 +101,7 @@ static inline bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module,
 static inline bool coll_gpu_board_known_all_stage(const mca_coll_gpu_module_t *module) {
     return (module->board_done == module->call_seq) &&
            (COLL_GPU_BOARD_ABSENT != module->board_outcome) &&
+           (COLL_GPU_BOARD_DEAD != module->board_outcome) &&
            (COLL_GPU_BOARD_HOST != module->board_outcome) && !module->params_differ;
 }
 

@@ -335,7 +335,8 @@ bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
      * nonblocking call must not block in (another rank may post its calls on another
      * communicator first); and the promise that every rank passes device memory, which a
      * nonblocking call cannot learn (coll_gpu_memory_kinds_uniform). */
-    if (!c->native || !c->native_nonblocking || !c->memory_kinds_uniform || c->check_counts ||
+    if (!c->native || !c->native_nonblocking ||
+        !(c->memory_kinds_uniform || module->kinds_promised) || c->check_counts ||
         c->check_memory_kinds) {
         return false;
     }
@@ -1457,6 +1458,23 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         goto fallback;
     }
     if (!nonblocking && !coll_gpu_native_arrive(module, comm, kind, bufs, nbufs)) {
+        if (OPAL_UNLIKELY(COLL_GPU_BOARD_DEAD == module->board_outcome)) {
+            /* a rank of the call is gone: every rank that waits for it fails the call (a host
+             * collective would wait for it for ever) */
+            char detail[128] = "a rank of the communicator died before it reached the call";
+            int dead, pid;
+
+            if (coll_gpu_board_dead_peer(module, &dead, &pid)) {
+                snprintf(detail, sizeof(detail), "rank %d (pid %d, on this node) has died", dead,
+                         pid);
+            }
+            opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true,
+                           COLL_GPU_HOSTNAME, t->mpi_call, ompi_comm_rank(comm),
+                           ompi_comm_size(comm), cgt_status_string(CGT_ERR_PEER_FAILED), detail,
+                           "The call returns MPI_ERR_OTHER; its receive buffer is undefined.");
+            *rc_p = MPI_ERR_OTHER;
+            return true;
+        }
         /* another rank passes other memory, or this one does (coll_gpu_board.h) */
         reason = COLL_GPU_FALLBACK_MEMORY;
         snprintf(why, sizeof(why), ": not every rank can run it natively");

@@ -186,6 +186,11 @@ static bool coll_gpu_stream_setup_threaded(coll_gpu_stream_ctx_t *ctx,
     ok = ok && (NULL != ctx->net_module) &&
          coll_gpu_native_get(ctx->net_module, ctx->net_comm, COLL_GPU_NATIVE_DEVICE, &native,
                              &reason);
+    if (ok) {
+        /* its calls are the stream's, on device memory everywhere by the stream API's contract:
+         * the promise of coll_gpu_memory_kinds_uniform, made for this duplicate only */
+        ctx->net_module->kinds_promised = true;
+    }
     ok = ok && (NULL != accel->stream_host_func) &&
          coll_gpu_native_async_start(ctx->net_module, ctx->net_comm) &&
          (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, sizeof(uint32_t), &flag));
