@@ -175,6 +175,8 @@ typedef struct mca_coll_gpu_module_t {
      * communicator's duplicate: the stream API's contract), as coll_gpu_memory_kinds_uniform
      * promises for every communicator. */
     bool kinds_promised;
+    /* The current call's MPI name, for the messages of what waits on the board. */
+    const char *current_call;
 } mca_coll_gpu_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gpu_module_t);

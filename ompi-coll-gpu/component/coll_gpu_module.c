@@ -39,6 +39,7 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->params_differ = false;
     module->params_told = false;
     module->kinds_promised = false;
+    module->current_call = "MPI collective";
 }
 
 static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {

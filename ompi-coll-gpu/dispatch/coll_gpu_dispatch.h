@@ -257,6 +257,7 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
         int rc;                                                                                    \
                                                                                                    \
         ++a.module->call_seq;                                                                      \
+        a.module->current_call = coll_gpu_coll_name(COLL_GPU_##ID);                                \
         rc = coll_gpu_native_host_buffers(&coll_gpu_entry_##name, &a);                             \
         coll_gpu_board_settle(a.module);                                                           \
         return rc;                                                                                 \
@@ -305,6 +306,7 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
         int rc;                                                                                    \
                                                                                                    \
         ++a.module->call_seq;                                                                      \
+        a.module->current_call = coll_gpu_coll_name(COLL_GPU_##ID);                                \
         rc = coll_gpu_dispatch(&coll_gpu_entry_##name, &a);                                        \
         coll_gpu_board_settle(a.module);                                                           \
         return rc;                                                                                 \

@@ -11,7 +11,9 @@
 #include "ompi/op/op.h"
 #include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/util/show_help.h"
 
 #include "cgt.h" /* cgt_cpu_relax */
 
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The leaders' messages: a tag of coll/gpu's own beside its setup's (coll_gpu_setup.c). */
@@ -58,8 +61,9 @@ struct coll_gpu_board {
     int *node_of_rank;   /* size: each rank's node */
     /* size: each rank's pid where it shares this host (a dead peer's evidence), else 0 */
     int *pid_of_rank;
-    int *local_ranks; /* local_size: the node's ranks (communicator ranks) */
-    int dead_rank;    /* a rank found dead while waiting for its word (-1: none) */
+    int *local_ranks;  /* local_size: the node's ranks (communicator ranks) */
+    int dead_rank;     /* a rank found dead while waiting for its word (-1: none) */
+    double wait_since; /* the current wait's start (coll_gpu_transport_timeout) */
     bool leader;
     /* a leader's: the words received from each node's leader (the latest of each parity, as
      * the slots' arrivals: 2 per node), and the last call whose word it sent to each; its
@@ -534,13 +538,39 @@ static bool coll_gpu_board_dead(const coll_gpu_board_t *board, int r) {
 
 /* A wait's step: progress, and every so often the liveness of rank r. */
 static bool coll_gpu_board_wait_alive(coll_gpu_board_t *board, int r, unsigned *spins) {
+    double timeout = mca_coll_gpu_component.transport_timeout;
+
     cgt_cpu_relax();
     (void)opal_progress();
-    if ((0 != (++*spins & 15)) || !coll_gpu_board_dead(board, r)) {
+    if (0 != (++*spins & 15)) {
         return true;
     }
-    board->dead_rank = r;
-    return false;
+    if (coll_gpu_board_dead(board, r)) {
+        board->dead_rank = r;
+        return false;
+    }
+    if (timeout > 0) {
+        /* the opt-in hang detector, as in the native algorithms' waits: a wait that long is
+         * taken for a hang, and the job ends on every rank alike */
+        struct timespec ts;
+        double now;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+
+        if (16 == *spins) {
+            board->wait_since = now;
+        } else if (now - board->wait_since > timeout) {
+            char what[96];
+
+            snprintf(what, sizeof(what), "rank %d's word on the call board", r);
+            opal_show_help("help-mpi-coll-gpu.txt", "transport timeout", true, COLL_GPU_HOSTNAME,
+                           board->module->current_call, ompi_comm_rank(board->comm),
+                           ompi_comm_size(board->comm), what);
+            ompi_mpi_abort(board->comm, MPI_ERR_OTHER);
+        }
+    }
+    return true;
 }
 
 bool coll_gpu_board_dead_peer(const mca_coll_gpu_module_t *module, int *rank_p, int *pid_p) {
