@@ -204,9 +204,10 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
                 if ((0 == me) && !module->params_told) {
                     module->params_told = true;
                     opal_output(0,
-                                "coll:gpu: %s: rank %d was given other coll_gpu parameters or "
-                                "tuning rules that change the protocol than rank 0: its device "
-                                "collectives are staged (one host collective each)",
+                                "coll:gpu: %s: the ranks were given different coll_gpu "
+                                "parameters or tuning rules for the native algorithms: its device "
+                                "collectives are staged (rank %d's differ from rank 0's; one host "
+                                "collective each)",
                                 comm->c_name, r);
                 }
             }
