@@ -452,8 +452,6 @@ static void coll_gpu_boards_remove(coll_gpu_board_t *board) {
  * cancelled.  Its requests hold references on the communicator, which Open MPI destroys only
  * once they are gone.  Not from opal_progress. */
 static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
-    uint64_t passed;
-
     if (board->closed) {
         return;
     }
@@ -463,15 +461,10 @@ static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
         return;
     }
     pthread_mutex_lock(&board->lock);
+    /* only the questions already here: a word sent unasked to a leader that has freed the
+     * communicator would meet the next communicator of the same context id */
     coll_gpu_board_receive(board);
     coll_gpu_board_answer(board, false);
-    passed = coll_gpu_board_passed(board);
-    for (int j = 0; j < board->nnodes; ++j) {
-        if ((j != board->node) && (passed > board->sent[j])) {
-            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(passed, COLL_GPU_BOARD_ABSENT),
-                                      false);
-        }
-    }
     for (int j = 0; j < board->nnodes; ++j) {
         if (NULL != board->send_req[j]) {
             (void)ompi_request_wait(&board->send_req[j], MPI_STATUS_IGNORE);
