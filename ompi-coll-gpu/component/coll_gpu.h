@@ -166,7 +166,6 @@ typedef struct mca_coll_gpu_module_t {
     uint64_t board_done;
     int board_outcome; /* coll_gpu_board_status_t */
     struct coll_gpu_board *board;
-    bool board_failed;
     /* The ranks were given different parameters that change the protocol (compared at the
      * communicator's creation): every device call is one staged host collective. */
     bool params_differ;

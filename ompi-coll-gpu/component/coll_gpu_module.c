@@ -35,7 +35,6 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->board_done = 0;
     module->board_outcome = 0;
     module->board = NULL;
-    module->board_failed = false;
     module->params_differ = false;
     module->params_told = false;
     module->kinds_promised = false;

@@ -283,7 +283,6 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
             (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
         }
         coll_gpu_board_free(board);
-        module->board_failed = true;
         return;
     }
     module->board = board;
@@ -446,11 +445,9 @@ static void coll_gpu_boards_remove(coll_gpu_board_t *board) {
 }
 
 /* A leader across nodes stops, at its communicator's MPI_Comm_free (the attribute below) or at
- * its destruction, whichever comes first: the leaders that may still ask about the calls it
- * passed get their answer now (a later question would reach a freed communicator), the last
- * call passed, which says ABSENT of every call after the last word sent; its receive is
- * cancelled.  Its requests hold references on the communicator, which Open MPI destroys only
- * once they are gone.  Not from opal_progress. */
+ * its destruction, whichever comes first: it answers the questions already received and
+ * cancels its receive.  Its requests hold references on the communicator, which Open MPI
+ * destroys only once they are gone.  Not from opal_progress. */
 static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
     if (board->closed) {
         return;
