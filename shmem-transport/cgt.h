@@ -42,6 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -119,6 +120,20 @@ static inline void cgt_cpu_relax(void) {
     __asm__ __volatile__("yield" ::: "memory");
 #endif
 }
+
+/* A host segment shared by this host's processes outside any team (the component's call
+ * board): a name no other process can have, which names its creator (a segment whose creator
+ * died before unlinking it is swept by a later creator), mapped; errno says why not.  The
+ * creator unlinks the name once every peer has attached. */
+#define CGT_SHM_NAME_LEN 96
+CGT_API cgt_status_t cgt_shm_create(size_t len, char *name, void **ptr_p);
+CGT_API cgt_status_t cgt_shm_attach(const char *name, size_t len, void **ptr_p);
+CGT_API void cgt_shm_unlink(const char *name);
+CGT_API void cgt_shm_unmap(void *ptr, size_t len);
+/* Whether process pid still runs and is the one that started at start_time (a pid reused
+ * since is another process). */
+CGT_API bool cgt_proc_alive(pid_t pid, uint64_t start_time);
+CGT_API uint64_t cgt_proc_start_time(pid_t pid);
 
 /* Collective over params->oob_allgather: every rank of the team calls it. */
 CGT_API cgt_status_t cgt_team_create(const cgt_team_params_t *params, cgt_team_t **team_p);

@@ -240,9 +240,6 @@ CGT_API cgt_status_t cgt_cma_put(cgt_team_t *team, cgt_rmem_t *dst, size_t offse
                                  size_t len);
 CGT_API cgt_status_t cgt_cma_get(cgt_team_t *team, void *dst, cgt_rmem_t *src, size_t offset,
                                  size_t len);
-/* Whether process pid still runs and is the one that started at start_time. */
-CGT_API bool cgt_proc_alive(pid_t pid, uint64_t start_time);
-CGT_API uint64_t cgt_proc_start_time(pid_t pid);
 
 /* ---- accelerator IPC backend (cgt_ipc.c) -------------------------------------------------- */
 

@@ -48,13 +48,12 @@
 #include <unistd.h>
 
 /* "/cgshm-PID-START-PIDNS-" and 32 hex digits */
-#define CGT_POSIX_NAME_LEN 96
 #define CGT_POSIX_PREFIX "/cgshm-"
 #define CGT_CMA_BOUNCE_SIZE ((size_t)1 << 20)
 
 typedef struct {
     int32_t status;
-    char name[CGT_POSIX_NAME_LEN];
+    char name[CGT_SHM_NAME_LEN];
 } cgt_posix_info_t;
 
 static size_t cgt_posix_map_len(size_t len) {
@@ -116,43 +115,37 @@ static void cgt_posix_sweep_stale(void) {
 
 static pthread_once_t cgt_posix_sweep_once = PTHREAD_ONCE_INIT;
 
-static cgt_status_t cgt_posix_segment_create(cgt_team_t *team, size_t len, char *name,
-                                             void **ptr_p) {
+/* A shared segment of len bytes under a name nobody else can have (see above), mapped; errno
+ * says why not.  Team-less: the component's call board makes one per node too. */
+cgt_status_t cgt_shm_create(size_t len, char *name, void **ptr_p) {
     size_t map_len = cgt_posix_map_len(len);
     unsigned char rnd[16];
-    cgt_status_t status;
+    int fd, ret, err;
     void *ptr;
-    int fd, ret;
 
     pthread_once(&cgt_posix_sweep_once, cgt_posix_sweep_stale);
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-        return cgt_error_set(team, CGT_ERR_TRANSPORT, "getrandom failed: %s", strerror(errno));
+        return CGT_ERR_TRANSPORT;
     }
-    ret = snprintf(name, CGT_POSIX_NAME_LEN, CGT_POSIX_PREFIX "%d-%" PRIu64 "-%llu-", (int)getpid(),
+    ret = snprintf(name, CGT_SHM_NAME_LEN, CGT_POSIX_PREFIX "%d-%" PRIu64 "-%llu-", (int)getpid(),
                    cgt_proc_start_time(getpid()), cgt_posix_pid_ns());
     for (size_t i = 0; i < sizeof(rnd); ++i) {
-        ret += snprintf(name + ret, CGT_POSIX_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
+        ret += snprintf(name + ret, CGT_SHM_NAME_LEN - (size_t)ret, "%02x", rnd[i]);
     }
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
-        return cgt_error_set(team, CGT_ERR_TRANSPORT, "shm_open(%s) failed: %s", name,
-                             strerror(errno));
+        return CGT_ERR_TRANSPORT;
     }
     if (ftruncate(fd, (off_t)map_len) != 0) {
-        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "ftruncate of a %zu-byte segment: %s",
-                               map_len, strerror(errno));
         goto err_unlink;
     }
     ret = posix_fallocate(fd, 0, (off_t)map_len);
     if (ret != 0 && ret != EOPNOTSUPP && ret != EINVAL) {
-        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "cannot reserve %zu bytes in /dev/shm: %s",
-                               map_len, strerror(ret));
+        errno = ret; /* a full /dev/shm: here rather than SIGBUS later */
         goto err_unlink;
     }
     ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ptr == MAP_FAILED) {
-        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "mmap of a %zu-byte segment: %s", map_len,
-                               strerror(errno));
         goto err_unlink;
     }
     close(fd);
@@ -160,46 +153,76 @@ static cgt_status_t cgt_posix_segment_create(cgt_team_t *team, size_t len, char 
     return CGT_OK;
 
 err_unlink:
+    err = errno;
     shm_unlink(name);
     close(fd);
+    errno = err;
+    return CGT_ERR_NO_MEMORY;
+}
+
+/* Maps another process's segment of at least len bytes (its size from the file, not from the
+ * peer's word); errno says why not, EINVAL for a name not ours or a segment too small. */
+cgt_status_t cgt_shm_attach(const char *name, size_t len, void **ptr_p) {
+    size_t map_len = cgt_posix_map_len(len);
+    cgt_status_t status = CGT_OK;
+    struct stat st;
+    void *ptr;
+    int fd, err;
+
+    if (memchr(name, '\0', CGT_SHM_NAME_LEN) == NULL ||
+        strncmp(name, CGT_POSIX_PREFIX, strlen(CGT_POSIX_PREFIX)) != 0) {
+        errno = EINVAL;
+        return CGT_ERR_INVALID;
+    }
+    fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        return CGT_ERR_TRANSPORT;
+    }
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < map_len) {
+        status = CGT_ERR_INVALID;
+        errno = EINVAL;
+    } else if ((ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+               MAP_FAILED) {
+        status = CGT_ERR_NO_MEMORY;
+    } else {
+        *ptr_p = ptr;
+    }
+    err = errno;
+    close(fd);
+    errno = err;
     return status;
+}
+
+void cgt_shm_unlink(const char *name) { shm_unlink(name); }
+
+void cgt_shm_unmap(void *ptr, size_t len) { munmap(ptr, cgt_posix_map_len(len)); }
+
+static cgt_status_t cgt_posix_segment_create(cgt_team_t *team, size_t len, char *name,
+                                             void **ptr_p) {
+    cgt_status_t status = cgt_shm_create(len, name, ptr_p);
+
+    if (status != CGT_OK) {
+        return cgt_error_set(team, status, "shared segment %s of %zu bytes: %s", name, len,
+                             strerror(errno));
+    }
+    return CGT_OK;
 }
 
 static cgt_status_t cgt_posix_segment_attach(cgt_team_t *team, int peer, const char *name,
                                              size_t len, void **ptr_p) {
-    size_t map_len = cgt_posix_map_len(len);
-    cgt_status_t status;
-    struct stat st;
-    void *ptr;
-    int fd;
+    cgt_status_t status = cgt_shm_attach(name, len, ptr_p);
 
-    if (memchr(name, '\0', CGT_POSIX_NAME_LEN) == NULL ||
-        strncmp(name, CGT_POSIX_PREFIX, strlen(CGT_POSIX_PREFIX)) != 0) {
-        return cgt_error_set(team, CGT_ERR_INVALID, "rank %d sent a bad segment name", peer);
+    if (status == CGT_ERR_INVALID) {
+        return cgt_error_set(team, status,
+                             "rank %d sent a bad segment name, or its segment is "
+                             "smaller than %zu bytes",
+                             peer, len);
     }
-    fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0) {
-        return cgt_error_set(team, CGT_ERR_TRANSPORT,
-                             "shm_open(%s) of rank %d's segment failed: %s", name, peer,
+    if (status != CGT_OK) {
+        return cgt_error_set(team, status, "mapping rank %d's segment %s: %s", peer, name,
                              strerror(errno));
     }
-    /* the size comes from the file, not from the peer's word */
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size < map_len) {
-        status = cgt_error_set(team, CGT_ERR_INVALID, "rank %d's segment is smaller than %zu bytes",
-                               peer, map_len);
-        goto out_close;
-    }
-    ptr = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (ptr == MAP_FAILED) {
-        status = cgt_error_set(team, CGT_ERR_NO_MEMORY, "mmap of rank %d's segment: %s", peer,
-                               strerror(errno));
-        goto out_close;
-    }
-    *ptr_p = ptr;
-    status = CGT_OK;
-out_close:
-    close(fd);
-    return status;
+    return CGT_OK;
 }
 
 cgt_status_t cgt_posix_mem_create(cgt_team_t *team, cgt_mem_t *mem) {
@@ -258,15 +281,13 @@ out_unlink:
 }
 
 void cgt_posix_mem_destroy(cgt_team_t *team, cgt_mem_t *mem) {
-    size_t map_len = cgt_posix_map_len(mem->len);
-
     for (int r = 0; r < team->size; ++r) {
         if (r != team->rank && mem->peers[r].kind == CGT_RMEM_POSIX && mem->peers[r].ptr != NULL) {
-            munmap(mem->peers[r].ptr, map_len);
+            cgt_shm_unmap(mem->peers[r].ptr, mem->len);
         }
     }
     if (mem->local_is_segment) {
-        munmap(mem->local, map_len);
+        cgt_shm_unmap(mem->local, mem->len);
         mem->local = NULL;
     }
 }

@@ -15,17 +15,14 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
 
-#include "cgt.h" /* cgt_cpu_relax */
+#include "cgt.h" /* cgt_shm_*, cgt_proc_alive, cgt_cpu_relax */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,8 +56,10 @@ struct coll_gpu_board {
     int nnodes, node;
     int *leader_of_node; /* nnodes: each node's leader (communicator rank) */
     int *node_of_rank;   /* size: each rank's node */
-    /* size: each rank's pid where it shares this host (a dead peer's evidence), else 0 */
+    /* size: each rank's pid where it shares this host, else 0, and when that process started
+     * (a dead peer's evidence; a pid reused since is not the peer) */
     int *pid_of_rank;
+    uint64_t *start_of_rank;
     int *local_ranks;  /* local_size: the node's ranks (communicator ranks) */
     int dead_rank;     /* a rank found dead while waiting for its word (-1: none) */
     double wait_since; /* the current wait's start (coll_gpu_transport_timeout) */
@@ -85,33 +84,30 @@ struct coll_gpu_board {
 static coll_gpu_board_t *coll_gpu_boards;
 static bool coll_gpu_boards_registered;
 static pthread_mutex_t coll_gpu_boards_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long coll_gpu_board_serial;
 static int coll_gpu_board_keyval = MPI_KEYVAL_INVALID;
 
 /* What each rank tells the others at creation. */
 typedef struct {
-    uint64_t hash;   /* native_config_hash: the parameters that change the protocol */
-    int leader;      /* its node's leader (the node's lowest rank: emulated nodes split it) */
-    int pid;         /* names a leader's segment with serial; a dead peer's evidence */
-    uint64_t serial; /* a leader's */
-    int ok;          /* a leader's: it made its segment */
-    int pad;
+    uint64_t hash; /* native_config_hash: the parameters that change the protocol */
+    int leader;    /* its node's leader (the node's lowest rank: emulated nodes split it) */
+    int pid;       /* with start: a dead peer's evidence */
+    int ok;        /* a leader's: it made its segment */
+    uint64_t start;
+    char shm_name[CGT_SHM_NAME_LEN]; /* a leader's segment (cgt_shm_create) */
 } coll_gpu_board_key_t;
 
-static void coll_gpu_board_name(char *name, size_t len, int pid, uint64_t serial) {
-    snprintf(name, len, "/coll_gpu_board-%d-%" PRIu64, pid, serial);
-}
-
 /* This rank's node leader: the lowest rank of its (emulated) node (coll_gpu_ranks_per_node
- * splits a node's ranks, in communicator order, as the transport team does), and its index
- * there. */
-static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index_p) {
+ * splits a node's ranks, in communicator order, as the transport team does), its index there
+ * and the node's number of ranks. */
+static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index_p,
+                                    int *local_size_p) {
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
     int rpn = mca_coll_gpu_component.ranks_per_node, index = 0, leader = me, sub;
     int *local = malloc((size_t)size * sizeof(int)), nlocal = 0;
 
     if (NULL == local) {
         *index_p = 0;
+        *local_size_p = 1;
         return me;
     }
     for (int r = 0; r < size; ++r) {
@@ -126,6 +122,7 @@ static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index
     sub = (rpn > 0) ? index / rpn : 0;
     leader = local[(rpn > 0) ? sub * rpn : 0];
     *index_p = (rpn > 0) ? index - sub * rpn : index;
+    *local_size_p = (rpn > 0) ? ((nlocal - sub * rpn < rpn) ? nlocal - sub * rpn : rpn) : nlocal;
     free(local);
     return leader;
 }
@@ -138,11 +135,12 @@ static void coll_gpu_board_free(coll_gpu_board_t *board) {
         return;
     }
     if (NULL != board->slots) {
-        (void)munmap((void *)board->slots, board->map_len);
+        cgt_shm_unmap((void *)board->slots, board->map_len);
     }
     free(board->leader_of_node);
     free(board->node_of_rank);
     free(board->pid_of_rank);
+    free(board->start_of_rank);
     free(board->inbox);
     free(board->send_req);
     pthread_mutex_destroy(&board->lock);
@@ -167,13 +165,13 @@ static bool coll_gpu_board_leader_init(coll_gpu_board_t *board) {
 
 void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), ok = 1, fd = -1, index;
+    int size = ompi_comm_size(comm), me = ompi_comm_rank(comm), ok = 1, index, node_size;
     coll_gpu_board_key_t mine = {.hash = c->native_config_hash}, *keys;
     coll_gpu_board_t *board = calloc(1, sizeof(*board));
-    char name[64];
+    void *map = NULL;
 
     keys = malloc((size_t)size * sizeof(*keys));
-    mine.leader = coll_gpu_board_my_leader(comm, &index);
+    mine.leader = coll_gpu_board_my_leader(comm, &index, &node_size);
     if ((NULL == board) || (NULL == keys)) {
         ok = 0;
     } else {
@@ -184,12 +182,15 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
         board->dead_rank = -1;
     }
     mine.pid = (int)getpid();
+    mine.start = cgt_proc_start_time(getpid());
     if (ok && (mine.leader == me)) {
         /* the segment first, then the exchange: a peer that learns its name finds it */
-        mine.serial = __atomic_add_fetch(&coll_gpu_board_serial, 1, __ATOMIC_RELAXED);
-        coll_gpu_board_name(name, sizeof(name), mine.pid, mine.serial);
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-        mine.ok = (fd >= 0);
+        mine.ok = (CGT_OK == cgt_shm_create((size_t)node_size * sizeof(coll_gpu_board_slot_t),
+                                            mine.shm_name, &map));
+        if (!mine.ok) {
+            COLL_GPU_VERBOSE(1, "%s: call board segment of %d ranks: %s", comm->c_name, node_size,
+                             strerror(errno));
+        }
     }
     if ((NULL == keys) ||
         (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, &mine, keys, sizeof(mine)))) {
@@ -216,12 +217,14 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
         }
         ok = keys[mine.leader].ok;
         board->pid_of_rank = calloc((size_t)size + (size_t)local_size, sizeof(int));
-        ok = ok && (NULL != board->pid_of_rank);
+        board->start_of_rank = calloc((size_t)size, sizeof(uint64_t));
+        ok = ok && (NULL != board->pid_of_rank) && (NULL != board->start_of_rank);
         for (int r = 0, k = 0; ok && (r < size); ++r) {
             /* a process of this host (an emulated node's too) can be seen gone */
             if ((r != me) &&
                 OPAL_PROC_ON_LOCAL_NODE(ompi_comm_peer_lookup(comm, r)->super.proc_flags)) {
                 board->pid_of_rank[r] = keys[r].pid;
+                board->start_of_rank[r] = keys[r].start;
             }
             if (keys[r].leader == mine.leader) {
                 board->pid_of_rank[size + k++] = r;
@@ -247,22 +250,16 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
             }
             board->node = ok ? board->node_of_rank[me] : 0;
         }
-        if (ok && !board->leader) {
-            coll_gpu_board_name(name, sizeof(name), keys[mine.leader].pid,
-                                keys[mine.leader].serial);
-            fd = shm_open(name, O_RDWR, 0600);
-        }
-        if (ok && board->leader && (0 != ftruncate(fd, (off_t)board->map_len))) {
+        if (ok && !board->leader &&
+            (CGT_OK != cgt_shm_attach(keys[mine.leader].shm_name, board->map_len, &map))) {
+            COLL_GPU_VERBOSE(1, "%s: rank %d's call board segment: %s", comm->c_name, mine.leader,
+                             strerror(errno));
             ok = 0;
         }
-        if (ok && (fd >= 0)) {
-            void *map = mmap(NULL, board->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            board->slots = (MAP_FAILED == map) ? NULL : map;
-        }
-        ok = ok && (NULL != board->slots);
+        board->slots = ok ? map : NULL;
     }
-    if (fd >= 0) {
-        (void)close(fd);
+    if ((NULL != map) && (NULL == board || map != (void *)board->slots)) {
+        cgt_shm_unmap(map, (size_t)node_size * sizeof(coll_gpu_board_slot_t));
     }
     if (ok && board->leader && (board->nnodes > 1)) {
         ok = coll_gpu_board_leader_init(board);
@@ -271,9 +268,8 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     if (OMPI_SUCCESS != coll_gpu_setup_allreduce(comm, &ok, 1, MPI_INT, MPI_MIN)) {
         ok = 0;
     }
-    if ((NULL != keys) && (mine.leader == me) && mine.ok) {
-        coll_gpu_board_name(name, sizeof(name), mine.pid, mine.serial);
-        (void)shm_unlink(name);
+    if ((mine.leader == me) && mine.ok) {
+        cgt_shm_unlink(mine.shm_name);
     }
     free(keys);
     if (!ok) {
@@ -524,7 +520,7 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
 static bool coll_gpu_board_dead(const coll_gpu_board_t *board, int r) {
     int pid = board->pid_of_rank[r];
 
-    return (pid > 0) && (0 != kill(pid, 0)) && (ESRCH == errno);
+    return (pid > 0) && !cgt_proc_alive(pid, board->start_of_rank[r]);
 }
 
 /* A wait's step: progress, and every so often the liveness of rank r. */
