@@ -159,8 +159,8 @@ static bool coll_gpu_bcast_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool
 
     if ((NULL == a->request) && !single_call && coll_gpu_pipeline_bytes_applies(bytes) &&
         coll_gpu_board_all_stage(a->module, a->comm)) {
-        *rc_p = coll_gpu_bcast_staged_bytes(a, call, bytes);
-        coll_gpu_board_close(a->module, a->comm);
+        *rc_p = coll_gpu_board_close(a->module, a->comm, "MPI_Bcast",
+                                     coll_gpu_bcast_staged_bytes(a, call, bytes));
         return true;
     }
     coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);

@@ -220,12 +220,11 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         /* a pipeline is several host collectives: only where every rank stages */
         if (coll_gpu_board_all_stage(a->module, a->comm)) {
             rc = coll_gpu_staged_run(a->module, a->comm, &call, NULL, false);
-            coll_gpu_board_close(a->module, a->comm);
-            return rc;
+            return coll_gpu_board_close(a->module, a->comm, call.mpi_call, rc);
         }
         single_call = true;
     }
-    coll_gpu_board_settle(a->module);
+    /* (a blocking call's word: the staged path's agreement on its copies in) */
     return coll_gpu_staged_run(a->module, a->comm, &call, a->request, single_call);
 }
 

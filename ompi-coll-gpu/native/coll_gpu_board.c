@@ -29,8 +29,9 @@
 /* The leaders' messages: a tag of coll/gpu's own beside its setup's (coll_gpu_setup.c). */
 #define COLL_GPU_BOARD_TAG (MCA_COLL_BASE_TAG_HCOLL_END + 2)
 
-/* A word: the call's number above its status (coll_gpu_board_status_t, 3 bits). */
-#define COLL_GPU_BOARD_SHIFT 3
+/* A word: the call's number above its status (coll_gpu_board_status_t, 4 bits, and the flag
+ * COLL_GPU_BOARD_FAILED). */
+#define COLL_GPU_BOARD_SHIFT 5
 #define COLL_GPU_BOARD_WORD(call, status) (((call) << COLL_GPU_BOARD_SHIFT) | (uint64_t)(status))
 #define COLL_GPU_BOARD_CALL(word) ((word) >> COLL_GPU_BOARD_SHIFT)
 #define COLL_GPU_BOARD_STATUS(word) ((unsigned)((word) & ((1u << COLL_GPU_BOARD_SHIFT) - 1)))
@@ -573,7 +574,7 @@ bool coll_gpu_board_dead_peer(const mca_coll_gpu_module_t *module, int *rank_p, 
 
 /* Two outcomes combined: the common status, else ABSENT where a rank passes the call to Open
  * MPI (or would, failing its native host-memory run), else MIXED (every rank stages). */
-static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
+static unsigned coll_gpu_board_combine_status(unsigned a, unsigned b) {
     if (a == b) {
         return a;
     }
@@ -581,10 +582,25 @@ static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
         return COLL_GPU_BOARD_DEAD;
     }
     if ((COLL_GPU_BOARD_ABSENT == a) || (COLL_GPU_BOARD_ABSENT == b) ||
-        (COLL_GPU_BOARD_HOST == a) || (COLL_GPU_BOARD_HOST == b)) {
+        (COLL_GPU_BOARD_HOST == a) || (COLL_GPU_BOARD_HOST == b) || (COLL_GPU_BOARD_SINGLE == a) ||
+        (COLL_GPU_BOARD_SINGLE == b)) {
+        /* (a rank staging one host collective beside ranks that would do otherwise: all meet
+         * in that host collective, as they meet a rank that passed the call) */
         return COLL_GPU_BOARD_ABSENT;
     }
     return COLL_GPU_BOARD_MIXED;
+}
+
+/* The same of two words' statuses, whose FAILED flags add up. */
+static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
+    return coll_gpu_board_combine_status(a & ~COLL_GPU_BOARD_FAILED, b & ~COLL_GPU_BOARD_FAILED) |
+           ((a | b) & COLL_GPU_BOARD_FAILED);
+}
+
+/* Whether an outcome is known before every word is in: a rank passed the call, or died. */
+static bool coll_gpu_board_settled(unsigned outcome) {
+    outcome &= ~COLL_GPU_BOARD_FAILED;
+    return (COLL_GPU_BOARD_ABSENT == outcome) || (COLL_GPU_BOARD_DEAD == outcome);
 }
 
 /* What peer p's words say of call k: 0 not yet, else the status it arrived with, ABSENT when
@@ -624,9 +640,7 @@ static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t 
             (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(k, outcome), false);
         }
     }
-    for (int j = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome) &&
-                    (j < board->nnodes);
-         ++j) {
+    for (int j = 0; !coll_gpu_board_settled(outcome) && (j < board->nnodes); ++j) {
         unsigned theirs, spins = 0;
         bool alive = true;
 
@@ -700,9 +714,7 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
     board->slots[board->local_index].arrive[k & 1] = COLL_GPU_BOARD_WORD(k, status);
 
     /* the node's words */
-    for (int p = 0; (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome) &&
-                    (p < board->local_size);
-         ++p) {
+    for (int p = 0; !coll_gpu_board_settled(outcome) && (p < board->local_size); ++p) {
         unsigned theirs, spins = 0;
         bool alive = true;
 
@@ -717,10 +729,88 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
     if (board->nnodes > 1) {
         if (board->leader) {
             outcome = coll_gpu_board_arrive_leaders(board, k, outcome);
-        } else if ((COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_DEAD != outcome)) {
+        } else if (!coll_gpu_board_settled(outcome)) {
             outcome = coll_gpu_board_leader_outcome(board, k);
         }
     }
     module->board_outcome = (int)outcome;
     return (coll_gpu_board_status_t)outcome;
+}
+
+int coll_gpu_board_dead_error(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              const char *mpi_call) {
+    char detail[128] = "a rank of the communicator died before it reached the call";
+    int dead, pid;
+
+    if (coll_gpu_board_dead_peer(module, &dead, &pid)) {
+        snprintf(detail, sizeof(detail), "rank %d (pid %d, on this node) has died", dead, pid);
+    }
+    opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true, COLL_GPU_HOSTNAME,
+                   mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm),
+                   cgt_status_string(CGT_ERR_PEER_FAILED), detail,
+                   "The call returns MPI_ERR_OTHER; its receive buffer is undefined.");
+    return MPI_ERR_OTHER;
+}
+
+/* One more arrival after a call every rank arrived at: its outcome, with the copies' word. */
+static unsigned coll_gpu_board_stage_word(mca_coll_gpu_module_t *module,
+                                          struct ompi_communicator_t *comm, int rc) {
+    ++module->call_seq;
+    return coll_gpu_board_arrive(
+        module, comm, COLL_GPU_BOARD_STAGED | ((OMPI_SUCCESS != rc) ? COLL_GPU_BOARD_FAILED : 0));
+}
+
+/* The outcome of a staged call's word: where a rank failed, every rank fails the call, after one
+ * more arrival (no rank leaves before every rank read the failed word: a rank past the call
+ * would read as one that passed it). */
+static bool coll_gpu_board_stage_outcome(mca_coll_gpu_module_t *module,
+                                         struct ompi_communicator_t *comm, unsigned outcome,
+                                         const char *mpi_call, int *rc_p) {
+    unsigned status = outcome & ~COLL_GPU_BOARD_FAILED;
+
+    if (COLL_GPU_BOARD_ABSENT == status) {
+        return true; /* a rank passed the call to Open MPI: it cannot be told */
+    }
+    if (COLL_GPU_BOARD_DEAD == status) {
+        *rc_p = coll_gpu_board_dead_error(module, comm, mpi_call);
+        return false;
+    }
+    if (0 == (outcome & COLL_GPU_BOARD_FAILED)) {
+        return true;
+    }
+    (void)coll_gpu_board_stage_word(module, comm, OMPI_SUCCESS);
+    if (OMPI_SUCCESS == *rc_p) {
+        coll_gpu_count_add(&mca_coll_gpu_component.peer_errors, 1);
+        opal_show_help("help-mpi-coll-gpu.txt", "staged peer error", true, COLL_GPU_HOSTNAME,
+                       mpi_call, ompi_comm_rank(comm), ompi_comm_size(comm));
+        *rc_p = MPI_ERR_OTHER;
+    }
+    return false;
+}
+
+bool coll_gpu_board_stage_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                const char *mpi_call, int *rc_p) {
+    unsigned outcome;
+
+    if (module->board_done == module->call_seq) {
+        /* the call's word is out: where every rank arrived, every rank gives one more */
+        outcome = (unsigned)module->board_outcome;
+        if (coll_gpu_board_settled(outcome)) {
+            return coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, rc_p);
+        }
+        outcome = coll_gpu_board_stage_word(module, comm, *rc_p);
+    } else {
+        outcome = coll_gpu_board_arrive(module, comm,
+                                        COLL_GPU_BOARD_SINGLE |
+                                            ((OMPI_SUCCESS != *rc_p) ? COLL_GPU_BOARD_FAILED : 0));
+    }
+    return coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, rc_p);
+}
+
+int coll_gpu_board_close(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         const char *mpi_call, int rc) {
+    unsigned outcome = coll_gpu_board_stage_word(module, comm, rc);
+
+    (void)coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, &rc);
+    return rc;
 }

@@ -49,6 +49,10 @@ typedef enum {
     COLL_GPU_BOARD_CANNOT = 5, /* not natively (a buffer of another kind): it stages the call */
     COLL_GPU_BOARD_MIXED = 6,  /* outcome: every rank stages, not every one could go native */
     COLL_GPU_BOARD_ABSENT = 7, /* outcome: some rank passes the call to Open MPI */
+    COLL_GPU_BOARD_SINGLE = 8, /* a staged call of one host collective (its first word) */
+    /* a flag beside a staged call's status: this rank's (a rank's) copies into host memory
+     * failed (coll_gpu_board_stage_agree) */
+    COLL_GPU_BOARD_FAILED = 16,
 } coll_gpu_board_status_t;
 
 typedef struct coll_gpu_board coll_gpu_board_t;
@@ -108,12 +112,28 @@ static inline bool coll_gpu_board_known_all_stage(const mca_coll_gpu_module_t *m
 /* After a pipelined staged call (every rank staged it: coll_gpu_board_all_stage): every rank
  * arrives at one call number more, which no rank leaves before every rank got there, so no rank
  * leaves the pipeline (a root whose chunks went out eagerly) before every rank read its word
- * for it; a later word of a rank then means the call it passed was one host collective. */
-static inline void coll_gpu_board_close(mca_coll_gpu_module_t *module,
-                                        struct ompi_communicator_t *comm) {
-    ++module->call_seq;
-    (void)coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
-}
+ * for it; a later word of a rank then means the call it passed was one host collective.  The
+ * word says whether this rank's pipeline failed (rc): where one did, every rank returns an
+ * error (its own, else MPI_ERR_OTHER with the "staged peer error" message).  Returns the call's
+ * error code. */
+int coll_gpu_board_close(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         const char *mpi_call, int rc);
+
+/* A blocking staged call of one host collective, its buffers copied into host memory (*rc_p:
+ * how that went on this rank): whether to run the host collective.  Every rank that stages the
+ * call gives one word (the call's own, or one more where the call's word is already out and
+ * every rank arrived); where a rank's copies failed every rank learns it, skips the host
+ * collective (no rank reduces an undefined contribution) and fails the call: *rc_p its own
+ * error, else MPI_ERR_OTHER and the "staged peer error" message.  Where a rank passed the call
+ * to Open MPI (host memory) the host collective runs and only the failed rank returns its
+ * error: a pass-through rank reads no word.  A dead peer fails the call. */
+bool coll_gpu_board_stage_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                const char *mpi_call, int *rc_p);
+
+/* The "native transport error" message of a call whose outcome was COLL_GPU_BOARD_DEAD (naming
+ * the dead rank where this rank found it); returns MPI_ERR_OTHER. */
+int coll_gpu_board_dead_error(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              const char *mpi_call);
 
 /* Publishes host for the current call unless it published already: before any host collective
  * of the call, and at its end. */

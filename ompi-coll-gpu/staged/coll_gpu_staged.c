@@ -504,12 +504,21 @@ int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator
                      pipelined ? ", pipelined" : "", call->send.on_device ? "device" : "host",
                      call->recv.on_device ? "device" : "host");
     if (pipelined) {
-        coll_gpu_pipeline_run(&stage, call);
+        coll_gpu_pipeline_run(&stage, call); /* its caller's close agrees on its errors */
     } else if (coll_gpu_stage_call_in(&stage, call)) {
-        coll_gpu_stage_set_rc(
-            &stage, call->host_fn(call->send.host, call->recv.host, call->count, call->args, NULL));
-        if (call->recv_out) {
-            coll_gpu_stage_out(&stage, &call->recv);
+        int rc = stage.rc;
+
+        /* no rank's host collective takes an undefined contribution as a success: the ranks
+         * agree on their copies in first (MPI_Reduce_local has no peers) */
+        if ((COLL_GPU_REDUCE_LOCAL == call->coll) ||
+            coll_gpu_board_stage_agree(module, comm, call->mpi_call, &rc)) {
+            coll_gpu_stage_set_rc(&stage, call->host_fn(call->send.host, call->recv.host,
+                                                        call->count, call->args, NULL));
+            if (call->recv_out) {
+                coll_gpu_stage_out(&stage, &call->recv);
+            }
+        } else if (OMPI_SUCCESS == stage.rc) {
+            coll_gpu_stage_set_rc(&stage, rc); /* a peer's failure: its message is out */
         }
     }
     return coll_gpu_stage_end(&stage, comm, call->mpi_call);

@@ -6,6 +6,9 @@
 #     MPI_ERR_OTHER, no rank hangs, the next collective on the communicator is correct, and
 #     Open MPI prints the component's help message naming the MPI call, the failed accelerator
 #     call and its error (checked here in the output);
+#   - where the failed copy is a blocking call's input (or a pipeline's), every rank of the
+#     call returns MPI_ERR_OTHER ("staged peer error"), on one node and across 2 and 3
+#     emulated nodes;
 #   - every pinned allocation fails: staging falls back to pageable memory, results correct,
 #     coll_gpu_pageable_fallbacks > 0.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -43,6 +46,14 @@ for np in 1 2 3; do
         cat "$LAST_LOG" >>"$ALL_LOGS"
     fi
 done
+# across emulated nodes: the word of a rank whose input copy failed reaches the other nodes
+# through their leaders (3 nodes of 1 rank; 2 nodes of 2 and 1)
+for cfg in 3:1 3:2; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, memcpy faults" $np "$EMU coll_gpu_ranks_per_node=$rpn" \
+        test_faults --kinds=device --big=1m
+done
+check_expect_output "a peer's failed input copy is reported" "staged through host memory failed"
 if [ -s "$ALL_LOGS" ]; then
     LAST_LOG=$ALL_LOGS
     check_expect_output "help messages name every failed MPI call" "${CALLS[@]}"

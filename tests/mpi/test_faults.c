@@ -8,6 +8,11 @@
  * communicator.  Required:
  *   - the faulting rank's call returns an error of class MPI_ERR_OTHER (for a nonblocking
  *     call: at post or at completion), and coll_gpu_accelerator_errors grows;
+ *   - where the failed copy is one of a blocking call's inputs (its contribution, copied in
+ *     before the host collective) or a copy of a pipeline, every other rank's call returns
+ *     MPI_ERR_OTHER too (the "staged peer error": no rank takes an undefined contribution as a
+ *     success); where it is a result's copy out, or the call is nonblocking (its peers are
+ *     not told), the other ranks succeed;
  *   - every rank returns from the call (the case watchdog turns a hang into a failure);
  *   - the next collective on the communicator is correct;
  *   - no device or pinned allocation is left behind by the failed calls.
@@ -41,33 +46,37 @@ typedef struct {
     fault_at_t at;
     int nth; /* the nth copy of the call fails */
     bool repeat;
+    bool spreads; /* an input's copy or a pipeline's: every rank's call fails */
 } fault_case_t;
 
 static const fault_case_t fault_cases[] = {
     /* the send-side copy, the result copy */
-    {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false},
-    {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_LAST, 2, false},
+    {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false, true},
+    {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_LAST, 2, false, false},
     /* in the middle of a pipeline; and every copy from the second on */
-    {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_LAST, 3, false},
-    {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_FIRST, 2, true},
-    {COLL_GPU_ALLREDUCE, TU_TYPE_VECTOR, TU_OP_USER_NONCOMM, 101, true, false, AT_ALL, 1, false},
-    {COLL_GPU_BCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_ROOT, 1, false},
-    {COLL_GPU_BCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_NONROOT, 1, false},
-    {COLL_GPU_BCAST, TU_TYPE_INT8, TU_OP_SUM, 0, false, true, AT_FIRST, 2, false},
-    {COLL_GPU_REDUCE, TU_TYPE_DOUBLE, TU_OP_SUM, 1001, false, true, AT_ROOT, 2, false},
-    {COLL_GPU_REDUCE, TU_TYPE_DOUBLE, TU_OP_SUM, 1001, false, false, AT_NONROOT, 1, false},
-    {COLL_GPU_ALLGATHER, TU_TYPE_INT32, TU_OP_SUM, 101, false, false, AT_LAST, 1, false},
-    {COLL_GPU_ALLTOALLV, TU_TYPE_INT32, TU_OP_SUM, 101, false, false, AT_FIRST, 2, false},
-    {COLL_GPU_GATHER, TU_TYPE_VECTOR, TU_OP_SUM, 33, false, false, AT_ROOT, 1, false},
-    {COLL_GPU_SCATTER, TU_TYPE_DOUBLE, TU_OP_SUM, 64, false, true, AT_ROOT, 1, false},
-    {COLL_GPU_SCAN, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false},
-    {COLL_GPU_REDUCE_SCATTER_BLOCK, TU_TYPE_INT32, TU_OP_SUM, 100, false, false, AT_LAST, 2, false},
+    {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_LAST, 3, false, true},
+    {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_FIRST, 2, true, true},
+    {COLL_GPU_ALLREDUCE, TU_TYPE_VECTOR, TU_OP_USER_NONCOMM, 101, true, false, AT_ALL, 1, false,
+     false},
+    {COLL_GPU_BCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_ROOT, 1, false, true},
+    {COLL_GPU_BCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_NONROOT, 1, false, false},
+    {COLL_GPU_BCAST, TU_TYPE_INT8, TU_OP_SUM, 0, false, true, AT_FIRST, 2, false, true},
+    {COLL_GPU_REDUCE, TU_TYPE_DOUBLE, TU_OP_SUM, 1001, false, true, AT_ROOT, 2, false, false},
+    {COLL_GPU_REDUCE, TU_TYPE_DOUBLE, TU_OP_SUM, 1001, false, false, AT_NONROOT, 1, false, true},
+    {COLL_GPU_ALLGATHER, TU_TYPE_INT32, TU_OP_SUM, 101, false, false, AT_LAST, 1, false, true},
+    {COLL_GPU_ALLTOALLV, TU_TYPE_INT32, TU_OP_SUM, 101, false, false, AT_FIRST, 2, false, true},
+    {COLL_GPU_GATHER, TU_TYPE_VECTOR, TU_OP_SUM, 33, false, false, AT_ROOT, 1, false, true},
+    {COLL_GPU_SCATTER, TU_TYPE_DOUBLE, TU_OP_SUM, 64, false, true, AT_ROOT, 1, false, true},
+    {COLL_GPU_SCAN, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false, true},
+    {COLL_GPU_REDUCE_SCATTER_BLOCK, TU_TYPE_INT32, TU_OP_SUM, 100, false, false, AT_LAST, 2, false,
+     false},
     /* a user op: staged (predefined ops run the kernels: test_reduce_local) */
-    {COLL_GPU_REDUCE_LOCAL, TU_TYPE_FLOAT, TU_OP_USER_COMM, 1001, false, false, AT_ALL, 1, false},
+    {COLL_GPU_REDUCE_LOCAL, TU_TYPE_FLOAT, TU_OP_USER_COMM, 1001, false, false, AT_ALL, 1, false,
+     false},
     /* nonblocking: a copy at post, the copy at completion */
-    {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false},
-    {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_LAST, 2, false},
-    {COLL_GPU_IBCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_ROOT, 1, false},
+    {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_FIRST, 1, false, false},
+    {COLL_GPU_IALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_LAST, 2, false, false},
+    {COLL_GPU_IBCAST, TU_TYPE_INT64, TU_OP_SUM, 513, false, false, AT_ROOT, 1, false, false},
 };
 
 #define NUM_FAULT_CASES (int)(sizeof(fault_cases) / sizeof(fault_cases[0]))
@@ -229,8 +238,17 @@ static void faulty(state_t *st, const fault_case_t *f) {
         if (tu_counters_available() && after.accelerator_errors == before.accelerator_errors) {
             tu_fail("coll_gpu_accelerator_errors did not grow");
         }
-    } else if (tu_counters_available() && after.accelerator_errors != before.accelerator_errors) {
-        tu_fail("coll_gpu_accelerator_errors grew on a rank without a fault");
+    } else {
+        if (tu_counters_available() && after.accelerator_errors != before.accelerator_errors) {
+            tu_fail("coll_gpu_accelerator_errors grew on a rank without a fault");
+        }
+        if (f->spreads && (MPI_ERR_OTHER != error_class)) {
+            tu_fail("returned %d (class %d) where another rank's input copy failed: expected "
+                    "MPI_ERR_OTHER",
+                    rc, error_class);
+        } else if (!f->spreads && (MPI_SUCCESS != rc)) {
+            tu_fail("returned %d where only another rank's result copy failed", rc);
+        }
     }
     if (tu_verbose > 0) {
         printf("[rank %d] %s: rc %d class %d\n", tu_world_rank, tu_coll_case_desc(c), rc,
@@ -277,14 +295,15 @@ static void run_memcpy_faults(state_t *st) {
 static void run_pinned_fault(state_t *st) {
     tu_counters_t counters;
     static const fault_case_t cases[] = {
-        {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_ALL, 0, false},
-        {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_ALL, 0, false},
-        {COLL_GPU_BCAST, TU_TYPE_INT8, TU_OP_SUM, 0, false, true, AT_ALL, 0, false},
-        {COLL_GPU_ALLGATHERV, TU_TYPE_VECTOR, TU_OP_SUM, 77, false, false, AT_ALL, 0, false},
-        {COLL_GPU_IALLREDUCE, TU_TYPE_DOUBLE, TU_OP_MAX, 1001, false, false, AT_ALL, 0, false},
+        {COLL_GPU_ALLREDUCE, TU_TYPE_INT32, TU_OP_SUM, 1001, false, false, AT_ALL, 0, false, false},
+        {COLL_GPU_ALLREDUCE, TU_TYPE_FLOAT, TU_OP_SUM, 0, false, false, AT_ALL, 0, false, false},
+        {COLL_GPU_BCAST, TU_TYPE_INT8, TU_OP_SUM, 0, false, true, AT_ALL, 0, false, false},
+        {COLL_GPU_ALLGATHERV, TU_TYPE_VECTOR, TU_OP_SUM, 77, false, false, AT_ALL, 0, false, false},
+        {COLL_GPU_IALLREDUCE, TU_TYPE_DOUBLE, TU_OP_MAX, 1001, false, false, AT_ALL, 0, false,
+         false},
         /* a user op: staged whatever the native algorithms can do, so a staging buffer is made */
         {COLL_GPU_ALLREDUCE, TU_TYPE_VECTOR, TU_OP_USER_NONCOMM, 101, false, false, AT_ALL, 0,
-         false},
+         false, false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         healthy(st, &cases[i], "pinned allocations failing");
