@@ -39,6 +39,7 @@ $docdir/docs/README.md
 $docdir/docs/adding-an-algorithm.md
 $docdir/docs/algorithms.md
 $docdir/docs/allreduce.md
+$docdir/docs/benchmarks.md
 $docdir/docs/building.md
 $docdir/docs/collectives.md
 $docdir/docs/cost-model.md
