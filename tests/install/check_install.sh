@@ -49,6 +49,7 @@ $docdir/docs/failure-model.md
 $docdir/docs/kernels.md
 $docdir/docs/many-nodes.md
 $docdir/docs/nonblocking.md
+$docdir/docs/results-between-nodes.md
 $docdir/docs/results.md
 $docdir/docs/testing.md
 $docdir/docs/transport.md
