@@ -132,7 +132,7 @@ static void coll_gpu_add_help_dirs(void) {
     }
 }
 
-/* The traffic between nodes of the native calls (docs/design.md, "Traffic between nodes"). */
+/* The traffic between nodes of the native calls (docs/algorithms.md, "Traffic between nodes"). */
 static void coll_gpu_register_net_pvars(void) {
     coll_gpu_register_pvar("net_bytes_sent",
                            "Bytes this rank sent to ranks on other nodes in native calls (its "

@@ -27,7 +27,7 @@
  *   SYNONYM(name, old_name)
  *       coll_gpu_<old_name>: a deprecated name of coll_gpu_<name> (a row above it).
  *
- * MARK says whether the ranks must agree on the value (docs/design.md, "Failure model": every
+ * MARK says whether the ranks must agree on the value (docs/failure-model.md: every
  * parameter that changes a protocol is part of what the ranks compare, by construction):
  *   PROTOCOL        it can change what the ranks do together: whether a call passes through,
  *                   is staged or runs natively, pipelined or not; the algorithm, chunks,

@@ -193,7 +193,7 @@ bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
 /* A native persistent call's plan: the native call its first MPI_Start built (the algorithm,
  * the chunking, the buffers' signature bytes, the v-collectives' blocks), which every later start
  * posts as it is: no memory-kind lookups, no eligibility, no algorithm choice, no datatype
- * walk (docs/design.md, "Persistent collectives"). */
+ * walk (docs/nonblocking.md, "Persistent collectives"). */
 typedef struct coll_gpu_plan {
     bool ready;
     coll_gpu_native_call_t call; /* counts/displs in blocks, posted_blocks NULL */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The closing agreement's words and schedule (coll_gpu_native_agree_word, coll_gpu_native.c;
- * docs/design.md, "The closing agreement"), apart so that unit/test_agreement checks them for
+ * docs/algorithms.md, "The closing agreement"), apart so that unit/test_agreement checks them for
  * every node count up to thousands without an MPI job.
  *
  * A word: the agreement's number above a dead flag and a 24-bit payload that the ranks

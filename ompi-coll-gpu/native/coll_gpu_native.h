@@ -142,7 +142,7 @@ typedef struct coll_gpu_native {
      * goes (0: none), and the first peer not seen there yet */
     uint64_t retire_value;
     int retire_peer;
-    /* The critical path between nodes (coll_gpu_native_wait, _wait_all; docs/design.md,
+    /* The critical path between nodes (coll_gpu_native_wait, _wait_all; docs/algorithms.md,
      * "Traffic between nodes"): signals of other nodes waited for, the inter-node rounds they
      * make (a wait after this rank signalled another node since its previous round), and the
      * count of this rank's inter-node signals at the start of the current round. */

@@ -13,7 +13,7 @@
  *   3. every rank copies every chunk into its receive buffer: its node's ranks' from their slot
  *      0, the other nodes' from the slot of the rank that fetched them.
  * Per rank, ceil((size - local_size) / local_size) chunks come from other nodes per step: the
- * node gets (size - local_size) chunks, the least any allgather can (docs/design.md, "Traffic
+ * node gets (size - local_size) chunks, the least any allgather can (docs/algorithms.md, "Traffic
  * between nodes"), spread over its ranks and their network interfaces.  The same slots on every
  * rank: 1 + the most chunks any rank of any node fetches, which sets per_step.
  *

@@ -10,7 +10,7 @@
  *           and reduces the nnodes partials of it in node order into its result;
  *        b. allgather: every owner gets segment j's result from the owner on node j;
  *      so each owner moves 2 (nnodes - 1) / nnodes x the shard over the network (the bound of
- *      any allreduce: docs/design.md, "Traffic between nodes"), in two rounds.  On 2 nodes the
+ *      any allreduce: docs/algorithms.md, "Traffic between nodes"), in two rounds.  On 2 nodes the
  *      shard is one segment: each owner gets the other's whole partial and reduces it too, as
  *      many bytes (1 x shard) in one round, all of it while the node reduces the next chunk;
  *   3. inside each node an allgather: every rank copies each shard's result from its owner.

@@ -14,8 +14,8 @@
  *      get) the other nodes' partials of its block, each from the rank that made it, and
  *      reduces the nnodes partials, in node order, into its receive buffer.
  * Per rank, nnodes - 1 partials come from other nodes per step; a node sends (size - local_size)
- * partials, one per block of the other nodes: the least a reduce-scatter can (docs/design.md,
- * "Traffic between nodes").
+ * partials, one per block of the other nodes: the least a reduce-scatter can
+ * (docs/algorithms.md, "Traffic between nodes").
  *
  * Determinism: every element is its node partials (each its node's inputs in local rank order)
  * reduced in node order, by its owner alone: the same bits on every rank and run, independent
