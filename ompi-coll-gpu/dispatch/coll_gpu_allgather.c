@@ -2,7 +2,10 @@
 /*
  * MPI_Allgather, MPI_Allgatherv and their nonblocking forms on device buffers.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include <limits.h>

@@ -4,7 +4,10 @@
  */
 #include <limits.h>
 
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include "ompi/datatype/ompi_datatype.h"

@@ -3,7 +3,10 @@
  * MPI_Bcast and MPI_Ibcast on device buffers: the root's buffer is an input,
  * every other rank's an output.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include "ompi/datatype/ompi_datatype.h"

@@ -3,7 +3,10 @@
  * MPI_Reduce and MPI_Ireduce on device buffers.  The receive buffer matters
  * at the root only: elsewhere it is neither classified nor touched.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 
 /* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
 #define COLL_GPU_REDUCE_BINOMIAL_HELP                                                              \

@@ -4,7 +4,10 @@
  * on device buffers.  In place, the receive buffer holds every rank's input
  * (the whole vector) on entry.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 
 #include <limits.h>
 #include <stdint.h>

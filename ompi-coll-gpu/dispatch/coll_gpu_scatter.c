@@ -4,7 +4,10 @@
  * The send buffer matters at the root only: elsewhere it is neither
  * classified nor touched.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 /* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
