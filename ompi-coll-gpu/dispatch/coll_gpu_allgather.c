@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
 #define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
     "one rank of each node fetches each block of another node, the node's ranks copy it from "     \

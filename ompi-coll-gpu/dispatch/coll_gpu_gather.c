@@ -10,7 +10,7 @@
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_GATHER_BINOMIAL_HELP                                                              \
     "the node leaders pass their subtrees' blocks up a binomial tree to the root "                 \
     "(ceil(log2(nodes)) "                                                                          \

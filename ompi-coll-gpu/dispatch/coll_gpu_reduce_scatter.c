@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_RS_DIRECT_HELP                                                                    \
     "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "   \
     "one node"

@@ -37,12 +37,12 @@ cgt_status_t coll_gpu_native_announce(const struct coll_gpu_native_call *call, u
  * The end of every native algorithm, whatever failed: completes its fetches and copies (nothing
  * lands in the caller's buffers or the scratch after it returns), unpacks the receive buffer
  * (call->unpack, whose failure is the call's too), then agrees with every peer on the call's
- * outcome (coll_gpu_native.c, "The agreement": on one node every rank tells every rank; across
- * nodes through the node leaders, O(log nnodes) messages and rounds): a rank whose call failed
- * (astatus, including an error before it started, entry_status) puts its rank and error class in
- * its word, and the agreement's max leaves the lowest failing rank's.  So an error reaches every
- * rank of the call: the failing rank returns it with the help message naming the cause, its peers
- * the same error class with a message naming that rank, and no rank returns a result a peer's
+ * outcome (coll_gpu_native_agree.c, "The agreement": on one node every rank tells every rank;
+ * across nodes through the node leaders, O(log nnodes) messages and rounds): a rank whose call
+ * failed (astatus, including an error before it started, entry_status) puts its rank and error
+ * class in its word, and the agreement's max leaves the lowest failing rank's.  So an error reaches
+ * every rank of the call: the failing rank returns it with the help message naming the cause, its
+ * peers the same error class with a message naming that rank, and no rank returns a result a peer's
  * failure made undefined as MPI_SUCCESS.  The step is also the barrier after which no peer reads
  * this rank's scratch of the call.  A transport error (status) goes to
  * coll_gpu_native_transport_failed instead.  Returns OMPI_SUCCESS or the MPI error.
