@@ -5,7 +5,7 @@
  * The component wraps the collectives of the module Open MPI selected before
  * it (tuned, han, basic, libnbc, self ...).  Host buffers go straight to that
  * module; device buffers run the component's native algorithms where it has
- * one for the call (coll_gpu_native.h), and are staged through host memory
+ * one for the call (coll_gpu_alg.h), and are staged through host memory
  * around that module otherwise (coll_gpu_staged.h).
  */
 #ifndef MCA_COLL_GPU_H
@@ -51,7 +51,8 @@ enum {
     COLL_GPU_NATIVE_SETUP_CREATE = 1,     /* when the communicator is created */
 };
 
-/* Room for the algorithms and fallback reasons of coll_gpu_native.h (checked there). */
+/* Room for the algorithms (coll_gpu_alg.h) and fallback reasons (coll_gpu_native_ctx.h), checked
+ * in their .c files. */
 #define COLL_GPU_MAX_ALGS 12
 #define COLL_GPU_MAX_FALLBACKS 16
 #define COLL_GPU_MAX_NCOLLS 12
@@ -145,7 +146,7 @@ typedef struct mca_coll_gpu_module_t {
     struct coll_gpu_team *team;
     bool team_failed; /* creation failed once: not tried again on this communicator */
 
-    /* The native algorithms' context (coll_gpu_native.h), set up by the first native call;
+    /* The native algorithms' context (coll_gpu_native_ctx.h), set up by the first native call;
      * native_unavailable: 1 + the coll_gpu_fallback_t that ruled it out on this communicator
      * (0: not decided yet). */
     struct coll_gpu_native *native;

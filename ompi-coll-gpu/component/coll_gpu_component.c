@@ -5,7 +5,10 @@
  * process.
  */
 #include "coll_gpu.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_agreement.h"
+#include "coll_gpu_alg.h"
+#include "coll_gpu_native_ctx.h"
+#include "coll_gpu_native_steps.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_staged.h"

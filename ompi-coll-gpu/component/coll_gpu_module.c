@@ -11,7 +11,8 @@
 
 #include "coll_gpu_board.h"
 #include "coll_gpu_dispatch.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_async.h"
+#include "coll_gpu_native_ctx.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 #include "ompi/runtime/mpiruntime.h"

@@ -4,9 +4,9 @@
  * rows' defaults, enums, help and levels, and native_config_hash from their marks.
  */
 #include "coll_gpu.h"
+#include "coll_gpu_alg.h"
 #include "coll_gpu_hash.h"
 #include "coll_gpu_model_defaults.h"
-#include "coll_gpu_native.h"
 
 #include "cgt.h"
 

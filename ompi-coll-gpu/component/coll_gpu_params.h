@@ -22,7 +22,7 @@
  *       why it loses below min_bytes and above max_bytes.
  *   ALGORITHMS(MARK)
  *       coll_gpu_<coll>_algorithm of every collective with native algorithms, named and
- *       described by their algorithm tables (coll_gpu_native.h), held in
+ *       described by their algorithm tables (coll_gpu_alg.h), held in
  *       mca_coll_gpu_component.algorithm[coll_gpu_ncoll_t].
  *   SYNONYM(name, old_name)
  *       coll_gpu_<old_name>: a deprecated name of coll_gpu_<name> (a row above it).

@@ -2,13 +2,16 @@
 /*
  * MPI_Allgather, MPI_Allgatherv and their nonblocking forms on device buffers.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
 #define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
     "one rank of each node fetches each block of another node, the node's ranks copy it from "     \

@@ -6,7 +6,10 @@
  * calls on host buffers run the same algorithms in host memory (the CPU reduction); those
  * that cannot go to Open MPI as before.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_reduce_op.h"
 
 #include <stdio.h>

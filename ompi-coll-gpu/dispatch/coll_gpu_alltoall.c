@@ -4,7 +4,10 @@
  */
 #include <limits.h>
 
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include "ompi/datatype/ompi_datatype.h"
@@ -28,7 +31,7 @@ static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t 
     return coll_gpu_alg_hierarchical_fits(query, coll_gpu_alltoall_hierarchical_fits, why, why_len);
 }
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
     {.name = "direct",
      .help = "every rank gets its block out of every peer's scratch, pairwise, at most "

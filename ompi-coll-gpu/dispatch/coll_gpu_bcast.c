@@ -3,12 +3,15 @@
  * MPI_Bcast and MPI_Ibcast on device buffers: the root's buffer is an input,
  * every other rank's an output.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_BCAST_PIPELINED_HELP                                                              \
     "the root's scratch, double buffered, read by every rank; across nodes, where a node other "   \
     "than the root's has several ranks, two-level: one leader per node gets each chunk from the "  \

@@ -4,6 +4,10 @@
  * (coll_gpu_dispatch.h).
  */
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_alg.h"
+#include "coll_gpu_native_async.h"
+#include "coll_gpu_native_eligible.h"
+#include "coll_gpu_native_steps.h"
 #include "coll_gpu_signature.h"
 
 #include <stdlib.h>

@@ -28,7 +28,8 @@
 
 #include "coll_gpu.h"
 #include "coll_gpu_board.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_call.h"
+#include "coll_gpu_native_mem.h"
 #include "coll_gpu_staged.h"
 
 BEGIN_C_DECLS

@@ -4,10 +4,13 @@
  * receive buffer matters at the root only: elsewhere it is neither
  * classified nor touched.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_GATHER_BINOMIAL_HELP                                                              \
     "the node leaders pass their subtrees' blocks up a binomial tree to the root "                 \
     "(ceil(log2(nodes)) "                                                                          \

@@ -3,9 +3,12 @@
  * MPI_Reduce and MPI_Ireduce on device buffers.  The receive buffer matters
  * at the root only: elsewhere it is neither classified nor touched.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_REDUCE_BINOMIAL_HELP                                                              \
     "the node leaders reduce up a binomial tree to the root (ceil(log2(nodes)) gets deep, chunks " \
     "pipelined up it without a barrier), each from its node's inputs: for small calls across "     \

@@ -4,12 +4,15 @@
  * on device buffers.  In place, the receive buffer holds every rank's input
  * (the whole vector) on entry.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_RS_DIRECT_HELP                                                                    \
     "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "   \
     "one node"

@@ -4,10 +4,13 @@
  * The send buffer matters at the root only: elsewhere it is neither
  * classified nor touched.
  */
+#include "coll_gpu_alg.h"
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_native.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_SCATTER_BINOMIAL_HELP                                                             \
     "the root's blocks go down a binomial tree of the node leaders, each getting its subtree's "   \
     "blocks from its parent (ceil(log2(nodes)) messages from the root per step, steps pipelined "  \

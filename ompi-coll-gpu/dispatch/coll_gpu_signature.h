@@ -11,7 +11,7 @@
 #ifndef COLL_GPU_SIGNATURE_H
 #define COLL_GPU_SIGNATURE_H
 
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_call.h"
 
 BEGIN_C_DECLS
 

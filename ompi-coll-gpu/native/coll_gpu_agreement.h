@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The closing agreement's words and schedule (coll_gpu_native_agree_word, coll_gpu_native.c;
+ * The closing agreement's words and schedule (coll_gpu_native_agree_word, coll_gpu_native_agree.c;
  * docs/algorithms.md, "The closing agreement"), apart so that unit/test_agreement checks them for
  * every node count up to thousands without an MPI job.
  *

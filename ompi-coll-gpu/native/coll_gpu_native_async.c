@@ -22,7 +22,8 @@
  * queued ones (coll_gpu_native_async_drain).  Freeing the communicator waits for them too, then
  * ends the thread.
  */
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_async.h"
+#include "coll_gpu_native_steps.h"
 #include "coll_gpu_signature.h"
 
 #include "opal/runtime/opal_progress.h"

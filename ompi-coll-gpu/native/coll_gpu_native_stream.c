@@ -46,8 +46,12 @@
  */
 #include "coll_gpu_dispatch.h"
 #define COLL_GPU_EXT_NO_MPIX_STREAM /* the component implements them */
+#include "coll_gpu_alg.h"
 #include "coll_gpu_ext.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_async.h"
+#include "coll_gpu_native_ctx.h"
+#include "coll_gpu_native_eligible.h"
+#include "coll_gpu_native_steps.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_team.h"
 

@@ -20,7 +20,11 @@
 #define COLL_GPU_PRIMS_H
 
 #include "coll_gpu_fold.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_agree.h"
+#include "coll_gpu_native_call.h"
+#include "coll_gpu_native_ctx.h"
+#include "coll_gpu_native_mem.h"
+#include "coll_gpu_native_steps.h"
 #include "coll_gpu_run.h"
 
 BEGIN_C_DECLS

@@ -5,7 +5,7 @@
  */
 #include "coll_gpu_team.h"
 #include "coll_gpu_hash.h"
-#include "coll_gpu_native.h"
+#include "coll_gpu_native_async.h"
 
 #include "ompi/group/group.h"
 #include "opal/runtime/opal_progress.h"

@@ -265,7 +265,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
          * then its own block out and one fetch per peer, n + 1 copies a step (in place: n),
          * where a copy per block made it 2n - 1 (2n - 2); the steps: a block's bytes (data
          * movement is in bytes of the type signature) in areas of the scratch's half over n
-         * (coll_gpu_native.c: max(one_shot_max, 2 chunk), 256-byte aligned) */
+         * (coll_gpu_native_ctx.c: max(one_shot_max, 2 chunk), 256-byte aligned) */
         if ((2 == slot) && (TU_MEM_DEVICE == st->mem) && !tu_multi_node(&st->config, n) &&
             (count > 0) && (ctr_after.emu_copies > ctr_before.emu_copies)) {
             size_t half = (size_t)st->config.one_shot_max_bytes;

@@ -220,7 +220,7 @@ static int floor_log2(int n) {
 
 /* Messages between nodes a node leader (its first rank) sends in the agreement that ends every
  * native call: one per distance m radix^i below nnodes (m = 1 .. radix - 1), the others none
- * (coll_gpu_agreement_radix, read here; coll_gpu_native.c). */
+ * (coll_gpu_agreement_radix, read here; coll_gpu_native_agree.c). */
 
 static uint64_t agreement_messages(const layout_t *lay, int rank) {
     long long radix = agreement_radix();

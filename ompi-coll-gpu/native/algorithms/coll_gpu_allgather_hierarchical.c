@@ -22,6 +22,7 @@
  * s (steps 2 and 3) completed.  GATHERED(s) lies between READY(s) and READY(s + 1) in the slot's
  * monotone values.  Only copies: the bits are direct's.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* Slots of a scratch half: this rank's chunk, then its share of the other nodes' chunks, as

@@ -30,6 +30,7 @@
  * the runs of nodes its partners do not read in that round.  The halves of earlier calls are
  * free: their last step, the agreement, was announced by every rank.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 bool coll_gpu_allgather_doubling_fits(const coll_gpu_native_t *native, size_t esize) {

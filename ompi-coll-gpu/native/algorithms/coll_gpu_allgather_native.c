@@ -10,6 +10,7 @@
  * number of steps.  The fetches of a step complete before the next step's announcement, after
  * which their owners may reuse that half.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_allgatherv_direct(struct ompi_communicator_t *comm,

@@ -48,6 +48,7 @@
  * ends with (coll_gpu_prims_finish), which every rank announces to every rank: the next call may
  * write either half.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 #include <string.h>

@@ -29,6 +29,7 @@
  * doubling on node indices (lower op higher): the same bits on every rank, from run to run for
  * the same layout, count, type and op; not hierarchical's bits nor one_shot's on floating point.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_doubling.h"
 
 int coll_gpu_allreduce_hierarchical_doubling(struct ompi_communicator_t *comm,

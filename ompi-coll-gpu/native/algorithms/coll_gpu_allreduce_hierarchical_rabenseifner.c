@@ -51,6 +51,7 @@
  * tree whichever segment holds it (round k pairs v and v ^ p / 2^(k+1) for every v), so the
  * bits depend on the node layout only, not on the chunk, the shards or the memory kind.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 #define COLL_GPU_RAB_ALIGN 64

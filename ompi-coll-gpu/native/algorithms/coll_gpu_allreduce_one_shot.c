@@ -9,6 +9,7 @@
  * An accelerator error does not stop the signals: peers finish the call instead of waiting
  * for a timeout, and every rank returns the error at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_allreduce_one_shot(struct ompi_communicator_t *comm,

@@ -13,6 +13,7 @@
  * An accelerator error skips the copies and reductions, never the signals; every rank returns
  * it at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_doubling.h"
 
 /* The rank of member i. */

@@ -45,6 +45,7 @@
  * An accelerator error skips the data movement, never the signals (peers finish the call);
  * every rank returns it at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* Segment j of n elements over size ranks: the first n % size segments one element longer. */

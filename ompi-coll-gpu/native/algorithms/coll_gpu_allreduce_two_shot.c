@@ -14,6 +14,7 @@
  * Scratch half of a step: [0, half/2) this rank's input chunk, [half/2, half) its reduced
  * shard.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_allreduce_two_shot(struct ompi_communicator_t *comm,

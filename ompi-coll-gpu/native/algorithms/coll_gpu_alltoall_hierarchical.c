@@ -42,6 +42,7 @@
  * inside a node: READY(s) < SCATTERED(s) < READY(s + 1); between carriers GATHERED only.
  * Only copies: the bits are direct's.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* The most ranks any node of the team has. */

@@ -28,6 +28,7 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 static inline size_t coll_gpu_alltoall_chunk(size_t count, size_t first, size_t per_step) {

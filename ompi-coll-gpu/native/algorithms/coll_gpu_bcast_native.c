@@ -39,6 +39,7 @@
  * and NIC i of every node on one leaf switch), where the root's data already travels, and the
  * role moves with the root instead of always loading the node's first rank.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* Who this rank reads from in a two-level bcast, computed from the team alone (the same on

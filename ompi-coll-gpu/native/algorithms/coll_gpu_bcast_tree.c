@@ -49,6 +49,7 @@
  * Only copies: every rank's result is the root's bytes.
  */
 
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 size_t coll_gpu_bcast_chunk_elems(const coll_gpu_native_t *native, size_t count, size_t esize) {

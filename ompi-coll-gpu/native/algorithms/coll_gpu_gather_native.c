@@ -6,6 +6,7 @@
  * its own from its send buffer (in place: already there).  The root's reads complete before its
  * next announcement, after which their owners may reuse that half.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_gather_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {

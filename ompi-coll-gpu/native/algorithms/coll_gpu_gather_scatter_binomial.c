@@ -46,6 +46,7 @@
  * signal of a step goes once from one rank to another (READY and FINAL one way, CONSUMED back),
  * so all carry the step.  Only copies: the bits are direct's.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* The first slot of node position v's ranks in a half (v = nnodes: the end, size): slots in

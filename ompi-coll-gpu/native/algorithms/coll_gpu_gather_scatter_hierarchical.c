@@ -46,6 +46,7 @@
  * GATHERED / SCATTERED of step s lie between READY(s) and READY(s + 1) in a slot's monotone
  * values, one per sender and step.  Only copies: the bits are direct's.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 bool coll_gpu_gather_scatter_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {

@@ -47,6 +47,7 @@
  * MPI_IN_PLACE at the root: its input is rbuf, copied into its input slot in the step that
  * writes the same chunk of rbuf.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 /* ceil(log2 nnodes): the root's children, the most a leader has (landing slots). */

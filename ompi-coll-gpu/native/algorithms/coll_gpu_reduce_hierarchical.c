@@ -33,6 +33,7 @@
  * MPI_IN_PLACE at the root: its input is rbuf, copied into its scratch in the step that writes
  * the same chunk of rbuf.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 bool coll_gpu_reduce_hierarchical_fits(const coll_gpu_native_t *native, size_t esize) {

@@ -16,6 +16,7 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_reduce_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {

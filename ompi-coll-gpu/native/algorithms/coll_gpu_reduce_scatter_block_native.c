@@ -22,6 +22,7 @@
  * An accelerator error does not stop the signals: peers finish the call and every
  * rank returns the error at the end (coll_gpu_native_finish).
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_reduce_scatter_direct(struct ompi_communicator_t *comm,

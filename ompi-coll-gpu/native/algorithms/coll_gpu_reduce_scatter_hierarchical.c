@@ -30,6 +30,7 @@
  * chunk [first, + n) of step s covers only elements of steps up to s (block 0's chunk of step s,
  * earlier chunks of the other blocks), already copied.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 static size_t coll_gpu_rs_hier_slots(const coll_gpu_team_t *team) {

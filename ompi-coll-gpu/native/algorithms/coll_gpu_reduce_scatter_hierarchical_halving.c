@@ -41,6 +41,7 @@
  * MPI_IN_PLACE: the input is rbuf; the result chunk [first, first + n) of step s covers only
  * elements of chunks up to s, copied in at the start of their step.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 bool coll_gpu_reduce_scatter_halving_fits(const coll_gpu_native_t *native, size_t esize) {

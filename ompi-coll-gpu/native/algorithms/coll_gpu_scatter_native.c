@@ -9,6 +9,7 @@
  * announces a step after its read of the previous one completed, so the root writes the next
  * chunks into the other half while these are read.
  */
+#include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"
 
 int coll_gpu_scatter_direct(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {

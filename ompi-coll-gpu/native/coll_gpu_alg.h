@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The collectives' algorithm tables, the helpers their rows are written with, and the choice
+ * of a call's algorithm (parameter, tuning rule, auto), so that a table row is all an
+ * algorithm adds. */
+#ifndef COLL_GPU_ALG_H
+#define COLL_GPU_ALG_H
+
+#include "coll_gpu.h"
+#include "coll_gpu_native_ctx.h"
+
+BEGIN_C_DECLS
+
+/* Values of every coll_gpu_<coll>_algorithm parameter and elements of every
+ * coll_gpu_<coll>_algorithm_calls pvar: auto (never counted), staged, then the collective's
+ * native algorithms in the order of its table (coll_gpu_alg_table_t). */
+enum { COLL_GPU_ALG_AUTO = 0, COLL_GPU_ALG_STAGED = 1, COLL_GPU_ALG_FIRST_NATIVE = 2 };
+
+/* One native call (coll_gpu_native_call_t, coll_gpu_native_call.h). */
+struct coll_gpu_native_call;
+
+/* A native algorithm: runs call on comm, every rank of it alike. */
+typedef int (*coll_gpu_native_alg_fn_t)(struct ompi_communicator_t *comm,
+                                        const struct coll_gpu_native_call *call);
+
+/* The collectives with native algorithms: blocking calls, every buffer of every rank of one
+ * memory kind, a contiguous type (data movement: any type, as bytes of its signature). */
+typedef enum {
+    COLL_GPU_NCOLL_REDUCE_SCATTER_BLOCK = 0,
+    COLL_GPU_NCOLL_ALLGATHER,
+    COLL_GPU_NCOLL_BCAST,
+    COLL_GPU_NCOLL_REDUCE,
+    COLL_GPU_NCOLL_GATHER,
+    COLL_GPU_NCOLL_SCATTER,
+    COLL_GPU_NCOLL_ALLGATHERV,
+    COLL_GPU_NCOLL_REDUCE_SCATTER,
+    COLL_GPU_NCOLL_ALLTOALL,
+    COLL_GPU_NCOLL_ALLTOALLV,
+    COLL_GPU_NCOLL_ALLREDUCE,
+    COLL_GPU_NCOLL_NUM
+} coll_gpu_ncoll_t;
+
+/* What an algorithm's predicates see of a call: the same on every rank. */
+typedef struct {
+    const coll_gpu_native_t *native; /* its team (size, nodes) and scratch */
+    size_t bytes;                    /* per rank (the largest block of a v-collective) */
+    size_t esize;                    /* bytes of an element */
+} coll_gpu_alg_query_t;
+
+/*
+ * One native algorithm: a row of its collective's table.  Adding an algorithm is a file with
+ * its function, a row, and a line in Makefile.am: its parameter value, pvar element, tuning
+ * name and ompi_info text all come from the row.
+ */
+typedef struct {
+    const char *name;       /* parameter value, pvar element, tuning-file name */
+    const char *help;       /* what it does, for ompi_info */
+    const char *cost_model; /* its entry in perf/cost_model (NULL: the model has none) */
+    bool multi_node;        /* it runs on communicators spanning nodes */
+    /* whether it can run a call it was chosen for (NULL: always); why: the reason when not */
+    bool (*fits)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+    /* auto: rows are asked in table order, the first that prefers the call runs it (NULL:
+     * never chosen by auto); why: the reason, for the verbose log */
+    bool (*preferred)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+    coll_gpu_native_alg_fn_t run;
+} coll_gpu_alg_desc_t;
+
+/* A collective's algorithms (coll_gpu_<coll>.c).  Its parameter is coll_gpu_<name>_algorithm:
+ * auto, staged, then the rows; its pvar coll_gpu_<name>_algorithm_calls counts calls per
+ * value. */
+typedef struct {
+    const char *name;      /* "allreduce": parameter, pvar and tuning-file name */
+    const char *mpi_call;  /* "MPI_Allreduce" */
+    const char *auto_help; /* what auto takes without a tuning rule, for ompi_info */
+    const char *note;      /* more ompi_info text, or NULL */
+    bool per_rank_blocks;  /* a step holds up to an element per rank in a scratch half:
+                            * reduce_scatter(_block) and the alltoalls (every rank's block),
+                            * scatter (the root's chunk of every block), reduce (the root's
+                            * copies of other nodes' inputs) */
+    bool uniform_count;    /* every rank passes the same count (coll_gpu_check_counts) */
+    int num_algs;
+    const coll_gpu_alg_desc_t *algs;
+} coll_gpu_alg_table_t;
+
+/* The tables, by collective; the parameter value of row i is COLL_GPU_ALG_FIRST_NATIVE + i. */
+extern const coll_gpu_alg_table_t *const coll_gpu_alg_tables[COLL_GPU_NCOLL_NUM];
+extern const coll_gpu_alg_table_t coll_gpu_allreduce_algs, coll_gpu_reduce_scatter_block_algs,
+    coll_gpu_allgather_algs, coll_gpu_bcast_algs, coll_gpu_reduce_algs, coll_gpu_gather_algs,
+    coll_gpu_scatter_algs, coll_gpu_allgatherv_algs, coll_gpu_reduce_scatter_algs,
+    coll_gpu_alltoall_algs, coll_gpu_alltoallv_algs;
+
+/* The reason of a choice, for the verbose log: formatted only when why_len > 0, which the
+ * dispatch gives only when the log is on (a formatted string per call costs as much as a
+ * small collective). */
+#define COLL_GPU_WHY(why, why_len, ...)                                                            \
+    do {                                                                                           \
+        if ((why_len) > 0) {                                                                       \
+            snprintf((why), (why_len), __VA_ARGS__);                                               \
+        }                                                                                          \
+    } while (0)
+
+/* A row's preferred that always says yes (a collective's only algorithm). */
+bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* The table of a collective with one native algorithm, which auto takes, on any communicator:
+ * defines table (and its row). */
+#define COLL_GPU_ALG_TABLE_ONE(table, coll, mpi, alg, alg_help, fn, blocks, uniform)               \
+    static const coll_gpu_alg_desc_t table##_rows[] = {{.name = alg,                               \
+                                                        .help = alg_help,                          \
+                                                        .multi_node = true,                        \
+                                                        .preferred = coll_gpu_alg_always,          \
+                                                        .run = fn}};                               \
+    const coll_gpu_alg_table_t table = {.name = coll,                                              \
+                                        .mpi_call = mpi,                                           \
+                                        .auto_help = alg,                                          \
+                                        .per_rank_blocks = blocks,                                 \
+                                        .uniform_count = uniform,                                  \
+                                        .num_algs = 1,                                             \
+                                        .algs = table##_rows}
+
+/* auto's size rule for an algorithm of a few rounds between node leaders (allreduce and
+ * allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast and
+ * reduce binomial): from coll_gpu_<param>_min_nodes nodes on, calls of at most
+ * coll_gpu_<param>_max_bytes (per_rank: the largest block x ranks, where its step holds a chunk
+ * of every rank), and of at least coll_gpu_<param>_min_bytes where the rule has one. */
+typedef struct {
+    const char *param;      /* "allgather_doubling": the parameters' names */
+    const char *bytes_what; /* what the call's bytes are, for the log: " gathered" */
+    bool per_rank;
+    const int *min_nodes; /* the parameters */
+    const size_t *max_bytes;
+    const size_t *min_bytes; /* NULL: none */
+    /* a band rule's (binomial's; gather's, scatter's and alltoall's hierarchical; else NULL): a
+     * communicator without rails takes its band without them where no parameter was set */
+    const coll_gpu_band_rule_t *band;
+} coll_gpu_alg_size_rule_t;
+
+/* Whether rule takes query's call; _why: and the reason, for the verbose log. */
+bool coll_gpu_alg_size_rule(const coll_gpu_alg_size_rule_t *rule,
+                            const coll_gpu_alg_query_t *query);
+bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
+                                const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
+ * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
+ * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
+ * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
+ * algorithm's _fits), and outside hier_band where the collective has one (gather, scatter,
+ * alltoall: the cost model's band of hierarchical against direct; NULL: none); hierarchical
+ * elsewhere. */
+bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
+                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                           size_t seg_min_bytes,
+                                           const coll_gpu_alg_size_rule_t *hier_band, char *why,
+                                           size_t why_len);
+bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
+                                    bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
+                                    size_t why_len);
+bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+
+/* A band rule (coll_gpu_alg_size_rule_t) named var over rule_params, a coll_gpu_band_rule_t of
+ * the component (coll_gpu_<param_name>_* parameters; per_rank: their bytes are the block x
+ * ranks; what: the bytes' name in the log). */
+#define COLL_GPU_ALG_BAND_RULE(var, param_name, what, is_per_rank, rule_params)                    \
+    static const coll_gpu_alg_size_rule_t var = {.param = param_name,                              \
+                                                 .bytes_what = what,                               \
+                                                 .per_rank = is_per_rank,                          \
+                                                 .min_nodes = &(rule_params).params.min_nodes,     \
+                                                 .max_bytes = &(rule_params).params.max_bytes,     \
+                                                 .min_bytes = &(rule_params).params.min_bytes,     \
+                                                 .band = &(rule_params)}
+
+/* A binomial row of a collective with direct and hierarchical rows (reduce, gather, scatter):
+ * defines prefix##_binomial_small (auto's test, the leaders argument of
+ * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (rule_params: the
+ * coll_gpu_<param>_{min_nodes,min_bytes,max_bytes} parameters; per_rank: their bytes are the
+ * block x ranks) and its _fits (layout: what a scratch half must hold, for the log). */
+#define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, rule_params, fits_fn,    \
+                                   layout)                                                         \
+    COLL_GPU_ALG_BAND_RULE(prefix##_binomial_rule, param_name, what, is_per_rank, rule_params);    \
+    static bool prefix##_binomial_small(const coll_gpu_alg_query_t *query) {                       \
+        return (query->native->team->nnodes > 1) &&                                                \
+               coll_gpu_alg_size_rule(&prefix##_binomial_rule, query) &&                           \
+               fits_fn(query->native, query->esize);                                               \
+    }                                                                                              \
+    static bool prefix##_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,          \
+                                            size_t why_len) {                                      \
+        return coll_gpu_alg_size_rule_why(&prefix##_binomial_rule, query, why, why_len) &&         \
+               prefix##_binomial_small(query);                                                     \
+    }                                                                                              \
+    static bool prefix##_binomial_fits_query(const coll_gpu_alg_query_t *query, char *why,         \
+                                             size_t why_len) {                                     \
+        if (fits_fn(query->native, query->esize)) {                                                \
+            return true;                                                                           \
+        }                                                                                          \
+        COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold %s",                \
+                     query->native->half, layout);                                                 \
+        return false;                                                                              \
+    }
+/* The row those define. */
+#define COLL_GPU_ALG_BINOMIAL_ROW(prefix, row_help, model, fn)                                     \
+    {                                                                                              \
+        .name = "binomial", .help = row_help, .cost_model = model, .multi_node = true,             \
+        .fits = prefix##_binomial_fits_query, .preferred = prefix##_binomial_preferred, .run = fn  \
+    }
+
+/* auto's test for a collective's algorithm between node leaders (allgather(v)
+ * hierarchical_doubling, reduce_scatter(_block) hierarchical_halving), asked before direct and
+ * hierarchical; coll_gpu_alg_no_leaders where a collective has none. */
+bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
+
+/* The rows of such a collective (prefix##_rows), and their predicates: direct and
+ * hierarchical leave the calls leaders takes to a row that follows (the variable arguments:
+ * more rows). */
+#define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
+                                              hier_fits, seg_min_bytes, hier_band, leaders, ...)   \
+    static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
+                                          size_t why_len) {                                        \
+        return !leaders(query) && coll_gpu_alg_direct_over_hierarchical(                           \
+                                      query, hier_fits, seg_min_bytes, hier_band, why, why_len);   \
+    }                                                                                              \
+    static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
+                                           size_t why_len) {                                       \
+        return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
+    }                                                                                              \
+    static bool prefix##_hierarchical_preferred(const coll_gpu_alg_query_t *query, char *why,      \
+                                                size_t why_len) {                                  \
+        return !leaders(query) && coll_gpu_alg_across_nodes(query, why, why_len);                  \
+    }                                                                                              \
+    static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
+        {.name = "direct",                                                                         \
+         .help = direct_help,                                                                      \
+         .multi_node = true,                                                                       \
+         .preferred = prefix##_direct_preferred,                                                   \
+         .run = direct_fn},                                                                        \
+        {.name = "hierarchical",                                                                   \
+         .help = hier_help,                                                                        \
+         .multi_node = true,                                                                       \
+         .fits = prefix##_hierarchical_fits,                                                       \
+         .preferred = prefix##_hierarchical_preferred,                                             \
+         .run = hier_fn},                                                                          \
+        ##__VA_ARGS__}
+
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
+    "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
+    "node has several ranks"
+/* The same where hierarchical runs on a band (gather, scatter, alltoall: coll a string
+ * literal). */
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(coll)                                      \
+    "direct on one node and across nodes of one rank each; across nodes where a node has "         \
+    "several ranks hierarchical on " coll "_hierarchical's band (from " coll                       \
+    "_hierarchical_min_nodes nodes for calls from _min_bytes to _max_bytes), direct elsewhere"
+
+/* A collective's table from its rows (prefix##_rows), auto's text for ompi_info. */
+#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text)                   \
+    const coll_gpu_alg_table_t table = {                                                           \
+        .name = coll,                                                                              \
+        .mpi_call = mpi,                                                                           \
+        .auto_help = auto_text,                                                                    \
+        .per_rank_blocks = blocks,                                                                 \
+        .uniform_count = uniform,                                                                  \
+        .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
+        .algs = prefix##_rows}
+/* The table of a collective with direct and hierarchical rows and auto's text for them. */
+#define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
+    COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform,                                  \
+                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP)
+
+/* The name of value alg of coll's parameter ("auto", "staged", a row's). */
+const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
+
+/*
+ * The parameter value that runs a call of coll (COLL_GPU_ALG_STAGED or a row's): the parameter
+ * when it forces one, else the first tuning rule that matches and names staged or one of the
+ * collective's algorithms (rules naming another collective's are ignored; auto falls through),
+ * else the first row, in table order, that prefers the call.  *chunk_p: the rule's chunk, else
+ * coll_gpu_native_chunk_size.  why: a sentence for the verbose log.
+ */
+int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query, size_t *chunk_p,
+                        char *why, size_t why_len);
+
+/* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
+void coll_gpu_native_tuning_load(void);
+/* The hash of the rules read (0: none), what the ranks compare of coll_gpu_tuning_file
+ * (coll_gpu_params_hash). */
+uint64_t coll_gpu_native_tuning_hash(void);
+void coll_gpu_native_tuning_free(void);
+
+END_C_DECLS
+
+#endif /* COLL_GPU_ALG_H */

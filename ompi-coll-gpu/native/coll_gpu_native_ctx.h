@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A communicator's native context and its scratch: set up once (at its creation or its first
+ * native call), retired at MPI_Comm_free; why a call cannot have one (the fallback reasons). */
+#ifndef COLL_GPU_NATIVE_CTX_H
+#define COLL_GPU_NATIVE_CTX_H
+
+#include "coll_gpu.h"
+#include "coll_gpu_native_mem.h"
+#include "coll_gpu_team.h"
+
+#include "cgt.h"
+
+BEGIN_C_DECLS
+
+/* Why a blocking device-buffer call was staged rather than run natively: the elements of
+ * the coll_gpu_native_fallbacks pvar. */
+#define COLL_GPU_FOREACH_FALLBACK(X)                                                               \
+    X(DISABLED, "native_disabled")   /* coll_gpu_native=0 */                                       \
+    X(ALGORITHM, "algorithm_staged") /* parameter or tuning rule says staged */                    \
+    X(MEMORY, "memory")              /* a buffer not on the device, or kinds mixed across ranks */ \
+    X(DATATYPE_OP, "datatype_op")    /* no kernel for the pair, or not a contiguous type */        \
+    X(MULTI_NODE, "multi_node")      /* the communicator spans several nodes */                    \
+    X(TEAM, "team")                  /* no transport team, no IPC path, too many ranks */          \
+    X(MISMATCH, "config_mismatch")   /* ranks disagree on the parameters or tuning rules */        \
+    X(NONBLOCKING, "nonblocking")    /* a nonblocking call the native path does not take */
+
+typedef enum {
+#define COLL_GPU_FALLBACK_ENUM(id, name) COLL_GPU_FALLBACK_##id,
+    COLL_GPU_FOREACH_FALLBACK(COLL_GPU_FALLBACK_ENUM)
+#undef COLL_GPU_FALLBACK_ENUM
+        COLL_GPU_FALLBACK_NUM
+} coll_gpu_fallback_t;
+
+extern const char *const coll_gpu_fallback_names[COLL_GPU_FALLBACK_NUM];
+
+/* A symmetric scratch of one memory kind, allocated by the first native call of that kind. */
+typedef struct {
+    cgt_mem_t *mem;
+    char **peer;      /* team->size entries: every rank's scratch, mapped here */
+    bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
+} coll_gpu_native_scratch_t;
+
+typedef struct coll_gpu_native {
+    coll_gpu_team_t *team;
+    coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
+    size_t half;   /* bytes of each parity half of a rank's scratch */
+    uint64_t step; /* steps run on this communicator, of either kind (same on every rank) */
+    /* agreements run on this communicator (coll_gpu_native_agree_word; same on every rank), and the
+     * peer whose poisoned word failed the last one here (-1: none; its help message) */
+    uint64_t agreements;
+    int agree_told_by;
+    bool broken; /* a transport error left the ranks out of step: stage from now on */
+    /* gets coll_gpu_native_fetch issued to other nodes and not completed yet
+     * (coll_gpu_native_fetch_complete completes them all), and the most at once in the current
+     * call */
+    unsigned gets_in_flight, net_gets_in_flight_max;
+    /* other nodes cannot reach this rank's device scratch (UCX without device memory): what
+     * they read of it goes through the host scratch at the same offsets (publish, fetch) */
+    bool device_via_host;
+    /* Work arrays of team->size entries for one call (calls do not nest): the inputs of a
+     * reduction, and the blocks of a v-collective in elements (the receive side; the send
+     * side for the alltoalls), filled by the dispatch or the algorithm. */
+    const void **srcs;
+    size_t *counts, *displs, *send_counts, *send_displs;
+    /* retiring (coll_gpu_native_retire): the signal every peer must reach before the scratch
+     * goes (0: none), and the first peer not seen there yet */
+    uint64_t retire_value;
+    int retire_peer;
+    /* The critical path between nodes (coll_gpu_native_wait, _wait_all; docs/algorithms.md,
+     * "Traffic between nodes"): signals of other nodes waited for, the inter-node rounds they
+     * make (a wait after this rank signalled another node since its previous round), and the
+     * count of this rank's inter-node signals at the start of the current round. */
+    uint64_t net_waits, net_rounds, net_round_mark;
+    /* nnodes entries: cgt_team_received_by_node when the current call started (NULL: not
+     * allocated yet, or could not be: not counted by node) */
+    uint64_t *net_by_node_mark;
+} coll_gpu_native_t;
+
+/*
+ * The communicator's native context with a scratch of kind, set up on the first call that can
+ * use one (collective: every rank gets there at the same call, the decision before it being
+ * the same on every rank).  On failure returns false with the reason; later calls fail the
+ * same way without communicating.
+ */
+bool coll_gpu_native_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                         coll_gpu_native_kind_t kind, coll_gpu_native_t **native_p,
+                         coll_gpu_fallback_t *reason_p);
+/* coll_gpu_native_setup=create: the communicator is being created (module enable, every rank
+ * of it there): starts the setup of its native context and device scratch, which goes on in
+ * the background (coll_gpu_setup.h) and is complete before the communicator's first native
+ * decision, so that its nonblocking and persistent collectives run natively from the first.
+ * Failure leaves it staged, as on a first call. */
+void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
+                                     struct ompi_communicator_t *comm);
+/* The communicator is freed: announces one step more (this rank is done with its peers'
+ * memory: the last call's agreement step proved no peer reads this rank's) and retires team
+ * (native's) with the context, which goes once every peer announced it too or is known dead
+ * (coll_gpu_team_retire): MPI_Comm_free never waits for a peer inside a node; across nodes it waits
+ * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
+ * now. */
+void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
+
+/* Bytes at the start of this rank's half of step s (local) and of peer's. */
+static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                           int peer, uint64_t step) {
+    return native->scratch[kind].peer[peer] + (step & 1) * native->half;
+}
+static inline char *coll_gpu_native_mine(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,
+                                         uint64_t step) {
+    return coll_gpu_native_theirs(native, kind, native->team->rank, step);
+}
+
+/* Whether peer's scratch is loaded directly (on this node). */
+static inline bool coll_gpu_native_is_local(const coll_gpu_native_t *native, int peer) {
+    return native->team->node_of_rank[peer] == native->team->node;
+}
+
+END_C_DECLS
+
+#endif /* COLL_GPU_NATIVE_CTX_H */
