@@ -139,7 +139,11 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                          comm->c_name);
         return OMPI_ERR_NOT_FOUND;
     }
-    coll_gpu_native_setup_at_create(module, comm);
+    if (!OMPI_COMM_IS_INTER(comm)) {
+        /* (an intercommunicator's device calls are staged, each rank's alone: no board, no
+         * native context) */
+        coll_gpu_native_setup_at_create(module, comm);
+    }
     return OMPI_SUCCESS;
 }
 
@@ -158,15 +162,11 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
     if (!mca_coll_gpu_component.enable || mca_coll_gpu_component.priority < 0) {
         return NULL;
     }
-    /* Staging rewrites buffer arguments only; intercommunicator collectives
-     * have other argument rules and are left to Open MPI. */
-    if (OMPI_COMM_IS_INTER(comm)) {
-        return NULL;
-    }
     if (OMPI_SUCCESS != mca_coll_gpu_accel_open()) {
         /* No accelerator: no device buffers.  Host-buffer mode still runs the blocking
-         * collectives that have a native algorithm; everything else stays Open MPI's. */
-        host_only = mca_coll_gpu_component.host_buffers;
+         * collectives that have a native algorithm; everything else stays Open MPI's
+         * (intercommunicators': no native algorithm takes them). */
+        host_only = mca_coll_gpu_component.host_buffers && !OMPI_COMM_IS_INTER(comm);
         if (!host_only) {
             return NULL;
         }

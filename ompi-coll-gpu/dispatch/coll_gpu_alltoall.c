@@ -187,7 +187,7 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
 
 static bool coll_gpu_alltoall_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                     int *rc_p) {
-    int size = ompi_comm_size(a->comm);
+    int size = coll_gpu_args_blocks(a);
 
     (void)single_call;
     (void)rc_p;

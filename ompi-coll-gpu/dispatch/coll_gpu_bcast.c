@@ -157,7 +157,7 @@ static bool coll_gpu_bcast_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kin
  * (coll_gpu_bcast_staged_bytes); anything else is one host collective with the user's datatype. */
 static bool coll_gpu_bcast_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                  int *rc_p) {
-    bool is_root = (ompi_comm_rank(a->comm) == a->root);
+    bool is_root = coll_gpu_args_is_root(a);
     size_t bytes = coll_gpu_signature_bytes(a->count, a->dtype);
 
     if ((NULL == a->request) && !single_call && coll_gpu_pipeline_bytes_applies(bytes) &&
@@ -166,10 +166,12 @@ static bool coll_gpu_bcast_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool
                                      coll_gpu_bcast_staged_bytes(a, call, bytes));
         return true;
     }
-    coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);
-    call->recv_in = is_root;
-    call->recv_out = !is_root;
-    call->recv_holes = coll_gpu_has_holes(a->dtype, a->count);
+    if (is_root || coll_gpu_args_not_root_side(a)) { /* (not an intercommunicator's PROC_NULL) */
+        coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);
+        call->recv_in = is_root;
+        call->recv_out = !is_root;
+        call->recv_holes = coll_gpu_has_holes(a->dtype, a->count);
+    }
     return false;
 }
 

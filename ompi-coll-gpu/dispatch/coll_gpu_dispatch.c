@@ -28,13 +28,38 @@ bool coll_gpu_args_on_device(const coll_gpu_args_t *a) {
 }
 
 bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a) {
-    return coll_gpu_on_device(a->sbuf) ||
-           ((ompi_comm_rank(a->comm) == a->root) && coll_gpu_on_device(a->rbuf));
+    return (coll_gpu_args_not_root_side(a) && coll_gpu_on_device(a->sbuf)) ||
+           (coll_gpu_args_is_root(a) && coll_gpu_on_device(a->rbuf));
 }
 
 bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a) {
-    return ((ompi_comm_rank(a->comm) == a->root) && coll_gpu_on_device(a->sbuf)) ||
-           coll_gpu_on_device(a->rbuf);
+    return (coll_gpu_args_is_root(a) && coll_gpu_on_device(a->sbuf)) ||
+           (coll_gpu_args_not_root_side(a) && coll_gpu_on_device(a->rbuf));
+}
+
+/* An intercommunicator's call on device memory: one host collective of the modules below
+ * (coll/inter, coll/basic, libnbc: none reads device memory where Open MPI is not CUDA-aware)
+ * on host copies, laid out by the ops' stage functions under MPI's intercommunicator rules
+ * (coll_gpu_args_is_root, _blocks).  No native algorithm, no pipeline, no agreement on memory
+ * kinds: whatever each rank passes, every rank meets in that host collective. */
+static COLL_GPU_SLOW_PATH int coll_gpu_dispatch_inter(const coll_gpu_entry_t *entry,
+                                                      coll_gpu_args_t *a, bool on_device) {
+    coll_gpu_call_t call;
+    int rc;
+
+    if (!on_device) {
+        coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[a->coll], 1);
+        coll_gpu_board_settle(a->module);
+        return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
+    }
+    coll_gpu_call_init(&call, a->coll, coll_gpu_coll_name(a->coll), entry->prev, a);
+    call.count = a->count;
+    call.dtype = a->dtype;
+    call.persistent = a->persistent;
+    if (entry->ops->stage(a, &call, true, &rc)) {
+        return rc;
+    }
+    return coll_gpu_staged_run(a->module, a->comm, &call, a->request, true);
 }
 
 COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
@@ -42,7 +67,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
     bool mixed = false;
     int rc;
 
-    if (NULL != entry->native) {
+    if ((NULL != entry->native) && !OMPI_COMM_IS_INTER(a->comm)) {
         if (OPAL_UNLIKELY(mca_coll_gpu_component.check_memory_kinds) &&
             (NULL != mca_coll_gpu_component.accel)) {
             mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);
@@ -180,6 +205,9 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         /* a nonblocking or persistent call never waits for its peers' words: its word is
          * host, whatever it runs (coll_gpu_board.h) */
         coll_gpu_board_settle(a->module);
+    }
+    if (OPAL_UNLIKELY(OMPI_COMM_IS_INTER(a->comm))) {
+        return coll_gpu_dispatch_inter(entry, a, on_device);
     }
     if (a->persistent && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
         return rc;

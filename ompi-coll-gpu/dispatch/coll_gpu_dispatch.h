@@ -183,6 +183,23 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
  * sets itself up (its own collectives on the communicator) always Open MPI's. */
 int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);
 
+/* A rooted call's roles, and the blocks of a call's buffers, on an intra- or intercommunicator
+ * (MPI's rules: on an intercommunicator the root passes MPI_ROOT, the other ranks of its group
+ * MPI_PROC_NULL and use no buffer, the remote group's ranks the root's rank; blocks of a
+ * gather, scatter, allgather, alltoall count the remote group's ranks). */
+static inline bool coll_gpu_args_is_root(const coll_gpu_args_t *a) {
+    return OMPI_COMM_IS_INTER(a->comm) ? (MPI_ROOT == a->root)
+                                       : (ompi_comm_rank(a->comm) == a->root);
+}
+/* Whether this rank passes the buffers of a rooted call's other ranks: every rank of an
+ * intracommunicator (the root too), the remote group's ranks of an intercommunicator. */
+static inline bool coll_gpu_args_not_root_side(const coll_gpu_args_t *a) {
+    return !OMPI_COMM_IS_INTER(a->comm) || (a->root >= 0);
+}
+static inline int coll_gpu_args_blocks(const coll_gpu_args_t *a) {
+    return OMPI_COMM_IS_INTER(a->comm) ? ompi_comm_remote_size(a->comm) : ompi_comm_size(a->comm);
+}
+
 /* on_device classifiers for coll_gpu_ops_t: the send and receive buffers (a NULL one, as
  * bcast's send buffer, is host memory); the send buffer and, at the root only, the receive
  * buffer (gather, reduce); the receive buffer and, at the root only, the send buffer

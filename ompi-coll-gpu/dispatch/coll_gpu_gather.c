@@ -98,12 +98,14 @@ static bool coll_gpu_gather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
  * touched.  In place, the root's own block is already in it. */
 static bool coll_gpu_gather_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                   int *rc_p) {
-    int size = ompi_comm_size(a->comm);
+    int size = coll_gpu_args_blocks(a);
 
     (void)single_call;
     (void)rc_p;
-    coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
-    if (ompi_comm_rank(a->comm) == a->root) {
+    if (coll_gpu_args_not_root_side(a)) {
+        coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
+    }
+    if (coll_gpu_args_is_root(a)) {
         if (COLL_GPU_GATHERV == coll_gpu_coll_blocking(a->coll)) {
             coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
             call->recv_holes = true;

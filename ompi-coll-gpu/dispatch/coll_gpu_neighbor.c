@@ -48,7 +48,7 @@ static bool coll_gpu_neighbor_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, b
 
     (void)single_call;
     if (COLL_GPU_ALLTOALLW == base) {
-        indegree = outdegree = ompi_comm_size(a->comm);
+        indegree = outdegree = coll_gpu_args_blocks(a);
     } else if (OMPI_SUCCESS !=
                (*rc_p = coll_gpu_neighbor_degrees(a->comm, &indegree, &outdegree))) {
         return true; /* not a topology communicator: what Open MPI's MPI layer says too */

@@ -77,8 +77,10 @@ static bool coll_gpu_reduce_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, boo
                                   int *rc_p) {
     (void)single_call;
     (void)rc_p;
-    coll_gpu_buf_init(&call->send, a->sbuf, a->dtype, (size_t)a->count);
-    if (ompi_comm_rank(a->comm) == a->root) {
+    if (coll_gpu_args_not_root_side(a)) {
+        coll_gpu_buf_init(&call->send, a->sbuf, a->dtype, (size_t)a->count);
+    }
+    if (coll_gpu_args_is_root(a)) {
         coll_gpu_buf_init(&call->recv, a->rbuf, a->dtype, (size_t)a->count);
         call->recv_in = (MPI_IN_PLACE == a->sbuf);
         call->recv_out = true;

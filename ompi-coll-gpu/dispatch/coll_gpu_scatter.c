@@ -94,20 +94,22 @@ static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t k
 /* The send buffer matters at the root only: elsewhere it is neither classified nor touched. */
 static bool coll_gpu_scatter_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, bool single_call,
                                    int *rc_p) {
-    int size = ompi_comm_size(a->comm);
+    int size = coll_gpu_args_blocks(a);
 
     (void)single_call;
     (void)rc_p;
-    if (ompi_comm_rank(a->comm) == a->root) {
+    if (coll_gpu_args_is_root(a)) {
         if (COLL_GPU_SCATTERV == coll_gpu_coll_blocking(a->coll)) {
             coll_gpu_buf_init_blocks(&call->send, a->sbuf, a->sdtype, a->scounts, a->sdispls, size);
         } else {
             coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
         }
     }
-    coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount);
-    call->recv_out = true;
-    call->recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
+    if (coll_gpu_args_not_root_side(a)) {
+        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount);
+        call->recv_out = true;
+        call->recv_holes = coll_gpu_has_holes(a->rdtype, a->rcount);
+    }
     return false;
 }
 

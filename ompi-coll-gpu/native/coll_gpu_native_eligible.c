@@ -292,18 +292,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         if (OPAL_UNLIKELY(COLL_GPU_BOARD_DEAD == module->board_outcome)) {
             /* a rank of the call is gone: every rank that waits for it fails the call (a host
              * collective would wait for it for ever) */
-            char detail[128] = "a rank of the communicator died before it reached the call";
-            int dead, pid;
-
-            if (coll_gpu_board_dead_peer(module, &dead, &pid)) {
-                snprintf(detail, sizeof(detail), "rank %d (pid %d, on this node) has died", dead,
-                         pid);
-            }
-            opal_show_help("help-mpi-coll-gpu.txt", "native transport error", true,
-                           COLL_GPU_HOSTNAME, t->mpi_call, ompi_comm_rank(comm),
-                           ompi_comm_size(comm), cgt_status_string(CGT_ERR_PEER_FAILED), detail,
-                           "The call returns MPI_ERR_OTHER; its receive buffer is undefined.");
-            *rc_p = MPI_ERR_OTHER;
+            *rc_p = coll_gpu_board_dead_error(module, comm, t->mpi_call);
             return true;
         }
         /* another rank passes other memory, or this one does (coll_gpu_board.h) */

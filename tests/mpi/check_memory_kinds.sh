@@ -10,11 +10,11 @@
 #     blocking, nonblocking, persistent;
 #   - even ranks host, odd ranks device: MPI_Allreduce of 8 int8 and of 1 MiB, 2 and 3 ranks;
 #   - one host rank: MPI_Reduce_scatter_block, MPI_Allgatherv;
-#   - (not run: MPI_Allreduce, MPI_Allgather, MPI_Bcast on an intercommunicator, device
-#     buffers, --cases=intercomm.  Open MPI's coll/inter reduces to each group's root into a
-#     host temporary, which the call board makes meet, but then hands the user's device
-#     buffer to the point-to-point layer, which is not CUDA-aware: the component does not
-#     intercept intercommunicator collectives yet, so they fail as on plain Open MPI);
+#   - intercommunicators (even and odd ranks; the odd group's buffers on the device, the even
+#     group's on the device, then on the host): allreduce, allgather, alltoall, bcast, reduce,
+#     gather, scatter (MPI_ROOT / MPI_PROC_NULL), iallreduce, ibcast, on 2, 4 and 5 ranks and on
+#     2 emulated nodes: Open MPI's coll/inter and libnbc would hand device memory to the
+#     point-to-point layer, which is not CUDA-aware (a crash before the component staged them);
 #   - coll_gpu_native_nonblocking=0 on one rank only: MPI_Iallreduce on device memory after
 #     the native context's setup (every rank stages it), also where every rank promised
 #     uniform kinds (coll_gpu_memory_kinds_uniform=1): a parameter that changes the protocol,
@@ -32,7 +32,7 @@ EMU="coll_gpu_accelerator=emulated coll_gpu_staging_buffer_size=65536"
 # a case that has not ended in this time has hung: the job ends there, naming it
 CASE="--case-timeout=${MEMORY_KINDS_CASE_TIMEOUT:-45}"
 RUN=(test_memory_kinds --big=1m "$CASE")
-# every case but intercomm (above)
+# every case but intercomm (its runs below)
 ALL="--cases=output,input,output_nb,input_nb,output_pers,input_pers,allreduce,one_host,iallreduce"
 
 # each program on its own
@@ -48,6 +48,12 @@ check_run "2 ranks, MPI_Iallreduce, native_nonblocking=0 on rank 1" 2 "$EMU" "${
     --cases=iallreduce $ODD --expect-staged
 check_run "2 ranks, MPI_Iallreduce, uniform kinds promised, native_nonblocking=0 on rank 1" 2 \
     "$EMU coll_gpu_memory_kinds_uniform=1" "${RUN[@]}" --cases=iallreduce $ODD --expect-staged
+
+for np in 2 4 5; do
+    check_run "$np ranks, intercommunicator" $np "$EMU" "${RUN[@]}" --cases=intercomm
+done
+check_run "4 ranks on 2 emulated nodes, intercommunicator" 4 "$EMU coll_gpu_ranks_per_node=2" \
+    "${RUN[@]}" --cases=intercomm
 
 # every case together
 for np in 1 4 5; do

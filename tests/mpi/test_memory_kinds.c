@@ -25,9 +25,12 @@
  *               (sums that overflow) and of a big array
  *   one_host    one rank's buffers on the host (the last), the others' on the device:
  *               MPI_Reduce_scatter_block, MPI_Allgatherv
- *   intercomm   MPI_Allreduce, MPI_Allgather and MPI_Bcast on an intercommunicator (even and
- *               odd ranks), device buffers: Open MPI's coll/inter reduces and gathers to each
- *               group's root into host temporaries
+ *   intercomm   on an intercommunicator of the even and the odd ranks, the odd group's buffers
+ *               on the device, the even group's on the device and then on the host:
+ *               MPI_Allreduce, _Allgather, _Alltoall, _Bcast, _Reduce, _Gather, _Scatter
+ *               (roots MPI_ROOT / MPI_PROC_NULL), MPI_Iallreduce, MPI_Ibcast (the modules below
+ *               coll/gpu, coll/inter and libnbc, would hand device memory to the
+ *               point-to-point layer)
  *   iallreduce  MPI_Iallreduce on device memory; with --odd-env=OMPI_MCA_coll_gpu_native_
  *               nonblocking=0 one rank has a parameter that changes the protocol
  * --colls=LIST: only these collectives of the cases (reduce,gather,...: their blocking names).
@@ -201,9 +204,8 @@ static void mk_expect(tu_expect_t *expect, bool host_call, bool any_host_call, m
                       size_t device_bytes) {
     expect->device_payload = device_bytes;
     /* (a rank alone has no peer of another kind: it may pipeline) */
-    expect->chunks = ((mk.size > 1) && (any_host_call || (MK_BLOCKING != form)))
-                         ? TU_CHUNKS_NONE
-                         : TU_CHUNKS_ANY;
+    expect->chunks = ((mk.size > 1) && (any_host_call || (MK_BLOCKING != form))) ? TU_CHUNKS_NONE
+                                                                                 : TU_CHUNKS_ANY;
     if (host_call) {
         expect->path = TU_PATH_PASSTHROUGH;
     } else if (MK_BLOCKING == form && !any_host_call && !mk.expect_staged) {
@@ -660,30 +662,44 @@ static bool mk_host_last(int r) { return mk_host_rank(r, r == mk.size - 1); }
 /* Intercommunicator                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
-/* One collective on an intercommunicator of the even and the odd world ranks (color: this
- * rank's parity), device buffers: allreduce gives each group the sum of the other's inputs,
- * allgather the other's inputs in its rank order, bcast the even group's leader's data to the
- * odd group. */
+/* One collective on an intercommunicator of the even (color 0) and the odd world ranks, the
+ * even group's buffers of kind mem0, the odd group's device memory.  allreduce gives each group
+ * the sum of the other's inputs, allgather and alltoall the other's inputs in its rank order;
+ * the rooted calls have the even group's leader as root (MPI_ROOT, its group's others
+ * MPI_PROC_NULL): bcast and scatter send to the odd group, reduce and gather receive from it.
+ * The nonblocking forms of allreduce and bcast likewise. */
 static void mk_run_inter_call(MPI_Comm inter, coll_gpu_coll_t coll, int color, int lrank, int rsize,
-                              size_t count) {
+                              size_t count, tu_mem_t mem0) {
     int r = mk.rank, n = mk.size, rc;
-    int32_t *in = mk_input32(r, count), *want = calloc(count * (size_t)rsize, sizeof(int32_t));
-    void *sbuf = mk_copy_of(TU_MEM_DEVICE, in, count * sizeof(int32_t));
-    void *rbuf = mk_zeros(TU_MEM_DEVICE, count * sizeof(int32_t) * (size_t)rsize);
-    size_t nwant = count;
-    char what[128];
+    tu_mem_t mem = (0 == color) ? mem0 : TU_MEM_DEVICE;
+    /* the even group's root, the ranks with no part, and the rooted calls' remote ranks */
+    int root = (0 == color) ? (0 == lrank ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    bool is_root = (MPI_ROOT == root);
+    size_t blocks = count * (size_t)rsize;
+    int32_t *in = mk_input32(r, blocks), *want = calloc(blocks, sizeof(int32_t));
+    void *sbuf = mk_copy_of(mem, in, blocks * sizeof(int32_t));
+    void *rbuf = mk_zeros(mem, blocks * sizeof(int32_t));
+    size_t nwant = 0;
+    MPI_Request req = MPI_REQUEST_NULL;
+    char what[160];
 
-    snprintf(what, sizeof(what), "%s on an intercommunicator, device buffers, count=%zu np=%d",
-             tu_coll_name(coll), count, n);
+    snprintf(what, sizeof(what),
+             "%s on an intercommunicator, even group %s, odd group device, "
+             "count=%zu np=%d",
+             tu_coll_name(coll), tu_mem_name(mem0), count, n);
     tu_case_begin("%s", what);
     switch (coll) {
     case COLL_GPU_ALLREDUCE:
-        rc = MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, inter);
+    case COLL_GPU_IALLREDUCE:
+        rc = (COLL_GPU_ALLREDUCE == coll)
+                 ? MPI_Allreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, inter)
+                 : MPI_Iallreduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, inter, &req);
         for (int j = 1 - color; j < n; j += 2) {
             for (size_t i = 0; i < count; i++) {
                 want[i] += mk_in32(j, i);
             }
         }
+        nwant = count;
         break;
     case COLL_GPU_ALLGATHER:
         rc = MPI_Allgather(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T, inter);
@@ -692,32 +708,74 @@ static void mk_run_inter_call(MPI_Comm inter, coll_gpu_coll_t coll, int color, i
                 want[(size_t)k * count + i] = mk_in32(2 * k + 1 - color, i);
             }
         }
-        nwant = count * (size_t)rsize;
+        nwant = blocks;
         break;
-    default: {
-        /* the even group sends (its leader the root, the others no part), the odd receives */
-        int root = (0 == color) ? (0 == lrank ? MPI_ROOT : MPI_PROC_NULL) : 0;
-
-        rc = MPI_Bcast(0 == color ? sbuf : rbuf, (int)count, MPI_INT32_T, root, inter);
+    case COLL_GPU_ALLTOALL:
+        /* block k of remote rank j's input comes to remote rank k as its block j */
+        rc = MPI_Alltoall(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T, inter);
+        for (int k = 0; k < rsize; k++) {
+            for (size_t i = 0; i < count; i++) {
+                want[(size_t)k * count + i] = mk_in32(2 * k + 1 - color, (size_t)lrank * count + i);
+            }
+        }
+        nwant = blocks;
+        break;
+    case COLL_GPU_REDUCE:
+        rc = MPI_Reduce(sbuf, rbuf, (int)count, MPI_INT32_T, MPI_SUM, root, inter);
+        for (int j = 1; is_root && j < n; j += 2) {
+            for (size_t i = 0; i < count; i++) {
+                want[i] += mk_in32(j, i);
+            }
+        }
+        nwant = is_root ? count : 0;
+        break;
+    case COLL_GPU_GATHER:
+        rc = MPI_Gather(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T, root, inter);
+        for (int k = 0; is_root && k < rsize; k++) {
+            for (size_t i = 0; i < count; i++) {
+                want[(size_t)k * count + i] = mk_in32(2 * k + 1, i);
+            }
+        }
+        nwant = is_root ? blocks : 0;
+        break;
+    case COLL_GPU_SCATTER:
+        rc = MPI_Scatter(sbuf, (int)count, MPI_INT32_T, rbuf, (int)count, MPI_INT32_T, root, inter);
+        for (size_t i = 0; (1 == color) && i < count; i++) {
+            want[i] = mk_in32(0, (size_t)lrank * count + i);
+        }
+        nwant = (1 == color) ? count : 0;
+        break;
+    default: /* bcast, ibcast: the even group's root sends, the odd group receives */
+        if (COLL_GPU_BCAST == coll) {
+            rc = MPI_Bcast(0 == color ? sbuf : rbuf, (int)count, MPI_INT32_T, root, inter);
+        } else {
+            rc = MPI_Ibcast(0 == color ? sbuf : rbuf, (int)count, MPI_INT32_T, root, inter, &req);
+        }
         for (size_t i = 0; i < count; i++) {
             want[i] = mk_in32(0, i);
         }
         nwant = (1 == color) ? count : 0;
         break;
     }
+    if ((MPI_SUCCESS == rc) && (MPI_REQUEST_NULL != req)) {
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
     mk_check_rc(tu_coll_name(coll), rc);
-    mk_check32(what, TU_MEM_DEVICE, rbuf, want, nwant);
+    mk_check32(what, mem, rbuf, want, nwant);
     tu_case_end();
     free(in);
     free(want);
-    tu_mem_free(TU_MEM_DEVICE, sbuf);
-    tu_mem_free(TU_MEM_DEVICE, rbuf);
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
     mk.salt++;
 }
 
 static void mk_run_intercomm(void) {
-    static const coll_gpu_coll_t colls[] = {COLL_GPU_ALLREDUCE, COLL_GPU_ALLGATHER, COLL_GPU_BCAST};
+    static const coll_gpu_coll_t colls[] = {
+        COLL_GPU_ALLREDUCE, COLL_GPU_ALLGATHER,  COLL_GPU_ALLTOALL,
+        COLL_GPU_BCAST,     COLL_GPU_REDUCE,     COLL_GPU_GATHER,
+        COLL_GPU_SCATTER,   COLL_GPU_IALLREDUCE, COLL_GPU_IBCAST};
+    static const tu_mem_t even_kinds[] = {TU_MEM_DEVICE, TU_MEM_HOST};
     MPI_Comm local, inter;
     int r = mk.rank, color = r % 2, lrank, rsize;
 
@@ -730,10 +788,12 @@ static void mk_run_intercomm(void) {
     MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
     MPI_Comm_rank(local, &lrank);
     MPI_Comm_remote_size(inter, &rsize);
-    for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++) {
-        for (int which = 0; which < 2 && mk_coll_on(colls[k]); which++) {
-            mk_run_inter_call(inter, colls[k], color, lrank, rsize,
-                              mk_count(which, sizeof(int32_t)));
+    for (size_t m = 0; m < sizeof(even_kinds) / sizeof(even_kinds[0]); m++) {
+        for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++) {
+            for (int which = 0; which < 2 && mk_coll_on(colls[k]); which++) {
+                mk_run_inter_call(inter, colls[k], color, lrank, rsize,
+                                  mk_count(which, sizeof(int32_t)), even_kinds[m]);
+            }
         }
     }
     MPI_Comm_free(&inter);
