@@ -92,7 +92,8 @@ static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHER, kind, count,
-                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  a->rdtype, NULL, bufs,
+                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
                                   NULL != a->request, &call, rc_p)) {
         return false;
     }
@@ -131,7 +132,8 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     /* (a nonblocking call never compares: coll_gpu_check_counts stages it); a blocking one
      * compares only where every rank runs it natively: its word on the board first */
     if ((NULL == a->request) &&
-        coll_gpu_native_arrive(a->module, a->comm, kind, bufs, (MPI_IN_PLACE == sbuf) ? 1 : 2) &&
+        coll_gpu_native_arrive(a->module, a->comm, kind, bufs,
+                               coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2)) &&
         OPAL_UNLIKELY(coll_gpu_native_check_blocks(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV,
                                                    a->rcounts, a->rdtype, NULL, NULL, NULL,
                                                    rc_p))) {
@@ -146,7 +148,8 @@ static bool coll_gpu_allgatherv_native(coll_gpu_args_t *a, coll_gpu_native_kind_
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHERV, kind,
                                   (largest > 0) ? largest : 0, a->rdtype, NULL, bufs,
-                                  in_place ? 1 : 2, kinds_mixed, NULL != a->request, &call, rc_p)) {
+                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {

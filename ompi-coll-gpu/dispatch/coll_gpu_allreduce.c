@@ -11,6 +11,7 @@
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_reduce_op.h"
+#include "coll_gpu_signature.h"
 
 #include <stdio.h>
 
@@ -198,16 +199,34 @@ static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     const void *bufs[2] = {a->rbuf, a->sbuf};
     coll_gpu_native_call_t call;
 
+    /* a device call's buffers of host memory (one of the two: else the call passed through) go
+     * through device temporaries */
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLREDUCE, kind, a->count,
-                                  a->dtype, a->op, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  a->dtype, a->op, bufs,
+                                  in_place ? 1 : coll_gpu_sig_bufs_checked(kind, 2), kinds_mixed,
                                   NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
+        coll_gpu_sig_buf_t send = {0}, recv = {0};
+
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
+        if (!in_place && (COLL_GPU_NATIVE_DEVICE == kind)) {
+            if (!coll_gpu_on_device(a->sbuf)) {
+                coll_gpu_sig_buf_init(&call, &send, a->sbuf, a->dtype, 1, a->count, NULL, NULL,
+                                      NULL, NULL, true);
+                call.sbuf = send.data;
+            }
+            if (!coll_gpu_on_device(a->rbuf)) {
+                coll_gpu_sig_buf_init(&call, &recv, a->rbuf, a->dtype, 1, a->count, NULL, NULL,
+                                      NULL, NULL, false);
+                coll_gpu_sig_buf_receive(&call, &recv);
+                call.rbuf = recv.data;
+            }
+        }
         call.count = (size_t)a->count;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, call.count * call.esize);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, call.count * call.esize);
     }
     return true;
 }

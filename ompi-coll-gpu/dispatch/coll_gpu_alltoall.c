@@ -72,7 +72,8 @@ static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t 
     coll_gpu_native_call_t call;
 
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALL, kind, count,
-                                  a->rdtype, NULL, bufs, in_place ? 1 : 2, kinds_mixed,
+                                  a->rdtype, NULL, bufs,
+                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
                                   NULL != a->request, &call, rc_p)) {
         return false;
     }
@@ -127,7 +128,8 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
     /* a blocking call agrees with its peers only where every rank runs it natively: its word
      * on the board first (coll_gpu_board.h) */
     bool uniform =
-        !nonblocking && coll_gpu_native_arrive(a->module, a->comm, kind, bufs, in_place ? 1 : 2);
+        !nonblocking && coll_gpu_native_arrive(a->module, a->comm, kind, bufs,
+                                               coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2));
 
     if (uniform &&
         OPAL_UNLIKELY(coll_gpu_native_check_blocks(
@@ -155,8 +157,9 @@ static bool coll_gpu_alltoallv_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         count = ((0 != agreed[1]) || (agreed[0] > INT_MAX)) ? 0 : (int)agreed[0];
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALLV, kind, count,
-                                  MPI_BYTE, NULL, bufs, in_place ? 1 : 2, kinds_mixed, nonblocking,
-                                  &call, rc_p)) {
+                                  MPI_BYTE, NULL, bufs,
+                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
+                                  nonblocking, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {

@@ -67,8 +67,8 @@ static bool coll_gpu_gather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         bufs[nbufs++] = a->rbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_GATHER, kind, count, dtype,
-                                  NULL, bufs, nbufs, kinds_mixed, NULL != a->request, &call,
-                                  rc_p)) {
+                                  NULL, bufs, coll_gpu_sig_bufs_checked(kind, nbufs), kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {

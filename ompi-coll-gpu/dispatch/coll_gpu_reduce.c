@@ -7,6 +7,7 @@
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native_eligible.h"
+#include "coll_gpu_signature.h"
 
 /* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
 #define COLL_GPU_REDUCE_BINOMIAL_HELP                                                              \
@@ -53,7 +54,8 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
     if (!in_place) {
         bufs[nbufs++] = a->sbuf;
     }
-    if (is_root) {
+    if (is_root && ((COLL_GPU_NATIVE_DEVICE != kind) || in_place)) {
+        /* (a device call's root may receive into host memory: through a device temporary) */
         bufs[nbufs++] = a->rbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_REDUCE, kind, a->count,
@@ -62,11 +64,20 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
+        coll_gpu_sig_buf_t recv = {0};
+
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
+        if (is_root && !in_place && (COLL_GPU_NATIVE_DEVICE == kind) &&
+            !coll_gpu_on_device(a->rbuf)) {
+            coll_gpu_sig_buf_init(&call, &recv, a->rbuf, a->dtype, 1, a->count, NULL, NULL, NULL,
+                                  NULL, false);
+            coll_gpu_sig_buf_receive(&call, &recv);
+            call.rbuf = recv.data;
+        }
         call.count = (size_t)a->count;
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, NULL, (size_t)a->count * call.esize);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, &recv, (size_t)a->count * call.esize);
     }
     return true;
 }

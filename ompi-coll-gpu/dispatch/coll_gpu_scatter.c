@@ -66,8 +66,8 @@ static bool coll_gpu_scatter_native(coll_gpu_args_t *a, coll_gpu_native_kind_t k
         bufs[nbufs++] = a->sbuf;
     }
     if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_SCATTER, kind, count, dtype,
-                                  NULL, bufs, nbufs, kinds_mixed, NULL != a->request, &call,
-                                  rc_p)) {
+                                  NULL, bufs, coll_gpu_sig_bufs_checked(kind, nbufs), kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {

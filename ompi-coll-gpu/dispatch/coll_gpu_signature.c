@@ -144,7 +144,9 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
     (void)ompi_datatype_type_size(dtype, &tsize);
     ompi_datatype_get_extent(dtype, &lb, &extent);
     ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    dense = coll_gpu_signature_dense(dtype);
+    /* host memory in a device call: through a device temporary, as a layout that is not dense */
+    dense = coll_gpu_signature_dense(dtype) &&
+            ((COLL_GPU_NATIVE_DEVICE != call->kind) || coll_gpu_on_device(user));
     for (int p = 0; dense && (p < nblocks); ++p) {
         /* the algorithms take displacements from data on: a block before it is packed */
         dense = (coll_gpu_sig_edispl(buf, p) >= 0) || (coll_gpu_sig_ecount(buf, p) <= 0);

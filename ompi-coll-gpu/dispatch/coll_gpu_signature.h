@@ -52,6 +52,14 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
                            struct ompi_datatype_t *dtype, int nblocks, int ecount,
                            const int *ecounts, const int *edispls, size_t *counts_p,
                            size_t *displs_p, bool copy_in);
+/* How many of a call's nbufs buffers, all given to the algorithm through coll_gpu_sig_buf_init,
+ * must be of the call's memory kind: on device memory none (a host buffer, a root's receive
+ * buffer in host memory say, goes through a device temporary: the call stays native), in
+ * host-buffer mode all. */
+static inline int coll_gpu_sig_bufs_checked(coll_gpu_native_kind_t kind, int nbufs) {
+    return (COLL_GPU_NATIVE_DEVICE == kind) ? 0 : nbufs;
+}
+
 /* The receive side: buf is unpacked into the user's blocks at the end of the algorithm, before
  * the ranks agree on the call's outcome (coll_gpu_native_finish), when it has a temporary. */
 static inline void coll_gpu_sig_buf_receive(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf) {

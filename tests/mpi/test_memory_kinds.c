@@ -475,6 +475,12 @@ static void mk_run_rooted(coll_gpu_coll_t coll, mk_form_t form, bool in_place) {
         mk_expect(&call.expect, host_call, any_host_call, form,
                   (TU_MEM_DEVICE == t.send_mem ? t.sbytes : 0) +
                       (TU_MEM_DEVICE == t.recv_mem ? t.rbytes : 0));
+        if (output && !in_place && !any_host_call && (MK_BLOCKING == form) && !mk.expect_staged &&
+            tu_coll_native_expected(&mk.config, coll, n)) {
+            /* a root's host receive buffer beside its device send buffer leaves no rank off the
+             * native path: the algorithm writes through a device temporary */
+            call.expect.path = TU_PATH_NATIVE;
+        }
         if (1 == n && (COLL_GPU_BCAST == coll) && MK_PERSISTENT != form) {
             /* Open MPI returns before any coll module for a bcast on one rank */
             call.expect.path = TU_PATH_MAYBE;
