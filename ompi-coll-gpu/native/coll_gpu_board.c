@@ -754,10 +754,28 @@ int coll_gpu_board_dead_error(mca_coll_gpu_module_t *module, struct ompi_communi
 
 /* One more arrival after a call every rank arrived at: its outcome, with the copies' word. */
 static unsigned coll_gpu_board_stage_word(mca_coll_gpu_module_t *module,
-                                          struct ompi_communicator_t *comm, int rc) {
+                                          struct ompi_communicator_t *comm, unsigned status,
+                                          int rc) {
     ++module->call_seq;
-    return coll_gpu_board_arrive(
-        module, comm, COLL_GPU_BOARD_STAGED | ((OMPI_SUCCESS != rc) ? COLL_GPU_BOARD_FAILED : 0));
+    return coll_gpu_board_arrive(module, comm,
+                                 status | ((OMPI_SUCCESS != rc) ? COLL_GPU_BOARD_FAILED : 0));
+}
+
+bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    unsigned outcome;
+
+    if ((module->board_done == module->call_seq) &&
+        !coll_gpu_board_settled((unsigned)module->board_outcome)) {
+        /* the call's word is out (its native arrival) and every rank arrived: whether each
+         * pipelines is its datatype's business, so one more word (a rank that stages one host
+         * collective says SINGLE: every rank meets it there) */
+        outcome = coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_STAGED, OMPI_SUCCESS);
+    } else {
+        outcome = coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
+    }
+    outcome &= ~COLL_GPU_BOARD_FAILED;
+    return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome) &&
+           (COLL_GPU_BOARD_DEAD != outcome);
 }
 
 /* The outcome of a staged call's word: where a rank failed, every rank fails the call, after one
@@ -778,7 +796,7 @@ static bool coll_gpu_board_stage_outcome(mca_coll_gpu_module_t *module,
     if (0 == (outcome & COLL_GPU_BOARD_FAILED)) {
         return true;
     }
-    (void)coll_gpu_board_stage_word(module, comm, OMPI_SUCCESS);
+    (void)coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_STAGED, OMPI_SUCCESS);
     if (OMPI_SUCCESS == *rc_p) {
         coll_gpu_count_add(&mca_coll_gpu_component.peer_errors, 1);
         opal_show_help("help-mpi-coll-gpu.txt", "staged peer error", true, COLL_GPU_HOSTNAME,
@@ -798,7 +816,7 @@ bool coll_gpu_board_stage_agree(mca_coll_gpu_module_t *module, struct ompi_commu
         if (coll_gpu_board_settled(outcome)) {
             return coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, rc_p);
         }
-        outcome = coll_gpu_board_stage_word(module, comm, *rc_p);
+        outcome = coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_SINGLE, *rc_p);
     } else {
         outcome = coll_gpu_board_arrive(module, comm,
                                         COLL_GPU_BOARD_SINGLE |
@@ -809,7 +827,7 @@ bool coll_gpu_board_stage_agree(mca_coll_gpu_module_t *module, struct ompi_commu
 
 int coll_gpu_board_close(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          const char *mpi_call, int rc) {
-    unsigned outcome = coll_gpu_board_stage_word(module, comm, rc);
+    unsigned outcome = coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_STAGED, rc);
 
     (void)coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, &rc);
     return rc;

@@ -90,14 +90,10 @@ static inline bool coll_gpu_board_uniform(mca_coll_gpu_module_t *module,
     return coll_gpu_board_arrive(module, comm, status) == status;
 }
 
-/* Whether every rank stages the call (a pipeline: several host collectives). */
-static inline bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module,
-                                            struct ompi_communicator_t *comm) {
-    coll_gpu_board_status_t outcome = coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
-
-    return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome) &&
-           (COLL_GPU_BOARD_DEAD != outcome);
-}
+/* Whether every rank pipelines the call (several host collectives): its word STAGED, or one
+ * more where the call's word is already out (a native-capable call), since a rank of another
+ * datatype of the same signature may stage it as one host collective (its word SINGLE). */
+bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
 
 /* Whether the current call is known to be run by every rank in this component (its outcome:
  * no rank passed it to Open MPI), without a word of its own: where a collective of the

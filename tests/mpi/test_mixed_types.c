@@ -9,6 +9,11 @@
  * MPI_Allgatherv and MPI_Alltoallv (on rank 0).  Without it they would wait on each other in
  * different collectives.  Device buffers (or --kinds=host under coll_gpu_host_buffers=1).
  *
+ * A reduction too: MPI_Allreduce (a user-defined sum) of BIG ints where rank 0 passes an int
+ * resized to two ints' extent (every other int of its buffers; the holes keep their bytes) and the
+ * others MPI_INT.  Staged with a small staging buffer, the others' dense data would be pipelined in
+ * chunks, rank 0's cannot: every rank must run the same host collectives whatever its type.
+ *
  * Closing line (rank 0): "N passed, M failed".
  */
 #include "test_native_util.h"
@@ -188,6 +193,69 @@ static void run_alltoallv(int size) {
     free(displs);
 }
 
+#define BIG (1 << 18) /* ints: 1 MiB, several chunks of a 64 KiB staging buffer */
+
+/* A user-defined sum (Open MPI takes MPI_SUM on a resized type as MPI_ERR_OP): the element
+ * stride is the datatype's extent. */
+static void isum(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    MPI_Aint lb, extent;
+    size_t stride;
+
+    MPI_Type_get_extent(*dt, &lb, &extent);
+    stride = (size_t)extent / sizeof(int);
+    for (size_t i = 0; i < (size_t)*len; ++i) {
+        ((int *)inout)[i * stride] += ((const int *)in)[i * stride];
+    }
+}
+
+static void run_allreduce_holes(int size) {
+    MPI_Datatype holey;
+    int stride = (0 == my_rank) ? 2 : 1, n = BIG * stride,
+        *host = tn_malloc((size_t)n * sizeof(int));
+    int *sbuf, *rbuf, *got, rc;
+    MPI_Op op;
+
+    MPI_Op_create(isum, 1, &op);
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &holey);
+    MPI_Type_commit(&holey);
+    tu_case_begin("MPI_Allreduce of %d ints, rank 0 with an int of two ints' extent", BIG);
+    for (int i = 0; i < n; ++i) {
+        host[i] = (0 == i % stride) ? value(my_rank, i / stride % N, 7) : -7;
+    }
+    sbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; ++i) {
+        host[i] = -9;
+    }
+    rbuf = tn_mem_copy_of(mem, host, (size_t)n * sizeof(int));
+    rc = MPI_Allreduce(sbuf, rbuf, BIG, (0 == my_rank) ? holey : MPI_INT, op, MPI_COMM_WORLD);
+    expect_success(rc, "MPI_Allreduce");
+    got = tn_malloc((size_t)n * sizeof(int));
+    if (tu_mem_read(mem, got, rbuf, (size_t)n * sizeof(int))) {
+        tn_setup_failed();
+    }
+    for (int i = 0; i < n; ++i) {
+        int want = -9;
+
+        if (0 == i % stride) {
+            want = 0;
+            for (int r = 0; r < size; ++r) {
+                want += value(r, i / stride % N, 7);
+            }
+        }
+        if (got[i] != want) {
+            tu_fail("MPI_Allreduce: element %d is %d, expected %d", i, got[i], want);
+            break;
+        }
+    }
+    tu_case_end();
+    free(got);
+    tu_mem_free(mem, sbuf);
+    tu_mem_free(mem, rbuf);
+    free(host);
+    MPI_Type_free(&holey);
+    MPI_Op_free(&op);
+}
+
 int main(int argc, char **argv) {
     tu_options_t opts;
     bool host = false;
@@ -212,6 +280,7 @@ int main(int argc, char **argv) {
         run_rooted(size, 0);
         run_rooted(size, size - 1);
         run_allgathers(size);
+        run_allreduce_holes(size);
     }
     MPI_Type_free(&derived);
     tu_finish(tu_summary(MPI_COMM_WORLD));
