@@ -5,6 +5,7 @@
  */
 #include "coll_gpu_staged.h"
 #include "coll_gpu_board.h"
+#include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 
 #include <limits.h>
@@ -222,12 +223,6 @@ int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
 
 /* Host memory for len bytes: from the staging buffer while it lasts, then
  * temporary pageable buffers. */
-void coll_gpu_out_of_host_memory(size_t len) {
-    opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME, len);
-    ompi_mpi_abort(&ompi_mpi_comm_world.comm, MPI_ERR_NO_MEM);
-    abort(); /* not reached: ompi_mpi_abort ends the process */
-}
-
 static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len) {
     coll_gpu_staging_t *staging = (NULL != stage->module) ? stage->module->staging : NULL;
     void *ptr;
@@ -522,4 +517,31 @@ int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator
         }
     }
     return coll_gpu_stage_end(&stage, comm, call->mpi_call);
+}
+
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device) {
+    int local = on_device ? 1 : 0, num_on_device = 0;
+    int size = ompi_comm_size(comm);
+
+    /* a host collective of its own: only where every rank asks for it (the parameters were
+     * compared at the communicator's creation) */
+    coll_gpu_setup_task_finish(module);
+    if (module->params_differ) {
+        return true; /* the single-call path is right in any case */
+    }
+
+    if (OMPI_SUCCESS !=
+        COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT, MPI_SUM, comm)) {
+        /* Cannot tell: the single-call path is right in any case. */
+        return true;
+    }
+    if (0 < num_on_device && num_on_device < size) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device, size,
+                           coll_gpu_coll_name(coll), COLL_GPU_HOSTNAME);
+        }
+        return true;
+    }
+    return false;
 }

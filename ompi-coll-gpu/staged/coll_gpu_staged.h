@@ -39,11 +39,6 @@ typedef struct {
     accel_error_t error; /* the accelerator error behind rc, if any */
 } coll_gpu_stage_t;
 
-/* Host memory for staging (len bytes) could not be had.  The peers are already in, or on
- * their way into, the host collective this rank would have to join with that memory: the one
- * outcome every rank shares is the job's end.  Shows the help message, aborts the job. */
-void coll_gpu_out_of_host_memory(size_t len) __attribute__((noreturn));
-
 /* Bytes [lo, hi) that count elements of dtype starting at a buffer touch. */
 void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
 
@@ -204,6 +199,15 @@ static inline int coll_gpu_staged_run(mca_coll_gpu_module_t *module,
     return call->persistent ? coll_gpu_staged_init(module, comm, call, request)
                             : coll_gpu_staged_icall(module, comm, call, request);
 }
+
+/*
+ * With coll_gpu_check_memory_kinds, every call first counts the ranks that
+ * pass device memory.  Returns true when the kinds are mixed: the caller then
+ * takes the path that issues exactly one host collective, whatever its
+ * buffers, so that every rank runs the same communication.
+ */
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device);
 
 /*
  * The start of every blocking wrapper: true when no buffer of this rank is on
