@@ -30,7 +30,7 @@
 #include "coll_gpu_board.h"
 #include "coll_gpu_native_call.h"
 #include "coll_gpu_native_mem.h"
-#include "coll_gpu_staged.h"
+#include "coll_gpu_nonblocking.h"
 
 BEGIN_C_DECLS
 

@@ -130,48 +130,6 @@ bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, size_t count);
 int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_call_t *call, bool single_call);
 
-/* Set up and tear down what nonblocking staged calls share (component
- * open / close). */
-void coll_gpu_nonblocking_init(void);
-void coll_gpu_nonblocking_fini(void);
-
-/* A nonblocking collective through host staging: inputs are copied at post,
- * outputs when the request completes. */
-int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_call_t *call, ompi_request_t **request);
-
-/* The application's request for a native nonblocking call, completed (with the job's result)
- * by the progress callback once the communicator's thread has run the job; job NULL: a call
- * that already ran, with result rc. */
-struct coll_gpu_async_job;
-/* A persistent request whose every MPI_Start calls start(ctx, &inner) to post the call (its
- * nonblocking form, run natively or staged); it completes with inner, which it then frees.  ctx
- * is freed (free()) with the request. */
-typedef int (*coll_gpu_persistent_start_fn_t)(void *ctx, ompi_request_t **inner);
-int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char *mpi_call,
-                                    coll_gpu_persistent_start_fn_t start, void *ctx,
-                                    ompi_request_t **request);
-int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
-                                struct coll_gpu_async_job *job, int rc, ompi_request_t **request);
-
-/* A persistent collective through host staging: the host copies and the previous module's
- * persistent request on them are made once, here; every MPI_Start copies the inputs in and
- * starts that request, its completion copies the results back. */
-int coll_gpu_staged_init(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                         coll_gpu_call_t *call, ompi_request_t **request);
-
-/* coll_gpu_staged_call() for a blocking call (request NULL), coll_gpu_staged_init() for a
- * persistent one, else coll_gpu_staged_icall(). */
-static inline int coll_gpu_staged_run(mca_coll_gpu_module_t *module,
-                                      struct ompi_communicator_t *comm, coll_gpu_call_t *call,
-                                      ompi_request_t **request, bool single_call) {
-    if (NULL == request) {
-        return coll_gpu_staged_call(module, comm, call, single_call);
-    }
-    return call->persistent ? coll_gpu_staged_init(module, comm, call, request)
-                            : coll_gpu_staged_icall(module, comm, call, request);
-}
-
 /*
  * With coll_gpu_check_memory_kinds, every call first counts the ranks that
  * pass device memory.  Returns true when the kinds are mixed: the caller then
