@@ -9,9 +9,9 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_steps.h"
+#include "coll_gpu_nonblocking.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
-#include "coll_gpu_staged.h"
 
 #include "cgt.h"
 

@@ -16,7 +16,6 @@
 #include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 #include "ompi/runtime/mpiruntime.h"
-#include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
 
@@ -67,32 +66,6 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
         (void)mca_coll_gpu_component.accel->stream_destroy(module->stream);
         module->stream = NULL;
     }
-}
-
-accel_status_t coll_gpu_module_stream(mca_coll_gpu_module_t *module, accel_stream_h *stream_p) {
-    accel_status_t status;
-
-    if (OPAL_UNLIKELY(NULL == module->stream)) {
-        status = mca_coll_gpu_component.accel->stream_create(&module->stream);
-        if (ACCEL_OK != status) {
-            module->stream = NULL;
-            return status;
-        }
-    }
-    *stream_p = module->stream;
-    return ACCEL_OK;
-}
-
-int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
-                          struct ompi_communicator_t *comm) {
-    const accel_error_t *error = accel_last_error();
-
-    coll_gpu_count_add(&mca_coll_gpu_component.accelerator_errors, 1);
-    opal_show_help("help-mpi-coll-gpu.txt", "accelerator error", true, COLL_GPU_HOSTNAME, mpi_call,
-                   ompi_comm_rank(comm), ompi_comm_size(comm),
-                   ('\0' != error->call[0]) ? error->call : "accelerator",
-                   ('\0' != error->error[0]) ? error->error : accel_status_string(status));
-    return (ACCEL_ERR_NO_MEMORY == status) ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gpu_module_t, mca_coll_base_module_t, mca_coll_gpu_module_construct,
@@ -200,31 +173,4 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 #undef COLL_GPU_INSTALL
 
     return &module->super;
-}
-
-bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                 coll_gpu_coll_t coll, bool on_device) {
-    int local = on_device ? 1 : 0, num_on_device = 0;
-    int size = ompi_comm_size(comm);
-
-    /* a host collective of its own: only where every rank asks for it (the parameters were
-     * compared at the communicator's creation) */
-    coll_gpu_setup_task_finish(module);
-    if (module->params_differ) {
-        return true; /* the single-call path is right in any case */
-    }
-
-    if (OMPI_SUCCESS !=
-        COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT, MPI_SUM, comm)) {
-        /* Cannot tell: the single-call path is right in any case. */
-        return true;
-    }
-    if (0 < num_on_device && num_on_device < size) {
-        if (0 == ompi_comm_rank(comm)) {
-            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device, size,
-                           coll_gpu_coll_name(coll), COLL_GPU_HOSTNAME);
-        }
-        return true;
-    }
-    return false;
 }

@@ -13,16 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *coll_gpu_coll_name(coll_gpu_coll_t coll) {
-    static const char *const names[] = {
-#define COLL_GPU_NAME_ENTRY(id, name, ...) name,
-        COLL_GPU_FOREACH_COLL(COLL_GPU_NAME_ENTRY)
-#undef COLL_GPU_NAME_ENTRY
-    };
-
-    return ((unsigned)coll < COLL_GPU_NUM_COLLS) ? names[coll] : "MPI collective";
-}
-
 bool coll_gpu_args_on_device(const coll_gpu_args_t *a) {
     return coll_gpu_on_device(a->sbuf) || coll_gpu_on_device(a->rbuf);
 }

@@ -30,7 +30,7 @@
 #include "coll_gpu_board.h"
 #include "coll_gpu_native_call.h"
 #include "coll_gpu_native_mem.h"
-#include "coll_gpu_staged.h"
+#include "coll_gpu_nonblocking.h"
 
 BEGIN_C_DECLS
 
@@ -171,9 +171,6 @@ typedef struct coll_gpu_entry {
      * natively (NULL: not persistent) */
     const struct coll_gpu_entry *started;
 } coll_gpu_entry_t;
-
-/* The call's name for messages ("MPI_Allreduce"). */
-const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
 
 /* The dispatch path: classify, agree, then pass through, run natively or stage. */
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a);

@@ -14,7 +14,7 @@
  * ones, so one thread per process serving every communicator in post order could wait in a
  * call on one communicator for a peer that waits in a call on another.  The thread runs
  * nothing but the algorithms: the transport and the accelerator, never Open MPI (its waits skip
- * opal_progress: coll_gpu_native_async_on_thread), so it is safe at every thread level.  The
+ * opal_progress: coll_gpu_team_thread_skips_progress), so it is safe at every thread level.  The
  * application's request is completed on the application's thread, by the component's progress
  * callback (coll_gpu_nonblocking.c), when the thread has finished the call.
  *
@@ -25,6 +25,7 @@
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_native_steps.h"
 #include "coll_gpu_signature.h"
+#include "coll_gpu_team.h"
 
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/proc.h"
@@ -65,10 +66,6 @@ struct coll_gpu_async {
     bool stop;
     uint64_t spin_ns; /* coll_gpu_native_thread_spin */
 };
-
-static __thread bool coll_gpu_async_is_thread;
-
-bool coll_gpu_native_async_on_thread(void) { return coll_gpu_async_is_thread; }
 
 static uint64_t coll_gpu_async_now_ns(void) {
     struct timespec ts;
@@ -119,7 +116,7 @@ static void coll_gpu_async_poll(const coll_gpu_async_t *async) {
 static void *coll_gpu_async_main(void *arg) {
     coll_gpu_async_t *async = arg;
 
-    coll_gpu_async_is_thread = true;
+    coll_gpu_team_thread_skips_progress(); /* it never calls into Open MPI */
     for (;;) {
         coll_gpu_async_job_t *job;
 

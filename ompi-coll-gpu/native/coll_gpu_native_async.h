@@ -46,8 +46,6 @@ void coll_gpu_native_async_free(coll_gpu_async_job_t *job);
 void coll_gpu_native_async_drain(mca_coll_gpu_module_t *module);
 /* Runs what is queued, then ends the thread (the module's destruction). */
 void coll_gpu_native_async_destroy(mca_coll_gpu_module_t *module);
-/* Whether this is a communicator's thread (which must not call into Open MPI). */
-bool coll_gpu_native_async_on_thread(void);
 
 END_C_DECLS
 

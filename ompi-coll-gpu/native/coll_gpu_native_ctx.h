@@ -97,8 +97,10 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
  * (native's) with the context, which goes once every peer announced it too or is known dead
  * (coll_gpu_team_retire): MPI_Comm_free never waits for a peer inside a node; across nodes it waits
  * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
- * now. */
+ * now.  (coll_gpu_native_retire.c) */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
+/* Frees a context (NULL: nothing) and its arrays, not its scratch. */
+void coll_gpu_native_free(coll_gpu_native_t *native);
 
 /* Bytes at the start of this rank's half of step s (local) and of peer's. */
 static inline char *coll_gpu_native_theirs(coll_gpu_native_t *native, coll_gpu_native_kind_t kind,

@@ -7,7 +7,6 @@
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_signature.h"
-#include "coll_gpu_staged.h"
 
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/op/op.h"

@@ -5,7 +5,6 @@
  */
 #include "coll_gpu_team.h"
 #include "coll_gpu_hash.h"
-#include "coll_gpu_native_async.h"
 
 #include "ompi/group/group.h"
 #include "opal/runtime/opal_progress.h"
@@ -35,12 +34,17 @@ static pthread_mutex_t coll_gpu_teams_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void coll_gpu_team_free(coll_gpu_team_t *team);
 
+/* Set on a communicator's thread (coll_gpu_team_thread_skips_progress). */
+static __thread bool coll_gpu_team_no_progress;
+
+void coll_gpu_team_thread_skips_progress(void) { coll_gpu_team_no_progress = true; }
+
 /* What a transport wait calls while it waits: Open MPI's progress (the rest of the process's
  * communication goes on), or inside a setup task the thread back (coll_gpu_setup_pause);
  * nothing on a communicator's thread, which never calls into Open MPI
  * (coll_gpu_native_async.c). */
 static void coll_gpu_team_wait_progress(void) {
-    if (!coll_gpu_native_async_on_thread()) {
+    if (!coll_gpu_team_no_progress) {
         coll_gpu_setup_pause();
     }
 }

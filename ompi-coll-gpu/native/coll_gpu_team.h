@@ -155,6 +155,9 @@ void coll_gpu_team_retire(coll_gpu_team_t *team, bool (*test)(void *arg),
                           void (*release)(void *arg), void *arg);
 /* Component close (MPI_Finalize, which every rank reaches): waits for the retired teams. */
 void coll_gpu_teams_drain(void);
+/* Marks the calling thread as a communicator's thread (coll_gpu_native_async.c), which never
+ * calls into Open MPI: the transport's waits on it call nothing while they wait. */
+void coll_gpu_team_thread_skips_progress(void);
 
 /*
  * coll_gpu_transport_check: create the communicator's team now and check that

@@ -20,8 +20,8 @@
  * datatypes and ops in it after the call returns).  The inner request is
  * never handed out and its callbacks are left alone.
  */
+#include "coll_gpu_nonblocking.h"
 #include "coll_gpu_native_async.h"
-#include "coll_gpu_staged.h"
 
 #include <sched.h>
 #include <stdlib.h>

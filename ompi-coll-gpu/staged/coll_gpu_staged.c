@@ -5,6 +5,7 @@
  */
 #include "coll_gpu_staged.h"
 #include "coll_gpu_board.h"
+#include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 
 #include <limits.h>
@@ -26,70 +27,6 @@
 
 static size_t coll_gpu_align_up(size_t n) {
     return (n + COLL_GPU_HOST_ALIGN - 1) & ~(size_t)(COLL_GPU_HOST_ALIGN - 1);
-}
-
-void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p,
-                     ptrdiff_t *hi_p) {
-    ptrdiff_t lb, extent, true_lb, true_extent, stride;
-    size_t size;
-
-    ompi_datatype_type_size(dtype, &size);
-    *lo_p = *hi_p = 0;
-    if (0 == count || 0 == size) {
-        return; /* nothing is touched, wherever the type's bounds lie */
-    }
-    ompi_datatype_get_extent(dtype, &lb, &extent);
-    ompi_datatype_get_true_extent(dtype, &true_lb, &true_extent);
-    /* the last element's offset; a (resized) type may have a negative extent */
-    stride = (ptrdiff_t)(count - 1) * extent;
-    *lo_p = true_lb + ((stride < 0) ? stride : 0);
-    *hi_p = true_lb + true_extent + ((stride > 0) ? stride : 0);
-}
-
-void coll_gpu_region_layout(const coll_gpu_layout_t *layout, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
-    bool any = false;
-
-    *lo_p = *hi_p = 0;
-    for (int i = 0; i < layout->n; ++i) {
-        struct ompi_datatype_t *dtype =
-            (NULL != layout->dtypes) ? layout->dtypes[i] : layout->dtype;
-        ptrdiff_t lb, extent, displ, lo, hi;
-
-        if (layout->counts[i] <= 0) {
-            continue;
-        }
-        coll_gpu_region(dtype, (size_t)layout->counts[i], &lo, &hi);
-        if (hi <= lo) {
-            continue; /* a zero-size type: its displacement need not be a valid address */
-        }
-        displ = (NULL != layout->adispls) ? (ptrdiff_t)layout->adispls[i]
-                                          : (ptrdiff_t)layout->displs[i];
-        if (!layout->displs_in_bytes) {
-            ompi_datatype_get_extent(dtype, &lb, &extent);
-            displ *= extent;
-        }
-        lo += displ;
-        hi += displ;
-        if (!any || lo < *lo_p) {
-            *lo_p = lo;
-        }
-        if (!any || hi > *hi_p) {
-            *hi_p = hi;
-        }
-        any = true;
-    }
-}
-
-void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
-                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p) {
-    coll_gpu_layout_t layout = {
-        .n = n,
-        .counts = counts,
-        .displs = displs,
-        .dtype = dtype,
-    };
-
-    coll_gpu_region_layout(&layout, lo_p, hi_p);
 }
 
 void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
@@ -222,12 +159,6 @@ int coll_gpu_stage_begin(coll_gpu_stage_t *stage, mca_coll_gpu_module_t *module,
 
 /* Host memory for len bytes: from the staging buffer while it lasts, then
  * temporary pageable buffers. */
-void coll_gpu_out_of_host_memory(size_t len) {
-    opal_show_help("help-mpi-coll-gpu.txt", "out of host memory", true, COLL_GPU_HOSTNAME, len);
-    ompi_mpi_abort(&ompi_mpi_comm_world.comm, MPI_ERR_NO_MEM);
-    abort(); /* not reached: ompi_mpi_abort ends the process */
-}
-
 static void *coll_gpu_stage_alloc(coll_gpu_stage_t *stage, size_t len) {
     coll_gpu_staging_t *staging = (NULL != stage->module) ? stage->module->staging : NULL;
     void *ptr;
@@ -522,4 +453,31 @@ int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator
         }
     }
     return coll_gpu_stage_end(&stage, comm, call->mpi_call);
+}
+
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device) {
+    int local = on_device ? 1 : 0, num_on_device = 0;
+    int size = ompi_comm_size(comm);
+
+    /* a host collective of its own: only where every rank asks for it (the parameters were
+     * compared at the communicator's creation) */
+    coll_gpu_setup_task_finish(module);
+    if (module->params_differ) {
+        return true; /* the single-call path is right in any case */
+    }
+
+    if (OMPI_SUCCESS !=
+        COLL_GPU_PREV(module, allreduce, &local, &num_on_device, 1, MPI_INT, MPI_SUM, comm)) {
+        /* Cannot tell: the single-call path is right in any case. */
+        return true;
+    }
+    if (0 < num_on_device && num_on_device < size) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_show_help("help-mpi-coll-gpu.txt", "memory kinds mixed", true, num_on_device, size,
+                           coll_gpu_coll_name(coll), COLL_GPU_HOSTNAME);
+        }
+        return true;
+    }
+    return false;
 }

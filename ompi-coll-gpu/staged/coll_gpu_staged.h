@@ -14,6 +14,7 @@
 #define COLL_GPU_STAGED_H
 
 #include "coll_gpu.h"
+#include "coll_gpu_region.h"
 
 BEGIN_C_DECLS
 
@@ -39,43 +40,9 @@ typedef struct {
     accel_error_t error; /* the accelerator error behind rc, if any */
 } coll_gpu_stage_t;
 
-/* Host memory for staging (len bytes) could not be had.  The peers are already in, or on
- * their way into, the host collective this rank would have to join with that memory: the one
- * outcome every rank shares is the job's end.  Shows the help message, aborts the job. */
-void coll_gpu_out_of_host_memory(size_t len) __attribute__((noreturn));
-
-/* Bytes [lo, hi) that count elements of dtype starting at a buffer touch. */
-void coll_gpu_region(struct ompi_datatype_t *dtype, size_t count, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
-
-/*
- * The blocks of a v- or w-collective's buffer argument: block i < n holds
- * counts[i] elements of dtypes[i] (of dtype for every block when dtypes is
- * NULL) at displacement displs[i] (int) or adispls[i] (MPI_Aint, when not
- * NULL), counted in bytes when displs_in_bytes, else in extents of the
- * block's type.
- */
-typedef struct {
-    int n;
-    const int *counts;
-    const int *displs;
-    const MPI_Aint *adispls;
-    bool displs_in_bytes;
-    struct ompi_datatype_t *dtype;
-    struct ompi_datatype_t *const *dtypes;
-} coll_gpu_layout_t;
-
-/* Union of the regions of a layout's blocks; blocks of no data (a zero count
- * or a zero-size type) count for nothing, and so does a layout of only those. */
-void coll_gpu_region_layout(const coll_gpu_layout_t *layout, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
-
 /* Fills a buffer descriptor for a layout of blocks. */
 void coll_gpu_buf_init_layout(coll_gpu_buf_t *buf, const void *user,
                               const coll_gpu_layout_t *layout);
-
-/* Union of the regions of blocks (counts[i] elements at displs[i] extents)
- * for i < n; empty when every count is 0. */
-void coll_gpu_region_blocks(struct ompi_datatype_t *dtype, const int *counts, const int *displs,
-                            int n, ptrdiff_t *lo_p, ptrdiff_t *hi_p);
 
 /* Fills a buffer descriptor for count elements of dtype at user. */
 void coll_gpu_buf_init(coll_gpu_buf_t *buf, const void *user, struct ompi_datatype_t *dtype,
@@ -163,47 +130,14 @@ bool coll_gpu_has_holes(struct ompi_datatype_t *dtype, size_t count);
 int coll_gpu_staged_call(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                          coll_gpu_call_t *call, bool single_call);
 
-/* Set up and tear down what nonblocking staged calls share (component
- * open / close). */
-void coll_gpu_nonblocking_init(void);
-void coll_gpu_nonblocking_fini(void);
-
-/* A nonblocking collective through host staging: inputs are copied at post,
- * outputs when the request completes. */
-int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                          coll_gpu_call_t *call, ompi_request_t **request);
-
-/* The application's request for a native nonblocking call, completed (with the job's result)
- * by the progress callback once the communicator's thread has run the job; job NULL: a call
- * that already ran, with result rc. */
-struct coll_gpu_async_job;
-/* A persistent request whose every MPI_Start calls start(ctx, &inner) to post the call (its
- * nonblocking form, run natively or staged); it completes with inner, which it then frees.  ctx
- * is freed (free()) with the request. */
-typedef int (*coll_gpu_persistent_start_fn_t)(void *ctx, ompi_request_t **inner);
-int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char *mpi_call,
-                                    coll_gpu_persistent_start_fn_t start, void *ctx,
-                                    ompi_request_t **request);
-int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
-                                struct coll_gpu_async_job *job, int rc, ompi_request_t **request);
-
-/* A persistent collective through host staging: the host copies and the previous module's
- * persistent request on them are made once, here; every MPI_Start copies the inputs in and
- * starts that request, its completion copies the results back. */
-int coll_gpu_staged_init(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                         coll_gpu_call_t *call, ompi_request_t **request);
-
-/* coll_gpu_staged_call() for a blocking call (request NULL), coll_gpu_staged_init() for a
- * persistent one, else coll_gpu_staged_icall(). */
-static inline int coll_gpu_staged_run(mca_coll_gpu_module_t *module,
-                                      struct ompi_communicator_t *comm, coll_gpu_call_t *call,
-                                      ompi_request_t **request, bool single_call) {
-    if (NULL == request) {
-        return coll_gpu_staged_call(module, comm, call, single_call);
-    }
-    return call->persistent ? coll_gpu_staged_init(module, comm, call, request)
-                            : coll_gpu_staged_icall(module, comm, call, request);
-}
+/*
+ * With coll_gpu_check_memory_kinds, every call first counts the ranks that
+ * pass device memory.  Returns true when the kinds are mixed: the caller then
+ * takes the path that issues exactly one host collective, whatever its
+ * buffers, so that every rank runs the same communication.
+ */
+bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 coll_gpu_coll_t coll, bool on_device);
 
 /*
  * The start of every blocking wrapper: true when no buffer of this rank is on

@@ -7,6 +7,9 @@
  * module; device buffers run the component's native algorithms where it has
  * one for the call (coll_gpu_alg.h), and are staged through host memory
  * around that module otherwise (coll_gpu_staged.h).
+ *
+ * This header is the leaf every folder includes: the configuration (read-only once the
+ * component is open), the counters and the module's state; base/ calls no other folder.
  */
 #ifndef MCA_COLL_GPU_H
 #define MCA_COLL_GPU_H
@@ -190,6 +193,14 @@ accel_status_t coll_gpu_module_stream(mca_coll_gpu_module_t *module, accel_strea
 int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
                           struct ompi_communicator_t *comm);
 
+/* Host memory for staging (len bytes) could not be had.  The peers are already in, or on
+ * their way into, the host collective this rank would have to join with that memory: the one
+ * outcome every rank shares is the job's end.  Shows the help message, aborts the job. */
+void coll_gpu_out_of_host_memory(size_t len) __attribute__((noreturn));
+
+/* The call's name for messages ("MPI_Allreduce"). */
+const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
+
 /* Component / module entry points */
 int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm, int *priority);
@@ -273,15 +284,6 @@ static inline void coll_gpu_count_native(coll_gpu_coll_t coll, size_t bytes) {
  */
 typedef int (*coll_gpu_host_fn_t)(const void *sbuf, void *rbuf, int count, void *args,
                                   ompi_request_t **request);
-
-/*
- * With coll_gpu_check_memory_kinds, every call first counts the ranks that
- * pass device memory.  Returns true when the kinds are mixed: the caller then
- * takes the path that issues exactly one host collective, whatever its
- * buffers, so that every rank runs the same communication.
- */
-bool coll_gpu_memory_kinds_mixed(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
-                                 coll_gpu_coll_t coll, bool on_device);
 
 /* The entry points of the collectives: coll_gpu_dispatch.h. */
 

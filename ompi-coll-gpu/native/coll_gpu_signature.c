@@ -4,7 +4,7 @@
  * coll_gpu_signature.h.
  */
 #include "coll_gpu_signature.h"
-#include "coll_gpu_staged.h"
+#include "coll_gpu_region.h"
 
 #include <limits.h>
 #include <stdlib.h>
