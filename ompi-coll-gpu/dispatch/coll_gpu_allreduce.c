@@ -212,18 +212,10 @@ static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
 
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
-        if (!in_place && (COLL_GPU_NATIVE_DEVICE == kind)) {
-            if (!coll_gpu_on_device(a->sbuf)) {
-                coll_gpu_sig_buf_init(&call, &send, a->sbuf, a->dtype, 1, a->count, NULL, NULL,
-                                      NULL, NULL, true);
-                call.sbuf = send.data;
-            }
-            if (!coll_gpu_on_device(a->rbuf)) {
-                coll_gpu_sig_buf_init(&call, &recv, a->rbuf, a->dtype, 1, a->count, NULL, NULL,
-                                      NULL, NULL, false);
-                coll_gpu_sig_buf_receive(&call, &recv);
-                call.rbuf = recv.data;
-            }
+        if (!in_place) {
+            call.sbuf =
+                coll_gpu_sig_buf_reduction(&call, &send, a->sbuf, a->dtype, a->count, false);
+            call.rbuf = coll_gpu_sig_buf_reduction(&call, &recv, a->rbuf, a->dtype, a->count, true);
         }
         call.count = (size_t)a->count;
         *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, call.count * call.esize);

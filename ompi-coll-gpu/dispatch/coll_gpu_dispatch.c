@@ -27,31 +27,6 @@ bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a) {
            (coll_gpu_args_not_root_side(a) && coll_gpu_on_device(a->rbuf));
 }
 
-/* An intercommunicator's call on device memory: one host collective of the modules below
- * (coll/inter, coll/basic, libnbc: none reads device memory where Open MPI is not CUDA-aware)
- * on host copies, laid out by the ops' stage functions under MPI's intercommunicator rules
- * (coll_gpu_args_is_root, _blocks).  No native algorithm, no pipeline, no agreement on memory
- * kinds: whatever each rank passes, every rank meets in that host collective. */
-static COLL_GPU_SLOW_PATH int coll_gpu_dispatch_inter(const coll_gpu_entry_t *entry,
-                                                      coll_gpu_args_t *a, bool on_device) {
-    coll_gpu_call_t call;
-    int rc;
-
-    if (!on_device) {
-        coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[a->coll], 1);
-        coll_gpu_board_settle(a->module);
-        return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
-    }
-    coll_gpu_call_init(&call, a->coll, coll_gpu_coll_name(a->coll), entry->prev, a);
-    call.count = a->count;
-    call.dtype = a->dtype;
-    call.persistent = a->persistent;
-    if (entry->ops->stage(a, &call, true, &rc)) {
-        return rc;
-    }
-    return coll_gpu_staged_run(a->module, a->comm, &call, a->request, true);
-}
-
 COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
                                                     coll_gpu_args_t *a) {
     bool mixed = false;
@@ -188,6 +163,12 @@ static void coll_gpu_plan_record(coll_gpu_plan_t *plan, const coll_gpu_native_ca
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     const coll_gpu_ops_t *ops = entry->ops;
     bool on_device = ops->on_device(a), single_call = false, passed;
+    /* An intercommunicator's call on device memory is one host collective of the modules below
+     * (coll/inter, coll/basic, libnbc: none reads device memory where Open MPI is not
+     * CUDA-aware) on host copies, laid out by ops->stage under MPI's intercommunicator rules
+     * (coll_gpu_args_is_root, _blocks).  No native algorithm, no pipeline, no agreement on
+     * memory kinds: whatever each rank passes, every rank meets in that host collective. */
+    bool inter = OMPI_COMM_IS_INTER(a->comm);
     coll_gpu_call_t call;
     int rc;
 
@@ -196,15 +177,13 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
          * host, whatever it runs (coll_gpu_board.h) */
         coll_gpu_board_settle(a->module);
     }
-    if (OPAL_UNLIKELY(OMPI_COMM_IS_INTER(a->comm))) {
-        return coll_gpu_dispatch_inter(entry, a, on_device);
-    }
-    if (a->persistent && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
+    if (a->persistent && !inter && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
         return rc;
     }
 
-    if (ops->local) {
-        /* no peer to agree with */
+    if (ops->local || inter) {
+        /* no peer to agree with (an intercommunicator's: none needed); one host collective */
+        single_call = inter;
         passed = coll_gpu_ipass_through(a->coll, on_device);
     } else {
         if ((NULL != entry->native) && (NULL == a->request) && !on_device &&
@@ -223,7 +202,7 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     }
     /* a nonblocking call never agrees on memory kinds: the ranks pass device memory, as for a
      * blocking call without coll_gpu_check_memory_kinds */
-    if ((NULL != entry->native) &&
+    if ((NULL != entry->native) && !inter &&
         entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {
         return rc;
     }

@@ -67,14 +67,9 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         coll_gpu_sig_buf_t recv = {0};
 
         call.sbuf = in_place ? a->rbuf : a->sbuf;
-        call.rbuf = a->rbuf;
-        if (is_root && !in_place && (COLL_GPU_NATIVE_DEVICE == kind) &&
-            !coll_gpu_on_device(a->rbuf)) {
-            coll_gpu_sig_buf_init(&call, &recv, a->rbuf, a->dtype, 1, a->count, NULL, NULL, NULL,
-                                  NULL, false);
-            coll_gpu_sig_buf_receive(&call, &recv);
-            call.rbuf = recv.data;
-        }
+        call.rbuf = (is_root && !in_place) ? coll_gpu_sig_buf_reduction(&call, &recv, a->rbuf,
+                                                                        a->dtype, a->count, true)
+                                           : a->rbuf;
         call.count = (size_t)a->count;
         call.root = a->root;
         *rc_p = coll_gpu_native_launch(a, &call, NULL, &recv, (size_t)a->count * call.esize);

@@ -761,19 +761,29 @@ static unsigned coll_gpu_board_stage_word(mca_coll_gpu_module_t *module,
                                  status | ((OMPI_SUCCESS != rc) ? COLL_GPU_BOARD_FAILED : 0));
 }
 
-bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
-    unsigned outcome;
-
-    if ((module->board_done == module->call_seq) &&
-        !coll_gpu_board_settled((unsigned)module->board_outcome)) {
-        /* the call's word is out (its native arrival) and every rank arrived: whether each
-         * pipelines is its datatype's business, so one more word (a rank that stages one host
-         * collective says SINGLE: every rank meets it there) */
-        outcome = coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_STAGED, OMPI_SUCCESS);
-    } else {
-        outcome = coll_gpu_board_arrive(module, comm, COLL_GPU_BOARD_STAGED);
+/* A staged call's word: its own, or one more where its word is already out (its native
+ * arrival) and every rank arrived; an outcome known before every word (a rank passed the call,
+ * or died) stands. */
+static unsigned coll_gpu_board_staged_word(mca_coll_gpu_module_t *module,
+                                           struct ompi_communicator_t *comm, unsigned status,
+                                           int rc) {
+    if (module->board_done != module->call_seq) {
+        return coll_gpu_board_arrive(module, comm,
+                                     status | ((OMPI_SUCCESS != rc) ? COLL_GPU_BOARD_FAILED : 0));
     }
-    outcome &= ~COLL_GPU_BOARD_FAILED;
+    if (coll_gpu_board_settled((unsigned)module->board_outcome)) {
+        return (unsigned)module->board_outcome;
+    }
+    return coll_gpu_board_stage_word(module, comm, status, rc);
+}
+
+bool coll_gpu_board_all_stage(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    /* whether each rank pipelines is its datatype's business: where the call's word is out,
+     * one more (a rank that stages one host collective says SINGLE: every rank meets it there) */
+    unsigned outcome =
+        coll_gpu_board_staged_word(module, comm, COLL_GPU_BOARD_STAGED, OMPI_SUCCESS) &
+        ~COLL_GPU_BOARD_FAILED;
+
     return (COLL_GPU_BOARD_ABSENT != outcome) && (COLL_GPU_BOARD_HOST != outcome) &&
            (COLL_GPU_BOARD_DEAD != outcome);
 }
@@ -808,20 +818,8 @@ static bool coll_gpu_board_stage_outcome(mca_coll_gpu_module_t *module,
 
 bool coll_gpu_board_stage_agree(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                                 const char *mpi_call, int *rc_p) {
-    unsigned outcome;
+    unsigned outcome = coll_gpu_board_staged_word(module, comm, COLL_GPU_BOARD_SINGLE, *rc_p);
 
-    if (module->board_done == module->call_seq) {
-        /* the call's word is out: where every rank arrived, every rank gives one more */
-        outcome = (unsigned)module->board_outcome;
-        if (coll_gpu_board_settled(outcome)) {
-            return coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, rc_p);
-        }
-        outcome = coll_gpu_board_stage_word(module, comm, COLL_GPU_BOARD_SINGLE, *rc_p);
-    } else {
-        outcome = coll_gpu_board_arrive(module, comm,
-                                        COLL_GPU_BOARD_SINGLE |
-                                            ((OMPI_SUCCESS != *rc_p) ? COLL_GPU_BOARD_FAILED : 0));
-    }
     return coll_gpu_board_stage_outcome(module, comm, outcome, mpi_call, rc_p);
 }
 

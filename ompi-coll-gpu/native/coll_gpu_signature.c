@@ -196,6 +196,19 @@ void coll_gpu_sig_buf_init(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf
     }
 }
 
+void *coll_gpu_sig_buf_reduction(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf,
+                                 const void *user, struct ompi_datatype_t *dtype, int count,
+                                 bool output) {
+    if ((COLL_GPU_NATIVE_DEVICE != call->kind) || coll_gpu_on_device(user)) {
+        return (void *)user;
+    }
+    coll_gpu_sig_buf_init(call, buf, user, dtype, 1, count, NULL, NULL, NULL, NULL, !output);
+    if (output) {
+        coll_gpu_sig_buf_receive(call, buf);
+    }
+    return buf->data;
+}
+
 accel_status_t coll_gpu_sig_buf_unpack(const coll_gpu_native_call_t *call,
                                        coll_gpu_sig_buf_t *buf) {
     return (NULL != buf->temp) ? coll_gpu_sig_transfer(call, buf, false) : ACCEL_OK;

@@ -65,6 +65,12 @@ static inline int coll_gpu_sig_bufs_checked(coll_gpu_native_kind_t kind, int nbu
 static inline void coll_gpu_sig_buf_receive(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf) {
     call->unpack = buf;
 }
+/* A reduction's buffer of count elements of dtype (dense): the algorithm's pointer, user itself
+ * unless the call is on device memory and user is host memory; then buf's device temporary,
+ * copied in (an input) or unpacked at the end (output: coll_gpu_sig_buf_receive). */
+void *coll_gpu_sig_buf_reduction(coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf,
+                                 const void *user, struct ompi_datatype_t *dtype, int count,
+                                 bool output);
 /* Unpacks the temporary into the user's blocks (holes keep their contents); nothing without
  * one. */
 accel_status_t coll_gpu_sig_buf_unpack(const coll_gpu_native_call_t *call, coll_gpu_sig_buf_t *buf);
