@@ -127,7 +127,8 @@ AC_DEFINE_UNQUOTED([COLL_GPU_OMPI_MINOR_VERSION], [$OMPI_MINOR_VERSION],
 # Libraries.  Programs link libmpi, and libopen-pal where it is a library of its own (the
 # tests call opal_*).  The component links libmpi as Open MPI's own coll components do
 # (readelf -d mca_coll_tuned.so: NEEDED libmpi.so.40), plus the libraries whose symbols it
-# uses directly (4.x: libopen-rte for ompi_process_info, libopen-pal for opal_*): all already
+# uses directly (4.x: libopen-rte for ompi_process_info, libopen-pal for opal_*; 5.x: libpmix
+# for the modex, which Open MPI 5 calls directly): all already
 # loaded with libmpi at run time, and named so that the component links with -z defs, which
 # turns an unresolved symbol into a link error instead of a component Open MPI silently
 # ignores at run time.
@@ -139,7 +140,9 @@ LDFLAGS="$OMPI_LDFLAGS $LDFLAGS"
 AC_CHECK_LIB([mpi], [MPI_Init], [:],
     [AC_MSG_ERROR([cannot link with -lmpi using$OMPI_LDFLAGS])])
 AS_IF([test "$OMPI_MAJOR_VERSION" -lt 5],
-      [AC_CHECK_LIB([open-rte], [orte_init], [OMPI_COMPONENT_LIBS="$OMPI_COMPONENT_LIBS -lopen-rte"])])
+      [AC_CHECK_LIB([open-rte], [orte_init], [OMPI_COMPONENT_LIBS="$OMPI_COMPONENT_LIBS -lopen-rte"])],
+      [AC_CHECK_LIB([pmix], [PMIx_Put], [OMPI_COMPONENT_LIBS="$OMPI_COMPONENT_LIBS -lpmix"],
+                    [AC_MSG_ERROR([cannot link with -lpmix (Open MPI 5's modex: the component's record)])])])
 AC_CHECK_LIB([open-pal], [opal_init_util],
              [OMPI_LIBS="$OMPI_LIBS -lopen-pal"
               OMPI_COMPONENT_LIBS="$OMPI_COMPONENT_LIBS -lopen-pal"])

@@ -37,6 +37,24 @@ typedef mca_coll_base_module_t coll_gpu_base_module_t;
  * no longer defines OMPI_MODULE_DECLSPEC for components. */
 #define COLL_GPU_EXPORT __attribute__((visibility("default")))
 
+/* The modex (a process's key-value records, published before MPI_Init's fence, read by any peer
+ * after it): Open MPI 4.1 reaches PMIx through opal_pmix's function table, which is empty in a
+ * process that has none (ompi_info); Open MPI 5 calls PMIx itself. */
+#if OMPI_MAJOR_VERSION >= 5
+#include "opal/mca/pmix/pmix-internal.h"
+#define COLL_GPU_MODEX_UP() (PMIx_Initialized())
+#define COLL_GPU_MODEX_GLOBAL PMIX_GLOBAL
+#define COLL_GPU_MODEX_UINT64 PMIX_UINT64
+#define COLL_GPU_MODEX_OK PMIX_SUCCESS
+#else
+#include "opal/mca/pmix/pmix.h"
+#define COLL_GPU_MODEX_UP()                                                                        \
+    ((NULL != opal_pmix.initialized) && (NULL != opal_pmix.put) && opal_pmix.initialized())
+#define COLL_GPU_MODEX_GLOBAL OPAL_PMIX_GLOBAL
+#define COLL_GPU_MODEX_UINT64 OPAL_UINT64
+#define COLL_GPU_MODEX_OK OPAL_SUCCESS
+#endif
+
 /* The node name in help messages. */
 #define COLL_GPU_HOSTNAME (ompi_process_info.nodename)
 

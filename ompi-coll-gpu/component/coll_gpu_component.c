@@ -10,6 +10,7 @@
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_steps.h"
 #include "coll_gpu_nonblocking.h"
+#include "coll_gpu_presence.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 
@@ -281,6 +282,8 @@ static int coll_gpu_open(void) {
     /* after every parameter is final: the hash is of their values */
     coll_gpu_native_tuning_load();
     mca_coll_gpu_component.native_config_hash = coll_gpu_params_hash();
+    /* before MPI_Init's modex fence: every peer reads it at its first communicator */
+    coll_gpu_presence_publish();
 
     return OMPI_SUCCESS;
 }
@@ -291,6 +294,7 @@ static int coll_gpu_close(void) {
     coll_gpu_setup_fini();
     coll_gpu_nonblocking_fini();
     coll_gpu_native_tuning_free();
+    coll_gpu_presence_fini();
     if (mca_coll_gpu_component.accel_opened) {
         if (NULL != mca_coll_gpu_component.accel) {
             accel_finalize();

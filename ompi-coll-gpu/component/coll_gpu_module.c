@@ -13,9 +13,11 @@
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_native_ctx.h"
+#include "coll_gpu_presence.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 #include "ompi/runtime/mpiruntime.h"
+#include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
 
@@ -86,6 +88,21 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
     return OMPI_SUCCESS;
 }
 
+/* Says once per process, on rank 0 of the first communicator where it happens, that a member
+ * does not run coll/gpu alike (coll_gpu_presence_alike): a fact of the job, not of one call. */
+static void coll_gpu_presence_tell(struct ompi_communicator_t *comm, int peer, const char *why) {
+    static bool told = false;
+
+    COLL_GPU_VERBOSE(1,
+                     "%s: rank %d does not run coll/gpu alike (%s): its device collectives "
+                     "are staged, one host collective each",
+                     comm->c_name, peer, why);
+    if ((0 == ompi_comm_rank(comm)) && !__atomic_exchange_n(&told, true, __ATOMIC_RELAXED)) {
+        opal_show_help("help-mpi-coll-gpu.txt", "peers differ", true, COLL_GPU_HOSTNAME,
+                       comm->c_name, ompi_comm_size(comm), peer, why);
+    }
+}
+
 /*
  * Saves the previous module's function for every collective this module
  * wraps.  A collective nobody below implements (libnbc excluded, say) is left
@@ -94,6 +111,8 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                                       struct ompi_communicator_t *comm) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    const char *why = NULL;
+    int peer = -1;
 
 #define COLL_GPU_SAVE_PREV(ID, mpi_name, name, FAMILY, FORM)                                       \
     if (NULL != comm->c_coll->coll_##name && NULL != comm->c_coll->coll_##name##_module) {         \
@@ -112,11 +131,20 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                          comm->c_name);
         return OMPI_ERR_NOT_FOUND;
     }
-    if (!OMPI_COMM_IS_INTER(comm)) {
+    if (OMPI_COMM_IS_INTER(comm)) {
         /* (an intercommunicator's device calls are staged, each rank's alone: no board, no
          * native context) */
-        coll_gpu_native_setup_at_create(module, comm);
+        return OMPI_SUCCESS;
     }
+    if (!coll_gpu_presence_alike(comm, &peer, &why)) {
+        /* a member that would never answer the setup's messages, or would answer them with
+         * another protocol: each device call is one host collective on staged copies, which
+         * meets whatever that member calls */
+        module->params_differ = true;
+        coll_gpu_presence_tell(comm, peer, why);
+        return OMPI_SUCCESS;
+    }
+    coll_gpu_native_setup_at_create(module, comm);
     return OMPI_SUCCESS;
 }
 

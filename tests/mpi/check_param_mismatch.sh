@@ -14,7 +14,9 @@
 # MPI_Allgather, MPI_Iallreduce + MPI_Wait and a persistent MPI_Allreduce_init on emulated
 # device memory, on MPI_COMM_WORLD and on a dup: no hang, the right result on every rank.
 # A value that keeps the component off rank 1 (coll_gpu_enable false, an accelerator it lacks,
-# a priority below tuned's) leaves nothing there to compare it with: that run skips.
+# a priority below tuned's) leaves Open MPI's own collectives there, on host buffers: the other
+# ranks must meet them (their modex records, coll_gpu_presence.h).  A last run has coll/gpu not
+# loaded at all on rank 1 (OMPI_MCA_coll=^gpu).
 # A run with every rank the same comes first.  The closing table says what each parameter did.
 #
 # One node by default (about 1 s a run; emulated nodes cost half a second more per run, over
@@ -204,6 +206,18 @@ for row in "${rows[@]}"; do
         echo "coll_gpu_$name=$value (others $base) $CHECK_RESULT" >>"$summary"
     fi
 done
+
+# not a parameter of the component: the component itself absent from rank 1
+if [ -z "${CHECK_PARAM_MISMATCH_ONLY:-}" ] || [[ not_loaded =~ $CHECK_PARAM_MISMATCH_ONLY ]]; then
+    started=$SECONDS
+    check_run "coll/gpu not loaded on world rank 1 (OMPI_MCA_coll=^gpu)" 3 "$RUN_MCA" \
+        test_param_mismatch --case-timeout="$CASE_TIMEOUT" "--odd-env=OMPI_MCA_coll=^gpu"
+    if [ "$CHECK_RESULT" = FAIL ]; then
+        echo "coll/gpu not loaded on rank 1 FAIL: $(failure_kind $((SECONDS - started)))" >>"$summary"
+    else
+        echo "coll/gpu not loaded on rank 1 $CHECK_RESULT" >>"$summary"
+    fi
+fi
 
 echo "=== per parameter (world rank 1's value; the others'):"
 sed 's/^/    /' "$summary"

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Which processes run coll/gpu, and with which protocol: a record each process publishes in the
+ * modex when the component opens (before MPI_Init's fence), read when a communicator's module is
+ * enabled.  A communicator of whose members one does not run the component alike (coll/gpu not
+ * loaded there, coll_gpu_enable false, no accelerator, another protocol parameter or tuning
+ * rule, a process of another job) gets no board and no native setup: its setup's messages would
+ * wait for a process that never sends them.  Its device calls are then one host collective
+ * each on staged copies, which meets whatever the other processes call (Open MPI's own).
+ * Decided alike on every member: each reads the same records (docs/failure-model.md).
+ */
+#ifndef COLL_GPU_PRESENCE_H
+#define COLL_GPU_PRESENCE_H
+
+#include "coll_gpu.h"
+
+BEGIN_C_DECLS
+
+/* At component open, after every parameter is final (the record carries their hash): opens
+ * the accelerator (the record says whether this process has one) and publishes the record.
+ * Nothing where there is no modex (ompi_info). */
+void coll_gpu_presence_publish(void);
+
+/* Whether every member of the intracommunicator comm publishes this process's record.  False
+ * names one that does not (*rank_p) and why (*why_p, for the message). */
+bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, const char **why_p);
+
+/* Component close. */
+void coll_gpu_presence_fini(void);
+
+END_C_DECLS
+
+#endif /* COLL_GPU_PRESENCE_H */
