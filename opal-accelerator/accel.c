@@ -31,6 +31,103 @@ static _Thread_local accel_error_t accel_thread_error = {
     .code = 0,
 };
 
+/* The backend's ops, and the table accel_init() hands out: the same, but for the operations
+ * that submit work or wait for it, which count first (accel_counts_t). */
+static const accel_ops_t *accel_backend_ops;
+static accel_ops_t accel_counted_ops;
+static accel_counts_t accel_process_counts;
+
+#define ACCEL_COUNT(field) __atomic_add_fetch(&accel_process_counts.field, 1, __ATOMIC_RELAXED)
+
+const accel_counts_t *accel_counts(void) { return &accel_process_counts; }
+
+static accel_status_t accel_counted_memcpy(void *dst, const void *src, size_t len) {
+    ACCEL_COUNT(submissions);
+    ACCEL_COUNT(host_waits);
+    return accel_backend_ops->memcpy(dst, src, len);
+}
+
+static accel_status_t accel_counted_memcpy_async(void *dst, const void *src, size_t len,
+                                                 accel_stream_h stream) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->memcpy_async(dst, src, len, stream);
+}
+
+static accel_status_t accel_counted_memcpy2d_async(void *dst, size_t dpitch, const void *src,
+                                                   size_t spitch, size_t width, size_t height,
+                                                   accel_stream_h stream) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->memcpy2d_async(dst, dpitch, src, spitch, width, height, stream);
+}
+
+static accel_status_t accel_counted_stream_synchronize(accel_stream_h stream) {
+    ACCEL_COUNT(host_waits);
+    return accel_backend_ops->stream_synchronize(stream);
+}
+
+static accel_status_t accel_counted_event_synchronize(accel_event_h event) {
+    ACCEL_COUNT(host_waits);
+    return accel_backend_ops->event_synchronize(event);
+}
+
+static accel_status_t accel_counted_stream_wait_value32(accel_stream_h stream, uint32_t *addr,
+                                                        uint32_t value, accel_wait_value_t flags) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->stream_wait_value32(stream, addr, value, flags);
+}
+
+static accel_status_t accel_counted_stream_write_value32(accel_stream_h stream, uint32_t *addr,
+                                                         uint32_t value) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->stream_write_value32(stream, addr, value);
+}
+
+static accel_status_t accel_counted_stream_host_func(accel_stream_h stream, void (*fn)(void *arg),
+                                                     void *arg) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->stream_host_func(stream, fn, arg);
+}
+
+static accel_status_t accel_counted_graph_launch(accel_graph_h graph, accel_stream_h stream) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->graph_launch(graph, stream);
+}
+
+static accel_status_t accel_counted_reduce(void *dst, const void *const *srcs, int nsrcs,
+                                           size_t count, accel_dtype_t dtype, accel_op_t op,
+                                           accel_stream_h stream) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->reduce(dst, srcs, nsrcs, count, dtype, op, stream);
+}
+
+static accel_status_t accel_counted_allreduce_oneshot(const accel_oneshot_t *plan, const void *src,
+                                                      void *dst, size_t count, accel_dtype_t dtype,
+                                                      accel_op_t op, accel_stream_h stream) {
+    ACCEL_COUNT(submissions);
+    return accel_backend_ops->allreduce_oneshot(plan, src, dst, count, dtype, op, stream);
+}
+
+/* The counted table of ops (under accel_init_lock); an op the backend lacks stays NULL. */
+static const accel_ops_t *accel_counted(const accel_ops_t *ops) {
+    accel_backend_ops = ops;
+    accel_counted_ops = *ops;
+#define ACCEL_COUNTED(name)                                                                        \
+    accel_counted_ops.name = (NULL != ops->name) ? accel_counted_##name : NULL
+    ACCEL_COUNTED(memcpy);
+    ACCEL_COUNTED(memcpy_async);
+    ACCEL_COUNTED(memcpy2d_async);
+    ACCEL_COUNTED(stream_synchronize);
+    ACCEL_COUNTED(event_synchronize);
+    ACCEL_COUNTED(stream_wait_value32);
+    ACCEL_COUNTED(stream_write_value32);
+    ACCEL_COUNTED(stream_host_func);
+    ACCEL_COUNTED(graph_launch);
+    ACCEL_COUNTED(reduce);
+    ACCEL_COUNTED(allreduce_oneshot);
+#undef ACCEL_COUNTED
+    return &accel_counted_ops;
+}
+
 static const char *accel_backend_kind_string(accel_backend_kind_t kind) {
     switch (kind) {
     case ACCEL_BACKEND_AUTO:
@@ -115,6 +212,7 @@ accel_status_t accel_init(accel_backend_kind_t kind, const accel_ops_t **ops_p,
     accel_log(ACCEL_LOG_INFO, "using the %s backend (asked for %s)", ops->name,
               accel_backend_kind_string(kind));
     accel_active_kind = want;
+    ops = accel_counted(ops);
     accel_active_ops = ops;
     accel_refcount = 1;
 

@@ -364,6 +364,21 @@ ACCEL_API accel_status_t accel_init(accel_backend_kind_t kind, const accel_ops_t
                                     const char **reason_p);
 ACCEL_API void accel_finalize(void);
 
+/*
+ * What the process has asked of the device since it loaded the library, through the ops
+ * accel_init() returns (which count before calling the backend): the measure of how much a
+ * collective drives the device from the host.  Updated atomically; read as they are (MPI_T).
+ */
+typedef struct {
+    /* work put on a stream: kernels (reduce, allreduce_oneshot), asynchronous copies, stream
+     * memory operations, host functions, graph launches (events are not counted) */
+    unsigned long long submissions;
+    /* the host waiting for the device: stream and event synchronizations, synchronous copies */
+    unsigned long long host_waits;
+} accel_counts_t;
+
+ACCEL_API const accel_counts_t *accel_counts(void);
+
 ACCEL_API void accel_set_log(accel_log_func_t log, int verbosity);
 ACCEL_API const accel_error_t *accel_last_error(void);
 ACCEL_API const char *accel_status_string(accel_status_t status);

@@ -206,7 +206,35 @@ typedef struct {
      * MPI_Start), and the share of the collective's time a compute phase of equal length hides
      * (osu_iallreduce's overlap); -1: not measured */
     double post_us, overlap_pct;
+    /* what one call asked of rank 0's host (coll/gpu's MPI_T counters over the timed calls,
+     * perf_host_names); -1: not measured (the component is not loaded) */
+    double host[5];
 } perf_result_t;
+
+/* coll/gpu's counters of what a call asks of the host beside the device's work, read around
+ * the timed calls of every size (perf_time): device submissions, host waits on streams, signals
+ * to peers and waits for them through the transport, call-board words. */
+#define PERF_NUM_HOST 5
+static const char *const perf_host_names[PERF_NUM_HOST] = {
+    "coll_gpu_device_submissions", "coll_gpu_host_stream_waits", "coll_gpu_host_signals",
+    "coll_gpu_host_peer_waits", "coll_gpu_board_arrivals"};
+static const char *const perf_host_labels[PERF_NUM_HOST] = {"device submissions", "stream waits",
+                                                            "signals", "peer waits", "board words"};
+static struct {
+    bool loaded;
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handles[PERF_NUM_HOST];
+} perf_host;
+
+/* The host counters now (false: not loaded). */
+static bool perf_host_read(unsigned long long values[PERF_NUM_HOST]) {
+    for (int i = 0; perf_host.loaded && (i < PERF_NUM_HOST); ++i) {
+        if (MPI_SUCCESS != MPI_T_pvar_read(perf_host.session, perf_host.handles[i], &values[i])) {
+            return false;
+        }
+    }
+    return perf_host.loaded;
+}
 
 typedef struct {
     size_t bytes, count;
@@ -1034,10 +1062,13 @@ static void perf_loop_call(perf_loop_t *l, double compute_s) {
 /* Average time of one call in µs (over the ranks, as nccl-tests' default), after warm-up, with
  * compute_s of computation between post and wait; *post_us_p: the average posting time. */
 static double perf_time(const perf_options_t *opt, perf_buffers_t *b, size_t count, size_t block,
-                        bool in_place, double compute_s, double *post_us_p) {
+                        bool in_place, double compute_s, double *post_us_p, double *host_p) {
     int iterations = opt->iterations;
     double t0, elapsed;
     perf_loop_t loop;
+
+    unsigned long long before[PERF_NUM_HOST], after[PERF_NUM_HOST];
+    bool counted;
 
     perf_loop_init(&loop, opt, b, count, block, in_place);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -1053,6 +1084,7 @@ static double perf_time(const perf_options_t *opt, perf_buffers_t *b, size_t cou
             iterations = iterations < 1 ? 1 : iterations;
         }
     }
+    counted = perf_host_read(before);
     MPI_Barrier(MPI_COMM_WORLD);
     loop.post_s = 0.0;
     t0 = MPI_Wtime();
@@ -1060,6 +1092,10 @@ static double perf_time(const perf_options_t *opt, perf_buffers_t *b, size_t cou
         perf_loop_call(&loop, compute_s);
     }
     elapsed = (MPI_Wtime() - t0) * 1e6 / iterations;
+    counted = counted && perf_host_read(after);
+    for (int i = 0; (NULL != host_p) && (i < PERF_NUM_HOST); ++i) {
+        host_p[i] = counted ? (double)(after[i] - before[i]) / iterations : -1.0;
+    }
     if (NULL != post_us_p) {
         *post_us_p = perf_combine(loop.post_s * 1e6 / iterations, false) / perf_nranks;
     }
@@ -1083,13 +1119,14 @@ static void perf_measure(const perf_options_t *opt, perf_buffers_t *b, size_t co
 
     res->valid = true;
     res->post_us = res->overlap_pct = -1;
-    res->time_us = perf_time(opt, b, count, block, in_place, 0.0,
-                             (PERF_BLOCKING != opt->form && opt->overlap) ? &res->post_us : NULL);
+    res->time_us =
+        perf_time(opt, b, count, block, in_place, 0.0,
+                  (PERF_BLOCKING != opt->form && opt->overlap) ? &res->post_us : NULL, res->host);
     res->algbw = perf_algbw(bytes, res->time_us);
     res->busbw = res->algbw * perf_bus_factor(opt->coll, perf_nranks);
     if (PERF_BLOCKING != opt->form && opt->overlap) {
         /* every rank computes as long as the collective took on average */
-        double total = perf_time(opt, b, count, block, in_place, res->time_us * 1e-6, NULL);
+        double total = perf_time(opt, b, count, block, in_place, res->time_us * 1e-6, NULL, NULL);
         res->overlap_pct = perf_overlap(res->time_us, total, res->time_us);
     }
     res->wrong = opt->check ? perf_check(opt, b, count, block, in_place) : -1;
@@ -1182,6 +1219,13 @@ static void perf_print_row(const perf_options_t *opt, const perf_row_t *row) {
     perf_print_result(&row->oop);
     perf_print_result(&row->ip);
     printf("\n");
+    if (row->oop.valid && (row->oop.host[0] >= 0)) {
+        printf("#   per call on rank 0's host:");
+        for (int i = 0; i < PERF_NUM_HOST; ++i) {
+            printf("%s %.2f %s", i ? "," : "", row->oop.host[i], perf_host_labels[i]);
+        }
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -1214,6 +1258,16 @@ static void perf_counters_open(perf_counters_t *c) {
                                                               &c->handles[i], &count) &&
                        COLL_GPU_NUM_COLLS == count;
     }
+    perf_host.session = c->session;
+    perf_host.loaded = true;
+    for (int i = 0; i < PERF_NUM_HOST; ++i) {
+        perf_host.loaded =
+            perf_host.loaded &&
+            (MPI_SUCCESS ==
+             MPI_T_pvar_get_index(perf_host_names[i], MPI_T_PVAR_CLASS_COUNTER, &index)) &&
+            (MPI_SUCCESS ==
+             MPI_T_pvar_handle_alloc(c->session, index, NULL, &perf_host.handles[i], &count));
+    }
 }
 
 static void perf_counters_close(perf_counters_t *c, coll_gpu_coll_t id) {
@@ -1228,6 +1282,7 @@ static void perf_counters_close(perf_counters_t *c, coll_gpu_coll_t id) {
             c->values[i] = values[id];
         }
     }
+    perf_host.loaded = false;
     MPI_T_pvar_session_free(&c->session);
     MPI_T_finalize();
 }
@@ -1252,6 +1307,14 @@ static void perf_json_result(FILE *f, const char *name, const perf_result_t *res
     }
     fprintf(f, "\"%s\": {\"time_us\": %.10g, \"algbw\": %.10g, \"busbw\": %.10g, \"wrong\": %lld",
             name, res->time_us, res->algbw, res->busbw, res->wrong);
+    if (res->host[0] >= 0) {
+        fprintf(f, ", \"host_per_call\": {");
+        for (int i = 0; i < PERF_NUM_HOST; ++i) {
+            fprintf(f, "%s\"%s\": %.10g", i ? ", " : "", perf_host_names[i] + strlen("coll_gpu_"),
+                    res->host[i]);
+        }
+        fprintf(f, "}");
+    }
     if (res->post_us >= 0) {
         fprintf(f, ", \"post_us\": %.10g, \"overlap_pct\": %.10g", res->post_us, res->overlap_pct);
     }

@@ -1471,8 +1471,15 @@ static uint64_t *cgt_signal_slot(const cgt_team_t *team, unsigned slot) {
 }
 
 /* Store value into peer's slot, after the puts issued before to peer (release). */
+/* Every team's signals and waits of this process (cgt_counts_t). */
+static cgt_counts_t cgt_process_counts;
+
+const cgt_counts_t *cgt_counts(void) { return &cgt_process_counts; }
+
 static cgt_status_t cgt_signal_store(cgt_team_t *team, int peer, unsigned slot, uint64_t value) {
     cgt_rmem_t *rmem = &team->signals->peers[peer];
+
+    __atomic_add_fetch(&cgt_process_counts.signals, 1, __ATOMIC_RELAXED);
 
     switch (rmem->kind) {
     case CGT_RMEM_SELF:
@@ -1527,6 +1534,8 @@ static cgt_status_t cgt_team_wait_slot(cgt_team_t *team, const uint64_t *slot, u
     double start = 0, now;
     cgt_status_t status;
     struct timespec nap = {0, 20000};
+
+    __atomic_add_fetch(&cgt_process_counts.waits, 1, __ATOMIC_RELAXED);
 
     for (unsigned spins = 0;; ++spins) {
         if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) >= value) {
@@ -1642,6 +1651,10 @@ cgt_status_t cgt_test(cgt_team_t *team, unsigned idx, uint64_t value, bool *reac
     }
 #endif
     *reached_p = __atomic_load_n(cgt_signal_slot(team, idx), __ATOMIC_ACQUIRE) >= value;
+    if (*reached_p) {
+        /* a wait done by polling: counted once, where it ends */
+        __atomic_add_fetch(&cgt_process_counts.waits, 1, __ATOMIC_RELAXED);
+    }
     now = cgt_time_now();
     if (!*reached_p && (now >= team->next_alive_check)) {
         status = cgt_team_check_peers(team);

@@ -228,6 +228,17 @@ CGT_API void cgt_team_traffic(const cgt_team_t *team, cgt_traffic_t *traffic);
  * counted by the getter; these say whose network interface sent them. */
 CGT_API const uint64_t *cgt_team_received_by_node(const cgt_team_t *team);
 
+/* Every team's signal round trips of this process since it loaded the library: signals sent
+ * (cgt_signal, and those of cgt_barrier_local) and waits for a peer's signal (cgt_wait, a
+ * barrier's, and a cgt_test that found it reached).  What a collective asks of the host beside
+ * the device's work; updated atomically, read as they are (MPI_T). */
+typedef struct {
+    unsigned long long signals;
+    unsigned long long waits;
+} cgt_counts_t;
+
+CGT_API const cgt_counts_t *cgt_counts(void);
+
 CGT_API const char *cgt_status_string(cgt_status_t status);
 CGT_API const char *cgt_backend_string(cgt_backend_t backend);
 /* What the last failing call of this thread failed on, in words. */

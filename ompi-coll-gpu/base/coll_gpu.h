@@ -112,7 +112,8 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long staged_chunks;
     unsigned long long pageable_fallbacks;
     unsigned long long accelerator_errors;
-    unsigned long long peer_errors; /* calls that failed on another rank (native agreement) */
+    unsigned long long peer_errors;    /* calls that failed on another rank (native agreement) */
+    unsigned long long board_arrivals; /* words given on a call board, waiting for the peers' */
     unsigned long long teams_created;
     unsigned long long teams_retiring; /* freed communicators' teams waiting for their peers */
     unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];

@@ -218,6 +218,27 @@ static int coll_gpu_register(void) {
     coll_gpu_register_pvar("accelerator_errors",
                            "Collectives that failed because an accelerator operation failed",
                            &mca_coll_gpu_component.accelerator_errors, false);
+    /* what the calls ask of the host, beside the device's work (per call: the difference over
+     * a run of calls, divided by their number: gpucoll_perf prints it) */
+    coll_gpu_register_pvar("device_submissions",
+                           "Work this process put on accelerator streams: kernels, asynchronous "
+                           "copies, stream memory operations, host functions, graph launches",
+                           (void *)&accel_counts()->submissions, false);
+    coll_gpu_register_pvar("host_stream_waits",
+                           "Times this process waited on the host for accelerator work (stream "
+                           "and event synchronizations, synchronous copies)",
+                           (void *)&accel_counts()->host_waits, false);
+    coll_gpu_register_pvar("host_signals",
+                           "Signals this process sent to peers through the transport (native "
+                           "steps, closing agreements, barriers)",
+                           (void *)&cgt_counts()->signals, false);
+    coll_gpu_register_pvar("host_peer_waits",
+                           "Times this process waited on the host for a peer's transport signal",
+                           (void *)&cgt_counts()->waits, false);
+    coll_gpu_register_pvar("board_arrivals",
+                           "Words this process gave on a call board and waited on its peers' for "
+                           "(blocking device calls: which protocol the ranks run)",
+                           &mca_coll_gpu_component.board_arrivals, false);
     coll_gpu_register_pvar("peer_errors",
                            "Native collectives that returned an error because the call failed on "
                            "another rank of the communicator (every rank of the call returns it)",
@@ -283,7 +304,22 @@ static int coll_gpu_open(void) {
     coll_gpu_native_tuning_load();
     mca_coll_gpu_component.native_config_hash = coll_gpu_params_hash();
     /* before MPI_Init's modex fence: every peer reads it at its first communicator */
-    coll_gpu_presence_publish();
+    if (coll_gpu_presence_possible()) {
+        coll_gpu_role_t role = COLL_GPU_ROLE_OFF;
+        const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
+
+        if (c->enable && (c->priority >= 0)) {
+            /* the accelerator now rather than at the first communicator: the record says */
+            if (OMPI_SUCCESS == mca_coll_gpu_accel_open()) {
+                role = COLL_GPU_ROLE_DEVICE;
+            } else if (c->host_buffers) {
+                role = COLL_GPU_ROLE_HOST;
+            }
+        }
+        if (!coll_gpu_presence_publish(role, c->native_config_hash)) {
+            COLL_GPU_VERBOSE(1, "no modex record published: every communicator is staged");
+        }
+    }
 
     return OMPI_SUCCESS;
 }

@@ -19,12 +19,6 @@
 #define COLL_GPU_PRESENCE_TAG 0xc601ULL /* bumped with the protocol between processes */
 #define COLL_GPU_PRESENCE_HASH_BITS 40
 
-typedef enum {
-    COLL_GPU_ROLE_OFF = 0,    /* opened, but declines every communicator */
-    COLL_GPU_ROLE_HOST = 1,   /* no accelerator: host-buffer mode (coll_gpu_host_buffers) */
-    COLL_GPU_ROLE_DEVICE = 2, /* an accelerator */
-} coll_gpu_role_t;
-
 /* What a member's record says, cached per process of this job (0: not read yet). */
 typedef enum {
     COLL_GPU_PEER_UNREAD = 0,
@@ -58,35 +52,24 @@ static struct {
     uint8_t *peers; /* coll_gpu_peer_state_t per process of this job, by vpid (NULL: no cache) */
 } coll_gpu_presence;
 
-void coll_gpu_presence_publish(void) {
-    const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    uint64_t role = COLL_GPU_ROLE_OFF, hash = c->native_config_hash;
+bool coll_gpu_presence_publish(coll_gpu_role_t role, uint64_t hash) {
+    uint64_t word;
     int rc;
 
-    if (!COLL_GPU_MODEX_UP() || opal_pmix_base_async_modex) {
-        return; /* ompi_info; or records not collected (above) */
-    }
-    if (c->enable && (c->priority >= 0)) {
-        /* the accelerator now rather than at the first communicator: the record says */
-        if (OMPI_SUCCESS == mca_coll_gpu_accel_open()) {
-            role = COLL_GPU_ROLE_DEVICE;
-        } else if (c->host_buffers) {
-            role = COLL_GPU_ROLE_HOST;
-        }
-    }
     hash ^= hash >> COLL_GPU_PRESENCE_HASH_BITS;
     hash &= (1ULL << COLL_GPU_PRESENCE_HASH_BITS) - 1;
-    coll_gpu_presence.mine =
-        (COLL_GPU_PRESENCE_TAG << 48) | (role << COLL_GPU_PRESENCE_HASH_BITS) | hash;
-    OPAL_MODEX_SEND_VALUE(rc, COLL_GPU_MODEX_GLOBAL, COLL_GPU_PRESENCE_KEY, &coll_gpu_presence.mine,
+    word = (COLL_GPU_PRESENCE_TAG << 48) | ((uint64_t)role << COLL_GPU_PRESENCE_HASH_BITS) | hash;
+    coll_gpu_presence.mine = word;
+    OPAL_MODEX_SEND_VALUE(rc, COLL_GPU_MODEX_GLOBAL, COLL_GPU_PRESENCE_KEY, &word,
                           COLL_GPU_MODEX_UINT64);
     coll_gpu_presence.trusted = true;
     coll_gpu_presence.published = (COLL_GPU_MODEX_OK == rc);
     coll_gpu_presence.num_procs = (size_t)ompi_process_info.num_procs;
     coll_gpu_presence.peers = calloc(coll_gpu_presence.num_procs, sizeof(uint8_t));
-    COLL_GPU_VERBOSE(10, "presence record %016llx %s", (unsigned long long)coll_gpu_presence.mine,
-                     coll_gpu_presence.published ? "published" : "not published");
+    return coll_gpu_presence.published;
 }
+
+bool coll_gpu_presence_possible(void) { return COLL_GPU_MODEX_UP() && !opal_pmix_base_async_modex; }
 
 static coll_gpu_peer_state_t coll_gpu_presence_read(opal_process_name_t *name) {
     uint64_t word = 0, *word_p = &word, mine = coll_gpu_presence.mine;

@@ -16,10 +16,22 @@
 
 BEGIN_C_DECLS
 
-/* At component open, after every parameter is final (the record carries their hash): opens
- * the accelerator (the record says whether this process has one) and publishes the record.
- * Nothing where there is no modex (ompi_info). */
-void coll_gpu_presence_publish(void);
+/* What a process runs: its record's role. */
+typedef enum {
+    COLL_GPU_ROLE_OFF = 0,    /* opened, but declines every communicator */
+    COLL_GPU_ROLE_HOST = 1,   /* no accelerator: host-buffer mode (coll_gpu_host_buffers) */
+    COLL_GPU_ROLE_DEVICE = 2, /* an accelerator */
+} coll_gpu_role_t;
+
+/* Whether records can be published and read: a modex (not ompi_info) whose fence collects
+ * them (not Open MPI's asynchronous modex, coll_gpu_presence.c).  Where not, communicators
+ * trust their members to run the component alike. */
+bool coll_gpu_presence_possible(void);
+
+/* At component open, after every parameter is final (hash: of those that change the protocol):
+ * publishes this process's record; false where it could not be (every communicator of two
+ * processes or more is then staged: the peers find no record of this one). */
+bool coll_gpu_presence_publish(coll_gpu_role_t role, uint64_t hash);
 
 /* Whether every member of the intracommunicator comm publishes this process's record.  False
  * names one that does not (*rank_p) and why (*why_p, for the message). */

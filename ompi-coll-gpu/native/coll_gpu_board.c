@@ -712,6 +712,7 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
         return status;
     }
     board->slots[board->local_index].arrive[k & 1] = COLL_GPU_BOARD_WORD(k, status);
+    coll_gpu_count_add(&mca_coll_gpu_component.board_arrivals, 1);
 
     /* the node's words */
     for (int p = 0; !coll_gpu_board_settled(outcome) && (p < board->local_size); ++p) {

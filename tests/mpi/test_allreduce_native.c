@@ -277,6 +277,60 @@ static void run_side_cases(const tu_comm_t *comm, tu_mem_t mem) {
     tu_mem_free(mem, d_out);
 }
 
+/* What one call asks of this rank's host (coll/gpu's counters, gpucoll_perf prints them per
+ * call): a blocking native call on device memory submits device work, waits for it and gives
+ * one word on the call board; a call on host memory passed to Open MPI asks none of it. */
+static void run_host_counts(const tu_comm_t *comm, tu_mem_t mem) {
+    static const char *const names[] = {"coll_gpu_device_submissions", "coll_gpu_host_stream_waits",
+                                        "coll_gpu_host_signals", "coll_gpu_host_peer_waits",
+                                        "coll_gpu_board_arrivals"};
+    enum { SUBMISSIONS, STREAM_WAITS, SIGNALS, PEER_WAITS, BOARD, NUM };
+    tu_pvar_t pvars[NUM];
+    uint64_t before[NUM], after[NUM];
+    float host_in[2] = {1, 2}, host_out[2];
+    void *d_in, *d_out;
+
+    tu_case_begin("host counts of one call on %s", comm->name);
+    for (int i = 0; i < NUM; ++i) {
+        tu_pvar_open_required(names[i], &pvars[i]);
+    }
+    tu_mem_alloc(mem, 64, &d_in);
+    tu_mem_alloc(mem, 64, &d_out);
+    for (int pass = 0; pass < 2; ++pass) {
+        bool device = (0 == pass) && (TU_MEM_DEVICE == mem);
+
+        for (int i = 0; i < NUM; ++i) {
+            before[i] = tu_pvar_read_element(&pvars[i], 0);
+        }
+        if (MPI_SUCCESS != MPI_Allreduce(device ? d_in : (void *)host_in,
+                                         device ? d_out : (void *)host_out, 2, MPI_FLOAT, MPI_SUM,
+                                         comm->comm)) {
+            tu_fail("MPI_Allreduce failed");
+        }
+        for (int i = 0; i < NUM; ++i) {
+            after[i] = tu_pvar_read_element(&pvars[i], 0) - before[i];
+        }
+        if (device && ((after[SUBMISSIONS] < 1) || (after[STREAM_WAITS] < 1) ||
+                       (after[BOARD] != (comm->size > 1 ? 1u : 0u)))) {
+            tu_fail("a native call on device memory: %llu submissions, %llu stream waits, %llu "
+                    "board words (expected at least 1, at least 1, %d)",
+                    (unsigned long long)after[SUBMISSIONS], (unsigned long long)after[STREAM_WAITS],
+                    (unsigned long long)after[BOARD], comm->size > 1 ? 1 : 0);
+        }
+        if (!device && (TU_MEM_DEVICE == mem)) {
+            for (int i = 0; i < NUM; ++i) {
+                if (0 != after[i]) {
+                    tu_fail("a call on host memory: %s grew by %llu", names[i],
+                            (unsigned long long)after[i]);
+                }
+            }
+        }
+    }
+    tu_case_end();
+    tu_mem_free(mem, d_in);
+    tu_mem_free(mem, d_out);
+}
+
 /* rc must be MPI_ERR_COUNT (a communicator of one rank cannot disagree with itself). */
 static void expect_err_count(int rc, int world_size, const char *what) {
     int cls = MPI_SUCCESS;
@@ -425,6 +479,7 @@ int main(int argc, char **argv) {
             run_case(&st, &comms[TU_COMM_SPLIT_REVERSED], T_INT32_SUM, big + 1, true);
         }
     }
+    run_host_counts(&comms[TU_COMM_WORLD], st.mem);
     tn_digest_print(&st.digest);
     tu_comms_free_all(comms);
     tu_finish(tu_summary(MPI_COMM_WORLD));
