@@ -9,6 +9,7 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_signature.h"
@@ -171,6 +172,13 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .fits = coll_gpu_allreduce_rabenseifner_fits_call,
      .preferred = coll_gpu_allreduce_many_nodes,
      .run = coll_gpu_allreduce_hierarchical_rabenseifner},
+    {.name = "device_one_shot",
+     .help = "one_shot as one kernel per call (device-driven: the host launches and waits once, "
+             "flags and call counters in device memory), inside a node, up to 256 KiB; only when "
+             "forced or named by a tuning rule until a GPU run has measured it",
+     .fits = coll_gpu_allreduce_device_one_shot_fits,
+     .run = coll_gpu_kernel_run,
+     .launch = coll_gpu_allreduce_device_one_shot_launch},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
@@ -182,7 +190,8 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
         "allreduce_doubling_min_nodes nodes on, else hierarchical_rabenseifner from "
         "allreduce_rabenseifner_min_nodes nodes on, else the ring from allreduce_ring_min_bytes "
         "on where nodes have one rank each, else hierarchical",
-    .note = "one_shot and two_shot give the same bits, ring, hierarchical, recursive_doubling, "
+    .note = "one_shot, two_shot and device_one_shot give the same bits, ring, hierarchical, "
+            "recursive_doubling, "
             "hierarchical_doubling and hierarchical_rabenseifner other bits (another order "
             "each), independent of the chunk size",
     .uniform_count = true,

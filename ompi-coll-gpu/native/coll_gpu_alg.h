@@ -44,6 +44,7 @@ typedef struct {
     const coll_gpu_native_t *native; /* its team (size, nodes) and scratch */
     size_t bytes;                    /* per rank (the largest block of a v-collective) */
     size_t esize;                    /* bytes of an element */
+    coll_gpu_native_kind_t kind;     /* the memory the call runs in */
 } coll_gpu_alg_query_t;
 
 /*
@@ -62,6 +63,12 @@ typedef struct {
      * never chosen by auto); why: the reason, for the verbose log */
     bool (*preferred)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
     coll_gpu_native_alg_fn_t run;
+    /* A device-driven row (run: coll_gpu_kernel_run): the whole call queued on call->stream as
+     * one kernel with its flags and call counters in device memory (the communicator's
+     * kernel_plan); with_data false: the same kernel without data, which a rank that cannot run
+     * the call queues so that its peers' kernels finish.  NULL: a host-driven row (its steps
+     * signal and wait from the host, and a closing agreement ends it). */
+    accel_status_t (*launch)(const struct coll_gpu_native_call *call, bool with_data);
 } coll_gpu_alg_desc_t;
 
 /* A collective's algorithms (coll_gpu_<coll>.c).  Its parameter is coll_gpu_<name>_algorithm:

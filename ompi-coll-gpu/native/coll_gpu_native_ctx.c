@@ -93,6 +93,50 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     return true;
 }
 
+/* The device-driven rows' area (coll_gpu_native_t.kernel_plan), after the device scratch on a
+ * communicator of one node (collective; every rank gets here alike).  Without it those rows do
+ * not fit (coll_gpu_alg_desc_t.fits): the host-driven ones run the calls. */
+static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
+                                               coll_gpu_native_t *native) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    coll_gpu_team_t *team = native->team;
+    accel_oneshot_t *plan = &native->kernel_plan;
+    size_t head = accel_oneshot_head_bytes(team->size);
+    void *zeros = calloc(1, head);
+    int ok;
+
+    if ((team->nnodes > 1) || (team->size < 2) || (team->size > ACCEL_ONESHOT_MAX_RANKS)) {
+        free(zeros);
+        return;
+    }
+    ok = (NULL != zeros) && (NULL != accel->allreduce_oneshot) &&
+         (CGT_OK == cgt_alloc(team->cgt, head + 2 * COLL_GPU_KERNEL_HALF, ACCEL_MEM_DEVICE,
+                              &native->kernel_mem));
+    if (!ok) {
+        native->kernel_mem = NULL;
+    }
+    plan->nranks = team->size;
+    plan->rank = team->rank;
+    plan->half = COLL_GPU_KERNEL_HALF;
+    for (int p = 0; ok && (p < team->size); ++p) {
+        plan->areas[p] = cgt_rmem_ptr(cgt_mem_peer(native->kernel_mem, p));
+        ok = (NULL != plan->areas[p]);
+    }
+    /* flags and call counters start at 0, on every rank before any kernel writes a peer's */
+    ok = ok && (ACCEL_OK == accel->memcpy(plan->areas[team->rank], zeros, head));
+    free(zeros);
+    if ((OMPI_SUCCESS != coll_gpu_native_agree(comm, &ok)) || !ok) {
+        if (NULL != native->kernel_mem) {
+            cgt_free(team->cgt, native->kernel_mem); /* no kernel ran in it */
+            native->kernel_mem = NULL;
+        }
+        COLL_GPU_VERBOSE(1, "%s: no area for the device-driven algorithms", comm->c_name);
+        return;
+    }
+    COLL_GPU_VERBOSE(1, "%s: device-driven algorithms' area 2 x %zu bytes", comm->c_name,
+                     COLL_GPU_KERNEL_HALF);
+}
+
 /* Allocates the scratch of kind (collective); false when some rank could not. */
 static bool coll_gpu_native_scratch_create(struct ompi_communicator_t *comm,
                                            coll_gpu_native_t *native, coll_gpu_native_kind_t kind) {
@@ -137,6 +181,9 @@ static bool coll_gpu_native_scratch_create(struct ompi_communicator_t *comm,
     }
     COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
                      coll_gpu_native_mems[kind].name, native->half);
+    if (COLL_GPU_NATIVE_DEVICE == kind) {
+        coll_gpu_native_kernel_area_create(comm, native);
+    }
     return true;
 }
 

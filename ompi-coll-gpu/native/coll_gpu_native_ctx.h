@@ -40,6 +40,10 @@ typedef struct {
     bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
 } coll_gpu_native_scratch_t;
 
+/* Bytes of each parity half of the device-driven rows' area: the calls they take (a larger one
+ * runs a host-driven row). */
+#define COLL_GPU_KERNEL_HALF ((size_t)256 * 1024)
+
 typedef struct coll_gpu_native {
     coll_gpu_team_t *team;
     coll_gpu_native_scratch_t scratch[COLL_GPU_NATIVE_KINDS];
@@ -62,6 +66,14 @@ typedef struct coll_gpu_native {
      * side for the alltoalls), filled by the dispatch or the algorithm. */
     const void **srcs;
     size_t *counts, *displs, *send_counts, *send_displs;
+    /* The device-driven rows' plan (coll_gpu_alg_desc_t.device_driven), made with the device
+     * scratch on a communicator of one node: every rank's one-shot area (accel.h: flags and
+     * call counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped
+     * here; kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none
+     * (more ranks than ACCEL_ONESHOT_MAX_RANKS, several nodes, or some rank could not). */
+    cgt_mem_t *kernel_mem;
+    accel_oneshot_t kernel_plan;
+    uint64_t kernel_calls;
     /* retiring (coll_gpu_native_retire): the signal every peer must reach before the scratch
      * goes (0: none), and the first peer not seen there yet */
     uint64_t retire_value;

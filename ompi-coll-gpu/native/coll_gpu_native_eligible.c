@@ -337,6 +337,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     query.native = call->native;
     query.esize = call->esize;
+    query.kind = kind;
     alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, why_len);
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;

@@ -2,6 +2,7 @@
 /* A communicator's native context at MPI_Comm_free: one step more announced to every peer,
  * then the context and its team retired until the peers are done with them
  * (coll_gpu_native_retire, declared in coll_gpu_native_ctx.h). */
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_steps.h"
 
@@ -33,6 +34,9 @@ static bool coll_gpu_native_retired(void *arg) {
 static void coll_gpu_native_release(void *arg) {
     coll_gpu_native_t *native = arg;
 
+    if (NULL != native->kernel_mem) {
+        cgt_free(native->team->cgt, native->kernel_mem);
+    }
     for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
         if (NULL != native->scratch[k].mem) {
             cgt_free(native->team->cgt, native->scratch[k].mem);
@@ -49,6 +53,11 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
     }
     native->retire_value = 0;
     native->retire_peer = 0;
+    if (NULL != native->kernel_mem) {
+        /* the device-driven calls have no closing agreement: the peers' kernels of the last one
+         * may still read this rank's area */
+        coll_gpu_kernel_quiesce(&native->kernel_plan);
+    }
     /* Every call's agreement step already told this rank that no peer reads its scratch any
      * more; what a peer may still do is map this rank's memory and signal it (its own retiring
      * announcement): announcing one step more, and waiting for everyone's, lets the team go

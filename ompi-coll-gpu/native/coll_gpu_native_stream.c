@@ -48,6 +48,7 @@
 #define COLL_GPU_EXT_NO_MPIX_STREAM /* the component implements them */
 #include "coll_gpu_alg.h"
 #include "coll_gpu_ext.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
@@ -102,38 +103,11 @@ typedef struct coll_gpu_stream_post {
 
 static int coll_gpu_stream_keyval = MPI_KEYVAL_INVALID;
 
-/* Whether every peer is done with this rank's area: their done flags in it have reached this
- * rank's call counters (every rank made the same calls, graph launches included). */
-static bool coll_gpu_stream_peers_done(const coll_gpu_stream_ctx_t *ctx, uint32_t *head) {
-    const accel_ops_t *accel = mca_coll_gpu_component.accel;
-    int n = ctx->plan.nranks, me = ctx->plan.rank;
-    char *mine = (char *)head;
-
-    /* the flags and counters, not the head's padding */
-    if (ACCEL_OK !=
-        accel->memcpy(head, ctx->plan.areas[me], ACCEL_ONESHOT_FLAG_WORDS(n) * sizeof(uint32_t))) {
-        return true; /* nothing better to do than to go on */
-    }
-    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
-        uint32_t calls = *accel_oneshot_counter(mine, n, l);
-
-        for (int p = 0; p < n; ++p) {
-            if ((p != me) && ((int32_t)(*accel_oneshot_done(mine, n, l, p) - calls) < 0)) {
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
 /* Waits until every peer finished with this rank's area, then frees it (the communicator is
  * freed: collective; the application's stream must still exist, see coll_gpu_ext.h). */
 static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = (NULL != ctx->module) ? ctx->module->team : NULL;
-    struct timespec pause = {0, 10000};
-    /* a copy of this rank's flags (the most ranks' worth: no allocation to fail here) */
-    uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
 
     if (ctx->threaded) {
         /* the stream passed every release, so the thread is done with every call */
@@ -153,9 +127,7 @@ static void coll_gpu_stream_ctx_free(coll_gpu_stream_ctx_t *ctx) {
     if ((NULL != ctx->mem) && (NULL != team)) {
         /* this rank's stream is done with the peers' areas; then theirs with this one */
         (void)accel->stream_synchronize(ctx->stream);
-        while (!coll_gpu_stream_peers_done(ctx, head)) {
-            nanosleep(&pause, NULL);
-        }
+        coll_gpu_kernel_quiesce(&ctx->plan);
         cgt_free(team->cgt, ctx->mem);
     }
     free(ctx->peer_reported);

@@ -126,13 +126,19 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
  * reports the number of a stream-ordered call that failed there
  * (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(team size) + rank; coll_gpu_native_stream.c), then two per
  * rank (one per parity of the agreement's number) where that rank puts its word of an agreement
- * (COLL_GPU_TEAM_SLOT_AGREE0(team size) + parity x team size + rank; coll_gpu_native_agree_word).
+ * (COLL_GPU_TEAM_SLOT_AGREE0(team size) + parity x team size + rank; coll_gpu_native_agree_word),
+ * then two per rank (one per parity of the call's number) where that rank reports a
+ * device-driven call it could not launch: the call's number and its error class
+ * (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(team size) + parity x team size + rank; coll_gpu_kernel.c).
  */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
 #define COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) (COLL_GPU_TEAM_SLOT_PEER0 + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_AGREE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
-#define COLL_GPU_TEAM_NUM_SLOTS(size) (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size)                                                    \
+    (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
+#define COLL_GPU_TEAM_NUM_SLOTS(size)                                                              \
+    (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

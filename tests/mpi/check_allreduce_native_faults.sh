@@ -41,6 +41,15 @@ for np in 2 3; do
         [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
     done
 done
+# device_one_shot (one kernel per call: its launch fails under the reduction's fault plan), 2 and
+# 3 ranks: every rank returns the error (the failed rank's slot at its peers, read after their
+# wait), the next call is right (the area outlives the peers' reads at MPI_Comm_free)
+for np in 2 3; do
+    check_run "$np ranks, device_one_shot, launch faults" $np \
+        "$EMU coll_gpu_allreduce_algorithm=device_one_shot" test_allreduce_native_faults \
+        --count=1000 --reduce-faults-only
+    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+done
 # hierarchical across emulated nodes: one and two ranks per node (gets between nodes)
 for rpn in 1 2; do
     check_run "3 ranks, $rpn per node, hierarchical, accelerator faults" 3 \

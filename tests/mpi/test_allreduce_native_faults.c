@@ -21,6 +21,9 @@
  *     coll_gpu_allreduce_algorithm_calls pvar grows for a native algorithm): an accelerator
  *     error does not put the communicator out of step, unlike a transport error.
  *
+ * --reduce-faults-only: the reduction's cases alone (a device-driven row copies nothing: its
+ * one kernel's launch fails under the REDUCE plan).
+ *
  * --kill: rank size-1 dies (SIGKILL) while the others are inside a native allreduce (after a
  * healthy one: team and scratch exist).  Each survivor prints
  * "survivor rank R returned error C (class K) after T s", also into the file
@@ -258,13 +261,14 @@ static void kill_mode(state_t *st, const char *report_dir) {
 int main(int argc, char **argv) {
     tu_options_t opts;
     state_t st;
-    bool kill = false;
+    bool kill = false, reduce_only = false;
     const char *report_dir = NULL, *coll = "allreduce";
     const tu_arg_t args[] = {
         {"--kill", TU_ARG_FLAG, &kill},
         {"--report=", TU_ARG_STRING, &report_dir},
         {"--count=", TU_ARG_COUNT, &st.count},
         {"--coll=", TU_ARG_STRING, &coll},
+        {"--reduce-faults-only", TU_ARG_FLAG, &reduce_only},
         {NULL, TU_ARG_FLAG, NULL},
     };
     char pvar[64];
@@ -322,6 +326,9 @@ int main(int argc, char **argv) {
              (FC_SCATTER == st.coll)) &&
             (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
             continue; /* it reduces nothing */
+        }
+        if (reduce_only && (ACCEL_EMULATED_FAULT_REDUCE != fault_cases[i].kind)) {
+            continue; /* a device-driven row: one kernel (a launch that fails), no copies */
         }
         faulty(&st, &fault_cases[i]);
         healthy(&st, "after the fault");

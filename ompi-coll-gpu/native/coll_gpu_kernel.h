@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device-driven rows (coll_gpu_alg_desc_t.launch): a call is one kernel on the call's
+ * stream and one host wait; the peers meet through flags and call counters in device memory
+ * (the communicator's kernel_plan), not through host signals.
+ *
+ * A rank that cannot launch its kernel (its entry failed, or the launch did) first stores the
+ * call's number and its error class in its failure slot at every peer (a host signal, on that
+ * path only), then queues the kernel without data, which lets the peers' kernels finish.  The
+ * peers' kernels wait for that kernel's flags, which it writes after the store: once a rank's
+ * stream is done, every failure of the call is in its slots, and every rank returns the error
+ * (the failed rank its own, the others the peer's class with the "peer error" message).  A rank
+ * can be one call ahead of a peer reading its slot (its next kernel waits for the peer's), so
+ * each rank has two slots, by the parity of the call's number.  Not agreed: a kernel that
+ * faults after it ran (the device's sticky error: only that rank's wait fails), and a
+ * receive buffer unpacked after the call (the peers' results are right).
+ */
+#ifndef COLL_GPU_KERNEL_H
+#define COLL_GPU_KERNEL_H
+
+#include "coll_gpu.h"
+#include "coll_gpu_native_call.h"
+
+BEGIN_C_DECLS
+
+/* The run of every device-driven row: launch, one host wait, the outcome (above). */
+int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+
+/* Whether every peer's kernel is done with this rank's one-shot area (plan: accel.h): their
+ * done flags in it have reached its call counters (every rank ran the same calls).  Before the
+ * area is freed: a rank's blocking call returns once its own kernel is done, which needs only
+ * its peers' ready flags, not the end of their reads of its half. */
+bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan);
+/* Waits until coll_gpu_kernel_peers_done: bounded, since every peer launched its kernel of the
+ * last call (this rank's kernel saw their ready flags) and nothing else holds it. */
+void coll_gpu_kernel_quiesce(const accel_oneshot_t *plan);
+
+END_C_DECLS
+
+#endif /* COLL_GPU_KERNEL_H */
