@@ -133,6 +133,26 @@ typedef struct coll_gpu_staging {
     accel_event_h copied_in[2]; /* device-to-host copy of each pipeline half done */
 } coll_gpu_staging_t;
 
+/* The call board's statuses (coll_gpu_board.h): what a rank can run of a call whose protocol needs
+ * every rank alike, and what the ranks together can (a call's outcome: the status every rank
+ * arrived with, else MIXED or ABSENT). */
+typedef enum {
+    COLL_GPU_BOARD_DEVICE = 1, /* natively, in device memory */
+    COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers); else it
+                                  passes the call to Open MPI */
+    COLL_GPU_BOARD_STAGED = 3, /* a pipelined staged call */
+    COLL_GPU_BOARD_DEAD = 4,   /* outcome: a rank of the call is dead (its process is gone) */
+    COLL_GPU_BOARD_CANNOT = 5, /* not natively (a buffer of another kind): it stages the call */
+    COLL_GPU_BOARD_MIXED = 6,  /* outcome: every rank stages, not every one could go native */
+    COLL_GPU_BOARD_ABSENT = 7, /* outcome: some rank passes the call to Open MPI */
+    COLL_GPU_BOARD_SINGLE = 8, /* a staged call of one host collective (its first word) */
+    /* a flag beside a staged call's status: this rank's (a rank's) copies into host memory
+     * failed (coll_gpu_board_stage_agree) */
+    COLL_GPU_BOARD_FAILED = 16,
+} coll_gpu_board_status_t;
+
+typedef struct coll_gpu_board coll_gpu_board_t;
+
 typedef struct mca_coll_gpu_module_t {
     coll_gpu_base_module_t super;
 
@@ -170,7 +190,7 @@ typedef struct mca_coll_gpu_module_t {
     uint64_t board_host_local;
     uint64_t board_done;
     int board_outcome; /* coll_gpu_board_status_t */
-    struct coll_gpu_board *board;
+    coll_gpu_board_t *board;
     /* The ranks were given different parameters that change the protocol (compared at the
      * communicator's creation): every device call is one staged host collective. */
     bool params_differ;

@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto's order: the tables'. */
 #define COLL_GPU_ALLGATHER_DIRECT_HELP "every rank copies every block from its owner's scratch"
 #define COLL_GPU_ALLGATHER_HIER_HELP                                                               \
     "one rank of each node fetches each block of another node, the node's ranks copy it from "     \
@@ -33,7 +33,7 @@ static bool coll_gpu_allgather_doubling_fits_query(const coll_gpu_alg_query_t *q
     return false;
 }
 
-/* auto: hierarchical_doubling from coll_gpu_allgather_doubling_min_nodes nodes on, for calls
+/* hierarchical_doubling: from coll_gpu_allgather_doubling_min_nodes nodes on, for calls
  * gathering at most coll_gpu_allgather_doubling_max_bytes (the largest block x the ranks: its
  * step holds a chunk of every rank, so larger calls take more steps than hierarchical's). */
 static const coll_gpu_alg_size_rule_t coll_gpu_allgather_doubling_rule = {
@@ -42,11 +42,6 @@ static const coll_gpu_alg_size_rule_t coll_gpu_allgather_doubling_rule = {
     .per_rank = true,
     .min_nodes = &mca_coll_gpu_component.allgather_doubling_min_nodes,
     .max_bytes = &mca_coll_gpu_component.allgather_doubling_max_bytes};
-
-static bool coll_gpu_allgather_doubling_small(const coll_gpu_alg_query_t *query) {
-    return coll_gpu_alg_size_rule(&coll_gpu_allgather_doubling_rule, query) &&
-           coll_gpu_allgather_doubling_fits(query->native, query->esize);
-}
 
 static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                   size_t why_len) {
@@ -57,16 +52,16 @@ static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *qu
 /* The rows of MPI_Allgather (form allgather) and MPI_Allgatherv (allgatherv): the same
  * algorithms, each form's functions. */
 #define COLL_GPU_ALLGATHER_ROWS(form)                                                              \
-    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
-        coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP, coll_gpu_##form##_direct,           \
-        COLL_GPU_ALLGATHER_HIER_HELP, coll_gpu_##form##_hierarchical,                              \
-        coll_gpu_allgather_hierarchical_fits, SIZE_MAX, NULL, coll_gpu_allgather_doubling_small,   \
-        {.name = "hierarchical_doubling",                                                          \
-         .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,                                                 \
-         .multi_node = true,                                                                       \
-         .fits = coll_gpu_allgather_doubling_fits_query,                                           \
-         .preferred = coll_gpu_allgather_doubling_preferred,                                       \
-         .run = coll_gpu_##form##_hierarchical_doubling})
+    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,   \
+                                          coll_gpu_##form##_direct, COLL_GPU_ALLGATHER_HIER_HELP,  \
+                                          coll_gpu_##form##_hierarchical,                          \
+                                          coll_gpu_allgather_hierarchical_fits, SIZE_MAX, NULL,    \
+                                          {.name = "hierarchical_doubling",                        \
+                                           .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,               \
+                                           .multi_node = true,                                     \
+                                           .fits = coll_gpu_allgather_doubling_fits_query,         \
+                                           .preferred = coll_gpu_allgather_doubling_preferred,     \
+                                           .run = coll_gpu_##form##_hierarchical_doubling})
 COLL_GPU_ALLGATHER_ROWS(allgather);
 COLL_GPU_ALLGATHER_ROWS(allgatherv);
 
@@ -76,9 +71,11 @@ COLL_GPU_ALLGATHER_ROWS(allgatherv);
                                                "allgather_doubling_min_nodes nodes on for calls "  \
                                                "gathering up to allgather_doubling_max_bytes"
 COLL_GPU_ALG_TABLE(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather", "MPI_Allgather",
-                   false, true, COLL_GPU_ALLGATHER_AUTO_HELP);
+                   false, true, COLL_GPU_ALLGATHER_AUTO_HELP,
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"));
 COLL_GPU_ALG_TABLE(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg, "allgatherv",
-                   "MPI_Allgatherv", false, false, COLL_GPU_ALLGATHER_AUTO_HELP);
+                   "MPI_Allgatherv", false, false, COLL_GPU_ALLGATHER_AUTO_HELP,
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"));
 
 /* coll_gpu_native_try_fn_t of MPI_Allgather.  Blocks move as bytes of the type signature
  * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */

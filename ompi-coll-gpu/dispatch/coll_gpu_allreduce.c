@@ -25,18 +25,9 @@ static bool coll_gpu_allreduce_small(const coll_gpu_alg_query_t *query, char *wh
     return query->bytes <= max;
 }
 
-static bool coll_gpu_allreduce_one_node(const coll_gpu_alg_query_t *query, char *why,
-                                        size_t why_len) {
-    (void)query;
-    (void)why;
-    (void)why_len;
-    return true; /* auto asks only on one node; coll_gpu_allreduce_small said why */
-}
-
-/* auto across nodes: hierarchical_doubling from coll_gpu_allreduce_doubling_min_nodes nodes on
- * up to coll_gpu_allreduce_doubling_max_bytes (its rounds are O(log nodes) where hierarchical's
- * owners each exchange with every node; it moves the whole message each round, so only small
- * ones). */
+/* hierarchical_doubling: from coll_gpu_allreduce_doubling_min_nodes nodes on up to
+ * coll_gpu_allreduce_doubling_max_bytes (its rounds are O(log nodes) where hierarchical's owners
+ * each exchange with every node; it moves the whole message each round, so only small ones). */
 static const coll_gpu_alg_size_rule_t coll_gpu_allreduce_doubling_rule = {
     .param = "allreduce_doubling",
     .bytes_what = "",
@@ -44,27 +35,14 @@ static const coll_gpu_alg_size_rule_t coll_gpu_allreduce_doubling_rule = {
     .min_nodes = &mca_coll_gpu_component.allreduce_doubling_min_nodes,
     .max_bytes = &mca_coll_gpu_component.allreduce_doubling_max_bytes};
 
-static bool coll_gpu_allreduce_doubling_small(const coll_gpu_alg_query_t *query) {
-    return coll_gpu_alg_size_rule(&coll_gpu_allreduce_doubling_rule, query);
-}
-
-/* auto across nodes: hierarchical_rabenseifner from coll_gpu_allreduce_rabenseifner_min_nodes
- * nodes on, for what hierarchical_doubling does not take. */
-static bool coll_gpu_allreduce_rabenseifner_large(const coll_gpu_alg_query_t *query) {
-    return (query->native->team->nnodes >=
-            mca_coll_gpu_component.allreduce_rabenseifner_min_nodes) &&
-           !coll_gpu_allreduce_doubling_small(query);
-}
-
-/* auto across nodes: the ring for large messages when every node has one rank (its 2 (nnodes -
- * 1) steps are latency a small message pays), else hierarchical. */
+/* the ring: large messages when every node has one rank (its 2 (nnodes - 1) steps are latency
+ * a small message pays), or where hierarchical's layout does not fit. */
 static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, char *why,
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
     size_t min = mca_coll_gpu_component.allreduce_ring_min_bytes;
 
-    if ((team->nnodes != team->size) || coll_gpu_allreduce_doubling_small(query) ||
-        coll_gpu_allreduce_rabenseifner_large(query)) {
+    if (team->nnodes != team->size) {
         return false;
     }
     if (!coll_gpu_allreduce_hierarchical_fits(query->native, query->esize)) {
@@ -79,12 +57,13 @@ static bool coll_gpu_allreduce_one_per_node(const coll_gpu_alg_query_t *query, c
     return query->bytes >= min;
 }
 
+/* hierarchical_rabenseifner: from coll_gpu_allreduce_rabenseifner_min_nodes nodes on. */
 static bool coll_gpu_allreduce_many_nodes(const coll_gpu_alg_query_t *query, char *why,
                                           size_t why_len) {
     COLL_GPU_WHY(why, why_len, "%d nodes >= coll_gpu_allreduce_rabenseifner_min_nodes=%d",
                  query->native->team->nnodes,
                  mca_coll_gpu_component.allreduce_rabenseifner_min_nodes);
-    return coll_gpu_allreduce_rabenseifner_large(query);
+    return query->native->team->nnodes >= mca_coll_gpu_component.allreduce_rabenseifner_min_nodes;
 }
 
 static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *query, char *why,
@@ -92,13 +71,11 @@ static bool coll_gpu_allreduce_small_across_nodes(const coll_gpu_alg_query_t *qu
     return coll_gpu_alg_size_rule_why(&coll_gpu_allreduce_doubling_rule, query, why, why_len);
 }
 
+/* hierarchical: any call across nodes (auto's last resort there). */
 static bool coll_gpu_allreduce_across_nodes(const coll_gpu_alg_query_t *query, char *why,
                                             size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
-    if (coll_gpu_allreduce_doubling_small(query) || coll_gpu_allreduce_rabenseifner_large(query)) {
-        return false; /* hierarchical_doubling's or hierarchical_rabenseifner's, rows below */
-    }
     if (team->nnodes == team->size) {
         COLL_GPU_WHY(why, why_len,
                      "%d nodes, one rank each; %zu bytes < "
@@ -122,7 +99,8 @@ static bool coll_gpu_allreduce_rabenseifner_fits_call(const coll_gpu_alg_query_t
                                           why, why_len);
 }
 
-/* MPI_Allreduce's algorithms; auto asks them in this order. */
+/* MPI_Allreduce's algorithms (their parameter values in this order; auto's order: the table's
+ * auto_order). */
 static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
     {.name = "one_shot",
      .help = "every rank reads every input",
@@ -132,7 +110,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
     {.name = "two_shot",
      .help = "reduce-scatter then allgather",
      .cost_model = "two_shot",
-     .preferred = coll_gpu_allreduce_one_node,
+     .preferred = coll_gpu_alg_always, /* after one_shot, which said why */
      .run = coll_gpu_allreduce_two_shot},
     {.name = "ring",
      .help = "pipelined ring between neighbours, on any communicator",
@@ -197,6 +175,10 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
     .uniform_count = true,
     .num_algs = sizeof(coll_gpu_allreduce_alg_rows) / sizeof(coll_gpu_allreduce_alg_rows[0]),
     .algs = coll_gpu_allreduce_alg_rows,
+    /* one_shot and two_shot run on one node only (not multi_node), the rest across nodes:
+     * two_shot and hierarchical take every call they are asked */
+    .auto_order = COLL_GPU_ALG_ORDER("one_shot", "two_shot", "hierarchical_doubling",
+                                     "hierarchical_rabenseifner", "ring", "hierarchical"),
 };
 
 /* coll_gpu_native_try_fn_t of MPI_Allreduce.  A call with host memory on some ranks and device

@@ -12,18 +12,17 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* auto across nodes where a node has several ranks: hierarchical from
+/* hierarchical: across nodes where a node has several ranks, from
  * coll_gpu_alltoall_hierarchical_min_nodes nodes on for blocks from _min_bytes up to _max_bytes,
  * direct elsewhere (the cost model's band); direct on one node and across nodes of one rank each
  * (nothing to aggregate). */
 COLL_GPU_ALG_BAND_RULE(coll_gpu_alltoall_hier_band, "alltoall_hierarchical", " per block", false,
                        mca_coll_gpu_component.alltoall_hierarchical);
 
-static bool coll_gpu_alltoall_direct_preferred(const coll_gpu_alg_query_t *query, char *why,
-                                               size_t why_len) {
-    return coll_gpu_alg_direct_over_hierarchical(query, coll_gpu_alltoall_hierarchical_fits,
-                                                 SIZE_MAX, &coll_gpu_alltoall_hier_band, why,
-                                                 why_len);
+static bool coll_gpu_alltoall_hierarchical_preferred(const coll_gpu_alg_query_t *query, char *why,
+                                                     size_t why_len) {
+    return coll_gpu_alg_hierarchical_preferred(query, coll_gpu_alltoall_hierarchical_fits, SIZE_MAX,
+                                               &coll_gpu_alltoall_hier_band, why, why_len);
 }
 
 static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t *query, char *why,
@@ -31,14 +30,14 @@ static bool coll_gpu_alltoall_hierarchical_fits_call(const coll_gpu_alg_query_t 
     return coll_gpu_alg_hierarchical_fits(query, coll_gpu_alltoall_hierarchical_fits, why, why_len);
 }
 
-/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto's order: the table's. */
 static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
     {.name = "direct",
      .help = "every rank gets its block out of every peer's scratch, pairwise, at most "
              "alltoall_max_outstanding gets from other nodes in flight",
      .cost_model = "alltoall_direct",
      .multi_node = true,
-     .preferred = coll_gpu_alltoall_direct_preferred,
+     .preferred = coll_gpu_alg_always,
      .run = coll_gpu_alltoall_direct},
     {.name = "hierarchical",
      .help = "node-aggregated: the blocks between two nodes travel in one message each way, "
@@ -46,13 +45,14 @@ static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
      .cost_model = "alltoall_hierarchical",
      .multi_node = true,
      .fits = coll_gpu_alltoall_hierarchical_fits_call,
-     .preferred = coll_gpu_alg_across_nodes,
+     .preferred = coll_gpu_alltoall_hierarchical_preferred,
      .run = coll_gpu_alltoall_hierarchical},
 };
 
 /* per rank blocks: every rank's block in a step */
 COLL_GPU_ALG_TABLE(coll_gpu_alltoall_algs, coll_gpu_alltoall_alg, "alltoall", "MPI_Alltoall", true,
-                   true, COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP("alltoall"));
+                   true, COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP("alltoall"),
+                   COLL_GPU_ALG_ORDER("hierarchical", "direct"));
 /* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
  * move every pair's run at the longest) */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",

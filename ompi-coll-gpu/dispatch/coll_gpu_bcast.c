@@ -11,7 +11,7 @@
 
 #include "ompi/datatype/ompi_datatype.h"
 
-/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto's order: the table's. */
 #define COLL_GPU_BCAST_PIPELINED_HELP                                                              \
     "the root's scratch, double buffered, read by every rank; across nodes, where a node other "   \
     "than the root's has several ranks, two-level: one leader per node gets each chunk from the "  \
@@ -29,14 +29,14 @@ static bool coll_gpu_bcast_binomial_fits(const coll_gpu_native_t *native, size_t
     return true;
 }
 
-/* auto: binomial from coll_gpu_bcast_binomial_min_nodes nodes on, for messages of at most
+/* binomial: from coll_gpu_bcast_binomial_min_nodes nodes on, for messages of at most
  * coll_gpu_bcast_binomial_max_bytes (beyond, the root's interface, which sends every chunk to
  * each of its ceil(log2 nodes) children, bounds it). */
 COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_bcast, "bcast_binomial", "", false,
                            mca_coll_gpu_component.bcast_binomial, coll_gpu_bcast_binomial_fits,
                            "chunks")
 
-/* pipelined: every call binomial does not take */
+/* pipelined: any call (auto's last resort).  Its reason, for the log: what kept binomial off. */
 static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query, char *why,
                                                size_t why_len) {
     char band[256];
@@ -48,7 +48,7 @@ static bool coll_gpu_bcast_pipelined_preferred(const coll_gpu_alg_query_t *query
         (void)coll_gpu_alg_size_rule_why(&coll_gpu_bcast_binomial_rule, query, band, sizeof(band));
         COLL_GPU_WHY(why, why_len, "not binomial's band: %s", band);
     }
-    return !coll_gpu_bcast_binomial_small(query);
+    return true;
 }
 
 static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
@@ -63,7 +63,8 @@ static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
 };
 COLL_GPU_ALG_TABLE(coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
                    "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "
-                   "bcast_binomial_min_bytes up to bcast_binomial_max_bytes");
+                   "bcast_binomial_min_bytes up to bcast_binomial_max_bytes",
+                   COLL_GPU_ALG_ORDER("binomial", "pipelined"));
 
 /*
  * A blocking staged MPI_Bcast large enough to be pipelined: cut into chunks of the type

@@ -10,21 +10,21 @@
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto's order: the table's. */
 #define COLL_GPU_GATHER_BINOMIAL_HELP                                                              \
     "the node leaders pass their subtrees' blocks up a binomial tree to the root "                 \
     "(ceil(log2(nodes)) "                                                                          \
     "messages at the root per step, steps pipelined up it without a barrier): for small blocks "   \
     "across many nodes"
 
-/* auto: binomial from coll_gpu_gather_binomial_min_nodes nodes on, for calls from
+/* binomial: from coll_gpu_gather_binomial_min_nodes nodes on, for calls from
  * coll_gpu_gather_binomial_min_bytes up to coll_gpu_gather_binomial_max_bytes gathered (the block x
  * ranks); its layout is hierarchical's, a slot per rank. */
 COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_gather, "gather_binomial", " gathered", true,
                            mca_coll_gpu_component.gather_binomial,
                            coll_gpu_gather_scatter_hierarchical_fits, "a slot per rank")
 
-/* auto across nodes where a node has several ranks: hierarchical from
+/* hierarchical: across nodes where a node has several ranks, from
  * coll_gpu_gather_hierarchical_min_nodes nodes on for calls from _min_bytes up to _max_bytes
  * gathered, direct elsewhere (the cost model's band). */
 COLL_GPU_ALG_BAND_RULE(coll_gpu_gather_hier_band, "gather_hierarchical", " gathered", true,
@@ -35,7 +35,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_gather_direct,
     "each node's leader collects its node's blocks, the root gets them in one message per node",
     coll_gpu_gather_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
-    &coll_gpu_gather_hier_band, coll_gpu_gather_binomial_small,
+    &coll_gpu_gather_hier_band,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_gather, COLL_GPU_GATHER_BINOMIAL_HELP, "gather_binomial",
                               coll_gpu_gather_binomial));
 
@@ -45,7 +45,8 @@ COLL_GPU_ALG_TABLE(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather", "MPI_Gat
                        "gather") "; binomial from gather_binomial_min_nodes "
                                  "nodes on for calls from "
                                  "gather_binomial_min_bytes up to "
-                                 "gather_binomial_max_bytes");
+                                 "gather_binomial_max_bytes",
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
 
 /* coll_gpu_native_try_fn_t of MPI_Gather.  Only the arguments MPI says are significant are
  * looked at: the send block everywhere but at an in-place root, the receive buffer at the root.

@@ -9,13 +9,13 @@
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto's order: the table's. */
 #define COLL_GPU_REDUCE_BINOMIAL_HELP                                                              \
     "the node leaders reduce up a binomial tree to the root (ceil(log2(nodes)) gets deep, chunks " \
     "pipelined up it without a barrier), each from its node's inputs: for small calls across "     \
     "many nodes"
 
-/* auto: binomial from coll_gpu_reduce_binomial_min_nodes nodes on, for messages from
+/* binomial: from coll_gpu_reduce_binomial_min_nodes nodes on, for messages from
  * coll_gpu_reduce_binomial_min_bytes up to coll_gpu_reduce_binomial_max_bytes; it needs an input,
  * a partial and a landing slot per child in a scratch half. */
 COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_reduce, "reduce_binomial", "", false,
@@ -29,7 +29,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "each node reduces its ranks' inputs into one partial, the root fetches one per node: "
     "hierarchical allreduce's bits",
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
-    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, NULL, coll_gpu_reduce_binomial_small,
+    COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, NULL,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_reduce, COLL_GPU_REDUCE_BINOMIAL_HELP, "reduce_binomial",
                               coll_gpu_reduce_binomial));
 
@@ -39,7 +39,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
                                                "on for calls from reduce_binomial_min_bytes up "   \
                                                "to reduce_binomial_max_bytes"
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce", "MPI_Reduce", true, true,
-                   COLL_GPU_REDUCE_AUTO_HELP);
+                   COLL_GPU_REDUCE_AUTO_HELP, COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce.  The buffers looked at are those MPI says are
  * significant: the send buffer (not at an in-place root), the receive buffer at the root. */

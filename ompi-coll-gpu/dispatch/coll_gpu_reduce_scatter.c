@@ -12,7 +12,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-/* Their native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Their native algorithms (coll_gpu_algorithms.h); auto's order: the tables'. */
 #define COLL_GPU_RS_DIRECT_HELP                                                                    \
     "every rank reduces its block from every peer's scratch in rank order: allreduce's bits on "   \
     "one node"
@@ -35,7 +35,7 @@ static bool coll_gpu_rs_halving_fits_query(const coll_gpu_alg_query_t *query, ch
     return false;
 }
 
-/* auto: hierarchical_halving from coll_gpu_reduce_scatter_halving_min_nodes nodes on, for calls
+/* hierarchical_halving: from coll_gpu_reduce_scatter_halving_min_nodes nodes on, for calls
  * of at most coll_gpu_reduce_scatter_halving_max_bytes (the largest block x the ranks: its step
  * holds a chunk of every rank, so larger calls take more steps than hierarchical's). */
 static const coll_gpu_alg_size_rule_t coll_gpu_rs_halving_rule = {
@@ -44,11 +44,6 @@ static const coll_gpu_alg_size_rule_t coll_gpu_rs_halving_rule = {
     .per_rank = true,
     .min_nodes = &mca_coll_gpu_component.reduce_scatter_halving_min_nodes,
     .max_bytes = &mca_coll_gpu_component.reduce_scatter_halving_max_bytes};
-
-static bool coll_gpu_rs_halving_small(const coll_gpu_alg_query_t *query) {
-    return coll_gpu_alg_size_rule(&coll_gpu_rs_halving_rule, query) &&
-           coll_gpu_reduce_scatter_halving_fits(query->native, query->esize);
-}
 
 static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, char *why,
                                           size_t why_len) {
@@ -62,7 +57,7 @@ static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, cha
     COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
         coll_gpu_##form##_alg, COLL_GPU_RS_DIRECT_HELP, coll_gpu_##form##_direct,                  \
         COLL_GPU_RS_HIER_HELP, coll_gpu_##form##_hierarchical,                                     \
-        coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX, NULL, coll_gpu_rs_halving_small,      \
+        coll_gpu_reduce_scatter_hierarchical_fits, SIZE_MAX, NULL,                                 \
         {.name = "hierarchical_halving",                                                           \
          .help = COLL_GPU_RS_HALVING_HELP,                                                         \
          .multi_node = true,                                                                       \
@@ -79,9 +74,11 @@ COLL_GPU_RS_ROWS(reduce_scatter);
                                                "calls up to reduce_scatter_halving_max_bytes"
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_block_algs, coll_gpu_reduce_scatter_block_alg,
                    "reduce_scatter_block", "MPI_Reduce_scatter_block", true, true,
-                   COLL_GPU_RS_AUTO_HELP);
+                   COLL_GPU_RS_AUTO_HELP,
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"));
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_algs, coll_gpu_reduce_scatter_alg, "reduce_scatter",
-                   "MPI_Reduce_scatter", true, false, COLL_GPU_RS_AUTO_HELP);
+                   "MPI_Reduce_scatter", true, false, COLL_GPU_RS_AUTO_HELP,
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"));
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce_scatter_block. */
 static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

@@ -10,20 +10,20 @@
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
-/* Its native algorithms (coll_gpu_algorithms.h); auto asks them in this order. */
+/* Its native algorithms (coll_gpu_algorithms.h); auto's order: the table's. */
 #define COLL_GPU_SCATTER_BINOMIAL_HELP                                                             \
     "the root's blocks go down a binomial tree of the node leaders, each getting its subtree's "   \
     "blocks from its parent (ceil(log2(nodes)) messages from the root per step, steps pipelined "  \
     "without a barrier): for small blocks across many nodes"
 
-/* auto: binomial from coll_gpu_scatter_binomial_min_nodes nodes on, for calls from
+/* binomial: from coll_gpu_scatter_binomial_min_nodes nodes on, for calls from
  * coll_gpu_scatter_binomial_min_bytes up to coll_gpu_scatter_binomial_max_bytes scattered (the
  * block x ranks); its layout is hierarchical's, a slot per rank. */
 COLL_GPU_ALG_BINOMIAL_RULE(coll_gpu_scatter, "scatter_binomial", " scattered", true,
                            mca_coll_gpu_component.scatter_binomial,
                            coll_gpu_gather_scatter_hierarchical_fits, "a slot per rank")
 
-/* auto across nodes where a node has several ranks: hierarchical on
+/* hierarchical: across nodes where a node has several ranks, on
  * coll_gpu_scatter_hierarchical's band of scattered sizes, direct elsewhere. */
 COLL_GPU_ALG_BAND_RULE(coll_gpu_scatter_hier_band, "scatter_hierarchical", " scattered", true,
                        mca_coll_gpu_component.scatter_hierarchical);
@@ -34,7 +34,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     "each node's leader gets its node's blocks from the root in one message, the node's ranks "
     "copy theirs from it",
     coll_gpu_scatter_hierarchical, coll_gpu_gather_scatter_hierarchical_fits, SIZE_MAX,
-    &coll_gpu_scatter_hier_band, coll_gpu_scatter_binomial_small,
+    &coll_gpu_scatter_hier_band,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_scatter, COLL_GPU_SCATTER_BINOMIAL_HELP, "scatter_binomial",
                               coll_gpu_scatter_binomial));
 
@@ -44,7 +44,8 @@ COLL_GPU_ALG_TABLE(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter", "MPI_
                        "scatter") "; binomial from scatter_binomial_min_nodes "
                                   "nodes on for calls from "
                                   "scatter_binomial_min_bytes up to "
-                                  "scatter_binomial_max_bytes");
+                                  "scatter_binomial_max_bytes",
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
 
 /* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
  * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.

@@ -32,11 +32,6 @@ bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t wh
     return true;
 }
 
-bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query) {
-    (void)query;
-    return false;
-}
-
 /* The band rule applies to team's calls (min_bytes 0 where the rule has none); true where it is
  * a band rule's band without rails (the team has none and no parameter was set). */
 static bool coll_gpu_alg_size_rule_band(const coll_gpu_alg_size_rule_t *rule,
@@ -90,34 +85,49 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
     return coll_gpu_alg_size_rule(rule, query);
 }
 
-bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
-                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           size_t seg_min_bytes,
-                                           const coll_gpu_alg_size_rule_t *hier_band, char *why,
-                                           size_t why_len) {
+/* hierarchical's reason where it takes the call */
+static bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why,
+                                      size_t why_len) {
     const coll_gpu_team_t *team = query->native->team;
 
+    if (team->nnodes == team->size) {
+        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes: segments between nodes",
+                     team->nnodes, query->bytes);
+    } else {
+        COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", team->nnodes);
+    }
+    return true;
+}
+
+bool coll_gpu_alg_hierarchical_preferred(const coll_gpu_alg_query_t *query,
+                                         bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                         size_t seg_min_bytes,
+                                         const coll_gpu_alg_size_rule_t *hier_band, char *why,
+                                         size_t why_len) {
+    const coll_gpu_team_t *team = query->native->team;
+
+    /* where it says no, the reason is what direct, asked next, is taken for */
     if (1 == team->nnodes) {
         COLL_GPU_WHY(why, why_len, "one node");
-        return true;
+        return false;
     }
     if ((team->nnodes == team->size) && ((team->nnodes < 3) || (query->bytes < seg_min_bytes))) {
         COLL_GPU_WHY(why, why_len, "%d nodes, one rank each", team->nnodes);
-        return true;
+        return false;
     }
     if (!hier_fits(query->native, query->esize)) {
         COLL_GPU_WHY(why, why_len, "%d nodes; hierarchical does not fit the scratch", team->nnodes);
-        return true;
+        return false;
     }
     if ((NULL != hier_band) && (team->nnodes < team->size)) {
         char band[256];
 
         if (!coll_gpu_alg_size_rule_why(hier_band, query, band, sizeof(band))) {
             COLL_GPU_WHY(why, why_len, "not hierarchical's band: %s", band);
-            return true;
+            return false;
         }
     }
-    return false;
+    return coll_gpu_alg_across_nodes(query, why, why_len);
 }
 
 bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
@@ -129,18 +139,6 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
     COLL_GPU_WHY(why, why_len, ": the scratch half (%zu bytes) cannot hold hierarchical's layout",
                  query->native->half);
     return false;
-}
-
-bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
-    const coll_gpu_team_t *team = query->native->team;
-
-    if (team->nnodes == team->size) {
-        COLL_GPU_WHY(why, why_len, "%d nodes, one rank each; %zu bytes: segments between nodes",
-                     team->nnodes, query->bytes);
-    } else {
-        COLL_GPU_WHY(why, why_len, "%d nodes, some with several ranks", team->nnodes);
-    }
-    return true;
 }
 
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg) {
@@ -183,6 +181,38 @@ static void coll_gpu_tuning_names_init(void) {
     }
 }
 
+/* Each table's auto_order as rows (resolved at component open): auto asks coll's rows
+ * coll_gpu_auto_rows[coll][0 .. coll_gpu_num_auto_rows[coll] - 1]. */
+static int8_t coll_gpu_auto_rows[COLL_GPU_NCOLL_NUM][COLL_GPU_MAX_ALGS];
+static int coll_gpu_num_auto_rows[COLL_GPU_NCOLL_NUM];
+
+static void coll_gpu_auto_order_init(void) {
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        const coll_gpu_alg_table_t *t = coll_gpu_alg_tables[k];
+        int n = 0;
+
+        if (NULL == t->auto_order) {
+            for (int a = 0; a < t->num_algs; ++a) {
+                coll_gpu_auto_rows[k][n++] = (int8_t)a;
+            }
+        }
+        for (int i = 0; (NULL != t->auto_order) && (NULL != t->auto_order[i]); ++i) {
+            int a = 0;
+
+            while ((a < t->num_algs) && (0 != strcmp(t->algs[a].name, t->auto_order[i]))) {
+                ++a;
+            }
+            if ((a == t->num_algs) || (n == COLL_GPU_MAX_ALGS)) {
+                /* a table's mistake: the name is left out */
+                opal_output(0, "coll:gpu: %s's auto order: no row %s", t->name, t->auto_order[i]);
+                continue;
+            }
+            coll_gpu_auto_rows[k][n++] = (int8_t)a;
+        }
+        coll_gpu_num_auto_rows[k] = n;
+    }
+}
+
 struct coll_gpu_tuning_state {
     coll_gpu_tuning_t rules;
 };
@@ -199,6 +229,7 @@ void coll_gpu_native_tuning_load(void) {
 
     c->tuning = NULL;
     coll_gpu_tuning_names_init();
+    coll_gpu_auto_order_init();
     if ((NULL != c->tuning_file) && ('\0' != c->tuning_file[0])) {
         state = calloc(1, sizeof(*state));
         if ((NULL != state) &&
@@ -251,7 +282,8 @@ int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query
         return coll_gpu_tuning_alg[coll][rule->algorithm];
     }
     COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
-    for (int a = 0; a < t->num_algs; ++a) {
+    for (int i = 0; i < coll_gpu_num_auto_rows[coll]; ++i) {
+        int a = coll_gpu_auto_rows[coll][i];
         const coll_gpu_alg_desc_t *desc = &t->algs[a];
 
         if ((desc->multi_node || (1 == team->nnodes)) && (NULL != desc->preferred) &&

@@ -49,8 +49,9 @@ typedef struct {
 
 /*
  * One native algorithm: a row of its collective's table.  Adding an algorithm is a file with
- * its function, a row, and a line in Makefile.am: its parameter value, pvar element, tuning
- * name and ompi_info text all come from the row.
+ * its function, a row, its name in the table's auto_order where auto may take it, and a line in
+ * Makefile.am: its parameter value, pvar element, tuning name and ompi_info text all come from
+ * the row.
  */
 typedef struct {
     const char *name;       /* parameter value, pvar element, tuning-file name */
@@ -59,8 +60,10 @@ typedef struct {
     bool multi_node;        /* it runs on communicators spanning nodes */
     /* whether it can run a call it was chosen for (NULL: always); why: the reason when not */
     bool (*fits)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
-    /* auto: rows are asked in table order, the first that prefers the call runs it (NULL:
-     * never chosen by auto); why: the reason, for the verbose log */
+    /* auto: whether this row would take the call, by its own measure only: which row wins is
+     * the table's auto_order (NULL: never chosen by auto).  why: the reason, for the verbose
+     * log, written whether it says yes or no: a row that always says yes (coll_gpu_alg_always,
+     * auto's last resort) writes none, and the log keeps why the row asked before it said no */
     bool (*preferred)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
     coll_gpu_native_alg_fn_t run;
     /* A device-driven row (run: coll_gpu_kernel_run): the whole call queued on call->stream as
@@ -86,7 +89,13 @@ typedef struct {
     bool uniform_count;    /* every rank passes the same count (coll_gpu_check_counts) */
     int num_algs;
     const coll_gpu_alg_desc_t *algs;
+    /* auto's order of preference, stated once here: the rows' names (COLL_GPU_ALG_ORDER); auto
+     * runs the first whose preferred says yes.  NULL: the rows in table order. */
+    const char *const *auto_order;
 } coll_gpu_alg_table_t;
+
+/* A table's auto_order: row names, most preferred first. */
+#define COLL_GPU_ALG_ORDER(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* The tables, by collective; the parameter value of row i is COLL_GPU_ALG_FIRST_NATIVE + i. */
 extern const coll_gpu_alg_table_t *const coll_gpu_alg_tables[COLL_GPU_NCOLL_NUM];
@@ -105,7 +114,8 @@ extern const coll_gpu_alg_table_t coll_gpu_allreduce_algs, coll_gpu_reduce_scatt
         }                                                                                          \
     } while (0)
 
-/* A row's preferred that always says yes (a collective's only algorithm). */
+/* A row's preferred that always says yes: a collective's only algorithm, or auto's last resort
+ * (it writes no reason: the log keeps why the row asked before it said no). */
 bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
 /* The table of a collective with one native algorithm, which auto takes, on any communicator:
@@ -148,21 +158,19 @@ bool coll_gpu_alg_size_rule_why(const coll_gpu_alg_size_rule_t *rule,
                                 const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
 /* Collectives with a "direct" and a "hierarchical" row (allgather(v), reduce_scatter(_block),
- * reduce, gather, scatter): auto takes direct on one node, across nodes of one rank each (where
- * both move the same bytes; unless hierarchical segments its messages there: from seg_min_bytes on
- * 3 nodes or more, SIZE_MAX: never) and where hierarchical's layout does not fit (hier_fits: the
- * algorithm's _fits), and outside hier_band where the collective has one (gather, scatter,
- * alltoall: the cost model's band of hierarchical against direct; NULL: none); hierarchical
- * elsewhere. */
-bool coll_gpu_alg_direct_over_hierarchical(const coll_gpu_alg_query_t *query,
-                                           bool (*hier_fits)(const coll_gpu_native_t *, size_t),
-                                           size_t seg_min_bytes,
-                                           const coll_gpu_alg_size_rule_t *hier_band, char *why,
-                                           size_t why_len);
+ * reduce, gather, scatter, alltoall): hierarchical's preferred.  It takes calls across nodes where
+ * a node has several ranks (or of one rank each where it segments its messages: from seg_min_bytes
+ * on 3 nodes or more, SIZE_MAX: never), where its layout fits (hier_fits: the algorithm's _fits),
+ * on hier_band where the collective has one (gather, scatter, alltoall: the cost model's band of
+ * hierarchical against direct; NULL: none).  Direct, asked after it, takes the rest. */
+bool coll_gpu_alg_hierarchical_preferred(const coll_gpu_alg_query_t *query,
+                                         bool (*hier_fits)(const coll_gpu_native_t *, size_t),
+                                         size_t seg_min_bytes,
+                                         const coll_gpu_alg_size_rule_t *hier_band, char *why,
+                                         size_t why_len);
 bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
                                     bool (*hier_fits)(const coll_gpu_native_t *, size_t), char *why,
                                     size_t why_len);
-bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
 /* A band rule (coll_gpu_alg_size_rule_t) named var over rule_params, a coll_gpu_band_rule_t of
  * the component (coll_gpu_<param_name>_* parameters; per_rank: their bytes are the block x
@@ -176,23 +184,18 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
                                                  .min_bytes = &(rule_params).params.min_bytes,     \
                                                  .band = &(rule_params)}
 
-/* A binomial row of a collective with direct and hierarchical rows (reduce, gather, scatter):
- * defines prefix##_binomial_small (auto's test, the leaders argument of
- * COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL) and the row's predicates, from its rule (rule_params: the
+/* A binomial row (bcast; reduce, gather and scatter, beside their direct and hierarchical rows):
+ * defines prefix##_binomial_rule and the row's predicates, from its rule (rule_params: the
  * coll_gpu_<param>_{min_nodes,min_bytes,max_bytes} parameters; per_rank: their bytes are the
- * block x ranks) and its _fits (layout: what a scratch half must hold, for the log). */
+ * block x ranks) and its _fits (layout: what a scratch half must hold, for the log).  auto: across
+ * nodes, on the rule's band, where its layout fits. */
 #define COLL_GPU_ALG_BINOMIAL_RULE(prefix, param_name, what, is_per_rank, rule_params, fits_fn,    \
                                    layout)                                                         \
     COLL_GPU_ALG_BAND_RULE(prefix##_binomial_rule, param_name, what, is_per_rank, rule_params);    \
-    static bool prefix##_binomial_small(const coll_gpu_alg_query_t *query) {                       \
-        return (query->native->team->nnodes > 1) &&                                                \
-               coll_gpu_alg_size_rule(&prefix##_binomial_rule, query) &&                           \
-               fits_fn(query->native, query->esize);                                               \
-    }                                                                                              \
     static bool prefix##_binomial_preferred(const coll_gpu_alg_query_t *query, char *why,          \
                                             size_t why_len) {                                      \
         return coll_gpu_alg_size_rule_why(&prefix##_binomial_rule, query, why, why_len) &&         \
-               prefix##_binomial_small(query);                                                     \
+               (query->native->team->nnodes > 1) && fits_fn(query->native, query->esize);          \
     }                                                                                              \
     static bool prefix##_binomial_fits_query(const coll_gpu_alg_query_t *query, char *why,         \
                                              size_t why_len) {                                     \
@@ -210,34 +213,25 @@ bool coll_gpu_alg_across_nodes(const coll_gpu_alg_query_t *query, char *why, siz
         .fits = prefix##_binomial_fits_query, .preferred = prefix##_binomial_preferred, .run = fn  \
     }
 
-/* auto's test for a collective's algorithm between node leaders (allgather(v)
- * hierarchical_doubling, reduce_scatter(_block) hierarchical_halving), asked before direct and
- * hierarchical; coll_gpu_alg_no_leaders where a collective has none. */
-bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
-
-/* The rows of such a collective (prefix##_rows), and their predicates: direct and
- * hierarchical leave the calls leaders takes to a row that follows (the variable arguments:
- * more rows). */
+/* The rows of such a collective (prefix##_rows) and hierarchical's predicates; the variable
+ * arguments: more rows (an algorithm between node leaders: allgather(v) hierarchical_doubling,
+ * reduce_scatter(_block) hierarchical_halving, reduce, gather and scatter binomial). */
 #define COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(prefix, direct_help, direct_fn, hier_help, hier_fn,  \
-                                              hier_fits, seg_min_bytes, hier_band, leaders, ...)   \
-    static bool prefix##_direct_preferred(const coll_gpu_alg_query_t *query, char *why,            \
-                                          size_t why_len) {                                        \
-        return !leaders(query) && coll_gpu_alg_direct_over_hierarchical(                           \
-                                      query, hier_fits, seg_min_bytes, hier_band, why, why_len);   \
-    }                                                                                              \
+                                              hier_fits, seg_min_bytes, hier_band, ...)            \
     static bool prefix##_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,           \
                                            size_t why_len) {                                       \
         return coll_gpu_alg_hierarchical_fits(query, hier_fits, why, why_len);                     \
     }                                                                                              \
     static bool prefix##_hierarchical_preferred(const coll_gpu_alg_query_t *query, char *why,      \
                                                 size_t why_len) {                                  \
-        return !leaders(query) && coll_gpu_alg_across_nodes(query, why, why_len);                  \
+        return coll_gpu_alg_hierarchical_preferred(query, hier_fits, seg_min_bytes, hier_band,     \
+                                                   why, why_len);                                  \
     }                                                                                              \
     static const coll_gpu_alg_desc_t prefix##_rows[] = {                                           \
         {.name = "direct",                                                                         \
          .help = direct_help,                                                                      \
          .multi_node = true,                                                                       \
-         .preferred = prefix##_direct_preferred,                                                   \
+         .preferred = coll_gpu_alg_always,                                                         \
          .run = direct_fn},                                                                        \
         {.name = "hierarchical",                                                                   \
          .help = hier_help,                                                                        \
@@ -246,6 +240,10 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
          .preferred = prefix##_hierarchical_preferred,                                             \
          .run = hier_fn},                                                                          \
         ##__VA_ARGS__}
+/* auto's order of such a collective: its row between node leaders (leaders: its name), then
+ * hierarchical, then direct. */
+#define COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER(leaders)                                            \
+    COLL_GPU_ALG_ORDER(leaders, "hierarchical", "direct")
 
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
@@ -257,8 +255,9 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
     "several ranks hierarchical on " coll "_hierarchical's band (from " coll                       \
     "_hierarchical_min_nodes nodes for calls from _min_bytes to _max_bytes), direct elsewhere"
 
-/* A collective's table from its rows (prefix##_rows), auto's text for ompi_info. */
-#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text)                   \
+/* A collective's table from its rows (prefix##_rows), auto's text for ompi_info and its order
+ * (COLL_GPU_ALG_ORDER). */
+#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text, order)            \
     const coll_gpu_alg_table_t table = {                                                           \
         .name = coll,                                                                              \
         .mpi_call = mpi,                                                                           \
@@ -266,11 +265,8 @@ bool coll_gpu_alg_no_leaders(const coll_gpu_alg_query_t *query);
         .per_rank_blocks = blocks,                                                                 \
         .uniform_count = uniform,                                                                  \
         .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
-        .algs = prefix##_rows}
-/* The table of a collective with direct and hierarchical rows and auto's text for them. */
-#define COLL_GPU_ALG_TABLE_DIRECT_HIERARCHICAL(table, prefix, coll, mpi, blocks, uniform)          \
-    COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform,                                  \
-                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP)
+        .algs = prefix##_rows,                                                                     \
+        .auto_order = order}
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
@@ -279,13 +275,14 @@ const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);
  * The parameter value that runs a call of coll (COLL_GPU_ALG_STAGED or a row's): the parameter
  * when it forces one, else the first tuning rule that matches and names staged or one of the
  * collective's algorithms (rules naming another collective's are ignored; auto falls through),
- * else the first row, in table order, that prefers the call.  *chunk_p: the rule's chunk, else
- * coll_gpu_native_chunk_size.  why: a sentence for the verbose log.
+ * else the first row, in the table's auto_order, that prefers the call.  *chunk_p: the rule's
+ * chunk, else coll_gpu_native_chunk_size.  why: a sentence for the verbose log.
  */
 int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query, size_t *chunk_p,
                         char *why, size_t why_len);
 
-/* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator. */
+/* Reads coll_gpu_tuning_file (component open); the rules apply to every communicator.  Also
+ * resolves the tables' auto_order into rows. */
 void coll_gpu_native_tuning_load(void);
 /* The hash of the rules read (0: none), what the ranks compare of coll_gpu_tuning_file
  * (coll_gpu_params_hash). */

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A communicator's call board (coll_gpu_board.h).
+ * A communicator's call board (coll_gpu_board.h): its making, the words, the waits for them and
+ * each call's outcome.  The node leaders' messages across nodes: coll_gpu_board_leaders.c.
  */
 #include "coll_gpu_board.h"
+#include "coll_gpu_board_leaders.h"
 #include "coll_gpu_setup.h"
 
 #include "ompi/communicator/communicator.h"
-#include "ompi/mca/coll/base/coll_tags.h"
-#include "ompi/mca/pml/pml.h"
 #include "ompi/op/op.h"
 #include "ompi/proc/proc.h"
-#include "ompi/request/request.h"
 #include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/show_help.h"
@@ -25,67 +24,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The leaders' messages: a tag of coll/gpu's own beside its setup's (coll_gpu_setup.c). */
-#define COLL_GPU_BOARD_TAG (MCA_COLL_BASE_TAG_HCOLL_END + 2)
-
-/* A word: the call's number above its status (coll_gpu_board_status_t, 4 bits, and the flag
- * COLL_GPU_BOARD_FAILED). */
-#define COLL_GPU_BOARD_SHIFT 5
-#define COLL_GPU_BOARD_WORD(call, status) (((call) << COLL_GPU_BOARD_SHIFT) | (uint64_t)(status))
-#define COLL_GPU_BOARD_CALL(word) ((word) >> COLL_GPU_BOARD_SHIFT)
-#define COLL_GPU_BOARD_STATUS(word) ((unsigned)((word) & ((1u << COLL_GPU_BOARD_SHIFT) - 1)))
-
-/* One rank's words, a cache line of its own (each has one writer: the rank; verdict its
- * node's leader's). */
-typedef struct {
-    volatile uint64_t host; /* the last call it took a host path in */
-    /* its arrivals, COLL_GPU_BOARD_WORD(call, status), by the call's parity: a peer may arrive
-     * at the next call (a pipeline's close, below) before this rank read its word for this
-     * one, never two calls on before that */
-    volatile uint64_t arrive[2];
-    volatile uint64_t verdict; /* a leader's: its last outcome across nodes, as a word */
-    uint64_t pad[4];
-} coll_gpu_board_slot_t;
-
-struct coll_gpu_board {
-    struct ompi_communicator_t *comm;
-    coll_gpu_board_slot_t *slots; /* the node's ranks, in communicator order */
-    size_t map_len;
-    int local_index, local_size;
-    /* across nodes (nnodes > 1) */
-    int nnodes, node;
-    int *leader_of_node; /* nnodes: each node's leader (communicator rank) */
-    int *node_of_rank;   /* size: each rank's node */
-    /* size: each rank's pid where it shares this host, else 0, and when that process started
-     * (a dead peer's evidence; a pid reused since is not the peer) */
-    int *pid_of_rank;
-    uint64_t *start_of_rank;
-    int *local_ranks;  /* local_size: the node's ranks (communicator ranks) */
-    int dead_rank;     /* a rank found dead while waiting for its word (-1: none) */
-    double wait_since; /* the current wait's start (coll_gpu_transport_timeout) */
-    bool leader;
-    /* a leader's: the words received from each node's leader (the latest of each parity, as
-     * the slots' arrivals: 2 per node), and the last call whose word it sent to each; its
-     * receive, reposted after each message */
-    uint64_t *inbox, *sent;
-    uint64_t recv_buf[1];
-    ompi_request_t *recv_req;
-    /* one send in flight per node at most, its buffer kept until it completes */
-    uint64_t *send_buf;
-    ompi_request_t **send_req;
-    pthread_mutex_t lock; /* the leader's messages: its calls against the progress callback */
-    bool closed;          /* quiesced: no message any more */
-    mca_coll_gpu_module_t *module;
-    struct coll_gpu_board *next; /* the process's boards (coll_gpu_boards_progress) */
-};
-
-/* The live boards whose progress matters: leaders across nodes (they answer), and under
- * MPI_THREAD_MULTIPLE every board (an install racing a pass-through store: below). */
-static coll_gpu_board_t *coll_gpu_boards;
-static bool coll_gpu_boards_registered;
-static pthread_mutex_t coll_gpu_boards_lock = PTHREAD_MUTEX_INITIALIZER;
-static int coll_gpu_board_keyval = MPI_KEYVAL_INVALID;
 
 /* What each rank tells the others at creation. */
 typedef struct {
@@ -128,9 +66,6 @@ static int coll_gpu_board_my_leader(struct ompi_communicator_t *comm, int *index
     return leader;
 }
 
-static void coll_gpu_boards_add(coll_gpu_board_t *board);
-static void coll_gpu_boards_remove(coll_gpu_board_t *board);
-
 static void coll_gpu_board_free(coll_gpu_board_t *board) {
     if (NULL == board) {
         return;
@@ -146,22 +81,6 @@ static void coll_gpu_board_free(coll_gpu_board_t *board) {
     free(board->send_req);
     pthread_mutex_destroy(&board->lock);
     free(board);
-}
-
-/* Allocates what a leader across nodes keeps; false when it could not. */
-static bool coll_gpu_board_leader_init(coll_gpu_board_t *board) {
-    size_t n = (size_t)board->nnodes;
-
-    board->inbox = calloc(4 * n, sizeof(uint64_t)); /* inbox (2 each), sent, send_buf */
-    board->send_req = calloc(n, sizeof(ompi_request_t *));
-    if ((NULL == board->inbox) || (NULL == board->send_req)) {
-        return false;
-    }
-    board->sent = board->inbox + 2 * n;
-    board->send_buf = board->inbox + 3 * n;
-    return OMPI_SUCCESS ==
-           MCA_PML_CALL(irecv(board->recv_buf, sizeof(board->recv_buf), MPI_BYTE, MPI_ANY_SOURCE,
-                              COLL_GPU_BOARD_TAG, board->comm, &board->recv_req));
 }
 
 void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
@@ -275,9 +194,8 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     free(keys);
     if (!ok) {
         COLL_GPU_VERBOSE(1, "%s: no call board: every device collective is staged", comm->c_name);
-        if ((NULL != board) && (NULL != board->recv_req)) {
-            (void)ompi_request_cancel(board->recv_req);
-            (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
+        if (NULL != board) {
+            coll_gpu_board_leader_cancel(board);
         }
         coll_gpu_board_free(board);
         return;
@@ -304,204 +222,6 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     COLL_GPU_VERBOSE(10, "%s: call board of %d ranks on this node, %d node(s)%s", comm->c_name,
                      board->local_size, (board->nnodes > 1) ? board->nnodes : 1,
                      board->leader ? ", this rank leads" : "");
-}
-
-/* A leader's send of word to node j's leader: after its previous one completed (progress
- * meanwhile unless from_progress, which tries again later).  False when it must wait. */
-static bool coll_gpu_board_send(coll_gpu_board_t *board, int j, uint64_t word, bool from_progress) {
-    while ((NULL != board->send_req[j]) && !REQUEST_COMPLETE(board->send_req[j])) {
-        if (from_progress) {
-            return false;
-        }
-        pthread_mutex_unlock(&board->lock);
-        (void)opal_progress();
-        pthread_mutex_lock(&board->lock);
-    }
-    if (NULL != board->send_req[j]) {
-        (void)ompi_request_free(&board->send_req[j]);
-        board->send_req[j] = NULL;
-    }
-    board->send_buf[j] = word;
-    board->sent[j] = COLL_GPU_BOARD_CALL(word);
-    if (OMPI_SUCCESS !=
-        MCA_PML_CALL(isend(&board->send_buf[j], sizeof(uint64_t), MPI_BYTE,
-                           board->leader_of_node[j], COLL_GPU_BOARD_TAG, MCA_PML_BASE_SEND_STANDARD,
-                           board->comm, &board->send_req[j]))) {
-        board->send_req[j] = NULL;
-        /* the peer waits for ever: as a broken link would leave it */
-        opal_output(0, "coll:gpu: %s: could not send the call board's word to rank %d",
-                    board->comm->c_name, board->leader_of_node[j]);
-    }
-    return true;
-}
-
-/* A leader takes in what its receive got (under its lock). */
-static void coll_gpu_board_receive(coll_gpu_board_t *board) {
-    while ((NULL != board->recv_req) && REQUEST_COMPLETE(board->recv_req)) {
-        int source = board->recv_req->req_status.MPI_SOURCE;
-        uint64_t word = board->recv_buf[0];
-
-        (void)ompi_request_free(&board->recv_req);
-        board->recv_req = NULL;
-        if ((source >= 0) && (source < ompi_comm_size(board->comm))) {
-            uint64_t *slot =
-                &board->inbox[2 * board->node_of_rank[source] + (COLL_GPU_BOARD_CALL(word) & 1)];
-            if (word > *slot) {
-                *slot = word;
-            }
-        }
-        if (OMPI_SUCCESS !=
-            MCA_PML_CALL(irecv(board->recv_buf, sizeof(board->recv_buf), MPI_BYTE, MPI_ANY_SOURCE,
-                               COLL_GPU_BOARD_TAG, board->comm, &board->recv_req))) {
-            board->recv_req = NULL;
-        }
-    }
-}
-
-/* The last call this rank passed without arriving at it is at least ... : its host word, or a
- * later arrival. */
-static uint64_t coll_gpu_board_passed(const coll_gpu_board_t *board) {
-    const coll_gpu_board_slot_t *mine = &board->slots[board->local_index];
-    uint64_t host = mine->host, arrived = COLL_GPU_BOARD_CALL(mine->arrive[0]);
-
-    if (COLL_GPU_BOARD_CALL(mine->arrive[1]) > arrived) {
-        arrived = COLL_GPU_BOARD_CALL(mine->arrive[1]);
-    }
-
-    /* an arrival at call a: every call below a and above the last word sent was passed */
-    return (host > arrived) ? host : (arrived > 0 ? arrived - 1 : 0);
-}
-
-/* A leader answers the leaders that asked about a call it passed without arriving there: its
- * node did not run the call uniformly (under its lock). */
-static void coll_gpu_board_answer(coll_gpu_board_t *board, bool from_progress) {
-    uint64_t passed = coll_gpu_board_passed(board);
-
-    for (int j = 0; j < board->nnodes; ++j) {
-        uint64_t asked = COLL_GPU_BOARD_CALL(board->inbox[2 * j]);
-
-        if (COLL_GPU_BOARD_CALL(board->inbox[2 * j + 1]) > asked) {
-            asked = COLL_GPU_BOARD_CALL(board->inbox[2 * j + 1]);
-        }
-
-        if ((j != board->node) && (asked > board->sent[j]) && (asked <= passed)) {
-            (void)coll_gpu_board_send(board, j, COLL_GPU_BOARD_WORD(asked, COLL_GPU_BOARD_ABSENT),
-                                      from_progress);
-        }
-    }
-}
-
-/* From opal_progress: leaders take in and answer; under MPI_THREAD_MULTIPLE every board also
- * takes in a pass-through word stored in the module while its setup installed the board. */
-static int coll_gpu_boards_progress(void) {
-    if (NULL == __atomic_load_n(&coll_gpu_boards, __ATOMIC_RELAXED) ||
-        (0 != pthread_mutex_trylock(&coll_gpu_boards_lock))) {
-        return 0;
-    }
-    for (coll_gpu_board_t *board = coll_gpu_boards; NULL != board; board = board->next) {
-        uint64_t late = __atomic_load_n(&board->module->board_host_local, __ATOMIC_RELAXED);
-        volatile uint64_t *host = &board->slots[board->local_index].host;
-
-        if (late > *host) {
-            *host = late;
-        }
-        if (board->leader && (board->nnodes > 1) && (0 == pthread_mutex_trylock(&board->lock))) {
-            coll_gpu_board_receive(board);
-            coll_gpu_board_answer(board, true);
-            pthread_mutex_unlock(&board->lock);
-        }
-    }
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-    return 0;
-}
-
-static void coll_gpu_boards_add(coll_gpu_board_t *board) {
-    pthread_mutex_lock(&coll_gpu_boards_lock);
-    board->next = coll_gpu_boards;
-    __atomic_store_n(&coll_gpu_boards, board, __ATOMIC_RELEASE);
-    if (!coll_gpu_boards_registered) {
-        opal_progress_register(coll_gpu_boards_progress);
-        coll_gpu_boards_registered = true;
-    }
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-}
-
-static void coll_gpu_boards_remove(coll_gpu_board_t *board) {
-    pthread_mutex_lock(&coll_gpu_boards_lock);
-    for (coll_gpu_board_t **link = &coll_gpu_boards; NULL != *link; link = &(*link)->next) {
-        if (*link == board) {
-            __atomic_store_n(link, board->next, __ATOMIC_RELEASE);
-            break;
-        }
-    }
-    if ((NULL == coll_gpu_boards) && coll_gpu_boards_registered) {
-        opal_progress_unregister(coll_gpu_boards_progress);
-        coll_gpu_boards_registered = false;
-    }
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-}
-
-/* A leader across nodes stops, at its communicator's MPI_Comm_free (the attribute below) or at
- * its destruction, whichever comes first: it answers the questions already received and
- * cancels its receive.  Its requests hold references on the communicator, which Open MPI
- * destroys only once they are gone.  Not from opal_progress. */
-static void coll_gpu_board_quiesce(coll_gpu_board_t *board) {
-    if (board->closed) {
-        return;
-    }
-    board->closed = true;
-    coll_gpu_boards_remove(board); /* no progress callback touches it any more */
-    if (!board->leader || (board->nnodes < 2)) {
-        return;
-    }
-    pthread_mutex_lock(&board->lock);
-    /* only the questions already here: a word sent unasked to a leader that has freed the
-     * communicator would meet the next communicator of the same context id */
-    coll_gpu_board_receive(board);
-    coll_gpu_board_answer(board, false);
-    for (int j = 0; j < board->nnodes; ++j) {
-        if (NULL != board->send_req[j]) {
-            (void)ompi_request_wait(&board->send_req[j], MPI_STATUS_IGNORE);
-        }
-    }
-    if (NULL != board->recv_req) {
-        (void)ompi_request_cancel(board->recv_req);
-        (void)ompi_request_wait(&board->recv_req, MPI_STATUS_IGNORE);
-    }
-    pthread_mutex_unlock(&board->lock);
-}
-
-/* MPI_Comm_free deletes the communicator's attributes first: a leader across nodes quiesces
- * there, once the communicator's setup (which makes the board) is done. */
-static int coll_gpu_board_comm_freed(MPI_Comm comm, int keyval, void *value, void *extra) {
-    mca_coll_gpu_module_t *module = value;
-
-    (void)comm;
-    (void)keyval;
-    (void)extra;
-    coll_gpu_setup_task_finish(module);
-    if (NULL != module->board) {
-        coll_gpu_board_quiesce(module->board);
-    }
-    return MPI_SUCCESS;
-}
-
-void coll_gpu_board_watch(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
-    int initialized = 0;
-
-    /* (not inside MPI_Init: MPI_COMM_WORLD's board goes with its module, at MPI_Finalize) */
-    if ((MPI_SUCCESS != PMPI_Initialized(&initialized)) || !initialized) {
-        return;
-    }
-    pthread_mutex_lock(&coll_gpu_boards_lock);
-    if (MPI_KEYVAL_INVALID == coll_gpu_board_keyval) {
-        (void)PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_board_comm_freed,
-                                      &coll_gpu_board_keyval, NULL);
-    }
-    pthread_mutex_unlock(&coll_gpu_boards_lock);
-    if (MPI_KEYVAL_INVALID != coll_gpu_board_keyval) {
-        (void)PMPI_Comm_set_attr(comm, coll_gpu_board_keyval, module);
-    }
 }
 
 void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {

@@ -38,24 +38,8 @@
 
 BEGIN_C_DECLS
 
-/* What a rank can run of a call whose protocol needs every rank alike, and what the ranks
- * together can (a call's outcome: the status every rank arrived with, else MIXED or ABSENT). */
-typedef enum {
-    COLL_GPU_BOARD_DEVICE = 1, /* natively, in device memory */
-    COLL_GPU_BOARD_HOST = 2,   /* natively, in host memory (coll_gpu_host_buffers); else it
-                                  passes the call to Open MPI */
-    COLL_GPU_BOARD_STAGED = 3, /* a pipelined staged call */
-    COLL_GPU_BOARD_DEAD = 4,   /* outcome: a rank of the call is dead (its process is gone) */
-    COLL_GPU_BOARD_CANNOT = 5, /* not natively (a buffer of another kind): it stages the call */
-    COLL_GPU_BOARD_MIXED = 6,  /* outcome: every rank stages, not every one could go native */
-    COLL_GPU_BOARD_ABSENT = 7, /* outcome: some rank passes the call to Open MPI */
-    COLL_GPU_BOARD_SINGLE = 8, /* a staged call of one host collective (its first word) */
-    /* a flag beside a staged call's status: this rank's (a rank's) copies into host memory
-     * failed (coll_gpu_board_stage_agree) */
-    COLL_GPU_BOARD_FAILED = 16,
-} coll_gpu_board_status_t;
-
-typedef struct coll_gpu_board coll_gpu_board_t;
+/* A call's statuses and the board's type, coll_gpu_board_status_t and coll_gpu_board_t, are
+ * the module's (base/coll_gpu.h): the leaders' messages below this file use them too. */
 
 /* Collective over comm (the setup's point-to-point collectives): compares every rank's
  * native_config_hash (module->params_differ) and makes the node's board.  Decided alike on
