@@ -145,7 +145,7 @@ step "shmem: cuda_ipc, 2 and 4 processes on one GPU" 120 tests/unit/test_shmem_i
 step "selection: auto picks cuda" 60 \
     bash -c "$MPIRUN -np 2 $COLL_GPU_MCA --mca coll_gpu_verbose 1 tests/mpi/test_selection 2>&1 | grep -q 'backend cuda selected'"
 # each allreduce algorithm, bit-exact against the tests' references, the pvar of the path taken
-for alg in auto one_shot two_shot ring hierarchical recursive_doubling; do
+for alg in auto one_shot two_shot ring hierarchical recursive_doubling device_one_shot; do
     mpirun_step "native allreduce, 4 ranks, cuda, $alg" 120 4 \
         --mca coll_gpu_allreduce_algorithm $alg "$tan" --device=cuda --big-count=4194304
 done
@@ -225,6 +225,13 @@ step "bench: native, stream and graph allreduce under MPS, 4 ranks, cuda, 8 B - 
         [ \$rc -eq 0 ] || break
         $MPIRUN -np 4 $mca -x CUDA_MPS_PIPE_DIRECTORY $perf -o allreduce -m device -a cuda \
             -F \$form -b 8 -e 64K -f 8 -n 200 -w 10 | tee $out/bench-\$form-mps.txt
+        rc=\${PIPESTATUS[0]}
+    done
+    # the device-driven row against one_shot and staged: one launch and one wait per call
+    for alg in device_one_shot staged; do
+        [ \$rc -eq 0 ] || break
+        $MPIRUN -np 4 $mca -x CUDA_MPS_PIPE_DIRECTORY --mca coll_gpu_allreduce_algorithm \$alg \
+            $perf -o allreduce -m device -a cuda -b 8 -e 256K -f 8 -n 200 -w 10 | tee $out/bench-\$alg-mps.txt
         rc=\${PIPESTATUS[0]}
     done
     echo quit | nvidia-cuda-mps-control

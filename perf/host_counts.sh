@@ -20,13 +20,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--reps R] [--iters N] [--ranks LIST] [--algs LIST] [--nodes K]" >&2; exit 2 ;;
     esac
 done
-here=$(cd "$(dirname "$0")" && pwd)
-top_build=${abs_top_builddir:-}
-if [ -z "$top_build" ]; then
-    if [ -f "$PWD/tests/test_env.sh" ]; then top_build=$PWD; else top_build=$(cd "$here/.." && pwd); fi
-fi
-# shellcheck disable=SC1091
-. "${TEST_ENV:-$top_build/tests/test_env.sh}"
+# shellcheck source=perf/perf_env.sh
+. "$(dirname "$0")/perf_env.sh"
 perf=$top_build/perf/gpucoll_perf
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

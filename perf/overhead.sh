@@ -21,15 +21,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--calls N] [--max INSTR]" >&2; exit 2 ;;
     esac
 done
-here=$(cd "$(dirname "$0")" && pwd)
-# the top build directory: make check's, or the one this script lies in
-# the build directory: make check's, the current one, or this source tree (in-tree build)
-top_build=${abs_top_builddir:-}
-if [ -z "$top_build" ]; then
-    if [ -f "$PWD/tests/test_env.sh" ]; then top_build=$PWD; else top_build=$(cd "$here/.." && pwd); fi
-fi
-# shellcheck disable=SC1091
-. "${TEST_ENV:-$top_build/tests/test_env.sh}"
+# shellcheck source=perf/perf_env.sh
+. "$(dirname "$0")/perf_env.sh"
 command -v valgrind >/dev/null || { echo "SKIP: valgrind not installed"; exit 77; }
 bench=$top_build/perf/coll_gpu_bench
 [ -x "$bench" ] || { echo "$bench not built (make)"; exit 1; }
