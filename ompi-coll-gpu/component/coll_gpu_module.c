@@ -60,6 +60,10 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
     coll_gpu_staging_destroy(module->staging);
     module->staging = NULL;
     coll_gpu_board_destroy(module);
+    if (NULL != module->stream) {
+        /* its device-driven calls' kernels are done with the peers' areas */
+        (void)mca_coll_gpu_component.accel->stream_synchronize(module->stream);
+    }
     /* the scratch is the team's memory: both go once the peers are done with them */
     coll_gpu_native_retire(module->native, module->team);
     module->native = NULL;

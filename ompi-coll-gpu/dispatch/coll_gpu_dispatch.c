@@ -37,6 +37,8 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
             (NULL != mca_coll_gpu_component.accel)) {
             mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);
         }
+        /* the communicator's queued native calls first: they run on the same scratch */
+        coll_gpu_native_async_drain(a->module);
         if (entry->native(a, COLL_GPU_NATIVE_HOST, mixed, &rc)) {
             return rc;
         }
@@ -202,9 +204,15 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     }
     /* a nonblocking call never agrees on memory kinds: the ranks pass device memory, as for a
      * blocking call without coll_gpu_check_memory_kinds */
-    if ((NULL != entry->native) && !inter &&
-        entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {
-        return rc;
+    if ((NULL != entry->native) && !inter) {
+        if (NULL == a->request) {
+            /* a blocking call runs after the communicator's queued native calls: they run on
+             * the same scratch */
+            coll_gpu_native_async_drain(a->module);
+        }
+        if (entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {
+            return rc;
+        }
     }
 
     coll_gpu_call_init(&call, a->coll, coll_gpu_coll_name(a->coll), entry->prev, a);

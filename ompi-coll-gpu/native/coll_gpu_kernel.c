@@ -45,33 +45,34 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
-int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started) {
     coll_gpu_native_t *native = call->native;
-    const coll_gpu_team_t *team = native->team;
-    uint64_t c = ++native->kernel_calls;
-    accel_status_t status = call->entry_status, waited;
-    int peer, peer_class = MPI_SUCCESS;
 
-    if (OPAL_LIKELY(ACCEL_OK == status)) {
-        status = call->alg->launch(call, true);
+    started->number = ++native->kernel_calls;
+    started->status = call->entry_status;
+    if (OPAL_LIKELY(ACCEL_OK == started->status)) {
+        started->status = call->alg->launch(call, true);
     }
-    if (OPAL_UNLIKELY(ACCEL_OK != status)) {
-        coll_gpu_kernel_tell(team, c,
-                             (ACCEL_ERR_NO_MEMORY == status) ? MPI_ERR_NO_MEM : MPI_ERR_OTHER);
+    if (OPAL_UNLIKELY(ACCEL_OK != started->status)) {
+        coll_gpu_kernel_tell(native->team, started->number,
+                             (ACCEL_ERR_NO_MEMORY == started->status) ? MPI_ERR_NO_MEM
+                                                                      : MPI_ERR_OTHER);
         (void)call->alg->launch(call, false);
     }
-    /* the call's one host wait */
-    waited = mca_coll_gpu_component.accel->stream_synchronize(call->stream);
-    if (ACCEL_OK == status) {
-        status = waited;
-    }
+}
+
+int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const coll_gpu_kernel_started_t *started, accel_status_t waited) {
+    accel_status_t status = (ACCEL_OK != started->status) ? started->status : waited;
+    int peer, peer_class = MPI_SUCCESS;
+
     if ((ACCEL_OK == status) && (NULL != call->unpack)) {
         status = coll_gpu_sig_buf_unpack(call, call->unpack);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != status)) {
         return coll_gpu_accel_failed(status, call->mpi_call, comm);
     }
-    peer = coll_gpu_kernel_peer_failed(team, c, &peer_class);
+    peer = coll_gpu_kernel_peer_failed(call->native->team, started->number, &peer_class);
     if (OPAL_UNLIKELY(peer >= 0)) {
         coll_gpu_count_add(&mca_coll_gpu_component.peer_errors, 1);
         opal_show_help("help-mpi-coll-gpu.txt", "peer error", true, COLL_GPU_HOSTNAME,
@@ -80,6 +81,15 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
         return peer_class;
     }
     return OMPI_SUCCESS;
+}
+
+int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
+    coll_gpu_kernel_started_t started;
+
+    coll_gpu_kernel_start(call, &started);
+    /* the call's one host wait */
+    return coll_gpu_kernel_finish(comm, call, &started,
+                                  mca_coll_gpu_component.accel->stream_synchronize(call->stream));
 }
 
 bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan) {

@@ -23,7 +23,23 @@
 
 BEGIN_C_DECLS
 
-/* The run of every device-driven row: launch, one host wait, the outcome (above). */
+/* A device-driven call launched: its number (the same on every rank) and how its launch went
+ * on this rank. */
+typedef struct {
+    uint64_t number;
+    accel_status_t status;
+} coll_gpu_kernel_started_t;
+
+/* Launches the call on call->stream: its kernel, or (after telling the peers) the kernel
+ * without data. */
+void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started);
+/* The call's outcome once its stream got there (waited: how the wait went): MPI_SUCCESS, this
+ * rank's error, or a peer's (its help message). */
+int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
+                           const coll_gpu_kernel_started_t *started, accel_status_t waited);
+/* The run of every device-driven blocking call: start, one host wait, finish.  A nonblocking or
+ * persistent one is started by the caller, and finished when an event after it is reached
+ * (coll_gpu_native_async.c): no thread. */
 int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
 
 /* Whether every peer's kernel is done with this rank's one-shot area (plan: accel.h): their

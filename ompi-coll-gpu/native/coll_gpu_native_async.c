@@ -21,8 +21,13 @@
  * A blocking native call on the communicator runs on the same scratch: it first waits for the
  * queued ones (coll_gpu_native_async_drain).  Freeing the communicator waits for them too, then
  * ends the thread.
+ *
+ * A device-driven row's call (coll_gpu_kernel.h) needs no thread: the caller launches its kernel
+ * and records an event after it, which MPI_Test and MPI_Wait query (coll_gpu_native_async_done);
+ * it runs beside the thread's calls, on an area of its own.
  */
 #include "coll_gpu_native_async.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_steps.h"
 #include "coll_gpu_signature.h"
 #include "coll_gpu_team.h"
@@ -54,6 +59,11 @@ struct coll_gpu_async_job {
     coll_gpu_native_call_t made;
     mca_coll_gpu_module_t *module;
     struct coll_gpu_async_job *next;
+    /* a device-driven call (coll_gpu_kernel.h): launched by the caller, not the thread, and
+     * finished once the event after it is reached (NULL event: waited for at the launch) */
+    bool kernel;
+    coll_gpu_kernel_started_t started;
+    accel_event_h event;
 };
 
 /* A communicator's thread and queue. */
@@ -166,6 +176,39 @@ static void *coll_gpu_async_main(void *arg) {
     }
 }
 
+/* A device-driven job's end: its outcome, its temporaries unpacked and freed. */
+static void coll_gpu_async_kernel_end(coll_gpu_async_job_t *job, accel_status_t waited) {
+    job->rc = coll_gpu_kernel_finish(job->comm, &job->call, &job->started, waited);
+    if (job->has_recv) {
+        coll_gpu_sig_buf_fini(&job->call, &job->recv);
+    }
+    if (job->has_send) {
+        coll_gpu_sig_buf_fini(&job->call, &job->send);
+    }
+    free(job->call.posted_blocks);
+    job->call.posted_blocks = NULL;
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+}
+
+/* A device-driven job: launched here, on the calling thread (MPI orders a communicator's
+ * collectives: every rank launches its calls in the same order), then an event on its stream,
+ * which MPI_Test and MPI_Wait query (coll_gpu_native_async_done). */
+static void coll_gpu_async_kernel(coll_gpu_async_job_t *job) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+
+    job->kernel = true;
+    coll_gpu_kernel_start(&job->call, &job->started);
+    if ((ACCEL_OK != accel->event_create(&job->event)) ||
+        (ACCEL_OK != accel->event_record(job->event, job->call.stream))) {
+        /* no event: the call is waited for now (still one launch) */
+        if (NULL != job->event) {
+            (void)accel->event_destroy(job->event);
+            job->event = NULL;
+        }
+        coll_gpu_async_kernel_end(job, accel->stream_synchronize(job->call.stream));
+    }
+}
+
 /* Queues job (set up but for the thread's fields) on the module's thread, started with the
  * first; false when no thread could be started. */
 static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job);
@@ -193,6 +236,10 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     }
     /* the job's own copy is the one unpacked at the end of the algorithm */
     job->call.unpack = (NULL != call->unpack && NULL != recv) ? &job->recv : NULL;
+    if (NULL != call->alg->launch) {
+        coll_gpu_async_kernel(job);
+        return job;
+    }
     if (!coll_gpu_async_enqueue(module, job)) {
         free(job);
         return NULL;
@@ -277,6 +324,19 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
 }
 
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
+    if (job->kernel && (NULL != job->event)) {
+        /* (the caller serializes the queries of one request) */
+        const accel_ops_t *accel = mca_coll_gpu_component.accel;
+        bool reached = false;
+        accel_status_t status = accel->event_query(job->event, &reached);
+
+        if ((ACCEL_OK == status) && !reached) {
+            return false;
+        }
+        (void)accel->event_destroy(job->event);
+        job->event = NULL;
+        coll_gpu_async_kernel_end(job, status);
+    }
     if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
         return false;
     }
@@ -284,7 +344,16 @@ bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
     return true;
 }
 
-void coll_gpu_native_async_free(coll_gpu_async_job_t *job) { free(job); }
+void coll_gpu_native_async_free(coll_gpu_async_job_t *job) {
+    if (job->kernel && (NULL != job->event)) {
+        /* not finished yet: its temporaries wait for its kernel */
+        const accel_ops_t *accel = mca_coll_gpu_component.accel;
+
+        coll_gpu_async_kernel_end(job, accel->event_synchronize(job->event));
+        (void)accel->event_destroy(job->event);
+    }
+    free(job);
+}
 
 void coll_gpu_native_async_drain(mca_coll_gpu_module_t *module) {
     coll_gpu_async_t *async = module->async;

@@ -3,7 +3,6 @@
  * (counts, blocks, memory kinds, the call board), its context and algorithm. */
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_board.h"
-#include "coll_gpu_native_async.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_signature.h"
@@ -247,14 +246,10 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         snprintf(why, sizeof(why), ": coll_gpu_%s_algorithm=staged", t->name);
         goto fallback;
     }
-    if (nonblocking) {
-        if ((COLL_GPU_NATIVE_DEVICE != kind) || !coll_gpu_native_nonblocking_ready(module)) {
-            reason = COLL_GPU_FALLBACK_NONBLOCKING;
-            goto fallback;
-        }
-    } else {
-        /* they run on the same scratch */
-        coll_gpu_native_async_drain(module);
+    if (nonblocking &&
+        ((COLL_GPU_NATIVE_DEVICE != kind) || !coll_gpu_native_nonblocking_ready(module))) {
+        reason = COLL_GPU_FALLBACK_NONBLOCKING;
+        goto fallback;
     }
     call->dtype = ACCEL_DT_COUNT;
     call->op = ACCEL_OP_SUM;
