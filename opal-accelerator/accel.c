@@ -41,6 +41,8 @@ static accel_counts_t accel_process_counts;
 
 const accel_counts_t *accel_counts(void) { return &accel_process_counts; }
 
+void accel_count_host_wait(void) { ACCEL_COUNT(host_waits); }
+
 static accel_status_t accel_counted_memcpy(void *dst, const void *src, size_t len) {
     ACCEL_COUNT(submissions);
     ACCEL_COUNT(host_waits);

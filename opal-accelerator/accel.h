@@ -378,6 +378,9 @@ typedef struct {
 } accel_counts_t;
 
 ACCEL_API const accel_counts_t *accel_counts(void);
+/* Counts a host wait the caller made by polling (event_query until reached): one, like a
+ * synchronization. */
+ACCEL_API void accel_count_host_wait(void);
 
 ACCEL_API void accel_set_log(accel_log_func_t log, int verbosity);
 ACCEL_API const accel_error_t *accel_last_error(void);

@@ -1501,30 +1501,43 @@ static cgt_status_t cgt_signal_store(cgt_team_t *team, int peer, unsigned slot, 
 }
 
 /* CGT_ERR_PEER_FAILED when a local peer's process is gone or a remote peer's endpoint failed. */
-static cgt_status_t cgt_team_check_peers(cgt_team_t *team) {
-    int peer;
-
+static int cgt_team_dead_peer_unlocked(cgt_team_t *team) {
     for (int i = 0; i < team->nlocal; ++i) {
-        peer = team->local_ranks[i];
+        int peer = team->local_ranks[i];
+
         if (team->alive_checkable[peer] &&
             !cgt_proc_alive(team->pids[peer], team->start_times[peer])) {
-            return cgt_error_set(team, CGT_ERR_PEER_FAILED,
-                                 "rank %d (pid %d, on this node) has died", peer,
-                                 (int)team->pids[peer]);
+            cgt_error_set(team, CGT_ERR_PEER_FAILED, "rank %d (pid %d, on this node) has died",
+                          peer, (int)team->pids[peer]);
+            return peer;
         }
     }
 #if COLL_GPU_HAVE_UCX
     if (team->ucx != NULL) {
-        for (peer = 0; peer < team->size; ++peer) {
+        for (int peer = 0; peer < team->size; ++peer) {
             if (!cgt_team_is_local(team, peer) && cgt_ucx_peer_failed(team->ucx, peer)) {
-                return cgt_error_set(team, CGT_ERR_PEER_FAILED,
-                                     "rank %d (node %d) is unreachable: its UCX endpoint failed",
-                                     peer, team->node_of_rank[peer]);
+                cgt_error_set(team, CGT_ERR_PEER_FAILED,
+                              "rank %d (node %d) is unreachable: its UCX endpoint failed", peer,
+                              team->node_of_rank[peer]);
+                return peer;
             }
         }
     }
 #endif
-    return CGT_OK;
+    return -1;
+}
+
+static cgt_status_t cgt_team_check_peers(cgt_team_t *team) {
+    return (cgt_team_dead_peer_unlocked(team) >= 0) ? CGT_ERR_PEER_FAILED : CGT_OK;
+}
+
+int cgt_team_dead_peer(cgt_team_t *team) {
+    int peer;
+
+    cgt_team_lock(team);
+    peer = cgt_team_dead_peer_unlocked(team);
+    cgt_team_unlock(team);
+    return peer;
 }
 
 /* Wait until *slot >= value: spin, then yield, then sleep; progress the caller and UCX, watch

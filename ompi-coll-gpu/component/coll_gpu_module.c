@@ -17,7 +17,6 @@
 #include "coll_gpu_setup.h"
 #include "coll_gpu_team.h"
 #include "ompi/runtime/mpiruntime.h"
-#include "opal/util/show_help.h"
 
 /* Every collective coll/gpu wraps, by its field name in the coll tables. */
 
@@ -93,17 +92,32 @@ int mca_coll_gpu_init_query(bool enable_progress_threads, bool enable_mpi_thread
 }
 
 /* Says once per process, on rank 0 of the first communicator where it happens, that a member
- * does not run coll/gpu alike (coll_gpu_presence_alike): a fact of the job, not of one call. */
-static void coll_gpu_presence_tell(struct ompi_communicator_t *comm, int peer, const char *why) {
+ * does not run coll/gpu alike (coll_gpu_presence_alike): a fact of the job, not of one call.
+ * (opal_output, not a help message: Open MPI 4.1's mpirun loses some of those sent inside
+ * MPI_Init.) */
+static void coll_gpu_presence_tell(struct ompi_communicator_t *comm, int peer, const char *why,
+                                   bool params) {
     static bool told = false;
 
     COLL_GPU_VERBOSE(1,
                      "%s: rank %d does not run coll/gpu alike (%s): its device collectives "
                      "are staged, one host collective each",
                      comm->c_name, peer, why);
-    if ((0 == ompi_comm_rank(comm)) && !__atomic_exchange_n(&told, true, __ATOMIC_RELAXED)) {
-        opal_show_help("help-mpi-coll-gpu.txt", "peers differ", true, COLL_GPU_HOSTNAME,
-                       comm->c_name, ompi_comm_size(comm), peer, why);
+    if ((0 != ompi_comm_rank(comm)) || __atomic_exchange_n(&told, true, __ATOMIC_RELAXED)) {
+        return;
+    }
+    if (params) {
+        opal_output(0,
+                    "coll:gpu: %s: the ranks were given different coll_gpu parameters or tuning "
+                    "rules for the native algorithms: its device collectives are staged (rank %d's "
+                    "differ from rank 0's; one host collective each; said once per process)",
+                    comm->c_name, peer);
+    } else {
+        opal_output(0,
+                    "coll:gpu: %s: rank %d does not run coll/gpu as this process does (%s): its "
+                    "device collectives are staged, correct but slower (one host collective each; "
+                    "said once per process)",
+                    comm->c_name, peer, why);
     }
 }
 
@@ -116,6 +130,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
                                       struct ompi_communicator_t *comm) {
     mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
     const char *why = NULL;
+    bool params = false;
     int peer = -1;
 
 #define COLL_GPU_SAVE_PREV(ID, mpi_name, name, FAMILY, FORM)                                       \
@@ -140,12 +155,12 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
          * native context) */
         return OMPI_SUCCESS;
     }
-    if (!coll_gpu_presence_alike(comm, &peer, &why)) {
+    if (!coll_gpu_presence_alike(comm, &peer, &why, &params)) {
         /* a member that would never answer the setup's messages, or would answer them with
          * another protocol: each device call is one host collective on staged copies, which
          * meets whatever that member calls */
         module->params_differ = true;
-        coll_gpu_presence_tell(comm, peer, why);
+        coll_gpu_presence_tell(comm, peer, why, params);
         return OMPI_SUCCESS;
     }
     coll_gpu_native_setup_at_create(module, comm);

@@ -116,7 +116,8 @@ static coll_gpu_peer_state_t coll_gpu_presence_peer(opal_process_name_t name) {
     return state;
 }
 
-bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, const char **why_p) {
+bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, const char **why_p,
+                             bool *params_p) {
     int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
 
     if (!coll_gpu_presence.trusted) {
@@ -132,6 +133,7 @@ bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, cons
         if (COLL_GPU_PEER_ALIKE != state) {
             *rank_p = r;
             *why_p = coll_gpu_peer_why[state];
+            *params_p = (COLL_GPU_PEER_PARAMS == state);
             return false;
         }
     }

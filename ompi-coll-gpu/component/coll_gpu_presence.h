@@ -34,8 +34,10 @@ bool coll_gpu_presence_possible(void);
 bool coll_gpu_presence_publish(coll_gpu_role_t role, uint64_t hash);
 
 /* Whether every member of the intracommunicator comm publishes this process's record.  False
- * names one that does not (*rank_p) and why (*why_p, for the message). */
-bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, const char **why_p);
+ * names one that does not (*rank_p) and why (*why_p, for the message; *params_p: only its
+ * protocol parameters differ). */
+bool coll_gpu_presence_alike(struct ompi_communicator_t *comm, int *rank_p, const char **why_p,
+                             bool *params_p);
 
 /* Component close. */
 void coll_gpu_presence_fini(void);

@@ -45,6 +45,7 @@ typedef struct {
     size_t bytes;                    /* per rank (the largest block of a v-collective) */
     size_t esize;                    /* bytes of an element */
     coll_gpu_native_kind_t kind;     /* the memory the call runs in */
+    bool nonblocking;                /* it may not run a collective of its own */
 } coll_gpu_alg_query_t;
 
 /*

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The device-driven rows' run (coll_gpu_kernel.h). */
 #include "coll_gpu_kernel.h"
+#include "coll_gpu_native_agree.h"
 #include "coll_gpu_signature.h"
 #include "coll_gpu_team.h"
 
 #include "opal/util/show_help.h"
 
+#include <sched.h>
 #include <time.h>
+
+/* How often a wait on a kernel looks for a dead peer of the node. */
+#define COLL_GPU_KERNEL_ALIVE_CHECK_NS 10000000u
 
 /* A failure slot's word: the call's number and the error class. */
 #define COLL_GPU_KERNEL_FAILED_WORD(c, cls) (((uint64_t)(c) << 8) | (uint64_t)(cls))
@@ -45,11 +50,21 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
-void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started) {
+static uint64_t coll_gpu_kernel_now_ns(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,
+                           coll_gpu_kernel_started_t *started) {
     coll_gpu_native_t *native = call->native;
 
     started->number = ++native->kernel_calls;
     started->status = call->entry_status;
+    started->dead = -1;
+    started->next_check_ns = coll_gpu_kernel_now_ns() + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
     if (OPAL_LIKELY(ACCEL_OK == started->status)) {
         started->status = call->alg->launch(call, true);
     }
@@ -59,12 +74,72 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, coll_gpu_kernel_s
                                                                       : MPI_ERR_OTHER);
         (void)call->alg->launch(call, false);
     }
+    started->event = event;
+    if ((NULL != event) &&
+        (ACCEL_OK != mca_coll_gpu_component.accel->event_record(event, call->stream))) {
+        started->event = NULL;
+    }
+}
+
+/* Stands in for dead in this rank's area: its ready and done flags of every lane at the lane's
+ * call counter, so that this rank's kernel of the call finishes (its result undefined) and the
+ * area's free does not wait for it.  Again at every look while the kernel waits: one queued
+ * behind another has not counted its call yet. */
+static void coll_gpu_kernel_release(const accel_oneshot_t *plan, int dead) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
+    int n = plan->nranks;
+    char *mine = plan->areas[plan->rank];
+
+    if (ACCEL_OK != accel->memcpy(head, mine, ACCEL_ONESHOT_FLAG_WORDS(n) * sizeof(uint32_t))) {
+        return;
+    }
+    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
+        uint32_t c = *accel_oneshot_counter((char *)head, n, l);
+
+        (void)accel->memcpy(accel_oneshot_ready(mine, n, l, dead), &c, sizeof(c));
+        (void)accel->memcpy(accel_oneshot_done(mine, n, l, dead), &c, sizeof(c));
+    }
+}
+
+bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started,
+                          accel_status_t *status_p) {
+    bool reached = false;
+    accel_status_t status;
+    uint64_t now;
+
+    if (NULL == started->event) {
+        *status_p = mca_coll_gpu_component.accel->stream_synchronize(call->stream);
+        return true;
+    }
+    status = mca_coll_gpu_component.accel->event_query(started->event, &reached);
+    if ((ACCEL_OK != status) || reached) {
+        *status_p = status;
+        return true;
+    }
+    now = coll_gpu_kernel_now_ns();
+    if (now >= started->next_check_ns) {
+        int dead = cgt_team_dead_peer(call->native->team->cgt);
+
+        started->next_check_ns = now + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
+        if (dead >= 0) {
+            started->dead = dead;
+            coll_gpu_kernel_release(&call->native->kernel_plan, dead);
+        }
+    }
+    return false;
 }
 
 int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,
                            const coll_gpu_kernel_started_t *started, accel_status_t waited) {
     accel_status_t status = (ACCEL_OK != started->status) ? started->status : waited;
     int peer, peer_class = MPI_SUCCESS;
+
+    if (OPAL_UNLIKELY(started->dead >= 0)) {
+        /* every survivor's kernel waited for its flags: every survivor gets here */
+        return coll_gpu_native_transport_failed(call->native, CGT_ERR_PEER_FAILED, call->mpi_call,
+                                                comm);
+    }
 
     if ((ACCEL_OK == status) && (NULL != call->unpack)) {
         status = coll_gpu_sig_buf_unpack(call, call->unpack);
@@ -85,11 +160,17 @@ int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_nati
 
 int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call) {
     coll_gpu_kernel_started_t started;
+    accel_status_t waited;
 
-    coll_gpu_kernel_start(call, &started);
-    /* the call's one host wait */
-    return coll_gpu_kernel_finish(comm, call, &started,
-                                  mca_coll_gpu_component.accel->stream_synchronize(call->stream));
+    coll_gpu_kernel_start(call, call->native->kernel_event, &started);
+    /* the call's one host wait: polling the event, watching the node's processes */
+    accel_count_host_wait();
+    for (unsigned spins = 0; !coll_gpu_kernel_poll(call, &started, &waited); ++spins) {
+        if (spins > 1000) {
+            sched_yield(); /* a rank sharing its core with a peer lets it launch */
+        }
+    }
+    return coll_gpu_kernel_finish(comm, call, &started, waited);
 }
 
 bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan) {

@@ -13,7 +13,9 @@
  * can be one call ahead of a peer reading its slot (its next kernel waits for the peer's), so
  * each rank has two slots, by the parity of the call's number.  Not agreed: a kernel that
  * faults after it ran (the device's sticky error: only that rank's wait fails), and a
- * receive buffer unpacked after the call (the peers' results are right).
+ * receive buffer unpacked after the call (the peers' results are right).  A dead peer: every
+ * survivor's kernel waits for its flags (each lane needs every rank's), so every survivor's
+ * wait finds it dead, stands in for its flags in its own area and fails the call.
  */
 #ifndef COLL_GPU_KERNEL_H
 #define COLL_GPU_KERNEL_H
@@ -23,16 +25,27 @@
 
 BEGIN_C_DECLS
 
-/* A device-driven call launched: its number (the same on every rank) and how its launch went
- * on this rank. */
+/* A device-driven call launched: its number (the same on every rank), how its launch went on
+ * this rank, the event after it (NULL: none could be recorded, the stream is synchronized), a
+ * dead peer found while waiting (-1: none) and when to look again. */
 typedef struct {
     uint64_t number;
     accel_status_t status;
+    accel_event_h event;
+    int dead;
+    uint64_t next_check_ns;
 } coll_gpu_kernel_started_t;
 
 /* Launches the call on call->stream: its kernel, or (after telling the peers) the kernel
- * without data. */
-void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started);
+ * without data; then records event after it. */
+void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,
+                           coll_gpu_kernel_started_t *started);
+/* One look at a started call: true once its stream got past it (*status_p: how), with a wait
+ * that also watches the node's processes (a dead peer's flags never come: this rank's kernel is
+ * released, its flags stood in for, and the call fails as for a dead peer of the host-driven
+ * rows).  Polled by MPI_Test/MPI_Wait for a nonblocking call. */
+bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started,
+                          accel_status_t *status_p);
 /* The call's outcome once its stream got there (waited: how the wait went): MPI_SUCCESS, this
  * rank's error, or a peer's (its help message). */
 int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call,

@@ -123,6 +123,18 @@ static void coll_gpu_async_poll(const coll_gpu_async_t *async) {
     }
 }
 
+/* After a job's call: its packed temporaries (unpacked by the call) and its blocks. */
+static void coll_gpu_async_job_buffers_free(coll_gpu_async_job_t *job) {
+    if (job->has_recv) {
+        coll_gpu_sig_buf_fini(&job->call, &job->recv);
+    }
+    if (job->has_send) {
+        coll_gpu_sig_buf_fini(&job->call, &job->send);
+    }
+    free(job->call.posted_blocks);
+    job->call.posted_blocks = NULL;
+}
+
 static void *coll_gpu_async_main(void *arg) {
     coll_gpu_async_t *async = arg;
 
@@ -147,14 +159,7 @@ static void *coll_gpu_async_main(void *arg) {
         pthread_mutex_unlock(&async->lock);
 
         job->rc = coll_gpu_native_run_now(job->comm, &job->call);
-        if (job->has_recv) {
-            coll_gpu_sig_buf_fini(&job->call, &job->recv);
-        }
-        if (job->has_send) {
-            coll_gpu_sig_buf_fini(&job->call, &job->send);
-        }
-        free(job->call.posted_blocks);
-        job->call.posted_blocks = NULL;
+        coll_gpu_async_job_buffers_free(job);
         if (NULL != job->release) {
             /* nobody waits for the job but the stream: an error was shown where it happened,
              * and the application's next stream call reports it.  The release is the last
@@ -179,14 +184,7 @@ static void *coll_gpu_async_main(void *arg) {
 /* A device-driven job's end: its outcome, its temporaries unpacked and freed. */
 static void coll_gpu_async_kernel_end(coll_gpu_async_job_t *job, accel_status_t waited) {
     job->rc = coll_gpu_kernel_finish(job->comm, &job->call, &job->started, waited);
-    if (job->has_recv) {
-        coll_gpu_sig_buf_fini(&job->call, &job->recv);
-    }
-    if (job->has_send) {
-        coll_gpu_sig_buf_fini(&job->call, &job->send);
-    }
-    free(job->call.posted_blocks);
-    job->call.posted_blocks = NULL;
+    coll_gpu_async_job_buffers_free(job);
     __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
 }
 
@@ -197,16 +195,10 @@ static void coll_gpu_async_kernel(coll_gpu_async_job_t *job) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
 
     job->kernel = true;
-    coll_gpu_kernel_start(&job->call, &job->started);
-    if ((ACCEL_OK != accel->event_create(&job->event)) ||
-        (ACCEL_OK != accel->event_record(job->event, job->call.stream))) {
-        /* no event: the call is waited for now (still one launch) */
-        if (NULL != job->event) {
-            (void)accel->event_destroy(job->event);
-            job->event = NULL;
-        }
-        coll_gpu_async_kernel_end(job, accel->stream_synchronize(job->call.stream));
+    if (ACCEL_OK != accel->event_create(&job->event)) {
+        job->event = NULL; /* the stream is waited for at the first query */
     }
+    coll_gpu_kernel_start(&job->call, job->event, &job->started);
 }
 
 /* Queues job (set up but for the thread's fields) on the module's thread, started with the
@@ -324,17 +316,13 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
 }
 
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
-    if (job->kernel && (NULL != job->event)) {
+    if (job->kernel && !__atomic_load_n(&job->done, __ATOMIC_RELAXED)) {
         /* (the caller serializes the queries of one request) */
-        const accel_ops_t *accel = mca_coll_gpu_component.accel;
-        bool reached = false;
-        accel_status_t status = accel->event_query(job->event, &reached);
+        accel_status_t status;
 
-        if ((ACCEL_OK == status) && !reached) {
+        if (!coll_gpu_kernel_poll(&job->call, &job->started, &status)) {
             return false;
         }
-        (void)accel->event_destroy(job->event);
-        job->event = NULL;
         coll_gpu_async_kernel_end(job, status);
     }
     if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
@@ -345,12 +333,20 @@ bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
 }
 
 void coll_gpu_native_async_free(coll_gpu_async_job_t *job) {
-    if (job->kernel && (NULL != job->event)) {
-        /* not finished yet: its temporaries wait for its kernel */
-        const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    if (job->kernel) {
+        accel_status_t status;
 
-        coll_gpu_async_kernel_end(job, accel->event_synchronize(job->event));
-        (void)accel->event_destroy(job->event);
+        /* not finished yet: its temporaries wait for its kernel */
+        while (!__atomic_load_n(&job->done, __ATOMIC_RELAXED) &&
+               !coll_gpu_kernel_poll(&job->call, &job->started, &status)) {
+            sched_yield();
+        }
+        if (!__atomic_load_n(&job->done, __ATOMIC_RELAXED)) {
+            coll_gpu_async_kernel_end(job, status);
+        }
+        if (NULL != job->event) {
+            (void)mca_coll_gpu_component.accel->event_destroy(job->event);
+        }
     }
     free(job);
 }

@@ -93,9 +93,10 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     return true;
 }
 
-/* The device-driven rows' area (coll_gpu_native_t.kernel_plan), after the device scratch on a
- * communicator of one node (collective; every rank gets here alike).  Without it those rows do
- * not fit (coll_gpu_alg_desc_t.fits): the host-driven ones run the calls. */
+/* The device-driven rows' area (coll_gpu_native_t.kernel_plan), made by the first blocking call
+ * that runs one (collective; every rank gets there alike): only communicators that use those
+ * rows pay for it, and its flags are zeroed by that call, not by a setup running beside host
+ * calls. */
 static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
                                                coll_gpu_native_t *native) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
@@ -133,8 +134,19 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
         COLL_GPU_VERBOSE(1, "%s: no area for the device-driven algorithms", comm->c_name);
         return;
     }
+    if (ACCEL_OK != accel->event_create(&native->kernel_event)) {
+        native->kernel_event = NULL;
+    }
     COLL_GPU_VERBOSE(1, "%s: device-driven algorithms' area 2 x %zu bytes", comm->c_name,
                      COLL_GPU_KERNEL_HALF);
+}
+
+bool coll_gpu_native_kernel_area(struct ompi_communicator_t *comm, coll_gpu_native_t *native) {
+    if ((NULL == native->kernel_mem) && !native->kernel_unavailable) {
+        coll_gpu_native_kernel_area_create(comm, native);
+        native->kernel_unavailable = (NULL == native->kernel_mem);
+    }
+    return NULL != native->kernel_mem;
 }
 
 /* Allocates the scratch of kind (collective); false when some rank could not. */
@@ -181,9 +193,6 @@ static bool coll_gpu_native_scratch_create(struct ompi_communicator_t *comm,
     }
     COLL_GPU_VERBOSE(1, "%s: %s scratch 2 x %zu bytes for the native algorithms", comm->c_name,
                      coll_gpu_native_mems[kind].name, native->half);
-    if (COLL_GPU_NATIVE_DEVICE == kind) {
-        coll_gpu_native_kernel_area_create(comm, native);
-    }
     return true;
 }
 

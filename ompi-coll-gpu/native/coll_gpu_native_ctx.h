@@ -66,14 +66,16 @@ typedef struct coll_gpu_native {
      * side for the alltoalls), filled by the dispatch or the algorithm. */
     const void **srcs;
     size_t *counts, *displs, *send_counts, *send_displs;
-    /* The device-driven rows' plan (coll_gpu_alg_desc_t.device_driven), made with the device
-     * scratch on a communicator of one node: every rank's one-shot area (accel.h: flags and
-     * call counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped
+    /* The device-driven rows' plan (coll_gpu_alg_desc_t.launch), made by the first blocking
+     * call that runs one (coll_gpu_native_kernel_area): every rank's one-shot area (accel.h: flags
+     * and call counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped
      * here; kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none
      * (more ranks than ACCEL_ONESHOT_MAX_RANKS, several nodes, or some rank could not). */
     cgt_mem_t *kernel_mem;
     accel_oneshot_t kernel_plan;
     uint64_t kernel_calls;
+    accel_event_h kernel_event; /* after a blocking call's kernel (NULL: its stream is waited) */
+    bool kernel_unavailable;    /* its making failed on some rank: those rows do not fit */
     /* retiring (coll_gpu_native_retire): the signal every peer must reach before the scratch
      * goes (0: none), and the first peer not seen there yet */
     uint64_t retire_value;
@@ -111,6 +113,11 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
  * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
  * now.  (coll_gpu_native_retire.c) */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
+/* The device-driven rows' area of a communicator of one node: made by the first blocking call
+ * that runs one of them (collective: the call is every rank's), true once it exists; false when
+ * its making failed on some rank (then, and for a call that cannot make it, those rows are not
+ * run). */
+bool coll_gpu_native_kernel_area(struct ompi_communicator_t *comm, coll_gpu_native_t *native);
 /* Frees a context (NULL: nothing) and its arrays, not its scratch. */
 void coll_gpu_native_free(coll_gpu_native_t *native);
 

@@ -333,6 +333,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     query.native = call->native;
     query.esize = call->esize;
     query.kind = kind;
+    query.nonblocking = nonblocking;
     alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, why_len);
     if (COLL_GPU_ALG_STAGED == alg) {
         reason = COLL_GPU_FALLBACK_ALGORITHM;
@@ -348,6 +349,12 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     if ((NULL != call->alg->fits) && !call->alg->fits(&query, why, sizeof(why))) {
         reason = COLL_GPU_FALLBACK_TEAM;
+        goto fallback;
+    }
+    if ((NULL != call->alg->launch) && !coll_gpu_native_kernel_area(comm, call->native)) {
+        /* (a blocking call makes it, every rank alike: fits said a nonblocking one finds it) */
+        reason = COLL_GPU_FALLBACK_TEAM;
+        snprintf(why, sizeof(why), ": no area for %s", call->alg->name);
         goto fallback;
     }
     if ((COLL_GPU_NCOLL_ALLTOALLV == coll) && nonblocking) {

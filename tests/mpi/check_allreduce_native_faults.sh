@@ -8,7 +8,7 @@
 #     hangs, the next allreduce on the communicator is native and correct; the help message
 #     names MPI_Allreduce and the failed accelerator call (emuMemcpy, the reduction);
 #   - a rank killed (SIGKILL) while its peers wait for it inside a native allreduce (two_shot,
-#     ring: its neighbours and the others): the survivors return an error (the transport sees
+#     ring: its neighbours and the others; device_one_shot: their kernels): the survivors return an error (the transport sees
 #     the dead pid) and print so before mpirun tears the job down, in bounded time with no
 #     coll_gpu_transport_timeout (the default: a dead peer is found by evidence, not a clock);
 #     and across emulated nodes (hierarchical, the closing agreement through node leaders, in
@@ -115,6 +115,8 @@ fi
 # and the job's duration (a hang would last the test's timeout).
 check_kill() {
     local alg=$1 label="3 ranks, one killed inside a native allreduce ($1)" log reports try rc
+    shift
+    local extra=("$@") # more arguments of the test (device_one_shot: a call its area takes)
     local start_ms elapsed_ms
     # shellcheck disable=SC2086
     check_mca_args $CHECK_DEFAULT_MCA $EMU \
@@ -132,7 +134,8 @@ check_kill() {
         rm -f "$reports"/survivor.*
         start_ms=$(($(date +%s%N) / 1000000))
         timeout -k 5 60 "$MPIRUN" -n 3 "${CHECK_MCA_ARGS[@]}" \
-            "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" >"$log" 2>&1
+            "$CHECK_BIN_DIR/test_allreduce_native_faults" --kill --report="$reports" "${extra[@]}" \
+            >"$log" 2>&1
         rc=$?
         elapsed_ms=$(($(date +%s%N) / 1000000 - start_ms)) # shell arithmetic: no bc needed
         echo "    job $try: exit $rc after $elapsed_ms ms"
@@ -164,6 +167,9 @@ check_kill() {
 for alg in two_shot ring; do
     check_kill $alg
 done
+# device_one_shot: the survivors' kernels wait for the dead rank's flags; their host waits watch
+# the node's processes, stand in for its flags and fail the call
+check_kill device_one_shot --count=1000
 
 # Across emulated nodes the death must reach every survivor, also those that wait on no other
 # node in the algorithm: 5 ranks on 2+2+1 (hierarchical: ranks 1 and 3 own no shard and wait

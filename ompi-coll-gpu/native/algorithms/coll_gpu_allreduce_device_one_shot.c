@@ -20,16 +20,23 @@ bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, 
                                              size_t why_len) {
     const coll_gpu_native_t *native = query->native;
 
-    if ((COLL_GPU_NATIVE_DEVICE != query->kind) || (NULL == native->kernel_mem)) {
+    if ((COLL_GPU_NATIVE_DEVICE != query->kind) || native->kernel_unavailable ||
+        (native->team->nnodes > 1) || (native->team->size < 2) ||
+        (native->team->size > ACCEL_ONESHOT_MAX_RANKS)) {
         COLL_GPU_WHY(why, why_len,
                      ": device_one_shot needs device memory and its area (one node, 2 to %d "
                      "ranks)",
                      ACCEL_ONESHOT_MAX_RANKS);
         return false;
     }
-    if (query->bytes > native->kernel_plan.half) {
+    if (query->nonblocking && (NULL == native->kernel_mem)) {
+        /* its area is made by a blocking call (collective) */
+        COLL_GPU_WHY(why, why_len, ": device_one_shot's area is made by a blocking call first");
+        return false;
+    }
+    if (query->bytes > COLL_GPU_KERNEL_HALF) {
         COLL_GPU_WHY(why, why_len, ": %zu bytes > device_one_shot's %zu", query->bytes,
-                     native->kernel_plan.half);
+                     COLL_GPU_KERNEL_HALF);
         return false;
     }
     return true;
