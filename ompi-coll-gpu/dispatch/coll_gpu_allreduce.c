@@ -151,6 +151,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .preferred = coll_gpu_allreduce_many_nodes,
      .run = coll_gpu_allreduce_hierarchical_rabenseifner},
     {.name = "device_one_shot",
+     .cost_model = "device_one_shot",
      .help = "one_shot as one kernel per call (device-driven: the host launches and waits once, "
              "flags and call counters in device memory), inside a node, up to 256 KiB; only when "
              "forced or named by a tuning rule until a GPU run has measured it",
