@@ -1470,12 +1470,12 @@ static uint64_t *cgt_signal_slot(const cgt_team_t *team, unsigned slot) {
     return (uint64_t *)team->signals->local + slot;
 }
 
-/* Store value into peer's slot, after the puts issued before to peer (release). */
 /* Every team's signals and waits of this process (cgt_counts_t). */
 static cgt_counts_t cgt_process_counts;
 
 const cgt_counts_t *cgt_counts(void) { return &cgt_process_counts; }
 
+/* Store value into peer's slot, after the puts issued before to peer (release). */
 static cgt_status_t cgt_signal_store(cgt_team_t *team, int peer, unsigned slot, uint64_t value) {
     cgt_rmem_t *rmem = &team->signals->peers[peer];
 

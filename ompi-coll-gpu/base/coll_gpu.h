@@ -26,6 +26,8 @@
 #include "coll_gpu_compat.h"
 #include "coll_gpu_params.h"
 
+#include <time.h>
+
 BEGIN_C_DECLS
 
 #ifndef COLL_GPU_VERSION_MAJOR
@@ -232,6 +234,14 @@ int mca_coll_gpu_accel_open(void);
 
 #define COLL_GPU_VERBOSE(level, ...)                                                               \
     opal_output_verbose(level, mca_coll_gpu_component.output, "coll:gpu: " __VA_ARGS__)
+
+/* A monotonic clock in ns, for the deadlines of polling loops. */
+static inline uint64_t coll_gpu_now_ns(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* Where a collective's buffers live; the hot path of every wrapper. */
 static inline bool coll_gpu_on_device(const void *buf) {

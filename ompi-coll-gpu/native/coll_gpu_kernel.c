@@ -50,13 +50,6 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
-static uint64_t coll_gpu_kernel_now_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,
                            coll_gpu_kernel_started_t *started) {
     coll_gpu_native_t *native = call->native;
@@ -64,7 +57,7 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h eve
     started->number = ++native->kernel_calls;
     started->status = call->entry_status;
     started->dead = -1;
-    started->next_check_ns = coll_gpu_kernel_now_ns() + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
+    started->next_check_ns = coll_gpu_now_ns() + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
     if (OPAL_LIKELY(ACCEL_OK == started->status)) {
         started->status = call->alg->launch(call, true);
     }
@@ -81,6 +74,14 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h eve
     }
 }
 
+/* A copy of this rank's flags and call counters (head: the most ranks' worth, nothing to
+ * allocate); false when the copy failed. */
+static bool coll_gpu_kernel_read_flags(const accel_oneshot_t *plan, uint32_t *head) {
+    return ACCEL_OK == mca_coll_gpu_component.accel->memcpy(head, plan->areas[plan->rank],
+                                                            ACCEL_ONESHOT_FLAG_WORDS(plan->nranks) *
+                                                                sizeof(uint32_t));
+}
+
 /* Stands in for dead in this rank's area: its ready and done flags of every lane at the lane's
  * call counter, so that this rank's kernel of the call finishes (its result undefined) and the
  * area's free does not wait for it.  Again at every look while the kernel waits: one queued
@@ -91,7 +92,7 @@ static void coll_gpu_kernel_release(const accel_oneshot_t *plan, int dead) {
     int n = plan->nranks;
     char *mine = plan->areas[plan->rank];
 
-    if (ACCEL_OK != accel->memcpy(head, mine, ACCEL_ONESHOT_FLAG_WORDS(n) * sizeof(uint32_t))) {
+    if (!coll_gpu_kernel_read_flags(plan, head)) {
         return;
     }
     for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
@@ -117,7 +118,7 @@ bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_st
         *status_p = status;
         return true;
     }
-    now = coll_gpu_kernel_now_ns();
+    now = coll_gpu_now_ns();
     if (now >= started->next_check_ns) {
         int dead = cgt_team_dead_peer(call->native->team->cgt);
 
@@ -163,8 +164,11 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
     accel_status_t waited;
 
     coll_gpu_kernel_start(call, call->native->kernel_event, &started);
-    /* the call's one host wait: polling the event, watching the node's processes */
-    accel_count_host_wait();
+    /* the call's one host wait: polling the event, watching the node's processes (without an
+     * event, the stream's synchronization, which counts itself) */
+    if (NULL != started.event) {
+        accel_count_host_wait();
+    }
     for (unsigned spins = 0; !coll_gpu_kernel_poll(call, &started, &waited); ++spins) {
         if (spins > 1000) {
             sched_yield(); /* a rank sharing its core with a peer lets it launch */
@@ -175,12 +179,10 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
 
 bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan) {
     int n = plan->nranks, me = plan->rank;
-    /* a copy of this rank's flags and counters (the most ranks' worth: nothing to allocate) */
     uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
     char *mine = (char *)head;
 
-    if (ACCEL_OK != mca_coll_gpu_component.accel->memcpy(
-                        head, plan->areas[me], ACCEL_ONESHOT_FLAG_WORDS(n) * sizeof(uint32_t))) {
+    if (!coll_gpu_kernel_read_flags(plan, head)) {
         return true; /* nothing better to do than to go on */
     }
     for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {

@@ -77,13 +77,6 @@ struct coll_gpu_async {
     uint64_t spin_ns; /* coll_gpu_native_thread_spin */
 };
 
-static uint64_t coll_gpu_async_now_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* coll_gpu_native_thread_spin in ns; auto: 50 us where the thread has a core of its own to
  * poll on: the node has two CPUs per process of the job on it (the application's thread and
  * this one; Open MPI's count of local peers) and this process may run on more than one (an MPI
@@ -112,11 +105,11 @@ static void coll_gpu_async_poll(const coll_gpu_async_t *async) {
     if (0 == async->spin_ns) {
         return;
     }
-    deadline = coll_gpu_async_now_ns() + async->spin_ns;
+    deadline = coll_gpu_now_ns() + async->spin_ns;
     for (unsigned i = 1; (NULL == __atomic_load_n(&async->head, __ATOMIC_ACQUIRE)) &&
                          !__atomic_load_n(&async->stop, __ATOMIC_ACQUIRE);
          ++i) {
-        if ((0 == (i & 63)) && (coll_gpu_async_now_ns() > deadline)) {
+        if ((0 == (i & 63)) && (coll_gpu_now_ns() > deadline)) {
             return;
         }
         cgt_cpu_relax();

@@ -106,7 +106,7 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
     void *zeros = calloc(1, head);
     int ok;
 
-    if ((team->nnodes > 1) || (team->size < 2) || (team->size > ACCEL_ONESHOT_MAX_RANKS)) {
+    if (!coll_gpu_native_kernel_team(team)) {
         free(zeros);
         return;
     }

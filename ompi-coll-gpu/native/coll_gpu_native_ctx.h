@@ -113,6 +113,12 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
  * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
  * now.  (coll_gpu_native_retire.c) */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
+/* Whether team can have the device-driven rows' area: one node, 2 to ACCEL_ONESHOT_MAX_RANKS
+ * ranks (the same on every rank). */
+static inline bool coll_gpu_native_kernel_team(const coll_gpu_team_t *team) {
+    return (1 == team->nnodes) && (team->size >= 2) && (team->size <= ACCEL_ONESHOT_MAX_RANKS);
+}
+
 /* The device-driven rows' area of a communicator of one node: made by the first blocking call
  * that runs one of them (collective: the call is every rank's), true once it exists; false when
  * its making failed on some rank (then, and for a call that cannot make it, those rows are not

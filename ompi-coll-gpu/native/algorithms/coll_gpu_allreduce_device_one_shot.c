@@ -21,8 +21,7 @@ bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, 
     const coll_gpu_native_t *native = query->native;
 
     if ((COLL_GPU_NATIVE_DEVICE != query->kind) || native->kernel_unavailable ||
-        (native->team->nnodes > 1) || (native->team->size < 2) ||
-        (native->team->size > ACCEL_ONESHOT_MAX_RANKS)) {
+        !coll_gpu_native_kernel_team(native->team)) {
         COLL_GPU_WHY(why, why_len,
                      ": device_one_shot needs device memory and its area (one node, 2 to %d "
                      "ranks)",
