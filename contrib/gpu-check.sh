@@ -134,7 +134,7 @@ step "unit: CUDA backend" 120 tests/unit/test_accel_cuda
 step "unit: reduction kernels, CUDA backend" 180 tests/unit/test_accel_reduce --backend cuda
 # the one-shot allreduce kernels (stream-ordered MPI_Allreduce's stream work): 2 to 5 "ranks" of
 # one process on streams of their own, up to 16 lanes, unaligned, bursts, a call without data
-step "unit: one-shot allreduce kernels, CUDA backend" 120 tests/unit/test_accel_oneshot --backend cuda
+step "unit: one-shot allreduce kernels, CUDA backend" 120 tests/unit/test_accel_node --backend cuda
 # the test's parent exports device memory (cuMemAlloc and cuMemCreate) that two forked
 # peer processes on the same GPU import, read and write
 step "unit: CUDA IPC, 3 processes" 120 tests/unit/test_accel_ipc --backend cuda

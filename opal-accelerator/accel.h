@@ -145,91 +145,129 @@ typedef struct {
     int code;          /* the driver's error code */
 } accel_error_t;
 
+/* Host and device: the layout helpers below are also compiled by nvcc for the kernels. */
+#ifdef __CUDACC__
+#define ACCEL_HD __host__ __device__
+#else
+#define ACCEL_HD
+#endif
+
 /*
- * A one-shot allreduce among the ranks of a node, each rank's part queued on its stream as one
- * piece of work (one kernel: no host thread in the loop, one launch per call).  Every rank has an
- * area of device memory that every rank of the plan maps (IPC):
+ * An allreduce among the ranks of a node, each rank's part queued on its stream as one kernel
+ * (no host thread in the loop, one launch per call), written once for every backend
+ * (accel_node_kernels.h).  Every rank has an area of device memory that every rank of the plan
+ * maps (IPC):
  *
- *   head (accel_oneshot_head_bytes): per lane, ready[nranks] and done[nranks] 32-bit flags,
- *     then a 32-bit call counter per lane; zeroed on every rank before any rank's first call
- *   two halves of `half` bytes: call c's inputs go to half (c & 1), at their offsets in src
+ *   head (accel_node_head_bytes): per lane, ready[nranks], reduced[nranks] and done[nranks]
+ *     32-bit flags, then a 32-bit step counter per lane; zeroed on every rank before any
+ *     rank's first call
+ *   two halves of `half` bytes: step s's data goes to half (s & 1)
  *
- * The data is cut into lanes (contiguous slices; how many is a function of the call's size
- * alone, so the same on every rank: accel_oneshot_lanes), each with flags of its own.  Lane l
- * of a call, in the rank's own area ("mine") and its peers' ("theirs"):
+ * A call is one or more steps; each step's data is cut into lanes (contiguous slices, one block
+ * each, how many a function of the call's algorithm and size alone: accel_node_lanes).  Step s
+ * of lane l, in the rank's own area ("mine") and its peers' ("theirs"):
  *
- *   c = ++counter[l]                            kept in device memory: graph replays count too
- *   copy my slice of src into my half (c & 1)
- *   write theirs.ready[l][me] = c, every peer
- *   wait mine.ready[l][p] >= c, every peer      (every input of call c has landed)
- *   dst slice = half_0 op half_1 op ... op half_{n-1}, in rank order (one fold, left to right:
- *     the bits of reduce() over the same inputs)
- *   write theirs.done[l][me] = c, every peer
+ *   s = ++counter[l]                            kept in device memory: graph replays count too
+ *   copy my slice of the step's input into my half (s & 1)
+ *   write theirs.ready[l][me] = s; wait mine.ready[l][p] >= s, every peer
+ *   one-shot: dst slice = half_0 op ... op half_{n-1}, in rank order (reduce()'s bits)
+ *   two-shot: my part of the slice (accel_node_slice of the slice among the ranks) =
+ *     half_0 op ... op half_{n-1}, in rank order, into my half; write theirs.reduced[l][me] = s,
+ *     wait mine.reduced[l][p] >= s; copy every rank's reduced part from its half into dst
+ *   write theirs.done[l][me] = s, every peer
  *
- * Every call advances every lane's counter and writes every lane's flags, those of the lanes it
- * does not use too (with the lanes it does), so that all the counters hold the call's number:
- * consecutive calls use different halves however their sizes cut them into lanes.  So no rank
- * overwrites a half a peer still reads: a peer's ready of call c - 1, which this rank waited for
- * before it started call c, comes after that peer's whole call c - 2 (the same parity); with a
- * counter per lane that advanced only with the lane's use, a call's lane could share the parity
- * of another lane of the call before, and cover its slice (test_accel_oneshot's mixed lanes).
- * The done flags are for the end: once mine.done[l][p] reaches counter[l] for every lane and
- * peer, no peer touches this rank's area any more (it may be freed).
+ * A one-shot call is one step of at most `half` bytes; a two-shot call is ceil(bytes / half)
+ * steps of `half` bytes (the last one shorter) in every one of ACCEL_NODE_LANES lanes.  Every
+ * step advances every lane's counter and writes every lane's flags, those of the lanes it does
+ * not use too, so that all the counters hold the step's number: consecutive steps use
+ * different halves however their calls cut them into lanes.  So no rank overwrites a half a
+ * peer still reads: a peer's ready of step s - 1, which this rank waited for before it started
+ * step s, comes after that peer's whole step s - 2 (the same parity); with a counter per lane
+ * that advanced only with the lane's use, a step's lane could share the parity of another
+ * lane of the step before, and cover its slice (test_accel_node's mixed lanes).  The done
+ * flags are for the end: once mine.done[l][p] reaches counter[l] for every lane and peer, no
+ * peer touches this rank's area any more (it may be freed).
  *
  * Waits compare as sequence numbers (they wrap).  src and dst are device memory (dst may be
  * src); nothing else is touched.  src == NULL queues a call without data (the flags written,
- * the counters advanced): what a rank whose call could not be queued queues instead, so that
- * its peers' streams go on.
+ * the counters advanced, as a call of count elements of dtype would): what a rank whose call
+ * could not be queued queues instead, so that its peers' streams go on.
  */
-#define ACCEL_ONESHOT_LANES 16
-#define ACCEL_ONESHOT_LANE_MIN_BYTES 16384 /* a lane's least share of a call */
-#define ACCEL_ONESHOT_MAX_RANKS 32
+#define ACCEL_NODE_LANES 16
+#define ACCEL_NODE_LANE_MIN_BYTES 16384 /* a one-shot lane's least share of a call */
+#define ACCEL_NODE_MAX_RANKS 32
+
+typedef enum {
+    ACCEL_NODE_ONE_SHOT, /* every rank folds the whole input: one step, at most `half` bytes */
+    ACCEL_NODE_TWO_SHOT, /* each folds its part, then gathers the others': any size, in steps */
+    ACCEL_NODE_ALG_COUNT
+} accel_node_alg_t;
 
 typedef struct {
     int nranks, rank;
-    size_t half;                          /* bytes of each half of an area */
-    char *areas[ACCEL_ONESHOT_MAX_RANKS]; /* every rank's area, as mapped here */
-} accel_oneshot_t;
+    size_t half;                       /* bytes of each half of an area */
+    char *areas[ACCEL_NODE_MAX_RANKS]; /* every rank's area, as mapped here */
+} accel_node_plan_t;
 
-/* 32-bit words of an area's flags and counters (per lane: ready and done of every rank, then
- * the lanes' counters); a constant expression for a constant nranks. */
-#define ACCEL_ONESHOT_FLAG_WORDS(nranks) ((2 * (size_t)(nranks) + 1) * ACCEL_ONESHOT_LANES)
+/* 32-bit words of an area's flags and counters (per lane: ready, reduced and done of every
+ * rank, then the lanes' counters); a constant expression for a constant nranks. */
+#define ACCEL_NODE_FLAG_WORDS(nranks) ((3 * (size_t)(nranks) + 1) * ACCEL_NODE_LANES)
 
 /* Bytes before an area's halves: the flags, padded. */
-static inline size_t accel_oneshot_head_bytes(int nranks) {
-    size_t flags = ACCEL_ONESHOT_FLAG_WORDS(nranks) * sizeof(uint32_t);
+static inline ACCEL_HD size_t accel_node_head_bytes(int nranks) {
+    size_t flags = ACCEL_NODE_FLAG_WORDS(nranks) * sizeof(uint32_t);
 
     return (flags + 255) / 256 * 256;
 }
 
-/* Lanes of a call of bytes bytes (1 to ACCEL_ONESHOT_LANES). */
-static inline int accel_oneshot_lanes(size_t bytes) {
-    size_t lanes = bytes / ACCEL_ONESHOT_LANE_MIN_BYTES;
+/* Lanes (blocks) of a call of bytes bytes (1 to ACCEL_NODE_LANES). */
+static inline ACCEL_HD int accel_node_lanes(accel_node_alg_t alg, size_t bytes) {
+    size_t lanes = bytes / ACCEL_NODE_LANE_MIN_BYTES;
 
-    return (lanes < 1) ? 1 : (lanes > ACCEL_ONESHOT_LANES) ? ACCEL_ONESHOT_LANES : (int)lanes;
+    if (alg == ACCEL_NODE_TWO_SHOT) {
+        return ACCEL_NODE_LANES;
+    }
+    return (lanes < 1) ? 1 : (lanes > ACCEL_NODE_LANES) ? ACCEL_NODE_LANES : (int)lanes;
 }
 
-/* Elements [*lo_p, *hi_p) of count that lane l of lanes takes. */
-static inline void accel_oneshot_slice(size_t count, int lanes, int l, size_t *lo_p, size_t *hi_p) {
-    size_t per = (count + (size_t)lanes - 1) / (size_t)lanes;
-    size_t lo = per * (size_t)l, hi = lo + per;
+/* Steps of a call of count elements of size bytes (at least 1: a call of nothing still meets
+ * its peers). */
+static inline ACCEL_HD size_t accel_node_steps(accel_node_alg_t alg, size_t count, size_t size,
+                                               size_t half) {
+    size_t per = half / size;
+
+    return ((alg == ACCEL_NODE_ONE_SHOT) || (count <= per)) ? 1 : (count + per - 1) / per;
+}
+
+/* Elements [*lo_p, *hi_p) of count that part k of parts takes. */
+static inline ACCEL_HD void accel_node_slice(size_t count, int parts, int k, size_t *lo_p,
+                                             size_t *hi_p) {
+    size_t per = (count + (size_t)parts - 1) / (size_t)parts;
+    size_t lo = per * (size_t)k, hi = lo + per;
 
     *lo_p = (lo < count) ? lo : count;
     *hi_p = (hi < count) ? hi : count;
 }
 
-/* Flags of lane l in an area (32-bit words: ready, done, then the counters). */
-static inline uint32_t *accel_oneshot_ready(char *area, int nranks, int l, int p) {
-    return (uint32_t *)(void *)area + (size_t)l * 2 * (size_t)nranks + (size_t)p;
+/* Flags of lane l in an area (32-bit words: ready, reduced, done, then the counters); peer p's
+ * flag `which` of lane l. */
+typedef enum { ACCEL_NODE_READY, ACCEL_NODE_REDUCED, ACCEL_NODE_DONE } accel_node_flag_t;
+
+static inline ACCEL_HD uint32_t *accel_node_flag(char *area, int nranks, int l,
+                                                 accel_node_flag_t which, int p) {
+    return (uint32_t *)(void *)area + ((size_t)l * 3 + (size_t)which) * (size_t)nranks + (size_t)p;
 }
-static inline uint32_t *accel_oneshot_done(char *area, int nranks, int l, int p) {
-    return accel_oneshot_ready(area, nranks, l, p) + nranks;
+static inline ACCEL_HD uint32_t *accel_node_ready(char *area, int nranks, int l, int p) {
+    return accel_node_flag(area, nranks, l, ACCEL_NODE_READY, p);
 }
-static inline uint32_t *accel_oneshot_counter(char *area, int nranks, int l) {
-    return (uint32_t *)(void *)area + (size_t)ACCEL_ONESHOT_LANES * 2 * (size_t)nranks + (size_t)l;
+static inline ACCEL_HD uint32_t *accel_node_done(char *area, int nranks, int l, int p) {
+    return accel_node_flag(area, nranks, l, ACCEL_NODE_DONE, p);
 }
-static inline char *accel_oneshot_half(char *area, int nranks, size_t half, uint32_t c) {
-    return area + accel_oneshot_head_bytes(nranks) + (c & 1) * half;
+static inline ACCEL_HD uint32_t *accel_node_counter(char *area, int nranks, int l) {
+    return (uint32_t *)(void *)area + (size_t)ACCEL_NODE_LANES * 3 * (size_t)nranks + (size_t)l;
+}
+static inline ACCEL_HD char *accel_node_half(char *area, int nranks, size_t half, uint32_t s) {
+    return area + accel_node_head_bytes(nranks) + (s & 1) * half;
 }
 
 /* Operations of one backend. */
@@ -328,13 +366,13 @@ typedef struct accel_ops {
                              accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
 
     /*
-     * The one-shot allreduce above, this rank's part, queued on stream.  2 <= plan->nranks <=
-     * ACCEL_ONESHOT_MAX_RANKS; count * size of dtype <= plan->half.  ACCEL_ERR_UNSUPPORTED for
-     * a pair reduce() does not take.  NULL in a backend without it.
+     * The allreduce in a node above, this rank's part, queued on stream as one kernel.
+     * 2 <= plan->nranks <= ACCEL_NODE_MAX_RANKS; one-shot: count * size of dtype <= plan->half.
+     * ACCEL_ERR_UNSUPPORTED for a pair reduce() does not take.  NULL in a backend without it.
      */
-    accel_status_t (*allreduce_oneshot)(const accel_oneshot_t *plan, const void *src, void *dst,
-                                        size_t count, accel_dtype_t dtype, accel_op_t op,
-                                        accel_stream_h stream);
+    accel_status_t (*node_allreduce)(const accel_node_plan_t *plan, accel_node_alg_t alg,
+                                     const void *src, void *dst, size_t count, accel_dtype_t dtype,
+                                     accel_op_t op, accel_stream_h stream);
 
     /*
      * Export the allocation that ptr lies in (device memory of this backend)
@@ -370,7 +408,7 @@ ACCEL_API void accel_finalize(void);
  * collective drives the device from the host.  Updated atomically; read as they are (MPI_T).
  */
 typedef struct {
-    /* work put on a stream: kernels (reduce, allreduce_oneshot), asynchronous copies, stream
+    /* work put on a stream: kernels (reduce, node_allreduce), asynchronous copies, stream
      * memory operations, host functions, graph launches (events are not counted) */
     unsigned long long submissions;
     /* the host waiting for the device: stream and event synchronizations, synchronous copies */

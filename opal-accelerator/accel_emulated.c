@@ -961,7 +961,7 @@ typedef enum {
     ACCEL_EMU_OP_WAIT_EVENT,
     ACCEL_EMU_OP_WAIT_VALUE,
     ACCEL_EMU_OP_WRITE_VALUE,
-    ACCEL_EMU_OP_ONESHOT,
+    ACCEL_EMU_OP_NODE,
     ACCEL_EMU_OP_HOST_FUNC,
 } accel_emu_op_kind_t;
 
@@ -995,13 +995,10 @@ typedef struct accel_emu_op {
             accel_wait_value_t flags;
         } value;
         struct {
-            accel_oneshot_t plan; /* areas: the backend's views */
-            const char *src;      /* NULL: no data */
-            char *dst;
-            size_t count;
+            accel_node_args_t args; /* areas, src, dst: the backend's views */
             accel_dtype_t dtype;
             accel_op_t op;
-        } oneshot;
+        } node;
         struct {
             void (*fn)(void *arg);
             void *arg;
@@ -1150,80 +1147,6 @@ static void accel_emu_event_reach(accel_event_h event, uint64_t gen, bool failed
     pthread_mutex_unlock(&event->lock);
 }
 
-/* Stores c into flag l of every peer's area (ready or done: accel_oneshot_ready/_done). */
-static void accel_emu_oneshot_tell(const accel_oneshot_t *plan, int l,
-                                   uint32_t *(*flag)(char *, int, int, int), uint32_t c) {
-    atomic_thread_fence(memory_order_seq_cst);
-    for (int p = 0; p < plan->nranks; ++p) {
-        if (p != plan->rank) {
-            atomic_store_explicit(
-                (_Atomic uint32_t *)flag(plan->areas[p], plan->nranks, l, plan->rank), c,
-                memory_order_release);
-        }
-    }
-}
-
-/* The protocol of accel.h, as one interleaving of the CUDA kernel's blocks that leaves them
- * the most room: every lane's copy and ready first, then lane after lane its waits, fold and
- * done (every rank goes through the lanes in the same order, so one worker per rank is
- * enough).  The lanes the call does not use get their counter and flags from it too.  src
- * NULL: the flags only (a call that failed: the peers go on, the data is left alone). */
-static bool accel_emu_oneshot_run(const accel_oneshot_t *plan, const char *src, char *dst,
-                                  size_t count, accel_dtype_t dtype, accel_op_t op) {
-    const int n = plan->nranks, me = plan->rank;
-    const size_t size = accel_dtype_size(dtype);
-    const int lanes = accel_oneshot_lanes(count * size);
-    char *mine = plan->areas[me];
-    uint32_t c = 0;
-    bool ok = true;
-
-    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
-        _Atomic uint32_t *counter = (_Atomic uint32_t *)accel_oneshot_counter(mine, n, l);
-        size_t lo, hi;
-
-        c = atomic_load_explicit(counter, memory_order_relaxed) + 1; /* the same in every lane */
-        atomic_store_explicit(counter, c, memory_order_relaxed);
-        if (l >= lanes) {
-            accel_emu_oneshot_tell(plan, l, accel_oneshot_ready, c);
-            accel_emu_oneshot_tell(plan, l, accel_oneshot_done, c);
-            continue;
-        }
-        accel_oneshot_slice(count, lanes, l, &lo, &hi);
-        if (src != NULL) {
-            memmove(accel_oneshot_half(mine, n, plan->half, c) + lo * size, src + lo * size,
-                    (hi - lo) * size);
-        }
-        accel_emu_oneshot_tell(plan, l, accel_oneshot_ready, c);
-    }
-    for (int l = 0; l < lanes; ++l) {
-        size_t lo, hi;
-
-        accel_oneshot_slice(count, lanes, l, &lo, &hi);
-        for (int p = 0; p < n; ++p) {
-            if (p != me) {
-                accel_emu_wait_value((_Atomic uint32_t *)accel_oneshot_ready(mine, n, l, p), c,
-                                     ACCEL_WAIT_VALUE_GEQ);
-            }
-        }
-        /* rank order, left to right, in passes of at most ACCEL_REDUCE_MAX_INPUTS inputs (a
-         * later pass starts from the result so far): the fold of one pass */
-        for (int next = 0; (src != NULL) && (hi > lo) && (next < n);) {
-            const void *srcs[ACCEL_REDUCE_MAX_INPUTS];
-            int k = 0;
-
-            if (next > 0) {
-                srcs[k++] = dst + lo * size;
-            }
-            while ((next < n) && (k < ACCEL_REDUCE_MAX_INPUTS)) {
-                srcs[k++] = accel_oneshot_half(plan->areas[next++], n, plan->half, c) + lo * size;
-            }
-            ok = (accel_reduce_cpu(dst + lo * size, srcs, k, hi - lo, dtype, op) == ACCEL_OK) && ok;
-        }
-        accel_emu_oneshot_tell(plan, l, accel_oneshot_done, c);
-    }
-    return ok;
-}
-
 /* Run one operation; false when it failed (the EXEC fault plan). */
 static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
     accel_emu_header_t *hdr = accel_emu_hdr_get();
@@ -1232,7 +1155,7 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
 
     if ((accel_emu_delay_us != 0) && !accel_emu_sync_mode &&
         ((op->kind == ACCEL_EMU_OP_COPY) || (op->kind == ACCEL_EMU_OP_REDUCE) ||
-         (op->kind == ACCEL_EMU_OP_WRITE_VALUE) || (op->kind == ACCEL_EMU_OP_ONESHOT))) {
+         (op->kind == ACCEL_EMU_OP_WRITE_VALUE) || (op->kind == ACCEL_EMU_OP_NODE))) {
         usleep(accel_emu_delay_us);
     }
     switch (op->kind) {
@@ -1280,18 +1203,18 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
         atomic_thread_fence(memory_order_seq_cst);
         atomic_store_explicit(op->u.value.addr, op->u.value.value, memory_order_release);
         return true;
-    case ACCEL_EMU_OP_ONESHOT:
+    case ACCEL_EMU_OP_NODE:
         failed = false;
-        if ((op->u.oneshot.src != NULL) &&
+        if ((op->u.node.args.src != NULL) &&
             __atomic_load_n(&hdr->faults[ACCEL_EMULATED_FAULT_EXEC].armed, __ATOMIC_RELAXED)) {
             pthread_mutex_lock(&hdr->lock);
             failed = accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_EXEC);
             pthread_mutex_unlock(&hdr->lock);
         }
-        return accel_emu_oneshot_run(&op->u.oneshot.plan, failed ? NULL : op->u.oneshot.src,
-                                     op->u.oneshot.dst, op->u.oneshot.count, op->u.oneshot.dtype,
-                                     op->u.oneshot.op) &&
-               !failed;
+        if (failed) {
+            op->u.node.args.src = NULL; /* the flags only: the peers go on */
+        }
+        return accel_node_run_host(&op->u.node.args, op->u.node.dtype, op->u.node.op) && !failed;
     case ACCEL_EMU_OP_HOST_FUNC:
         /* what the stream wrote before is visible to fn, what fn writes to the work after */
         atomic_thread_fence(memory_order_seq_cst);
@@ -2057,10 +1980,11 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
 
 /* This rank's part of the one-shot allreduce (accel.h), queued on the stream like a kernel:
  * every pointer resolved now, the REDUCE fault plan as a failed launch. */
-static accel_status_t accel_emu_allreduce_oneshot(const accel_oneshot_t *plan, const void *src,
-                                                  void *dst, size_t count, accel_dtype_t dtype,
-                                                  accel_op_t op, accel_stream_h stream) {
-    const char *call = "emuAllreduceOneshot";
+static accel_status_t accel_emu_node_allreduce(const accel_node_plan_t *plan, accel_node_alg_t alg,
+                                               const void *src, void *dst, size_t count,
+                                               accel_dtype_t dtype, accel_op_t op,
+                                               accel_stream_h stream) {
+    const char *call = "emuNodeAllreduce";
     accel_stream_h s = accel_emu_stream_get(stream);
     accel_emu_header_t *hdr;
     accel_emu_op_t work;
@@ -2071,45 +1995,50 @@ static accel_status_t accel_emu_allreduce_oneshot(const accel_oneshot_t *plan, c
     if (s == NULL) {
         return accel_emu_invalid_handle(call);
     }
-    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_ONESHOT_MAX_RANKS) ||
-        (plan->rank < 0) || (plan->rank >= plan->nranks) || ((unsigned)dtype >= ACCEL_DT_COUNT) ||
-        ((unsigned)op >= ACCEL_OP_COUNT)) {
+    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_NODE_MAX_RANKS) ||
+        (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+        ((unsigned)alg >= ACCEL_NODE_ALG_COUNT) || ((unsigned)dtype >= ACCEL_DT_COUNT) ||
+        ((unsigned)op >= ACCEL_OP_COUNT) || (plan->half < accel_dtype_size(dtype))) {
         return accel_emu_invalid(call);
     }
     /* a call without data stands in for one that failed, whatever made it fail: it needs only
-     * the plan and the lanes' count (count * size, which only the slices read) */
+     * the plan and the lanes' and steps' count (count * size) */
     if ((src != NULL) && !accel_reduce_supported(op, dtype)) {
         accel_set_error(call, "EMULATED_ERROR_NOT_SUPPORTED", ACCEL_EMU_ERROR_INVALID_VALUE);
         return ACCEL_ERR_UNSUPPORTED;
     }
     len = count * accel_dtype_size(dtype);
-    if ((src != NULL) && (count != 0) &&
-        ((len / accel_dtype_size(dtype) != count) || (len > plan->half))) {
+    if ((len / accel_dtype_size(dtype) != count) ||
+        ((src != NULL) && (alg == ACCEL_NODE_ONE_SHOT) && (len > plan->half))) {
         return accel_emu_invalid(call);
     }
-    area = accel_oneshot_head_bytes(plan->nranks) + 2 * plan->half;
+    area = accel_node_head_bytes(plan->nranks) + 2 * plan->half;
     hdr = accel_emu_state();
     if (hdr == NULL) {
         return accel_emu_no_state(call);
     }
     memset(&work, 0, sizeof(work));
-    work.kind = ACCEL_EMU_OP_ONESHOT;
-    work.u.oneshot.plan = *plan;
-    work.u.oneshot.count = count;
-    work.u.oneshot.dtype = dtype;
-    work.u.oneshot.op = op;
+    work.kind = ACCEL_EMU_OP_NODE;
+    work.u.node.args.count = count;
+    work.u.node.args.size = accel_dtype_size(dtype);
+    work.u.node.args.half = plan->half;
+    work.u.node.args.nranks = plan->nranks;
+    work.u.node.args.rank = plan->rank;
+    work.u.node.args.alg = (int)alg;
+    work.u.node.dtype = dtype;
+    work.u.node.op = op;
     pthread_mutex_lock(&hdr->lock);
     ok = true;
     for (int p = 0; ok && (p < plan->nranks); ++p) {
         ok = accel_emu_resolve(hdr, (uintptr_t)plan->areas[p], area, &view) &&
              accel_emu_in_window((uintptr_t)plan->areas[p]);
-        work.u.oneshot.plan.areas[p] = view;
+        work.u.node.args.areas[p] = view;
     }
-    if (ok && (src != NULL)) {
+    if (ok && (src != NULL) && (count > 0)) {
         ok = accel_emu_resolve(hdr, (uintptr_t)src, len, &view);
-        work.u.oneshot.src = view;
+        work.u.node.args.src = view;
         ok = ok && accel_emu_resolve(hdr, (uintptr_t)dst, len, &view);
-        work.u.oneshot.dst = view;
+        work.u.node.args.dst = view;
     }
     if (ok && (src != NULL) && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
         pthread_mutex_unlock(&hdr->lock);
@@ -2570,7 +2499,7 @@ static const accel_ops_t accel_emu_ops = {
     .graph_destroy = accel_emu_graph_destroy,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
-    .allreduce_oneshot = accel_emu_allreduce_oneshot,
+    .node_allreduce = accel_emu_node_allreduce,
     .ipc_export = accel_emu_ipc_export,
     .ipc_import = accel_emu_ipc_import,
     .ipc_close = accel_emu_ipc_close,

@@ -64,6 +64,23 @@ ACCEL_API void accel_cuda_close(void);
  */
 ACCEL_API accel_status_t accel_emulated_state_attach(void **header_p, const char **reason_p);
 
+/* A launch's parameter (passed by value on the GPU). */
+typedef struct {
+    char *areas[ACCEL_NODE_MAX_RANKS]; /* the plan's */
+    const char *src;                   /* NULL: a call without data */
+    char *dst;
+    size_t count; /* elements */
+    size_t size;  /* bytes of one */
+    size_t half;  /* the plan's */
+    int nranks, rank;
+    int alg; /* accel_node_alg_t */
+} accel_node_args_t;
+
+/* A node allreduce launch run on the host (accel_node_host.c): the kernels of
+ * accel_node_kernels.h, block after block; false when a fold failed. */
+ACCEL_API bool accel_node_run_host(const accel_node_args_t *args, accel_dtype_t dtype,
+                                   accel_op_t op);
+
 #ifdef __cplusplus
 }
 #endif

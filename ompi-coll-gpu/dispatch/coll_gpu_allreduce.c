@@ -158,6 +158,15 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .fits = coll_gpu_allreduce_device_one_shot_fits,
      .run = coll_gpu_kernel_run,
      .launch = coll_gpu_allreduce_device_one_shot_launch},
+    {.name = "device_two_shot",
+     .cost_model = "device_two_shot",
+     .help = "two_shot as one kernel per call (device-driven: the host launches and waits once; "
+             "reduce-scatter then allgather in steps of 1 MiB inside the kernel), inside a node, "
+             "any size; only when forced or named by a tuning rule until a GPU run has measured "
+             "it",
+     .fits = coll_gpu_allreduce_device_two_shot_fits,
+     .run = coll_gpu_kernel_run,
+     .launch = coll_gpu_allreduce_device_two_shot_launch},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
@@ -169,7 +178,8 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
         "allreduce_doubling_min_nodes nodes on, else hierarchical_rabenseifner from "
         "allreduce_rabenseifner_min_nodes nodes on, else the ring from allreduce_ring_min_bytes "
         "on where nodes have one rank each, else hierarchical",
-    .note = "one_shot, two_shot and device_one_shot give the same bits, ring, hierarchical, "
+    .note = "one_shot, two_shot, device_one_shot and device_two_shot give the same bits, ring, "
+            "hierarchical, "
             "recursive_doubling, "
             "hierarchical_doubling and hierarchical_rabenseifner other bits (another order "
             "each), independent of the chunk size",

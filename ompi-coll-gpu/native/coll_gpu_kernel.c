@@ -76,30 +76,33 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h eve
 
 /* A copy of this rank's flags and call counters (head: the most ranks' worth, nothing to
  * allocate); false when the copy failed. */
-static bool coll_gpu_kernel_read_flags(const accel_oneshot_t *plan, uint32_t *head) {
+static bool coll_gpu_kernel_read_flags(const accel_node_plan_t *plan, uint32_t *head) {
     return ACCEL_OK == mca_coll_gpu_component.accel->memcpy(head, plan->areas[plan->rank],
-                                                            ACCEL_ONESHOT_FLAG_WORDS(plan->nranks) *
+                                                            ACCEL_NODE_FLAG_WORDS(plan->nranks) *
                                                                 sizeof(uint32_t));
 }
 
-/* Stands in for dead in this rank's area: its ready and done flags of every lane at the lane's
- * call counter, so that this rank's kernel of the call finishes (its result undefined) and the
- * area's free does not wait for it.  Again at every look while the kernel waits: one queued
- * behind another has not counted its call yet. */
-static void coll_gpu_kernel_release(const accel_oneshot_t *plan, int dead) {
+/* Stands in for dead in this rank's area: its flags of every lane far ahead of the lane's step
+ * counter, so that this rank's kernel of the call finishes, whatever steps it has left (its
+ * result undefined), and the area's free does not wait for it; the communicator's later calls
+ * are staged (native->broken).  Again at every look while the kernel waits: one queued behind
+ * another has not counted its steps yet. */
+static void coll_gpu_kernel_release(const accel_node_plan_t *plan, int dead) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
-    uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
+    uint32_t head[ACCEL_NODE_FLAG_WORDS(ACCEL_NODE_MAX_RANKS)];
     int n = plan->nranks;
     char *mine = plan->areas[plan->rank];
 
     if (!coll_gpu_kernel_read_flags(plan, head)) {
         return;
     }
-    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
-        uint32_t c = *accel_oneshot_counter((char *)head, n, l);
+    for (int l = 0; l < ACCEL_NODE_LANES; ++l) {
+        uint32_t ahead = *accel_node_counter((char *)head, n, l) + (UINT32_C(1) << 30);
 
-        (void)accel->memcpy(accel_oneshot_ready(mine, n, l, dead), &c, sizeof(c));
-        (void)accel->memcpy(accel_oneshot_done(mine, n, l, dead), &c, sizeof(c));
+        for (int which = ACCEL_NODE_READY; which <= ACCEL_NODE_DONE; ++which) {
+            (void)accel->memcpy(accel_node_flag(mine, n, l, (accel_node_flag_t)which, dead), &ahead,
+                                sizeof(ahead));
+        }
     }
 }
 
@@ -177,19 +180,19 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
     return coll_gpu_kernel_finish(comm, call, &started, waited);
 }
 
-bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan) {
+bool coll_gpu_kernel_peers_done(const accel_node_plan_t *plan) {
     int n = plan->nranks, me = plan->rank;
-    uint32_t head[ACCEL_ONESHOT_FLAG_WORDS(ACCEL_ONESHOT_MAX_RANKS)];
+    uint32_t head[ACCEL_NODE_FLAG_WORDS(ACCEL_NODE_MAX_RANKS)];
     char *mine = (char *)head;
 
     if (!coll_gpu_kernel_read_flags(plan, head)) {
         return true; /* nothing better to do than to go on */
     }
-    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
-        uint32_t calls = *accel_oneshot_counter(mine, n, l);
+    for (int l = 0; l < ACCEL_NODE_LANES; ++l) {
+        uint32_t calls = *accel_node_counter(mine, n, l);
 
         for (int p = 0; p < n; ++p) {
-            if ((p != me) && ((int32_t)(*accel_oneshot_done(mine, n, l, p) - calls) < 0)) {
+            if ((p != me) && ((int32_t)(*accel_node_done(mine, n, l, p) - calls) < 0)) {
                 return false;
             }
         }
@@ -197,7 +200,7 @@ bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan) {
     return true;
 }
 
-void coll_gpu_kernel_quiesce(const accel_oneshot_t *plan) {
+void coll_gpu_kernel_quiesce(const accel_node_plan_t *plan) {
     struct timespec pause = {0, 10000};
 
     while (!coll_gpu_kernel_peers_done(plan)) {

@@ -59,10 +59,10 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
  * done flags in it have reached its call counters (every rank ran the same calls).  Before the
  * area is freed: a rank's blocking call returns once its own kernel is done, which needs only
  * its peers' ready flags, not the end of their reads of its half. */
-bool coll_gpu_kernel_peers_done(const accel_oneshot_t *plan);
+bool coll_gpu_kernel_peers_done(const accel_node_plan_t *plan);
 /* Waits until coll_gpu_kernel_peers_done: bounded, since every peer launched its kernel of the
  * last call (this rank's kernel saw their ready flags) and nothing else holds it. */
-void coll_gpu_kernel_quiesce(const accel_oneshot_t *plan);
+void coll_gpu_kernel_quiesce(const accel_node_plan_t *plan);
 
 END_C_DECLS
 

@@ -101,8 +101,8 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
                                                coll_gpu_native_t *native) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = native->team;
-    accel_oneshot_t *plan = &native->kernel_plan;
-    size_t head = accel_oneshot_head_bytes(team->size);
+    accel_node_plan_t *plan = &native->kernel_plan;
+    size_t head = accel_node_head_bytes(team->size);
     void *zeros = calloc(1, head);
     int ok;
 
@@ -110,7 +110,7 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
         free(zeros);
         return;
     }
-    ok = (NULL != zeros) && (NULL != accel->allreduce_oneshot) &&
+    ok = (NULL != zeros) && (NULL != accel->node_allreduce) &&
          (CGT_OK == cgt_alloc(team->cgt, head + 2 * COLL_GPU_KERNEL_HALF, ACCEL_MEM_DEVICE,
                               &native->kernel_mem));
     if (!ok) {

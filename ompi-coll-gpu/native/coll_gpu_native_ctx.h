@@ -40,9 +40,11 @@ typedef struct {
     bool unavailable; /* its allocation failed on some rank: calls of this kind are not native */
 } coll_gpu_native_scratch_t;
 
-/* Bytes of each parity half of the device-driven rows' area: the calls they take (a larger one
- * runs a host-driven row). */
-#define COLL_GPU_KERNEL_HALF ((size_t)256 * 1024)
+/* Bytes of each parity half of the device-driven rows' area: a two-shot kernel's step; and
+ * the largest call device_one_shot takes (every rank reads every input: larger calls are
+ * two-shot's). */
+#define COLL_GPU_KERNEL_HALF ((size_t)1024 * 1024)
+#define COLL_GPU_DEVICE_ONE_SHOT_MAX ((size_t)256 * 1024)
 
 typedef struct coll_gpu_native {
     coll_gpu_team_t *team;
@@ -67,12 +69,12 @@ typedef struct coll_gpu_native {
     const void **srcs;
     size_t *counts, *displs, *send_counts, *send_displs;
     /* The device-driven rows' plan (coll_gpu_alg_desc_t.launch), made by the first blocking
-     * call that runs one (coll_gpu_native_kernel_area): every rank's one-shot area (accel.h: flags
-     * and call counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped
-     * here; kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none
-     * (more ranks than ACCEL_ONESHOT_MAX_RANKS, several nodes, or some rank could not). */
+     * call that runs one (coll_gpu_native_kernel_area): every rank's area (accel.h: flags and step
+     * counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped here;
+     * kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none
+     * (more ranks than ACCEL_NODE_MAX_RANKS, several nodes, or some rank could not). */
     cgt_mem_t *kernel_mem;
-    accel_oneshot_t kernel_plan;
+    accel_node_plan_t kernel_plan;
     uint64_t kernel_calls;
     accel_event_h kernel_event; /* after a blocking call's kernel (NULL: its stream is waited) */
     bool kernel_unavailable;    /* its making failed on some rank: those rows do not fit */
@@ -113,10 +115,10 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
  * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
  * now.  (coll_gpu_native_retire.c) */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
-/* Whether team can have the device-driven rows' area: one node, 2 to ACCEL_ONESHOT_MAX_RANKS
+/* Whether team can have the device-driven rows' area: one node, 2 to ACCEL_NODE_MAX_RANKS
  * ranks (the same on every rank). */
 static inline bool coll_gpu_native_kernel_team(const coll_gpu_team_t *team) {
-    return (1 == team->nnodes) && (team->size >= 2) && (team->size <= ACCEL_ONESHOT_MAX_RANKS);
+    return (1 == team->nnodes) && (team->size >= 2) && (team->size <= ACCEL_NODE_MAX_RANKS);
 }
 
 /* The device-driven rows' area of a communicator of one node: made by the first blocking call

@@ -7,7 +7,7 @@
  * Inside a node each stream communicator has a device area per rank, mapped by every rank
  * (cuda_ipc), laid out as the accelerator's one-shot allreduce wants it (accel.h: flags, a call
  * counter, two parity halves), and a staging area of the same size for buffers that are not
- * device memory.  A call is one piece of stream work on every rank (accel->allreduce_oneshot,
+ * device memory.  A call is one piece of stream work on every rank (accel->node_allreduce,
  * one kernel on CUDA): copy the input into this rank's half of the call's parity, tell the
  * peers, wait for theirs, reduce every rank's half in rank order (one_shot's order and bits),
  * tell the peers it is done (what freeing the area waits for).  The call's number lives in device
@@ -79,9 +79,9 @@ typedef struct {
     uint32_t *release;
     uint32_t posts; /* calls posted so far (host functions of the stream only) */
     struct coll_gpu_stream_post *recorded; /* the posts captured into graphs */
-    cgt_mem_t *mem;       /* per rank: the one-shot area (accel.h), then the staging area */
-    accel_oneshot_t plan; /* every rank's area, as mapped here */
-    char *stage;          /* this rank's staging area (plan.half bytes) */
+    cgt_mem_t *mem;         /* per rank: the one-shot area (accel.h), then the staging area */
+    accel_node_plan_t plan; /* every rank's area, as mapped here */
+    char *stage;            /* this rank's staging area (plan.half bytes) */
     /* calls the host enqueued on the stream path so far (graph launches not counted), the same
      * on every rank: the numbers failures are reported by */
     uint64_t seq;
@@ -333,10 +333,10 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
         return true;
     }
     ctx->peer_reported = calloc((size_t)size, sizeof(*ctx->peer_reported));
-    head = accel_oneshot_head_bytes(size);
+    head = accel_node_head_bytes(size);
     zeros = calloc(1, head);
     /* collective whatever this rank's allocations did: every rank allocates, then all agree */
-    ok = (size <= ACCEL_ONESHOT_MAX_RANKS) && (NULL != accel->allreduce_oneshot) &&
+    ok = (size <= ACCEL_NODE_MAX_RANKS) && (NULL != accel->node_allreduce) &&
          (CGT_OK == cgt_alloc(team->cgt, head + 3 * ctx->plan.half, ACCEL_MEM_DEVICE, &ctx->mem));
     if (!ok) {
         ctx->mem = NULL;
@@ -358,7 +358,7 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
         COLL_GPU_VERBOSE(1,
                          "%s: no stream-ordered allreduce (the device area or the accelerator's "
                          "one-shot allreduce is missing on some rank, or more than %d ranks)",
-                         comm->c_name, ACCEL_ONESHOT_MAX_RANKS);
+                         comm->c_name, ACCEL_NODE_MAX_RANKS);
         if (NULL != ctx->mem) {
             cgt_free(team->cgt, ctx->mem);
             ctx->mem = NULL;
@@ -389,8 +389,9 @@ static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, 
         src = ctx->stage;
     }
     if (ACCEL_OK == status) {
-        status = accel->allreduce_oneshot(&ctx->plan, src, dst_on_device ? dst : ctx->stage, count,
-                                          dtype, op, ctx->stream);
+        status =
+            accel->node_allreduce(&ctx->plan, ACCEL_NODE_ONE_SHOT, src,
+                                  dst_on_device ? dst : ctx->stage, count, dtype, op, ctx->stream);
         *queued_p = (ACCEL_OK == status);
     }
     if ((ACCEL_OK == status) && !dst_on_device) {
@@ -428,7 +429,8 @@ static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const 
              * keep them going (in a capture the graph is broken anyway) */
             for (done += queued ? per : 0; !capturing && (done < count); done += per) {
                 n = (count - done < per) ? count - done : per;
-                (void)accel->allreduce_oneshot(&ctx->plan, NULL, NULL, n, dtype, op, ctx->stream);
+                (void)accel->node_allreduce(&ctx->plan, ACCEL_NODE_ONE_SHOT, NULL, NULL, n, dtype,
+                                            op, ctx->stream);
             }
             return status;
         }

@@ -5,9 +5,9 @@
  * and launches it on the caller's stream through the statically linked
  * runtime (a CUstream is a cudaStream_t).  Nothing here synchronizes.
  *
- * accel_cuda_allreduce_oneshot(): the allreduce_oneshot() of the CUDA
- * backend, the same way: accel_cuda_oneshot_kernel of (op, dtype), or the
- * no-data kernel below, one block per lane.
+ * accel_cuda_node_allreduce(): the node_allreduce() of the CUDA backend, the
+ * same way: accel_cuda_node_kernel of (op, dtype), or its no-data instance,
+ * one block per lane.
  */
 #include "accel_cuda_reduce.h"
 
@@ -19,12 +19,12 @@ static int accel_cuda_reduce_sms[ACCEL_CUDA_REDUCE_MAX_DEVICES];
 /* The kernel lookups of one family file. */
 typedef struct {
     const void *(*reduce)(accel_op_t op, accel_dtype_t dtype);
-    const void *(*oneshot)(accel_op_t op, accel_dtype_t dtype);
+    const void *(*node)(accel_op_t op, accel_dtype_t dtype);
 } accel_cuda_reduce_family_t;
 
 #define ACCEL_CUDA_REDUCE_FAMILY_(_family)                                                         \
     static const accel_cuda_reduce_family_t accel_cuda_reduce_family_##_family = {                 \
-        accel_cuda_reduce_find_##_family, accel_cuda_oneshot_find_##_family}
+        accel_cuda_reduce_find_##_family, accel_cuda_node_find_##_family}
 ACCEL_CUDA_REDUCE_FAMILY_(int);
 ACCEL_CUDA_REDUCE_FAMILY_(bit);
 ACCEL_CUDA_REDUCE_FAMILY_(float);
@@ -61,20 +61,14 @@ static const void *accel_cuda_reduce_find(accel_op_t op, accel_dtype_t dtype) {
     return accel_cuda_reduce_family(op, dtype)->reduce(op, dtype);
 }
 
-static const void *accel_cuda_oneshot_find(accel_op_t op, accel_dtype_t dtype) {
-    return accel_cuda_reduce_family(op, dtype)->oneshot(op, dtype);
+static const void *accel_cuda_node_find(accel_op_t op, accel_dtype_t dtype) {
+    return accel_cuda_reduce_family(op, dtype)->node(op, dtype);
 }
 
-/* A one-shot call without data (src == NULL, or no elements): the flags and counters only,
+/* A node allreduce without data (src == NULL, or no elements): the flags and counters only,
  * whatever the op and type. */
-static __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
-    accel_cuda_oneshot_nodata_kernel(const __grid_constant__ accel_cuda_oneshot_args_t args) {
-    const int l = (int)blockIdx.x;
-    const uint32_t c = accel_cuda_oneshot_enter(args, l);
-
-    accel_cuda_oneshot_publish(args, l, c);
-    accel_cuda_oneshot_leave(args, l, c);
-}
+static const void *const accel_cuda_node_nodata_kernel =
+    (const void *)accel_cuda_node_kernel<accel_cuda_node_no_fold>;
 
 /* SMs of the current device: the grid never needs more than a few blocks per SM. */
 static accel_status_t accel_cuda_reduce_sm_count(int *sms_p) {
@@ -141,14 +135,14 @@ static int accel_cuda_reduce_preload_one(const void *kernel) {
 }
 
 extern "C" int accel_cuda_reduce_preload(void) {
-    int loaded = accel_cuda_reduce_preload_one((const void *)accel_cuda_oneshot_nodata_kernel);
+    int loaded = accel_cuda_reduce_preload_one(accel_cuda_node_nodata_kernel);
 
     for (int op = 0; op < ACCEL_OP_COUNT; ++op) {
         for (int dtype = 0; dtype < ACCEL_DT_COUNT; ++dtype) {
             loaded += accel_cuda_reduce_preload_one(
                 accel_cuda_reduce_find((accel_op_t)op, (accel_dtype_t)dtype));
             loaded += accel_cuda_reduce_preload_one(
-                accel_cuda_oneshot_find((accel_op_t)op, (accel_dtype_t)dtype));
+                accel_cuda_node_find((accel_op_t)op, (accel_dtype_t)dtype));
         }
     }
     return loaded;
@@ -229,53 +223,52 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
                              "cudaLaunchKernel (reduce)");
 }
 
-static accel_status_t accel_cuda_oneshot_invalid(void) {
-    accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_INVALID_VALUE",
+static accel_status_t accel_cuda_node_invalid(void) {
+    accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_INVALID_VALUE",
                     CUDA_ERROR_INVALID_VALUE);
     return ACCEL_ERR_INVALID;
 }
 
-extern "C" accel_status_t accel_cuda_allreduce_oneshot(const accel_oneshot_t *plan, const void *src,
-                                                       void *dst, size_t count, accel_dtype_t dtype,
-                                                       accel_op_t op, accel_stream_h stream) {
-    accel_cuda_oneshot_args_t args;
-    const void *kernel = (const void *)accel_cuda_oneshot_nodata_kernel;
+extern "C" accel_status_t accel_cuda_node_allreduce(const accel_node_plan_t *plan,
+                                                    accel_node_alg_t alg, const void *src,
+                                                    void *dst, size_t count, accel_dtype_t dtype,
+                                                    accel_op_t op, accel_stream_h stream) {
+    accel_node_args_t args;
+    const void *kernel = accel_cuda_node_nodata_kernel;
     void *params[1] = {&args};
-    size_t size, bytes, elem_align, align;
-    uintptr_t misalign;
+    size_t size, elem_align, align;
     accel_status_t status;
-    char *mine;
-    int lanes;
     const bool data = (src != NULL) && (count > 0);
 
-    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_ONESHOT_MAX_RANKS) ||
-        (plan->rank < 0) || (plan->rank >= plan->nranks) || ((unsigned)dtype >= ACCEL_DT_COUNT)) {
-        return accel_cuda_oneshot_invalid();
+    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_NODE_MAX_RANKS) ||
+        (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+        ((unsigned)alg >= ACCEL_NODE_ALG_COUNT) || ((unsigned)dtype >= ACCEL_DT_COUNT)) {
+        return accel_cuda_node_invalid();
     }
     size = accel_dtype_size(dtype);
+    if ((count > SIZE_MAX / size) || (plan->half < size)) {
+        return accel_cuda_node_invalid();
+    }
     if (src != NULL) {
         const void *found;
 
         if ((unsigned)op >= ACCEL_OP_COUNT) {
-            return accel_cuda_oneshot_invalid();
+            return accel_cuda_node_invalid();
         }
-        found = accel_cuda_oneshot_find(op, dtype);
+        found = accel_cuda_node_find(op, dtype);
         if (found == NULL) {
-            accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_NOT_SUPPORTED",
+            accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_NOT_SUPPORTED",
                             CUDA_ERROR_NOT_SUPPORTED);
             return ACCEL_ERR_UNSUPPORTED;
         }
-        if ((count > plan->half / size) || (data && (dst == NULL))) {
-            return accel_cuda_oneshot_invalid();
+        if (((alg == ACCEL_NODE_ONE_SHOT) && (count > plan->half / size)) ||
+            (data && (dst == NULL))) {
+            return accel_cuda_node_invalid();
         }
         if (data) {
             kernel = found;
         }
     }
-    /* A call without data advances the lanes its peers' call of count elements does; it
-     * stands for a call that failed, maybe for its size, so it refuses no size. */
-    bytes = (count > SIZE_MAX / size) ? SIZE_MAX : count * size;
-    lanes = accel_oneshot_lanes(bytes);
 
     /* The flags are 32-bit words; the fold loads elements from every half with their type's
      * alignment, which divides the size and is at most 8. */
@@ -283,51 +276,37 @@ extern "C" accel_status_t accel_cuda_allreduce_oneshot(const accel_oneshot_t *pl
     elem_align = (elem_align > 8) ? 8 : elem_align;
     align = (data && (elem_align > sizeof(uint32_t))) ? elem_align : sizeof(uint32_t);
     if (data && (plan->half % elem_align != 0)) {
-        return accel_cuda_oneshot_invalid();
+        return accel_cuda_node_invalid();
     }
-    args.head = accel_oneshot_head_bytes(plan->nranks);
-    mine = plan->areas[plan->rank];
-    misalign = ((uintptr_t)mine + args.head) & 15;
-    args.vector = data && (plan->half % 16 == 0) && (((uintptr_t)dst & 15) == misalign);
-    for (int p = 0; p < ACCEL_ONESHOT_MAX_RANKS; ++p) {
+    for (int p = 0; p < ACCEL_NODE_MAX_RANKS; ++p) {
         args.areas[p] = (p < plan->nranks) ? plan->areas[p] : NULL;
     }
     for (int p = 0; p < plan->nranks; ++p) {
-        if ((plan->areas[p] == NULL) || (((uintptr_t)plan->areas[p] + args.head) % align != 0)) {
-            return accel_cuda_oneshot_invalid();
+        if ((plan->areas[p] == NULL) ||
+            (((uintptr_t)plan->areas[p] + accel_node_head_bytes(plan->nranks)) % align != 0)) {
+            return accel_cuda_node_invalid();
         }
-        args.vector = args.vector && ((((uintptr_t)plan->areas[p] + args.head) & 15) == misalign);
     }
     if (!accel_cuda_kernels_usable) {
-        accel_set_error("accel_cuda_allreduce_oneshot", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_NO_BINARY_FOR_GPU",
                         CUDA_ERROR_NO_BINARY_FOR_GPU);
         return ACCEL_ERR_UNSUPPORTED;
     }
-
-    /* The layout of the flags and the slices, from accel.h's own helpers. */
-    args.lane_words = (size_t)(accel_oneshot_ready(mine, plan->nranks, 1, 0) -
-                               accel_oneshot_ready(mine, plan->nranks, 0, 0));
-    args.done_words = (size_t)(accel_oneshot_done(mine, plan->nranks, 0, 0) -
-                               accel_oneshot_ready(mine, plan->nranks, 0, 0));
-    args.counter_words =
-        (size_t)(accel_oneshot_counter(mine, plan->nranks, 0) - (uint32_t *)(void *)mine);
-    for (int l = 0; l < ACCEL_ONESHOT_LANES; ++l) {
-        args.lo[l] = args.hi[l] = 0;
-        if (data && (l < lanes)) {
-            accel_oneshot_slice(count, lanes, l, &args.lo[l], &args.hi[l]);
-        }
-    }
-    args.src = data ? src : NULL;
-    args.dst = data ? dst : NULL;
+    args.src = data ? (const char *)src : NULL;
+    args.dst = data ? (char *)dst : NULL;
+    args.count = count;
+    args.size = size;
     args.half = plan->half;
     args.nranks = plan->nranks;
     args.rank = plan->rank;
+    args.alg = (int)alg;
 
     /* the runtime launches in the current context: the backend's, as for its copies */
     status = accel_cuda_ctx_ensure();
     if (status != ACCEL_OK) {
         return status;
     }
-    return accel_cuda_launch(kernel, (unsigned)lanes, ACCEL_CUDA_ONESHOT_THREADS, params, stream,
-                             "cudaLaunchKernel (allreduce_oneshot)");
+    return accel_cuda_launch(kernel, (unsigned)accel_node_lanes(alg, count * size),
+                             ACCEL_CUDA_NODE_THREADS, params, stream,
+                             "cudaLaunchKernel (node_allreduce)");
 }

@@ -14,12 +14,9 @@
  * time.  Both are grid-stride loops, ACCEL_CUDA_REDUCE_UNROLL units per
  * thread per step so that several loads per input are in flight.
  *
- * The same families also instantiate accel_cuda_oneshot_kernel, the one-shot
- * allreduce of accel.h (accel_oneshot_t): one block per lane; the block takes
- * the lane's call number, copies its slice of src into this rank's area,
- * exchanges ready / done flags with the peers through the IPC-mapped areas
- * (acquire / release at system scope) and folds every rank's copy of the
- * slice into dst.  accel_cuda_oneshot_find_<family>() returns them.
+ * The same families also instantiate accel_cuda_node_kernel, the node
+ * allreduce of accel.h (accel_node_plan_t, accel_node_kernels.h): one block per
+ * lane.  accel_cuda_node_find_<family>() returns them.
  */
 #ifndef ACCEL_CUDA_REDUCE_H
 #define ACCEL_CUDA_REDUCE_H
@@ -214,185 +211,49 @@ __global__ void __launch_bounds__(ACCEL_CUDA_REDUCE_THREADS)
 }
 
 /*
- * The one-shot allreduce (accel.h, accel_oneshot_t): lane l of a call is block l.  The flags
- * are reached through word offsets the host derived from accel.h's helpers, so that the
- * layout has one definition; the slices are the helpers' too (lo[], hi[]).
+ * The node's allreduce kernels (accel_node_kernels.h, written once for the GPU and the
+ * emulated device), on the two block-wide primitives defined here: the copy and the fold.
  */
-#define ACCEL_CUDA_ONESHOT_THREADS 512 /* per block; thread p < nranks serves peer p's flags */
-#define ACCEL_CUDA_ONESHOT_UNROLL 4    /* units per thread per step, as in the reduce kernel */
-
-static_assert(ACCEL_CUDA_ONESHOT_THREADS >= ACCEL_ONESHOT_MAX_RANKS, "a thread per peer");
-
-/* The one-shot kernels' parameter, passed by value (about 600 bytes). */
-typedef struct {
-    char *areas[ACCEL_ONESHOT_MAX_RANKS]; /* plan->areas */
-    size_t lo[ACCEL_ONESHOT_LANES];       /* lane l takes elements [lo[l], hi[l]) */
-    size_t hi[ACCEL_ONESHOT_LANES];
-    const void *src; /* NULL for the no-data kernel */
-    void *dst;
-    size_t half;          /* plan->half */
-    size_t head;          /* accel_oneshot_head_bytes(nranks): where half 0 starts */
-    size_t lane_words;    /* 32-bit words from ready[l][p] to ready[l + 1][p] */
-    size_t done_words;    /* from ready[l][p] to done[l][p] */
-    size_t counter_words; /* from the area's start to counter[0] */
-    int nranks, rank;
-    int vector; /* dst and every half lie at the same address modulo 16 */
-} accel_cuda_oneshot_args_t;
-
-/* The flags are written by other GPUs (through their IPC mapping) and by this one into
- * theirs: acquire / release at system scope.  volatile with a memory clobber: a wait is
- * re-read every turn, and no access moves across it. */
-static __device__ __forceinline__ uint32_t accel_cuda_ld_acquire_sys(const uint32_t *p) {
-    uint32_t v;
-
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];"
-                 : "=r"(v)
-                 : "l"(__cvta_generic_to_global(p))
-                 : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void accel_cuda_st_release_sys(uint32_t *p, uint32_t v) {
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(v)
-                 : "memory");
-}
-
-/* Until *flag has reached c, compared as sequence numbers (they wrap). */
-static __device__ __forceinline__ void accel_cuda_oneshot_wait(const uint32_t *flag, uint32_t c) {
-    while ((int32_t)(accel_cuda_ld_acquire_sys(flag) - c) < 0) {
-    }
-}
-
-/* accel_oneshot_ready / _done / _counter of accel.h. */
-static __device__ __forceinline__ uint32_t *
-accel_cuda_oneshot_ready(const accel_cuda_oneshot_args_t &args, char *area, int l, int p) {
-    return (uint32_t *)(void *)area + (size_t)l * args.lane_words + (size_t)p;
-}
-static __device__ __forceinline__ uint32_t *
-accel_cuda_oneshot_done(const accel_cuda_oneshot_args_t &args, char *area, int l, int p) {
-    return accel_cuda_oneshot_ready(args, area, l, p) + args.done_words;
-}
-static __device__ __forceinline__ uint32_t *
-accel_cuda_oneshot_counter(const accel_cuda_oneshot_args_t &args, char *area, int l) {
-    return (uint32_t *)(void *)area + args.counter_words + (size_t)l;
-}
-
-/* Whether this thread serves a peer's flags: thread p for peer p. */
-static __device__ __forceinline__ bool
-accel_cuda_oneshot_is_peer(const accel_cuda_oneshot_args_t &args) {
-    return ((int)threadIdx.x < args.nranks) && ((int)threadIdx.x != args.rank);
-}
-
-/*
- * Start lane l of a call: its number c (counter[l], in device memory so that graph replays
- * count too), the same in every thread and every lane: every call advances every lane's
- * counter (lane 0 those of the lanes the call does not use, which have no block), so that
- * consecutive calls use different halves however they cut them.  No wait for the peers' done
- * of call c - 2: their ready of call c - 1, which this rank waited for, came after it
- * (accel.h).
- */
-static __device__ __forceinline__ uint32_t
-accel_cuda_oneshot_enter(const accel_cuda_oneshot_args_t &args, int l) {
-    __shared__ uint32_t call;
-
-    if (threadIdx.x == 0) {
-        /* only this rank's kernels, in stream order, touch them: plain accesses */
-        uint32_t *counter = accel_cuda_oneshot_counter(args, args.areas[args.rank], l);
-
-        call = *counter + 1;
-        *counter = call;
-        for (int unused = (int)gridDim.x; (l == 0) && (unused < ACCEL_ONESHOT_LANES); ++unused) {
-            *accel_cuda_oneshot_counter(args, args.areas[args.rank], unused) = call;
-        }
-    }
-    __syncthreads();
-    return call;
-}
-
-/* Lane 0's peer threads: the flags (ready or done) of the lanes the call does not use, so that
- * every flag keeps up with the calls (the end's wait reads every lane's done). */
-static __device__ __forceinline__ void
-accel_cuda_oneshot_tell_unused(const accel_cuda_oneshot_args_t &args, int l, uint32_t c,
-                               size_t word_offset) {
-    if ((l == 0) && accel_cuda_oneshot_is_peer(args)) {
-        for (int unused = (int)gridDim.x; unused < ACCEL_ONESHOT_LANES; ++unused) {
-            accel_cuda_st_release_sys(
-                accel_cuda_oneshot_ready(args, args.areas[threadIdx.x], unused, args.rank) +
-                    word_offset,
-                c);
-        }
-    }
-}
-
-/*
- * Tell every peer that this rank's input of call c has landed in its half (theirs.ready[l][me]
- * = c), then wait until every peer has said so (mine.ready[l][p] >= c).
- */
-static __device__ __forceinline__ void
-accel_cuda_oneshot_publish(const accel_cuda_oneshot_args_t &args, int l, uint32_t c) {
-    /* the barrier orders the whole block's copy before the peer threads' release */
-    __syncthreads();
-    if (accel_cuda_oneshot_is_peer(args)) {
-        const int p = (int)threadIdx.x;
-
-        __threadfence_system();
-        accel_cuda_st_release_sys(accel_cuda_oneshot_ready(args, args.areas[p], l, args.rank), c);
-    }
-    accel_cuda_oneshot_tell_unused(args, l, c, 0);
-    if (accel_cuda_oneshot_is_peer(args)) {
-        const int p = (int)threadIdx.x;
-
-        accel_cuda_oneshot_wait(accel_cuda_oneshot_ready(args, args.areas[args.rank], l, p), c);
-    }
-    /* every peer's acquire, then the barrier: the fold reads their halves after */
-    __syncthreads();
-}
-
-/* Tell every peer that this rank has read its half of call c (theirs.done[l][me] = c). */
-static __device__ __forceinline__ void
-accel_cuda_oneshot_leave(const accel_cuda_oneshot_args_t &args, int l, uint32_t c) {
-    /* the barrier orders the whole block's reads of the halves before the release */
-    __syncthreads();
-    if (accel_cuda_oneshot_is_peer(args)) {
-        accel_cuda_st_release_sys(
-            accel_cuda_oneshot_done(args, args.areas[threadIdx.x], l, args.rank), c);
-    }
-    accel_cuda_oneshot_tell_unused(args, l, c, args.done_words);
-}
+#define ACCEL_CUDA_NODE_THREADS 512 /* per block */
+#define ACCEL_CUDA_NODE_UNROLL 4    /* units per thread per step, as in the reduce kernel */
 
 /* bytes bytes from src to dst by the block's threads, as words of W (dst and src lie at the
  * same address modulo sizeof(W)); the bytes before the first word boundary and after the
- * last one by one. */
+ * last one by one.  From a peer: through L2 only (this SM's L1 does not see another GPU's
+ * writes). */
 template <typename W>
-__device__ __forceinline__ void accel_cuda_oneshot_copy_words(char *dst, const char *src,
-                                                              size_t bytes) {
+__device__ __forceinline__ void accel_cuda_copy_words(char *dst, const char *src, size_t bytes,
+                                                      bool from_peer) {
     const size_t to_boundary = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1);
     const size_t head = (to_boundary < bytes) ? to_boundary : bytes;
     const size_t nwords = (bytes - head) / sizeof(W);
     const size_t tail = head + nwords * sizeof(W);
-    const size_t step = (size_t)blockDim.x * ACCEL_CUDA_ONESHOT_UNROLL;
+    const size_t step = (size_t)blockDim.x * ACCEL_CUDA_NODE_UNROLL;
     W *dst_w = (W *)(void *)(dst + head);
     const W *src_w = (const W *)(const void *)(src + head);
 
     /* head and tail are under sizeof(W) <= 16 bytes: one thread each */
     if (threadIdx.x < head) {
-        dst[threadIdx.x] = src[threadIdx.x];
+        dst[threadIdx.x] =
+            from_peer ? (char)__ldcg((const unsigned char *)src + threadIdx.x) : src[threadIdx.x];
     }
     if (tail + threadIdx.x < bytes) {
-        dst[tail + threadIdx.x] = src[tail + threadIdx.x];
+        dst[tail + threadIdx.x] =
+            from_peer ? (char)__ldcg((const unsigned char *)src + tail + threadIdx.x)
+                      : src[tail + threadIdx.x];
     }
     for (size_t base = threadIdx.x; base < nwords; base += step) {
-        W w[ACCEL_CUDA_ONESHOT_UNROLL];
+        W w[ACCEL_CUDA_NODE_UNROLL];
 
 #pragma unroll
-        for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
+        for (int u = 0; u < ACCEL_CUDA_NODE_UNROLL; ++u) {
             const size_t i = base + (size_t)u * blockDim.x;
             if (i < nwords) {
-                w[u] = src_w[i];
+                w[u] = from_peer ? __ldcg(src_w + i) : src_w[i];
             }
         }
 #pragma unroll
-        for (int u = 0; u < ACCEL_CUDA_ONESHOT_UNROLL; ++u) {
+        for (int u = 0; u < ACCEL_CUDA_NODE_UNROLL; ++u) {
             const size_t i = base + (size_t)u * blockDim.x;
             if (i < nwords) {
                 dst_w[i] = w[u];
@@ -403,85 +264,92 @@ __device__ __forceinline__ void accel_cuda_oneshot_copy_words(char *dst, const c
 
 /* The block copies bytes bytes from src to dst in the widest words both allow.  Not inlined:
  * the copy knows no type, one body per file serves every kernel. */
-static __device__ __noinline__ void accel_cuda_oneshot_copy(char *dst, const char *src,
-                                                            size_t bytes) {
+static __device__ __noinline__ void ak_copy(char *dst, const char *src, size_t bytes,
+                                            bool from_peer) {
     const uintptr_t apart = ((uintptr_t)dst ^ (uintptr_t)src) & 15;
 
     if (apart == 0) {
-        accel_cuda_oneshot_copy_words<uint4>(dst, src, bytes);
+        accel_cuda_copy_words<uint4>(dst, src, bytes, from_peer);
     } else if ((apart & 7) == 0) {
-        accel_cuda_oneshot_copy_words<unsigned long long>(dst, src, bytes);
+        accel_cuda_copy_words<unsigned long long>(dst, src, bytes, from_peer);
     } else if ((apart & 3) == 0) {
-        accel_cuda_oneshot_copy_words<unsigned int>(dst, src, bytes);
+        accel_cuda_copy_words<unsigned int>(dst, src, bytes, from_peer);
     } else if ((apart & 1) == 0) {
-        accel_cuda_oneshot_copy_words<unsigned short>(dst, src, bytes);
+        accel_cuda_copy_words<unsigned short>(dst, src, bytes, from_peer);
     } else {
-        accel_cuda_oneshot_copy_words<unsigned char>(dst, src, bytes);
+        accel_cuda_copy_words<unsigned char>(dst, src, bytes, from_peer);
     }
 }
 
-/* The one-shot fold's inputs: every rank's half of the call, half_off bytes into its area,
- * read through L2 (the peers' GPUs wrote them). */
-struct accel_cuda_oneshot_inputs {
+/* The fold's inputs: every rank's area, off bytes in, read through L2 (peers' GPUs wrote
+ * them). */
+struct accel_cuda_node_inputs {
     static constexpr bool through_l2 = true;
-    const accel_cuda_oneshot_args_t &args;
-    size_t half_off;
-    __device__ __forceinline__ const char *base(int k) const { return args.areas[k] + half_off; }
+    char *const *bases;
+    size_t off;
+    __device__ __forceinline__ const char *base(int k) const { return bases[k] + off; }
 };
 
-/*
- * Lane blockIdx.x of this rank's part of a one-shot allreduce (accel.h): copy the lane's slice
- * of src into this rank's half of the call's parity, exchange ready flags, fold the slice of
- * every rank's half into dst, write the done flags.  In place (dst == src) is fine: the block
- * copies its slice before it writes dst.  The fold goes by 16-byte vectors where the host
- * found dst and the halves aligned alike and the lane's slice starts on an element boundary
- * that reaches one (the elements before and after one by one), else element by element.
- */
-template <typename Op>
-__global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
-    accel_cuda_oneshot_kernel(const __grid_constant__ accel_cuda_oneshot_args_t args) {
-    typedef typename Op::type T;
-    typedef accel_cuda_pack16<T> vec_t;
-    const int l = (int)blockIdx.x;
-    const size_t lo = args.lo[l], n = args.hi[l] - args.lo[l];
-    const uint32_t c = accel_cuda_oneshot_enter(args, l);
-    /* the half holds the input at its offsets in src */
-    const size_t half_off = args.head + (size_t)(c & 1) * args.half;
-    const uintptr_t misalign = ((uintptr_t)args.dst + lo * sizeof(T)) & 15;
+/* The block's fold of count elements (AK_FOLD): by 16-byte vectors where dst and every input
+ * lie at the same address modulo 16 and on an element boundary (the elements before and after
+ * one by one), else element by element. */
+template <typename Op> struct accel_cuda_node_fold {
+    __device__ __forceinline__ void operator()(char *dst, char *const *bases, int n, size_t off,
+                                               size_t count) const {
+        typedef typename Op::type T;
+        typedef accel_cuda_pack16<T> vec_t;
+        const uintptr_t misalign = (uintptr_t)dst & 15;
+        const size_t first = threadIdx.x, step = (size_t)blockDim.x * ACCEL_CUDA_REDUCE_UNROLL;
+        bool vector = (misalign % sizeof(T) == 0);
 
-    accel_cuda_oneshot_copy(args.areas[args.rank] + half_off + lo * sizeof(T),
-                            (const char *)args.src + lo * sizeof(T), n * sizeof(T));
-    accel_cuda_oneshot_publish(args, l, c);
-
-    /* the block's own units of the slice: the fold is the lane's alone */
-    const size_t first = threadIdx.x, step = (size_t)blockDim.x * ACCEL_CUDA_REDUCE_UNROLL;
-
-    if (!args.vector || (misalign % sizeof(T) != 0)) {
-        accel_cuda_fold<Op, accel_cuda_pack1<T>>(
-            (char *)args.dst + lo * sizeof(T),
-            accel_cuda_oneshot_inputs{args, half_off + lo * sizeof(T)}, args.nranks, n, first,
-            step);
-    } else {
+        for (int k = 0; k < n; ++k) {
+            vector = vector && ((((uintptr_t)bases[k] + off) & 15) == misalign);
+        }
+        if (!vector) {
+            accel_cuda_fold<Op, accel_cuda_pack1<T>>(dst, accel_cuda_node_inputs{bases, off}, n,
+                                                     count, first, step);
+            return;
+        }
         const size_t to_boundary = ((16 - misalign) & 15) / sizeof(T);
-        const size_t head = (to_boundary < n) ? to_boundary : n;
-        const size_t nvec = (n - head) / vec_t::n;
+        const size_t head = (to_boundary < count) ? to_boundary : count;
+        const size_t nvec = (count - head) / vec_t::n;
         const size_t tail = head + nvec * vec_t::n;
 
         /* head and tail are under 16 elements: one thread each */
         if (threadIdx.x < head) {
-            accel_cuda_fold_element<Op>(args.dst, accel_cuda_oneshot_inputs{args, half_off},
-                                        args.nranks, lo + threadIdx.x);
+            accel_cuda_fold_element<Op>(dst, accel_cuda_node_inputs{bases, off}, n, threadIdx.x);
         }
-        if (tail + threadIdx.x < n) {
-            accel_cuda_fold_element<Op>(args.dst, accel_cuda_oneshot_inputs{args, half_off},
-                                        args.nranks, lo + tail + threadIdx.x);
+        if (tail + threadIdx.x < count) {
+            accel_cuda_fold_element<Op>(dst, accel_cuda_node_inputs{bases, off}, n,
+                                        tail + threadIdx.x);
         }
-        accel_cuda_fold<Op, vec_t>(
-            (char *)args.dst + (lo + head) * sizeof(T),
-            accel_cuda_oneshot_inputs{args, half_off + (lo + head) * sizeof(T)}, args.nranks, nvec,
-            first, step);
+        accel_cuda_fold<Op, vec_t>(dst + head * sizeof(T),
+                                   accel_cuda_node_inputs{bases, off + head * sizeof(T)}, n, nvec,
+                                   first, step);
     }
-    accel_cuda_oneshot_leave(args, l, c);
+};
+
+/* What a launch without data folds with: nothing. */
+struct accel_cuda_node_no_fold {
+    __device__ __forceinline__ void operator()(char *, char *const *, int, size_t, size_t) const {}
+};
+
+#define AK_TEMPLATE template <typename Fold>
+#define AK_FOLD_PARAM const Fold &
+#define AK_FOLD(fold, dst, bases, n, off, count) (fold)((dst), (bases), (n), (off), (count))
+
+#include "accel_node_kernels.h"
+
+static_assert(ACCEL_CUDA_NODE_THREADS >= 32, "a block has a warp at least");
+
+/* Block blockIdx.x of this rank's part of a node allreduce (accel.h).  __grid_constant__: the
+ * threads read args where the launch put it. */
+template <typename Fold>
+__global__ void __launch_bounds__(ACCEL_CUDA_NODE_THREADS)
+    accel_cuda_node_kernel(const __grid_constant__ accel_node_args_t args) {
+    const Fold fold{};
+
+    ak_node_allreduce(&args, (int)blockIdx.x, (int)gridDim.x, fold);
 }
 
 /* The functor each kernel is instantiated with: accel_cuda_op_<op>_<dt>. */
@@ -499,12 +367,13 @@ __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
     case ACCEL_CUDA_REDUCE_KEY(ACCEL_OP_##_OP, ACCEL_DT_##_DT):                                    \
         return (const void *)accel_cuda_reduce_kernel<accel_cuda_op_##_op##_##_dt>;
 
-#define ACCEL_CUDA_ONESHOT_CASE_(_OP, _op, _DT, _dt, _type)                                        \
+#define ACCEL_CUDA_NODE_CASE_(_OP, _op, _DT, _dt, _type)                                           \
     case ACCEL_CUDA_REDUCE_KEY(ACCEL_OP_##_OP, ACCEL_DT_##_DT):                                    \
-        return (const void *)accel_cuda_oneshot_kernel<accel_cuda_op_##_op##_##_dt>;
+        return (const void *)                                                                      \
+            accel_cuda_node_kernel<accel_cuda_node_fold<accel_cuda_op_##_op##_##_dt>>;
 
-/* In accel_cuda_reduce_<family>.cu: the reduce and one-shot kernels of the pairs _FOREACH
- * lists, accel_cuda_reduce_find_<family>() and accel_cuda_oneshot_find_<family>(). */
+/* In accel_cuda_reduce_<family>.cu: the reduce and node allreduce kernels of the pairs
+ * _FOREACH lists, accel_cuda_reduce_find_<family>() and accel_cuda_node_find_<family>(). */
 #define ACCEL_CUDA_REDUCE_DEFINE_FAMILY(_family, _FOREACH)                                         \
     _FOREACH(ACCEL_CUDA_REDUCE_OP_)                                                                \
     const void *accel_cuda_reduce_find_##_family(accel_op_t op, accel_dtype_t dtype) {             \
@@ -514,9 +383,9 @@ __global__ void __launch_bounds__(ACCEL_CUDA_ONESHOT_THREADS)
             return NULL;                                                                           \
         }                                                                                          \
     }                                                                                              \
-    const void *accel_cuda_oneshot_find_##_family(accel_op_t op, accel_dtype_t dtype) {            \
+    const void *accel_cuda_node_find_##_family(accel_op_t op, accel_dtype_t dtype) {               \
         switch (ACCEL_CUDA_REDUCE_KEY(op, dtype)) {                                                \
-            _FOREACH(ACCEL_CUDA_ONESHOT_CASE_)                                                     \
+            _FOREACH(ACCEL_CUDA_NODE_CASE_)                                                        \
         default:                                                                                   \
             return NULL;                                                                           \
         }                                                                                          \
@@ -529,11 +398,11 @@ const void *accel_cuda_reduce_find_float(accel_op_t op, accel_dtype_t dtype);
 const void *accel_cuda_reduce_find_complex(accel_op_t op, accel_dtype_t dtype);
 const void *accel_cuda_reduce_find_pair(accel_op_t op, accel_dtype_t dtype);
 
-/* The one-shot allreduce kernel of (op, dtype) in a family, NULL when the family lacks it. */
-const void *accel_cuda_oneshot_find_int(accel_op_t op, accel_dtype_t dtype);
-const void *accel_cuda_oneshot_find_bit(accel_op_t op, accel_dtype_t dtype);
-const void *accel_cuda_oneshot_find_float(accel_op_t op, accel_dtype_t dtype);
-const void *accel_cuda_oneshot_find_complex(accel_op_t op, accel_dtype_t dtype);
-const void *accel_cuda_oneshot_find_pair(accel_op_t op, accel_dtype_t dtype);
+/* The node allreduce kernel of (op, dtype) in a family, NULL when the family lacks it. */
+const void *accel_cuda_node_find_int(accel_op_t op, accel_dtype_t dtype);
+const void *accel_cuda_node_find_bit(accel_op_t op, accel_dtype_t dtype);
+const void *accel_cuda_node_find_float(accel_op_t op, accel_dtype_t dtype);
+const void *accel_cuda_node_find_complex(accel_op_t op, accel_dtype_t dtype);
+const void *accel_cuda_node_find_pair(accel_op_t op, accel_dtype_t dtype);
 
 #endif /* ACCEL_CUDA_REDUCE_H */

@@ -390,7 +390,8 @@ bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) 
     /* one_shot and two_shot load every peer's scratch: one node only */
     bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||
                          TU_ALG_TWO_SHOT == config->allreduce_algorithm ||
-                         TU_ALG_DEVICE_ONE_SHOT == config->allreduce_algorithm;
+                         TU_ALG_DEVICE_ONE_SHOT == config->allreduce_algorithm ||
+                         TU_ALG_DEVICE_TWO_SHOT == config->allreduce_algorithm;
     return config->native && TU_ALG_STAGED != config->allreduce_algorithm &&
            !(one_node_only && tu_multi_node(config, comm_size));
 }

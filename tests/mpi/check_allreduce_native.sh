@@ -5,8 +5,8 @@
 # cuda_ipc transport runs over the emulated backend's IPC):
 #   - 1 to 8 ranks, the algorithm the parameters choose (auto), checked bit for bit against
 #     a rank-order reference, the same bits on every rank, the pvar of the algorithm taken;
-#   - each algorithm forced (one_shot, two_shot, staged, device_one_shot: one kernel per call,
-#     counted) and a tiny scratch that cuts every
+#   - each algorithm forced (one_shot, two_shot, staged, device_one_shot and device_two_shot:
+#     one kernel per call, counted) and a tiny scratch that cuts every
 #     message into many steps: one_shot, two_shot and auto must print the same digest (the
 #     same bits for every case), staged the same integer digest;
 #   - repeated runs and repetitions within a run: the same digest;
@@ -150,7 +150,7 @@ for np in 3 4; do
     # the >= 16 MiB cases on 4 ranks only (time)
     big=""
     [ $np = 4 ] && big=$BIG
-    for alg in one_shot two_shot auto staged device_one_shot; do
+    for alg in one_shot two_shot auto staged device_one_shot device_two_shot; do
         check_run "$np ranks, $alg" $np "$EMU coll_gpu_allreduce_algorithm=$alg" \
             test_allreduce_native $big
         check_digest $np-$alg
@@ -163,6 +163,8 @@ for np in 3 4; do
         check_same_digest "$np ranks: device_one_shot integers = one_shot" $np-device_one_shot \
             $np-one_shot int
     fi
+    # device_two_shot: every size in one kernel (steps of 1 MiB inside it), one_shot's bits
+    check_same_digest "$np ranks: device_two_shot = one_shot" $np-device_two_shot $np-one_shot
     # many steps: one-shot steps of 1 KiB, two-shot chunks of 4 KiB through a tiny scratch
     check_run "$np ranks, two_shot, 4 KiB chunks" $np \
         "$EMU coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \

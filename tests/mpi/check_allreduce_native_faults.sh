@@ -50,6 +50,11 @@ for np in 2 3; do
         --count=1000 --reduce-faults-only
     [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 done
+# device_two_shot alike, with calls of several steps inside the kernel (1 MiB each)
+check_run "3 ranks, device_two_shot, launch faults" 3 \
+    "$EMU coll_gpu_allreduce_algorithm=device_two_shot" test_allreduce_native_faults \
+    --count=600000 --reduce-faults-only
+[ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 # hierarchical across emulated nodes: one and two ranks per node (gets between nodes)
 for rpn in 1 2; do
     check_run "3 ranks, $rpn per node, hierarchical, accelerator faults" 3 \
@@ -170,6 +175,7 @@ done
 # device_one_shot: the survivors' kernels wait for the dead rank's flags; their host waits watch
 # the node's processes, stand in for its flags and fail the call
 check_kill device_one_shot --count=1000
+check_kill device_two_shot --count=600000
 
 # Across emulated nodes the death must reach every survivor, also those that wait on no other
 # node in the algorithm: 5 ranks on 2+2+1 (hierarchical: ranks 1 and 3 own no shard and wait

@@ -50,13 +50,16 @@ for np in 1 2 3 5; do
     check_run "$np ranks, native, host and device" $np "$NATIVE_NB" test_nonblocking --native \
         --kinds=host,device --big=1m
 done
-# device_one_shot's nonblocking and persistent calls: launched by the calling thread (no
+# the device-driven rows' nonblocking and persistent calls: launched by the calling thread (no
 # communicator thread), completed when MPI_Test/MPI_Wait find the event after the kernel reached
 for np in 2 3; do
     check_run "$np ranks, native, allreduce device_one_shot, persistent" $np \
         "$NATIVE_NB coll_gpu_allreduce_algorithm=device_one_shot" test_nonblocking --native \
         --persistent --kinds=device --big=256k
 done
+check_run "3 ranks, native, allreduce device_two_shot, persistent" 3 \
+    "$NATIVE_NB coll_gpu_allreduce_algorithm=device_two_shot" test_nonblocking --native \
+    --persistent --kinds=device --big=2m
 check_run "4 ranks, native, 2 emulated nodes" 4 "$NATIVE_NB coll_gpu_ranks_per_node=2" \
     test_nonblocking --native --kinds=device --big=256k
 check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \

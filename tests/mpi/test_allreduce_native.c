@@ -50,22 +50,28 @@ static const char *const alg_names[TU_NUM_ALGS] = {"auto",
                                                    "recursive_doubling",
                                                    "hierarchical_doubling",
                                                    "hierarchical_rabenseifner",
-                                                   "device_one_shot"};
+                                                   "device_one_shot",
+                                                   "device_two_shot"};
 
-/* device_one_shot takes calls of device memory up to its area's half (COLL_GPU_KERNEL_HALF),
- * on a communicator of one node and 2 ranks or more: the others are staged. */
+static bool device_driven(int alg) {
+    return (TU_ALG_DEVICE_ONE_SHOT == alg) || (TU_ALG_DEVICE_TWO_SHOT == alg);
+}
+
+/* The device-driven rows take calls of device memory on a communicator of one node and 2 ranks
+ * or more (device_one_shot up to 256 KiB, COLL_GPU_DEVICE_ONE_SHOT_MAX): the others are
+ * staged. */
 static int device_driven_fits(const state_t *st, const tu_comm_t *comm, size_t bytes, int alg) {
-    if ((TU_ALG_DEVICE_ONE_SHOT == alg) &&
-        ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) || (bytes > 256 * 1024) ||
-         tu_multi_node(&st->config, comm->size))) {
+    if (device_driven(alg) &&
+        ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) || tu_multi_node(&st->config, comm->size) ||
+         ((TU_ALG_DEVICE_ONE_SHOT == alg) && (bytes > 256 * 1024)))) {
         return TU_ALG_STAGED;
     }
     return alg;
 }
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
-    if ((NULL == st->expect) && (TU_ALG_DEVICE_ONE_SHOT == st->config.allreduce_algorithm)) {
-        return device_driven_fits(st, comm, bytes, TU_ALG_DEVICE_ONE_SHOT);
+    if ((NULL == st->expect) && device_driven(st->config.allreduce_algorithm)) {
+        return device_driven_fits(st, comm, bytes, st->config.allreduce_algorithm);
     }
     if (NULL != st->expect) {
         for (int a = 0; a < TU_NUM_ALGS; ++a) {
@@ -298,23 +304,24 @@ static void run_side_cases(const tu_comm_t *comm, tu_mem_t mem) {
  * agreement on the copies in), and under device_one_shot is one kernel and
  * one wait, with no signal to a peer nor wait for one; a call on host memory passed to Open
  * MPI asks none of it. */
-static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
+static void run_host_counts_of(const state_t *st, const tu_comm_t *comm, size_t count) {
     static const char *const names[] = {"coll_gpu_device_submissions", "coll_gpu_host_stream_waits",
                                         "coll_gpu_host_signals",       "coll_gpu_host_peer_waits",
                                         "coll_gpu_board_arrivals",     "coll_gpu_calls_native"};
     enum { SUBMISSIONS, STREAM_WAITS, SIGNALS, PEER_WAITS, BOARD, NATIVE, NUM };
-    bool kernel = TU_ALG_DEVICE_ONE_SHOT == expected_alg(st, comm, 8);
+    int alg = expected_alg(st, comm, count * sizeof(float));
+    bool kernel = device_driven(alg);
     tu_pvar_t pvars[NUM];
     uint64_t before[NUM], after[NUM];
     float host_in[2] = {1, 2}, host_out[2];
     void *d_in, *d_out;
 
-    tu_case_begin("host counts of one call on %s", comm->name);
+    tu_case_begin("host counts of one call of %zu bytes on %s", count * sizeof(float), comm->name);
     for (int i = 0; i < NUM; ++i) {
         tu_pvar_open_required(names[i], &pvars[i]);
     }
-    tu_mem_alloc(st->mem, 64, &d_in);
-    tu_mem_alloc(st->mem, 64, &d_out);
+    tu_mem_alloc(st->mem, count * sizeof(float), &d_in);
+    tu_mem_alloc(st->mem, count * sizeof(float), &d_out);
     for (int pass = 0; pass < 2; ++pass) {
         bool device = (0 == pass) && (TU_MEM_DEVICE == st->mem);
         int el[NUM] = {0, 0, 0, 0, 0, COLL_GPU_ALLREDUCE};
@@ -323,8 +330,8 @@ static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
             before[i] = tu_pvar_read_element(&pvars[i], el[i]);
         }
         if (MPI_SUCCESS != MPI_Allreduce(device ? d_in : (void *)host_in,
-                                         device ? d_out : (void *)host_out, 2, MPI_FLOAT, MPI_SUM,
-                                         comm->comm)) {
+                                         device ? d_out : (void *)host_out, device ? (int)count : 2,
+                                         MPI_FLOAT, MPI_SUM, comm->comm)) {
             tu_fail("MPI_Allreduce failed");
         }
         for (int i = 0; i < NUM; ++i) {
@@ -341,10 +348,11 @@ static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
         if (device && kernel && (comm->size > 1) &&
             ((1 != after[SUBMISSIONS]) || (1 != after[STREAM_WAITS]) || (0 != after[SIGNALS]) ||
              (0 != after[PEER_WAITS]))) {
-            tu_fail("device_one_shot: %llu submissions, %llu stream waits, %llu signals, %llu peer "
-                    "waits (expected 1, 1, 0, 0)",
-                    (unsigned long long)after[SUBMISSIONS], (unsigned long long)after[STREAM_WAITS],
-                    (unsigned long long)after[SIGNALS], (unsigned long long)after[PEER_WAITS]);
+            tu_fail("%s: %llu submissions, %llu stream waits, %llu signals, %llu peer waits "
+                    "(expected 1, 1, 0, 0)",
+                    alg_names[alg], (unsigned long long)after[SUBMISSIONS],
+                    (unsigned long long)after[STREAM_WAITS], (unsigned long long)after[SIGNALS],
+                    (unsigned long long)after[PEER_WAITS]);
         }
         if (!device && (TU_MEM_DEVICE == st->mem)) {
             for (int i = 0; i < NUM; ++i) {
@@ -358,6 +366,15 @@ static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
     tu_case_end();
     tu_mem_free(st->mem, d_in);
     tu_mem_free(st->mem, d_out);
+}
+
+/* 8 bytes; under device_two_shot also a call of several of its kernel's steps (1 MiB each),
+ * still one launch and one wait. */
+static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
+    run_host_counts_of(st, comm, 2);
+    if (TU_ALG_DEVICE_TWO_SHOT == st->config.allreduce_algorithm) {
+        run_host_counts_of(st, comm, (3u << 20) / sizeof(float) + 1);
+    }
 }
 
 /* rc must be MPI_ERR_COUNT (a communicator of one rank cannot disagree with itself). */

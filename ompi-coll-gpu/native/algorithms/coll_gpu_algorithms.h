@@ -17,10 +17,15 @@ int coll_gpu_allreduce_one_shot(struct ompi_communicator_t *comm,
                                 const coll_gpu_native_call_t *call);
 int coll_gpu_allreduce_two_shot(struct ompi_communicator_t *comm,
                                 const coll_gpu_native_call_t *call);
-/* Device-driven (coll_gpu_kernel.h): one kernel per call, in one node, up to the area's half. */
+/* Device-driven (coll_gpu_kernel.h): one kernel per call, in one node; one-shot up to
+ * COLL_GPU_DEVICE_ONE_SHOT_MAX, two-shot any size. */
 accel_status_t coll_gpu_allreduce_device_one_shot_launch(const coll_gpu_native_call_t *call,
                                                          bool with_data);
 bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, char *why,
+                                             size_t why_len);
+accel_status_t coll_gpu_allreduce_device_two_shot_launch(const coll_gpu_native_call_t *call,
+                                                         bool with_data);
+bool coll_gpu_allreduce_device_two_shot_fits(const coll_gpu_alg_query_t *query, char *why,
                                              size_t why_len);
 /* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by
  * coll_gpu_native_fetch when it is on another node. */

@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the accelerator's one-shot allreduce (accel.h: allreduce_oneshot), the stream
- * work of a stream-ordered MPI_Allreduce, in one process: N "ranks", each with an area of
- * device memory and a stream of its own, every rank's plan naming every area (what IPC maps
- * across processes); each rank's part of a call queued on its stream, the streams synchronized
- * at the end.  Against a reference folded here, in rank order, in plain C:
+ * Unit test of the accelerator's node allreduce kernels (accel.h: node_allreduce, one-shot and
+ * two-shot; accel_node_kernels.h), in one process: N "ranks", each with an area of device
+ * memory and a stream of its own, every rank's plan naming every area (what IPC maps across
+ * processes); each rank's part of a call queued on its stream, the streams synchronized at the
+ * end.  Against a reference folded here, in rank order, in plain C:
  *
- *   shapes     2, 3 and 5 ranks; 1 element to 16 lanes (65541 elements); int32 and float
- *              sums, double max, int8 sums that wrap; in place; source and result one
- *              element off their allocation's start (the kernel's unaligned paths)
- *   burst      12 calls queued back to back on every stream before one synchronization (the
- *              halves' parities reused while earlier calls may be running)
+ *   shapes     both algorithms; 2, 3 and 5 ranks; 1 element to 16 lanes (65541 elements);
+ *              int32 and float sums, double max, int8 sums that wrap; in place; source and
+ *              result one element off their allocation's start (the unaligned paths)
+ *   steps      two-shot calls of many steps (a 4 KiB half), on 3 and on 17 ranks (more
+ *              inputs than one reduce() pass takes)
+ *   burst      12 calls of both algorithms queued back to back on every stream before one
+ *              synchronization (the halves' parities reused while earlier calls may run)
  *   no data    one rank queues a call without data (src NULL) in place of its part: the
  *              others' streams get past it, and the next call is right everywhere
- *   errors     one rank, a call larger than a half, a pair the kernels do not take, no plan
+ *   errors     one rank, a one-shot call larger than a half, a pair the kernels do not take,
+ *              no plan, no such algorithm
  *
- *   test_accel_oneshot                  the emulated backend
- *   test_accel_oneshot --backend cuda   the CUDA kernels (exit 77 without a GPU)
+ *   test_accel_node                  the emulated backend
+ *   test_accel_node --backend cuda   the CUDA kernels (exit 77 without a GPU)
  *
  * One line per check, then "N passed, M failed"; exit 0, 1, or 77 (skipped).
  */
@@ -33,35 +36,37 @@
 
 #include "unit_check.h"
 
-#define MAX_RANKS 5
+#define MAX_RANKS 17
 #define HALF ((size_t)1 << 20)
 
 static const accel_ops_t *ops;
 
 typedef struct {
     int nranks;
+    size_t half;
     void *area_alloc[MAX_RANKS];
-    accel_oneshot_t plan[MAX_RANKS];
+    accel_node_plan_t plan[MAX_RANKS];
     accel_stream_h stream[MAX_RANKS];
 } node_t;
 
-static bool node_create(node_t *node, int nranks) {
-    size_t head = accel_oneshot_head_bytes(nranks);
+static bool node_create_half(node_t *node, int nranks, size_t half) {
+    size_t head = accel_node_head_bytes(nranks);
     void *zeros = calloc(1, head);
     bool ok = (zeros != NULL);
 
     memset(node, 0, sizeof(*node));
     node->nranks = nranks;
+    node->half = half;
     for (int r = 0; ok && (r < nranks); ++r) {
         ok =
-            (ops->mem_alloc(ACCEL_MEM_DEVICE, head + 2 * HALF, &node->area_alloc[r]) == ACCEL_OK) &&
+            (ops->mem_alloc(ACCEL_MEM_DEVICE, head + 2 * half, &node->area_alloc[r]) == ACCEL_OK) &&
             (ops->memcpy(node->area_alloc[r], zeros, head) == ACCEL_OK) &&
             (ops->stream_create(&node->stream[r]) == ACCEL_OK);
     }
     for (int r = 0; ok && (r < nranks); ++r) {
         node->plan[r].nranks = nranks;
         node->plan[r].rank = r;
-        node->plan[r].half = HALF;
+        node->plan[r].half = half;
         for (int p = 0; p < nranks; ++p) {
             node->plan[r].areas[p] = node->area_alloc[p];
         }
@@ -69,6 +74,8 @@ static bool node_create(node_t *node, int nranks) {
     free(zeros);
     return ok;
 }
+
+static bool node_create(node_t *node, int nranks) { return node_create_half(node, nranks, HALF); }
 
 static bool node_synchronize(node_t *node) {
     bool ok = true;
@@ -177,6 +184,7 @@ static void reference(kind_t kind, int nranks, int c, size_t i, void *out) {
  * allocation of its own. */
 typedef struct {
     kind_t kind;
+    accel_node_alg_t alg;
     int call;
     size_t count, offset;
     bool in_place;
@@ -192,6 +200,7 @@ static bool call_init(call_t *cl, const node_t *node, kind_t kind, int call, siz
 
     memset(cl, 0, sizeof(*cl));
     cl->kind = kind;
+    cl->alg = ACCEL_NODE_ONE_SHOT;
     cl->call = call;
     cl->count = count;
     cl->in_place = in_place;
@@ -218,8 +227,8 @@ static bool call_init(call_t *cl, const node_t *node, kind_t kind, int call, siz
 }
 
 static accel_status_t call_queue(call_t *cl, node_t *node, int r) {
-    return ops->allreduce_oneshot(&node->plan[r], cl->src[r], cl->dst[r], cl->count,
-                                  kinds[cl->kind].dtype, kinds[cl->kind].op, node->stream[r]);
+    return ops->node_allreduce(&node->plan[r], cl->alg, cl->src[r], cl->dst[r], cl->count,
+                               kinds[cl->kind].dtype, kinds[cl->kind].op, node->stream[r]);
 }
 
 /* Whether every rank's result is the reference (after the streams' synchronization). */
@@ -254,7 +263,15 @@ static void call_free(call_t *cl, int nranks) {
     }
 }
 
-static void test_shapes(void) {
+static const char *alg_name(accel_node_alg_t alg) {
+    return (alg == ACCEL_NODE_TWO_SHOT) ? "two-shot" : "one-shot";
+}
+
+static int call_lanes(const call_t *cl) {
+    return accel_node_lanes(cl->alg, cl->count * kinds[cl->kind].size);
+}
+
+static void test_shapes(accel_node_alg_t alg) {
     static const size_t counts[] = {1, 7, 1000, 8195, 65541};
     static const int sizes[] = {2, 3, 5};
     int call = 0;
@@ -277,14 +294,14 @@ static void test_shapes(void) {
 
                     ok =
                         call_init(&cl, &node, (kind_t)kind, ++call, counts[k], in_place, unaligned);
+                    cl.alg = alg;
                     for (int r = 0; ok && (r < node.nranks); ++r) {
                         ok = (call_queue(&cl, &node, r) == ACCEL_OK);
                     }
                     ok = node_synchronize(&node) && ok;
                     CHECK(ok && call_right(&cl, node.nranks, &bad, &bad_rank),
-                          "%d ranks, %s, %zu elements (%d lanes)%s: element %zu on rank %d",
-                          node.nranks, kinds[kind].name, counts[k],
-                          accel_oneshot_lanes(counts[k] * kinds[kind].size),
+                          "%s, %d ranks, %s, %zu elements (%d lanes)%s: element %zu on rank %d",
+                          alg_name(alg), node.nranks, kinds[kind].name, counts[k], call_lanes(&cl),
                           in_place    ? ", in place"
                           : unaligned ? ", one element off"
                                       : "",
@@ -315,9 +332,8 @@ static void run_back_to_back(const char *what, node_t *node, call_t *calls, int 
         int bad_rank = -1;
 
         CHECK(call_right(&calls[c], node->nranks, &bad, &bad_rank),
-              "%s: call %d of %d, %zu elements (%d lanes): element %zu on rank %d", what, c + 1,
-              ncalls, calls[c].count,
-              accel_oneshot_lanes(calls[c].count * kinds[calls[c].kind].size), bad, bad_rank);
+              "%s: call %d of %d, %s, %zu elements (%d lanes): element %zu on rank %d", what, c + 1,
+              ncalls, alg_name(calls[c].alg), calls[c].count, call_lanes(&calls[c]), bad, bad_rank);
     }
     for (int c = 0; c < ninit; ++c) {
         call_free(&calls[c], node->nranks);
@@ -336,6 +352,7 @@ static void test_burst(void) {
         while ((ninit < NCALLS) &&
                call_init(&calls[ninit], &node, (ninit & 1) ? T_FLOAT_SUM : T_INT32_SUM, 100 + ninit,
                          counts[ninit % 4], (ninit % 3) == 0, false)) {
+            calls[ninit].alg = ((ninit / 2) & 1) ? ACCEL_NODE_TWO_SHOT : ACCEL_NODE_ONE_SHOT;
             ++ninit;
         }
     }
@@ -362,36 +379,69 @@ static void test_lanes_mixed(void) {
     run_back_to_back("mixed lanes", &node, calls, NCALLS, ninit);
 }
 
-static void test_no_data(void) {
+/* Two-shot calls of many steps through a 4 KiB half (1024 int32 a step), one-shot calls between
+ * them, back to back: on 3 ranks, and on 17 (the fold takes more inputs than one pass of
+ * reduce()). */
+static void test_steps(int nranks) {
+    enum { NCALLS = 8 };
+    static const size_t counts[NCALLS] = {65541, 1000, 1025, 1, 5000, 1024, 3000, 7};
+    static const kind_t kinds_of[NCALLS] = {T_INT32_SUM, T_FLOAT_SUM, T_INT8_SUM, T_DOUBLE_MAX,
+                                            T_FLOAT_SUM, T_INT32_SUM, T_INT8_SUM, T_INT32_SUM};
+    call_t calls[NCALLS];
+    node_t node;
+    int ninit = 0;
+    char what[32];
+
+    snprintf(what, sizeof(what), "steps, %d ranks", nranks);
+    if (CHECK(node_create_half(&node, nranks, 4096), "%s: areas and streams", what)) {
+        while ((ninit < NCALLS) && call_init(&calls[ninit], &node, kinds_of[ninit], 400 + ninit,
+                                             (nranks > 5) ? counts[ninit] / 4 + 1 : counts[ninit],
+                                             (ninit % 3) == 2, (ninit % 4) == 3)) {
+            /* one-shot where a call fits a half */
+            calls[ninit].alg =
+                ((ninit & 1) && (calls[ninit].count * kinds[kinds_of[ninit]].size <= node.half))
+                    ? ACCEL_NODE_ONE_SHOT
+                    : ACCEL_NODE_TWO_SHOT;
+            ++ninit;
+        }
+    }
+    run_back_to_back(what, &node, calls, NCALLS, ninit);
+}
+
+/* Rank 1's part of a call could not be queued: a call without data instead (half bytes a
+ * half: a two-shot call of several steps). */
+static void test_no_data(accel_node_alg_t alg, size_t half) {
     call_t failed, next;
     node_t node;
     size_t bad = 0;
     int bad_rank = -1;
     bool ok;
 
-    ok = CHECK(node_create(&node, 3), "no data: 3 ranks");
+    ok = CHECK(node_create_half(&node, 3, half), "no data, %s: 3 ranks", alg_name(alg));
     ok = ok && call_init(&failed, &node, T_INT32_SUM, 200, 65541, false, false) &&
          call_init(&next, &node, T_INT32_SUM, 201, 65541, true, false);
-    /* rank 1's part of the first call could not be queued: a call without data instead */
+    failed.alg = next.alg = alg;
     for (int r = 0; ok && (r < node.nranks); ++r) {
-        ok = ((r == 1) ? ops->allreduce_oneshot(&node.plan[r], NULL, NULL, failed.count,
-                                                ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[r])
+        ok = ((r == 1) ? ops->node_allreduce(&node.plan[r], alg, NULL, NULL, failed.count,
+                                             ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[r])
                        : call_queue(&failed, &node, r)) == ACCEL_OK;
     }
     for (int r = 0; ok && (r < node.nranks); ++r) {
         ok = (call_queue(&next, &node, r) == ACCEL_OK);
     }
     ok = node_synchronize(&node) && ok;
-    CHECK(ok, "no data: every stream got past the call rank 1 queued without data");
+    CHECK(ok, "no data, %s: every stream got past the call rank 1 queued without data",
+          alg_name(alg));
     CHECK(ok && call_right(&next, node.nranks, &bad, &bad_rank),
-          "no data: the next call is right (element %zu on rank %d)", bad, bad_rank);
+          "no data, %s: the next call is right (element %zu on rank %d)", alg_name(alg), bad,
+          bad_rank);
     call_free(&failed, node.nranks);
     call_free(&next, node.nranks);
     node_destroy(&node);
 }
 
 static void test_errors(void) {
-    accel_oneshot_t plan;
+    accel_node_plan_t plan;
     void *buf = NULL;
     node_t node;
 
@@ -402,18 +452,21 @@ static void test_errors(void) {
     }
     plan = node.plan[0];
     plan.nranks = 1;
-    CHECK(ops->allreduce_oneshot(&plan, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
-                                 node.stream[0]) == ACCEL_ERR_INVALID,
+    CHECK(ops->node_allreduce(&plan, ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                              node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: one rank: ACCEL_ERR_INVALID");
-    CHECK(ops->allreduce_oneshot(&node.plan[0], buf, buf, HALF / 4 + 1, ACCEL_DT_INT32,
-                                 ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
+    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ONE_SHOT, buf, buf, HALF / 4 + 1,
+                              ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: larger than a half: ACCEL_ERR_INVALID");
-    CHECK(ops->allreduce_oneshot(&node.plan[0], buf, buf, 1, ACCEL_DT_FLOAT, ACCEL_OP_BXOR,
-                                 node.stream[0]) == ACCEL_ERR_UNSUPPORTED,
+    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_FLOAT,
+                              ACCEL_OP_BXOR, node.stream[0]) == ACCEL_ERR_UNSUPPORTED,
           "errors: float bxor: ACCEL_ERR_UNSUPPORTED");
-    CHECK(ops->allreduce_oneshot(NULL, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[0]) ==
-              ACCEL_ERR_INVALID,
+    CHECK(ops->node_allreduce(NULL, ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                              node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: no plan: ACCEL_ERR_INVALID");
+    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ALG_COUNT, buf, buf, 1, ACCEL_DT_INT32,
+                              ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: no such algorithm: ACCEL_ERR_INVALID");
     (void)ops->mem_free(buf);
     node_destroy(&node);
 }
@@ -438,14 +491,18 @@ int main(int argc, char **argv) {
                (reason != NULL) ? reason : accel_status_string(status));
         return 77;
     }
-    if (ops->allreduce_oneshot == NULL) {
-        printf("FAIL: the %s backend has no allreduce_oneshot\n", ops->name);
+    if (ops->node_allreduce == NULL) {
+        printf("FAIL: the %s backend has no node_allreduce\n", ops->name);
         return 1;
     }
-    test_shapes();
+    test_shapes(ACCEL_NODE_ONE_SHOT);
+    test_shapes(ACCEL_NODE_TWO_SHOT);
+    test_steps(3);
+    test_steps(17);
     test_burst();
     test_lanes_mixed();
-    test_no_data();
+    test_no_data(ACCEL_NODE_ONE_SHOT, HALF);
+    test_no_data(ACCEL_NODE_TWO_SHOT, 16384);
     test_errors();
     accel_finalize();
     printf("%d passed, %d failed\n", test_passed, test_failed);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The node's allreduce kernels (accel_node_kernels.h) compiled for the host: the emulated
+ * device runs a launch here, its blocks one after another, each as one thread. */
+#include "accel_internal.h"
+#include "accel_kernel_port.h"
+
+#include <string.h>
+
+/* A kernel's (op, type) on the host, and whether every fold went well. */
+typedef struct {
+    accel_dtype_t dtype;
+    accel_op_t op;
+    bool ok;
+} accel_node_host_fold_t;
+
+#define AK_TEMPLATE
+#define AK_FOLD_PARAM accel_node_host_fold_t *
+#define AK_FOLD(fold, dst, bases, n, off, count)                                                   \
+    accel_node_host_fold((fold), (dst), (bases), (n), (off), (count))
+
+AK_FN void ak_copy(char *dst, const char *src, size_t bytes, bool from_peer) {
+    (void)from_peer;
+    if (bytes > 0) {
+        memmove(dst, src, bytes);
+    }
+}
+
+/* The fold in rank order.  Up to ACCEL_REDUCE_MAX_INPUTS inputs in one pass, which may write
+ * over one of them (each element is read before it is written); more in passes over a bounce
+ * buffer, since a first pass writing dst would overwrite a later pass's input. */
+static void accel_node_host_fold(accel_node_host_fold_t *fold, char *dst, char *const *bases, int n,
+                                 size_t off, size_t count) {
+    const size_t size = accel_dtype_size(fold->dtype);
+    const void *srcs[ACCEL_REDUCE_MAX_INPUTS];
+    size_t chunk = 4096 / size;
+    char bounce[4096];
+
+    if (n <= ACCEL_REDUCE_MAX_INPUTS) {
+        for (int k = 0; k < n; ++k) {
+            srcs[k] = bases[k] + off;
+        }
+        fold->ok =
+            (accel_reduce_cpu(dst, srcs, n, count, fold->dtype, fold->op) == ACCEL_OK) && fold->ok;
+        return;
+    }
+    for (size_t i = 0; i < count; i += chunk) {
+        size_t m = (count - i < chunk) ? count - i : chunk;
+
+        for (int next = 0; next < n;) {
+            int k = 0;
+
+            if (next > 0) {
+                srcs[k++] = bounce;
+            }
+            while ((next < n) && (k < ACCEL_REDUCE_MAX_INPUTS)) {
+                srcs[k++] = bases[next++] + off + i * size;
+            }
+            fold->ok = (accel_reduce_cpu(bounce, srcs, k, m, fold->dtype, fold->op) == ACCEL_OK) &&
+                       fold->ok;
+        }
+        memcpy(dst + i * size, bounce, m * size);
+    }
+}
+
+#include "accel_node_kernels.h"
+
+bool accel_node_run_host(const accel_node_args_t *args, accel_dtype_t dtype, accel_op_t op) {
+    accel_node_host_fold_t fold = {dtype, op, true};
+    const int lanes = accel_node_lanes((accel_node_alg_t)args->alg, args->count * args->size);
+
+    for (int l = 0; l < lanes; ++l) {
+        ak_node_allreduce(args, l, lanes, &fold);
+    }
+    return fold.ok;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The allreduce kernels of a node (accel.h: accel_node_plan_t, the protocol and the area's
+ * layout), written once: cuda/accel_cuda_reduce.h compiles them for the GPU, accel_emulated.c
+ * for the emulated device, on accel_kernel_port.h.  The includer provides the two block-wide
+ * data primitives (all of a block's threads call them):
+ *
+ *   ak_copy(dst, src, bytes, from_peer)   bytes from src to dst (from_peer: src is memory
+ *                                          another device wrote)
+ *   AK_FOLD(fold, dst, bases, n, off, count)
+ *                                          dst[i] = base_0[i] op ... op base_{n-1}[i] for the
+ *                                          count elements at off bytes into every bases[k], in
+ *                                          rank order (dst may be one of them, at the same i)
+ *
+ * and AK_TEMPLATE / AK_FOLD_PARAM: how a kernel body is given its (op, type) (a template
+ * parameter on the GPU, a value on the host).
+ */
+#ifndef ACCEL_NODE_KERNELS_H
+#define ACCEL_NODE_KERNELS_H
+
+#include "accel_internal.h"
+#include "accel_kernel_port.h"
+
+/* Lane l's next step: its number, counter[l] + 1, the same in every thread and (every step
+ * advancing every lane) in every lane; lane 0 advances the lanes the launch has no block for. */
+AK_FN uint32_t ak_node_enter(const accel_node_args_t *a, int l, int lanes) {
+    AK_SHARED uint32_t step;
+
+    if (AK_THREAD == 0) {
+        char *mine = a->areas[a->rank];
+
+        /* only this rank's kernels, in stream order, write them */
+        step = *accel_node_counter(mine, a->nranks, l) + 1;
+        for (int k = (l == 0) ? lanes : ACCEL_NODE_LANES; k < ACCEL_NODE_LANES; ++k) {
+            ak_store_release(accel_node_counter(mine, a->nranks, k), step);
+        }
+        ak_store_release(accel_node_counter(mine, a->nranks, l), step);
+    }
+    ak_sync();
+    return step;
+}
+
+/* Flag `which` of lane l (and lane 0: of the lanes without a block) = s at every peer. */
+AK_FN void ak_node_tell(const accel_node_args_t *a, int l, int lanes, accel_node_flag_t which,
+                        uint32_t s) {
+    for (int p = AK_THREAD; p < a->nranks; p += AK_THREADS) {
+        if (p == a->rank) {
+            continue;
+        }
+        ak_fence();
+        ak_store_release(accel_node_flag(a->areas[p], a->nranks, l, which, a->rank), s);
+        for (int k = (l == 0) ? lanes : ACCEL_NODE_LANES; k < ACCEL_NODE_LANES; ++k) {
+            ak_store_release(accel_node_flag(a->areas[p], a->nranks, k, which, a->rank), s);
+        }
+    }
+}
+
+/* Everything the block wrote before, then flag `which` of step s told to every peer and theirs
+ * waited for: after it, every thread of the block may read what the peers wrote before theirs. */
+AK_FN void ak_node_exchange(const accel_node_args_t *a, int l, int lanes, accel_node_flag_t which,
+                            uint32_t s) {
+    ak_sync();
+    ak_node_tell(a, l, lanes, which, s);
+    for (int p = AK_THREAD; p < a->nranks; p += AK_THREADS) {
+        if (p != a->rank) {
+            ak_wait(accel_node_flag(a->areas[a->rank], a->nranks, l, which, p), s);
+        }
+    }
+    ak_sync();
+}
+
+/* The block's reads of the peers' halves of step s are over: their done flags. */
+AK_FN void ak_node_leave(const accel_node_args_t *a, int l, int lanes, uint32_t s) {
+    ak_sync();
+    ak_node_tell(a, l, lanes, ACCEL_NODE_DONE, s);
+}
+
+/* Bytes from an area's start to the half of step s. */
+AK_FN size_t ak_node_half_off(const accel_node_args_t *a, uint32_t s) {
+    return accel_node_head_bytes(a->nranks) + (size_t)(s & 1) * a->half;
+}
+
+/* One-shot, lane l of lanes: the lane's slice into this rank's half, ready, the fold of every
+ * rank's half of the slice into dst, done. */
+AK_TEMPLATE
+AK_FN void ak_node_one_shot(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
+    const uint32_t s = ak_node_enter(a, l, lanes);
+    const size_t off = ak_node_half_off(a, s), size = a->size;
+    size_t lo, hi;
+
+    accel_node_slice(a->count, lanes, l, &lo, &hi);
+    if (a->src != NULL) {
+        ak_copy(a->areas[a->rank] + off + lo * size, a->src + lo * size, (hi - lo) * size, false);
+    }
+    ak_node_exchange(a, l, lanes, ACCEL_NODE_READY, s);
+    if ((a->src != NULL) && (hi > lo)) {
+        AK_FOLD(fold, a->dst + lo * size, a->areas, a->nranks, off + lo * size, hi - lo);
+    }
+    ak_node_leave(a, l, lanes, s);
+}
+
+/* Two-shot, lane l (of ACCEL_NODE_LANES), step after step of `half` bytes: the lane's slice of
+ * the step into this rank's half, ready; this rank's part of the slice folded from every rank's
+ * half into its own, reduced; every rank's part copied from its half into dst, done.  A part is
+ * folded by one rank and read by all: each element is combined once, in rank order. */
+AK_TEMPLATE
+AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
+    const size_t size = a->size, per = a->half / size;
+    const size_t steps = accel_node_steps(ACCEL_NODE_TWO_SHOT, a->count, size, a->half);
+    char *const mine = a->areas[a->rank];
+
+    for (size_t k = 0; k < steps; ++k) {
+        const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
+        const size_t off = ak_node_half_off(a, s), first = k * per;
+        const size_t n = (a->count - first < per) ? a->count - first : per;
+        size_t lo, hi, plo, phi;
+
+        accel_node_slice(n, ACCEL_NODE_LANES, l, &lo, &hi);
+        if (a->src != NULL) {
+            ak_copy(mine + off + lo * size, a->src + (first + lo) * size, (hi - lo) * size, false);
+        }
+        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
+        accel_node_slice(hi - lo, a->nranks, a->rank, &plo, &phi);
+        if ((a->src != NULL) && (phi > plo)) {
+            AK_FOLD(fold, mine + off + (lo + plo) * size, a->areas, a->nranks,
+                    off + (lo + plo) * size, phi - plo);
+        }
+        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
+        for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
+            accel_node_slice(hi - lo, a->nranks, p, &plo, &phi);
+            ak_copy(a->dst + (first + lo + plo) * size, a->areas[p] + off + (lo + plo) * size,
+                    (phi - plo) * size, p != a->rank);
+        }
+        ak_node_leave(a, l, ACCEL_NODE_LANES, s);
+    }
+}
+
+/* Block l of a launch of lanes blocks. */
+AK_TEMPLATE
+AK_FN void ak_node_allreduce(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
+    if (a->alg == ACCEL_NODE_TWO_SHOT) {
+        ak_node_two_shot(a, l, fold);
+    } else {
+        ak_node_one_shot(a, l, lanes, fold);
+    }
+}
+
+#endif /* ACCEL_NODE_KERNELS_H */
