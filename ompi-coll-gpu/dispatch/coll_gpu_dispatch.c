@@ -27,6 +27,19 @@ bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a) {
            (coll_gpu_args_not_root_side(a) && coll_gpu_on_device(a->rbuf));
 }
 
+void coll_gpu_args_stage_recv_blocks(const coll_gpu_args_t *a, coll_gpu_call_t *call, int size,
+                                     bool blocks) {
+    if (blocks) {
+        coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
+        call->recv_holes = true;
+    } else {
+        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
+        call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
+    }
+    call->recv_in = (MPI_IN_PLACE == a->sbuf);
+    call->recv_out = true;
+}
+
 COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
                                                     coll_gpu_args_t *a) {
     bool mixed = false;

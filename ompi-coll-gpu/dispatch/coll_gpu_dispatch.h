@@ -187,6 +187,11 @@ bool coll_gpu_args_on_device(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
 
+/* For a stage function: the receive buffer of size blocks (rcounts and rdispls where blocks,
+ * else rcount each), copied in under MPI_IN_PLACE and back out. */
+void coll_gpu_args_stage_recv_blocks(const coll_gpu_args_t *a, coll_gpu_call_t *call, int size,
+                                     bool blocks);
+
 /* A native persistent call's plan: the native call its first MPI_Start built (the algorithm,
  * the chunking, the buffers' signature bytes, the v-collectives' blocks), which every later start
  * posts as it is: no memory-kind lookups, no eligibility, no algorithm choice, no datatype
