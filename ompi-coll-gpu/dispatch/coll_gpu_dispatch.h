@@ -189,6 +189,13 @@ bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
 
 /* For a stage function: the receive buffer of size blocks (rcounts and rdispls where blocks,
  * else rcount each), copied in under MPI_IN_PLACE and back out. */
+/* The native attempt (coll_gpu_native_try_fn_t) of a call of rcount elements of rdtype per rank
+ * received and send_blocks blocks of scount elements of sdtype sent (allgather: 1, alltoall: the
+ * communicator's size), or MPI_IN_PLACE.  Blocks move as bytes of the type signature
+ * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
+bool coll_gpu_args_native_blocks(coll_gpu_args_t *a, coll_gpu_ncoll_t ncoll, int send_blocks,
+                                 coll_gpu_native_kind_t kind, bool kinds_mixed, int *rc_p);
+
 void coll_gpu_args_stage_recv_blocks(const coll_gpu_args_t *a, coll_gpu_call_t *call, int size,
                                      bool blocks);
 
