@@ -296,8 +296,6 @@ static inline void coll_gpu_count_max(unsigned long long *mark, unsigned long lo
     }
 }
 
-#define COLL_GPU_COUNT(counter, coll)                                                              \
-    coll_gpu_count_add(&mca_coll_gpu_component.counter[COLL_GPU_##coll], 1)
 /* A native call of coll: counted, with the bytes it writes into this rank's receive buffer. */
 static inline void coll_gpu_count_native(coll_gpu_coll_t coll, size_t bytes) {
     coll_gpu_count_add(&mca_coll_gpu_component.calls_native[coll], 1);

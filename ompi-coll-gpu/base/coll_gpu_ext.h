@@ -1,61 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * coll_gpu_ext.h: bfloat16 and float16 reductions in MPI, through coll/gpu.
+ * coll_gpu_ext.h: coll/gpu's installed extensions for C programs: bfloat16 and float16 types and
+ * ops (docs/kernels.md, "bfloat16 and float16 in MPI"), and MPICH's stream API for a
+ * stream-ordered MPIX_Allreduce_enqueue (docs/nonblocking.md, "Stream-ordered allreduce": an
+ * example, CUDA graphs; define COLL_GPU_EXT_NO_MPIX_STREAM to leave those names out).
  *
- * MPI has no bfloat16 type, and Open MPI 4.1 no float16 (5.0 has
- * MPIX_C_FLOAT16, which coll/gpu also reduces on the GPU).  This header names
- * both for C programs:
- *
- *   #include <coll_gpu_ext.h>
- *
- *   MPI_Datatype bf16 = coll_gpu_type_bfloat16();        // 2-byte bfloat16
- *   MPI_Op bf16_sum = coll_gpu_op_half(MPI_SUM, bf16);    // its sum
- *   MPI_Allreduce(d_send, d_recv, n, bf16, bf16_sum, MPI_COMM_WORLD);
- *
- * The types are MPI_UINT16_T under a reserved name; the ops are commutative
- * MPI user ops (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN) whose functions, defined
- * here, convert each element to float, combine, and round to nearest even.
- * Open MPI runs these functions wherever coll/gpu does not take the call (host
- * buffers, or no coll/gpu at all); on device buffers coll/gpu recognises the
- * ops and runs its kernels, which compute the same bits.  MAX/MIN treat NaN as
- * Open MPI's host MAX/MIN do on float: out = (out > in) ? out : in.
- *
- * Handles are created on first use, after MPI_Init, and live until
- * MPI_Finalize; calls are not thread safe before the first use returns.
- *
- * Stream-ordered allreduce, MPICH's stream API (code written for it ports with
- * a recompile; define COLL_GPU_EXT_NO_MPIX_STREAM to leave these names out):
- *
- *   MPI_Info info;  MPIX_Stream s;  MPI_Comm scomm;
- *   MPI_Info_create(&info);
- *   MPI_Info_set(info, "type", "cudaStream_t");
- *   MPIX_Info_set_hex(info, "value", &cuda_stream, sizeof(cuda_stream));
- *   MPIX_Stream_create(info, &s);
- *   MPI_Info_free(&info);
- *   MPIX_Stream_comm_create(MPI_COMM_WORLD, s, &scomm);
- *   kernel<<<g, b, 0, cuda_stream>>>(d_send);
- *   MPIX_Allreduce_enqueue(d_send, d_recv, n, MPI_FLOAT, MPI_SUM, scomm);  // returns at once
- *   (MPIX_Allreduce_enqueue_c: the same with an MPI_Count count)
- *   next_kernel<<<g, b, 0, cuda_stream>>>(d_recv);                          // sees the sum
- *   ...
- *   MPI_Comm_free(&scomm);          // before the CUDA stream is destroyed
- *   MPIX_Stream_free(&s);
- *
- * Inside one node the allreduce is stream work (one kernel per call, or per
- * piece of a large call, meeting the peers' kernels through flags in each
- * other's memory): the host is not blocked and takes no part.  Across nodes a
- * host function on the stream hands the call to a thread of coll/gpu, and the
- * stream waits for the thread's release: the host is not blocked either.
- * Elsewhere (a datatype or op the kernels do not take, no native path across
- * nodes) the call synchronizes the stream and runs MPI_Allreduce: correct, but
- * the host waits.  The calls reach coll/gpu through dlopen(RTLD_NOLOAD) of the
- * loaded component (link with -ldl before glibc 2.34); without it
- * MPIX_Stream_comm_create returns MPI_ERR_UNSUPPORTED_OPERATION.  A call may
- * be captured into a CUDA graph: each launch is a new call, so every rank
- * launches its graphs on the communicator's stream in the same order,
- * interleaved alike with its other calls, and not after freeing the
- * communicator; a call that would synchronize the stream returns MPI_ERR_OTHER
- * under a capture and queues nothing.
+ * The ops are MPI user ops whose functions, defined here, convert to float, combine and round to
+ * nearest even: Open MPI runs them wherever coll/gpu does not take the call.  Handles are created
+ * on first use, after MPI_Init, and live until MPI_Finalize; calls are not thread safe before the
+ * first use returns.  The stream calls reach coll/gpu through dlopen(RTLD_NOLOAD) (link with -ldl
+ * before glibc 2.34); without it MPIX_Stream_comm_create returns MPI_ERR_UNSUPPORTED_OPERATION.
  */
 #ifndef COLL_GPU_EXT_H
 #define COLL_GPU_EXT_H

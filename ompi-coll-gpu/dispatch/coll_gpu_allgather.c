@@ -77,40 +77,10 @@ COLL_GPU_ALG_TABLE(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg, "allgather
                    "MPI_Allgatherv", false, false, COLL_GPU_ALLGATHER_AUTO_HELP,
                    COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"));
 
-/* coll_gpu_native_try_fn_t of MPI_Allgather.  Blocks move as bytes of the type signature
- * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
+/* coll_gpu_native_try_fn_t of MPI_Allgather: a block per rank received, one sent. */
 static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
                                       bool kinds_mixed, int *rc_p) {
-    const void *sbuf = a->sbuf;
-    void *rbuf = a->rbuf;
-    const void *bufs[2] = {rbuf, sbuf};
-    bool in_place = (MPI_IN_PLACE == sbuf);
-    int count = a->rcount;
-    coll_gpu_native_call_t call;
-
-    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLGATHER, kind, count,
-                                  a->rdtype, NULL, bufs,
-                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
-                                  NULL != a->request, &call, rc_p)) {
-        return false;
-    }
-    if (OMPI_SUCCESS == *rc_p) {
-        coll_gpu_sig_buf_t send = {0}, recv;
-
-        if (!in_place) {
-            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, 1, a->scount, NULL, NULL, NULL,
-                                  NULL, true);
-        }
-        /* in place, this rank's own block is read from the receive buffer */
-        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
-                              NULL, NULL, NULL, in_place);
-        coll_gpu_sig_buf_receive(&call, &recv);
-        call.sbuf = in_place ? NULL : send.data;
-        call.rbuf = recv.data;
-        call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
-    }
-    return true;
+    return coll_gpu_args_native_blocks(a, COLL_GPU_NCOLL_ALLGATHER, 1, kind, kinds_mixed, rc_p);
 }
 
 /* The same for MPI_Allgatherv.  Every rank knows every block's signature bytes (each passes its
@@ -179,15 +149,7 @@ static bool coll_gpu_allgather_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, 
     (void)single_call;
     (void)rc_p;
     coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
-    if (NULL != a->rcounts) { /* allgatherv */
-        coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
-        call->recv_holes = true;
-    } else {
-        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-        call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
-    }
-    call->recv_in = (MPI_IN_PLACE == a->sbuf);
-    call->recv_out = true;
+    coll_gpu_args_stage_recv_blocks(a, call, size, NULL != a->rcounts /* allgatherv */);
     return false;
 }
 

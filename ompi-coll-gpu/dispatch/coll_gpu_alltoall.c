@@ -60,40 +60,11 @@ COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "d
                        "alltoall_max_outstanding gets from other nodes in flight",
                        coll_gpu_alltoallv_direct, true, false);
 
-/* coll_gpu_native_try_fn_t of MPI_Alltoall.  Blocks move as bytes of the type signature
- * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
+/* coll_gpu_native_try_fn_t of MPI_Alltoall: a block per rank sent and received. */
 static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,
                                      bool kinds_mixed, int *rc_p) {
-    const void *sbuf = a->sbuf;
-    void *rbuf = a->rbuf;
-    const void *bufs[2] = {rbuf, sbuf};
-    bool in_place = (MPI_IN_PLACE == sbuf);
-    int count = a->rcount;
-    coll_gpu_native_call_t call;
-
-    if (!coll_gpu_native_eligible(a->module, a->comm, COLL_GPU_NCOLL_ALLTOALL, kind, count,
-                                  a->rdtype, NULL, bufs,
-                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
-                                  NULL != a->request, &call, rc_p)) {
-        return false;
-    }
-    if (OMPI_SUCCESS == *rc_p) {
-        int size = ompi_comm_size(a->comm);
-        coll_gpu_sig_buf_t send = {0}, recv;
-
-        if (!in_place) {
-            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, size, a->scount, NULL, NULL, NULL,
-                                  NULL, true);
-        }
-        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, size, count, NULL, NULL, NULL, NULL,
-                              in_place);
-        coll_gpu_sig_buf_receive(&call, &recv);
-        call.sbuf = in_place ? NULL : send.data;
-        call.rbuf = recv.data;
-        call.count = coll_gpu_signature_bytes(count, a->rdtype);
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
-    }
-    return true;
+    return coll_gpu_args_native_blocks(a, COLL_GPU_NCOLL_ALLTOALL, ompi_comm_size(a->comm), kind,
+                                       kinds_mixed, rc_p);
 }
 
 /*
@@ -200,15 +171,10 @@ static bool coll_gpu_alltoall_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, b
         } else {
             call->send.user = (void *)a->sbuf;
         }
-        coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
-        call->recv_holes = true;
     } else {
         coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount * (size_t)size);
-        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-        call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
     }
-    call->recv_in = (MPI_IN_PLACE == a->sbuf);
-    call->recv_out = true;
+    coll_gpu_args_stage_recv_blocks(a, call, size, NULL != a->rcounts);
     return false;
 }
 

@@ -27,6 +27,52 @@ bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a) {
            (coll_gpu_args_not_root_side(a) && coll_gpu_on_device(a->rbuf));
 }
 
+void coll_gpu_args_stage_recv_blocks(const coll_gpu_args_t *a, coll_gpu_call_t *call, int size,
+                                     bool blocks) {
+    if (blocks) {
+        coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
+        call->recv_holes = true;
+    } else {
+        coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
+        call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
+    }
+    call->recv_in = (MPI_IN_PLACE == a->sbuf);
+    call->recv_out = true;
+}
+
+bool coll_gpu_args_native_blocks(coll_gpu_args_t *a, coll_gpu_ncoll_t ncoll, int send_blocks,
+                                 coll_gpu_native_kind_t kind, bool kinds_mixed, int *rc_p) {
+    const void *sbuf = a->sbuf;
+    void *rbuf = a->rbuf;
+    const void *bufs[2] = {rbuf, sbuf};
+    bool in_place = (MPI_IN_PLACE == sbuf);
+    int count = a->rcount;
+    coll_gpu_native_call_t call;
+
+    if (!coll_gpu_native_eligible(a->module, a->comm, ncoll, kind, count, a->rdtype, NULL, bufs,
+                                  coll_gpu_sig_bufs_checked(kind, in_place ? 1 : 2), kinds_mixed,
+                                  NULL != a->request, &call, rc_p)) {
+        return false;
+    }
+    if (OMPI_SUCCESS == *rc_p) {
+        coll_gpu_sig_buf_t send = {0}, recv;
+
+        if (!in_place) {
+            coll_gpu_sig_buf_init(&call, &send, sbuf, a->sdtype, send_blocks, a->scount, NULL, NULL,
+                                  NULL, NULL, true);
+        }
+        /* in place, this rank's own block is read from the receive buffer */
+        coll_gpu_sig_buf_init(&call, &recv, rbuf, a->rdtype, ompi_comm_size(a->comm), count, NULL,
+                              NULL, NULL, NULL, in_place);
+        coll_gpu_sig_buf_receive(&call, &recv);
+        call.sbuf = in_place ? NULL : send.data;
+        call.rbuf = recv.data;
+        call.count = coll_gpu_signature_bytes(count, a->rdtype);
+        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, recv.bytes);
+    }
+    return true;
+}
+
 COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
                                                     coll_gpu_args_t *a) {
     bool mixed = false;

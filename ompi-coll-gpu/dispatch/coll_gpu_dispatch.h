@@ -1,27 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one dispatch path of every intercepted call, and the entry points generated for it.
- *
- * Every MPI call coll/gpu intercepts is named once, in COLL_GPU_FOREACH_COLL (coll_gpu_colls.h):
- * its id, its MPI name, its name in the coll framework, its parameter family and its form.  The
- * collective's file describes what differs between collectives (coll_gpu_ops_t: which buffers
- * this rank's call uses, how the staged path sees them) and gives one line per call:
- *
- *     COLL_GPU_DEFINE_ENTRY(gather, GATHER, BLOCKS_ROOT, BLOCKING, &ops, coll_gpu_gather_native,
- *                           NULL)
- *
- * which defines the entry point Open MPI calls (mca_coll_gpu_gather): a certainly-host test and
- * a tail call to the previous module, or, out of line, one coll_gpu_args_t built from the
- * arguments and coll_gpu_dispatch():
- *
- *     classify this rank's buffers -> agree on memory kinds (coll_gpu_check_memory_kinds)
- *       -> pass-through (host buffers: the previous module)
- *        | native (the call's native algorithms, when it has them and they take the call)
- *        | staged (host copies around the previous module)
- *
- * Host buffers under coll_gpu_host_buffers run the native algorithms in host memory
- * (coll_gpu_native_host_buffers).  The previous module's function for any call is generated
- * too (coll_gpu_prev_<name>): the staged path calls it on its host copies.
+ * The one dispatch path of every intercepted call, and the entry points, prototypes, installation
+ * and previous module's functions (coll_gpu_prev_<name>) generated for each row of
+ * COLL_GPU_FOREACH_COLL (coll_gpu_colls.h) by one COLL_GPU_DEFINE_ENTRY line in the collective's
+ * file.  docs/design.md, "Dispatch".
  */
 #ifndef COLL_GPU_DISPATCH_H
 #define COLL_GPU_DISPATCH_H
@@ -204,6 +186,18 @@ static inline int coll_gpu_args_blocks(const coll_gpu_args_t *a) {
 bool coll_gpu_args_on_device(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_recv(const coll_gpu_args_t *a);
 bool coll_gpu_args_on_device_root_send(const coll_gpu_args_t *a);
+
+/* For a stage function: the receive buffer of size blocks (rcounts and rdispls where blocks,
+ * else rcount each), copied in under MPI_IN_PLACE and back out. */
+/* The native attempt (coll_gpu_native_try_fn_t) of a call of rcount elements of rdtype per rank
+ * received and send_blocks blocks of scount elements of sdtype sent (allgather: 1, alltoall: the
+ * communicator's size), or MPI_IN_PLACE.  Blocks move as bytes of the type signature
+ * (coll_gpu_signature.h), whatever datatypes the ranks (and a rank's two sides) pass. */
+bool coll_gpu_args_native_blocks(coll_gpu_args_t *a, coll_gpu_ncoll_t ncoll, int send_blocks,
+                                 coll_gpu_native_kind_t kind, bool kinds_mixed, int *rc_p);
+
+void coll_gpu_args_stage_recv_blocks(const coll_gpu_args_t *a, coll_gpu_call_t *call, int size,
+                                     bool blocks);
 
 /* A native persistent call's plan: the native call its first MPI_Start built (the algorithm,
  * the chunking, the buffers' signature bytes, the v-collectives' blocks), which every later start

@@ -107,15 +107,8 @@ static bool coll_gpu_gather_stage(coll_gpu_args_t *a, coll_gpu_call_t *call, boo
         coll_gpu_buf_init(&call->send, a->sbuf, a->sdtype, (size_t)a->scount);
     }
     if (coll_gpu_args_is_root(a)) {
-        if (COLL_GPU_GATHERV == coll_gpu_coll_blocking(a->coll)) {
-            coll_gpu_buf_init_blocks(&call->recv, a->rbuf, a->rdtype, a->rcounts, a->rdispls, size);
-            call->recv_holes = true;
-        } else {
-            coll_gpu_buf_init(&call->recv, a->rbuf, a->rdtype, (size_t)a->rcount * (size_t)size);
-            call->recv_holes = coll_gpu_has_holes(a->rdtype, (size_t)a->rcount * (size_t)size);
-        }
-        call->recv_in = (MPI_IN_PLACE == a->sbuf);
-        call->recv_out = true;
+        coll_gpu_args_stage_recv_blocks(a, call, size,
+                                        COLL_GPU_GATHERV == coll_gpu_coll_blocking(a->coll));
     }
     return false;
 }

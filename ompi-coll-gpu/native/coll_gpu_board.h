@@ -1,35 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A communicator's call board: which path each rank took for each call, so that ranks passing
- * different memory kinds to one call still meet in one protocol (docs/failure-model.md, "one
- * protocol per call").
- *
- * Every call the component intercepts on a communicator has a number, the same on every rank:
- * MPI orders a communicator's collective calls alike on every rank, and each entry point counts
- * the call once, whatever path it then takes (module->call_seq).  For each call a rank
- * publishes one word, once:
- *   - "host": it took a path that meets Open MPI's host collective (its buffers are host memory
- *     and the call passed through, or it stages the call as one host collective).  The
- *     pass-through path publishes with one store into the node's shared board;
- *   - "arrived with status s": the call's protocol needs every rank alike (the native
- *     algorithms, a pipelined staged call) and s says what this rank can run (device memory,
- *     host memory, or it cannot).
- * A rank that arrives waits for every peer's word for the call and decides: uniform when every
- * rank arrived with its status, else not, and then every arriving rank takes the host
- * collective that meets the host ranks (one staged call).  A peer's word for a later call also
- * means "not uniform": no rank leaves a uniform call before every rank entered it, so a peer
- * past the call did not run it uniformly.  A word is therefore one value, not a history, and
- * every arriving rank reaches the same verdict.
- *
- * Inside a node the words are in shared memory.  Across nodes each node's first rank in
- * communicator order (its leader) sends its node's verdict to every other leader; a leader that
- * took the host path for the call answers from Open MPI's progress, which it runs in any MPI
- * call (coll_gpu_board_progress), so a node whose every rank passed the call to Open MPI still
- * answers.
- *
- * The board is made at the communicator's creation (coll_gpu_board_create, collective), with
- * the comparison of the parameters that change the protocol (native_config_hash): both are
- * decided the same on every rank before any call needs them.
+ * A communicator's call board: which path each rank took for each call ("host", or "arrived
+ * with status s"), so that ranks passing different memory kinds to one call still meet in one
+ * protocol; across nodes the node leaders exchange their nodes' verdicts.  Made at the
+ * communicator's creation (coll_gpu_board_create, collective).  docs/failure-model.md, "Memory
+ * kinds: the call board".
  */
 #ifndef COLL_GPU_BOARD_H
 #define COLL_GPU_BOARD_H

@@ -1,23 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Recursive doubling of one chunk among a group of ranks: every rank of the communicator
- * (recursive_doubling) or the node leaders, node j's first rank (hierarchical_doubling).  With
- * p the largest power of two <= the group's size and rem = size - p, the members below 2 rem
- * pair up first: each even one (an extra) puts its partial in its half and its odd neighbour
- * reduces the two; the p remaining members (virtual index v: i / 2 below 2 rem, i - rem above)
- * then run log2(p) rounds, round k with partner v ^ 2^k: each puts its partial in its half,
- * both reduce the two, lower virtual index first; at last each odd member below 2 rem hands the
- * result to its extra.  One native step per round (and one for the pairing, one for the
- * hand-back), taken by every rank of the communicator alike, members or not.
- *
- * Synchronization between partners only (values 4 * step + phase, monotone per pair): READY(s):
- * my partial of step s is in my half of s; CONSUMED(s): I finished reading the partner's half
- * of s.  A member writes its half of step s only after the member that last read its half of
- * the same parity sent CONSUMED (coll_gpu_doubling_claim).
- *
- * Determinism: every pair computes lower op higher, so partners hold the same bits, and by
- * induction every member ends with the same bits, from run to run for the same group, count,
- * type and op.  Across nodes each round is one signal each way and one get per member.
+ * (recursive_doubling) or the node leaders (hierarchical_doubling); extras beyond the largest
+ * power of two pair up first and get the result back.  One native step per round, taken by every
+ * rank alike; READY and CONSUMED between partners only, a member writing its half only after its
+ * last reader's CONSUMED (coll_gpu_doubling_claim).  Every pair computes lower op higher, so every
+ * member ends with the same bits.  docs/allreduce.md.
  */
 #ifndef COLL_GPU_DOUBLING_H
 #define COLL_GPU_DOUBLING_H

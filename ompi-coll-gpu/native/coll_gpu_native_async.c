@@ -1,30 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Native nonblocking collectives: the blocking form's algorithm, run by a thread of the
- * communicator's own while the application goes on.
- *
- * Why a thread and not a state machine advanced from opal_progress: a rank computing between
- * post and wait (a kernel it synchronizes on, a CPU loop) calls no MPI function, so nothing
- * driven by MPI calls advances; overlap needs an agent that runs by itself (NCCL's is the GPU,
- * MPI libraries' an asynchronous progress thread).  The algorithms stay the ones the blocking
- * calls run, unchanged.
- *
- * One thread per communicator with native nonblocking work, running its calls in the order
- * they were posted: MPI orders the collectives of one communicator, not those of different
- * ones, so one thread per process serving every communicator in post order could wait in a
- * call on one communicator for a peer that waits in a call on another.  The thread runs
- * nothing but the algorithms: the transport and the accelerator, never Open MPI (its waits skip
- * opal_progress: coll_gpu_team_thread_skips_progress), so it is safe at every thread level.  The
- * application's request is completed on the application's thread, by the component's progress
- * callback (coll_gpu_nonblocking.c), when the thread has finished the call.
- *
- * A blocking native call on the communicator runs on the same scratch: it first waits for the
- * queued ones (coll_gpu_native_async_drain).  Freeing the communicator waits for them too, then
- * ends the thread.
- *
- * A device-driven row's call (coll_gpu_kernel.h) needs no thread: the caller launches its kernel
- * and records an event after it, which MPI_Test and MPI_Wait query (coll_gpu_native_async_done);
- * it runs beside the thread's calls, on an area of its own.
+ * communicator's own (in post order; transport and accelerator only, never Open MPI) while the
+ * application goes on; the request completes on the application's thread (coll_gpu_nonblocking.c).
+ * A blocking native call, and the communicator's free, first drain the queue
+ * (coll_gpu_native_async_drain).  A device-driven row's call needs no thread: an event after its
+ * kernel, which MPI_Test and MPI_Wait query.  Why a thread: docs/nonblocking.md.
  */
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_kernel.h"

@@ -1,48 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stream-ordered MPI_Allreduce (coll_gpu_ext.h: MPIX_Stream_comm_create, MPIX_Allreduce_enqueue):
- * the whole collective is queued on the application's stream and the call returns at once; the
- * host takes no part in it after the enqueue.
- *
- * Inside a node each stream communicator has a device area per rank, mapped by every rank
- * (cuda_ipc), laid out as the accelerator's one-shot allreduce wants it (accel.h: flags, a call
- * counter, two parity halves), and a staging area of the same size for buffers that are not
- * device memory.  A call is one piece of stream work on every rank (accel->node_allreduce,
- * one kernel on CUDA): copy the input into this rank's half of the call's parity, tell the
- * peers, wait for theirs, reduce every rank's half in rank order (one_shot's order and bits),
- * tell the peers it is done (what freeing the area waits for).  The call's number lives in device
- * memory and the kernel counts it, so the same work launched again from a CUDA graph is the
- * next call: a call may be captured into a graph, as long as every rank launches the graphs
- * in the same order (as for NCCL).  Buffers that are not device memory go through the staging
- * area (copies on the stream: two more launches).
- *
- * What decides whether a call runs this way is the same on every rank (count, datatype, op,
- * the communicator's node, the message's size against the area): MPI requires count, datatype
- * and op to match; memory kinds are each rank's own business.  Otherwise, and where the
- * component does not run the communicator's collectives, the call synchronizes the stream and
- * runs MPI_Allreduce (the host then waits: a fallback, said at verbose 10); a stream being
- * captured cannot be synchronized, so such a call returns an error there, nothing queued.
- *
- * Across nodes the stream cannot do the network steps: the call goes to a communicator's
- * thread (the native nonblocking calls' one, coll_gpu_native_async.c) when the stream reaches
- * it, and the stream waits for the thread's release.  Each call is two pieces of stream work:
- * a host function (accel stream_host_func) that posts the call to the thread, and a wait for a
- * flag in pinned host memory that the host function clears and the thread sets once the call
- * is done.  Neither carries a call number, so the same work captured into a graph is posted
- * again at every launch: a call across nodes may be captured too (the host functions count
- * the calls).  The thread is that of a communicator of its own, a duplicate made at
- * MPIX_Stream_comm_create: the calls start in the stream's order, not the host's, so they must
- * not share a sequence of collectives with what the host calls on the stream communicator.
- * The host returns at once there too.
- *
- * Errors of the queued work surface where the stream's do (its synchronize); a call that could
- * not be queued is replaced by one without data (flags and counter only: accel.h), so that the
- * peers' streams do not wait forever.  Their
- * results of that call are then undefined, and they are told: the failing rank stores the
- * call's number in every peer's stream-failure slot of the team (a host signal), across nodes
- * the communicator's thread stores the number of a call whose agreed outcome was an error; each
- * rank's next stream call on the communicator (queued as usual, the protocol stays in step)
- * returns MPI_ERR_OTHER with a help message naming the rank and the call, once per failure.
+ * the collective is queued on the application's stream and the call returns at once.  Inside a
+ * node a one-shot kernel on a device area per rank (cuda_ipc); across nodes a host function hands
+ * the call to the communicator's thread and the stream waits for its release; otherwise the call
+ * synchronizes the stream and runs MPI_Allreduce.  The area, CUDA graphs, the fallbacks and how a
+ * failed call reaches the peers: docs/nonblocking.md, "Stream-ordered allreduce".
  */
 #include "coll_gpu_dispatch.h"
 #define COLL_GPU_EXT_NO_MPIX_STREAM /* the component implements them */

@@ -1,26 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A communicator's setup (its transport team, its native context): the host collectives it
- * runs, and the task that runs it in the background (coll_gpu_native_setup=create).
- *
- * The collectives are point-to-point messages on a tag of coll/gpu's own, the way coll/ucc
- * bootstraps its teams; not the previous module's collectives, whose nonblocking forms number
- * their messages from a counter of the communicator that the application's nonblocking calls
- * share: a setup running beside those calls would take their numbers.
- *
- * The task: the setup started inside the communicator's creation runs on a stack of its own and
- * gives the thread back wherever it would wait for a peer (a message of its collectives, a
- * transport wait), to be resumed from opal_progress, that is from any MPI call of the process,
- * until it is done.  Open MPI activates a process's new communicators one at a time: a setup
- * that waited there for its peers held off the process's other activations, and two ranks that
- * activated two communicators in different orders (two threads creating them at once) waited
- * for each other.  The communicator's first call that needs the setup's outcome completes the task
- * (coll_gpu_setup_task_finish), so every rank decides on the same outcome.  A task runs only on
- * the thread that created it (its frames hold that thread's locks and thread-local state): the
- * process's one MPI thread under MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED; under
- * MPI_THREAD_MULTIPLE the task is a thread of its own instead, which calls opal_progress while
- * it waits; under MPI_THREAD_SERIALIZED neither is possible (coll_gpu_setup_task_possible), and
- * the setup runs inside the creation (coll_gpu_native_setup_at_create).
+ * A communicator's setup (its transport team, its native context): the host collectives it runs,
+ * on point-to-point messages of a tag of coll/gpu's own (not the previous module's nonblocking
+ * collectives, whose numbering the application's calls share), and the task that runs it in the
+ * background (coll_gpu_native_setup=create): a stack of its own resumed from opal_progress, or a
+ * thread under MPI_THREAD_MULTIPLE, or inside the creation under MPI_THREAD_SERIALIZED.  Why:
+ * docs/nonblocking.md.
  */
 #ifndef COLL_GPU_SETUP_H
 #define COLL_GPU_SETUP_H

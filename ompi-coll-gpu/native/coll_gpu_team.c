@@ -369,11 +369,11 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
                          comm->c_name,
                          (CGT_OK != status) ? cgt_last_error() : "failed on another rank");
         rc = OMPI_ERR_NOT_AVAILABLE;
-        goto err_destroy_cgt;
+        goto err_free;
     }
     rc = coll_gpu_team_rails(team, hashes, &rails_why);
     if (OMPI_SUCCESS != rc) {
-        goto err_destroy_cgt; /* the allgather failed: Open MPI's error, the same everywhere */
+        goto err_free; /* the allgather failed: Open MPI's error, the same everywhere */
     }
     free(hashes);
     if (COLL_GPU_RAILS_AUTO != c->tree_rails) {
@@ -392,20 +392,9 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     *team_p = team;
     return OMPI_SUCCESS;
 
-err_destroy_cgt:
-    if (NULL != team->cgt) {
-        cgt_team_destroy(team->cgt);
-    }
 err_free:
     free(hashes);
-    free(team->node_of_rank);
-    free(team->local_ranks);
-    free(team->node_sizes);
-    free(team->node_peers);
-    free(team->node_first);
-    free(team->node_ranks);
-    free(team->node_order);
-    free(team);
+    coll_gpu_team_free(team); /* and its cgt team, where made */
     module->team_failed = true;
     return rc;
 }

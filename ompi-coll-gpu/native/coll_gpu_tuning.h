@@ -1,18 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Tuning rules of the native algorithms (coll_gpu_tuning_file): which algorithm, and which
- * pipeline chunk, a collective runs for a communicator size, a ranks-per-node count and a
- * message size.  Plain C with no Open MPI headers, so that a unit test covers the parser.
- *
- * One rule per line, '#' starts a comment, fields separated by blanks:
- *
- *   collective  comm_size  ranks_per_node  bytes  algorithm  [chunk]
- *   allreduce   2-8        *               0-64K  one_shot
- *   allreduce   *          *               64K-   two_shot   2M
- *
- * A range is N (exactly N), N-M (inclusive), N- (N and up) or * (any); sizes take K, M, G
- * suffixes (powers of 1024).  chunk is a size, or - / 0 for the parameter's default.  The
- * first rule that matches wins.
+ * Tuning rules of the native algorithms (coll_gpu_tuning_file): which algorithm and chunk a
+ * collective runs for a communicator size, ranks per node and message size; the first rule that
+ * matches wins.  The file's format: docs/tuning.md.  Plain C with no Open MPI headers, so that a
+ * unit test covers the parser.
  */
 #ifndef COLL_GPU_TUNING_H
 #define COLL_GPU_TUNING_H

@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Nonblocking collectives on device buffers.  Inputs are staged when the
- * call is posted and the previous module's nonblocking collective runs on the
- * host copies ("inner" request).  The application gets a request of ours,
- * which completes only once the results are back on the device: a progress
- * callback watches the inner requests and does the copy-back.  Host copies
- * are private to the request: several may be outstanding on a communicator.
+ * Nonblocking and persistent collectives on device buffers: inputs staged at post (persistent:
+ * host copies and the previous module's persistent request made at init, inputs copied at every
+ * MPI_Start), the previous module's request on the host copies, a progress callback that copies
+ * the results back and completes our request.  Native nonblocking calls (coll_gpu_native_async.c)
+ * complete here too.  docs/nonblocking.md.
  *
- * Persistent collectives (MPI_*_init) take the same path: the host copies and
- * the previous module's persistent request on them are made at init and kept
- * until the request is freed; each MPI_Start copies the inputs in and starts
- * the inner request, its completion copies the results back.
- *
- * Native nonblocking calls (coll_gpu_native_async.c) complete here too: their request waits
- * for the communicator's thread to finish the job instead of an inner request.
- *
- * Our request is an ompi_coll_base_nbc_request_t because that is what Open
- * MPI's MPI layer takes a collective request to be (4.1 retains user
- * datatypes and ops in it after the call returns).  The inner request is
- * never handed out and its callbacks are left alone.
+ * Our request is an ompi_coll_base_nbc_request_t because that is what Open MPI's MPI layer takes
+ * a collective request to be (4.1 retains user datatypes and ops in it after the call returns).
+ * The inner request is never handed out and its callbacks are left alone.
  */
 #include "coll_gpu_nonblocking.h"
 #include "coll_gpu_native_async.h"

@@ -1,26 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Allgather(v), hierarchical (communicators spanning nodes with several ranks on a node):
- * every block crosses to each other node once, where direct has every rank of a node fetch
- * every other node's block (the node's link carries each block local_size times).  Per step,
- * elements [first, first + per_step) of every block:
- *   1. every rank copies its chunk into slot 0 of its scratch half, publishes it for the other
- *      nodes, and announces the step (READY to every rank);
- *   2. the other nodes' chunks are shared out among the node's ranks: the i-th rank of another
- *      node (in rank order, this node's ranks skipped) goes to local rank i mod local_size, which
- *      fetches it (a get) into slot 1 + i / local_size of its half, then tells the node's ranks
- *      (GATHERED of the step, to this node only);
- *   3. every rank copies every chunk into its receive buffer: its node's ranks' from their slot
- *      0, the other nodes' from the slot of the rank that fetched them.
- * Per rank, ceil((size - local_size) / local_size) chunks come from other nodes per step: the
- * node gets (size - local_size) chunks, the least any allgather can (docs/algorithms.md, "Traffic
- * between nodes"), spread over its ranks and their network interfaces.  The same slots on every
- * rank: 1 + the most chunks any rank of any node fetches, which sets per_step.
- *
- * Reuse of a half: a step's slots are written after the step's announcement, and the half of
- * step s + 2 only after every rank announced s + 1, which each does once its copies out of step
- * s (steps 2 and 3) completed.  GATHERED(s) lies between READY(s) and READY(s + 1) in the slot's
- * monotone values.  Only copies: the bits are direct's.
+ * MPI_Allgather(v), hierarchical (nodes of several ranks): every block crosses to each other node
+ * once, the other nodes' chunks shared out among the node's ranks (the i-th goes to local rank
+ * i mod local_size), which tell their node GATHERED.  The same slots on every rank: 1 + the most
+ * chunks any rank fetches.  docs/collectives.md, "Allgather and reduce_scatter across nodes".
+ * Only copies: the bits are direct's.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

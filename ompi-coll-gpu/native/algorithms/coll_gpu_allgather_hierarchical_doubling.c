@@ -1,34 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Allgather(v), hierarchical_doubling (small messages across many nodes: O(log nnodes)
- * rounds and messages between nodes, where hierarchical announces every step to every rank and
- * each node fetches from every other node).  Per step, elements [first, first + per_step) of
- * every block, laid out in a scratch half in node order (node j's ranks, in rank order, then
- * node j + 1's; packed), so that any run of consecutive nodes is one run of bytes:
- *   1. the node step: every rank but the node's leader (its first rank) copies its chunk into
- *      its half and tells the leader (READY); the leader copies its node's chunks into their
- *      places in its own half;
- *   2. recursive doubling between the leaders on node indices: with p the largest power of two
- *      <= nnodes and rem = nnodes - p, node 2i (i < rem, an extra) first hands its node's run to
- *      node 2i + 1; then log2(p) rounds, round k with virtual partner v ^ 2^k: each gets the
- *      partner's group of nodes (2^k virtual members, one run) into the same place of its own
- *      half; at last each extra gets the whole step back from its partner (two runs around its
- *      own node's);
- *   3. the leader tells its node (FINAL); every rank copies every block's chunk from the
- *      leader's half into its receive buffer (adjacent blocks in one copy).
- * A leader receives every other node's bytes once (the least any allgather can) in log2(p) gets
- * (+ 1 for a paired node), and sends log2(p) (+ 1) signals; the other ranks talk only to their
- * leader.  Only copies: the bits are direct's.
- *
- * Synchronization, one native step per chunk: every signal of a chunk goes from one rank to
- * another at most once (READY of the step: a rank to its leader, leaders to their round
- * partners, an extra to its partner and back; FINAL: a leader to its node), so all carry the
- * chunk's step.  Reuse of a half (chunk k + 2 writes the half of chunk k): the node's ranks
- * said READY of chunk k + 1 after their copies out of chunk k; every leader that read this
- * leader's half in chunk k is its partner again in chunk k + 1 (the same pairs every chunk), and
- * said READY there after its gets of chunk k completed.  A leader writes into its half only
- * the runs of nodes its partners do not read in that round.  The halves of earlier calls are
- * free: their last step, the agreement, was announced by every rank.
+ * MPI_Allgather(v), hierarchical_doubling (small messages across many nodes): the node's chunks
+ * gathered by its leader, recursive doubling between the leaders on node indices (extras paired
+ * first), the leader's half copied out by its node; a scratch half in node order so that any run
+ * of nodes is one run of bytes.  Protocol and reuse: docs/many-nodes.md, "Small allgather across
+ * many nodes".  Only copies: the bits are direct's.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,52 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, hierarchical (communicators spanning nodes): per chunk,
- *   1. inside each node a reduce-scatter: the chunk is cut into m shards, m the fewest ranks
- *      any node has, and local rank l < m (shard l's owner) reduces shard l of its node's
- *      inputs, in local rank order, into its partial;
- *   2. between nodes an allreduce of each shard among its owners (local rank l of every
- *      node), bandwidth-optimal: the shard is cut into nnodes segments and
- *        a. reduce-scatter: the owner on node j gets segment j of every other owner's partial
- *           and reduces the nnodes partials of it in node order into its result;
- *        b. allgather: every owner gets segment j's result from the owner on node j;
- *      so each owner moves 2 (nnodes - 1) / nnodes x the shard over the network (the bound of
- *      any allreduce: docs/algorithms.md, "Traffic between nodes"), in two rounds.  On 2 nodes the
- *      shard is one segment: each owner gets the other's whole partial and reduces it too, as
- *      many bytes (1 x shard) in one round, all of it while the node reduces the next chunk;
- *   3. inside each node an allgather: every rank copies each shard's result from its owner.
- * Ranks beyond m on a node with more ranks only contribute their input and receive.  The
- * network step is pipelined against the node's work: the reduce-scatter gets of chunk k are
- * issued as soon as its partials are announced (step s) and completed only after the node
- * reduced chunk k + 1 (step s + 1); the owners then reduce their segments and issue the
- * allgather's gets, completed after the node reduced chunk k + 2 (step s + 2), when the node
- * copies chunk k's results.  So both network phases fly while the node works, and a call
- * takes two steps more than chunks (one on 2 nodes, where the shard is one segment).
- *
- * Why a direct reduce-scatter and allgather between the owners rather than a ring or recursive
- * halving: the same bytes per owner as either (2 (nnodes - 1) / nnodes x shard), for any node
- * count, in 2 rounds instead of the ring's 2 (nnodes - 1), and every segment is reduced in node
- * order by one owner, so the bits are the ones this algorithm always gave (the ring would reduce
- * each segment starting at another node: bits depending on where the chunk boundaries fall).
- * What it costs: each owner talks to nnodes - 1 peers per chunk (a ring: 2).
- *
- * Determinism: every segment of a shard is reduced once, by one owner, in node order over the
- * nodes' partials (each its node's inputs in local rank order), then copied: the same bits on
- * every rank and from run to run.  The bits depend on the node layout (which ranks share a
- * node, m), not on the chunk size; they differ from one_shot/two_shot's, which reduce all
- * inputs in rank order.
- *
- * Scratch half of a step: [input chunk][partial shard][result shard][nnodes staging segments]
- * (a segment: the whole shard on 2 nodes).  Reuse of the half of step s by the chunk of step
- * s + 2: its input and partial are written in step s + 2, after every local reader announced
- * READY(s + 2) (done with step s + 1, so with chunk s's inputs) and every remote owner announced
- * REDUCED(s + 1) (the gets it issued in step s completed: chunk s's partial segments, and
- * the previous chunk's results); its result is written in step s + 3, after READY(s + 3) (the
- * node's copies of chunk s's results, made in step s + 2, are done: a step without a chunk of
- * its own still exchanges READY) and REDUCED(s + 2) (the remote owners' gets of chunk s's
- * results completed).  Signals between two owners of a shard: REDUCED(s), SEGMENT(s) (in step
- * s + 1), REDUCED(s + 1), ...: monotone.  The call ends with the agreement every native call
- * ends with (coll_gpu_prims_finish), which every rank announces to every rank: the next call may
- * write either half.
+ * Allreduce, hierarchical (communicators spanning nodes): per chunk a node reduce-scatter into
+ * shards, a direct reduce-scatter and allgather of each shard between its owners, a node
+ * allgather; the network step pipelined against the node's work.  Why direct rather than a ring,
+ * the scratch layout and its reuse, the reduction order: docs/allreduce.md, "Across nodes".
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,33 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, hierarchical_doubling (small messages across nodes: O(log nnodes) rounds and
- * messages between nodes, where hierarchical's owners each exchange with every other node):
- * per chunk of a scratch half (half a half across nodes: a leader fetches its partner's partial
- * into the upper half of its own, which no peer reads),
- *   1. the node step: every rank but the node's leader (its first rank) puts its input in its
- *      half and tells the leader; the leader reduces the node's inputs in local rank order (its
- *      own from its send buffer) into its receive buffer;
- *   2. recursive doubling between the node leaders (coll_gpu_doubling_chunk): log2(p) rounds
- *      with one partner each, p the largest power of two <= nnodes, + 2 where nnodes is not one
- *      (the extras' pairing and hand-back); the other ranks take the same steps idle;
- *   3. the hand-off step: the leader puts the result in its half and signals FINAL to its
- *      node, whose ranks copy it.
- * Between nodes only the leaders talk: per round one READY, one get of the chunk, one CONSUMED;
- * the leader moves the whole chunk each round (log2(p) x the message, where hierarchical moves
- * 2 (nnodes - 1) / nnodes x a shard): for small messages, where the rounds are the cost.
- *
- * Synchronization: READY (a rank to its leader, step 1) and FINAL (the leader to its node, step
- * 3) are the only signals inside a node; between leaders coll_gpu_doubling_chunk's.  Reuse of
- * the halves: a rank writes its input in chunk k + 1 after the FINAL of chunk k, which its
- * leader sent after it had read chunk k's inputs; a leader writes the result in its half
- * after the last leader that read that half said CONSUMED (coll_gpu_doubling_claim), and writes
- * that half again (chunk k + 1's rounds) only after every rank of its node said READY of chunk
- * k + 1, which each says after it copied chunk k's result.  The halves of earlier calls are
- * free: their last step, the agreement, was announced by every rank.
- *
- * Determinism: each node's inputs reduced in local rank order by its leader, then recursive
- * doubling on node indices (lower op higher): the same bits on every rank, from run to run for
- * the same layout, count, type and op; not hierarchical's bits nor one_shot's on floating point.
+ * Allreduce, hierarchical_doubling (small messages across nodes): the leader reduces its node,
+ * the leaders run recursive doubling (coll_gpu_doubling_chunk), the leader hands the result to
+ * its node.  A chunk is half a half across nodes: a leader fetches its partner's partial into the
+ * upper half of its own, which no peer reads.  Protocol, reuse and order: docs/allreduce.md,
+ * "Small messages across nodes".
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_doubling.h"

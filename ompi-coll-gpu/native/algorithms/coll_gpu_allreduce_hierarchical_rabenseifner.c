@@ -1,55 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, hierarchical_rabenseifner (large messages across many nodes): per chunk,
- *   1. inside each node a reduce-scatter, as hierarchical's: the chunk is cut into m shards (m
- *      the fewest ranks of any node) and local rank l < m (shard l's owner) reduces shard l of
- *      its node's inputs, in local rank order, into its partial;
- *   2. between nodes Rabenseifner's allreduce of each shard among its owners (local rank l of
- *      every node): with p the largest power of two <= nnodes and rem = nnodes - p, the first
- *      2 rem nodes pair up (the even one's partial is reduced into the odd one's, the even one
- *      sits out); the p others cut the shard into p segments and run log2 p rounds of recursive
- *      halving (round k: partner v ^ (p / 2^(k+1)), each gets the half of the current range it
- *      keeps from the partner and reduces it, lower virtual index first: after the rounds v
- *      holds segment v reduced over the nodes) and log2 p rounds of recursive doubling that
- *      gather the segments (each gets the partner's range); the odd ones hand the result to
- *      the even ones.  Each owner moves about 2 (p - 1) / p x the shard each way in
- *      2 log2 p rounds of one partner (hierarchical: the same bytes, but every owner exchanging
- *      with every other node, twice per chunk);
- *   3. inside each node an allgather: every rank copies each shard's result from its owner.
- *
- * Pipelined against the node's work: step t of the call runs chunk t - 1's rounds between nodes
- * and, in two windows of them, the node's work on the chunks beside it.  While the first round's
- * get flies (recursive halving's first: half the shard; a pair's: the whole), every rank copies
- * its input of chunk t, copies chunk t - 2's results out of its node's owners and says READY of
- * the step to its node; while the last round's get flies (recursive doubling's last: half the
- * shard; the hand-back), the owners reduce chunk t's shards.  So the largest round of each half
- * flies beside the node's work (on p nodes (p / 2) / (p - 1) of each half's bytes), and a call
- * takes two steps more than chunks.  Steps: the node's READY at the step's base b, round j of
- * the chunk's rounds (the same j on both sides, every rank counting the pairing's and the
- * hand-back's) at b + 1 + j, the owners' FINAL of the chunk at the last; so every peer's signal
- * slot is monotone.
- *
- * Memory: chunk c uses the half of its parity, [input chunk][work: the owner's shard][landing],
- * the work holding the partial, reduced in place round after round, then the result.
- *   - inside a chunk no write hits a range being read: a halving round reduces into the range it
- *     keeps, disjoint from the range it gives; a doubling round gets into the range given away in
- *     the halving round with the same partner, after that partner's READY (its read of it done);
- *     the extra's hand-back lands after the odd one's READY (its pairing read done);
- *   - the input of chunk t is written in step t, after the node's READY of step t - 1: its
- *     readers (the owners, reducing chunk t - 2 in step t - 2) were done;
- *   - the work of chunk t is written in step t's second window, after the node's READY of step
- *     t (its readers, copying chunk t - 2's results, were done) and after chunk t - 2's readers
- *     between nodes: halving partners finished before their doubling READY, the odd one of a pair
- *     before its hand-back READY, and the doubling partners and an extra say CONSUMED once their
- *     get completed (claimed here before the write: no wait in practice, they were a step ago);
- *   - the landing holds this rank's own gets only, one round at a time.
- * The call ends with the agreement every native call ends with: the next may write either half.
- *
- * Determinism: each segment of a shard is reduced by one owner per round in a fixed order (the
- * pairing: the even node's partial first; halving: the lower virtual index's first), then
- * copied, so every rank gets the same bits, run to run.  Every element goes through the same
- * tree whichever segment holds it (round k pairs v and v ^ p / 2^(k+1) for every v), so the
- * bits depend on the node layout only, not on the chunk, the shards or the memory kind.
+ * Allreduce, hierarchical_rabenseifner (large messages across many nodes): per chunk a node
+ * reduce-scatter into shards, Rabenseifner's allreduce of each shard among its owners (recursive
+ * halving, then doubling), a node allgather; pipelined against the node's work.  The steps, the
+ * scratch reuse argument and the reduction order: docs/allreduce.md, "Large messages across many
+ * nodes".
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,46 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Allreduce, pipelined ring (large messages; communicators spanning nodes with one rank per
- * node, ring topologies): every rank talks only to its neighbours, left = rank - 1 and
- * right = rank + 1 (mod size), and reads only its left neighbour's scratch: loaded when it is
- * on this node, fetched with a get (coll_gpu_native_fetch) when it is not.
- *
- * The message is cut into size segments (segment j: two-shot's shard j of the whole message)
- * and each segment into pieces of chunk_bytes / size; chunk k is piece k of every segment and
- * runs in 2 (size - 1) ring steps, one native step each:
- *   - reduce-scatter, steps i = 0 .. size - 2: rank r receives piece k of segment
- *     (r - i - 1) mod size from its left neighbour (the left's own input at i = 0, its partial
- *     reduction after), reduces it with its own input's piece (received value on the left),
- *     and publishes the result for its right neighbour; after the last one it holds segment
- *     r + 1 fully reduced and writes it to its receive buffer;
- *   - allgather, steps i = size - 1 .. 2 size - 3: rank r receives segment (r - i) mod size
- *     from its left neighbour, writes it to its receive buffer and publishes it (but the last).
- * Every rank publishes the piece it sends in step s in its scratch half of s (parity s & 1),
- * at offset 0; the second piece-sized area of the half lands a get from a left neighbour on
- * another node.  Chunk k + 1 follows chunk k without a pause: a rank is never more than a step
- * ahead of its neighbours, all links busy at once.
- *
- * Synchronization, neighbours only (COLL_GPU_NATIVE_SIGNAL_VALUE: 4 * step + phase, monotone
- * per pair):
- *   - READY(s) to the right: my piece of step s is in my half of s;
- *   - CONSUMED(s) to the left: I finished reading its half of s.
- * A rank writes its half of x only after its right neighbour, the only reader, sent
- * CONSUMED(x - 2) (or anything later).  With 2 ranks left and right are one peer: READY(s)
- * follows CONSUMED(s - 1) in its program, so the values stay monotone.
- * The other algorithms let every peer read every half, and assume a half is free once every
- * peer announced the next step: the ring's first step announces READY to every peer and waits
- * for every peer's (its peers finished reading the previous call's halves); the call's last
- * step, coll_gpu_native_finish's agreement, is a barrier of every rank, so that the next call,
- * of whatever algorithm, may write its first half at once (and waits for no CONSUMED of a step
- * before its own first).
- *
- * Determinism: every element is reduced exactly once, by the ring order that starts at its
- * segment j, ((x_j op x_j+1) op ...) op x_j-1 (legal: the predefined ops are commutative),
- * then copied: the same bits on every rank and from run to run for the same communicator
- * (rank order), count, type and op.  The bits do not depend on the chunk size, the scratch
- * size, the memory kind nor the node layout (an element's segment depends only on count and
- * size), but they differ from one_shot's and two_shot's (rank order x_0 op x_1 ... op x_n-1)
- * on floating point except in segment 0.
+ * Allreduce, pipelined ring (large messages; nodes of one rank): reduce-scatter then allgather
+ * around the ring, every rank reading only its left neighbour's scratch, on READY / CONSUMED
+ * signals between neighbours.  Piece k of every segment is chunk k; step s publishes in the half
+ * of parity s at offset 0, the second piece-sized area landing a get from another node.  The
+ * signals, the entry and exit handshakes and the order: docs/allreduce.md, "Ring" and
+ * "Determinism".
  *
  * An accelerator error skips the data movement, never the signals (peers finish the call);
  * every rank returns it at the end (coll_gpu_native_finish).

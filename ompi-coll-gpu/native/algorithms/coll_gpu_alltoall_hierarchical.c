@@ -1,46 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Alltoall, hierarchical (node-aggregated: communicators spanning nodes where a node has
- * several ranks, small blocks).  direct has every rank get its block from every rank of every
- * other node: L_i x L_j messages between two nodes of L_i and L_j ranks each way, and a step
- * signal to every rank of the communicator.  Here the blocks between two nodes travel in one
- * message each way, carried by one rank of each node (its carrier for the pair: the rank at
- * local index i + j of node j for nodes i and j, the same index, so the same rail, on both when
- * they have as many ranks; a node's pairs spread over its ranks and their NICs), and the step's
- * signals between nodes are one per pair of carriers.  The same bytes cross the network (every
- * block once); inside a node each block is copied twice more (into the carrier's staging, out of
- * it), over NVLink: small next to the messages saved while blocks are small and nodes many
- * (auto's band: coll_gpu_alltoall_hierarchical_*).
- *
- * Layout of a scratch half, len the bytes of a block's chunk this step (the same on every rank),
- * Lmax the most ranks of any node, slots in node order (coll_gpu_team_node_order: a node's
- * ranks consecutive):
- *   [send: one slot per destination rank][held: Lmax x node j's ranks slots per node j]
- *   [received: Lmax x node i's ranks slots per node i]
- * The carrier for node j holds at held(j), for each rank a of its node in node order, a's slots
- * for node j's ranks (one run: node order); the carrier on node j gets that region into its
- * received(i), for i the sender's node, so rank b of node j finds a's block at (a x L_j + b).
- *
- * Per step s:
- *   1. every rank copies the chunk of each block into that rank's send slot (in runs,
- *      coll_gpu_prims_run_add: one strided copy where nodes are ranges of ranks) and its own
- *      block to its receive buffer, and the node's ranks tell each other
- *      (READY(s) inside the node: each is done with step s - 1);
- *   2. each carrier loads, for each node j it carries to, its node's runs for node j out of
- *      its node's send slots into held(j), publishes it and tells node j's carrier (GATHERED);
- *   3. each carrier gets, for each node i it carries from, held(its node) of node i's carrier
- *      (at most coll_gpu_alltoall_max_outstanding gets in flight), completes the gets, and
- *      tells its node's ranks (SCATTERED);
- *   4. every rank copies its blocks out: from the senders' send slots on its node, from the
- *      carriers' received regions for other nodes (a node's blocks, every L_j-th slot, in one
- *      strided copy where nodes are ranges of ranks).
- * Reuse of the half of step s in step s + 2: send slots and the received regions are read
- * only inside the node, by ranks that announced READY(s + 1) after those reads completed; a
- * carrier's held(j) is read by node j's carrier, which is also the carrier of node j's blocks
- * to this node (the pair's carriers are the same both ways) and sends GATHERED(s + 1) only
- * after its gets of step s completed: the carrier waited for that in step s + 1.  Signals
- * inside a node: READY(s) < SCATTERED(s) < READY(s + 1); between carriers GATHERED only.
- * Only copies: the bits are direct's.
+ * MPI_Alltoall, hierarchical (node-aggregated: nodes of several ranks, small blocks): the blocks
+ * between two nodes travel in one message each way, carried by one rank of each node (the same
+ * local index, so the same rail, where nodes are alike).  The scratch layout, the four phases of
+ * a step and the reuse of halves: docs/collectives.md, "Alltoall across nodes".  Only copies:
+ * the bits are direct's.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

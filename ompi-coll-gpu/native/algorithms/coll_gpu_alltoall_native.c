@@ -1,32 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Alltoall(v), direct: a rank's scratch half holds one area per destination rank (area d
- * at d * per_step elements).  Per step, every rank copies a chunk of each of its send blocks
- * into the destination's area, announces it, and once every peer has, fetches its own area's
- * chunk out of every peer's scratch into that peer's block of its receive buffer
- * (coll_gpu_native_fetch: a copy from a peer of this node, a get from another node's), in
- * pairwise order with at most coll_gpu_alltoall_max_outstanding gets in flight.  Its own
- * block is copied from its send buffer to its receive buffer.  Step s carries elements
- * [s * per_step, (s + 1) * per_step) of every block; the longest block of any pair of ranks sets
- * the number of steps (the same on every rank): the caller says how long it is (a blocking call
- * agreed before), or the ranks agree on it in a first step of signals (a nonblocking call, whose
- * thread cannot run a collective of Open MPI: coll_gpu_native_agree_max, which may round it up a
- * little: the steps beyond the blocks move nothing).
+ * MPI_Alltoall(v), direct: a rank's scratch half holds one area per destination; per step every
+ * rank fills the areas, announces, and fetches its own area out of every peer pairwise (at most
+ * coll_gpu_alltoall_max_outstanding gets in flight).  The longest block of any pair sets the
+ * steps: the caller says it (a blocking call agreed before), or a nonblocking call agrees on it in
+ * a first step of signals (coll_gpu_native_agree_max, which may round it up: the steps beyond the
+ * blocks move nothing).  docs/collectives.md, "Allgatherv, reduce_scatter, alltoall".
  *
- * MPI_Alltoall's blocks lie at one stride in its send buffer: a step's chunks go into the
- * areas in one strided copy (coll_gpu_prims_copy2d; the own block's area is filled too, and
- * read by nobody) instead of one copy per destination, a launch each on a GPU, the cost of a
- * small alltoall (docs/cost-model.md).  A call of one step (its blocks fit an area) also packs
- * the areas, area d at d x the block: one plain copy.  Every rank of an MPI_Alltoall has the
- * same block, so every rank lays out alike; MPI_Alltoallv keeps areas of a step each and a copy
- * per block (its ranks know only their own blocks).
+ * MPI_Alltoall's blocks lie at one stride: a step's chunks go into the areas in one strided copy
+ * (coll_gpu_prims_copy2d), a call of one step packing them into one plain copy, instead of a
+ * launch per destination (docs/cost-model.md).  MPI_Alltoallv copies per block: its ranks know only
+ * their own blocks.
  *
- * MPI_IN_PLACE (sbuf NULL): the receive buffer's blocks are sent and replaced.  Step s copies
- * chunk s of every block into the scratch before any rank is told, and fetches overwrite only
- * chunk s of each block, which no later step reads: no block needs a copy of its own.
+ * MPI_IN_PLACE (sbuf NULL): step s copies chunk s of every block into the scratch before any rank
+ * is told, and fetches overwrite only chunk s of each block, which no later step reads.
  *
- * An accelerator error does not stop the signals: peers finish the call and every
- * rank returns the error at the end (coll_gpu_native_finish).
+ * An accelerator error does not stop the signals: peers finish the call and every rank returns
+ * the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,43 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Bcast, pipelined: the root copies chunk k of its buffer into its scratch half of step k
- * before announcing step k, and the other ranks read it once every rank announced it.
+ * MPI_Bcast, pipelined: flat (the root's scratch read by every rank), two-level (one leader per
+ * other node gets from the root, its node loads from it) or, on 3 nodes or more above 64 KiB,
+ * the chain (coll_gpu_bcast_tree.c).  The forms, the choice of leader and why a leader writes
+ * ahead into the half of step s + 1: docs/collectives.md, "Reduce, gather, scatter; bcast across
+ * nodes".
  *
- * Flat (one node, or every other node has a single rank): every non-root rank fetches chunk k
- * out of the root's scratch in step k: a load from a peer of its node, a get from another
- * node's.  One step per chunk.
- *
- * Chain (3 nodes or more, more than 64 KiB: coll_gpu_bcast_tree, CHAIN): the leaders of the
- * two-level form pass the chunks on from node to node on point-to-point signals, so no node
- * sends the message more than once and no step waits for every rank; otherwise, two-level or
- * flat:
- *
- * Two-level (some node other than the root's has several ranks): only one rank of each other
- * node, its leader, gets from the root; the rest of its node loads from the leader, so the
- * root's node sends each chunk once per node instead of once per rank.  In step s (chunk k):
- *   - the root's node loads chunk k from the root, as in the flat form;
- *   - a leader gets chunk k from the root's half of step s into its own half of step s + 1,
- *     and copies chunk k - 1 from its half of step s into its buffer;
- *   - the other ranks of a leader's node load chunk k - 1 from the leader's half of step s.
- * So a node reads chunk k - 1 from its leader while the leader gets chunk k from the root:
- * one step more than chunks.  Nobody on another node reads a leader's scratch: it is never
- * published (coll_gpu_native_publish), only the root's is.
- *
- * Reuse: every read of a half of step s happens in step s and completes before the reader
- * announces step s + 1 (coll_gpu_native_announce completes a rank's fetches first), as every
- * native algorithm requires, so the next call of any collective may reuse the halves.  What
- * tells a writer that its half is free is the announcement of the step before by every peer:
- * the root writes its half of step s before announcing s, once every peer announced s - 1
- * (the last reads of that parity were in step s - 2); a leader writes its half of step s + 1
- * during step s, after every peer announced s (the last reads of that parity, its node's loads
- * of chunk k - 2, were in step s - 1).  Why the leader writes ahead into the half of step s + 1
- * rather than its half of step s: its node reads the chunk in step s + 1, and a half of step s
- * read in step s + 1 could be overwritten by the next call's first step.
- *
- * The leader of a node is its rank with the root's index among the root's node (modulo the
- * node's size): the ranks of the same local index usually share a rail of the network (GPU i
- * and NIC i of every node on one leaf switch), where the root's data already travels, and the
- * role moves with the root instead of always loading the node's first rank.
+ * Reuse: every read of a half of step s completes before its reader announces s + 1, so the root
+ * writes its half of s once every peer announced s - 1, and a leader its half of s + 1 during s.
+ * A leader's scratch is never published: nobody on another node reads it.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,52 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Bcast down a tree of the node leaders, on point-to-point signals: binomial (its own row:
- * across many nodes, O(log nnodes) rounds and messages between nodes per chunk) and the chain
- * (pipelined's form for large messages on 3 nodes or more: every node's network interface sends
- * the message once).  pipelined's two-level form instead has every other node's leader get each
- * chunk from the root after a barrier of every rank, the root's interface serving nnodes - 1
- * copies of it.
- *
- * The leaders (coll_gpu_team_chunk_leader) are, without rails, pipelined's
- * (coll_gpu_team_root_leader): the root on its node, elsewhere the rank at the root's index in
- * its node (modulo the node's size).  With rails (coll_gpu_tree_rails: on, or auto where a node's
- * ranks use different NICs) chunk k's leader of a node is its rank at the root's index + k: a
- * node's ranks take turns, so on machines with a network interface per GPU each interface carries
- * 1/size of the message, and where the nodes have the same size the peers of a chunk share a rail
- * (the same local index). The tree (coll_gpu_tree.h) is on node positions v = (node - root's node)
- * mod nnodes:
- *   - binomial: v's parent is v without its lowest set bit, its children v + m for the powers of
- *     two m below v's lowest set bit (every power below nnodes for the root) with v + m < nnodes,
- *     the farthest served first; a leader is popcount(v) <= ceil(log2 nnodes) gets from the
- *     root, whose node sends each chunk ceil(log2 nnodes) times at most;
- *   - chain: v's parent is v - 1, its child v + 1.
- * Per chunk (coll_gpu_bcast_chunk_elems: a half at most, an eighth of the message at least
- * 64 KiB, so that it pipelines), one native step s:
- *   - the root copies the chunk into its half of s (where its node or its children read it);
- *     every other rank of the root's node copies it out of there (FINAL from the root), the
- *     chunk's leader there, with rails, into its own half, from which it serves its children;
- *   - any other leader takes it from its parent position's leader of the chunk (READY, then a
- *     get) into its own half of s (a leader that serves nobody, with no children and alone on
- *     its node, gets straight into its buffer), offers its half to its children (published
- *     once, READY to each), tells its node (FINAL) and copies the chunk into its buffer (off
- *     the critical path: its readers read the half);
- *   - the other ranks of a node copy the chunk out of their leader's half.
- * Nothing waits for every rank's step: a chunk moves down the tree as soon as each parent has it,
- * so chunks pipeline through the tree's depth.
- *
- * Reuse of a half: a writer writes the same half again stride chunks later
- * (coll_gpu_bcast_write_stride: 2 for the root, which writes every chunk, and without rails; with
- * rails a leader writes one chunk in its node's size, so lcm(2, size)).  Whoever read a half of
- * chunk k, children (gets) and node (copies), says CONSUMED of that step once its read is done,
- * where the writer writes that half again (chunk k + stride exists); the writer waits for those
- * before it writes the half again.  A leader's get into its half is not ordered behind its own
- * copy out of it on the stream: where it did not lead the chunk before (whose fetch_complete
- * completed the stream) it synchronizes first.  The halves of earlier calls are free: their
- * last step, the agreement, was announced by every rank.  Every signal between two ranks goes in
- * chunk order (READY parent to child, FINAL leader to node, CONSUMED back), so all carry the
- * chunk's step.
- *
- * Only copies: every rank's result is the root's bytes.
+ * MPI_Bcast down a tree of node leaders on point-to-point signals: binomial (its own row) and the
+ * chain (pipelined's form for large messages on 3 nodes or more), with or without rails.  The
+ * tree, the leaders, the per-chunk protocol and the reuse of halves (CONSUMED):
+ * docs/many-nodes.md, "Bcast across many nodes" and "Rails of the rooted trees".
  */
 
 #include "coll_gpu_algorithms.h"

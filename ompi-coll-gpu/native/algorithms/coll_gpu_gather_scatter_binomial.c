@@ -1,50 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Gather and MPI_Scatter, binomial (across many nodes: O(log nnodes) messages at the root and
- * rounds between nodes per step, where hierarchical's root exchanges one message with every
- * other node's leader after a barrier of every rank).  Every other node's blocks still cross the
- * root's network interface once, the least any gather or scatter can; an inner leader forwards
- * its subtree's blocks once more, so the bytes between nodes grow to ~ log2(nnodes) / 2 times
- * the message over all links: for small blocks, where the messages and rounds are the cost.
- *
- * Leaders and tree are bcast and reduce binomial's (coll_gpu_team_root_leader: the root on its
- * node, elsewhere the rank at the root's index in its node; coll_gpu_tree.h on node positions
- * v = (node - root's node) mod nnodes, v's subtree the positions [v, v + lowbit(v))).  A scratch
- * half has one slot per rank in position order (the root's node's ranks first, each node's in
- * rank order), so that every subtree's blocks are one run of slots; a slot holds per_step
- * elements of its rank's block, the half over the ranks (hierarchical's), and step s carries
- * elements [s * per_step, (s + 1) * per_step) of every block.
- *
- * Gather, per step:
- *   1. every rank but the root copies its chunk into its slot of its half; a rank that does not
- *      lead its node says READY to its leader;
- *   2. a leader waits for its node's READY and, for each child (nearest first), the child's
- *      READY, getting the child's subtree run from the child's half into the same slots of its
- *      own (the gets in flight together), and loads its node's other ranks' chunks from their
- *      halves; then it publishes its subtree run and says READY to its parent (one message);
- *   3. the root does the same gets, then copies every block's chunk into its receive buffer:
- *      its node's ranks' straight from their halves, the others' from its own half, its own
- *      from its send buffer (in place: already there).
- * Scatter, the same backwards:
- *   1. the root copies every other rank's chunk into that rank's slot of its half; a leader
- *      waits for its parent's READY and gets its subtree run from the parent's half into the
- *      same slots of its own (a leader alone on its node with no children: its chunk, straight
- *      into its receive buffer);
- *   2. a leader publishes its children's runs, says READY to each child and FINAL to its node,
- *      then copies its chunk out (the root from its send buffer; in place: it stays there);
- *   3. a rank that does not lead copies its chunk out of its leader's half.
- * Nothing waits for every rank's step: a step moves along the tree as soon as each leader has
- * it, so steps pipeline through the tree's depth.
- *
- * Reuse of a half (step s + 2 writes the half of step s), where a step s + 2 follows: whoever
- * read a rank's half of step s says CONSUMED of s once its read completed (gather: a parent to
- * its children, a leader to its node's ranks; scatter: children to their parent, node ranks to
- * their leader), and the rank waits for that before it writes the half of s + 2.  A leader's own
- * reads of its half (the root's copies out in gather, a leader's copy of its chunk in scatter)
- * completed at the next step's fetch_complete, which synchronizes the stream.  The halves of
- * earlier calls are free: their last step, the agreement, was announced by every rank.  Every
- * signal of a step goes once from one rank to another (READY and FINAL one way, CONSUMED back),
- * so all carry the step.  Only copies: the bits are direct's.
+ * MPI_Gather and MPI_Scatter, binomial (across many nodes, small blocks): bcast and reduce
+ * binomial's leaders and tree, a scratch half of one slot per rank in tree position order so that
+ * every subtree is one run.  Protocol and the reuse of halves: docs/many-nodes.md, "Gather and
+ * scatter across many nodes".  Only copies: the bits are direct's.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

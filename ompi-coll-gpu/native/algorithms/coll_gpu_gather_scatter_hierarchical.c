@@ -1,50 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Gather and MPI_Scatter, hierarchical (communicators spanning nodes with several ranks on a
- * node): the root's node exchanges one message per other node per step, where direct has the
- * root get from (or serve a get of) every rank of every other node.  Every remote block crosses
- * once (the least any gather can); the messages go from size - local_size to nnodes - 1 per
- * step, and each other node's link is used by one rank, its leader.  Node j's run crosses
- * between its leader and its carrier on the root's node (coll_gpu_rooted_carrier_index): with
- * rails (coll_gpu_tree_rails: on, or auto where a node's ranks use different NICs) the root's
- * node's ranks take the other nodes in ranges of positions from the root, so that each network
- * interface of the root's node carries its share, and node j's leader is its rank on its carrier's
- * rail (same-rail peers exchange); without, the root carries every node and the leaders are on the
- * root's rail.
- *
- * Layout: a scratch half has one slot per rank, in node order (coll_gpu_team_node_order: a
- * node's ranks in consecutive slots), each the step's chunk long (the same on every rank), so
- * that a node's chunks are one run; step s carries elements [s * per_step, (s + 1) * per_step)
- * of every block, per_step the half over the ranks.
- *
- * Gather, per step:
- *   1. every rank but the root copies its chunk into its slot of its half and announces the step;
- *   2. on every node but the root's, the leader loads its node's other ranks' chunks into their
- *      slots of its own half, publishes the node's run of slots and tells its carrier
- *      (GATHERED);
- *   3. each carrier gets its nodes' runs of slots from their leaders into the same slots of its
- *      own half (one message per node; the leaders tell their carriers GATHERED), and a carrier
- *      other than the root then tells the root (GATHERED, inside the node); the root copies its
- *      node's ranks' chunks straight from their halves into its receive buffer, its own from its
- *      send buffer (in place: already there), and every other node's run out of its carrier's
- *      half (its own, or another's through the node's mapping).
- * Scatter, the same backwards:
- *   1. the root copies every other rank's chunk into that rank's slot of its half, publishes
- *      them and announces the step;
- *   2. a carrier other than the root copies its nodes' runs from the root's half into the same
- *      slots of its own (inside the node) and tells their leaders (SCATTERED); on every node but
- *      the root's, the leader gets its node's run of slots from its carrier (one message per
- *      node; from the root as soon as the step is announced) into the same slots of its half
- *      and tells its node's ranks (SCATTERED);
- *   3. every rank copies its chunk into its receive buffer: on the root's node from the root's
- *      half, elsewhere from its leader's (the leader's own); the root from its send buffer (in
- *      place: it stays there).
- *
- * Reuse of a half: the half of step s is written again in step s + 2, after every rank
- * announced s + 1, which each does once its reads of step s (loads, gets, copies out) completed
- * (a carrier's half is read by the root, or by its nodes' leaders, within step s).
- * GATHERED / SCATTERED of step s lie between READY(s) and READY(s + 1) in a slot's monotone
- * values, one per sender and step.  Only copies: the bits are direct's.
+ * node): one message per other node per step, between its leader and its carrier on the root's
+ * node (with rails, the root's node's ranks share the nodes out).  Layout and protocol:
+ * docs/collectives.md, "Reduce, gather, scatter"; rails: docs/many-nodes.md, "Rails of gather
+ * and scatter".  Only copies: the bits are direct's.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

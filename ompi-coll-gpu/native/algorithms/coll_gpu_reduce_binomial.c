@@ -1,48 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Reduce, binomial (across many nodes: O(log nnodes) rounds and messages between nodes,
- * where hierarchical's root gets one partial from every other node, its network interface
- * taking nnodes - 1 messages per chunk after a barrier of every rank).  bcast binomial run
- * backwards, on the same leaders (coll_gpu_team_root_leader: the root on its node, elsewhere the
- * rank at the root's index in its node) and the same binomial tree of node positions
- * (coll_gpu_tree.h; v = (node - root's node) mod nnodes, v's subtree the positions
- * [v, v + lowbit(v))).  Per chunk, one native step s; a scratch half holds [input][partial]
- * [one landing slot per child: ceil(log2 nnodes)], per_step elements each:
- *   1. every rank copies its chunk into its input slot; a rank that does not lead its node says
- *      READY to its leader;
- *   2. a leader waits for its node's READY and, for each child (nearest first), the child's
- *      READY, getting the child's partial into a landing slot (the gets in flight together);
- *      then it reduces, left to right, its node's inputs in local rank order and the children's
- *      partials in position order into its partial (the root: into its receive buffer), and
- *      says READY to its parent, which gets it.  A leader alone on its node with no children
- *      copies its input straight into its partial.
- * A node's partial crosses to another node once; a parent receives one per child, the root's
- * node ceil(log2 nnodes) at most.
- *
- * Rails (coll_gpu_tree_rails: on, or auto where a node's ranks use different NICs): chunk k's
- * leader of a node is its rank at the root's index + k (coll_gpu_team_chunk_leader), so a node's
- * ranks take turns reducing and sending its partials and with a network interface per GPU each
- * carries its share.  On the root's node the chunk's leader, where it is not the root, reduces into
- * its partial and says READY to the root, which copies the partial into its receive buffer and says
- * CONSUMED back.  The order of the reduction does not depend on who runs it: the same bits with and
- * without rails.
- *
- * Determinism: an element is reduced in one tree, the same on every rank and run, whatever the
- * chunk size: on every node its ranks' inputs in local rank order, then up the binomial tree,
- * each leader combining its node's partial with its children's subtrees left to right (the runs
- * of positions [v + 1], [v + 2, v + 4), [v + 4, v + 8) ...).  Not hierarchical's order (node
- * partials in node order), so floats may differ from it in the last bits; on one node the same
- * as hierarchical's (local rank order).
- *
- * Reuse of a half (every rank writes its half every chunk; chunk k + 2 writes the half of chunk
- * k), where a chunk k + 2 follows: a leader says CONSUMED of the step to its children once it got
- * their partials, and to its node's ranks once its reduction read their inputs (the root, to the
- * leader of its node's chunk, once it copied the partial out); before it writes the half of chunk
- * k + 2 a rank waits for the one reader of its half of chunk k (coll_gpu_reduce_binomial_reader:
- * its leader, which read its input; or, where it led, whoever read its partial).  The halves of
- * earlier calls are free: their last step, the agreement, was announced by every rank.  Every
- * signal of a chunk goes once from one rank to another (READY up, CONSUMED down), so all carry the
- * chunk's step.
+ * MPI_Reduce, binomial (across many nodes): bcast binomial run backwards on the same leaders and
+ * tree (coll_gpu_tree.h), with or without rails; the reduction order does not depend on who runs
+ * it.  The protocol, the reuse of halves and the order: docs/many-nodes.md, "Reduce across many
+ * nodes".
  *
  * MPI_IN_PLACE at the root: its input is rbuf, copied into its input slot in the step that
  * writes the same chunk of rbuf.

@@ -1,37 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Reduce, hierarchical (communicators spanning nodes with several ranks on a node): each
- * node reduces its ranks' inputs into one partial, which the root fetches, where direct has the
- * root fetch every remote rank's input (a node's link carries local_size times more).  Per step,
- * elements [first, first + n):
- *   1. every rank copies its chunk into slot 0 of its scratch half and announces the step;
- *   2. on every node but the root's, the leader (the node's rank at the root's index within the
- *      root's node, modulo the node's size: the root's network rail on machines with a NIC per
- *      GPU) reduces its node's chunks, in local rank order, into slot 1 (a node of one rank: its
- *      input is the partial), and signals the root (REDUCED of the step);
- *   3. the root reduces its own node's chunks into slot 1, fetches (a get) every other node's
- *      partial into slot 2 + node, and reduces the nnodes partials, in node order, into its
- *      receive buffer.
- * Each node but the root's sends the message once; the root receives nnodes - 1 partials.
- *
- * Segmented (3 nodes or more, messages from 64 KiB): the root's network interface would take
- * nnodes - 1 messages.  Instead step 3 is, between the leaders, a reduce-scatter: every leader
- * tells the others its partial is there (REDUCED); node j's leader gets segment j (of nnodes)
- * of every other node's partial, reduces the nnodes of them in node order, and tells the root
- * (SEGMENT), which gets each segment's result straight into its receive buffer (its own
- * node's it reduced there).  Every leader's link carries about 1 x the message each way, the
- * root's 2 (nnodes - 1) / nnodes x in: bandwidth-optimal at any node count, in two rounds.
- * The order is the same (node partials in node order), so the bits too.
- *
- * Determinism: node partials (local rank order) reduced in node order, by the root: hierarchical
- * allreduce's order, checked bit for bit against it; on one node rank order, direct's bits.
+ * MPI_Reduce, hierarchical (nodes of several ranks): each node's leader reduces its node into one
+ * partial, which the root fetches; segmented on 3 nodes or more from 64 KiB (a reduce-scatter
+ * between the leaders, the root getting each segment's result).  docs/collectives.md, "Reduce,
+ * gather, scatter".
  *
  * Scratch half: [input][partial][nnodes fetched partials], per_step elements each (segmented:
- * [input][partial][nnodes fetched segments][the segment's result]).  Reuse: the
- * half of step s is written again in step s + 2, after every rank announced s + 1, which each
- * does once its reads of step s (loads of its node's inputs, the root's gets) completed.
- * MPI_IN_PLACE at the root: its input is rbuf, copied into its scratch in the step that writes
- * the same chunk of rbuf.
+ * [input][partial][nnodes fetched segments][the segment's result]); written again two steps
+ * later, after every rank announced the step between.  MPI_IN_PLACE at the root: its input is
+ * rbuf, copied into its scratch in the step that writes the same chunk of rbuf.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Reduce_scatter(_block), direct: per step, every rank copies its chunk of every other
- * rank's block into its scratch half (block b's chunk at b * per_step elements), announces it,
- * and once every peer has, reduces its own block's chunk from every peer's scratch (its own
- * from its send buffer), in rank order, into its receive buffer.  A peer of this node is read
- * where it is; another node's chunk is first fetched (a get) into this rank's staging area, the
- * second part of its scratch half on communicators spanning nodes.  Every element is combined
- * exactly as the allreduce algorithms combine it (coll_gpu_native_reduce over the n inputs in
- * rank order): the result is allreduce's result block, bit for bit.
+ * MPI_Reduce_scatter(_block), direct: per step every rank copies its chunk of every other rank's
+ * block into its scratch half, announces, and reduces its own block's chunk from every peer in rank
+ * order (another node's chunk first fetched into the staging area, the second part of the half):
+ * allreduce's result block, bit for bit.  docs/collectives.md.
  *
- * The blocks may differ in length (MPI_Reduce_scatter's recvcounts, the same on every rank):
- * step s carries elements [s * per_step, (s + 1) * per_step) of every block, and the largest
- * block sets the number of steps.
+ * MPI_IN_PLACE: the result goes to rbuf's first counts[rank] elements, where step s writes
+ * elements no later step reads.  Rank 0 reduces its block in place (its own input is the first
+ * input and the destination, which the reduction allows); another rank whose own input could
+ * overlap what the same step writes reads it from a copy in its scratch.
  *
- * MPI_IN_PLACE: the input is rbuf; the result goes to its first counts[rank] elements, where
- * step s writes elements that no later step reads (block b's elements of step s' > s lie past
- * them).  Rank 0 reduces its block in place (its own input is the first one and the
- * destination, which the reduction allows); another rank whose own input could overlap what
- * the same step writes reads it from a copy in its scratch (its own block's place there).
- *
- * An accelerator error does not stop the signals: peers finish the call and every
- * rank returns the error at the end (coll_gpu_native_finish).
+ * An accelerator error does not stop the signals: peers finish the call and every rank returns
+ * the error at the end (coll_gpu_native_finish).
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

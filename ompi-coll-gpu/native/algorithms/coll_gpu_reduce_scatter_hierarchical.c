@@ -1,34 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Reduce_scatter(_block), hierarchical (communicators spanning nodes with several ranks on
- * a node): each node sends one partial of each other node's block, where direct has every owner
- * fetch its block from every rank of the other nodes (a node's link carries local_size times
- * more).  Per step, elements [first, first + per_step) of every block:
- *   1. every rank copies its chunk of every block into its input area and announces the step;
- *   2. the blocks of the other nodes' ranks are shared out among the node's ranks as
- *      allgather's hierarchical shares its fetches: the i-th rank of another node (rank order,
- *      this node's ranks skipped) goes to local rank i mod local_size, which reduces the node's
- *      inputs of that block, in local rank order, into its partial slot 1 + i / local_size,
- *      then tells the block's owner (REDUCED of the step);
- *   3. every rank reduces its node's inputs of its own block into its own partial, fetches (a
- *      get) the other nodes' partials of its block, each from the rank that made it, and
- *      reduces the nnodes partials, in node order, into its receive buffer.
- * Per rank, nnodes - 1 partials come from other nodes per step; a node sends (size - local_size)
- * partials, one per block of the other nodes: the least a reduce-scatter can
- * (docs/algorithms.md, "Traffic between nodes").
+ * MPI_Reduce_scatter(_block), hierarchical (nodes of several ranks): each node sends one partial
+ * of each other node's block, made by the local rank the block is shared out to; every owner
+ * reduces the nnodes partials of its block in node order.  docs/collectives.md, "Allgather and
+ * reduce_scatter across nodes".
  *
- * Determinism: every element is its node partials (each its node's inputs in local rank order)
- * reduced in node order, by its owner alone: the same bits on every rank and run, independent
- * of the chunk size, and hierarchical allreduce's order (not direct's rank order).
- *
- * Scratch half of a step: [inputs: size blocks][partials: the most any rank makes][fetched
- * partials: nnodes][own partial], per_step elements each, the same layout on every rank.  Reuse:
- * the half of step s is written again in step s + 2, after every rank announced s + 1, which each
- * does once its reads of step s (loads of this node's inputs, gets of partials) completed.
- *
- * MPI_IN_PLACE: the input is rbuf, copied into the scratch in the step that reads it; the result
- * chunk [first, + n) of step s covers only elements of steps up to s (block 0's chunk of step s,
- * earlier chunks of the other blocks), already copied.
+ * Scratch half: [inputs: size blocks][partials: the most any rank makes][fetched partials:
+ * nnodes][own partial], per_step elements each, alike on every rank.  MPI_IN_PLACE: the input is
+ * rbuf, copied into the scratch in the step that reads it; the result chunk of step s covers only
+ * elements of steps up to s, already copied.
  */
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_prims.h"

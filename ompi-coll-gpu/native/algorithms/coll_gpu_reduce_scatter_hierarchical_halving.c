@@ -1,42 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Reduce_scatter(_block), hierarchical_halving (small messages across many nodes: O(log
- * nnodes) rounds and messages between nodes, where hierarchical announces every step to every
- * rank and each rank fetches a partial from every other node).  allgather's
- * hierarchical_doubling run backwards.  Per step, elements [first, first + per_step) of every
- * block in the node-order layout (coll_gpu_prims_node_layout: node j's ranks' blocks, then node
- * j + 1's, packed), total bytes; a scratch half holds [landing: total][work: total]:
- *   1. the node step: every rank but the node's leader (its first rank) copies its chunk of every
- *      block into its landing area and tells the leader (READY); the leader reduces the node's
- *      inputs, in local rank order, into its work area (a node of one rank: its input straight
- *      there);
- *   2. recursive halving between the leaders on node indices (coll_gpu_prims_fold: p the
- *      largest power of two <= nnodes): node 2i (i < rem, an extra) first hands its whole
- *      partial to node 2i + 1, which reduces it into its own; then log2(p) rounds, mask p/2 down
- *      to 1: of the run of virtual members [lo, lo + 2 mask) a leader keeps the half of its
- *      own virtual index, gets the partner's partial of that half into its landing area and
- *      reduces it into its work, while the partner gets the other half of its work; at last each
- *      extra gets its node's run back from its partner;
- *   3. the leader tells its node (FINAL); every rank copies its block's chunk out of the
- *      leader's work area into its receive buffer.
- * A leader receives (p - 1) / p of the step in the rounds (+ the whole step for a paired node,
- * its node's run for an extra) and sends only signals; the other ranks talk only to their
- * leader.
- *
- * Determinism: an element is reduced in one tree, the same on every rank and run: its node's
- * inputs in local rank order, then node partials as a balanced binary tree in node order (a pair
- * beyond p, lower node first; then groups of virtual members, the lower group first), whatever
- * the chunk size.  Not hierarchical's order (node partials left to right): the two may differ in
- * the last bits for floating point.
- *
- * Synchronization, one native step per chunk, as allgather's hierarchical_doubling: every
- * signal of a chunk goes from one rank to another at most once (READY: a rank to its leader,
- * leaders to their round partners, an extra to its partner and back; FINAL: a leader to its
- * node), so all carry the chunk's step.  Reuse of a half (chunk k + 2 writes the half of chunk
- * k): the node's ranks said READY of chunk k + 1 after their copies out of chunk k; every leader
- * that got from this leader's work in chunk k is its partner again in chunk k + 1 and said
- * READY there after those gets completed.  In a round a leader writes only the part of its work
- * it keeps, which its partner does not read, and its landing area, which nobody reads.
+ * MPI_Reduce_scatter(_block), hierarchical_halving (small messages across many nodes): allgather's
+ * hierarchical_doubling run backwards, recursive halving between the node leaders
+ * (coll_gpu_prims_fold) on the node-order layout.  Protocol, reuse and the reduction order:
+ * docs/many-nodes.md, "Small reduce_scatter across many nodes".
  *
  * MPI_IN_PLACE: the input is rbuf; the result chunk [first, first + n) of step s covers only
  * elements of chunks up to s, copied in at the start of their step.
