@@ -102,12 +102,11 @@ static accel_status_t accel_counted_reduce(void *dst, const void *const *srcs, i
     return accel_backend_ops->reduce(dst, srcs, nsrcs, count, dtype, op, stream);
 }
 
-static accel_status_t accel_counted_node_allreduce(const accel_node_plan_t *plan,
-                                                   accel_node_alg_t alg, const void *src, void *dst,
-                                                   size_t count, accel_dtype_t dtype, accel_op_t op,
-                                                   accel_stream_h stream) {
+static accel_status_t accel_counted_node_collective(const accel_node_plan_t *plan,
+                                                    const accel_node_call_t *call,
+                                                    accel_stream_h stream) {
     ACCEL_COUNT(submissions);
-    return accel_backend_ops->node_allreduce(plan, alg, src, dst, count, dtype, op, stream);
+    return accel_backend_ops->node_collective(plan, call, stream);
 }
 
 /* The counted table of ops (under accel_init_lock); an op the backend lacks stays NULL. */
@@ -126,7 +125,7 @@ static const accel_ops_t *accel_counted(const accel_ops_t *ops) {
     ACCEL_COUNTED(stream_host_func);
     ACCEL_COUNTED(graph_launch);
     ACCEL_COUNTED(reduce);
-    ACCEL_COUNTED(node_allreduce);
+    ACCEL_COUNTED(node_collective);
 #undef ACCEL_COUNTED
     return &accel_counted_ops;
 }

@@ -153,7 +153,7 @@ typedef struct {
 #endif
 
 /*
- * An allreduce among the ranks of a node, each rank's part queued on its stream as one kernel
+ * A collective among the ranks of a node, each rank's part queued on its stream as one kernel
  * (no host thread in the loop, one launch per call), written once for every backend
  * (accel_node_kernels.h).  Every rank has an area of device memory that every rank of the plan
  * maps (IPC):
@@ -174,10 +174,16 @@ typedef struct {
  *   two-shot: my part of the slice (accel_node_slice of the slice among the ranks) =
  *     half_0 op ... op half_{n-1}, in rank order, into my half; write theirs.reduced[l][me] = s,
  *     wait mine.reduced[l][p] >= s; copy every rank's reduced part from its half into dst
+ *   reduce-scatter: (the half holds the step's slice of every rank's block) this rank's
+ *     block's slice = the fold of every rank's copy of it, into dst
+ *   allgather: every rank's slice copied from its half into its block of dst
+ *   bcast: (only the root's input goes into its half) the others copy it into dst
+ *   reduce: the root folds every rank's half into dst
  *   write theirs.done[l][me] = s, every peer
  *
- * A one-shot call is one step of at most `half` bytes; a two-shot call is ceil(bytes / half)
- * steps of `half` bytes (the last one shorter) in every one of ACCEL_NODE_LANES lanes.  Every
+ * A one-shot call is one step of at most `half` bytes; the other kinds take
+ * accel_node_steps() steps of accel_node_per_step() elements (the last one shorter) in every
+ * one of ACCEL_NODE_LANES lanes.  Every
  * step advances every lane's counter and writes every lane's flags, those of the lanes it does
  * not use too, so that all the counters hold the step's number: consecutive steps use
  * different halves however their calls cut them into lanes.  So no rank overwrites a half a
@@ -197,11 +203,38 @@ typedef struct {
 #define ACCEL_NODE_LANE_MIN_BYTES 16384 /* a one-shot lane's least share of a call */
 #define ACCEL_NODE_MAX_RANKS 32
 
+/* The collectives (count: elements of the buffer, or of one rank's block where named). */
 typedef enum {
-    ACCEL_NODE_ONE_SHOT, /* every rank folds the whole input: one step, at most `half` bytes */
-    ACCEL_NODE_TWO_SHOT, /* each folds its part, then gathers the others': any size, in steps */
-    ACCEL_NODE_ALG_COUNT
-} accel_node_alg_t;
+    ACCEL_NODE_ALLREDUCE_ONE_SHOT, /* every rank folds the whole input: one step, <= half bytes */
+    ACCEL_NODE_ALLREDUCE_TWO_SHOT, /* each folds its part, then gathers the others': in steps */
+    ACCEL_NODE_REDUCE_SCATTER,     /* src: nranks blocks of count; dst: this rank's block folded */
+    ACCEL_NODE_ALLGATHER,          /* src: count; dst: nranks blocks of count */
+    ACCEL_NODE_BCAST,              /* src: root's buffer (read at the root); dst: the others' */
+    ACCEL_NODE_REDUCE,             /* every src folded into the root's dst */
+    ACCEL_NODE_KIND_COUNT
+} accel_node_kind_t;
+
+/* One call of a node collective: src NULL is a call without data (see above). */
+typedef struct {
+    accel_node_kind_t kind;
+    const void *src;
+    void *dst;
+    size_t count;
+    accel_dtype_t dtype; /* of the elements (any, for the kinds that only move them) */
+    accel_op_t op;       /* the reducing kinds' */
+    int root;            /* BCAST, REDUCE */
+} accel_node_call_t;
+
+/* Whether a rank's dst is written (the reduce's others and the bcast's root need none). */
+static inline ACCEL_HD bool accel_node_writes_dst(accel_node_kind_t kind, int rank, int root) {
+    return !((kind == ACCEL_NODE_REDUCE) && (rank != root)) &&
+           !((kind == ACCEL_NODE_BCAST) && (rank == root));
+}
+
+/* Whether a kind combines elements (needs a kernel of its (op, dtype)). */
+static inline ACCEL_HD bool accel_node_reduces(accel_node_kind_t kind) {
+    return (kind != ACCEL_NODE_ALLGATHER) && (kind != ACCEL_NODE_BCAST);
+}
 
 typedef struct {
     int nranks, rank;
@@ -220,23 +253,32 @@ static inline ACCEL_HD size_t accel_node_head_bytes(int nranks) {
     return (flags + 255) / 256 * 256;
 }
 
-/* Lanes (blocks) of a call of bytes bytes (1 to ACCEL_NODE_LANES). */
-static inline ACCEL_HD int accel_node_lanes(accel_node_alg_t alg, size_t bytes) {
+/* Lanes (blocks) of a call of bytes bytes (1 to ACCEL_NODE_LANES): the one-shot by its size,
+ * the kinds that step all of them. */
+static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t bytes) {
     size_t lanes = bytes / ACCEL_NODE_LANE_MIN_BYTES;
 
-    if (alg == ACCEL_NODE_TWO_SHOT) {
+    if (kind != ACCEL_NODE_ALLREDUCE_ONE_SHOT) {
         return ACCEL_NODE_LANES;
     }
     return (lanes < 1) ? 1 : (lanes > ACCEL_NODE_LANES) ? ACCEL_NODE_LANES : (int)lanes;
 }
 
+/* Elements of count a step takes: a half holds them (reduce-scatter: one rank's block's of
+ * them for every rank). */
+static inline ACCEL_HD size_t accel_node_per_step(accel_node_kind_t kind, size_t size, size_t half,
+                                                  int nranks) {
+    return (kind == ACCEL_NODE_REDUCE_SCATTER) ? half / size / (size_t)nranks : half / size;
+}
+
 /* Steps of a call of count elements of size bytes (at least 1: a call of nothing still meets
  * its peers). */
-static inline ACCEL_HD size_t accel_node_steps(accel_node_alg_t alg, size_t count, size_t size,
-                                               size_t half) {
-    size_t per = half / size;
+static inline ACCEL_HD size_t accel_node_steps(accel_node_kind_t kind, size_t count, size_t size,
+                                               size_t half, int nranks) {
+    size_t per = accel_node_per_step(kind, size, half, nranks);
 
-    return ((alg == ACCEL_NODE_ONE_SHOT) || (count <= per)) ? 1 : (count + per - 1) / per;
+    return ((kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) || (count <= per)) ? 1
+                                                                       : (count + per - 1) / per;
 }
 
 /* Elements [*lo_p, *hi_p) of count that part k of parts takes. */
@@ -366,13 +408,13 @@ typedef struct accel_ops {
                              accel_dtype_t dtype, accel_op_t op, accel_stream_h stream);
 
     /*
-     * The allreduce in a node above, this rank's part, queued on stream as one kernel.
-     * 2 <= plan->nranks <= ACCEL_NODE_MAX_RANKS; one-shot: count * size of dtype <= plan->half.
-     * ACCEL_ERR_UNSUPPORTED for a pair reduce() does not take.  NULL in a backend without it.
+     * A collective in a node above, this rank's part, queued on stream as one kernel.
+     * 2 <= plan->nranks <= ACCEL_NODE_MAX_RANKS; one-shot: count * size of dtype <= plan->half;
+     * reduce-scatter: plan->half holds nranks elements at least.  ACCEL_ERR_UNSUPPORTED for a
+     * pair reduce() does not take (the reducing kinds).  NULL in a backend without it.
      */
-    accel_status_t (*node_allreduce)(const accel_node_plan_t *plan, accel_node_alg_t alg,
-                                     const void *src, void *dst, size_t count, accel_dtype_t dtype,
-                                     accel_op_t op, accel_stream_h stream);
+    accel_status_t (*node_collective)(const accel_node_plan_t *plan, const accel_node_call_t *call,
+                                      accel_stream_h stream);
 
     /*
      * Export the allocation that ptr lies in (device memory of this backend)
@@ -408,7 +450,7 @@ ACCEL_API void accel_finalize(void);
  * collective drives the device from the host.  Updated atomically; read as they are (MPI_T).
  */
 typedef struct {
-    /* work put on a stream: kernels (reduce, node_allreduce), asynchronous copies, stream
+    /* work put on a stream: kernels (reduce, node_collective), asynchronous copies, stream
      * memory operations, host functions, graph launches (events are not counted) */
     unsigned long long submissions;
     /* the host waiting for the device: stream and event synchronizations, synchronous copies */

@@ -1980,38 +1980,42 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
 
 /* This rank's part of the one-shot allreduce (accel.h), queued on the stream like a kernel:
  * every pointer resolved now, the REDUCE fault plan as a failed launch. */
-static accel_status_t accel_emu_node_allreduce(const accel_node_plan_t *plan, accel_node_alg_t alg,
-                                               const void *src, void *dst, size_t count,
-                                               accel_dtype_t dtype, accel_op_t op,
-                                               accel_stream_h stream) {
-    const char *call = "emuNodeAllreduce";
+static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
+                                                const accel_node_call_t *c, accel_stream_h stream) {
+    const char *call = "emuNodeCollective";
     accel_stream_h s = accel_emu_stream_get(stream);
     accel_emu_header_t *hdr;
     accel_emu_op_t work;
-    size_t len, area;
+    size_t size, len, area, src_len, dst_len;
     char *view;
-    bool ok;
+    bool ok, data, reduces;
 
     if (s == NULL) {
         return accel_emu_invalid_handle(call);
     }
-    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_NODE_MAX_RANKS) ||
-        (plan->rank < 0) || (plan->rank >= plan->nranks) ||
-        ((unsigned)alg >= ACCEL_NODE_ALG_COUNT) || ((unsigned)dtype >= ACCEL_DT_COUNT) ||
-        ((unsigned)op >= ACCEL_OP_COUNT) || (plan->half < accel_dtype_size(dtype))) {
+    if ((plan == NULL) || (c == NULL) || (plan->nranks < 2) ||
+        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+        ((unsigned)c->kind >= ACCEL_NODE_KIND_COUNT) || ((unsigned)c->dtype >= ACCEL_DT_COUNT) ||
+        (c->root < 0) || (c->root >= plan->nranks) ||
+        (accel_node_per_step(c->kind, accel_dtype_size(c->dtype), plan->half, plan->nranks) == 0)) {
         return accel_emu_invalid(call);
     }
+    reduces = accel_node_reduces(c->kind);
     /* a call without data stands in for one that failed, whatever made it fail: it needs only
      * the plan and the lanes' and steps' count (count * size) */
-    if ((src != NULL) && !accel_reduce_supported(op, dtype)) {
+    if ((c->src != NULL) && reduces &&
+        (((unsigned)c->op >= ACCEL_OP_COUNT) || !accel_reduce_supported(c->op, c->dtype))) {
         accel_set_error(call, "EMULATED_ERROR_NOT_SUPPORTED", ACCEL_EMU_ERROR_INVALID_VALUE);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    len = count * accel_dtype_size(dtype);
-    if ((len / accel_dtype_size(dtype) != count) ||
-        ((src != NULL) && (alg == ACCEL_NODE_ONE_SHOT) && (len > plan->half))) {
+    size = accel_dtype_size(c->dtype);
+    len = c->count * size;
+    if ((len / size != c->count) || (len > SIZE_MAX / ACCEL_NODE_MAX_RANKS) ||
+        ((c->src != NULL) && (c->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) && (len > plan->half))) {
         return accel_emu_invalid(call);
     }
+    src_len = (c->kind == ACCEL_NODE_REDUCE_SCATTER) ? len * (size_t)plan->nranks : len;
+    dst_len = (c->kind == ACCEL_NODE_ALLGATHER) ? len * (size_t)plan->nranks : len;
     area = accel_node_head_bytes(plan->nranks) + 2 * plan->half;
     hdr = accel_emu_state();
     if (hdr == NULL) {
@@ -2019,14 +2023,16 @@ static accel_status_t accel_emu_node_allreduce(const accel_node_plan_t *plan, ac
     }
     memset(&work, 0, sizeof(work));
     work.kind = ACCEL_EMU_OP_NODE;
-    work.u.node.args.count = count;
-    work.u.node.args.size = accel_dtype_size(dtype);
+    work.u.node.args.count = c->count;
+    work.u.node.args.size = size;
     work.u.node.args.half = plan->half;
     work.u.node.args.nranks = plan->nranks;
     work.u.node.args.rank = plan->rank;
-    work.u.node.args.alg = (int)alg;
-    work.u.node.dtype = dtype;
-    work.u.node.op = op;
+    work.u.node.args.kind = (int)c->kind;
+    work.u.node.args.root = c->root;
+    work.u.node.dtype = c->dtype;
+    work.u.node.op = c->op;
+    data = (c->src != NULL) && (c->count > 0);
     pthread_mutex_lock(&hdr->lock);
     ok = true;
     for (int p = 0; ok && (p < plan->nranks); ++p) {
@@ -2034,13 +2040,15 @@ static accel_status_t accel_emu_node_allreduce(const accel_node_plan_t *plan, ac
              accel_emu_in_window((uintptr_t)plan->areas[p]);
         work.u.node.args.areas[p] = view;
     }
-    if (ok && (src != NULL) && (count > 0)) {
-        ok = accel_emu_resolve(hdr, (uintptr_t)src, len, &view);
+    if (ok && data) {
+        ok = accel_emu_resolve(hdr, (uintptr_t)c->src, src_len, &view);
         work.u.node.args.src = view;
-        ok = ok && accel_emu_resolve(hdr, (uintptr_t)dst, len, &view);
-        work.u.node.args.dst = view;
+        if (ok && accel_node_writes_dst(c->kind, plan->rank, c->root)) {
+            ok = accel_emu_resolve(hdr, (uintptr_t)c->dst, dst_len, &view);
+            work.u.node.args.dst = view;
+        }
     }
-    if (ok && (src != NULL) && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
+    if (ok && data && reduces && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
         pthread_mutex_unlock(&hdr->lock);
         return accel_emu_injected(call);
     }
@@ -2499,7 +2507,7 @@ static const accel_ops_t accel_emu_ops = {
     .graph_destroy = accel_emu_graph_destroy,
     .device_count = accel_emu_device_count,
     .reduce = accel_emu_reduce,
-    .node_allreduce = accel_emu_node_allreduce,
+    .node_collective = accel_emu_node_collective,
     .ipc_export = accel_emu_ipc_export,
     .ipc_import = accel_emu_ipc_import,
     .ipc_close = accel_emu_ipc_close,

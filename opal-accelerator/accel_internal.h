@@ -73,7 +73,8 @@ typedef struct {
     size_t size;  /* bytes of one */
     size_t half;  /* the plan's */
     int nranks, rank;
-    int alg; /* accel_node_alg_t */
+    int kind; /* accel_node_kind_t */
+    int root;
 } accel_node_args_t;
 
 /* A node allreduce launch run on the host (accel_node_host.c): the kernels of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The node's allreduce kernels (accel_node_kernels.h) compiled for the host: the emulated
+/* The node's collective kernels (accel_node_kernels.h) compiled for the host: the emulated
  * device runs a launch here, its blocks one after another, each as one thread. */
 #include "accel_internal.h"
 #include "accel_kernel_port.h"
@@ -66,10 +66,10 @@ static void accel_node_host_fold(accel_node_host_fold_t *fold, char *dst, char *
 
 bool accel_node_run_host(const accel_node_args_t *args, accel_dtype_t dtype, accel_op_t op) {
     accel_node_host_fold_t fold = {dtype, op, true};
-    const int lanes = accel_node_lanes((accel_node_alg_t)args->alg, args->count * args->size);
+    const int lanes = accel_node_lanes((accel_node_kind_t)args->kind, args->count * args->size);
 
     for (int l = 0; l < lanes; ++l) {
-        ak_node_allreduce(args, l, lanes, &fold);
+        ak_node_collective(args, l, lanes, &fold);
     }
     return fold.ok;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The allreduce kernels of a node (accel.h: accel_node_plan_t, the protocol and the area's
+ * The collective kernels of a node (accel.h: accel_node_plan_t, the protocol and the area's
  * layout), written once: cuda/accel_cuda_reduce.h compiles them for the GPU, accel_emulated.c
  * for the emulated device, on accel_kernel_port.h.  The includer provides the two block-wide
  * data primitives (all of a block's threads call them):
@@ -106,7 +106,8 @@ AK_FN void ak_node_one_shot(const accel_node_args_t *a, int l, int lanes, AK_FOL
 AK_TEMPLATE
 AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const size_t size = a->size, per = a->half / size;
-    const size_t steps = accel_node_steps(ACCEL_NODE_TWO_SHOT, a->count, size, a->half);
+    const size_t steps =
+        accel_node_steps(ACCEL_NODE_ALLREDUCE_TWO_SHOT, a->count, size, a->half, a->nranks);
     char *const mine = a->areas[a->rank];
 
     for (size_t k = 0; k < steps; ++k) {
@@ -135,13 +136,80 @@ AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fol
     }
 }
 
+/* Reduce-scatter, allgather, bcast and reduce, lane l (of ACCEL_NODE_LANES), step after step
+ * of accel_node_per_step() elements: the step's input into this rank's half (reduce-scatter:
+ * the step's slice of every rank's block, one after another; bcast: the root's only), ready,
+ * then what the kind reads of the halves, done. */
+AK_TEMPLATE
+AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
+    const accel_node_kind_t kind = (accel_node_kind_t)a->kind;
+    const size_t size = a->size, per = accel_node_per_step(kind, size, a->half, a->nranks);
+    const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks);
+    const bool data = (a->src != NULL);
+    char *const mine = a->areas[a->rank];
+
+    for (size_t k = 0; k < steps; ++k) {
+        const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
+        const size_t off = ak_node_half_off(a, s), first = k * per;
+        const size_t n = (a->count - first < per) ? a->count - first : per;
+        size_t lo, hi;
+
+        accel_node_slice(n, ACCEL_NODE_LANES, l, &lo, &hi);
+        if (data && (kind == ACCEL_NODE_REDUCE_SCATTER)) {
+            for (int p = 0; p < a->nranks; ++p) {
+                ak_copy(mine + off + ((size_t)p * per + lo) * size,
+                        a->src + ((size_t)p * a->count + first + lo) * size, (hi - lo) * size,
+                        false);
+            }
+        } else if (data && ((kind != ACCEL_NODE_BCAST) || (a->rank == a->root))) {
+            ak_copy(mine + off + lo * size, a->src + (first + lo) * size, (hi - lo) * size, false);
+        }
+        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
+        if (data && (hi > lo)) {
+            switch (kind) {
+            case ACCEL_NODE_REDUCE_SCATTER:
+                AK_FOLD(fold, a->dst + (first + lo) * size, a->areas, a->nranks,
+                        off + ((size_t)a->rank * per + lo) * size, hi - lo);
+                break;
+            case ACCEL_NODE_ALLGATHER:
+                for (int p = 0; p < a->nranks; ++p) {
+                    ak_copy(a->dst + ((size_t)p * a->count + first + lo) * size,
+                            a->areas[p] + off + lo * size, (hi - lo) * size, p != a->rank);
+                }
+                break;
+            case ACCEL_NODE_BCAST:
+                if (a->rank != a->root) {
+                    ak_copy(a->dst + (first + lo) * size, a->areas[a->root] + off + lo * size,
+                            (hi - lo) * size, true);
+                }
+                break;
+            case ACCEL_NODE_REDUCE:
+                if (a->rank == a->root) {
+                    AK_FOLD(fold, a->dst + (first + lo) * size, a->areas, a->nranks,
+                            off + lo * size, hi - lo);
+                }
+                break;
+            default:
+                break;
+            }
+        }
+        ak_node_leave(a, l, ACCEL_NODE_LANES, s);
+    }
+}
+
 /* Block l of a launch of lanes blocks. */
 AK_TEMPLATE
-AK_FN void ak_node_allreduce(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
-    if (a->alg == ACCEL_NODE_TWO_SHOT) {
-        ak_node_two_shot(a, l, fold);
-    } else {
+AK_FN void ak_node_collective(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
+    switch ((accel_node_kind_t)a->kind) {
+    case ACCEL_NODE_ALLREDUCE_ONE_SHOT:
         ak_node_one_shot(a, l, lanes, fold);
+        break;
+    case ACCEL_NODE_ALLREDUCE_TWO_SHOT:
+        ak_node_two_shot(a, l, fold);
+        break;
+    default:
+        ak_node_stepped(a, l, fold);
+        break;
     }
 }
 

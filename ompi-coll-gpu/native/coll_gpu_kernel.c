@@ -50,6 +50,20 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
+accel_status_t coll_gpu_kernel_launch_node(const coll_gpu_native_call_t *call,
+                                           accel_node_kind_t kind, bool with_data) {
+    accel_node_call_t node = {
+        kind, with_data ? call->sbuf : NULL, NULL, call->count, call->dtype, call->op, call->root};
+
+    node.dst = with_data ? call->rbuf : NULL;
+    if (!accel_node_reduces(kind)) {
+        node.dtype = ACCEL_DT_UINT8;
+        node.count = call->count * call->esize;
+    }
+    return mca_coll_gpu_component.accel->node_collective(&call->native->kernel_plan, &node,
+                                                         call->stream);
+}
+
 void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,
                            coll_gpu_kernel_started_t *started) {
     coll_gpu_native_t *native = call->native;

@@ -36,6 +36,12 @@ typedef struct {
     uint64_t next_check_ns;
 } coll_gpu_kernel_started_t;
 
+/* The accelerator's node collective of kind for call, on call->stream (with_data false: the
+ * same kernel without data): a device-driven row's launch.  The kinds that only move data take
+ * the call's elements as bytes. */
+accel_status_t coll_gpu_kernel_launch_node(const coll_gpu_native_call_t *call,
+                                           accel_node_kind_t kind, bool with_data);
+
 /* Launches the call on call->stream: its kernel, or (after telling the peers) the kernel
  * without data; then records event after it. */
 void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,

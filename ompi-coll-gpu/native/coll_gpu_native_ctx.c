@@ -110,7 +110,7 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
         free(zeros);
         return;
     }
-    ok = (NULL != zeros) && (NULL != accel->node_allreduce) &&
+    ok = (NULL != zeros) && (NULL != accel->node_collective) &&
          (CGT_OK == cgt_alloc(team->cgt, head + 2 * COLL_GPU_KERNEL_HALF, ACCEL_MEM_DEVICE,
                               &native->kernel_mem));
     if (!ok) {

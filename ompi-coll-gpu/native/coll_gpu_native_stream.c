@@ -299,7 +299,7 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     head = accel_node_head_bytes(size);
     zeros = calloc(1, head);
     /* collective whatever this rank's allocations did: every rank allocates, then all agree */
-    ok = (size <= ACCEL_NODE_MAX_RANKS) && (NULL != accel->node_allreduce) &&
+    ok = (size <= ACCEL_NODE_MAX_RANKS) && (NULL != accel->node_collective) &&
          (CGT_OK == cgt_alloc(team->cgt, head + 3 * ctx->plan.half, ACCEL_MEM_DEVICE, &ctx->mem));
     if (!ok) {
         ctx->mem = NULL;
@@ -334,6 +334,15 @@ static bool coll_gpu_stream_setup(coll_gpu_stream_ctx_t *ctx, struct ompi_commun
     return true;
 }
 
+/* The accelerator's one-shot allreduce of a piece on the stream (src NULL: without data). */
+static accel_status_t coll_gpu_stream_one_shot(coll_gpu_stream_ctx_t *ctx, const void *src,
+                                               void *dst, size_t count, accel_dtype_t dtype,
+                                               accel_op_t op) {
+    accel_node_call_t call = {ACCEL_NODE_ALLREDUCE_ONE_SHOT, src, dst, count, dtype, op, 0};
+
+    return mca_coll_gpu_component.accel->node_collective(&ctx->plan, &call, ctx->stream);
+}
+
 /* Queues one piece of a call (at most a half) on the stream: the one-shot allreduce, through
  * the staging area for what is not device memory; *queued_p: whether the one-shot call was
  * (the peers count it), whatever failed after it. */
@@ -353,8 +362,7 @@ static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, 
     }
     if (ACCEL_OK == status) {
         status =
-            accel->node_allreduce(&ctx->plan, ACCEL_NODE_ONE_SHOT, src,
-                                  dst_on_device ? dst : ctx->stage, count, dtype, op, ctx->stream);
+            coll_gpu_stream_one_shot(ctx, src, dst_on_device ? dst : ctx->stage, count, dtype, op);
         *queued_p = (ACCEL_OK == status);
     }
     if ((ACCEL_OK == status) && !dst_on_device) {
@@ -392,8 +400,7 @@ static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const 
              * keep them going (in a capture the graph is broken anyway) */
             for (done += queued ? per : 0; !capturing && (done < count); done += per) {
                 n = (count - done < per) ? count - done : per;
-                (void)accel->node_allreduce(&ctx->plan, ACCEL_NODE_ONE_SHOT, NULL, NULL, n, dtype,
-                                            op, ctx->stream);
+                (void)coll_gpu_stream_one_shot(ctx, NULL, NULL, n, dtype, op);
             }
             return status;
         }

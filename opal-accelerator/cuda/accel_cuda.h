@@ -174,15 +174,14 @@ ACCEL_API accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, i
                                            size_t count, accel_dtype_t dtype, accel_op_t op,
                                            accel_stream_h stream);
 
-/* node_allreduce of accel_ops_t: accel_cuda_node_kernel of cuda/accel_cuda_reduce*.cu (or
- * its no-data instance), one launch on stream; ACCEL_ERR_UNSUPPORTED when the kernels cannot
+/* node_collective of accel_ops_t: accel_cuda_node_kernel of cuda/accel_cuda_reduce*.cu (or
+ * its copy-only instance), one launch on stream; ACCEL_ERR_UNSUPPORTED when the kernels cannot
  * run on this device. */
-ACCEL_API accel_status_t accel_cuda_node_allreduce(const accel_node_plan_t *plan,
-                                                   accel_node_alg_t alg, const void *src, void *dst,
-                                                   size_t count, accel_dtype_t dtype, accel_op_t op,
-                                                   accel_stream_h stream);
+ACCEL_API accel_status_t accel_cuda_node_collective(const accel_node_plan_t *plan,
+                                                    const accel_node_call_t *call,
+                                                    accel_stream_h stream);
 
-/* Load every reduction and node allreduce kernel now (under CUDA's lazy loading, the
+/* Load every reduction and node collective kernel now (under CUDA's lazy loading, the
  * default since 12.2, a kernel is loaded at its first launch, and loading waits for the
  * context's other work: a first launch on a stream that waits for the host would never
  * return).  Returns how many were loaded. */

@@ -5,9 +5,9 @@
  * and launches it on the caller's stream through the statically linked
  * runtime (a CUstream is a cudaStream_t).  Nothing here synchronizes.
  *
- * accel_cuda_node_allreduce(): the node_allreduce() of the CUDA backend, the
- * same way: accel_cuda_node_kernel of (op, dtype), or its no-data instance,
- * one block per lane.
+ * accel_cuda_node_collective(): the node_collective() of the CUDA backend, the
+ * same way: accel_cuda_node_kernel of (op, dtype), or its copy-only instance
+ * (the kinds that only move data, and calls without data), one block per lane.
  */
 #include "accel_cuda_reduce.h"
 
@@ -65,8 +65,8 @@ static const void *accel_cuda_node_find(accel_op_t op, accel_dtype_t dtype) {
     return accel_cuda_reduce_family(op, dtype)->node(op, dtype);
 }
 
-/* A node allreduce without data (src == NULL, or no elements): the flags and counters only,
- * whatever the op and type. */
+/* A node collective that combines nothing: the kinds that only move data, and a call without
+ * data (src == NULL, or no elements: the flags and counters only), whatever the op and type. */
 static const void *const accel_cuda_node_nodata_kernel =
     (const void *)accel_cuda_node_kernel<accel_cuda_node_no_fold>;
 
@@ -224,50 +224,55 @@ extern "C" accel_status_t accel_cuda_reduce(void *dst, const void *const *srcs, 
 }
 
 static accel_status_t accel_cuda_node_invalid(void) {
-    accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_INVALID_VALUE",
+    accel_set_error("accel_cuda_node_collective", "CUDA_ERROR_INVALID_VALUE",
                     CUDA_ERROR_INVALID_VALUE);
     return ACCEL_ERR_INVALID;
 }
 
-extern "C" accel_status_t accel_cuda_node_allreduce(const accel_node_plan_t *plan,
-                                                    accel_node_alg_t alg, const void *src,
-                                                    void *dst, size_t count, accel_dtype_t dtype,
-                                                    accel_op_t op, accel_stream_h stream) {
+extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *plan,
+                                                     const accel_node_call_t *call,
+                                                     accel_stream_h stream) {
     accel_node_args_t args;
     const void *kernel = accel_cuda_node_nodata_kernel;
     void *params[1] = {&args};
     size_t size, elem_align, align;
     accel_status_t status;
-    const bool data = (src != NULL) && (count > 0);
+    bool data;
 
-    if ((plan == NULL) || (plan->nranks < 2) || (plan->nranks > ACCEL_NODE_MAX_RANKS) ||
-        (plan->rank < 0) || (plan->rank >= plan->nranks) ||
-        ((unsigned)alg >= ACCEL_NODE_ALG_COUNT) || ((unsigned)dtype >= ACCEL_DT_COUNT)) {
+    if ((plan == NULL) || (call == NULL) || (plan->nranks < 2) ||
+        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+        ((unsigned)call->kind >= ACCEL_NODE_KIND_COUNT) ||
+        ((unsigned)call->dtype >= ACCEL_DT_COUNT) || (call->root < 0) ||
+        (call->root >= plan->nranks)) {
         return accel_cuda_node_invalid();
     }
-    size = accel_dtype_size(dtype);
-    if ((count > SIZE_MAX / size) || (plan->half < size)) {
+    size = accel_dtype_size(call->dtype);
+    if ((call->count > SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) ||
+        (accel_node_per_step(call->kind, size, plan->half, plan->nranks) == 0)) {
         return accel_cuda_node_invalid();
     }
-    if (src != NULL) {
+    data = (call->src != NULL) && (call->count > 0);
+    if ((call->src != NULL) && accel_node_reduces(call->kind)) {
         const void *found;
 
-        if ((unsigned)op >= ACCEL_OP_COUNT) {
+        if ((unsigned)call->op >= ACCEL_OP_COUNT) {
             return accel_cuda_node_invalid();
         }
-        found = accel_cuda_node_find(op, dtype);
+        found = accel_cuda_node_find(call->op, call->dtype);
         if (found == NULL) {
-            accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_NOT_SUPPORTED",
+            accel_set_error("accel_cuda_node_collective", "CUDA_ERROR_NOT_SUPPORTED",
                             CUDA_ERROR_NOT_SUPPORTED);
             return ACCEL_ERR_UNSUPPORTED;
-        }
-        if (((alg == ACCEL_NODE_ONE_SHOT) && (count > plan->half / size)) ||
-            (data && (dst == NULL))) {
-            return accel_cuda_node_invalid();
         }
         if (data) {
             kernel = found;
         }
+    }
+    if (((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
+         (call->count > plan->half / size)) ||
+        (data && (call->dst == NULL) &&
+         accel_node_writes_dst(call->kind, plan->rank, call->root))) {
+        return accel_cuda_node_invalid();
     }
 
     /* The flags are 32-bit words; the fold loads elements from every half with their type's
@@ -288,25 +293,26 @@ extern "C" accel_status_t accel_cuda_node_allreduce(const accel_node_plan_t *pla
         }
     }
     if (!accel_cuda_kernels_usable) {
-        accel_set_error("accel_cuda_node_allreduce", "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        accel_set_error("accel_cuda_node_collective", "CUDA_ERROR_NO_BINARY_FOR_GPU",
                         CUDA_ERROR_NO_BINARY_FOR_GPU);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    args.src = data ? (const char *)src : NULL;
-    args.dst = data ? (char *)dst : NULL;
-    args.count = count;
+    args.src = data ? (const char *)call->src : NULL;
+    args.dst = data ? (char *)call->dst : NULL;
+    args.count = call->count;
     args.size = size;
     args.half = plan->half;
     args.nranks = plan->nranks;
     args.rank = plan->rank;
-    args.alg = (int)alg;
+    args.kind = (int)call->kind;
+    args.root = call->root;
 
     /* the runtime launches in the current context: the backend's, as for its copies */
     status = accel_cuda_ctx_ensure();
     if (status != ACCEL_OK) {
         return status;
     }
-    return accel_cuda_launch(kernel, (unsigned)accel_node_lanes(alg, count * size),
+    return accel_cuda_launch(kernel, (unsigned)accel_node_lanes(call->kind, call->count * size),
                              ACCEL_CUDA_NODE_THREADS, params, stream,
-                             "cudaLaunchKernel (node_allreduce)");
+                             "cudaLaunchKernel (node_collective)");
 }

@@ -349,7 +349,7 @@ __global__ void __launch_bounds__(ACCEL_CUDA_NODE_THREADS)
     accel_cuda_node_kernel(const __grid_constant__ accel_node_args_t args) {
     const Fold fold{};
 
-    ak_node_allreduce(&args, (int)blockIdx.x, (int)gridDim.x, fold);
+    ak_node_collective(&args, (int)blockIdx.x, (int)gridDim.x, fold);
 }
 
 /* The functor each kernel is instantiated with: accel_cuda_op_<op>_<dt>. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the accelerator's node allreduce kernels (accel.h: node_allreduce, one-shot and
- * two-shot; accel_node_kernels.h), in one process: N "ranks", each with an area of device
+ * Unit test of the accelerator's node collective kernels (accel.h: node_collective; the
+ * allreduce's one-shot and two-shot, reduce-scatter, allgather, bcast, reduce;
+ * accel_node_kernels.h), in one process: N "ranks", each with an area of device
  * memory and a stream of its own, every rank's plan naming every area (what IPC maps across
  * processes); each rank's part of a call queued on its stream, the streams synchronized at the
  * end.  Against a reference folded here, in rank order, in plain C:
@@ -15,6 +16,8 @@
  *              synchronization (the halves' parities reused while earlier calls may run)
  *   no data    one rank queues a call without data (src NULL) in place of its part: the
  *              others' streams get past it, and the next call is right everywhere
+ *   kinds      reduce-scatter, allgather, bcast and reduce on 2, 3 and 5 ranks, of one element
+ *              to many steps (a 1 MiB and a 4 KiB half), every root, in place where MPI allows
  *   errors     one rank, a one-shot call larger than a half, a pair the kernels do not take,
  *              no plan, no such algorithm
  *
@@ -184,7 +187,7 @@ static void reference(kind_t kind, int nranks, int c, size_t i, void *out) {
  * allocation of its own. */
 typedef struct {
     kind_t kind;
-    accel_node_alg_t alg;
+    accel_node_kind_t alg;
     int call;
     size_t count, offset;
     bool in_place;
@@ -200,7 +203,7 @@ static bool call_init(call_t *cl, const node_t *node, kind_t kind, int call, siz
 
     memset(cl, 0, sizeof(*cl));
     cl->kind = kind;
-    cl->alg = ACCEL_NODE_ONE_SHOT;
+    cl->alg = ACCEL_NODE_ALLREDUCE_ONE_SHOT;
     cl->call = call;
     cl->count = count;
     cl->in_place = in_place;
@@ -227,8 +230,19 @@ static bool call_init(call_t *cl, const node_t *node, kind_t kind, int call, siz
 }
 
 static accel_status_t call_queue(call_t *cl, node_t *node, int r) {
-    return ops->node_allreduce(&node->plan[r], cl->alg, cl->src[r], cl->dst[r], cl->count,
-                               kinds[cl->kind].dtype, kinds[cl->kind].op, node->stream[r]);
+    accel_node_call_t call = {
+        cl->alg, cl->src[r], cl->dst[r], cl->count, kinds[cl->kind].dtype, kinds[cl->kind].op, 0};
+
+    return ops->node_collective(&node->plan[r], &call, node->stream[r]);
+}
+
+/* One rank's part of a call of kind, queued as is. */
+static accel_status_t queue_raw(const accel_node_plan_t *plan, accel_node_kind_t kind,
+                                const void *src, void *dst, size_t count, accel_dtype_t dtype,
+                                accel_op_t op, int root, accel_stream_h stream) {
+    accel_node_call_t call = {kind, src, dst, count, dtype, op, root};
+
+    return ops->node_collective(plan, &call, stream);
 }
 
 /* Whether every rank's result is the reference (after the streams' synchronization). */
@@ -263,15 +277,15 @@ static void call_free(call_t *cl, int nranks) {
     }
 }
 
-static const char *alg_name(accel_node_alg_t alg) {
-    return (alg == ACCEL_NODE_TWO_SHOT) ? "two-shot" : "one-shot";
+static const char *alg_name(accel_node_kind_t alg) {
+    return (alg == ACCEL_NODE_ALLREDUCE_TWO_SHOT) ? "two-shot" : "one-shot";
 }
 
 static int call_lanes(const call_t *cl) {
     return accel_node_lanes(cl->alg, cl->count * kinds[cl->kind].size);
 }
 
-static void test_shapes(accel_node_alg_t alg) {
+static void test_shapes(accel_node_kind_t alg) {
     static const size_t counts[] = {1, 7, 1000, 8195, 65541};
     static const int sizes[] = {2, 3, 5};
     int call = 0;
@@ -352,7 +366,8 @@ static void test_burst(void) {
         while ((ninit < NCALLS) &&
                call_init(&calls[ninit], &node, (ninit & 1) ? T_FLOAT_SUM : T_INT32_SUM, 100 + ninit,
                          counts[ninit % 4], (ninit % 3) == 0, false)) {
-            calls[ninit].alg = ((ninit / 2) & 1) ? ACCEL_NODE_TWO_SHOT : ACCEL_NODE_ONE_SHOT;
+            calls[ninit].alg =
+                ((ninit / 2) & 1) ? ACCEL_NODE_ALLREDUCE_TWO_SHOT : ACCEL_NODE_ALLREDUCE_ONE_SHOT;
             ++ninit;
         }
     }
@@ -400,8 +415,8 @@ static void test_steps(int nranks) {
             /* one-shot where a call fits a half */
             calls[ninit].alg =
                 ((ninit & 1) && (calls[ninit].count * kinds[kinds_of[ninit]].size <= node.half))
-                    ? ACCEL_NODE_ONE_SHOT
-                    : ACCEL_NODE_TWO_SHOT;
+                    ? ACCEL_NODE_ALLREDUCE_ONE_SHOT
+                    : ACCEL_NODE_ALLREDUCE_TWO_SHOT;
             ++ninit;
         }
     }
@@ -410,7 +425,7 @@ static void test_steps(int nranks) {
 
 /* Rank 1's part of a call could not be queued: a call without data instead (half bytes a
  * half: a two-shot call of several steps). */
-static void test_no_data(accel_node_alg_t alg, size_t half) {
+static void test_no_data(accel_node_kind_t alg, size_t half) {
     call_t failed, next;
     node_t node;
     size_t bad = 0;
@@ -422,8 +437,8 @@ static void test_no_data(accel_node_alg_t alg, size_t half) {
          call_init(&next, &node, T_INT32_SUM, 201, 65541, true, false);
     failed.alg = next.alg = alg;
     for (int r = 0; ok && (r < node.nranks); ++r) {
-        ok = ((r == 1) ? ops->node_allreduce(&node.plan[r], alg, NULL, NULL, failed.count,
-                                             ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[r])
+        ok = ((r == 1) ? queue_raw(&node.plan[r], alg, NULL, NULL, failed.count, ACCEL_DT_INT32,
+                                   ACCEL_OP_SUM, 0, node.stream[r])
                        : call_queue(&failed, &node, r)) == ACCEL_OK;
     }
     for (int r = 0; ok && (r < node.nranks); ++r) {
@@ -440,6 +455,149 @@ static void test_no_data(accel_node_alg_t alg, size_t half) {
     node_destroy(&node);
 }
 
+static const char *kind_name(accel_node_kind_t kind) {
+    static const char *const names[ACCEL_NODE_KIND_COUNT] = {"allreduce one-shot",
+                                                             "allreduce two-shot",
+                                                             "reduce-scatter",
+                                                             "allgather",
+                                                             "bcast",
+                                                             "reduce"};
+
+    return names[kind];
+}
+
+/* One call of kind on every rank of node, int32 sums of input(), against the reference: the
+ * buffers of each rank on the device (reduce-scatter's source and allgather's result hold a
+ * block per rank; in_place: allgather's source is the rank's block of its result, reduce's the
+ * root's result, reduce-scatter's result the start of its source). */
+static bool kind_call(node_t *node, accel_node_kind_t kind, size_t count, int root, int c,
+                      bool in_place, size_t *bad_p, int *bad_rank_p) {
+    const int n = node->nranks;
+    const size_t src_n = (kind == ACCEL_NODE_REDUCE_SCATTER) ? n * count : count;
+    const size_t dst_n = (kind == ACCEL_NODE_ALLGATHER) ? n * count : count;
+    int32_t *host = malloc((src_n > dst_n ? src_n : dst_n) * 4 + 4);
+    void *src[MAX_RANKS] = {NULL}, *dst[MAX_RANKS] = {NULL};
+    bool ok = (host != NULL);
+
+    for (int r = 0; ok && (r < n); ++r) {
+        ok = (ops->mem_alloc(ACCEL_MEM_DEVICE, src_n * 4 + 4, &src[r]) == ACCEL_OK) &&
+             (ops->mem_alloc(ACCEL_MEM_DEVICE, dst_n * 4 + 4, &dst[r]) == ACCEL_OK);
+        for (size_t i = 0; ok && (i < dst_n); ++i) {
+            host[i] = -1; /* what a rank's result holds before the call */
+        }
+        ok = ok && (ops->memcpy(dst[r], host, dst_n * 4) == ACCEL_OK);
+        for (size_t i = 0; ok && (i < src_n); ++i) {
+            input(T_INT32_SUM, (kind == ACCEL_NODE_BCAST) ? root : r, c, i, &host[i]);
+        }
+        ok = ok && (ops->memcpy(src[r], host, src_n * 4) == ACCEL_OK);
+    }
+    for (int r = 0; ok && (r < n); ++r) {
+        const char *s = src[r];
+        char *d = dst[r];
+
+        if (in_place && (kind == ACCEL_NODE_ALLGATHER)) {
+            ok = (ops->memcpy(d + (size_t)r * count * 4, s, count * 4) == ACCEL_OK);
+            s = d + (size_t)r * count * 4;
+        } else if (in_place && (kind == ACCEL_NODE_REDUCE_SCATTER)) {
+            d = src[r];
+        } else if (in_place && (kind == ACCEL_NODE_REDUCE) && (r == root)) {
+            d = src[r];
+        } else if (kind == ACCEL_NODE_BCAST) {
+            d = (r == root) ? src[r] : dst[r];
+            s = d; /* the one buffer: read at the root, written at the others */
+        }
+        ok = ok && (queue_raw(&node->plan[r], kind, s, d, count, ACCEL_DT_INT32, ACCEL_OP_SUM, root,
+                              node->stream[r]) == ACCEL_OK);
+        if (in_place &&
+            ((kind == ACCEL_NODE_REDUCE_SCATTER) || ((kind == ACCEL_NODE_REDUCE) && (r == root)))) {
+            dst[r] = src[r];
+            src[r] = NULL; /* freed once, as dst */
+        } else if (kind == ACCEL_NODE_BCAST && (r == root)) {
+            void *t = dst[r];
+
+            dst[r] = src[r];
+            src[r] = t;
+        }
+    }
+    ok = node_synchronize(node) && ok;
+    for (int r = 0; ok && (r < n); ++r) {
+        ok = (ops->memcpy(host, dst[r], dst_n * 4) == ACCEL_OK);
+        for (size_t i = 0; ok && (i < dst_n); ++i) {
+            int32_t want = -1;
+
+            switch (kind) {
+            case ACCEL_NODE_REDUCE_SCATTER:
+                reference(T_INT32_SUM, n, c, (size_t)r * count + i, &want);
+                break;
+            case ACCEL_NODE_ALLGATHER:
+                input(T_INT32_SUM, (int)(i / count), c, i % count, &want);
+                break;
+            case ACCEL_NODE_BCAST:
+                input(T_INT32_SUM, root, c, i, &want);
+                break;
+            case ACCEL_NODE_REDUCE:
+                if (r == root) {
+                    reference(T_INT32_SUM, n, c, i, &want);
+                }
+                break;
+            default:
+                break;
+            }
+            if (host[i] != want) {
+                *bad_p = i;
+                *bad_rank_p = r;
+                ok = false;
+            }
+        }
+    }
+    for (int r = 0; r < n; ++r) {
+        if (src[r] != NULL) {
+            (void)ops->mem_free(src[r]);
+        }
+        if (dst[r] != NULL) {
+            (void)ops->mem_free(dst[r]);
+        }
+    }
+    free(host);
+    return ok;
+}
+
+static void test_kinds(void) {
+    static const size_t counts[] = {1, 1000, 70000};
+    static const int sizes[] = {2, 3, 5};
+    static const size_t halves[] = {HALF, 4096};
+    int c = 500;
+
+    for (size_t h = 0; h < 2; ++h) {
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
+            node_t node;
+
+            if (!CHECK(node_create_half(&node, sizes[s], halves[h]), "kinds, %d ranks", sizes[s])) {
+                node_destroy(&node);
+                continue;
+            }
+            for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind < ACCEL_NODE_KIND_COUNT; ++kind) {
+                for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
+                    for (int variant = 0; variant < 2; ++variant) {
+                        int root = (variant == 0) ? sizes[s] - 1 : 0;
+                        bool in_place = (variant == 1) && (kind != ACCEL_NODE_BCAST);
+                        size_t bad = 0;
+                        int bad_rank = -1;
+
+                        CHECK(kind_call(&node, (accel_node_kind_t)kind, counts[k], root, ++c,
+                                        in_place, &bad, &bad_rank),
+                              "%s, %d ranks, %zu-byte half, %zu elements, root %d%s: element %zu "
+                              "on rank %d",
+                              kind_name((accel_node_kind_t)kind), sizes[s], halves[h], counts[k],
+                              root, in_place ? ", in place" : "", bad, bad_rank);
+                    }
+                }
+            }
+            node_destroy(&node);
+        }
+    }
+}
+
 static void test_errors(void) {
     accel_node_plan_t plan;
     void *buf = NULL;
@@ -452,21 +610,24 @@ static void test_errors(void) {
     }
     plan = node.plan[0];
     plan.nranks = 1;
-    CHECK(ops->node_allreduce(&plan, ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
-                              node.stream[0]) == ACCEL_ERR_INVALID,
+    CHECK(queue_raw(&plan, ACCEL_NODE_ALLREDUCE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                    0, node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: one rank: ACCEL_ERR_INVALID");
-    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ONE_SHOT, buf, buf, HALF / 4 + 1,
-                              ACCEL_DT_INT32, ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
+    CHECK(queue_raw(&node.plan[0], ACCEL_NODE_ALLREDUCE_ONE_SHOT, buf, buf, HALF / 4 + 1,
+                    ACCEL_DT_INT32, ACCEL_OP_SUM, 0, node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: larger than a half: ACCEL_ERR_INVALID");
-    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_FLOAT,
-                              ACCEL_OP_BXOR, node.stream[0]) == ACCEL_ERR_UNSUPPORTED,
+    CHECK(queue_raw(&node.plan[0], ACCEL_NODE_ALLREDUCE_ONE_SHOT, buf, buf, 1, ACCEL_DT_FLOAT,
+                    ACCEL_OP_BXOR, 0, node.stream[0]) == ACCEL_ERR_UNSUPPORTED,
           "errors: float bxor: ACCEL_ERR_UNSUPPORTED");
-    CHECK(ops->node_allreduce(NULL, ACCEL_NODE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
-                              node.stream[0]) == ACCEL_ERR_INVALID,
+    CHECK(queue_raw(NULL, ACCEL_NODE_ALLREDUCE_ONE_SHOT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                    0, node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: no plan: ACCEL_ERR_INVALID");
-    CHECK(ops->node_allreduce(&node.plan[0], ACCEL_NODE_ALG_COUNT, buf, buf, 1, ACCEL_DT_INT32,
-                              ACCEL_OP_SUM, node.stream[0]) == ACCEL_ERR_INVALID,
-          "errors: no such algorithm: ACCEL_ERR_INVALID");
+    CHECK(queue_raw(&node.plan[0], ACCEL_NODE_KIND_COUNT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
+                    0, node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: no such kind: ACCEL_ERR_INVALID");
+    CHECK(queue_raw(&node.plan[0], ACCEL_NODE_BCAST, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM, 2,
+                    node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: a root outside the plan: ACCEL_ERR_INVALID");
     (void)ops->mem_free(buf);
     node_destroy(&node);
 }
@@ -491,18 +652,19 @@ int main(int argc, char **argv) {
                (reason != NULL) ? reason : accel_status_string(status));
         return 77;
     }
-    if (ops->node_allreduce == NULL) {
-        printf("FAIL: the %s backend has no node_allreduce\n", ops->name);
+    if (ops->node_collective == NULL) {
+        printf("FAIL: the %s backend has no node_collective\n", ops->name);
         return 1;
     }
-    test_shapes(ACCEL_NODE_ONE_SHOT);
-    test_shapes(ACCEL_NODE_TWO_SHOT);
+    test_shapes(ACCEL_NODE_ALLREDUCE_ONE_SHOT);
+    test_shapes(ACCEL_NODE_ALLREDUCE_TWO_SHOT);
     test_steps(3);
     test_steps(17);
     test_burst();
     test_lanes_mixed();
-    test_no_data(ACCEL_NODE_ONE_SHOT, HALF);
-    test_no_data(ACCEL_NODE_TWO_SHOT, 16384);
+    test_no_data(ACCEL_NODE_ALLREDUCE_ONE_SHOT, HALF);
+    test_no_data(ACCEL_NODE_ALLREDUCE_TWO_SHOT, 16384);
+    test_kinds();
     test_errors();
     accel_finalize();
     printf("%d passed, %d failed\n", test_passed, test_failed);

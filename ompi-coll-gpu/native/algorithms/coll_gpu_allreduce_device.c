@@ -9,22 +9,16 @@
  * bits).  One node.
  */
 #include "coll_gpu_algorithms.h"
-
-static accel_status_t coll_gpu_allreduce_device_launch(const coll_gpu_native_call_t *call,
-                                                       accel_node_alg_t alg, bool with_data) {
-    return mca_coll_gpu_component.accel->node_allreduce(
-        &call->native->kernel_plan, alg, with_data ? call->sbuf : NULL,
-        with_data ? call->rbuf : NULL, call->count, call->dtype, call->op, call->stream);
-}
+#include "coll_gpu_kernel.h"
 
 accel_status_t coll_gpu_allreduce_device_one_shot_launch(const coll_gpu_native_call_t *call,
                                                          bool with_data) {
-    return coll_gpu_allreduce_device_launch(call, ACCEL_NODE_ONE_SHOT, with_data);
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_ONE_SHOT, with_data);
 }
 
 accel_status_t coll_gpu_allreduce_device_two_shot_launch(const coll_gpu_native_call_t *call,
                                                          bool with_data) {
-    return coll_gpu_allreduce_device_launch(call, ACCEL_NODE_TWO_SHOT, with_data);
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_TWO_SHOT, with_data);
 }
 
 bool coll_gpu_allreduce_device_two_shot_fits(const coll_gpu_alg_query_t *query, char *why,
