@@ -328,6 +328,9 @@ static unsigned coll_gpu_board_combine_status(unsigned a, unsigned b) {
 
 /* The same of two words' statuses, whose FAILED flags add up. */
 static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
+    if (a == b) {
+        return a; /* every call where the ranks agree, without a call */
+    }
     return coll_gpu_board_combine_status(a & ~COLL_GPU_BOARD_FAILED, b & ~COLL_GPU_BOARD_FAILED) |
            ((a | b) & COLL_GPU_BOARD_FAILED);
 }
