@@ -210,17 +210,23 @@ static bool coll_gpu_allreduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        coll_gpu_sig_buf_t send = {0}, recv = {0};
+        /* temporaries only where a device call may have host buffers (host-buffer mode's calls,
+         * every buffer of host memory, have none) */
+        bool temps = !in_place && (COLL_GPU_NATIVE_DEVICE == call.kind);
+        coll_gpu_sig_buf_t send, recv;
 
         call.sbuf = in_place ? a->rbuf : a->sbuf;
         call.rbuf = a->rbuf;
-        if (!in_place) {
+        if (temps) {
+            send = (coll_gpu_sig_buf_t){0};
+            recv = (coll_gpu_sig_buf_t){0};
             call.sbuf =
                 coll_gpu_sig_buf_reduction(&call, &send, a->sbuf, a->dtype, a->count, false);
             call.rbuf = coll_gpu_sig_buf_reduction(&call, &recv, a->rbuf, a->dtype, a->count, true);
         }
         call.count = (size_t)a->count;
-        *rc_p = coll_gpu_native_launch(a, &call, &send, &recv, call.count * call.esize);
+        *rc_p = coll_gpu_native_launch(a, &call, temps ? &send : NULL, temps ? &recv : NULL,
+                                       call.count * call.esize);
     }
     return true;
 }

@@ -64,15 +64,20 @@ static bool coll_gpu_reduce_native(coll_gpu_args_t *a, coll_gpu_native_kind_t ki
         return false;
     }
     if (OMPI_SUCCESS == *rc_p) {
-        coll_gpu_sig_buf_t recv = {0};
+        /* a temporary only where a device call's root may receive into host memory */
+        bool temp = is_root && !in_place && (COLL_GPU_NATIVE_DEVICE == call.kind);
+        coll_gpu_sig_buf_t recv;
 
         call.sbuf = in_place ? a->rbuf : a->sbuf;
-        call.rbuf = (is_root && !in_place) ? coll_gpu_sig_buf_reduction(&call, &recv, a->rbuf,
-                                                                        a->dtype, a->count, true)
-                                           : a->rbuf;
+        call.rbuf = a->rbuf;
+        if (temp) {
+            recv = (coll_gpu_sig_buf_t){0};
+            call.rbuf = coll_gpu_sig_buf_reduction(&call, &recv, a->rbuf, a->dtype, a->count, true);
+        }
         call.count = (size_t)a->count;
         call.root = a->root;
-        *rc_p = coll_gpu_native_launch(a, &call, NULL, &recv, (size_t)a->count * call.esize);
+        *rc_p = coll_gpu_native_launch(a, &call, NULL, temp ? &recv : NULL,
+                                       (size_t)a->count * call.esize);
     }
     return true;
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,36 +237,50 @@ void coll_gpu_board_destroy(mca_coll_gpu_module_t *module) {
     coll_gpu_board_free(board);
 }
 
-/* Whether communicator rank r is known dead: its process, on this host, is gone.  Peers on other
- * hosts are Open MPI's runtime's to watch (without --enable-recovery it ends the job). */
-static bool coll_gpu_board_dead(const coll_gpu_board_t *board, int r) {
+/* How often a wait reads a peer's /proc stat (cgt_proc_alive: an open, a read and a close,
+ * some microseconds), beside the signal-0 probe of every 16th spin (a fraction of one). */
+#define COLL_GPU_BOARD_STAT_INTERVAL 0.005
+
+/* Whether communicator rank r is known dead: its process, on this host, is gone (the probe, at
+ * once), a zombie or its pid reused by another process (the stat, every
+ * COLL_GPU_BOARD_STAT_INTERVAL s of waiting).  Peers on other hosts are Open MPI's runtime's to
+ * watch (without --enable-recovery it ends the job). */
+static bool coll_gpu_board_dead(coll_gpu_board_t *board, int r, double now) {
     int pid = board->pid_of_rank[r];
 
-    return (pid > 0) && !cgt_proc_alive(pid, board->start_of_rank[r]);
+    if (pid <= 0) {
+        return false;
+    }
+    if ((0 != kill(pid, 0)) && (ESRCH == errno)) {
+        return true;
+    }
+    if (now < board->next_stat) {
+        return false;
+    }
+    board->next_stat = now + COLL_GPU_BOARD_STAT_INTERVAL;
+    return !cgt_proc_alive(pid, board->start_of_rank[r]);
 }
 
 /* A wait's step: progress, and every so often the liveness of rank r. */
 static bool coll_gpu_board_wait_alive(coll_gpu_board_t *board, int r, unsigned *spins) {
     double timeout = mca_coll_gpu_component.transport_timeout;
+    struct timespec ts;
+    double now;
 
     cgt_cpu_relax();
     (void)opal_progress();
     if (0 != (++*spins & 15)) {
         return true;
     }
-    if (coll_gpu_board_dead(board, r)) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (coll_gpu_board_dead(board, r, now)) {
         board->dead_rank = r;
         return false;
     }
     if (timeout > 0) {
         /* the opt-in hang detector, as in the native algorithms' waits: a wait that long is
          * taken for a hang, and the job ends on every rank alike */
-        struct timespec ts;
-        double now;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-
         if (16 == *spins) {
             board->wait_since = now;
         } else if (now - board->wait_since > timeout) {
@@ -313,6 +328,9 @@ static unsigned coll_gpu_board_combine_status(unsigned a, unsigned b) {
 
 /* The same of two words' statuses, whose FAILED flags add up. */
 static unsigned coll_gpu_board_combine(unsigned a, unsigned b) {
+    if (a == b) {
+        return a; /* every call where the ranks agree, without a call */
+    }
     return coll_gpu_board_combine_status(a & ~COLL_GPU_BOARD_FAILED, b & ~COLL_GPU_BOARD_FAILED) |
            ((a | b) & COLL_GPU_BOARD_FAILED);
 }

@@ -52,6 +52,7 @@ struct coll_gpu_board {
     int *local_ranks;  /* local_size: the node's ranks (communicator ranks) */
     int dead_rank;     /* a rank found dead while waiting for its word (-1: none) */
     double wait_since; /* the current wait's start (coll_gpu_transport_timeout) */
+    double next_stat;  /* when a wait next reads a peer's /proc stat (coll_gpu_board_dead) */
     bool leader;
     /* a leader's: the words received from each node's leader (the latest of each parity, as
      * the slots' arrivals: 2 per node), and the last call whose word it sent to each; its
