@@ -5,6 +5,7 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
@@ -52,18 +53,23 @@ static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *qu
 /* The rows of MPI_Allgather (form allgather) and MPI_Allgatherv (allgatherv): the same
  * algorithms, each form's functions. */
 #define COLL_GPU_ALLGATHER_ROWS(form)                                                              \
-    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP,   \
-                                          coll_gpu_##form##_direct, COLL_GPU_ALLGATHER_HIER_HELP,  \
-                                          coll_gpu_##form##_hierarchical,                          \
-                                          coll_gpu_allgather_hierarchical_fits, SIZE_MAX, NULL,    \
-                                          {.name = "hierarchical_doubling",                        \
-                                           .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,               \
-                                           .multi_node = true,                                     \
-                                           .fits = coll_gpu_allgather_doubling_fits_query,         \
-                                           .preferred = coll_gpu_allgather_doubling_preferred,     \
-                                           .run = coll_gpu_##form##_hierarchical_doubling})
+    COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(                                                         \
+        coll_gpu_##form##_alg, COLL_GPU_ALLGATHER_DIRECT_HELP, coll_gpu_##form##_direct,           \
+        COLL_GPU_ALLGATHER_HIER_HELP, coll_gpu_##form##_hierarchical,                              \
+        coll_gpu_allgather_hierarchical_fits, SIZE_MAX, NULL,                                      \
+        {.name = "hierarchical_doubling",                                                          \
+         .help = COLL_GPU_ALLGATHER_DOUBLING_HELP,                                                 \
+         .multi_node = true,                                                                       \
+         .fits = coll_gpu_allgather_doubling_fits_query,                                           \
+         .preferred = coll_gpu_allgather_doubling_preferred,                                       \
+         .run = coll_gpu_##form##_hierarchical_doubling},                                          \
+        COLL_GPU_ALG_DEVICE_ROW(coll_gpu_##form##_device_launch, device_fits))
+#define device_fits coll_gpu_device_rows_fit
 COLL_GPU_ALLGATHER_ROWS(allgather);
+#undef device_fits
+#define device_fits coll_gpu_device_rows_never
 COLL_GPU_ALLGATHER_ROWS(allgatherv);
+#undef device_fits
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_ALLGATHER_AUTO_HELP                                                               \

@@ -164,7 +164,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
              "reduce-scatter then allgather in steps of 1 MiB inside the kernel), inside a node, "
              "any size; only when forced or named by a tuning rule until a GPU run has measured "
              "it",
-     .fits = coll_gpu_allreduce_device_two_shot_fits,
+     .fits = coll_gpu_device_rows_fit,
      .run = coll_gpu_kernel_run,
      .launch = coll_gpu_allreduce_device_two_shot_launch},
 };

@@ -6,6 +6,7 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_signature.h"
 
@@ -31,7 +32,8 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     coll_gpu_reduce_hierarchical, coll_gpu_reduce_hierarchical_fits,
     COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, NULL,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_reduce, COLL_GPU_REDUCE_BINOMIAL_HELP, "reduce_binomial",
-                              coll_gpu_reduce_binomial));
+                              coll_gpu_reduce_binomial),
+    COLL_GPU_ALG_DEVICE_ROW(coll_gpu_reduce_device_launch, coll_gpu_device_rows_fit));
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_REDUCE_AUTO_HELP                                                                  \

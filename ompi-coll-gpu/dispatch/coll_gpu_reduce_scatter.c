@@ -7,6 +7,7 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_algorithms.h"
 #include "coll_gpu_dispatch.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_eligible.h"
 
 #include <limits.h>
@@ -63,9 +64,14 @@ static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, cha
          .multi_node = true,                                                                       \
          .fits = coll_gpu_rs_halving_fits_query,                                                   \
          .preferred = coll_gpu_rs_halving_preferred,                                               \
-         .run = coll_gpu_##form##_hierarchical_halving})
+         .run = coll_gpu_##form##_hierarchical_halving},                                           \
+        COLL_GPU_ALG_DEVICE_ROW(coll_gpu_##form##_device_launch, device_fits))
+#define device_fits coll_gpu_device_rows_fit
 COLL_GPU_RS_ROWS(reduce_scatter_block);
+#undef device_fits
+#define device_fits coll_gpu_device_rows_never
 COLL_GPU_RS_ROWS(reduce_scatter);
+#undef device_fits
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_RS_AUTO_HELP                                                                      \

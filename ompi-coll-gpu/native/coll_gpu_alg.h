@@ -214,6 +214,18 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
         .fits = prefix##_binomial_fits_query, .preferred = prefix##_binomial_preferred, .run = fn  \
     }
 
+/* Row `device` of a collective (device-driven: coll_gpu_kernel.h; forced or named by a tuning
+ * rule only, until a GPU run has measured it). */
+#define COLL_GPU_ALG_DEVICE_ROW(launch_fn, fits_fn)                                                \
+    {                                                                                              \
+        .name = "device",                                                                          \
+        .help = "one kernel per call inside a node (device-driven: the host launches and waits "   \
+                "once, flags and step counters in device memory; steps of 1 MiB inside the "       \
+                "kernel); only when forced or named by a tuning rule until a GPU run has "         \
+                "measured it",                                                                     \
+        .fits = fits_fn, .run = coll_gpu_kernel_run, .launch = launch_fn                           \
+    }
+
 /* The rows of such a collective (prefix##_rows) and hierarchical's predicates; the variable
  * arguments: more rows (an algorithm between node leaders: allgather(v) hierarchical_doubling,
  * reduce_scatter(_block) hierarchical_halving, reduce, gather and scatter binomial). */

@@ -56,6 +56,13 @@ accel_status_t coll_gpu_kernel_launch_node(const coll_gpu_native_call_t *call,
         kind, with_data ? call->sbuf : NULL, NULL, call->count, call->dtype, call->op, call->root};
 
     node.dst = with_data ? call->rbuf : NULL;
+    if (with_data && (ACCEL_NODE_BCAST == kind)) {
+        node.src = call->rbuf; /* the one buffer: read at the root, written at the others */
+    } else if (with_data && (ACCEL_NODE_ALLGATHER == kind) && (NULL == node.src)) {
+        /* in place: this rank's block of the result */
+        node.src =
+            (const char *)call->rbuf + (size_t)call->native->team->rank * call->count * call->esize;
+    }
     if (!accel_node_reduces(kind)) {
         node.dtype = ACCEL_DT_UINT8;
         node.count = call->count * call->esize;

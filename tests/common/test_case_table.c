@@ -21,6 +21,7 @@ static const tu_coll_info_t tu_coll_table[COLL_GPU_ALLTOALLW] = {
             .in_place = true,
             .algorithm_cvar = "coll_gpu_allgather_algorithm",
             .algorithm_offset = offsetof(tu_gpu_config_t, allgather_algorithm),
+            .device_row = 5,
         },
     [COLL_GPU_ALLGATHERV] =
         {
@@ -68,6 +69,7 @@ static const tu_coll_info_t tu_coll_table[COLL_GPU_ALLTOALLW] = {
             .pipelines_any_type = true,
             .algorithm_cvar = "coll_gpu_bcast_algorithm",
             .algorithm_offset = offsetof(tu_gpu_config_t, bcast_algorithm),
+            .device_row = 4,
         },
     [COLL_GPU_EXSCAN] =
         {
@@ -104,6 +106,7 @@ static const tu_coll_info_t tu_coll_table[COLL_GPU_ALLTOALLW] = {
             .pipelines = true,
             .algorithm_cvar = "coll_gpu_reduce_algorithm",
             .algorithm_offset = offsetof(tu_gpu_config_t, reduce_algorithm),
+            .device_row = 5,
         },
     [COLL_GPU_REDUCE_SCATTER] =
         {
@@ -123,6 +126,7 @@ static const tu_coll_info_t tu_coll_table[COLL_GPU_ALLTOALLW] = {
             .in_place = true,
             .algorithm_cvar = "coll_gpu_reduce_scatter_block_algorithm",
             .algorithm_offset = offsetof(tu_gpu_config_t, reduce_scatter_block_algorithm),
+            .device_row = 5,
         },
     [COLL_GPU_SCAN] =
         {

@@ -72,6 +72,9 @@ typedef struct {
     /* the native algorithm runs even with every count 0 (a native MPI_Alltoallv agrees on its
      * counts, a host allreduce, before it can tell that they are all zero) */
     bool native_when_empty;
+    /* the value of its device-driven row `device` (0: none): one node of 2 ranks or more, or
+     * the call is staged */
+    int device_row;
 } tu_coll_info_t;
 
 /* The row of coll (a nonblocking collective: its blocking form's), NULL for a collective the

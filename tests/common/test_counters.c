@@ -302,6 +302,11 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
                             COLL_GPU_GATHER == coll || COLL_GPU_SCATTER == coll;
 
     if (forced > TU_ALG_STAGED) {
+        /* the device-driven row takes calls on one node of 2 ranks or more */
+        if ((NULL != info) && (forced == info->device_row) &&
+            ((comm_size < 2) || tu_multi_node(config, comm_size))) {
+            return TU_ALG_STAGED;
+        }
         return forced;
     }
     /* allgather(v): hierarchical_doubling from coll_gpu_allgather_doubling_min_nodes nodes on

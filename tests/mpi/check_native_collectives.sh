@@ -8,8 +8,9 @@
 #     16 MiB per call on 3 and 4 ranks; MPI_IN_PLACE; world, odd/even split, reversed order;
 #     results against references, reduce_scatter_block's blocks = MPI_Allreduce's bit for bit,
 #     the same bits on every rank, the pvar of the path taken;
-#   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
-#     steps: the same digest (staged: its integer part, Open MPI's float order differing);
+#   - each algorithm forced (native, staged, and the device-driven rows `device`: one kernel
+#     per call, 16 MiB in 1 MiB steps inside it) and a tiny scratch that cuts every call into
+#     many steps: the same digest (staged: its integer part, Open MPI's float order differing);
 #   - emulated nodes (coll_gpu_ranks_per_node): every collective here runs natively across
 #     nodes (gets over UCX), on device buffers (the emulated device's scratch read through
 #     host scratch) and host buffers alike, also with many steps and uneven nodes, with the
@@ -40,6 +41,8 @@ trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
 ALL_NATIVE="coll_gpu_reduce_scatter_block_algorithm=direct coll_gpu_allgather_algorithm=direct coll_gpu_bcast_algorithm=pipelined coll_gpu_reduce_algorithm=direct coll_gpu_gather_algorithm=direct coll_gpu_scatter_algorithm=direct"
 ALL_STAGED="coll_gpu_reduce_scatter_block_algorithm=staged coll_gpu_allgather_algorithm=staged coll_gpu_bcast_algorithm=staged coll_gpu_reduce_algorithm=staged coll_gpu_gather_algorithm=staged coll_gpu_scatter_algorithm=staged"
 TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
+# the device-driven rows (one kernel per call; gather and scatter have none)
+ALL_DEVICE="coll_gpu_reduce_scatter_block_algorithm=device coll_gpu_allgather_algorithm=device coll_gpu_bcast_algorithm=device coll_gpu_reduce_algorithm=device"
 
 for np in 1 2 5 6 7 8; do
     check_run "$np ranks, auto" $np "$EMU" test_native_collectives
@@ -50,6 +53,8 @@ for np in 3 4; do
     check_digest $np-native
     check_run "$np ranks, auto" $np "$EMU" test_native_collectives $BIG
     check_digest $np-auto
+    check_run "$np ranks, device forced" $np "$EMU $ALL_DEVICE" test_native_collectives $BIG
+    check_digest $np-device
     check_run "$np ranks, staged" $np "$EMU $ALL_STAGED" test_native_collectives $BIG
     check_digest $np-staged
     check_run "$np ranks, native off" $np "$EMU coll_gpu_native=0" test_native_collectives
@@ -59,6 +64,7 @@ for np in 3 4; do
         "$EMU $TINY" test_native_collectives $BIG
     check_digest $np-tiny
     check_same_digest "$np ranks: auto = native" $np-auto $np-native
+    check_same_digest "$np ranks: device = native" $np-device $np-native
     check_same_digest "$np ranks: many steps = native" $np-tiny $np-native
     check_same_digest "$np ranks: staged integers and copies = native" $np-staged $np-native int
     check_run "$np ranks, host buffers" $np "$EMU coll_gpu_host_buffers=1" \

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The device-driven rows (docs/allreduce.md, docs/collectives.md): the whole call is one kernel
+ * per rank (the accelerator's node_collective, accel.h; the kernels in accel_node_kernels.h),
+ * flags and step counters in the communicator's area (device memory), so the host launches and
+ * waits once (coll_gpu_kernel_run).  Allreduce device_one_shot: every rank folds every input,
+ * calls up to COLL_GPU_DEVICE_ONE_SHOT_MAX bytes (one_shot's bits); device_two_shot: each rank
+ * folds its part and gathers the others', any size, in steps of the area's half inside the
+ * kernel (the same bits).  MPI_Bcast, MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block:
+ * row `device`, in steps alike (direct's bits).  One node.
+ */
+#include "coll_gpu_algorithms.h"
+#include "coll_gpu_kernel.h"
+
+accel_status_t coll_gpu_allreduce_device_one_shot_launch(const coll_gpu_native_call_t *call,
+                                                         bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_ONE_SHOT, with_data);
+}
+
+accel_status_t coll_gpu_allreduce_device_two_shot_launch(const coll_gpu_native_call_t *call,
+                                                         bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_TWO_SHOT, with_data);
+}
+
+bool coll_gpu_device_rows_fit(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    const coll_gpu_native_t *native = query->native;
+
+    if ((COLL_GPU_NATIVE_DEVICE != query->kind) || native->kernel_unavailable ||
+        !coll_gpu_native_kernel_team(native->team)) {
+        COLL_GPU_WHY(why, why_len,
+                     ": the device-driven rows need device memory and their area (one node, 2 to "
+                     "%d ranks)",
+                     ACCEL_NODE_MAX_RANKS);
+        return false;
+    }
+    if (query->nonblocking && (NULL == native->kernel_mem)) {
+        /* the area is made by a blocking call (collective) */
+        COLL_GPU_WHY(why, why_len, ": the device-driven rows' area is made by a blocking call");
+        return false;
+    }
+    return true;
+}
+
+bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, char *why,
+                                             size_t why_len) {
+    if (!coll_gpu_device_rows_fit(query, why, why_len)) {
+        return false;
+    }
+    if (query->bytes > COLL_GPU_DEVICE_ONE_SHOT_MAX) {
+        COLL_GPU_WHY(why, why_len, ": %zu bytes > device_one_shot's %zu", query->bytes,
+                     COLL_GPU_DEVICE_ONE_SHOT_MAX);
+        return false;
+    }
+    return true;
+}
+
+accel_status_t coll_gpu_bcast_device_launch(const coll_gpu_native_call_t *call, bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_BCAST, with_data);
+}
+
+accel_status_t coll_gpu_reduce_device_launch(const coll_gpu_native_call_t *call, bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_REDUCE, with_data);
+}
+
+accel_status_t coll_gpu_allgather_device_launch(const coll_gpu_native_call_t *call,
+                                                bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLGATHER, with_data);
+}
+
+accel_status_t coll_gpu_reduce_scatter_block_device_launch(const coll_gpu_native_call_t *call,
+                                                           bool with_data) {
+    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_REDUCE_SCATTER, with_data);
+}
+
+bool coll_gpu_device_rows_never(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
+    (void)query;
+    COLL_GPU_WHY(why, why_len, ": device takes blocks of one size only (not the v-form)");
+    return false;
+}
