@@ -132,9 +132,10 @@ bench_step() {
 step "unit: CUDA backend" 120 tests/unit/test_accel_cuda
 # every (op, type) pair, bit-exact against the test's reference
 step "unit: reduction kernels, CUDA backend" 180 tests/unit/test_accel_reduce --backend cuda
-# the one-shot allreduce kernels (stream-ordered MPI_Allreduce's stream work): 2 to 5 "ranks" of
-# one process on streams of their own, up to 16 lanes, unaligned, bursts, a call without data
-step "unit: one-shot allreduce kernels, CUDA backend" 120 tests/unit/test_accel_node --backend cuda
+# the node collective kernels (accel_node_kernels.h, the code the emulated tests run): 2 to 17
+# "ranks" of one process on streams of their own, every kind, up to 16 lanes, many steps,
+# unaligned, bursts, calls without data
+step "unit: node collective kernels, CUDA backend" 180 tests/unit/test_accel_node --backend cuda
 # the test's parent exports device memory (cuMemAlloc and cuMemCreate) that two forked
 # peer processes on the same GPU import, read and write
 step "unit: CUDA IPC, 3 processes" 120 tests/unit/test_accel_ipc --backend cuda
@@ -145,11 +146,16 @@ step "shmem: cuda_ipc, 2 and 4 processes on one GPU" 120 tests/unit/test_shmem_i
 step "selection: auto picks cuda" 60 \
     bash -c "$MPIRUN -np 2 $COLL_GPU_MCA --mca coll_gpu_verbose 1 tests/mpi/test_selection 2>&1 | grep -q 'backend cuda selected'"
 # each allreduce algorithm, bit-exact against the tests' references, the pvar of the path taken
-for alg in auto one_shot two_shot ring hierarchical recursive_doubling device_one_shot; do
+for alg in auto one_shot two_shot ring hierarchical recursive_doubling device_one_shot device_two_shot; do
     mpirun_step "native allreduce, 4 ranks, cuda, $alg" 120 4 \
         --mca coll_gpu_allreduce_algorithm $alg "$tan" --device=cuda --big-count=4194304
 done
 mpirun_step "native collectives, 4 ranks, cuda" 180 4 \
+    "$build/tests/mpi/test_native_collectives" --device=cuda --big-bytes=16777216
+# the device-driven rows of bcast, reduce, allgather and reduce_scatter_block (one kernel each)
+mpirun_step "native collectives, 4 ranks, cuda, rows device" 180 4 \
+    --mca coll_gpu_bcast_algorithm device --mca coll_gpu_reduce_algorithm device \
+    --mca coll_gpu_allgather_algorithm device --mca coll_gpu_reduce_scatter_block_algorithm device \
     "$build/tests/mpi/test_native_collectives" --device=cuda --big-bytes=16777216
 mpirun_step "native v-collectives, 4 ranks, cuda" 120 4 "$build/tests/mpi/test_native_vcolls" --device=cuda
 mpirun_step "collectives (staged and native), 4 ranks, device/mixed, pipelined" 180 4 \
@@ -227,11 +233,11 @@ step "bench: native, stream and graph allreduce under MPS, 4 ranks, cuda, 8 B - 
             -F \$form -b 8 -e 64K -f 8 -n 200 -w 10 | tee $out/bench-\$form-mps.txt
         rc=\${PIPESTATUS[0]}
     done
-    # the device-driven row against one_shot and staged: one launch and one wait per call
-    for alg in device_one_shot staged; do
+    # the device-driven rows against one_shot and staged: one launch and one wait per call
+    for alg in device_one_shot device_two_shot staged; do
         [ \$rc -eq 0 ] || break
         $MPIRUN -np 4 $mca -x CUDA_MPS_PIPE_DIRECTORY --mca coll_gpu_allreduce_algorithm \$alg \
-            $perf -o allreduce -m device -a cuda -b 8 -e 256K -f 8 -n 200 -w 10 | tee $out/bench-\$alg-mps.txt
+            $perf -o allreduce -m device -a cuda -b 8 -e 256M -f 8 -n 50 -w 5 -T 1 | tee $out/bench-\$alg-mps.txt
         rc=\${PIPESTATUS[0]}
     done
     echo quit | nvidia-cuda-mps-control

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#include <sched.h>
 #include <time.h>
 
 #include "accel.h"
@@ -183,7 +184,8 @@ typedef struct {
     perf_type_t type;
     perf_op_t op;
     perf_form_t form;
-    int overlap; /* nonblocking and persistent forms: measure the overlap (default 1) */
+    int overlap;         /* nonblocking and persistent forms: measure the overlap (default 1) */
+    bool compute_sleeps; /* the compute phase sleeps (frees the core) instead of spinning */
     int root;
     bool on_device;
     perf_backend_t backend;
@@ -539,6 +541,9 @@ static void perf_usage(void) {
         "                         size, the graph launched, the stream synchronized)\n"
         "      --overlap 0|1      nonblocking/persistent/stream: measure the post time and the\n"
         "                         overlap with a compute phase of equal length (default 1)\n"
+        "      --compute spin|sleep  the compute phase spins (default, as osu) or yields its core\n"
+        "                         whenever another thread wants it (a host that sleeps: the\n"
+        "                         emulated device's threads run meanwhile)\n"
         "  -b, --minbytes N       smallest size (default 8; K, M, G suffixes)\n"
         "  -e, --maxbytes N       largest size (default 32M)\n"
         "  -f, --stepfactor F     size multiplier between rows (default 2)\n"
@@ -563,6 +568,7 @@ static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
                                                  {"root", required_argument, NULL, 'r'},
                                                  {"form", required_argument, NULL, 'F'},
                                                  {"overlap", required_argument, NULL, 'V'},
+                                                 {"compute", required_argument, NULL, 'K'},
                                                  {"minbytes", required_argument, NULL, 'b'},
                                                  {"maxbytes", required_argument, NULL, 'e'},
                                                  {"stepfactor", required_argument, NULL, 'f'},
@@ -609,6 +615,12 @@ static void perf_parse_options(int argc, char **argv, perf_options_t *opt) {
             break;
         case 'F':
             opt->form = perf_find(optarg, "form", perf_form_name, PERF_NUM_FORMS);
+            break;
+        case 'K':
+            if ((0 != strcmp(optarg, "spin")) && (0 != strcmp(optarg, "sleep"))) {
+                perf_usage();
+            }
+            opt->compute_sleeps = (0 == strcmp(optarg, "sleep"));
             break;
         case 'V':
             opt->overlap = atoi(optarg);
@@ -1019,6 +1031,8 @@ static void perf_loop_fini(perf_loop_t *l) {
 
 /* Waits for compute_s seconds without calling MPI: the application's work between post and
  * wait, during which only what progresses by itself progresses. */
+static bool perf_compute_sleeps;
+
 static void perf_compute(double compute_s) {
     struct timespec now, start;
 
@@ -1027,6 +1041,9 @@ static void perf_compute(double compute_s) {
     }
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
+        if (perf_compute_sleeps) {
+            sched_yield(); /* whatever else wants the core gets it (nanosleep oversleeps) */
+        }
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec) <
              compute_s);
@@ -1616,6 +1633,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &perf_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &perf_nranks);
     perf_parse_options(argc, argv, &opt);
+    perf_compute_sleeps = opt.compute_sleeps;
 
     if (opt.self_test) {
         rc = 0 == perf_rank ? perf_self_test() : 0;

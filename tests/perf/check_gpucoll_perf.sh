@@ -17,7 +17,9 @@
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
 #  5. the nonblocking, persistent and stream-ordered forms (-F, graph included; scatter
 #     nonblocking, gather persistent): correct results, the form's counters (native calls on
-#     device buffers), and a post time and an overlap in [0, 100] % on every row;
+#     device buffers), and a post time and an overlap in [0, 100] % on every row; the
+#     device-driven device_two_shot's nonblocking form with --compute sleep: one submission
+#     and no host wait per call;
 #  6. coll_gpu_bench -c dup_iallreduce (MPI_Comm_dup, MPI_Iallreduce, MPI_Comm_free): staged
 #     under coll_gpu_native_setup=first_call, native under create.
 #
@@ -198,6 +200,22 @@ for form in nonblocking persistent stream graph; do
             f="$form" "$csv"
     done
 done
+
+# the device-driven row's nonblocking form with a host that yields its core (--compute sleep):
+# launched by the caller, one submission and no wait at the post, an overlap in [0, 100] %
+csv=$CHECK_LOGDIR/allreduce-device-sleep.csv
+perf_run "allreduce nonblocking, device_two_shot, --compute sleep" 0 \
+    "$DEVICE_MCA coll_gpu_allreduce_algorithm=device_two_shot" -o allreduce -m device \
+    -a emulated -F nonblocking --compute sleep -b 64K -e 1M -f 4 -n 3 -w 1 -r 1 --csv "$csv"
+check_expect_output "device_two_shot nonblocking: no errors" '^# Out of bounds values : 0 OK'
+check_expect_output "device_two_shot nonblocking: one submission, no wait, no signal per call" \
+    '^#   per call on rank 0.s host: 1.00 device submissions, 0.00 stream waits, 0.00 signals'
+check_awk "device_two_shot nonblocking: post time and overlap on every row" '
+    NR == 1 { next }
+    $9 == "out_of_place" { rows++
+      if ($15 < 0 || $15 > $10) bad = bad " post " $15 " of " $10
+      if ($16 < 0 || $16 > 100) bad = bad " overlap " $16 }
+    END { if (rows < 3) bad = bad " only " rows " rows"; print bad ? bad : "ok" }' "$csv"
 
 # 6. coll_gpu_bench -c dup_iallreduce: a fresh communicator's first MPI_Iallreduce, staged
 # under coll_gpu_native_setup=first_call (nothing set the scratch up), native under create
