@@ -14,8 +14,9 @@
  *              inputs than one reduce() pass takes)
  *   burst      12 calls of both algorithms queued back to back on every stream before one
  *              synchronization (the halves' parities reused while earlier calls may run)
- *   no data    one rank queues a call without data (src NULL) in place of its part: the
- *              others' streams get past it, and the next call is right everywhere
+ *   no data    one rank queues a call without data (src NULL) in place of its part, of every
+ *              kind (many steps): the others' streams get past it, and the next call is right
+ *              everywhere
  *   kinds      reduce-scatter, allgather, bcast and reduce on 2, 3 and 5 ranks, of one element
  *              to many steps (a 1 MiB and a 4 KiB half), every root, in place where MPI allows
  *   errors     one rank, a one-shot call larger than a half, a pair the kernels do not take,
@@ -471,7 +472,7 @@ static const char *kind_name(accel_node_kind_t kind) {
  * block per rank; in_place: allgather's source is the rank's block of its result, reduce's the
  * root's result, reduce-scatter's result the start of its source). */
 static bool kind_call(node_t *node, accel_node_kind_t kind, size_t count, int root, int c,
-                      bool in_place, size_t *bad_p, int *bad_rank_p) {
+                      bool in_place, int nodata_rank, size_t *bad_p, int *bad_rank_p) {
     const int n = node->nranks;
     const size_t src_n = (kind == ACCEL_NODE_REDUCE_SCATTER) ? n * count : count;
     const size_t dst_n = (kind == ACCEL_NODE_ALLGATHER) ? n * count : count;
@@ -506,6 +507,10 @@ static bool kind_call(node_t *node, accel_node_kind_t kind, size_t count, int ro
             d = (r == root) ? src[r] : dst[r];
             s = d; /* the one buffer: read at the root, written at the others */
         }
+        if (r == nodata_rank) {
+            s = NULL; /* this rank's call could not be queued: the flags only */
+            d = NULL;
+        }
         ok = ok && (queue_raw(&node->plan[r], kind, s, d, count, ACCEL_DT_INT32, ACCEL_OP_SUM, root,
                               node->stream[r]) == ACCEL_OK);
         if (in_place &&
@@ -520,7 +525,7 @@ static bool kind_call(node_t *node, accel_node_kind_t kind, size_t count, int ro
         }
     }
     ok = node_synchronize(node) && ok;
-    for (int r = 0; ok && (r < n); ++r) {
+    for (int r = 0; ok && (nodata_rank < 0) && (r < n); ++r) {
         ok = (ops->memcpy(host, dst[r], dst_n * 4) == ACCEL_OK);
         for (size_t i = 0; ok && (i < dst_n); ++i) {
             int32_t want = -1;
@@ -585,7 +590,7 @@ static void test_kinds(void) {
                         int bad_rank = -1;
 
                         CHECK(kind_call(&node, (accel_node_kind_t)kind, counts[k], root, ++c,
-                                        in_place, &bad, &bad_rank),
+                                        in_place, -1, &bad, &bad_rank),
                               "%s, %d ranks, %zu-byte half, %zu elements, root %d%s: element %zu "
                               "on rank %d",
                               kind_name((accel_node_kind_t)kind), sizes[s], halves[h], counts[k],
@@ -595,6 +600,37 @@ static void test_kinds(void) {
             }
             node_destroy(&node);
         }
+    }
+}
+
+/* Every kind: rank 1 queues its call without data (src NULL), of many steps (a 4 KiB half),
+ * the others with theirs; every stream gets past it, and the next call is right everywhere. */
+static void test_no_data_kinds(void) {
+    for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind < ACCEL_NODE_KIND_COUNT; ++kind) {
+        size_t bad = 0;
+        int bad_rank = -1;
+        bool ok;
+        call_t next;
+        node_t node;
+
+        ok = CHECK(node_create_half(&node, 3, 4096), "no data, %s: 3 ranks",
+                   kind_name((accel_node_kind_t)kind));
+        ok = ok && kind_call(&node, (accel_node_kind_t)kind, 5000, 1, 600 + kind, false, 1, &bad,
+                             &bad_rank);
+        CHECK(ok, "no data, %s: every stream got past the call rank 1 queued without data",
+              kind_name((accel_node_kind_t)kind));
+        if (ok && call_init(&next, &node, T_INT32_SUM, 700 + kind, 5000, false, false)) {
+            next.alg = ACCEL_NODE_ALLREDUCE_TWO_SHOT;
+            for (int r = 0; ok && (r < node.nranks); ++r) {
+                ok = (call_queue(&next, &node, r) == ACCEL_OK);
+            }
+            ok = node_synchronize(&node) && ok;
+            CHECK(ok && call_right(&next, node.nranks, &bad, &bad_rank),
+                  "no data, %s: the next call is right (element %zu on rank %d)",
+                  kind_name((accel_node_kind_t)kind), bad, bad_rank);
+            call_free(&next, node.nranks);
+        }
+        node_destroy(&node);
     }
 }
 
@@ -665,6 +701,7 @@ int main(int argc, char **argv) {
     test_no_data(ACCEL_NODE_ALLREDUCE_ONE_SHOT, HALF);
     test_no_data(ACCEL_NODE_ALLREDUCE_TWO_SHOT, 16384);
     test_kinds();
+    test_no_data_kinds();
     test_errors();
     accel_finalize();
     printf("%d passed, %d failed\n", test_passed, test_failed);
