@@ -116,6 +116,7 @@ typedef struct mca_coll_gpu_component_t {
     unsigned long long accelerator_errors;
     unsigned long long peer_errors;    /* calls that failed on another rank (native agreement) */
     unsigned long long board_arrivals; /* words given on a call board, waiting for the peers' */
+    unsigned long long calls_deferred; /* queued behind their communicator's native setup */
     unsigned long long teams_created;
     unsigned long long teams_retiring; /* freed communicators' teams waiting for their peers */
     unsigned long long native_fallbacks[COLL_GPU_MAX_FALLBACKS];
@@ -179,6 +180,11 @@ typedef struct mca_coll_gpu_module_t {
     int native_unavailable;
     /* The setup started at the communicator's creation, still running (coll_gpu_setup.h). */
     struct coll_gpu_setup_task *setup_task;
+    /* Every rank can run a setup as a task (told at the board's creation): a nonblocking call
+     * may start the native setup.  The calls posted while it runs wait in deferral
+     * (coll_gpu_deferral.h; NULL when none waits). */
+    bool setup_tasks_everywhere;
+    struct coll_gpu_deferral *deferral;
     /* The thread and queue of its native nonblocking calls (coll_gpu_native_async.c), created
      * by the first one. */
     struct coll_gpu_async *async;

@@ -239,6 +239,11 @@ static int coll_gpu_register(void) {
                            "Words this process gave on a call board and waited on its peers' for "
                            "(blocking device calls: which protocol the ranks run)",
                            &mca_coll_gpu_component.board_arrivals, false);
+    coll_gpu_register_pvar("calls_deferred",
+                           "Nonblocking and persistent calls posted while their communicator's "
+                           "native setup ran (started by its first nonblocking call), queued and "
+                           "posted in order once it was done",
+                           &mca_coll_gpu_component.calls_deferred, false);
     coll_gpu_register_pvar("peer_errors",
                            "Native collectives that returned an error because the call failed on "
                            "another rank of the communicator (every rank of the call returns it)",

@@ -29,6 +29,8 @@ static void mca_coll_gpu_module_construct(mca_coll_gpu_module_t *module) {
     module->native = NULL;
     module->native_unavailable = 0;
     module->setup_task = NULL;
+    module->setup_tasks_everywhere = false;
+    module->deferral = NULL;
     module->async = NULL;
     module->call_seq = 0;
     module->board_host_local = 0;

@@ -5,7 +5,9 @@
  */
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_alg.h"
+#include "coll_gpu_deferral.h"
 #include "coll_gpu_native_async.h"
+#include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_native_steps.h"
 #include "coll_gpu_signature.h"
@@ -84,6 +86,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
             mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);
         }
         /* the communicator's queued native calls first: they run on the same scratch */
+        coll_gpu_deferral_flush(a->module);
         coll_gpu_native_async_drain(a->module);
         if (entry->native(a, COLL_GPU_NATIVE_HOST, mixed, &rc)) {
             return rc;
@@ -154,8 +157,12 @@ static bool coll_gpu_persistent_native(const coll_gpu_entry_t *entry, coll_gpu_a
     size_t nblocks = 4 * (size_t)ompi_comm_size(a->comm); /* an alltoallv's four arrays */
     coll_gpu_persistent_t *p;
 
+    /* (where no call set the native context up yet, the starts' posts may: the decision is
+     * then the same on every rank at every start) */
     if ((NULL == entry->started) || (NULL == entry->started->native) || !on_device ||
-        !coll_gpu_native_nonblocking_ready(a->module)) {
+        !(coll_gpu_native_nonblocking_ready(a->module) ||
+          (coll_gpu_native_nonblocking_allowed(a->module) &&
+           coll_gpu_native_undecided(a->module)))) {
         return false;
     }
     p = calloc(1, sizeof(*p) + nblocks * sizeof(size_t));
@@ -220,10 +227,15 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     coll_gpu_call_t call;
     int rc;
 
-    if (NULL != a->request) {
+    if ((NULL != a->request) && !a->deferred_post) {
         /* a nonblocking or persistent call never waits for its peers' words: its word is
          * host, whatever it runs (coll_gpu_board.h) */
         coll_gpu_board_settle(a->module);
+        /* nor for the native setup it may start: queued behind it, or behind the calls queued
+         * before it */
+        if (!inter && coll_gpu_deferral_take(entry, a, on_device, &rc)) {
+            return rc;
+        }
     }
     if (a->persistent && !inter && coll_gpu_persistent_native(entry, a, on_device, &rc)) {
         return rc;
@@ -245,7 +257,9 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
                                                   a->request, &single_call);
     }
     if (passed) {
-        coll_gpu_board_settle(a->module);
+        if (NULL == a->request) {
+            coll_gpu_board_settle(a->module); /* (a nonblocking call's word: above) */
+        }
         return entry->prev(a->sbuf, a->rbuf, a->count, a, a->request);
     }
     /* a nonblocking call never agrees on memory kinds: the ranks pass device memory, as for a
@@ -254,6 +268,7 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         if (NULL == a->request) {
             /* a blocking call runs after the communicator's queued native calls: they run on
              * the same scratch */
+            coll_gpu_deferral_flush(a->module);
             coll_gpu_native_async_drain(a->module);
         }
         if (entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {

@@ -118,6 +118,7 @@ typedef struct coll_gpu_args {
     struct ompi_datatype_t *sdtype, *rdtype;
     struct ompi_datatype_t *const *sdtypes, *const *rdtypes;
     struct coll_gpu_plan *plan; /* a persistent call's first start: record the plan here */
+    bool deferred_post;         /* posted from its queue (coll_gpu_deferral.h): counted before */
 } coll_gpu_args_t;
 
 /*
@@ -278,8 +279,16 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
     if ((NULL != coll_gpu_entry_##name.native) && mca_coll_gpu_component.host_buffers) {           \
         return mca_coll_gpu_##name##_host_only(COLL_GPU_FORWARD(FAMILY, BLOCKING) base);           \
     }
-#define COLL_GPU_HOST_BUFFERS_NONBLOCKING(name, FAMILY)
-#define COLL_GPU_HOST_BUFFERS_PERSISTENT(name, FAMILY)
+/* Nonblocking and persistent forms: behind calls queued on the communicator (coll_gpu_deferral.h)
+ * whatever their memory, so that the communicator's calls keep their order. */
+#define COLL_GPU_HOST_BUFFERS_NONBLOCKING(name, FAMILY)                                            \
+    if (OPAL_UNLIKELY(NULL != module->deferral)) {                                                 \
+        return coll_gpu_##name##_classified(COLL_GPU_FORWARD(FAMILY, NONBLOCKING) base);           \
+    }
+#define COLL_GPU_HOST_BUFFERS_PERSISTENT(name, FAMILY)                                             \
+    if (OPAL_UNLIKELY(NULL != module->deferral)) {                                                 \
+        return coll_gpu_##name##_classified(COLL_GPU_FORWARD(FAMILY, PERSISTENT) base);            \
+    }
 #define COLL_GPU_HOST_BUFFERS_LOCAL(name, FAMILY)
 
 /*

@@ -32,6 +32,7 @@ typedef struct {
     int leader;    /* its node's leader (the node's lowest rank: emulated nodes split it) */
     int pid;       /* with start: a dead peer's evidence */
     int ok;        /* a leader's: it made its segment */
+    int tasks;     /* it can run a setup as a task (coll_gpu_setup_task_possible) */
     uint64_t start;
     char shm_name[CGT_SHM_NAME_LEN]; /* a leader's segment (cgt_shm_create) */
 } coll_gpu_board_key_t;
@@ -103,6 +104,7 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
         board->dead_rank = -1;
     }
     mine.pid = (int)getpid();
+    mine.tasks = coll_gpu_setup_task_possible();
     mine.start = cgt_proc_start_time(getpid());
     if (ok && (mine.leader == me)) {
         /* the segment first, then the exchange: a peer that learns its name finds it */
@@ -120,6 +122,8 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     if (ok) {
         int nnodes = 0, local_size = 0;
 
+        module->setup_tasks_everywhere = true;
+
         for (int r = 0; r < size; ++r) {
             if (keys[r].hash != mine.hash) {
                 module->params_differ = true;
@@ -133,6 +137,7 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
                                 comm->c_name, r);
                 }
             }
+            module->setup_tasks_everywhere = module->setup_tasks_everywhere && keys[r].tasks;
             nnodes += (keys[r].leader == r);
             local_size += (keys[r].leader == mine.leader);
         }
@@ -194,6 +199,7 @@ void coll_gpu_board_create(mca_coll_gpu_module_t *module, struct ompi_communicat
     }
     free(keys);
     if (!ok) {
+        module->setup_tasks_everywhere = false; /* on every rank: the outcome is */
         COLL_GPU_VERBOSE(1, "%s: no call board: every device collective is staged", comm->c_name);
         if (NULL != board) {
             coll_gpu_board_leader_cancel(board);

@@ -323,6 +323,36 @@ static void coll_gpu_native_setup_run(mca_coll_gpu_module_t *module,
                      comm->c_name, ready ? "ready" : coll_gpu_fallback_names[reason]);
 }
 
+bool coll_gpu_native_undecided(const mca_coll_gpu_module_t *module) {
+    const coll_gpu_native_t *native = module->native;
+
+    if (module->params_differ) {
+        return false;
+    }
+    return (NULL == native)
+               ? (0 == module->native_unavailable)
+               : (!native->broken && (NULL == native->scratch[COLL_GPU_NATIVE_DEVICE].mem) &&
+                  !native->scratch[COLL_GPU_NATIVE_DEVICE].unavailable);
+}
+
+static void coll_gpu_native_setup_device(mca_coll_gpu_module_t *module,
+                                         struct ompi_communicator_t *comm) {
+    coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_TEAM;
+    coll_gpu_native_t *native;
+    bool ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
+
+    COLL_GPU_VERBOSE(1, "%s: native setup at its first nonblocking call: %s", comm->c_name,
+                     ready ? "ready" : coll_gpu_fallback_names[reason]);
+}
+
+void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
+    if (!coll_gpu_setup_task_start(module, comm, coll_gpu_native_setup_device)) {
+        /* no memory for the task's stack: the same collectives here (the peers' tasks meet
+         * them) */
+        coll_gpu_native_setup_device(module, comm);
+    }
+}
+
 void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
                                      struct ompi_communicator_t *comm) {
     if (ompi_comm_size(comm) < 2) {

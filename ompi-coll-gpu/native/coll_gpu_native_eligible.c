@@ -15,18 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
+bool coll_gpu_native_nonblocking_allowed(const mca_coll_gpu_module_t *module) {
     const mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
-    const coll_gpu_native_t *native;
 
     /* Only what needs no blocking step of its own, the same on every rank: the checks that
-     * agree (counts, memory kinds) and the scratch's setup are collectives, which a
-     * nonblocking call must not block in (another rank may post its calls on another
-     * communicator first); and the promise that every rank passes device memory, which a
-     * nonblocking call cannot learn (coll_gpu_memory_kinds_uniform). */
-    if (!c->native || !c->native_nonblocking ||
-        !(c->memory_kinds_uniform || module->kinds_promised) || c->check_counts ||
-        c->check_memory_kinds) {
+     * agree (counts, memory kinds) are collectives, which a nonblocking call must not block in
+     * (another rank may post its calls on another communicator first); and the promise that
+     * every rank passes device memory, which a nonblocking call cannot learn
+     * (coll_gpu_memory_kinds_uniform). */
+    return c->native && c->native_nonblocking &&
+           (c->memory_kinds_uniform || module->kinds_promised) && !c->check_counts &&
+           !c->check_memory_kinds;
+}
+
+bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module) {
+    const coll_gpu_native_t *native;
+
+    if (!coll_gpu_native_nonblocking_allowed(module)) {
         return false;
     }
     /* the setup started at the communicator's creation: its outcome, the same on every rank,

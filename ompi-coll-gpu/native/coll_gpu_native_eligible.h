@@ -11,6 +11,9 @@
 
 BEGIN_C_DECLS
 
+/* Whether the parameters let the communicator's nonblocking calls run natively at all (the
+ * same on every rank). */
+bool coll_gpu_native_nonblocking_allowed(const mca_coll_gpu_module_t *module);
 /* Whether the communicator's native nonblocking calls may run now (parameters, its device
  * scratch set up, not broken): the same on every rank.  A call still has to be eligible. */
 bool coll_gpu_native_nonblocking_ready(mca_coll_gpu_module_t *module);

@@ -37,7 +37,14 @@ typedef struct coll_gpu_nb_request {
     void *start_ctx;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
-    bool freed; /* the application freed it before it completed */
+    /* a call posted later (coll_gpu_nonblocking_later): no inner request yet, a start made
+     * meanwhile, the post's error (a persistent one's every start reports it) */
+    bool later;
+    bool start_pending;
+    int later_rc;
+    bool forwards; /* completes with its inner request's outcome, then frees it */
+    bool freed;    /* the application freed it before it completed */
+    bool released;
     struct coll_gpu_nb_request *next;
 } coll_gpu_nb_request_t;
 
@@ -55,7 +62,12 @@ static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->start_ctx = NULL;
     req->mpi_call = NULL;
     req->comm = NULL;
+    req->later = false;
+    req->start_pending = false;
+    req->later_rc = OMPI_SUCCESS;
+    req->forwards = false;
     req->freed = false;
+    req->released = false;
     req->next = NULL;
 }
 
@@ -71,6 +83,7 @@ static struct {
 } coll_gpu_nb_pending;
 
 static void coll_gpu_nb_release(coll_gpu_nb_request_t *req) {
+    req->released = true; /* a call still to be posted holds its own reference */
     if (NULL != req->start) {
         free(req->start_ctx); /* its inner request went when the last start completed */
     } else if (req->persistent) {
@@ -91,8 +104,8 @@ static void coll_gpu_nb_finish(coll_gpu_nb_request_t *req) {
     bool release;
     int rc;
 
-    if (NULL != req->start) {
-        /* a native persistent call's start: the posted call's outcome */
+    if (req->forwards && (NULL != req->inner)) {
+        /* a native persistent call's start, a call posted later: the posted call's outcome */
         rc = req->inner->req_status.MPI_ERROR;
         (void)ompi_request_free(&req->inner);
         goto complete;
@@ -196,7 +209,7 @@ static int coll_gpu_nb_request_cancel(ompi_request_t *request, int complete) {
 
 /* Progresses until no request is pending: every one has its results back and is complete
  * (released, when the application freed it). */
-static void coll_gpu_nb_drain(void) {
+void coll_gpu_nonblocking_drain(void) {
     for (;;) {
         bool empty;
 
@@ -219,7 +232,7 @@ static int coll_gpu_nb_finalize_hook(MPI_Comm comm, int keyval, void *value, voi
     (void)keyval;
     (void)value;
     (void)extra;
-    coll_gpu_nb_drain();
+    coll_gpu_nonblocking_drain();
     return MPI_SUCCESS;
 }
 
@@ -259,12 +272,21 @@ void coll_gpu_nonblocking_fini(void) {
         return;
     }
     if (coll_gpu_nb_pending.progress_registered) {
-        coll_gpu_nb_drain(); /* nothing left after MPI_Finalize's hook; ompi_info: never any */
+        coll_gpu_nonblocking_drain(); /* nothing left after MPI_Finalize's hook; ompi_info: never
+                                         any */
         opal_progress_unregister(coll_gpu_nb_progress);
         coll_gpu_nb_pending.progress_registered = false;
     }
     OBJ_DESTRUCT(&coll_gpu_nb_pending.lock);
     coll_gpu_nb_pending.initialized = false;
+}
+
+/* A call posted later that cannot run: its request completes with rc (a persistent one is
+ * inactive again). */
+static void coll_gpu_nb_later_fail(coll_gpu_nb_request_t *req, int rc) {
+    req->start_pending = false;
+    req->job_rc = rc;
+    coll_gpu_nb_finish(req);
 }
 
 /* MPI_Start(all) of persistent requests of ours. */
@@ -280,7 +302,7 @@ static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
             /* posted as MPI_I<coll> would be, by every rank at this start */
             req->inner = NULL;
             rc = req->start(req->start_ctx, &req->inner);
-            if ((OMPI_SUCCESS != rc) || (NULL == req->inner)) {
+            if (OMPI_SUCCESS != rc) {
                 req->super.super.req_state = OMPI_REQUEST_INACTIVE;
                 req->super.super.req_complete = REQUEST_COMPLETED;
                 return (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_BAD_PARAM;
@@ -289,6 +311,14 @@ static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
                 coll_gpu_nb_finish(req);
             } else {
                 coll_gpu_nb_enqueue(req);
+            }
+            continue;
+        }
+        if (req->later && (NULL == req->inner)) {
+            /* its init is still to be posted: the start follows it, or fails as it did */
+            req->start_pending = true;
+            if (OMPI_SUCCESS != req->later_rc) {
+                coll_gpu_nb_later_fail(req, req->later_rc);
             }
             continue;
         }
@@ -425,6 +455,7 @@ int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char
 
     req->start = start;
     req->start_ctx = ctx;
+    req->forwards = true;
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "%s: persistent, every MPI_Start posts the nonblocking form (native)",
                      mpi_call);
@@ -445,4 +476,54 @@ int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mp
         coll_gpu_nb_enqueue(req);
     }
     return OMPI_SUCCESS;
+}
+
+ompi_request_t *coll_gpu_nonblocking_later(struct ompi_communicator_t *comm, const char *mpi_call,
+                                           bool persistent) {
+    coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, mpi_call, persistent);
+
+    req->later = true;
+    req->forwards = !persistent;
+    OBJ_RETAIN(req); /* the post's reference: the application may free it before */
+    return &req->super.super;
+}
+
+void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, int rc) {
+    coll_gpu_nb_request_t *req = (coll_gpu_nb_request_t *)later;
+
+    if ((OMPI_SUCCESS == rc) && (NULL == inner)) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (req->released) {
+        /* a persistent request freed before its init was posted */
+        if (NULL != inner) {
+            (void)ompi_request_free(&inner);
+        }
+    } else if (!req->persistent) {
+        req->inner = inner;
+        if (OMPI_SUCCESS != rc) {
+            coll_gpu_nb_later_fail(req, rc);
+        } else if (REQUEST_COMPLETE(inner)) {
+            coll_gpu_nb_finish(req);
+        } else {
+            coll_gpu_nb_enqueue(req);
+        }
+    } else {
+        if ((OMPI_SUCCESS != rc) && (NULL != inner)) {
+            (void)ompi_request_free(&inner);
+        }
+        req->inner = inner;
+        req->later_rc = rc;
+        if (req->start_pending) {
+            ompi_request_t *self = later;
+
+            req->start_pending = false;
+            if (OMPI_SUCCESS != rc) {
+                coll_gpu_nb_later_fail(req, rc);
+            } else {
+                (void)coll_gpu_nb_request_start(1, &self);
+            }
+        }
+    }
+    OBJ_RELEASE(req);
 }

@@ -16,6 +16,9 @@ BEGIN_C_DECLS
 void coll_gpu_nonblocking_init(void);
 void coll_gpu_nonblocking_fini(void);
 
+/* Progresses until every request of ours has completed (MPI_Finalize's first step). */
+void coll_gpu_nonblocking_drain(void);
+
 /* A nonblocking collective through host staging: inputs are copied at post,
  * outputs when the request completes. */
 int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
@@ -34,6 +37,15 @@ int coll_gpu_nonblocking_persistent(struct ompi_communicator_t *comm, const char
                                     ompi_request_t **request);
 int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mpi_call,
                                 struct coll_gpu_async_job *job, int rc, ompi_request_t **request);
+
+/* A call whose post waits (coll_gpu_deferral.h): its request now, for the application;
+ * coll_gpu_nonblocking_posted() gives it the request the post made (inner, or its error rc) once
+ * it is made.  A nonblocking call's completes with inner's outcome; a persistent call's (inner:
+ * the init's request) starts inner at every MPI_Start, a start made before the post once the
+ * post is made. */
+ompi_request_t *coll_gpu_nonblocking_later(struct ompi_communicator_t *comm, const char *mpi_call,
+                                           bool persistent);
+void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, int rc);
 
 /* A persistent collective through host staging: the host copies and the previous module's
  * persistent request on them are made once, here; every MPI_Start copies the inputs in and

@@ -416,8 +416,9 @@ bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_s
     }
     if (coll >= 0 && coll < COLL_GPU_NUM_COLLS && tu_coll_is_nonblocking(coll)) {
         info = tu_coll_info(coll);
-        bool contexts =
-            config->nonblocking_contexts || (config->native_setup_create && comm_size > 1);
+        /* set up by the test's blocking call, at the communicator's creation, or by the first
+         * nonblocking call itself (queued behind the setup: coll_gpu_calls_deferred) */
+        bool contexts = config->nonblocking_contexts || (comm_size > 1);
         if (!config->native_nonblocking || !config->memory_kinds_uniform || !contexts ||
             config->check_memory_kinds || NULL == info) {
             return false;

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Calls that wait for their communicator's native setup (coll_gpu_deferral.h). */
+#include "coll_gpu_deferral.h"
+#include "coll_gpu_native_ctx.h"
+#include "coll_gpu_native_eligible.h"
+#include "coll_gpu_setup.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "opal/runtime/opal_progress.h"
+
+typedef struct coll_gpu_deferred_call {
+    coll_gpu_args_t args;
+    const coll_gpu_entry_t *entry;
+    ompi_request_t *request; /* the application's (coll_gpu_nonblocking_later) */
+    struct coll_gpu_deferred_call *next;
+} coll_gpu_deferred_call_t;
+
+/* A communicator's queue, retained while it holds calls. */
+struct coll_gpu_deferral {
+    mca_coll_gpu_module_t *module;
+    struct ompi_communicator_t *comm;
+    coll_gpu_deferred_call_t *head, **tail;
+    bool setup_started;
+    struct coll_gpu_deferral *next;
+};
+
+/* Every queue, and the posting of their calls: a post on one thread and progress on another
+ * must not pass each other (the queue keeps the communicator's order). */
+static pthread_mutex_t coll_gpu_deferral_lock = PTHREAD_MUTEX_INITIALIZER;
+static coll_gpu_deferral_t *coll_gpu_deferrals;
+static bool coll_gpu_deferral_registered;
+
+/* Whether a call starts a queue: a nonblocking call with a native form on device memory, on a
+ * communicator whose native setup nobody ran yet and every rank can run as a task (decided
+ * alike on every rank: the parameters, the setup's outcome, the board's exchange; a task still
+ * running from the creation lets the queue wait for what that exchange tells). */
+static bool coll_gpu_deferral_starts(const coll_gpu_entry_t *entry, const coll_gpu_args_t *a,
+                                     bool on_device) {
+    const mca_coll_gpu_module_t *module = a->module;
+
+    return on_device && !a->persistent && (NULL != entry->native) &&
+           (ompi_comm_size(a->comm) > 1) && coll_gpu_native_nonblocking_allowed(module) &&
+           coll_gpu_native_undecided(module) && coll_gpu_setup_task_possible() &&
+           ((NULL != module->setup_task) || module->setup_tasks_everywhere);
+}
+
+/* A queued call posted as the application posted it; its request takes the outcome. */
+static void coll_gpu_deferral_post(coll_gpu_deferred_call_t *call) {
+    ompi_request_t *inner = NULL;
+    int rc;
+
+    call->args.request = &inner;
+    call->args.deferred_post = true;
+    rc = coll_gpu_dispatch(call->entry, &call->args);
+    coll_gpu_nonblocking_posted(call->request, inner, rc);
+    free(call);
+}
+
+/* A queue a step further, under the lock: its setup started, or over and every call posted
+ * (true: the queue is empty). */
+static bool coll_gpu_deferral_step(coll_gpu_deferral_t *d) {
+    mca_coll_gpu_module_t *module = d->module;
+    coll_gpu_deferred_call_t *call;
+
+    if (NULL != __atomic_load_n(&module->setup_task, __ATOMIC_ACQUIRE)) {
+        return false;
+    }
+    if (!d->setup_started && module->setup_tasks_everywhere && coll_gpu_native_undecided(module)) {
+        d->setup_started = true;
+        COLL_GPU_VERBOSE(1, "%s: native setup started by its first nonblocking call",
+                         d->comm->c_name);
+        coll_gpu_native_setup_start(module, d->comm);
+        if (NULL != __atomic_load_n(&module->setup_task, __ATOMIC_ACQUIRE)) {
+            return false;
+        }
+    }
+    while (NULL != (call = d->head)) {
+        d->head = call->next;
+        coll_gpu_deferral_post(call);
+    }
+    d->tail = &d->head;
+    return true;
+}
+
+static int coll_gpu_deferral_progress(void) {
+    coll_gpu_deferral_t *d, **link, *done = NULL;
+    int events = 0;
+
+    if ((NULL == __atomic_load_n(&coll_gpu_deferrals, __ATOMIC_RELAXED)) ||
+        (0 != pthread_mutex_trylock(&coll_gpu_deferral_lock))) {
+        return 0; /* none, or another thread (or this one, further up) is at it */
+    }
+    for (link = &coll_gpu_deferrals; NULL != (d = *link);) {
+        if (coll_gpu_deferral_step(d)) {
+            *link = d->next;
+            __atomic_store_n(&d->module->deferral, NULL, __ATOMIC_RELEASE);
+            d->next = done;
+            done = d;
+            ++events;
+        } else {
+            link = &d->next;
+        }
+    }
+    pthread_mutex_unlock(&coll_gpu_deferral_lock);
+    while (NULL != (d = done)) {
+        done = d->next;
+        OBJ_RELEASE(d->comm); /* maybe the last reference: the module goes with it */
+        free(d);
+    }
+    return events;
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while the peers still progress: the
+ * queued calls are posted (a request freed by the application still completes), then run. */
+static int coll_gpu_deferral_finalize_hook(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    while (NULL != __atomic_load_n(&coll_gpu_deferrals, __ATOMIC_ACQUIRE)) {
+        (void)opal_progress();
+    }
+    coll_gpu_nonblocking_drain();
+    return MPI_SUCCESS;
+}
+
+/* Once, under the lock. */
+static void coll_gpu_deferral_register(void) {
+    int keyval;
+
+    coll_gpu_deferral_registered = true;
+    opal_progress_register(coll_gpu_deferral_progress);
+    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                                coll_gpu_deferral_finalize_hook, &keyval, NULL)) &&
+        (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
+        (void)PMPI_Comm_free_keyval(&keyval);
+    }
+}
+
+bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, bool on_device,
+                            int *rc_p) {
+    mca_coll_gpu_module_t *module = a->module;
+    coll_gpu_deferred_call_t *call;
+    coll_gpu_deferral_t *d;
+
+    if ((NULL == __atomic_load_n(&module->deferral, __ATOMIC_ACQUIRE)) &&
+        !coll_gpu_deferral_starts(entry, a, on_device)) {
+        return false;
+    }
+    call = malloc(sizeof(*call));
+    if (NULL == call) {
+        coll_gpu_out_of_host_memory(sizeof(*call)); /* the peers queue theirs */
+    }
+    pthread_mutex_lock(&coll_gpu_deferral_lock);
+    d = module->deferral;
+    if ((NULL == d) && !coll_gpu_deferral_starts(entry, a, on_device)) {
+        /* its queue was posted meanwhile (another thread's progress) */
+        pthread_mutex_unlock(&coll_gpu_deferral_lock);
+        free(call);
+        return false;
+    }
+    if (NULL == d) {
+        d = calloc(1, sizeof(*d));
+        if (NULL == d) {
+            coll_gpu_out_of_host_memory(sizeof(*d));
+        }
+        d->module = module;
+        d->comm = a->comm;
+        d->tail = &d->head;
+        OBJ_RETAIN(a->comm);
+        d->next = coll_gpu_deferrals;
+        __atomic_store_n(&coll_gpu_deferrals, d, __ATOMIC_RELEASE);
+        __atomic_store_n(&module->deferral, d, __ATOMIC_RELEASE);
+        if (!coll_gpu_deferral_registered) {
+            coll_gpu_deferral_register();
+        }
+    }
+    call->args = *a;
+    call->entry = entry;
+    call->next = NULL;
+    call->request = coll_gpu_nonblocking_later(a->comm, coll_gpu_coll_name(a->coll), a->persistent);
+    *d->tail = call;
+    d->tail = &call->next;
+    *a->request = call->request;
+    pthread_mutex_unlock(&coll_gpu_deferral_lock);
+    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
+                     "%s on %s: queued until the communicator's native setup is done",
+                     coll_gpu_coll_name(a->coll), a->comm->c_name);
+    coll_gpu_count_add(&mca_coll_gpu_component.calls_deferred, 1);
+    (void)coll_gpu_deferral_progress(); /* the setup's first step: its first messages */
+    *rc_p = OMPI_SUCCESS;
+    return true;
+}
+
+void coll_gpu_deferral_flush(mca_coll_gpu_module_t *module) {
+    while (NULL != __atomic_load_n(&module->deferral, __ATOMIC_ACQUIRE)) {
+        (void)opal_progress(); /* runs the setup, then posts the queue */
+        if (coll_gpu_setup_task_possible() &&
+            (MPI_THREAD_MULTIPLE == mca_coll_gpu_component.thread_level)) {
+            sched_yield(); /* the setup's thread may share this thread's core */
+        }
+    }
+}
