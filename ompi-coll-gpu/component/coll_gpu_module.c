@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll_gpu_board.h"
+#include "coll_gpu_deferral.h"
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_native_ctx.h"
@@ -54,6 +55,7 @@ static void mca_coll_gpu_module_destruct(mca_coll_gpu_module_t *module) {
         module->prev.coll_##name##_module = NULL;                                                  \
     }
     COLL_GPU_FOREACH_COLL(COLL_GPU_RELEASE_PREV)
+    COLL_GPU_FOREACH_ORDERED(COLL_GPU_RELEASE_PREV)
 #undef COLL_GPU_RELEASE_PREV
 
     /* its queued native nonblocking calls run to the end first: they use the scratch */
@@ -144,6 +146,7 @@ static int mca_coll_gpu_module_enable(mca_coll_base_module_t *base,
         module->super.coll_##name = NULL;                                                          \
     }
     COLL_GPU_FOREACH_COLL(COLL_GPU_SAVE_PREV)
+    COLL_GPU_FOREACH_ORDERED(COLL_GPU_SAVE_PREV)
 #undef COLL_GPU_SAVE_PREV
 
     /* The memory-kind check and nothing else relies on allreduce below. */
@@ -219,6 +222,7 @@ mca_coll_base_module_t *mca_coll_gpu_comm_query(struct ompi_communicator_t *comm
 #define COLL_GPU_INSTALL(ID, mpi_name, name, FAMILY, FORM)                                         \
     module->super.coll_##name = mca_coll_gpu_##name;
     COLL_GPU_FOREACH_COLL(COLL_GPU_INSTALL)
+    COLL_GPU_FOREACH_ORDERED(COLL_GPU_INSTALL)
 #undef COLL_GPU_INSTALL
 
     return &module->super;

@@ -13,8 +13,8 @@
 
 typedef struct coll_gpu_deferred_call {
     coll_gpu_args_t args;
-    const coll_gpu_entry_t *entry;
-    ompi_request_t *request; /* the application's (coll_gpu_nonblocking_later) */
+    const coll_gpu_entry_t *entry; /* NULL: MPI_Ibarrier or MPI_Barrier_init (args.persistent) */
+    ompi_request_t *request;       /* the application's (coll_gpu_nonblocking_later) */
     struct coll_gpu_deferred_call *next;
 } coll_gpu_deferred_call_t;
 
@@ -41,7 +41,7 @@ static bool coll_gpu_deferral_starts(const coll_gpu_entry_t *entry, const coll_g
                                      bool on_device) {
     const mca_coll_gpu_module_t *module = a->module;
 
-    return on_device && !a->persistent && (NULL != entry->native) &&
+    return on_device && !a->persistent && (NULL != entry) && (NULL != entry->native) &&
            (ompi_comm_size(a->comm) > 1) && coll_gpu_native_nonblocking_allowed(module) &&
            coll_gpu_native_undecided(module) && coll_gpu_setup_task_possible() &&
            ((NULL != module->setup_task) || module->setup_tasks_everywhere);
@@ -54,7 +54,16 @@ static void coll_gpu_deferral_post(coll_gpu_deferred_call_t *call) {
 
     call->args.request = &inner;
     call->args.deferred_post = true;
-    rc = coll_gpu_dispatch(call->entry, &call->args);
+    if (NULL != call->entry) {
+        rc = coll_gpu_dispatch(call->entry, &call->args);
+    } else {
+        mca_coll_base_comm_coll_t *prev = &call->args.module->prev;
+
+        rc = call->args.persistent
+                 ? prev->coll_barrier_init(call->args.comm, call->args.info, &inner,
+                                           prev->coll_barrier_init_module)
+                 : prev->coll_ibarrier(call->args.comm, &inner, prev->coll_ibarrier_module);
+    }
     coll_gpu_nonblocking_posted(call->request, inner, rc);
     free(call);
 }
@@ -143,6 +152,9 @@ static void coll_gpu_deferral_register(void) {
 bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, bool on_device,
                             int *rc_p) {
     mca_coll_gpu_module_t *module = a->module;
+    const char *name = (NULL != entry) ? coll_gpu_coll_name(a->coll)
+                       : a->persistent ? "MPI_Barrier_init"
+                                       : "MPI_Ibarrier";
     coll_gpu_deferred_call_t *call;
     coll_gpu_deferral_t *d;
 
@@ -181,14 +193,14 @@ bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, b
     call->args = *a;
     call->entry = entry;
     call->next = NULL;
-    call->request = coll_gpu_nonblocking_later(a->comm, coll_gpu_coll_name(a->coll), a->persistent);
+    call->request = coll_gpu_nonblocking_later(a->comm, name, a->persistent);
     *d->tail = call;
     d->tail = &call->next;
     *a->request = call->request;
     pthread_mutex_unlock(&coll_gpu_deferral_lock);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
-                     "%s on %s: queued until the communicator's native setup is done",
-                     coll_gpu_coll_name(a->coll), a->comm->c_name);
+                     "%s on %s: queued until the communicator's native setup is done", name,
+                     a->comm->c_name);
     coll_gpu_count_add(&mca_coll_gpu_component.calls_deferred, 1);
     (void)coll_gpu_deferral_progress(); /* the setup's first step: its first messages */
     *rc_p = OMPI_SUCCESS;
@@ -203,4 +215,30 @@ void coll_gpu_deferral_flush(mca_coll_gpu_module_t *module) {
             sched_yield(); /* the setup's thread may share this thread's core */
         }
     }
+}
+
+int mca_coll_gpu_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base) {
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_args_t a = {.module = module, .comm = comm, .request = request};
+    int rc;
+
+    if (OPAL_UNLIKELY(NULL != module->deferral) && coll_gpu_deferral_take(NULL, &a, false, &rc)) {
+        return rc;
+    }
+    return module->prev.coll_ibarrier(comm, request, module->prev.coll_ibarrier_module);
+}
+
+int mca_coll_gpu_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *base) {
+    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
+    coll_gpu_args_t a = {
+        .module = module, .comm = comm, .request = request, .info = info, .persistent = true};
+    int rc;
+
+    if (OPAL_UNLIKELY(NULL != module->deferral) && coll_gpu_deferral_take(NULL, &a, false, &rc)) {
+        return rc;
+    }
+    return module->prev.coll_barrier_init(comm, info, request,
+                                          module->prev.coll_barrier_init_module);
 }

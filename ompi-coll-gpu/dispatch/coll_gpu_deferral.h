@@ -21,6 +21,17 @@ typedef struct coll_gpu_deferral coll_gpu_deferral_t;
 bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, bool on_device,
                             int *rc_p);
 
+/* The nonblocking collectives without a buffer, which coll/gpu passes to the module below but
+ * for their order behind queued calls (their messages are numbered by libnbc's counter of the
+ * communicator, as a queued call's are where it is staged): X(id, mpi_name, name). */
+#define COLL_GPU_FOREACH_ORDERED(X)                                                                \
+    X(IBARRIER, "MPI_Ibarrier", ibarrier, NONE, NONE)                                              \
+    X(BARRIER_INIT, "MPI_Barrier_init", barrier_init, NONE, NONE)
+int mca_coll_gpu_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                          mca_coll_base_module_t *base);
+int mca_coll_gpu_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                              ompi_request_t **request, mca_coll_base_module_t *base);
+
 /* Before a blocking call: waits for the setup and posts every queued call (the peers' progress
  * runs their setups: they need not be in this call). */
 void coll_gpu_deferral_flush(mca_coll_gpu_module_t *module);

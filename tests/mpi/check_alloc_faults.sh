@@ -29,5 +29,11 @@ check_run "3 ranks, setup at creation" 3 "$EMU coll_gpu_native_setup=create $UNI
 check_run "4 ranks on 2 emulated nodes, setup at creation" 4 \
     "$EMU coll_gpu_native_setup=create coll_gpu_ranks_per_node=2 $UNIFORM" test_alloc_faults \
     --at-create
+# the same faults in the setup a first MPI_Iallreduce starts (no setup at creation), with
+# Open MPI's host collectives posted behind it
+check_run "3 ranks, setup at the first nonblocking call, host calls behind" 3 "$EMU $UNIFORM" \
+    test_alloc_faults --at-create --expect-staged --host-beside
+check_run "4 ranks on 2 emulated nodes, setup at the first nonblocking call, host calls behind" \
+    4 "$EMU coll_gpu_ranks_per_node=2 $UNIFORM" test_alloc_faults --at-create --host-beside
 
 check_finish

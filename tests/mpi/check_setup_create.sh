@@ -46,4 +46,26 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
         "$CREATE coll_gpu_ranks_per_node=1" test_setup_create --multiple --rounds=8
 fi
 
+# Without coll_gpu_native_setup=create (the default): each communicator's setup starts at its
+# first nonblocking call, which waits for it in a queue with the calls posted after it
+# (test_setup_create --first-call: MPI_COMM_WORLD's first MPI_Iallreduce too, host collectives
+# queued behind it); the same legal programs, native from the first call, never a hang.  Where
+# a rank runs MPI_THREAD_SERIALIZED (no task there) every rank stages.
+FIRST="coll_gpu_accelerator=emulated coll_gpu_memory_kinds_uniform=1"
+check_run "2 ranks, one node, native from the first nonblocking call" 2 \
+    "$FIRST coll_gpu_verbose=1" test_setup_create --first-call
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "MPI_COMM_WORLD set up by its first MPI_Iallreduce" \
+    "MPI_COMM_WORLD: native setup started by its first nonblocking call" \
+    "MPI_COMM_WORLD: native setup at its first nonblocking call: ready"
+check_run "4 ranks, one node, first call, MPI_THREAD_FUNNELED" 4 "$FIRST" test_setup_create \
+    --first-call --funneled --rounds=8
+check_run "3 ranks, one node, first call, MPI_THREAD_MULTIPLE" 3 "$FIRST" test_setup_create \
+    --first-call --multiple --rounds=8
+check_run "4 ranks, first call, odd ranks MPI_THREAD_SERIALIZED (staged everywhere)" 4 "$FIRST" \
+    test_setup_create --first-call --mixed-levels --rounds=8
+if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
+    check_run "4 ranks on 2 emulated nodes of 2, first call" 4 \
+        "$FIRST coll_gpu_ranks_per_node=2" test_setup_create --first-call --rounds=8
+fi
+
 check_finish

@@ -16,7 +16,9 @@
  *     setup must fail on every rank alike (no hang), and that first call, MPI_Iallreduce or
  *     MPI_Allreduce, takes one path on every rank; with --expect-staged (one node, where the
  *     first device allocation is the scratch) that path is staged: a fault that did not fire
- *     fails the case.
+ *     fails the case.  Without coll_gpu_native_setup=create the setup starts at the first
+ *     MPI_Iallreduce instead, which waits for it; --host-beside posts a host MPI_Iallreduce
+ *     and an MPI_Ibarrier behind it, completed before it: right, whichever path it takes.
  * Outcome of the faulted call, checked on every rank: either every rank succeeded with the
  * right data (a fallback every rank took), or every rank returned an error of the same class
  * (an error reaches every rank of the call: none may return a result the fault made undefined
@@ -36,6 +38,7 @@
 
 static int my_rank, world_size;
 static bool expect_staged; /* --expect-staged */
+static bool host_beside;   /* --host-beside */
 
 typedef enum { CALL_ALLREDUCE, CALL_IALLREDUCE, CALL_BCAST, CALL_BCAST_GAPPY } call_t;
 
@@ -80,9 +83,44 @@ static int run(MPI_Comm comm, call_t kind, int rep, bool inject_here, accel_emul
         comm = *created;
     }
     if (CALL_IALLREDUCE == kind) {
-        MPI_Request request;
+        MPI_Request request, beside[2];
+        int host_sum[4];
 
         rc = MPI_Iallreduce(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm, &request);
+        if (host_beside) {
+            /* Open MPI's own nonblocking collectives posted while the device call waits for
+             * the setup (its messages numbered by libnbc's counter of the communicator, as
+             * the device call's are where it is staged): queued behind it, so that a staged
+             * call and they take their numbers in the same order on every rank */
+            if (my_rank == world_size - 1) {
+                /* this rank's setup completes first: its device call is posted before the
+                 * host ones here, after them where they were not queued behind it */
+                double start = MPI_Wtime();
+                int done = 0;
+
+                while (!done && (MPI_Wtime() - start < 0.2) && (MPI_SUCCESS == rc)) {
+                    rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+                }
+            }
+            for (int i = 0; i < 4; ++i) {
+                host_sum[i] = value(my_rank, i, rep + 5);
+            }
+            MPI_Iallreduce(MPI_IN_PLACE, host_sum, 4, MPI_INT, MPI_SUM, comm, &beside[0]);
+            MPI_Ibarrier(comm, &beside[1]);
+            MPI_Waitall(2, beside, MPI_STATUSES_IGNORE);
+            for (int i = 0; i < 4; ++i) {
+                unsigned want = 0;
+
+                for (int r = 0; r < world_size; ++r) {
+                    want += (unsigned)value(r, i, rep + 5);
+                }
+                if (host_sum[i] != (int)want) {
+                    tu_fail("the host MPI_Iallreduce beside: element %d is %d, not %d", i,
+                            host_sum[i], (int)want);
+                    break;
+                }
+            }
+        }
         if (MPI_SUCCESS == rc) {
             rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
         }
@@ -213,6 +251,7 @@ int main(int argc, char **argv) {
         {"--staged", TU_ARG_FLAG, &staged},
         {"--at-create", TU_ARG_FLAG, &at_create},
         {"--expect-staged", TU_ARG_FLAG, &expect_staged},
+        {"--host-beside", TU_ARG_FLAG, &host_beside},
         {NULL, TU_ARG_FLAG, NULL},
     };
 

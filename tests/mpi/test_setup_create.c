@@ -24,6 +24,11 @@
  * OMPI_COMM_WORLD_RANK) MPI_THREAD_SERIALIZED, even ones MPI_THREAD_SINGLE: every rank must
  * still set up at creation, or a rank's first nonblocking call waits for a peer's setup that
  * never comes.
+ * --first-call (run without coll_gpu_native_setup=create): each communicator's setup starts at
+ * its first nonblocking call instead (coll_gpu_deferral.h), MPI_COMM_WORLD's too (a case of
+ * its own, run first: its first device MPI_Iallreduce posted after the left peer's, host
+ * collectives queued behind it); staged on every rank where some rank runs
+ * MPI_THREAD_SERIALIZED (no task there).
  *
  * Native calls are checked through the coll_gpu MPI_T counters (required).
  * Closing line (rank 0): "N passed, M failed".
@@ -95,11 +100,16 @@ static void device_check(device_call_t *call, const char *what) {
     free(got);
 }
 
+/* --first-call where a rank cannot run the setup as a task (MPI_THREAD_SERIALIZED on some
+ * rank): the calls are staged, on every rank */
+static bool expect_staged;
+
 /* The native MPI_Iallreduce calls since *before, against want (every rank the same). */
 static void expect_native(const tu_counters_t *before, uint64_t want, const char *what) {
     tu_counters_t after;
     uint64_t native;
 
+    want = expect_staged ? 0 : want;
     tu_counters_read(&after);
     native = after.native[COLL_GPU_IALLREDUCE] - before->native[COLL_GPU_IALLREDUCE];
     if (native != want) {
@@ -163,6 +173,53 @@ static void case_first_call_ahead(void) {
     tu_case_end();
 }
 
+/* --first-call: MPI_COMM_WORLD (never set up at its creation), whose first device call is
+ * this MPI_Iallreduce, posted as in case_first_call_ahead, then host MPI_Iallreduce and
+ * MPI_Ibarrier calls posted behind it while its setup runs */
+static void case_world_first_call(void) {
+    enum { NHOST = 4 };
+    int host[NHOST][4], token = 0;
+    MPI_Request requests[NHOST + 1];
+    device_call_t call;
+    tu_counters_t before;
+
+    tu_case_begin("the first MPI_Iallreduce on MPI_COMM_WORLD, posted after the left peer's, "
+                  "host collectives behind it");
+    tu_counters_read(&before);
+    if (my_rank > 0) {
+        MPI_Recv(&token, 1, MPI_INT, my_rank - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    device_post(&call, MPI_COMM_WORLD, 5);
+    for (int k = 0; k < NHOST; ++k) {
+        for (int i = 0; i < 4; ++i) {
+            host[k][i] = value(my_rank, i, k);
+        }
+        MPI_Iallreduce(MPI_IN_PLACE, host[k], 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &requests[k]);
+    }
+    MPI_Ibarrier(MPI_COMM_WORLD, &requests[NHOST]);
+    if (my_rank + 1 < world_size) {
+        MPI_Send(&token, 1, MPI_INT, my_rank + 1, 0, MPI_COMM_WORLD);
+    }
+    MPI_Waitall(NHOST + 1, requests, MPI_STATUSES_IGNORE);
+    MPI_Wait(&call.request, MPI_STATUS_IGNORE);
+    device_check(&call, "the first MPI_Iallreduce on MPI_COMM_WORLD");
+    for (int k = 0; k < NHOST; ++k) {
+        for (int i = 0; i < 4; ++i) {
+            int want = 0;
+
+            for (int r = 0; r < world_size; ++r) {
+                want += value(r, i, k);
+            }
+            if (host[k][i] != want) {
+                tu_fail("host MPI_Iallreduce %d behind it: element %d is %d, not %d", k, i,
+                        host[k][i], want);
+            }
+        }
+    }
+    expect_native(&before, 1, "the first MPI_Iallreduce on MPI_COMM_WORLD");
+    tu_case_end();
+}
+
 static void case_host_beside_setup(void) {
     enum { NHOST = 8 };
     int host[NHOST][4], want[4] = {0, 0, 0, 0};
@@ -208,13 +265,14 @@ static void case_host_beside_setup(void) {
 int main(int argc, char **argv) {
     tu_options_t opts;
     int rounds = 20, provided, level = MPI_THREAD_SINGLE;
-    bool funneled = false, serialized = false, multiple = false, mixed = false;
+    bool funneled = false, serialized = false, multiple = false, mixed = false, first = false;
     const char *world_rank = getenv("OMPI_COMM_WORLD_RANK");
     MPI_Comm unused;
     const tu_arg_t args[] = {
         {"--rounds=", TU_ARG_INT, &rounds},         {"--funneled", TU_ARG_FLAG, &funneled},
         {"--serialized", TU_ARG_FLAG, &serialized}, {"--multiple", TU_ARG_FLAG, &multiple},
-        {"--mixed-levels", TU_ARG_FLAG, &mixed},    {NULL, TU_ARG_FLAG, NULL},
+        {"--mixed-levels", TU_ARG_FLAG, &mixed},    {"--first-call", TU_ARG_FLAG, &first},
+        {NULL, TU_ARG_FLAG, NULL},
     };
 
     /* the thread level decides how the setup runs: before MPI_Init_thread, as it must */
@@ -243,6 +301,11 @@ int main(int argc, char **argv) {
         tu_finish(tu_summary(MPI_COMM_WORLD));
     }
 
+    /* the setup at the first nonblocking call runs as a task on every rank or on none */
+    expect_staged = first && (serialized || mixed);
+    if (first) {
+        case_world_first_call();
+    }
     case_crossed_idups(rounds);
     case_first_call_ahead();
     case_host_beside_setup();
