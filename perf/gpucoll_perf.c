@@ -36,9 +36,9 @@
  * MPIX_Allreduce_enqueue on a stream communicator (coll_gpu_ext.h) followed by a synchronize
  * of the stream; the post column is the enqueue's host time.  -F graph captures one such
  * enqueue into a CUDA graph per size and times the graph's launch and a synchronize (the post
- * column: the launch's host time).  On device memory one blocking
- * MPI_Allreduce of one element runs first: coll/gpu sets a communicator's native scratch up in a
- * blocking call.
+ * column: the launch's host time).  No blocking call runs
+ * first: coll/gpu sets a communicator's native context up at its first call, nonblocking or
+ * not.
  *
  * Housekeeping (times, error counts) goes through point-to-point messages,
  * never through a collective (every rooted one is benchmarked too), so that
@@ -1690,14 +1690,9 @@ int main(int argc, char **argv) {
             }
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-    } else if (opt.on_device && PERF_BLOCKING != opt.form) {
-        /* coll/gpu sets a communicator's native scratch up in its first blocking native
-         * collective (never inside a nonblocking call, which must not block on a collective of
-         * its own): one here, as an application's first blocking collective would */
-        void *one = perf_alloc(&opt, 64, true);
-        MPI_Allreduce(MPI_IN_PLACE, one, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        perf_free(&opt, one, true);
     }
+    /* no blocking call first: the first nonblocking call on device memory sets coll/gpu's
+     * native context up (the warmup's first), as in a program that never blocks */
 
     if (0 == perf_rank) {
         perf_print_header(&opt, argc, argv);

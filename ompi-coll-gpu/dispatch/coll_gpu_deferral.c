@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Calls that wait for their communicator's native setup (coll_gpu_deferral.h). */
 #include "coll_gpu_deferral.h"
+#include "coll_gpu_alg.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_setup.h"
@@ -47,6 +48,20 @@ static bool coll_gpu_deferral_starts(const coll_gpu_entry_t *entry, const coll_g
            ((NULL != module->setup_task) || module->setup_tasks_everywhere);
 }
 
+/* Whether a parameter names a device-driven row (their area is then made by the setup: a
+ * nonblocking call cannot make it). */
+static bool coll_gpu_deferral_rows_forced(void) {
+    for (int k = 0; k < COLL_GPU_NCOLL_NUM; ++k) {
+        int alg = mca_coll_gpu_component.algorithm[k] - COLL_GPU_ALG_FIRST_NATIVE;
+
+        if ((alg >= 0) && (alg < coll_gpu_alg_tables[k]->num_algs) &&
+            (NULL != coll_gpu_alg_tables[k]->algs[alg].launch)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A queued call posted as the application posted it; its request takes the outcome. */
 static void coll_gpu_deferral_post(coll_gpu_deferred_call_t *call) {
     ompi_request_t *inner = NULL;
@@ -81,7 +96,7 @@ static bool coll_gpu_deferral_step(coll_gpu_deferral_t *d) {
         d->setup_started = true;
         COLL_GPU_VERBOSE(1, "%s: native setup started by its first nonblocking call",
                          d->comm->c_name);
-        coll_gpu_native_setup_start(module, d->comm);
+        coll_gpu_native_setup_start(module, d->comm, coll_gpu_deferral_rows_forced());
         if (NULL != __atomic_load_n(&module->setup_task, __ATOMIC_ACQUIRE)) {
             return false;
         }

@@ -335,21 +335,39 @@ bool coll_gpu_native_undecided(const mca_coll_gpu_module_t *module) {
                   !native->scratch[COLL_GPU_NATIVE_DEVICE].unavailable);
 }
 
+/* The native context and device scratch; with_area: the device-driven rows' area too (a
+ * nonblocking call cannot make it). */
 static void coll_gpu_native_setup_device(mca_coll_gpu_module_t *module,
-                                         struct ompi_communicator_t *comm) {
+                                         struct ompi_communicator_t *comm, bool with_area) {
     coll_gpu_fallback_t reason = COLL_GPU_FALLBACK_TEAM;
     coll_gpu_native_t *native;
     bool ready = coll_gpu_native_get(module, comm, COLL_GPU_NATIVE_DEVICE, &native, &reason);
 
+    if (ready && with_area && coll_gpu_native_kernel_team(native->team)) {
+        (void)coll_gpu_native_kernel_area(comm, native);
+    }
     COLL_GPU_VERBOSE(1, "%s: native setup at its first nonblocking call: %s", comm->c_name,
                      ready ? "ready" : coll_gpu_fallback_names[reason]);
 }
 
-void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
-    if (!coll_gpu_setup_task_start(module, comm, coll_gpu_native_setup_device)) {
+static void coll_gpu_native_setup_scratch(mca_coll_gpu_module_t *module,
+                                          struct ompi_communicator_t *comm) {
+    coll_gpu_native_setup_device(module, comm, false);
+}
+
+static void coll_gpu_native_setup_scratch_area(mca_coll_gpu_module_t *module,
+                                               struct ompi_communicator_t *comm) {
+    coll_gpu_native_setup_device(module, comm, true);
+}
+
+void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 bool with_area) {
+    if (!coll_gpu_setup_task_start(module, comm,
+                                   with_area ? coll_gpu_native_setup_scratch_area
+                                             : coll_gpu_native_setup_scratch)) {
         /* no memory for the task's stack: the same collectives here (the peers' tasks meet
          * them) */
-        coll_gpu_native_setup_device(module, comm);
+        coll_gpu_native_setup_device(module, comm, with_area);
     }
 }
 

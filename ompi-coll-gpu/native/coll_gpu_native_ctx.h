@@ -112,8 +112,11 @@ void coll_gpu_native_setup_at_create(mca_coll_gpu_module_t *module,
  * scratch yet (the same on every rank: a setup's outcome is). */
 bool coll_gpu_native_undecided(const mca_coll_gpu_module_t *module);
 /* Starts that setup as the module's task (coll_gpu_setup.h), for a nonblocking call that must
- * not wait for it (coll_gpu_deferral.h); where no task can be made it runs here. */
-void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm);
+ * not wait for it (coll_gpu_deferral.h); where no task can be made it runs here.  with_area:
+ * the device-driven rows' area too (coll_gpu_native_kernel_area), which a nonblocking call
+ * cannot make. */
+void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                                 bool with_area);
 /* The communicator is freed: announces one step more (this rank is done with its peers'
  * memory: the last call's agreement step proved no peer reads this rank's) and retires team
  * (native's) with the context, which goes once every peer announced it too or is known dead

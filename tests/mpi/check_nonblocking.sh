@@ -60,6 +60,14 @@ done
 check_run "3 ranks, native, allreduce device_two_shot, persistent" 3 \
     "$NATIVE_NB coll_gpu_allreduce_algorithm=device_two_shot" test_nonblocking --native \
     --persistent --kinds=device --big=2m
+# from the first call: no blocking call sets the communicators up first; the setup the first
+# nonblocking call starts makes the rows' area too (a parameter forces one of the rows)
+check_run "3 ranks, allreduce device_two_shot, persistent, native from the first call" 3 \
+    "$NATIVE_NB coll_gpu_allreduce_algorithm=device_two_shot coll_gpu_verbose=1" \
+    test_nonblocking --persistent --kinds=device --big=2m
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "the first call's setup makes the rows' area" \
+    "native setup at its first nonblocking call: ready" \
+    "device-driven algorithms' area 2 x"
 check_run "4 ranks, native, 2 emulated nodes" 4 "$NATIVE_NB coll_gpu_ranks_per_node=2" \
     test_nonblocking --native --kinds=device --big=256k
 check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \
