@@ -113,7 +113,7 @@ typedef enum {
         "on a thread of the communicator's own, so that they progress while the application "      \
         "computes: MPI_Iallreduce, MPI_Ireduce_scatter(_block), MPI_Iallgather(v), MPI_Ibcast, "   \
         "MPI_Ireduce, MPI_Igather, MPI_Iscatter and MPI_Ialltoall, and their persistent forms, "   \
-        "once the communicator's native scratch is set up (coll_gpu_native_setup); every rank "    \
+        "from the communicator's first call (coll_gpu_native_setup); every rank "                  \
         "must pass device memory, as for the blocking calls.  "                                    \
         "Communicators spanning nodes then lock their UCX worker.  false: every "                  \
         "nonblocking call is staged (inputs copied at post, results when the request completes)")  \
@@ -124,23 +124,25 @@ typedef enum {
           "promise hangs.  false: they are staged, right for any program, since a nonblocking "    \
           "call cannot wait to learn its peers' memory kinds; blocking calls learn them on the "   \
           "call board and need no promise")                                                        \
-    PARAM(native_setup, INT, COLL_GPU_NATIVE_SETUP_FIRST_CALL,                                     \
-          VALUES(coll_gpu_native_setup_values), 5, READONLY, PROTOCOL,                             \
-          "When a communicator's native context is set up (its node map, transport team and "      \
-          "device scratch: a few host collectives and device memory of 2 x the larger of "         \
-          "allreduce_one_shot_max_bytes and 2 x native_chunk_size per rank): first_call, by its "  \
-          "first blocking native collective on device memory (communicators that never see one "   \
-          "cost nothing; until then its nonblocking and persistent collectives on device memory "  \
-          "are staged, since they must not block in a setup of their own); create, when the "      \
-          "program creates the communicator (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_idup ...; "    \
-          "not MPI_COMM_WORLD, created in MPI_Init before many programs choose their GPU: it "     \
-          "keeps first_call): the setup starts there and goes on in the background, from any MPI " \
-          "call of the process, until the communicator's first collective on device memory "       \
-          "completes it; its nonblocking and persistent collectives run natively from the first "  \
-          "call, and every such communicator of more than one rank pays the setup, on the device " \
-          "current at its creation (under MPI_THREAD_MULTIPLE the setup runs on a thread of its "  \
-          "own; under MPI_THREAD_SERIALIZED inside the creation, waiting for the peers there).  "  \
-          "Every rank must give the same value")                                                   \
+    PARAM(                                                                                         \
+        native_setup, INT, COLL_GPU_NATIVE_SETUP_FIRST_CALL, VALUES(coll_gpu_native_setup_values), \
+        5, READONLY, PROTOCOL,                                                                     \
+        "When a communicator's native context is set up (its node map, transport team and "        \
+        "device scratch: a few host collectives and device memory of 2 x the larger of "           \
+        "allreduce_one_shot_max_bytes and 2 x native_chunk_size per rank): first_call, by its "    \
+        "first native collective on device memory (communicators that never see one cost "         \
+        "nothing; a nonblocking one, which must not wait for its peers, starts the setup in the "  \
+        "background and waits for it in a queue with the calls posted after it); create, when "    \
+        "the "                                                                                     \
+        "program creates the communicator (MPI_Comm_dup, MPI_Comm_split, MPI_Comm_idup ...; "      \
+        "not MPI_COMM_WORLD, created in MPI_Init before many programs choose their GPU: it "       \
+        "keeps first_call): the setup starts there and goes on in the background, from any MPI "   \
+        "call of the process, until the communicator's first collective on device memory "         \
+        "completes it; its nonblocking and persistent collectives run natively from the first "    \
+        "call, and every such communicator of more than one rank pays the setup, on the device "   \
+        "current at its creation (under MPI_THREAD_MULTIPLE the setup runs on a thread of its "    \
+        "own; under MPI_THREAD_SERIALIZED inside the creation, waiting for the peers there).  "    \
+        "Every rank must give the same value")                                                     \
     /* local: how long this rank's thread polls before it sleeps: timing only */                   \
     PARAM(                                                                                         \
         native_thread_spin, INT, -1, NO_ENUM, 6, READONLY, LOCAL,                                  \

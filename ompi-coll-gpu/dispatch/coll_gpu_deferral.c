@@ -4,19 +4,21 @@
 #include "coll_gpu_alg.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
+#include "coll_gpu_nonblocking.h"
 #include "coll_gpu_setup.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/runtime/opal_progress.h"
 
 typedef struct coll_gpu_deferred_call {
-    coll_gpu_args_t args;
-    const coll_gpu_entry_t *entry; /* NULL: MPI_Ibarrier or MPI_Barrier_init (args.persistent) */
-    ompi_request_t *request;       /* the application's (coll_gpu_nonblocking_later) */
+    coll_gpu_deferral_post_fn_t post;
+    ompi_request_t *request; /* the application's (coll_gpu_nonblocking_later) */
     struct coll_gpu_deferred_call *next;
+    _Alignas(16) char call[]; /* post's */
 } coll_gpu_deferred_call_t;
 
 /* A communicator's queue, retained while it holds calls. */
@@ -33,17 +35,13 @@ struct coll_gpu_deferral {
 static pthread_mutex_t coll_gpu_deferral_lock = PTHREAD_MUTEX_INITIALIZER;
 static coll_gpu_deferral_t *coll_gpu_deferrals;
 static bool coll_gpu_deferral_registered;
+/* This thread posts a queue: a call its posts make (a persistent request's start posting its
+ * nonblocking form) follows them directly, in order. */
+static __thread bool coll_gpu_deferral_posting;
 
-/* Whether a call starts a queue: a nonblocking call with a native form on device memory, on a
- * communicator whose native setup nobody ran yet and every rank can run as a task (decided
- * alike on every rank: the parameters, the setup's outcome, the board's exchange; a task still
- * running from the creation lets the queue wait for what that exchange tells). */
-static bool coll_gpu_deferral_starts(const coll_gpu_entry_t *entry, const coll_gpu_args_t *a,
-                                     bool on_device) {
-    const mca_coll_gpu_module_t *module = a->module;
-
-    return on_device && !a->persistent && (NULL != entry) && (NULL != entry->native) &&
-           (ompi_comm_size(a->comm) > 1) && coll_gpu_native_nonblocking_allowed(module) &&
+bool coll_gpu_deferral_may_start(const mca_coll_gpu_module_t *module,
+                                 struct ompi_communicator_t *comm) {
+    return (ompi_comm_size(comm) > 1) && coll_gpu_native_nonblocking_allowed(module) &&
            coll_gpu_native_undecided(module) && coll_gpu_setup_task_possible() &&
            ((NULL != module->setup_task) || module->setup_tasks_everywhere);
 }
@@ -65,20 +63,8 @@ static bool coll_gpu_deferral_rows_forced(void) {
 /* A queued call posted as the application posted it; its request takes the outcome. */
 static void coll_gpu_deferral_post(coll_gpu_deferred_call_t *call) {
     ompi_request_t *inner = NULL;
-    int rc;
+    int rc = call->post(call->call, &inner);
 
-    call->args.request = &inner;
-    call->args.deferred_post = true;
-    if (NULL != call->entry) {
-        rc = coll_gpu_dispatch(call->entry, &call->args);
-    } else {
-        mca_coll_base_comm_coll_t *prev = &call->args.module->prev;
-
-        rc = call->args.persistent
-                 ? prev->coll_barrier_init(call->args.comm, call->args.info, &inner,
-                                           prev->coll_barrier_init_module)
-                 : prev->coll_ibarrier(call->args.comm, &inner, prev->coll_ibarrier_module);
-    }
     coll_gpu_nonblocking_posted(call->request, inner, rc);
     free(call);
 }
@@ -101,10 +87,12 @@ static bool coll_gpu_deferral_step(coll_gpu_deferral_t *d) {
             return false;
         }
     }
+    coll_gpu_deferral_posting = true;
     while (NULL != (call = d->head)) {
         d->head = call->next;
         coll_gpu_deferral_post(call);
     }
+    coll_gpu_deferral_posting = false;
     d->tail = &d->head;
     return true;
 }
@@ -164,26 +152,24 @@ static void coll_gpu_deferral_register(void) {
     }
 }
 
-bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, bool on_device,
-                            int *rc_p) {
-    mca_coll_gpu_module_t *module = a->module;
-    const char *name = (NULL != entry) ? coll_gpu_coll_name(a->coll)
-                       : a->persistent ? "MPI_Barrier_init"
-                                       : "MPI_Ibarrier";
+bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                            bool starts, coll_gpu_deferral_post_fn_t post, const void *call_args,
+                            size_t len, const char *name, bool persistent,
+                            ompi_request_t **request) {
     coll_gpu_deferred_call_t *call;
     coll_gpu_deferral_t *d;
 
-    if ((NULL == __atomic_load_n(&module->deferral, __ATOMIC_ACQUIRE)) &&
-        !coll_gpu_deferral_starts(entry, a, on_device)) {
+    if (coll_gpu_deferral_posting ||
+        (!starts && (NULL == __atomic_load_n(&module->deferral, __ATOMIC_ACQUIRE)))) {
         return false;
     }
-    call = malloc(sizeof(*call));
+    call = malloc(sizeof(*call) + len);
     if (NULL == call) {
-        coll_gpu_out_of_host_memory(sizeof(*call)); /* the peers queue theirs */
+        coll_gpu_out_of_host_memory(sizeof(*call) + len); /* the peers queue theirs */
     }
     pthread_mutex_lock(&coll_gpu_deferral_lock);
     d = module->deferral;
-    if ((NULL == d) && !coll_gpu_deferral_starts(entry, a, on_device)) {
+    if ((NULL == d) && !(starts && coll_gpu_deferral_may_start(module, comm))) {
         /* its queue was posted meanwhile (another thread's progress) */
         pthread_mutex_unlock(&coll_gpu_deferral_lock);
         free(call);
@@ -195,9 +181,9 @@ bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, b
             coll_gpu_out_of_host_memory(sizeof(*d));
         }
         d->module = module;
-        d->comm = a->comm;
+        d->comm = comm;
         d->tail = &d->head;
-        OBJ_RETAIN(a->comm);
+        OBJ_RETAIN(comm);
         d->next = coll_gpu_deferrals;
         __atomic_store_n(&coll_gpu_deferrals, d, __ATOMIC_RELEASE);
         __atomic_store_n(&module->deferral, d, __ATOMIC_RELEASE);
@@ -205,20 +191,19 @@ bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, b
             coll_gpu_deferral_register();
         }
     }
-    call->args = *a;
-    call->entry = entry;
+    memcpy(call->call, call_args, len);
+    call->post = post;
     call->next = NULL;
-    call->request = coll_gpu_nonblocking_later(a->comm, name, a->persistent);
+    call->request = coll_gpu_nonblocking_later(comm, name, persistent);
     *d->tail = call;
     d->tail = &call->next;
-    *a->request = call->request;
+    *request = call->request;
     pthread_mutex_unlock(&coll_gpu_deferral_lock);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "%s on %s: queued until the communicator's native setup is done", name,
-                     a->comm->c_name);
+                     comm->c_name);
     coll_gpu_count_add(&mca_coll_gpu_component.calls_deferred, 1);
     (void)coll_gpu_deferral_progress(); /* the setup's first step: its first messages */
-    *rc_p = OMPI_SUCCESS;
     return true;
 }
 
@@ -232,28 +217,46 @@ void coll_gpu_deferral_flush(mca_coll_gpu_module_t *module) {
     }
 }
 
+/* MPI_Ibarrier's and MPI_Barrier_init's arguments, queued. */
+typedef struct {
+    mca_coll_gpu_module_t *module;
+    struct ompi_communicator_t *comm;
+    struct ompi_info_t *info;
+} coll_gpu_deferral_barrier_t;
+
+static int coll_gpu_deferral_ibarrier(void *call, ompi_request_t **inner) {
+    coll_gpu_deferral_barrier_t *b = call;
+
+    return b->module->prev.coll_ibarrier(b->comm, inner, b->module->prev.coll_ibarrier_module);
+}
+
+static int coll_gpu_deferral_barrier_init(void *call, ompi_request_t **inner) {
+    coll_gpu_deferral_barrier_t *b = call;
+
+    return b->module->prev.coll_barrier_init(b->comm, b->info, inner,
+                                             b->module->prev.coll_barrier_init_module);
+}
+
 int mca_coll_gpu_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                           mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_args_t a = {.module = module, .comm = comm, .request = request};
-    int rc;
+    coll_gpu_deferral_barrier_t b = {(mca_coll_gpu_module_t *)base, comm, NULL};
 
-    if (OPAL_UNLIKELY(NULL != module->deferral) && coll_gpu_deferral_take(NULL, &a, false, &rc)) {
-        return rc;
+    if (OPAL_UNLIKELY(NULL != b.module->deferral) &&
+        coll_gpu_deferral_take(b.module, comm, false, coll_gpu_deferral_ibarrier, &b, sizeof(b),
+                               "MPI_Ibarrier", false, request)) {
+        return OMPI_SUCCESS;
     }
-    return module->prev.coll_ibarrier(comm, request, module->prev.coll_ibarrier_module);
+    return coll_gpu_deferral_ibarrier(&b, request);
 }
 
 int mca_coll_gpu_barrier_init(struct ompi_communicator_t *comm, struct ompi_info_t *info,
                               ompi_request_t **request, mca_coll_base_module_t *base) {
-    mca_coll_gpu_module_t *module = (mca_coll_gpu_module_t *)base;
-    coll_gpu_args_t a = {
-        .module = module, .comm = comm, .request = request, .info = info, .persistent = true};
-    int rc;
+    coll_gpu_deferral_barrier_t b = {(mca_coll_gpu_module_t *)base, comm, info};
 
-    if (OPAL_UNLIKELY(NULL != module->deferral) && coll_gpu_deferral_take(NULL, &a, false, &rc)) {
-        return rc;
+    if (OPAL_UNLIKELY(NULL != b.module->deferral) &&
+        coll_gpu_deferral_take(b.module, comm, false, coll_gpu_deferral_barrier_init, &b, sizeof(b),
+                               "MPI_Barrier_init", true, request)) {
+        return OMPI_SUCCESS;
     }
-    return module->prev.coll_barrier_init(comm, info, request,
-                                          module->prev.coll_barrier_init_module);
+    return coll_gpu_deferral_barrier_init(&b, request);
 }

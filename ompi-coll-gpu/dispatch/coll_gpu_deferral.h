@@ -9,17 +9,33 @@
 #ifndef COLL_GPU_DEFERRAL_H
 #define COLL_GPU_DEFERRAL_H
 
-#include "coll_gpu_dispatch.h"
+#include "coll_gpu.h"
 
 BEGIN_C_DECLS
 
 typedef struct coll_gpu_deferral coll_gpu_deferral_t;
 
-/* A nonblocking or persistent call (a->request): queued, *a->request a request of ours that
- * completes with the call posted later, true (*rc_p its result); false where the call is posted
- * now (nothing queued on its communicator, and it does not start the setup). */
-bool coll_gpu_deferral_take(const coll_gpu_entry_t *entry, coll_gpu_args_t *a, bool on_device,
-                            int *rc_p);
+/* Posts a queued call (call: the bytes take copied), as the application posted it: *inner the
+ * request the post made, or an error. */
+typedef int (*coll_gpu_deferral_post_fn_t)(void *call, ompi_request_t **inner);
+
+/* Whether a nonblocking call on device memory with a native form starts a queue on comm: no
+ * call decided its native context yet and every rank can run the setup as a task (alike on
+ * every rank: the parameters, the setup's outcome, the board's exchange at creation; a task
+ * still running from the creation lets the queue wait for what that exchange tells). */
+bool coll_gpu_deferral_may_start(const mca_coll_gpu_module_t *module,
+                                 struct ompi_communicator_t *comm);
+
+/* A nonblocking or persistent call (name, persistent): queued behind the calls already queued
+ * on comm, or, where none is and starts (the caller's call could start a queue:
+ * coll_gpu_deferral_may_start decides), behind the native setup it starts; *request a request
+ * of ours that takes the outcome of post(copy of len bytes of call) once the queue is posted.
+ * False where the call is to be posted now (nothing queued on comm, or this thread is posting
+ * its queue). */
+bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                            bool starts, coll_gpu_deferral_post_fn_t post, const void *call,
+                            size_t len, const char *name, bool persistent,
+                            ompi_request_t **request);
 
 /* The nonblocking collectives without a buffer, which coll/gpu passes to the module below but
  * for their order behind queued calls (their messages are numbered by libnbc's counter of the

@@ -215,6 +215,38 @@ static void coll_gpu_plan_record(coll_gpu_plan_t *plan, const coll_gpu_native_ca
     plan->ready = true;
 }
 
+/* A call queued behind its communicator's native setup (coll_gpu_deferral.h), as posted. */
+typedef struct {
+    coll_gpu_args_t args;
+    const coll_gpu_entry_t *entry;
+} coll_gpu_deferred_t;
+
+static int coll_gpu_dispatch_deferred(void *call, ompi_request_t **inner) {
+    coll_gpu_deferred_t *d = call;
+
+    d->args.request = inner;
+    d->args.deferred_post = true; /* counted, its board word given, at its post */
+    return coll_gpu_dispatch(d->entry, &d->args);
+}
+
+/* Queues a nonblocking or persistent call where its communicator has a queue, or where it
+ * starts one: a nonblocking call with a native form on device memory. */
+static bool coll_gpu_dispatch_defer(const coll_gpu_entry_t *entry, coll_gpu_args_t *a,
+                                    bool on_device) {
+    bool starts = on_device && !a->persistent && (NULL != entry->native) &&
+                  coll_gpu_deferral_may_start(a->module, a->comm);
+    coll_gpu_deferred_t call;
+
+    if (!starts && (NULL == a->module->deferral)) {
+        return false;
+    }
+    call.args = *a;
+    call.entry = entry;
+    return coll_gpu_deferral_take(a->module, a->comm, starts, coll_gpu_dispatch_deferred, &call,
+                                  sizeof(call), coll_gpu_coll_name(a->coll), a->persistent,
+                                  a->request);
+}
+
 int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
     const coll_gpu_ops_t *ops = entry->ops;
     bool on_device = ops->on_device(a), single_call = false, passed;
@@ -233,8 +265,8 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
         coll_gpu_board_settle(a->module);
         /* nor for the native setup it may start: queued behind it, or behind the calls queued
          * before it */
-        if (!inter && coll_gpu_deferral_take(entry, a, on_device, &rc)) {
-            return rc;
+        if (!inter && coll_gpu_dispatch_defer(entry, a, on_device)) {
+            return OMPI_SUCCESS;
         }
     }
     if (a->persistent && !inter && coll_gpu_persistent_native(entry, a, on_device, &rc)) {

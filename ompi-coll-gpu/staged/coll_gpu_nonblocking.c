@@ -289,6 +289,46 @@ static void coll_gpu_nb_later_fail(coll_gpu_nb_request_t *req, int rc) {
     coll_gpu_nb_finish(req);
 }
 
+/* Posts the call of a request its start made active (inner), or waits for its init's post;
+ * the post's error. */
+static int coll_gpu_nb_start_inner(coll_gpu_nb_request_t *req) {
+    int rc;
+
+    if (NULL != req->start) {
+        /* posted as MPI_I<coll> would be, by every rank at this start */
+        req->inner = NULL;
+        rc = req->start(req->start_ctx, &req->inner);
+        if ((OMPI_SUCCESS == rc) && (NULL == req->inner)) {
+            rc = OMPI_ERR_BAD_PARAM;
+        }
+    } else if (req->later && (NULL == req->inner)) {
+        /* its init is still to be posted: the start follows it, or fails as it did */
+        req->start_pending = true;
+        if (OMPI_SUCCESS != req->later_rc) {
+            coll_gpu_nb_later_fail(req, req->later_rc);
+        }
+        return OMPI_SUCCESS;
+    } else {
+        coll_gpu_stage_refresh(&req->stage, &req->send);
+        if (req->recv_in) {
+            coll_gpu_stage_refresh(&req->stage, &req->recv);
+        }
+        /* started whatever happened above: the peers start theirs.  Through the MPI interface,
+         * as the application would: the inner request may be a no-op (a communicator of one),
+         * which only MPI_Start knows how to start. */
+        rc = PMPI_Start(&req->inner);
+    }
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    if (REQUEST_COMPLETE(req->inner)) {
+        coll_gpu_nb_finish(req);
+    } else {
+        coll_gpu_nb_enqueue(req);
+    }
+    return OMPI_SUCCESS;
+}
+
 /* MPI_Start(all) of persistent requests of ours. */
 static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
     for (size_t i = 0; i < count; ++i) {
@@ -298,47 +338,11 @@ static int coll_gpu_nb_request_start(size_t count, ompi_request_t **requests) {
         req->super.super.req_state = OMPI_REQUEST_ACTIVE;
         req->super.super.req_complete = REQUEST_PENDING;
         req->super.super.req_status.MPI_ERROR = MPI_SUCCESS;
-        if (NULL != req->start) {
-            /* posted as MPI_I<coll> would be, by every rank at this start */
-            req->inner = NULL;
-            rc = req->start(req->start_ctx, &req->inner);
-            if (OMPI_SUCCESS != rc) {
-                req->super.super.req_state = OMPI_REQUEST_INACTIVE;
-                req->super.super.req_complete = REQUEST_COMPLETED;
-                return (OMPI_SUCCESS != rc) ? rc : OMPI_ERR_BAD_PARAM;
-            }
-            if (REQUEST_COMPLETE(req->inner)) {
-                coll_gpu_nb_finish(req);
-            } else {
-                coll_gpu_nb_enqueue(req);
-            }
-            continue;
-        }
-        if (req->later && (NULL == req->inner)) {
-            /* its init is still to be posted: the start follows it, or fails as it did */
-            req->start_pending = true;
-            if (OMPI_SUCCESS != req->later_rc) {
-                coll_gpu_nb_later_fail(req, req->later_rc);
-            }
-            continue;
-        }
-        coll_gpu_stage_refresh(&req->stage, &req->send);
-        if (req->recv_in) {
-            coll_gpu_stage_refresh(&req->stage, &req->recv);
-        }
-        /* started whatever happened above: the peers start theirs.  Through the MPI interface,
-         * as the application would: the inner request may be a no-op (a communicator of one),
-         * which only MPI_Start knows how to start. */
-        rc = PMPI_Start(&req->inner);
+        rc = coll_gpu_nb_start_inner(req);
         if (OMPI_SUCCESS != rc) {
             req->super.super.req_state = OMPI_REQUEST_INACTIVE;
             req->super.super.req_complete = REQUEST_COMPLETED;
             return rc;
-        }
-        if (REQUEST_COMPLETE(req->inner)) {
-            coll_gpu_nb_finish(req);
-        } else {
-            coll_gpu_nb_enqueue(req);
         }
     }
     return OMPI_SUCCESS;
@@ -515,13 +519,14 @@ void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, i
         req->inner = inner;
         req->later_rc = rc;
         if (req->start_pending) {
-            ompi_request_t *self = later;
-
+            /* started by MPI_Start already (an MPI_Waitall may be waiting on it: its state is
+             * left alone) */
             req->start_pending = false;
+            if (OMPI_SUCCESS == rc) {
+                rc = coll_gpu_nb_start_inner(req);
+            }
             if (OMPI_SUCCESS != rc) {
                 coll_gpu_nb_later_fail(req, rc);
-            } else {
-                (void)coll_gpu_nb_request_start(1, &self);
             }
         }
     }

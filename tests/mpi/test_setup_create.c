@@ -27,7 +27,8 @@
  * --first-call (run without coll_gpu_native_setup=create): each communicator's setup starts at
  * its first nonblocking call instead (coll_gpu_deferral.h), MPI_COMM_WORLD's too (a case of
  * its own, run first: its first device MPI_Iallreduce posted after the left peer's, host
- * collectives queued behind it); staged on every rank where some rank runs
+ * collectives queued behind it; then persistent requests made and started behind a first
+ * MPI_Iallreduce's setup); staged on every rank where some rank runs
  * MPI_THREAD_SERIALIZED (no task there).
  *
  * Native calls are checked through the coll_gpu MPI_T counters (required).
@@ -77,8 +78,8 @@ static void device_post(device_call_t *call, MPI_Comm comm, int rep) {
     }
 }
 
-/* Checks a completed call's result and frees its buffers. */
-static void device_check(device_call_t *call, const char *what) {
+/* Checks a completed call's result. */
+static void result_check(const device_call_t *call, const char *what) {
     int *got = tn_malloc(COUNT * sizeof(int));
 
     if (tu_mem_read(TU_MEM_DEVICE, got, call->rbuf, COUNT * sizeof(int))) {
@@ -95,9 +96,14 @@ static void device_check(device_call_t *call, const char *what) {
             break;
         }
     }
+    free(got);
+}
+
+/* Checks a completed call's result and frees its buffers. */
+static void device_check(device_call_t *call, const char *what) {
+    result_check(call, what);
     tu_mem_free(TU_MEM_DEVICE, call->sbuf);
     tu_mem_free(TU_MEM_DEVICE, call->rbuf);
-    free(got);
 }
 
 /* --first-call where a rank cannot run the setup as a task (MPI_THREAD_SERIALIZED on some
@@ -220,6 +226,62 @@ static void case_world_first_call(void) {
     tu_case_end();
 }
 
+/* --first-call: persistent requests made and started while the first MPI_Iallreduce's setup
+ * runs (queued behind it: the init posted, then the start, once the setup is done), started
+ * again after, with new inputs */
+static void case_persistent_behind(void) {
+    int *host = tn_malloc(COUNT * sizeof(int));
+    MPI_Request requests[3];
+    device_call_t call;
+    tu_counters_t before, after;
+    void *sbuf, *rbuf;
+    MPI_Comm comm;
+
+    tu_case_begin("MPI_Allreduce_init and MPI_Barrier_init started behind the first "
+                  "MPI_Iallreduce's setup");
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (tu_mem_alloc(TU_MEM_DEVICE, COUNT * sizeof(int), &sbuf) ||
+        tu_mem_alloc(TU_MEM_DEVICE, COUNT * sizeof(int), &rbuf)) {
+        tn_setup_failed();
+    }
+    tu_counters_read(&before);
+    device_post(&call, comm, 13);
+    TU_PERSISTENT(Allreduce_init)(sbuf, rbuf, COUNT, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL,
+                                  &requests[0]);
+    TU_PERSISTENT(Barrier_init)(comm, MPI_INFO_NULL, &requests[1]);
+    for (int round = 0; round < 2; ++round) {
+        device_call_t started = {.sbuf = sbuf, .rbuf = rbuf, .rep = 17 + round};
+
+        for (int i = 0; i < COUNT; ++i) {
+            host[i] = value(my_rank, i, started.rep);
+        }
+        if (tu_mem_write(TU_MEM_DEVICE, sbuf, host, COUNT * sizeof(int))) {
+            tn_setup_failed();
+        }
+        MPI_Startall(2, requests);
+        requests[2] = call.request;
+        MPI_Waitall(3, requests, MPI_STATUSES_IGNORE);
+        call.request = MPI_REQUEST_NULL;
+        result_check(&started, "the persistent MPI_Allreduce_init");
+    }
+    tu_counters_read(&after);
+    if (!expect_staged &&
+        (after.native[COLL_GPU_ALLREDUCE_INIT] - before.native[COLL_GPU_ALLREDUCE_INIT] != 2)) {
+        tu_fail("%llu of 2 persistent starts native",
+                (unsigned long long)(after.native[COLL_GPU_ALLREDUCE_INIT] -
+                                     before.native[COLL_GPU_ALLREDUCE_INIT]));
+    }
+    device_check(&call, "the first MPI_Iallreduce");
+    expect_native(&before, 1, "the first MPI_Iallreduce");
+    MPI_Request_free(&requests[0]);
+    MPI_Request_free(&requests[1]);
+    MPI_Comm_free(&comm);
+    tu_mem_free(TU_MEM_DEVICE, sbuf);
+    tu_mem_free(TU_MEM_DEVICE, rbuf);
+    free(host);
+    tu_case_end();
+}
+
 static void case_host_beside_setup(void) {
     enum { NHOST = 8 };
     int host[NHOST][4], want[4] = {0, 0, 0, 0};
@@ -269,9 +331,12 @@ int main(int argc, char **argv) {
     const char *world_rank = getenv("OMPI_COMM_WORLD_RANK");
     MPI_Comm unused;
     const tu_arg_t args[] = {
-        {"--rounds=", TU_ARG_INT, &rounds},         {"--funneled", TU_ARG_FLAG, &funneled},
-        {"--serialized", TU_ARG_FLAG, &serialized}, {"--multiple", TU_ARG_FLAG, &multiple},
-        {"--mixed-levels", TU_ARG_FLAG, &mixed},    {"--first-call", TU_ARG_FLAG, &first},
+        {"--rounds=", TU_ARG_INT, &rounds},
+        {"--funneled", TU_ARG_FLAG, &funneled},
+        {"--serialized", TU_ARG_FLAG, &serialized},
+        {"--multiple", TU_ARG_FLAG, &multiple},
+        {"--mixed-levels", TU_ARG_FLAG, &mixed},
+        {"--first-call", TU_ARG_FLAG, &first},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -305,6 +370,7 @@ int main(int argc, char **argv) {
     expect_staged = first && (serialized || mixed);
     if (first) {
         case_world_first_call();
+        case_persistent_behind();
     }
     case_crossed_idups(rounds);
     case_first_call_ahead();
