@@ -281,6 +281,25 @@ accel_status_t accel_set_error(const char *call, const char *error_name, int cod
     return ACCEL_ERR_DEVICE;
 }
 
+bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call) {
+    size_t size;
+
+    if ((plan == NULL) || (call == NULL) || (plan->nranks < 2) ||
+        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+        ((unsigned)call->kind >= ACCEL_NODE_KIND_COUNT) ||
+        ((unsigned)call->dtype >= ACCEL_DT_COUNT) || (call->root < 0) ||
+        (call->root >= plan->nranks)) {
+        return false;
+    }
+    size = accel_dtype_size(call->dtype);
+    return (accel_node_per_step(call->kind, size, plan->half, plan->nranks) > 0) &&
+           (call->count <= SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) &&
+           !((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
+             (call->count > plan->half / size)) &&
+           !((call->src != NULL) && (call->count > 0) && (call->dst == NULL) &&
+             accel_node_writes_dst(call->kind, plan->rank, call->root));
+}
+
 const accel_error_t *accel_last_error(void) { return &accel_thread_error; }
 
 const char *accel_status_string(accel_status_t status) {

@@ -1993,11 +1993,7 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
     if (s == NULL) {
         return accel_emu_invalid_handle(call);
     }
-    if ((plan == NULL) || (c == NULL) || (plan->nranks < 2) ||
-        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
-        ((unsigned)c->kind >= ACCEL_NODE_KIND_COUNT) || ((unsigned)c->dtype >= ACCEL_DT_COUNT) ||
-        (c->root < 0) || (c->root >= plan->nranks) ||
-        (accel_node_per_step(c->kind, accel_dtype_size(c->dtype), plan->half, plan->nranks) == 0)) {
+    if (!accel_node_call_check(plan, c)) {
         return accel_emu_invalid(call);
     }
     reduces = accel_node_reduces(c->kind);
@@ -2010,10 +2006,6 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
     }
     size = accel_dtype_size(c->dtype);
     len = c->count * size;
-    if ((len / size != c->count) || (len > SIZE_MAX / ACCEL_NODE_MAX_RANKS) ||
-        ((c->src != NULL) && (c->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) && (len > plan->half))) {
-        return accel_emu_invalid(call);
-    }
     src_len = (c->kind == ACCEL_NODE_REDUCE_SCATTER) ? len * (size_t)plan->nranks : len;
     dst_len = (c->kind == ACCEL_NODE_ALLGATHER) ? len * (size_t)plan->nranks : len;
     area = accel_node_head_bytes(plan->nranks) + 2 * plan->half;

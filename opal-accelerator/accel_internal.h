@@ -77,6 +77,13 @@ typedef struct {
     int root;
 } accel_node_args_t;
 
+/* Whether a node_collective call (accel.h) is one a backend can queue: plan and call given, 2 to
+ * ACCEL_NODE_MAX_RANKS ranks, rank, kind, dtype and root in range, a step that holds an element
+ * (of every rank for the reduce-scatter), every rank's count elements addressable, a one-shot
+ * call with data within a half, a dst where a call with data writes one.  The op, and whether
+ * the backend can fold it, are the backend's to check (the reducing kinds with data). */
+ACCEL_API bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call);
+
 /* A node allreduce launch run on the host (accel_node_host.c): the kernels of
  * accel_node_kernels.h, block after block; false when a fold failed. */
 ACCEL_API bool accel_node_run_host(const accel_node_args_t *args, accel_dtype_t dtype,

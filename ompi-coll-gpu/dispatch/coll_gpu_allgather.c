@@ -63,7 +63,7 @@ static bool coll_gpu_allgather_doubling_preferred(const coll_gpu_alg_query_t *qu
          .fits = coll_gpu_allgather_doubling_fits_query,                                           \
          .preferred = coll_gpu_allgather_doubling_preferred,                                       \
          .run = coll_gpu_##form##_hierarchical_doubling},                                          \
-        COLL_GPU_ALG_DEVICE_ROW(coll_gpu_##form##_device_launch, device_fits))
+        COLL_GPU_ALG_DEVICE_ROW(ACCEL_NODE_ALLGATHER, device_fits))
 #define device_fits coll_gpu_device_rows_fit
 COLL_GPU_ALLGATHER_ROWS(allgather);
 #undef device_fits

@@ -157,7 +157,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
              "forced or named by a tuning rule until a GPU run has measured it",
      .fits = coll_gpu_allreduce_device_one_shot_fits,
      .run = coll_gpu_kernel_run,
-     .launch = coll_gpu_allreduce_device_one_shot_launch},
+     .node_kind = ACCEL_NODE_ALLREDUCE_ONE_SHOT},
     {.name = "device_two_shot",
      .cost_model = "device_two_shot",
      .help = "two_shot as one kernel per call (device-driven: the host launches and waits once; "
@@ -166,7 +166,7 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
              "it",
      .fits = coll_gpu_device_rows_fit,
      .run = coll_gpu_kernel_run,
-     .launch = coll_gpu_allreduce_device_two_shot_launch},
+     .node_kind = ACCEL_NODE_ALLREDUCE_TWO_SHOT},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {

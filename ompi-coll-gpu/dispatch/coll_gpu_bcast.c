@@ -61,7 +61,7 @@ static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
      .run = coll_gpu_bcast_pipelined},
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_bcast, COLL_GPU_BCAST_BINOMIAL_HELP, "bcast_binomial",
                               coll_gpu_bcast_binomial),
-    COLL_GPU_ALG_DEVICE_ROW(coll_gpu_bcast_device_launch, coll_gpu_device_rows_fit),
+    COLL_GPU_ALG_DEVICE_ROW(ACCEL_NODE_BCAST, coll_gpu_device_rows_fit),
 };
 COLL_GPU_ALG_TABLE(coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
                    "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "

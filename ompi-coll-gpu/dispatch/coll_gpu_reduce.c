@@ -33,7 +33,7 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     COLL_GPU_REDUCE_SEGMENTED_MIN_BYTES, NULL,
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_reduce, COLL_GPU_REDUCE_BINOMIAL_HELP, "reduce_binomial",
                               coll_gpu_reduce_binomial),
-    COLL_GPU_ALG_DEVICE_ROW(coll_gpu_reduce_device_launch, coll_gpu_device_rows_fit));
+    COLL_GPU_ALG_DEVICE_ROW(ACCEL_NODE_REDUCE, coll_gpu_device_rows_fit));
 
 /* auto's rule, for ompi_info */
 #define COLL_GPU_REDUCE_AUTO_HELP                                                                  \

@@ -65,7 +65,7 @@ static bool coll_gpu_rs_halving_preferred(const coll_gpu_alg_query_t *query, cha
          .fits = coll_gpu_rs_halving_fits_query,                                                   \
          .preferred = coll_gpu_rs_halving_preferred,                                               \
          .run = coll_gpu_##form##_hierarchical_halving},                                           \
-        COLL_GPU_ALG_DEVICE_ROW(coll_gpu_##form##_device_launch, device_fits))
+        COLL_GPU_ALG_DEVICE_ROW(ACCEL_NODE_REDUCE_SCATTER, device_fits))
 #define device_fits coll_gpu_device_rows_fit
 COLL_GPU_RS_ROWS(reduce_scatter_block);
 #undef device_fits

@@ -67,12 +67,11 @@ typedef struct {
      * auto's last resort) writes none, and the log keeps why the row asked before it said no */
     bool (*preferred)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
     coll_gpu_native_alg_fn_t run;
-    /* A device-driven row (run: coll_gpu_kernel_run): the whole call queued on call->stream as
-     * one kernel with its flags and call counters in device memory (the communicator's
-     * kernel_plan); with_data false: the same kernel without data, which a rank that cannot run
-     * the call queues so that its peers' kernels finish.  NULL: a host-driven row (its steps
-     * signal and wait from the host, and a closing agreement ends it). */
-    accel_status_t (*launch)(const struct coll_gpu_native_call *call, bool with_data);
+    /* A device-driven row's (run: coll_gpu_kernel_run): the accelerator's node collective that
+     * is the whole call, one kernel on call->stream with its flags and call counters in device
+     * memory (the communicator's kernel_plan).  Host-driven rows (their steps signal and wait
+     * from the host, and a closing agreement ends them) leave it unset. */
+    accel_node_kind_t node_kind;
 } coll_gpu_alg_desc_t;
 
 /* A collective's algorithms (coll_gpu_<coll>.c).  Its parameter is coll_gpu_<name>_algorithm:
@@ -216,14 +215,14 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
 
 /* Row `device` of a collective (device-driven: coll_gpu_kernel.h; forced or named by a tuning
  * rule only, until a GPU run has measured it). */
-#define COLL_GPU_ALG_DEVICE_ROW(launch_fn, fits_fn)                                                \
+#define COLL_GPU_ALG_DEVICE_ROW(kind, fits_fn)                                                     \
     {                                                                                              \
         .name = "device",                                                                          \
         .help = "one kernel per call inside a node (device-driven: the host launches and waits "   \
                 "once, flags and step counters in device memory; steps of 1 MiB inside the "       \
                 "kernel); only when forced or named by a tuning rule until a GPU run has "         \
                 "measured it",                                                                     \
-        .fits = fits_fn, .run = coll_gpu_kernel_run, .launch = launch_fn                           \
+        .fits = fits_fn, .run = coll_gpu_kernel_run, .node_kind = kind                             \
     }
 
 /* The rows of such a collective (prefix##_rows) and hierarchical's predicates; the variable

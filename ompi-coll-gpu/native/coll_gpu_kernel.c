@@ -50,8 +50,11 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
-accel_status_t coll_gpu_kernel_launch_node(const coll_gpu_native_call_t *call,
-                                           accel_node_kind_t kind, bool with_data) {
+/* The row's node collective for call, on call->stream (with_data false: the same kernel without
+ * data, which a rank that cannot run the call queues so that its peers' kernels finish).  The
+ * kinds that only move data take the call's elements as bytes. */
+static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call, bool with_data) {
+    accel_node_kind_t kind = call->alg->node_kind;
     accel_node_call_t node = {
         kind, with_data ? call->sbuf : NULL, NULL, call->count, call->dtype, call->op, call->root};
 
@@ -80,13 +83,13 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h eve
     started->dead = -1;
     started->next_check_ns = coll_gpu_now_ns() + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
     if (OPAL_LIKELY(ACCEL_OK == started->status)) {
-        started->status = call->alg->launch(call, true);
+        started->status = coll_gpu_kernel_launch(call, true);
     }
     if (OPAL_UNLIKELY(ACCEL_OK != started->status)) {
         coll_gpu_kernel_tell(native->team, started->number,
                              (ACCEL_ERR_NO_MEMORY == started->status) ? MPI_ERR_NO_MEM
                                                                       : MPI_ERR_OTHER);
-        (void)call->alg->launch(call, false);
+        (void)coll_gpu_kernel_launch(call, false);
     }
     started->event = event;
     if ((NULL != event) &&

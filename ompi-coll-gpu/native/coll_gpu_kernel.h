@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The device-driven rows (coll_gpu_alg_desc_t.launch): a call is one kernel on the call's
+ * The device-driven rows (coll_gpu_alg_desc_t.node_kind): a call is one kernel on the call's
  * stream and one host wait; the peers meet through flags and call counters in device memory
  * (the communicator's kernel_plan), not through host signals.
  *
@@ -35,12 +35,6 @@ typedef struct {
     int dead;
     uint64_t next_check_ns;
 } coll_gpu_kernel_started_t;
-
-/* The accelerator's node collective of kind for call, on call->stream (with_data false: the
- * same kernel without data): a device-driven row's launch.  The kinds that only move data take
- * the call's elements as bytes. */
-accel_status_t coll_gpu_kernel_launch_node(const coll_gpu_native_call_t *call,
-                                           accel_node_kind_t kind, bool with_data);
 
 /* Launches the call on call->stream: its kernel, or (after telling the peers) the kernel
  * without data; then records event after it. */

@@ -68,7 +68,7 @@ typedef struct coll_gpu_native {
      * side for the alltoalls), filled by the dispatch or the algorithm. */
     const void **srcs;
     size_t *counts, *displs, *send_counts, *send_displs;
-    /* The device-driven rows' plan (coll_gpu_alg_desc_t.launch), made by the first blocking
+    /* The device-driven rows' plan (coll_gpu_alg_desc_t.node_kind), made by the first blocking
      * call that runs one (coll_gpu_native_kernel_area): every rank's area (accel.h: flags and step
      * counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped here;
      * kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none

@@ -3,6 +3,7 @@
  * (counts, blocks, memory kinds, the call board), its context and algorithm. */
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_board.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_reduce_op.h"
 #include "coll_gpu_setup.h"
 #include "coll_gpu_signature.h"
@@ -356,7 +357,8 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }
-    if ((NULL != call->alg->launch) && !coll_gpu_native_kernel_area(comm, call->native)) {
+    if ((coll_gpu_kernel_run == call->alg->run) &&
+        !coll_gpu_native_kernel_area(comm, call->native)) {
         /* (a blocking call makes it, every rank alike: fits said a nonblocking one finds it) */
         reason = COLL_GPU_FALLBACK_TEAM;
         snprintf(why, sizeof(why), ": no area for %s", call->alg->name);

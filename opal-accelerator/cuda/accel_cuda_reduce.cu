@@ -239,18 +239,10 @@ extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *pl
     accel_status_t status;
     bool data;
 
-    if ((plan == NULL) || (call == NULL) || (plan->nranks < 2) ||
-        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
-        ((unsigned)call->kind >= ACCEL_NODE_KIND_COUNT) ||
-        ((unsigned)call->dtype >= ACCEL_DT_COUNT) || (call->root < 0) ||
-        (call->root >= plan->nranks)) {
+    if (!accel_node_call_check(plan, call)) {
         return accel_cuda_node_invalid();
     }
     size = accel_dtype_size(call->dtype);
-    if ((call->count > SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) ||
-        (accel_node_per_step(call->kind, size, plan->half, plan->nranks) == 0)) {
-        return accel_cuda_node_invalid();
-    }
     data = (call->src != NULL) && (call->count > 0);
     if ((call->src != NULL) && accel_node_reduces(call->kind)) {
         const void *found;
@@ -268,13 +260,6 @@ extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *pl
             kernel = found;
         }
     }
-    if (((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
-         (call->count > plan->half / size)) ||
-        (data && (call->dst == NULL) &&
-         accel_node_writes_dst(call->kind, plan->rank, call->root))) {
-        return accel_cuda_node_invalid();
-    }
-
     /* The flags are 32-bit words; the fold loads elements from every half with their type's
      * alignment, which divides the size and is at most 8. */
     elem_align = size & (~size + 1);

@@ -19,25 +19,13 @@ int coll_gpu_allreduce_two_shot(struct ompi_communicator_t *comm,
                                 const coll_gpu_native_call_t *call);
 /* Device-driven (coll_gpu_kernel.h): one kernel per call, in one node; one-shot up to
  * COLL_GPU_DEVICE_ONE_SHOT_MAX, two-shot any size. */
-accel_status_t coll_gpu_allreduce_device_one_shot_launch(const coll_gpu_native_call_t *call,
-                                                         bool with_data);
 bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, char *why,
                                              size_t why_len);
-accel_status_t coll_gpu_allreduce_device_two_shot_launch(const coll_gpu_native_call_t *call,
-                                                         bool with_data);
 /* Whether a call fits the device-driven rows: device memory, one node of 2 to
  * ACCEL_NODE_MAX_RANKS ranks, their area (made by the first blocking call). */
 bool coll_gpu_device_rows_fit(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 /* The v-forms' device rows: never (their blocks differ). */
 bool coll_gpu_device_rows_never(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
-/* Row `device` of MPI_Bcast, MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block. */
-accel_status_t coll_gpu_bcast_device_launch(const coll_gpu_native_call_t *call, bool with_data);
-accel_status_t coll_gpu_reduce_device_launch(const coll_gpu_native_call_t *call, bool with_data);
-accel_status_t coll_gpu_allgather_device_launch(const coll_gpu_native_call_t *call, bool with_data);
-accel_status_t coll_gpu_reduce_scatter_block_device_launch(const coll_gpu_native_call_t *call,
-                                                           bool with_data);
-#define coll_gpu_allgatherv_device_launch coll_gpu_allgather_device_launch
-#define coll_gpu_reduce_scatter_device_launch coll_gpu_reduce_scatter_block_device_launch
 /* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by
  * coll_gpu_native_fetch when it is on another node. */
 int coll_gpu_allreduce_ring(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);

@@ -10,17 +10,6 @@
  * row `device`, in steps alike (direct's bits).  One node.
  */
 #include "coll_gpu_algorithms.h"
-#include "coll_gpu_kernel.h"
-
-accel_status_t coll_gpu_allreduce_device_one_shot_launch(const coll_gpu_native_call_t *call,
-                                                         bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_ONE_SHOT, with_data);
-}
-
-accel_status_t coll_gpu_allreduce_device_two_shot_launch(const coll_gpu_native_call_t *call,
-                                                         bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLREDUCE_TWO_SHOT, with_data);
-}
 
 bool coll_gpu_device_rows_fit(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
     const coll_gpu_native_t *native = query->native;
@@ -52,24 +41,6 @@ bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, 
         return false;
     }
     return true;
-}
-
-accel_status_t coll_gpu_bcast_device_launch(const coll_gpu_native_call_t *call, bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_BCAST, with_data);
-}
-
-accel_status_t coll_gpu_reduce_device_launch(const coll_gpu_native_call_t *call, bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_REDUCE, with_data);
-}
-
-accel_status_t coll_gpu_allgather_device_launch(const coll_gpu_native_call_t *call,
-                                                bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_ALLGATHER, with_data);
-}
-
-accel_status_t coll_gpu_reduce_scatter_block_device_launch(const coll_gpu_native_call_t *call,
-                                                           bool with_data) {
-    return coll_gpu_kernel_launch_node(call, ACCEL_NODE_REDUCE_SCATTER, with_data);
 }
 
 bool coll_gpu_device_rows_never(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
