@@ -2,6 +2,7 @@
 /* Calls that wait for their communicator's native setup (coll_gpu_deferral.h). */
 #include "coll_gpu_deferral.h"
 #include "coll_gpu_alg.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
 #include "coll_gpu_nonblocking.h"
@@ -53,7 +54,7 @@ static bool coll_gpu_deferral_rows_forced(void) {
         int alg = mca_coll_gpu_component.algorithm[k] - COLL_GPU_ALG_FIRST_NATIVE;
 
         if ((alg >= 0) && (alg < coll_gpu_alg_tables[k]->num_algs) &&
-            (NULL != coll_gpu_alg_tables[k]->algs[alg].launch)) {
+            (coll_gpu_kernel_run == coll_gpu_alg_tables[k]->algs[alg].run)) {
             return true;
         }
     }
