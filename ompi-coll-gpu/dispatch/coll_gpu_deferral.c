@@ -17,7 +17,7 @@
 
 typedef struct coll_gpu_deferred_call {
     coll_gpu_deferral_post_fn_t post;
-    ompi_request_t *request; /* the application's (coll_gpu_nonblocking_later) */
+    ompi_request_t *request; /* the application's (coll_gpu_nonblocking_later); NULL: a start */
     struct coll_gpu_deferred_call *next;
     _Alignas(16) char call[]; /* post's */
 } coll_gpu_deferred_call_t;
@@ -66,7 +66,9 @@ static void coll_gpu_deferral_post(coll_gpu_deferred_call_t *call) {
     ompi_request_t *inner = NULL;
     int rc = call->post(call->call, &inner);
 
-    coll_gpu_nonblocking_posted(call->request, inner, rc);
+    if (NULL != call->request) {
+        coll_gpu_nonblocking_posted(call->request, inner, rc);
+    }
     free(call);
 }
 
@@ -153,6 +155,23 @@ static void coll_gpu_deferral_register(void) {
     }
 }
 
+static int coll_gpu_deferral_start(void *call, ompi_request_t **inner) {
+    (void)inner;
+    return coll_gpu_nonblocking_start_later(*(ompi_request_t **)call);
+}
+
+/* MPI_Start of a persistent request whose init was queued: behind the calls queued before it
+ * (its init among them, or posted already), where some are. */
+static bool coll_gpu_deferral_queue_start(void *module, ompi_request_t *later) {
+    OBJ_RETAIN(later);
+    if (coll_gpu_deferral_take(module, later->req_mpi_object.comm, false, coll_gpu_deferral_start,
+                               &later, sizeof(later), "MPI_Start", false, NULL)) {
+        return true;
+    }
+    OBJ_RELEASE(later);
+    return false;
+}
+
 bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                             bool starts, coll_gpu_deferral_post_fn_t post, const void *call_args,
                             size_t len, const char *name, bool persistent,
@@ -195,10 +214,15 @@ bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communica
     memcpy(call->call, call_args, len);
     call->post = post;
     call->next = NULL;
-    call->request = coll_gpu_nonblocking_later(comm, name, persistent);
+    call->request = (NULL != request)
+                        ? coll_gpu_nonblocking_later(
+                              comm, name, persistent ? coll_gpu_deferral_queue_start : NULL, module)
+                        : NULL;
     *d->tail = call;
     d->tail = &call->next;
-    *request = call->request;
+    if (NULL != request) {
+        *request = call->request;
+    }
     pthread_mutex_unlock(&coll_gpu_deferral_lock);
     COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,
                      "%s on %s: queued until the communicator's native setup is done", name,

@@ -29,9 +29,9 @@ bool coll_gpu_deferral_may_start(const mca_coll_gpu_module_t *module,
 /* A nonblocking or persistent call (name, persistent): queued behind the calls already queued
  * on comm, or, where none is and starts (the caller's call could start a queue:
  * coll_gpu_deferral_may_start decides), behind the native setup it starts; *request a request
- * of ours that takes the outcome of post(copy of len bytes of call) once the queue is posted.
- * False where the call is to be posted now (nothing queued on comm, or this thread is posting
- * its queue). */
+ * of ours that takes the outcome of post(copy of len bytes of call) once the queue is posted
+ * (request NULL: none, post completes what it posts).  False where the call is to be posted now
+ * (nothing queued on comm, or this thread is posting its queue). */
 bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
                             bool starts, coll_gpu_deferral_post_fn_t post, const void *call,
                             size_t len, const char *name, bool persistent,

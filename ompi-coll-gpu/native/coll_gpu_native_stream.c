@@ -2,10 +2,11 @@
 /*
  * Stream-ordered MPI_Allreduce (coll_gpu_ext.h: MPIX_Stream_comm_create, MPIX_Allreduce_enqueue):
  * the collective is queued on the application's stream and the call returns at once.  Inside a
- * node a one-shot kernel on a device area per rank (cuda_ipc); across nodes a host function hands
- * the call to the communicator's thread and the stream waits for its release; otherwise the call
- * synchronizes the stream and runs MPI_Allreduce.  The area, CUDA graphs, the fallbacks and how a
- * failed call reaches the peers: docs/nonblocking.md, "Stream-ordered allreduce".
+ * node one kernel of the device rows (one-shot or two-shot) on a device area per rank
+ * (cuda_ipc), host buffers in one-shot pieces through a staging area; across nodes a host function
+ * hands the call to the communicator's thread and the stream waits for its release; otherwise the
+ * call synchronizes the stream and runs MPI_Allreduce.  The area, CUDA graphs, the fallbacks and
+ * how a failed call reaches the peers: docs/nonblocking.md, "Stream-ordered allreduce".
  */
 #include "coll_gpu_dispatch.h"
 #define COLL_GPU_EXT_NO_MPIX_STREAM /* the component implements them */
@@ -371,9 +372,18 @@ static accel_status_t coll_gpu_stream_enqueue_piece(coll_gpu_stream_ctx_t *ctx, 
     return status;
 }
 
-/* Queues this rank's part of the call on the stream (see the top of the file): one one-shot
- * allreduce per piece of at most a half, in order (element-wise: the same sums; the pieces a
- * function of the size, the same on every rank). */
+/* The node collective of a call of bytes on device buffers. */
+static accel_node_kind_t coll_gpu_stream_kind(const coll_gpu_stream_ctx_t *ctx, size_t bytes) {
+    return ((bytes <= COLL_GPU_DEVICE_ONE_SHOT_MAX) && (bytes <= ctx->plan.half))
+               ? ACCEL_NODE_ALLREDUCE_ONE_SHOT
+               : ACCEL_NODE_ALLREDUCE_TWO_SHOT;
+}
+
+/* Queues this rank's part of the call on the stream (see the top of the file).  Device buffers:
+ * one kernel whatever the size, the device rows' one-shot up to COLL_GPU_DEVICE_ONE_SHOT_MAX and
+ * two-shot above (in steps of a half inside the kernel; the same bits).  Host memory on either
+ * side: one one-shot allreduce per piece of at most a half through the staging area, in order
+ * (element-wise: the same sums; the pieces a function of the size, the same on every rank). */
 static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const void *sbuf,
                                               void *rbuf, size_t count, accel_dtype_t dtype,
                                               accel_op_t op, bool capturing) {
@@ -388,6 +398,19 @@ static accel_status_t coll_gpu_stream_enqueue(coll_gpu_stream_ctx_t *ctx, const 
     }
     src_on_device = coll_gpu_on_device(sbuf);
     dst_on_device = coll_gpu_on_device(rbuf);
+    if (src_on_device && dst_on_device) {
+        accel_node_call_t call = {
+            coll_gpu_stream_kind(ctx, count * esize), sbuf, rbuf, count, dtype, op, 0};
+        accel_status_t status = accel->node_collective(&ctx->plan, &call, ctx->stream);
+
+        if ((ACCEL_OK != status) && !capturing) {
+            /* the peers wait for this rank's part: the call without data keeps them going */
+            call.src = NULL;
+            call.dst = NULL;
+            (void)accel->node_collective(&ctx->plan, &call, ctx->stream);
+        }
+        return status;
+    }
     for (; done < count; done += per) {
         size_t n = (count - done < per) ? count - done : per;
         bool queued;
@@ -625,8 +648,17 @@ static int coll_gpu_stream_allreduce(const void *sbuf, void *rbuf, int count, MP
         char how[96] = "";
 
         if ((ctx->plan.nranks > 1) && (pieces > 1)) { /* large calls only: no cost to small */
-            snprintf(how, sizeof(how), " as %zu one-shot calls of at most %zu bytes", pieces,
-                     per * (size_t)extent);
+            if (coll_gpu_on_device((MPI_IN_PLACE == sbuf) ? rbuf : sbuf) &&
+                coll_gpu_on_device(rbuf)) {
+                snprintf(how, sizeof(how), " as one %s kernel, in steps of at most %zu bytes",
+                         (ACCEL_NODE_ALLREDUCE_ONE_SHOT == coll_gpu_stream_kind(ctx, bytes))
+                             ? "one-shot"
+                             : "two-shot",
+                         per * (size_t)extent);
+            } else {
+                snprintf(how, sizeof(how), " as %zu one-shot calls of at most %zu bytes", pieces,
+                         per * (size_t)extent);
+            }
         }
         if (capturing) {
             COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS,

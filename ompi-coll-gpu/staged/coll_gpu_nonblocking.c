@@ -37,10 +37,11 @@ typedef struct coll_gpu_nb_request {
     void *start_ctx;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
-    /* a call posted later (coll_gpu_nonblocking_later): no inner request yet, a start made
-     * meanwhile, the post's error (a persistent one's every start reports it) */
+    /* a call posted later (coll_gpu_nonblocking_later): no inner request yet; a persistent one's
+     * starts go behind the calls queued before them (queue_start), or fail as its init did */
     bool later;
-    bool start_pending;
+    coll_gpu_queue_start_fn_t queue_start;
+    void *queue_ctx;
     int later_rc;
     bool forwards; /* completes with its inner request's outcome, then frees it */
     bool freed;    /* the application freed it before it completed */
@@ -63,7 +64,8 @@ static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->mpi_call = NULL;
     req->comm = NULL;
     req->later = false;
-    req->start_pending = false;
+    req->queue_start = NULL;
+    req->queue_ctx = NULL;
     req->later_rc = OMPI_SUCCESS;
     req->forwards = false;
     req->freed = false;
@@ -284,7 +286,6 @@ void coll_gpu_nonblocking_fini(void) {
 /* A call posted later that cannot run: its request completes with rc (a persistent one is
  * inactive again). */
 static void coll_gpu_nb_later_fail(coll_gpu_nb_request_t *req, int rc) {
-    req->start_pending = false;
     req->job_rc = rc;
     coll_gpu_nb_finish(req);
 }
@@ -301,12 +302,13 @@ static int coll_gpu_nb_start_inner(coll_gpu_nb_request_t *req) {
         if ((OMPI_SUCCESS == rc) && (NULL == req->inner)) {
             rc = OMPI_ERR_BAD_PARAM;
         }
-    } else if (req->later && (NULL == req->inner)) {
-        /* its init is still to be posted: the start follows it, or fails as it did */
-        req->start_pending = true;
-        if (OMPI_SUCCESS != req->later_rc) {
-            coll_gpu_nb_later_fail(req, req->later_rc);
-        }
+    } else if (req->later && req->queue_start(req->queue_ctx, &req->super.super)) {
+        /* behind the calls queued before it, its init among them: posted in their order
+         * (coll_gpu_nonblocking_start_later) */
+        return OMPI_SUCCESS;
+    } else if (NULL == req->inner) {
+        /* its init failed */
+        coll_gpu_nb_later_fail(req, req->later_rc);
         return OMPI_SUCCESS;
     } else {
         coll_gpu_stage_refresh(&req->stage, &req->send);
@@ -483,10 +485,13 @@ int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mp
 }
 
 ompi_request_t *coll_gpu_nonblocking_later(struct ompi_communicator_t *comm, const char *mpi_call,
-                                           bool persistent) {
+                                           coll_gpu_queue_start_fn_t queue_start, void *ctx) {
+    bool persistent = (NULL != queue_start);
     coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, mpi_call, persistent);
 
     req->later = true;
+    req->queue_start = queue_start;
+    req->queue_ctx = ctx;
     req->forwards = !persistent;
     OBJ_RETAIN(req); /* the post's reference: the application may free it before */
     return &req->super.super;
@@ -518,17 +523,25 @@ void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, i
         }
         req->inner = inner;
         req->later_rc = rc;
-        if (req->start_pending) {
-            /* started by MPI_Start already (an MPI_Waitall may be waiting on it: its state is
-             * left alone) */
-            req->start_pending = false;
-            if (OMPI_SUCCESS == rc) {
-                rc = coll_gpu_nb_start_inner(req);
-            }
-            if (OMPI_SUCCESS != rc) {
-                coll_gpu_nb_later_fail(req, rc);
-            }
-        }
     }
     OBJ_RELEASE(req);
+}
+
+int coll_gpu_nonblocking_start_later(ompi_request_t *later) {
+    coll_gpu_nb_request_t *req = (coll_gpu_nb_request_t *)later;
+    int rc = req->later_rc;
+
+    /* started by MPI_Start already (an MPI_Waitall may wait on it: its state is left alone) */
+    if (OMPI_SUCCESS == rc) {
+        rc = (NULL != req->inner) ? PMPI_Start(&req->inner) : OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS != rc) {
+        coll_gpu_nb_later_fail(req, rc);
+    } else if (REQUEST_COMPLETE(req->inner)) {
+        coll_gpu_nb_finish(req);
+    } else {
+        coll_gpu_nb_enqueue(req);
+    }
+    OBJ_RELEASE(req);
+    return OMPI_SUCCESS;
 }

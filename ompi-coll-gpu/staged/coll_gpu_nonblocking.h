@@ -40,12 +40,16 @@ int coll_gpu_nonblocking_native(struct ompi_communicator_t *comm, const char *mp
 
 /* A call whose post waits (coll_gpu_deferral.h): its request now, for the application;
  * coll_gpu_nonblocking_posted() gives it the request the post made (inner, or its error rc) once
- * it is made.  A nonblocking call's completes with inner's outcome; a persistent call's (inner:
- * the init's request) starts inner at every MPI_Start, a start made before the post once the
- * post is made. */
+ * it is made.  A nonblocking call's (queue_start NULL) completes with inner's outcome.  A
+ * persistent call's (inner: the init's request) starts inner at every MPI_Start, or, where
+ * queue_start(ctx, later) queues the start (behind calls queued before it, its init's post
+ * among them, holding a reference on later), once coll_gpu_nonblocking_start_later() is called
+ * in the queue's order. */
+typedef bool (*coll_gpu_queue_start_fn_t)(void *ctx, ompi_request_t *later);
 ompi_request_t *coll_gpu_nonblocking_later(struct ompi_communicator_t *comm, const char *mpi_call,
-                                           bool persistent);
+                                           coll_gpu_queue_start_fn_t queue_start, void *ctx);
 void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, int rc);
+int coll_gpu_nonblocking_start_later(ompi_request_t *later);
 
 /* A persistent collective through host staging: the host copies and the previous module's
  * persistent request on them are made once, here; every MPI_Start copies the inputs in and

@@ -36,4 +36,8 @@ check_run "3 ranks, setup at the first nonblocking call, host calls behind" 3 "$
 check_run "4 ranks on 2 emulated nodes, setup at the first nonblocking call, host calls behind" \
     4 "$EMU coll_gpu_ranks_per_node=2 $UNIFORM" test_alloc_faults --at-create --host-beside
 
+# the device-driven rows' area failing on one rank: every rank takes one path, right
+check_run "3 ranks, the device rows' area" 3 "$EMU coll_gpu_allreduce_algorithm=device_two_shot" \
+    test_alloc_faults --area
+
 check_finish

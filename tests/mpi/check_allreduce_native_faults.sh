@@ -19,7 +19,9 @@
 #   - the same accelerator faults inside MPI_Reduce_scatter_block hierarchical_halving and
 #     MPI_Allgather hierarchical_doubling (copies only) on 4 nodes of 1 and 2+2+1, bcast,
 #     reduce, gather and scatter binomial, and gather and scatter hierarchical with rails on 3
-#     nodes of 2 (test_allreduce_native_faults --coll=).
+#     nodes of 2 (test_allreduce_native_faults --coll=);
+#   - the device-driven rows' launch failing on one rank: allreduce device_one_shot and
+#     device_two_shot, and the device row of reduce_scatter_block, allgather, bcast and reduce.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -54,6 +56,18 @@ done
 check_run "3 ranks, device_two_shot, launch faults" 3 \
     "$EMU coll_gpu_allreduce_algorithm=device_two_shot" test_allreduce_native_faults \
     --count=600000 --reduce-faults-only
+[ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+# the device row of reduce_scatter_block, allgather, bcast and reduce (one kernel per call, its
+# launch failing under the same plan; the data-movement kinds too), several steps for one
+for coll in reduce_scatter_block allgather bcast reduce; do
+    check_run "3 ranks, $coll device row, launch faults" 3 \
+        "$EMU coll_gpu_${coll}_algorithm=device" test_allreduce_native_faults --coll=$coll \
+        --count=1000 --reduce-faults-only
+    [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+done
+check_run "3 ranks, allgather device row of several steps, launch faults" 3 \
+    "$EMU coll_gpu_allgather_algorithm=device" test_allreduce_native_faults --coll=allgather \
+    --count=200000 --reduce-faults-only
 [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 # hierarchical across emulated nodes: one and two ranks per node (gets between nodes)
 for rpn in 1 2; do

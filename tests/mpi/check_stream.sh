@@ -13,9 +13,9 @@
 # every rank's next call), one rank's host function not queued across nodes (its host sees the
 # call through); on 1 to 5 ranks of one node, and with ACCEL_EMULATED_DELAY_US (slow streams);
 # across emulated nodes the same cases run through the communicator's thread, posted by host
-# functions on the stream (captured calls too).  On one node a call larger than a half of the
-# stream area is a run of one-shot calls (halves of 4 KiB), also when one rank's enqueue fails
-# in a call's first piece.  Without native nonblocking calls across nodes the calls synchronize
+# functions on the stream (captured calls too).  On one node a call on device buffers is one
+# kernel whatever its size (two-shot in steps of a half above 256 KiB or a half: halves of 4
+# KiB here), also when one rank's enqueue fails (a call without data keeps the peers going).  Without native nonblocking calls across nodes the calls synchronize
 # the stream and run MPI_Allreduce: still right.  The verbose log says which.
 # Exit 0 pass, 1 fail, 77 skip.
 #
@@ -64,12 +64,12 @@ check_run "4 ranks on 2 emulated nodes, no native nonblocking: MPI_Allreduce aft
     test_stream --expect-fallback --calls=10
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "across nodes without the thread: the fallback" \
     "MPIX_Allreduce_enqueue on .*: the stream is synchronized and MPI_Allreduce runs \(the native path does not take it across nodes"
-check_run "3 ranks, halves of 4 KiB: larger calls cut into one-shot calls" 3 \
+check_run "3 ranks, halves of 4 KiB: larger calls one two-shot kernel" 3 \
     "$EMU coll_gpu_native_chunk_size=2048 coll_gpu_allreduce_one_shot_max_bytes=1024 coll_gpu_verbose=10" \
     test_stream --calls=10
-[ "$CHECK_RESULT" = PASS ] && check_expect_output "larger than a half: pieces on the stream" \
-    "MPIX_Allreduce_enqueue on .*: 65536 x 4 bytes: queued on the stream as 64 one-shot calls of at most 4096 bytes" \
-    "MPIX_Allreduce_enqueue on .*: 1500 x 4 bytes: recorded into the stream's CUDA graph as 2 one-shot calls" \
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "larger than a half: one kernel in steps" \
+    "MPIX_Allreduce_enqueue on .*: 65536 x 4 bytes: queued on the stream as one two-shot kernel, in steps of at most 4096 bytes" \
+    "MPIX_Allreduce_enqueue on .*: 1500 x 4 bytes: recorded into the stream's CUDA graph as one two-shot kernel" \
     "MPIX_Allreduce_enqueue on .*: 7 x 4 bytes: queued on the stream \(call"
 [ "$CHECK_RESULT" = PASS ] && check_expect_count "no fallback for size" 0 \
     "the stream is synchronized and MPI_Allreduce runs"

@@ -18,7 +18,10 @@
  *     first device allocation is the scratch) that path is staged: a fault that did not fire
  *     fails the case.  Without coll_gpu_native_setup=create the setup starts at the first
  *     MPI_Iallreduce instead, which waits for it; --host-beside posts a host MPI_Iallreduce
- *     and an MPI_Ibarrier behind it, completed before it: right, whichever path it takes.
+ *     and an MPI_Ibarrier behind it, completed before it: right, whichever path it takes;
+ *   - area: with --area (a device-driven row forced), the first device allocation (or IPC
+ *     export) after the communicator's native context exists, the rows' area, made by the
+ *     first call that runs one of them.
  * Outcome of the faulted call, checked on every rank: either every rank succeeded with the
  * right data (a fallback every rank took), or every rank returned an error of the same class
  * (an error reaches every rank of the call: none may return a result the fault made undefined
@@ -39,6 +42,7 @@
 static int my_rank, world_size;
 static bool expect_staged; /* --expect-staged */
 static bool host_beside;   /* --host-beside */
+static bool area;          /* --area */
 
 typedef enum { CALL_ALLREDUCE, CALL_IALLREDUCE, CALL_BCAST, CALL_BCAST_GAPPY } call_t;
 
@@ -178,8 +182,9 @@ static void run_case(const char *name, call_t kind, accel_emulated_fault_t fault
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     }
-    if (CALL_BCAST_GAPPY == kind) {
-        /* the communicator's native context first, so that the fault hits the packing */
+    if ((CALL_BCAST_GAPPY == kind) || area) {
+        /* the communicator's native context first, so that the fault hits the packing (the
+         * device-driven rows' area: a bcast's algorithm is not one of them) */
         rc = run(comm, CALL_BCAST, 2, false, fault, &right, NULL);
         if ((MPI_SUCCESS != rc) || !right) {
             tu_fail("the healthy bcast before: rc %d, result %s", rc, right ? "right" : "wrong");
@@ -252,6 +257,7 @@ int main(int argc, char **argv) {
         {"--at-create", TU_ARG_FLAG, &at_create},
         {"--expect-staged", TU_ARG_FLAG, &expect_staged},
         {"--host-beside", TU_ARG_FLAG, &host_beside},
+        {"--area", TU_ARG_FLAG, &area},
         {NULL, TU_ARG_FLAG, NULL},
     };
 
@@ -261,7 +267,12 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
 
-    if (staged) {
+    if (area) {
+        run_case("the device-driven rows' area (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_DEVICE_ALLOC, false);
+        run_case("the device-driven rows' area's IPC export (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_IPC_EXPORT, false);
+    } else if (staged) {
         run_case("the staging stream (allreduce)", CALL_ALLREDUCE,
                  ACCEL_EMULATED_FAULT_STREAM_CREATE, false);
         run_case("the staging stream (bcast)", CALL_BCAST, ACCEL_EMULATED_FAULT_STREAM_CREATE,
