@@ -1978,8 +1978,9 @@ static accel_status_t accel_emu_reduce(void *dst, const void *const *srcs, int n
     return accel_emu_submit("emuReduce", s, &work);
 }
 
-/* This rank's part of the one-shot allreduce (accel.h), queued on the stream like a kernel:
- * every pointer resolved now, the REDUCE fault plan as a failed launch. */
+/* This rank's part of a node collective (accel.h), queued on the stream like a kernel: every
+ * pointer resolved now, the REDUCE fault plan as a failed launch (of every kind: the kernel's
+ * launch fails, whether it reduces or only moves data). */
 static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
                                                 const accel_node_call_t *c, accel_stream_h stream) {
     const char *call = "emuNodeCollective";
@@ -2040,7 +2041,7 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
             work.u.node.args.dst = view;
         }
     }
-    if (ok && data && reduces && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
+    if (ok && data && accel_emu_fault_hit(hdr, ACCEL_EMULATED_FAULT_REDUCE)) {
         pthread_mutex_unlock(&hdr->lock);
         return accel_emu_injected(call);
     }

@@ -22,7 +22,7 @@
  *     error does not put the communicator out of step, unlike a transport error.
  *
  * --reduce-faults-only: the reduction's cases alone (a device-driven row copies nothing: its
- * one kernel's launch fails under the REDUCE plan).
+ * one kernel's launch fails under the REDUCE plan, also where the collective reduces nothing).
  *
  * --kill: rank size-1 dies (SIGKILL) while the others are inside a native allreduce (after a
  * healthy one: team and scratch exist).  Each survivor prints
@@ -322,10 +322,11 @@ int main(int argc, char **argv) {
     }
     healthy(&st, "first");
     for (int i = 0; i < NUM_FAULT_CASES; ++i) {
-        if (((FC_ALLGATHER == st.coll) || (FC_BCAST == st.coll) || (FC_GATHER == st.coll) ||
+        if (!reduce_only &&
+            ((FC_ALLGATHER == st.coll) || (FC_BCAST == st.coll) || (FC_GATHER == st.coll) ||
              (FC_SCATTER == st.coll)) &&
             (ACCEL_EMULATED_FAULT_REDUCE == fault_cases[i].kind)) {
-            continue; /* it reduces nothing */
+            continue; /* it reduces nothing (a device-driven row's launch fails all the same) */
         }
         if (reduce_only && (ACCEL_EMULATED_FAULT_REDUCE != fault_cases[i].kind)) {
             continue; /* a device-driven row: one kernel (a launch that fails), no copies */
