@@ -227,6 +227,11 @@ int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
  * outcome every rank shares is the job's end.  Shows the help message, aborts the job. */
 void coll_gpu_out_of_host_memory(size_t len) __attribute__((noreturn));
 
+/* Calls hook at MPI_Finalize's first step, while every peer still progresses: MPI deletes
+ * MPI_COMM_SELF's attributes before anything else is finalized (MPI-4.0 section 11.2.4).  Once
+ * MPI is initialized; best effort (no hook where the attribute cannot be set). */
+void coll_gpu_at_finalize(MPI_Comm_delete_attr_function *hook);
+
 /* The call's name for messages ("MPI_Allreduce"). */
 const char *coll_gpu_coll_name(coll_gpu_coll_t coll);
 

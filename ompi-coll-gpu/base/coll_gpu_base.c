@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What every layer may call: the collectives' names, the module's kernel stream, and the
- * messages of the two errors any layer meets (a failed accelerator call, no host memory).
+ * What every layer may call: the collectives' names, the module's kernel stream, a hook at
+ * MPI_Finalize, and the messages of the two errors any layer meets (a failed accelerator call,
+ * no host memory).
  */
 #include "coll_gpu.h"
 
@@ -44,6 +45,16 @@ int coll_gpu_accel_failed(accel_status_t status, const char *mpi_call,
                    ('\0' != error->call[0]) ? error->call : "accelerator",
                    ('\0' != error->error[0]) ? error->error : accel_status_string(status));
     return (ACCEL_ERR_NO_MEMORY == status) ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+}
+
+void coll_gpu_at_finalize(MPI_Comm_delete_attr_function *hook) {
+    int keyval;
+
+    /* through the MPI interface: Open MPI's attribute internals are not exported */
+    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, hook, &keyval, NULL)) &&
+        (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
+        (void)PMPI_Comm_free_keyval(&keyval);
+    }
 }
 
 void coll_gpu_out_of_host_memory(size_t len) {

@@ -54,7 +54,7 @@ static bool coll_gpu_deferral_rows_forced(void) {
         int alg = mca_coll_gpu_component.algorithm[k] - COLL_GPU_ALG_FIRST_NATIVE;
 
         if ((alg >= 0) && (alg < coll_gpu_alg_tables[k]->num_algs) &&
-            (coll_gpu_kernel_run == coll_gpu_alg_tables[k]->algs[alg].run)) {
+            coll_gpu_kernel_row(&coll_gpu_alg_tables[k]->algs[alg])) {
             return true;
         }
     }
@@ -144,15 +144,9 @@ static int coll_gpu_deferral_finalize_hook(MPI_Comm comm, int keyval, void *valu
 
 /* Once, under the lock. */
 static void coll_gpu_deferral_register(void) {
-    int keyval;
-
     coll_gpu_deferral_registered = true;
     opal_progress_register(coll_gpu_deferral_progress);
-    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                                                coll_gpu_deferral_finalize_hook, &keyval, NULL)) &&
-        (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
-        (void)PMPI_Comm_free_keyval(&keyval);
-    }
+    coll_gpu_at_finalize(coll_gpu_deferral_finalize_hook);
 }
 
 static int coll_gpu_deferral_start(void *call, ompi_request_t **inner) {
@@ -235,8 +229,7 @@ bool coll_gpu_deferral_take(mca_coll_gpu_module_t *module, struct ompi_communica
 void coll_gpu_deferral_flush(mca_coll_gpu_module_t *module) {
     while (NULL != __atomic_load_n(&module->deferral, __ATOMIC_ACQUIRE)) {
         (void)opal_progress(); /* runs the setup, then posts the queue */
-        if (coll_gpu_setup_task_possible() &&
-            (MPI_THREAD_MULTIPLE == mca_coll_gpu_component.thread_level)) {
+        if (MPI_THREAD_MULTIPLE == mca_coll_gpu_component.thread_level) {
             sched_yield(); /* the setup's thread may share this thread's core */
         }
     }

@@ -75,6 +75,13 @@ bool coll_gpu_args_native_blocks(coll_gpu_args_t *a, coll_gpu_ncoll_t ncoll, int
     return true;
 }
 
+/* A blocking native call runs after the communicator's queued calls (they run on the same
+ * scratch): those waiting for its setup posted, then the thread's run. */
+static void coll_gpu_dispatch_after_queued(mca_coll_gpu_module_t *module) {
+    coll_gpu_deferral_flush(module);
+    coll_gpu_native_async_drain(module);
+}
+
 COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entry,
                                                     coll_gpu_args_t *a) {
     bool mixed = false;
@@ -85,9 +92,7 @@ COLL_GPU_SLOW_PATH int coll_gpu_native_host_buffers(const coll_gpu_entry_t *entr
             (NULL != mca_coll_gpu_component.accel)) {
             mixed = coll_gpu_memory_kinds_mixed(a->module, a->comm, a->coll, false);
         }
-        /* the communicator's queued native calls first: they run on the same scratch */
-        coll_gpu_deferral_flush(a->module);
-        coll_gpu_native_async_drain(a->module);
+        coll_gpu_dispatch_after_queued(a->module);
         if (entry->native(a, COLL_GPU_NATIVE_HOST, mixed, &rc)) {
             return rc;
         }
@@ -298,10 +303,7 @@ int coll_gpu_dispatch(const coll_gpu_entry_t *entry, coll_gpu_args_t *a) {
      * blocking call without coll_gpu_check_memory_kinds */
     if ((NULL != entry->native) && !inter) {
         if (NULL == a->request) {
-            /* a blocking call runs after the communicator's queued native calls: they run on
-             * the same scratch */
-            coll_gpu_deferral_flush(a->module);
-            coll_gpu_native_async_drain(a->module);
+            coll_gpu_dispatch_after_queued(a->module);
         }
         if (entry->native(a, COLL_GPU_NATIVE_DEVICE, (NULL == a->request) && single_call, &rc)) {
             return rc;

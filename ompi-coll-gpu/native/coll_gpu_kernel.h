@@ -54,6 +54,10 @@ int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_nati
  * persistent one is started by the caller, and finished when an event after it is reached
  * (coll_gpu_native_async.c): no thread. */
 int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_call_t *call);
+/* Whether alg is a device-driven row (its run is the kernel's). */
+static inline bool coll_gpu_kernel_row(const coll_gpu_alg_desc_t *alg) {
+    return coll_gpu_kernel_run == alg->run;
+}
 
 /* Whether every peer's kernel is done with this rank's one-shot area (plan: accel.h): their
  * done flags in it have reached its call counters (every rank ran the same calls).  Before the

@@ -202,7 +202,7 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     }
     /* the job's own copy is the one unpacked at the end of the algorithm */
     job->call.unpack = (NULL != call->unpack && NULL != recv) ? &job->recv : NULL;
-    if (coll_gpu_kernel_run == call->alg->run) {
+    if (coll_gpu_kernel_row(call->alg)) {
         coll_gpu_async_kernel(job);
         return job;
     }

@@ -357,8 +357,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
         reason = COLL_GPU_FALLBACK_TEAM;
         goto fallback;
     }
-    if ((coll_gpu_kernel_run == call->alg->run) &&
-        !coll_gpu_native_kernel_area(comm, call->native)) {
+    if (coll_gpu_kernel_row(call->alg) && !coll_gpu_native_kernel_area(comm, call->native)) {
         /* (a blocking call makes it, every rank alike: fits said a nonblocking one finds it) */
         reason = COLL_GPU_FALLBACK_TEAM;
         snprintf(why, sizeof(why), ": no area for %s", call->alg->name);

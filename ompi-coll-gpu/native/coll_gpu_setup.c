@@ -339,7 +339,7 @@ static bool coll_gpu_setup_hooks_set;
  * starts inside MPI_Init, where the attribute functions are not usable yet: its module's
  * destruction completes it, as any module's does). */
 static void coll_gpu_setup_progress_register(void) {
-    int keyval, initialized = 0;
+    int initialized = 0;
 
     if (!coll_gpu_setup_progress_registered) {
         coll_gpu_setup_progress_registered = true;
@@ -350,12 +350,7 @@ static void coll_gpu_setup_progress_register(void) {
         return;
     }
     coll_gpu_setup_hooks_set = true;
-    /* through the MPI interface: Open MPI's attribute internals are not exported */
-    if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_setup_finalize_hook,
-                                                &keyval, NULL)) &&
-        (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
-        (void)PMPI_Comm_free_keyval(&keyval);
-    }
+    coll_gpu_at_finalize(coll_gpu_setup_finalize_hook);
     if (MPI_KEYVAL_INVALID == coll_gpu_setup_freed_keyval) {
         (void)PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, coll_gpu_setup_comm_freed,
                                       &coll_gpu_setup_freed_keyval, NULL);

@@ -37,12 +37,10 @@ typedef struct coll_gpu_nb_request {
     void *start_ctx;
     const char *mpi_call;
     struct ompi_communicator_t *comm;
-    /* a call posted later (coll_gpu_nonblocking_later): no inner request yet; a persistent one's
-     * starts go behind the calls queued before them (queue_start), or fail as its init did */
-    bool later;
+    /* a persistent call posted later (coll_gpu_nonblocking_later): its starts go behind the
+     * calls queued before them, or fail as its init did (job_rc) */
     coll_gpu_queue_start_fn_t queue_start;
     void *queue_ctx;
-    int later_rc;
     bool forwards; /* completes with its inner request's outcome, then frees it */
     bool freed;    /* the application freed it before it completed */
     bool released;
@@ -63,10 +61,8 @@ static void coll_gpu_nb_request_construct(coll_gpu_nb_request_t *req) {
     req->start_ctx = NULL;
     req->mpi_call = NULL;
     req->comm = NULL;
-    req->later = false;
     req->queue_start = NULL;
     req->queue_ctx = NULL;
-    req->later_rc = OMPI_SUCCESS;
     req->forwards = false;
     req->freed = false;
     req->released = false;
@@ -251,14 +247,7 @@ static void coll_gpu_nb_enqueue(coll_gpu_nb_request_t *req) {
     }
     OPAL_THREAD_UNLOCK(&coll_gpu_nb_pending.lock);
     if (first) {
-        int keyval;
-
-        /* through the MPI interface: Open MPI's attribute internals are not exported */
-        if ((MPI_SUCCESS == PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
-                                                    coll_gpu_nb_finalize_hook, &keyval, NULL)) &&
-            (MPI_SUCCESS != PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL))) {
-            (void)PMPI_Comm_free_keyval(&keyval);
-        }
+        coll_gpu_at_finalize(coll_gpu_nb_finalize_hook);
     }
 }
 
@@ -283,6 +272,15 @@ void coll_gpu_nonblocking_fini(void) {
     coll_gpu_nb_pending.initialized = false;
 }
 
+/* A request whose inner request was posted: completed now if that is done, else pending. */
+static void coll_gpu_nb_track(coll_gpu_nb_request_t *req) {
+    if (REQUEST_COMPLETE(req->inner)) {
+        coll_gpu_nb_finish(req);
+    } else {
+        coll_gpu_nb_enqueue(req);
+    }
+}
+
 /* A call posted later that cannot run: its request completes with rc (a persistent one is
  * inactive again). */
 static void coll_gpu_nb_later_fail(coll_gpu_nb_request_t *req, int rc) {
@@ -302,13 +300,13 @@ static int coll_gpu_nb_start_inner(coll_gpu_nb_request_t *req) {
         if ((OMPI_SUCCESS == rc) && (NULL == req->inner)) {
             rc = OMPI_ERR_BAD_PARAM;
         }
-    } else if (req->later && req->queue_start(req->queue_ctx, &req->super.super)) {
+    } else if ((NULL != req->queue_start) && req->queue_start(req->queue_ctx, &req->super.super)) {
         /* behind the calls queued before it, its init among them: posted in their order
          * (coll_gpu_nonblocking_start_later) */
         return OMPI_SUCCESS;
     } else if (NULL == req->inner) {
         /* its init failed */
-        coll_gpu_nb_later_fail(req, req->later_rc);
+        coll_gpu_nb_later_fail(req, req->job_rc);
         return OMPI_SUCCESS;
     } else {
         coll_gpu_stage_refresh(&req->stage, &req->send);
@@ -323,11 +321,7 @@ static int coll_gpu_nb_start_inner(coll_gpu_nb_request_t *req) {
     if (OMPI_SUCCESS != rc) {
         return rc;
     }
-    if (REQUEST_COMPLETE(req->inner)) {
-        coll_gpu_nb_finish(req);
-    } else {
-        coll_gpu_nb_enqueue(req);
-    }
+    coll_gpu_nb_track(req);
     return OMPI_SUCCESS;
 }
 
@@ -440,12 +434,7 @@ int coll_gpu_staged_icall(mca_coll_gpu_module_t *module, struct ompi_communicato
     req->recv = call->recv;
     req->recv_out = call->recv_out;
     *request = ompi_req;
-
-    if (REQUEST_COMPLETE(req->inner)) {
-        coll_gpu_nb_finish(req);
-    } else {
-        coll_gpu_nb_enqueue(req);
-    }
+    coll_gpu_nb_track(req);
     return OMPI_SUCCESS;
 
 err_release:
@@ -489,7 +478,6 @@ ompi_request_t *coll_gpu_nonblocking_later(struct ompi_communicator_t *comm, con
     bool persistent = (NULL != queue_start);
     coll_gpu_nb_request_t *req = coll_gpu_nb_request_alloc(comm, mpi_call, persistent);
 
-    req->later = true;
     req->queue_start = queue_start;
     req->queue_ctx = ctx;
     req->forwards = !persistent;
@@ -512,24 +500,22 @@ void coll_gpu_nonblocking_posted(ompi_request_t *later, ompi_request_t *inner, i
         req->inner = inner;
         if (OMPI_SUCCESS != rc) {
             coll_gpu_nb_later_fail(req, rc);
-        } else if (REQUEST_COMPLETE(inner)) {
-            coll_gpu_nb_finish(req);
         } else {
-            coll_gpu_nb_enqueue(req);
+            coll_gpu_nb_track(req);
         }
     } else {
         if ((OMPI_SUCCESS != rc) && (NULL != inner)) {
             (void)ompi_request_free(&inner);
         }
         req->inner = inner;
-        req->later_rc = rc;
+        req->job_rc = rc;
     }
     OBJ_RELEASE(req);
 }
 
 int coll_gpu_nonblocking_start_later(ompi_request_t *later) {
     coll_gpu_nb_request_t *req = (coll_gpu_nb_request_t *)later;
-    int rc = req->later_rc;
+    int rc = req->job_rc;
 
     /* started by MPI_Start already (an MPI_Waitall may wait on it: its state is left alone) */
     if (OMPI_SUCCESS == rc) {
@@ -537,10 +523,8 @@ int coll_gpu_nonblocking_start_later(ompi_request_t *later) {
     }
     if (OMPI_SUCCESS != rc) {
         coll_gpu_nb_later_fail(req, rc);
-    } else if (REQUEST_COMPLETE(req->inner)) {
-        coll_gpu_nb_finish(req);
     } else {
-        coll_gpu_nb_enqueue(req);
+        coll_gpu_nb_track(req);
     }
     OBJ_RELEASE(req);
     return OMPI_SUCCESS;
