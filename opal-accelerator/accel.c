@@ -281,18 +281,30 @@ accel_status_t accel_set_error(const char *call, const char *error_name, int cod
     return ACCEL_ERR_DEVICE;
 }
 
+int accel_node_nnodes(const accel_node_plan_t *plan, accel_node_kind_t kind) {
+    return (kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL) ? plan->nnodes : 1;
+}
+
 bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call) {
+    bool across;
     size_t size;
 
-    if ((plan == NULL) || (call == NULL) || (plan->nranks < 2) ||
-        (plan->nranks > ACCEL_NODE_MAX_RANKS) || (plan->rank < 0) || (plan->rank >= plan->nranks) ||
+    if ((plan == NULL) || (call == NULL)) {
+        return false;
+    }
+    across = (call->kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL);
+    if ((plan->nranks < (across ? 1 : 2)) || (plan->nranks > ACCEL_NODE_MAX_RANKS) ||
+        (plan->rank < 0) || (plan->rank >= plan->nranks) ||
         ((unsigned)call->kind >= ACCEL_NODE_KIND_COUNT) ||
         ((unsigned)call->dtype >= ACCEL_DT_COUNT) || (call->root < 0) ||
-        (call->root >= plan->nranks)) {
+        (call->root >= plan->nranks) ||
+        (across && ((plan->nnodes < 2) || (plan->nnodes > ACCEL_NODE_MAX_NODES) ||
+                    (plan->node < 0) || (plan->node >= plan->nnodes) || (plan->stage == NULL)))) {
         return false;
     }
     size = accel_dtype_size(call->dtype);
-    return (accel_node_per_step(call->kind, size, plan->half, plan->nranks) > 0) &&
+    return (accel_node_per_step(call->kind, size, plan->half, plan->nranks,
+                                accel_node_nnodes(plan, call->kind)) > 0) &&
            (call->count <= SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) &&
            !((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
              (call->count > plan->half / size)) &&

@@ -211,6 +211,9 @@ typedef enum {
     ACCEL_NODE_ALLGATHER,          /* src: count; dst: nranks blocks of count */
     ACCEL_NODE_BCAST,              /* src: root's buffer (read at the root); dst: the others' */
     ACCEL_NODE_REDUCE,             /* every src folded into the root's dst */
+    /* across nodes (plan.nnodes > 1, the plan's ranks this node's): two-shot whose parts the
+     * host's proxy exchanges with the other nodes between the two folds (see below) */
+    ACCEL_NODE_ALLREDUCE_HIERARCHICAL,
     ACCEL_NODE_KIND_COUNT
 } accel_node_kind_t;
 
@@ -236,10 +239,34 @@ static inline ACCEL_HD bool accel_node_reduces(accel_node_kind_t kind) {
     return (kind != ACCEL_NODE_ALLGATHER) && (kind != ACCEL_NODE_BCAST);
 }
 
+/*
+ * Across nodes (ACCEL_NODE_ALLREDUCE_HIERARCHICAL): the plan's ranks are this node's, and the
+ * ranks of the same index on the other nodes hold the same parts.  A half is cut in windows
+ * (accel_node_window), one per lane for every rank's part: a step is nranks parts of
+ * ACCEL_NODE_LANES shares, a share a window's worth of elements, so that a lane's bytes lie in
+ * its own windows whatever the call (the lanes run apart).  The plan's stage, pinned host
+ * memory the device and the host's proxy both reach (and the other nodes' proxies put into):
+ * the proxy words, then per parity a slot per node of a window per lane
+ * (accel_node_stage_off).  Step s, lane l: its share of every rank's part into my half, ready;
+ * my part's share folded from the node's halves and copied into my node's slot; proxy[l] = s,
+ * then it waits until proxy[ACCEL_NODE_LANES + l] >= s: meanwhile the proxy put the share into
+ * my node's slot at each other node's rank of my index, and theirs came into my slots; the
+ * share folded from the nodes' slots in node order (my half standing for my node's), reduced;
+ * every rank's share copied into dst, done.  The same bits on every rank of every node: the
+ * nodes' sums of their ranks' inputs, in node order.  Each lane meets the proxy step by step,
+ * lane after lane as the emulated device runs them.
+ */
+#define ACCEL_NODE_MAX_NODES 64
+#define ACCEL_NODE_PROXY_WORDS (2 * ACCEL_NODE_LANES) /* the lanes' proxy[l], the proxy's after */
+
 typedef struct {
     int nranks, rank;
     size_t half;                       /* bytes of each half of an area */
     char *areas[ACCEL_NODE_MAX_RANKS]; /* every rank's area, as mapped here */
+    /* across nodes: how many (1: one node, the other fields unused), this rank's node, and the
+     * stage (accel_node_stage_bytes, its proxy words zeroed before the first call) */
+    int nnodes, node;
+    char *stage;
 } accel_node_plan_t;
 
 /* 32-bit words of an area's flags and counters (per lane: ready, reduced and done of every
@@ -264,18 +291,53 @@ static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t bytes
     return (lanes < 1) ? 1 : (lanes > ACCEL_NODE_LANES) ? ACCEL_NODE_LANES : (int)lanes;
 }
 
+/* Across nodes: bytes of a window, a lane's share of one part, aligned to 256 bytes: a half
+ * holds one per lane for every rank's part, and a parity of the stage's slots as many per node
+ * (within a half in all). */
+static inline ACCEL_HD size_t accel_node_window(size_t half, int nranks, int nnodes) {
+    return half / (((size_t)nranks + (size_t)nnodes) * ACCEL_NODE_LANES) / 256 * 256;
+}
+/* Bytes from a half's start to part k's window of lane l (the same in a parity of slots, node
+ * k's). */
+static inline ACCEL_HD size_t accel_node_window_off(size_t window, int k, int l) {
+    return ((size_t)k * ACCEL_NODE_LANES + (size_t)l) * window;
+}
+/* The stage: its bytes, and from its start to node j's slot window of lane l for step s. */
+#define ACCEL_NODE_STAGE_HEAD 256
+static inline ACCEL_HD size_t accel_node_stage_bytes(size_t half, int nranks, int nnodes) {
+    return ACCEL_NODE_STAGE_HEAD + 2 * (size_t)nnodes * ACCEL_NODE_LANES *
+                                       accel_node_window(half, nranks, nnodes);
+}
+static inline ACCEL_HD size_t accel_node_stage_off(size_t window, int nnodes, uint32_t s, int j,
+                                                   int l) {
+    return ACCEL_NODE_STAGE_HEAD + (size_t)(s & 1) * (size_t)nnodes * ACCEL_NODE_LANES * window +
+           accel_node_window_off(window, j, l);
+}
+/* Across nodes: the elements [*at_p, + *len_p) of a step of n that lane l's share of part p
+ * holds (per_lane: the elements of a window). */
+static inline ACCEL_HD void accel_node_share(size_t n, size_t per_lane, int p, int l,
+                                             size_t *at_p, size_t *len_p) {
+    size_t at = ((size_t)p * ACCEL_NODE_LANES + (size_t)l) * per_lane;
+
+    *at_p = at;
+    *len_p = (n <= at) ? 0 : (n - at < per_lane) ? n - at : per_lane;
+}
+
 /* Elements of count a step takes: a half holds them (reduce-scatter: one rank's block's of
- * them for every rank). */
+ * them for every rank; across nodes: a window's worth per lane and rank). */
 static inline ACCEL_HD size_t accel_node_per_step(accel_node_kind_t kind, size_t size, size_t half,
-                                                  int nranks) {
+                                                  int nranks, int nnodes) {
+    if (kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL) {
+        return accel_node_window(half, nranks, nnodes) / size * (size_t)nranks * ACCEL_NODE_LANES;
+    }
     return (kind == ACCEL_NODE_REDUCE_SCATTER) ? half / size / (size_t)nranks : half / size;
 }
 
 /* Steps of a call of count elements of size bytes (at least 1: a call of nothing still meets
  * its peers). */
 static inline ACCEL_HD size_t accel_node_steps(accel_node_kind_t kind, size_t count, size_t size,
-                                               size_t half, int nranks) {
-    size_t per = accel_node_per_step(kind, size, half, nranks);
+                                               size_t half, int nranks, int nnodes) {
+    size_t per = accel_node_per_step(kind, size, half, nranks, nnodes);
 
     return ((kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) || (count <= per)) ? 1
                                                                        : (count + per - 1) / per;

@@ -2023,6 +2023,8 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
     work.u.node.args.rank = plan->rank;
     work.u.node.args.kind = (int)c->kind;
     work.u.node.args.root = c->root;
+    work.u.node.args.nnodes = accel_node_nnodes(plan, c->kind);
+    work.u.node.args.node = (work.u.node.args.nnodes > 1) ? plan->node : 0;
     work.u.node.dtype = c->dtype;
     work.u.node.op = c->op;
     data = (c->src != NULL) && (c->count > 0);
@@ -2032,6 +2034,13 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
         ok = accel_emu_resolve(hdr, (uintptr_t)plan->areas[p], area, &view) &&
              accel_emu_in_window((uintptr_t)plan->areas[p]);
         work.u.node.args.areas[p] = view;
+    }
+    if (ok && (work.u.node.args.nnodes > 1)) {
+        ok = accel_emu_resolve(hdr, (uintptr_t)plan->stage,
+                               accel_node_stage_bytes(plan->half, plan->nranks, plan->nnodes),
+                               &view);
+        work.u.node.args.stage = view;
+        work.u.node.args.proxy = (uint32_t *)(void *)view;
     }
     if (ok && data) {
         ok = accel_emu_resolve(hdr, (uintptr_t)c->src, src_len, &view);

@@ -107,7 +107,7 @@ AK_TEMPLATE
 AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const size_t size = a->size, per = a->half / size;
     const size_t steps =
-        accel_node_steps(ACCEL_NODE_ALLREDUCE_TWO_SHOT, a->count, size, a->half, a->nranks);
+        accel_node_steps(ACCEL_NODE_ALLREDUCE_TWO_SHOT, a->count, size, a->half, a->nranks, 1);
     char *const mine = a->areas[a->rank];
 
     for (size_t k = 0; k < steps; ++k) {
@@ -143,8 +143,8 @@ AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fol
 AK_TEMPLATE
 AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const accel_node_kind_t kind = (accel_node_kind_t)a->kind;
-    const size_t size = a->size, per = accel_node_per_step(kind, size, a->half, a->nranks);
-    const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks);
+    const size_t size = a->size, per = accel_node_per_step(kind, size, a->half, a->nranks, 1);
+    const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks, 1);
     const bool data = (a->src != NULL);
     char *const mine = a->areas[a->rank];
 
@@ -197,6 +197,71 @@ AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold
     }
 }
 
+/* Across nodes (accel.h, accel_node_plan_t), lane l (of ACCEL_NODE_LANES), step after step,
+ * on the lane's windows: its share of every rank's part of the step into this rank's half,
+ * ready; its share of this rank's part folded from the node's halves, into the stage; handed to
+ * the host's proxy and the other nodes' shares taken back; folded from the nodes' slots in
+ * node order, reduced; every rank's share copied from that rank's half into dst, done. */
+AK_TEMPLATE
+AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
+    const accel_node_kind_t kind = ACCEL_NODE_ALLREDUCE_HIERARCHICAL;
+    const size_t size = a->size, window = accel_node_window(a->half, a->nranks, a->nnodes);
+    const size_t per_lane = window / size;
+    const size_t per = accel_node_per_step(kind, size, a->half, a->nranks, a->nnodes);
+    const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks, a->nnodes);
+    const bool data = (a->src != NULL);
+    char *const mine = a->areas[a->rank];
+    char *slots[ACCEL_NODE_MAX_NODES];
+
+    for (size_t k = 0; k < steps; ++k) {
+        const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
+        const size_t off = ak_node_half_off(a, s), first = k * per;
+        const size_t n = (a->count - first < per) ? a->count - first : per;
+        const size_t my = off + accel_node_window_off(window, a->rank, l);
+        size_t at, len;
+
+        for (int p = 0; data && (p < a->nranks); ++p) {
+            accel_node_share(n, per_lane, p, l, &at, &len);
+            ak_copy(mine + off + accel_node_window_off(window, p, l), a->src + (first + at) * size,
+                    len * size, false);
+        }
+        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
+        accel_node_share(n, per_lane, a->rank, l, &at, &len);
+        if (data && (len > 0)) {
+            if (a->nranks > 1) {
+                AK_FOLD(fold, mine + my, a->areas, a->nranks, my, len);
+                ak_sync();
+            }
+            ak_copy(a->stage + accel_node_stage_off(window, a->nnodes, s, a->node, l), mine + my,
+                    len * size, false);
+        }
+        /* to the proxy (its puts read the slot) and back (the other nodes' are in theirs) */
+        ak_sync();
+        if (AK_THREAD == 0) {
+            ak_fence();
+            ak_store_release(&a->proxy[l], s);
+            ak_wait(&a->proxy[ACCEL_NODE_LANES + l], s);
+        }
+        ak_sync();
+        if (data && (len > 0)) {
+            for (int j = 0; j < a->nnodes; ++j) {
+                slots[j] = (j == a->node)
+                               ? mine + my
+                               : a->stage + accel_node_stage_off(window, a->nnodes, s, j, l);
+            }
+            AK_FOLD(fold, mine + my, slots, a->nnodes, 0, len);
+        }
+        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
+        for (int p = 0; data && (p < a->nranks); ++p) {
+            accel_node_share(n, per_lane, p, l, &at, &len);
+            ak_copy(a->dst + (first + at) * size,
+                    a->areas[p] + off + accel_node_window_off(window, p, l), len * size,
+                    p != a->rank);
+        }
+        ak_node_leave(a, l, ACCEL_NODE_LANES, s);
+    }
+}
+
 /* Block l of a launch of lanes blocks. */
 AK_TEMPLATE
 AK_FN void ak_node_collective(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
@@ -206,6 +271,9 @@ AK_FN void ak_node_collective(const accel_node_args_t *a, int l, int lanes, AK_F
         break;
     case ACCEL_NODE_ALLREDUCE_TWO_SHOT:
         ak_node_two_shot(a, l, fold);
+        break;
+    case ACCEL_NODE_ALLREDUCE_HIERARCHICAL:
+        ak_node_hierarchical(a, l, fold);
         break;
     default:
         ak_node_stepped(a, l, fold);

@@ -167,6 +167,16 @@ static const coll_gpu_alg_desc_t coll_gpu_allreduce_alg_rows[] = {
      .fits = coll_gpu_device_rows_fit,
      .run = coll_gpu_kernel_run,
      .node_kind = ACCEL_NODE_ALLREDUCE_TWO_SHOT},
+    {.name = "device_hierarchical",
+     .cost_model = "device_hierarchical",
+     .help = "across nodes of as many ranks each, one kernel per call and rank: device_two_shot "
+             "inside the node, each rank's part exchanged with the other nodes' ranks of its "
+             "index by a proxy (the communicator's thread) between the kernel's two folds; only "
+             "when forced or named by a tuning rule until a GPU run has measured it",
+     .multi_node = true,
+     .fits = coll_gpu_allreduce_device_hierarchical_fits,
+     .run = coll_gpu_kernel_run,
+     .node_kind = ACCEL_NODE_ALLREDUCE_HIERARCHICAL},
 };
 
 const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
@@ -179,7 +189,7 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
         "allreduce_rabenseifner_min_nodes nodes on, else the ring from allreduce_ring_min_bytes "
         "on where nodes have one rank each, else hierarchical",
     .note = "one_shot, two_shot, device_one_shot and device_two_shot give the same bits, ring, "
-            "hierarchical, "
+            "hierarchical, device_hierarchical, "
             "recursive_doubling, "
             "hierarchical_doubling and hierarchical_rabenseifner other bits (another order "
             "each), independent of the chunk size",

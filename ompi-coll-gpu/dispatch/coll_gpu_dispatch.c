@@ -6,6 +6,7 @@
 #include "coll_gpu_dispatch.h"
 #include "coll_gpu_alg.h"
 #include "coll_gpu_deferral.h"
+#include "coll_gpu_kernel.h"
 #include "coll_gpu_native_async.h"
 #include "coll_gpu_native_ctx.h"
 #include "coll_gpu_native_eligible.h"
@@ -352,7 +353,9 @@ int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
          * part as in any other */
         coll_gpu_native_async_drain(a->module);
     }
-    rc = coll_gpu_native_run_now(a->comm, call);
+    rc = ((NULL == a->request) && coll_gpu_kernel_row(call->alg) && coll_gpu_kernel_proxied(call))
+             ? coll_gpu_native_async_run(a->module, a->comm, call)
+             : coll_gpu_native_run_now(a->comm, call);
     if (NULL != recv) {
         coll_gpu_sig_buf_fini(call, recv);
     }

@@ -74,6 +74,150 @@ static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call,
                                                          call->stream);
 }
 
+/* The steps of call's kernel, with data or without: every lane's counter advances by them. */
+static size_t coll_gpu_kernel_steps(const coll_gpu_native_call_t *call) {
+    const accel_node_plan_t *plan = &call->native->kernel_plan;
+    accel_node_kind_t kind = call->alg->node_kind;
+    size_t count = call->count, size = call->esize;
+
+    if (!accel_node_reduces(kind)) {
+        count *= size;
+        size = 1;
+    }
+    return accel_node_steps(kind, count, size, plan->half, plan->nranks,
+                            (ACCEL_NODE_ALLREDUCE_HIERARCHICAL == kind) ? plan->nnodes : 1);
+}
+
+/* The proxy's signal slot at a peer for lane l of node j (the sender's). */
+static unsigned coll_gpu_kernel_proxy_slot(const coll_gpu_team_t *team, int j, int l) {
+    return COLL_GPU_TEAM_SLOT_PROXY0(team->size) + (unsigned)j * ACCEL_NODE_LANES + (unsigned)l;
+}
+
+/* Lane l's share of step s (the call's k-th), from this node's slot of the stage to the same
+ * slot at every other node's rank of this index, then the signal that it is there. */
+static cgt_status_t coll_gpu_kernel_proxy_put(const coll_gpu_native_call_t *call, size_t k,
+                                              uint64_t s, int l) {
+    const coll_gpu_native_t *native = call->native;
+    const coll_gpu_team_t *team = native->team;
+    const accel_node_plan_t *plan = &native->kernel_plan;
+    const accel_node_kind_t kind = ACCEL_NODE_ALLREDUCE_HIERARCHICAL;
+    const size_t size = call->esize;
+    const size_t window = accel_node_window(plan->half, plan->nranks, plan->nnodes);
+    const size_t per = accel_node_per_step(kind, size, plan->half, plan->nranks, plan->nnodes);
+    const size_t n = (call->count - k * per < per) ? call->count - k * per : per;
+    const size_t off = accel_node_stage_off(window, plan->nnodes, (uint32_t)s, team->node, l);
+    size_t at, len;
+    cgt_status_t status = CGT_OK;
+
+    accel_node_share(n, window / size, plan->rank, l, &at, &len);
+    for (int j = 0; (CGT_OK == status) && (j < team->nnodes); ++j) {
+        int peer = team->node_peers[j];
+
+        if (j == team->node) {
+            continue;
+        }
+        if (len > 0) {
+            status = cgt_put(team->cgt, native->kernel_stage_peers[j], off, plan->stage + off,
+                             len * size);
+        }
+        if (CGT_OK == status) {
+            status = cgt_signal(team->cgt, peer, coll_gpu_kernel_proxy_slot(team, team->node, l), s);
+        }
+    }
+    return status;
+}
+
+/* Whether every other node's share of lane l of step s is here (*came: the nodes' bits, of
+ * those seen so far, so that each is waited for once). */
+static cgt_status_t coll_gpu_kernel_proxy_came(const coll_gpu_team_t *team, uint64_t s, int l,
+                                               uint64_t *came, bool *all_p) {
+    cgt_status_t status = CGT_OK;
+    bool reached = true;
+
+    for (int j = 0; reached && (CGT_OK == status) && (j < team->nnodes); ++j) {
+        if ((j != team->node) && !(*came & (UINT64_C(1) << j))) {
+            status = cgt_test(team->cgt, coll_gpu_kernel_proxy_slot(team, j, l), s, &reached);
+            *came |= reached ? (UINT64_C(1) << j) : 0;
+        }
+    }
+    *all_p = reached;
+    return status;
+}
+
+void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started) {
+    const coll_gpu_team_t *team = call->native->team;
+    uint32_t *words = (uint32_t *)(void *)call->native->kernel_plan.stage; /* (accel.h) */
+    size_t next[ACCEL_NODE_LANES] = {0};
+    bool sent[ACCEL_NODE_LANES] = {false};
+    uint64_t came_from[ACCEL_NODE_LANES] = {0};
+    int left = ACCEL_NODE_LANES;
+    cgt_status_t status = CGT_OK;
+
+    for (unsigned idle = 0; left > 0;) {
+        bool moved = false;
+
+        for (int l = 0; l < ACCEL_NODE_LANES; ++l) {
+            uint64_t s = started->first_step + next[l];
+            bool came = true;
+
+            if (next[l] == started->steps) {
+                continue;
+            }
+            if (!sent[l]) {
+                if ((int32_t)(__atomic_load_n(&words[l], __ATOMIC_ACQUIRE) - (uint32_t)s) < 0) {
+                    continue; /* the lane has not got there */
+                }
+                /* (after a failure the lanes are let go at once, without data) */
+                if (CGT_OK == status) {
+                    status = coll_gpu_kernel_proxy_put(call, next[l], s, l);
+                }
+                sent[l] = moved = true;
+            }
+            if (CGT_OK == status) {
+                status = coll_gpu_kernel_proxy_came(team, s, l, &came_from[l], &came);
+            }
+            if (!came && (CGT_OK == status)) {
+                continue;
+            }
+            /* its puts complete (the kernel reuses their source), the others' here */
+            if (CGT_OK == status) {
+                status = cgt_quiet(team->cgt, -1);
+            }
+            __atomic_store_n(&words[ACCEL_NODE_LANES + l], (uint32_t)s, __ATOMIC_RELEASE);
+            sent[l] = false;
+            came_from[l] = 0;
+            moved = true;
+            if (++next[l] == started->steps) {
+                --left;
+            }
+        }
+        if (moved) {
+            idle = 0;
+        } else if (__atomic_load_n(&started->over, __ATOMIC_ACQUIRE)) {
+            /* the kernel ended without handing every step (the device failed): the peers'
+             * lanes are let go, without data */
+            for (int l = 0; l < ACCEL_NODE_LANES; ++l) {
+                for (int j = 0; (next[l] < started->steps) && (j < team->nnodes); ++j) {
+                    if (j != team->node) {
+                        (void)cgt_signal(team->cgt, team->node_peers[j],
+                                         coll_gpu_kernel_proxy_slot(team, team->node, l),
+                                         started->first_step + started->steps - 1);
+                    }
+                }
+            }
+            break; /* (the device's error is the call's) */
+        } else {
+            /* the peers' puts to this rank, and the completion of its own, may need its
+             * progress (UCX over tcp or shared memory) */
+            cgt_team_progress(team->cgt);
+            if (++idle > 16) {
+                sched_yield(); /* the core to the emulated device, or a peer sharing it */
+            }
+        }
+    }
+    started->net = status;
+}
+
 void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h event,
                            coll_gpu_kernel_started_t *started) {
     coll_gpu_native_t *native = call->native;
@@ -81,6 +225,11 @@ void coll_gpu_kernel_start(const coll_gpu_native_call_t *call, accel_event_h eve
     started->number = ++native->kernel_calls;
     started->status = call->entry_status;
     started->dead = -1;
+    started->first_step = native->kernel_steps + 1;
+    started->steps = coll_gpu_kernel_steps(call);
+    started->net = CGT_OK;
+    started->over = false;
+    native->kernel_steps += started->steps;
     started->next_check_ns = coll_gpu_now_ns() + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
     if (OPAL_LIKELY(ACCEL_OK == started->status)) {
         started->status = coll_gpu_kernel_launch(call, true);
@@ -111,13 +260,18 @@ static bool coll_gpu_kernel_read_flags(const accel_node_plan_t *plan, uint32_t *
  * result undefined), and the area's free does not wait for it; the communicator's later calls
  * are staged (native->broken).  Again at every look while the kernel waits: one queued behind
  * another has not counted its steps yet. */
-static void coll_gpu_kernel_release(const accel_node_plan_t *plan, int dead) {
+static void coll_gpu_kernel_release(const coll_gpu_native_t *native, int dead_rank) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    const accel_node_plan_t *plan = &native->kernel_plan;
     uint32_t head[ACCEL_NODE_FLAG_WORDS(ACCEL_NODE_MAX_RANKS)];
-    int n = plan->nranks;
+    int n = plan->nranks, dead = -1;
     char *mine = plan->areas[plan->rank];
 
-    if (!coll_gpu_kernel_read_flags(plan, head)) {
+    /* its index in the plan (the node's ranks); another node's is the proxy's to find */
+    for (int k = 0; k < native->team->local_size; ++k) {
+        dead = (native->team->local_ranks[k] == dead_rank) ? k : dead;
+    }
+    if ((dead < 0) || !coll_gpu_kernel_read_flags(plan, head)) {
         return;
     }
     for (int l = 0; l < ACCEL_NODE_LANES; ++l) {
@@ -138,11 +292,13 @@ bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_st
 
     if (NULL == started->event) {
         *status_p = mca_coll_gpu_component.accel->stream_synchronize(call->stream);
+        __atomic_store_n(&started->over, true, __ATOMIC_RELEASE);
         return true;
     }
     status = mca_coll_gpu_component.accel->event_query(started->event, &reached);
     if ((ACCEL_OK != status) || reached) {
         *status_p = status;
+        __atomic_store_n(&started->over, true, __ATOMIC_RELEASE);
         return true;
     }
     now = coll_gpu_now_ns();
@@ -152,7 +308,7 @@ bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_st
         started->next_check_ns = now + COLL_GPU_KERNEL_ALIVE_CHECK_NS;
         if (dead >= 0) {
             started->dead = dead;
-            coll_gpu_kernel_release(&call->native->kernel_plan, dead);
+            coll_gpu_kernel_release(call->native, dead);
         }
     }
     return false;
@@ -163,10 +319,12 @@ int coll_gpu_kernel_finish(struct ompi_communicator_t *comm, const coll_gpu_nati
     accel_status_t status = (ACCEL_OK != started->status) ? started->status : waited;
     int peer, peer_class = MPI_SUCCESS;
 
-    if (OPAL_UNLIKELY(started->dead >= 0)) {
-        /* every survivor's kernel waited for its flags: every survivor gets here */
-        return coll_gpu_native_transport_failed(call->native, CGT_ERR_PEER_FAILED, call->mpi_call,
-                                                comm);
+    if (OPAL_UNLIKELY((started->dead >= 0) || (CGT_OK != started->net))) {
+        /* every survivor's kernel waited for its flags, or its proxy for the other nodes':
+         * every survivor of the node, or of this rank's index, gets here */
+        return coll_gpu_native_transport_failed(
+            call->native, (CGT_OK != started->net) ? started->net : CGT_ERR_PEER_FAILED,
+            call->mpi_call, comm);
     }
 
     if ((ACCEL_OK == status) && (NULL != call->unpack)) {
@@ -191,6 +349,10 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
     accel_status_t waited;
 
     coll_gpu_kernel_start(call, call->native->kernel_event, &started);
+    if (coll_gpu_kernel_proxied(call)) {
+        /* no communicator's thread took it (coll_gpu_native_async_run): the proxy here */
+        coll_gpu_kernel_proxy(call, &started);
+    }
     /* the call's one host wait: polling the event, watching the node's processes (without an
      * event, the stream's synchronization, which counts itself) */
     if (NULL != started.event) {

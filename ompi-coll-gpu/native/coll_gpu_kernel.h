@@ -34,7 +34,26 @@ typedef struct {
     accel_event_h event;
     int dead;
     uint64_t next_check_ns;
+    /* across nodes: the call's steps (first_step, the area's kernel_steps before, + 1), how its
+     * proxy went (written by the proxy), and whether the stream got past the kernel (set by
+     * the poll: a proxy still waiting for a lane then waits for a kernel that will not come) */
+    uint64_t first_step;
+    size_t steps;
+    cgt_status_t net;
+    bool over;
 } coll_gpu_kernel_started_t;
+
+/* Whether the call's row spans nodes (device_hierarchical): its kernel needs the proxy. */
+static inline bool coll_gpu_kernel_proxied(const coll_gpu_native_call_t *call) {
+    return ACCEL_NODE_ALLREDUCE_HIERARCHICAL == call->alg->node_kind;
+}
+/* The proxy of a started call spanning nodes (accel.h, accel_node_plan_t): as each lane of this
+ * rank's kernel hands it a step, puts the lane's share to the other nodes' ranks of this
+ * rank's index and signals them; once theirs came, lets the lane go on.  Returns when every
+ * lane had every step of the call (started->net: how the transfers went; after a failure the
+ * lanes are let go without data, and the peers are signalled all the same).  Runs on the
+ * communicator's thread, or on the caller's where there is none (coll_gpu_kernel_run). */
+void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started);
 
 /* Launches the call on call->stream: its kernel, or (after telling the peers) the kernel
  * without data; then records event after it. */

@@ -41,10 +41,14 @@ struct coll_gpu_async_job {
     mca_coll_gpu_module_t *module;
     struct coll_gpu_async_job *next;
     /* a device-driven call (coll_gpu_kernel.h): launched by the caller, not the thread, and
-     * finished once the event after it is reached (NULL event: waited for at the launch) */
-    bool kernel;
+     * finished once the event after it is reached (NULL event: waited for at the launch);
+     * reached: the stream got past it (waited: how); across nodes (proxied) the thread runs
+     * its proxy, and proxy_done says it returned */
+    bool kernel, own_event, reached, proxied;
     coll_gpu_kernel_started_t started;
     accel_event_h event;
+    accel_status_t waited;
+    int proxy_done;
 };
 
 /* A communicator's thread and queue. */
@@ -132,6 +136,13 @@ static void *coll_gpu_async_main(void *arg) {
         }
         pthread_mutex_unlock(&async->lock);
 
+        if (job->kernel) {
+            /* a device-driven call's proxy: its caller waits for it, the job is not ours */
+            coll_gpu_kernel_proxy(&job->call, &job->started);
+            __atomic_store_n(&job->proxy_done, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&async->finished, async->finished + 1, __ATOMIC_RELEASE);
+            continue;
+        }
         job->rc = coll_gpu_native_run_now(job->comm, &job->call);
         coll_gpu_async_job_buffers_free(job);
         if (NULL != job->release) {
@@ -162,23 +173,53 @@ static void coll_gpu_async_kernel_end(coll_gpu_async_job_t *job, accel_status_t 
     __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
 }
 
-/* A device-driven job: launched here, on the calling thread (MPI orders a communicator's
- * collectives: every rank launches its calls in the same order), then an event on its stream,
- * which MPI_Test and MPI_Wait query (coll_gpu_native_async_done). */
-static void coll_gpu_async_kernel(coll_gpu_async_job_t *job) {
-    const accel_ops_t *accel = mca_coll_gpu_component.accel;
-
-    job->kernel = true;
-    if (ACCEL_OK != accel->event_create(&job->event)) {
-        job->event = NULL; /* the stream is waited for at the first query */
-    }
-    coll_gpu_kernel_start(&job->call, job->event, &job->started);
-}
-
 /* Queues job (set up but for the thread's fields) on the module's thread, started with the
  * first; false when no thread could be started. */
 static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job);
 static void coll_gpu_async_push(coll_gpu_async_t *async, coll_gpu_async_job_t *job);
+
+/* A device-driven job: launched here, on the calling thread (MPI orders a communicator's
+ * collectives: every rank launches its calls in the same order), then an event on its stream
+ * (event NULL: one of the job's own), which MPI_Test and MPI_Wait query
+ * (coll_gpu_native_async_done).  Across nodes its proxy goes to the communicator's thread
+ * (which the team's transport then expects: coll_gpu_team.c, thread_multiple), or runs here
+ * where it cannot. */
+static void coll_gpu_async_kernel(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job,
+                                  accel_event_h event) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+
+    job->kernel = true;
+    job->event = event;
+    job->own_event = (NULL == event);
+    if (job->own_event && (ACCEL_OK != accel->event_create(&job->event))) {
+        job->event = NULL; /* the stream is waited for at the first query */
+    }
+    coll_gpu_kernel_start(&job->call, job->event, &job->started);
+    job->proxied = coll_gpu_kernel_proxied(&job->call);
+    if (job->proxied &&
+        !((mca_coll_gpu_component.native_nonblocking || mca_coll_gpu_component.thread_multiple) &&
+          coll_gpu_async_enqueue(module, job))) {
+        coll_gpu_kernel_proxy(&job->call, &job->started);
+        job->proxy_done = 1;
+    }
+}
+
+/* Whether a device-driven job is over (its stream past the kernel, its proxy returned): then
+ * ended (rc), once. */
+static bool coll_gpu_async_kernel_over(coll_gpu_async_job_t *job) {
+    if (__atomic_load_n(&job->done, __ATOMIC_RELAXED)) {
+        return true;
+    }
+    if (!job->reached) {
+        job->reached = coll_gpu_kernel_poll(&job->call, &job->started, &job->waited);
+    }
+    if (!job->reached ||
+        (job->proxied && !__atomic_load_n(&job->proxy_done, __ATOMIC_ACQUIRE))) {
+        return false;
+    }
+    coll_gpu_async_kernel_end(job, job->waited);
+    return true;
+}
 
 coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module,
                                                    struct ompi_communicator_t *comm,
@@ -203,7 +244,7 @@ coll_gpu_async_job_t *coll_gpu_native_async_submit(mca_coll_gpu_module_t *module
     /* the job's own copy is the one unpacked at the end of the algorithm */
     job->call.unpack = (NULL != call->unpack && NULL != recv) ? &job->recv : NULL;
     if (coll_gpu_kernel_row(call->alg)) {
-        coll_gpu_async_kernel(job);
+        coll_gpu_async_kernel(module, job, NULL);
         return job;
     }
     if (!coll_gpu_async_enqueue(module, job)) {
@@ -290,14 +331,9 @@ static bool coll_gpu_async_enqueue(mca_coll_gpu_module_t *module, coll_gpu_async
 }
 
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
-    if (job->kernel && !__atomic_load_n(&job->done, __ATOMIC_RELAXED)) {
-        /* (the caller serializes the queries of one request) */
-        accel_status_t status;
-
-        if (!coll_gpu_kernel_poll(&job->call, &job->started, &status)) {
-            return false;
-        }
-        coll_gpu_async_kernel_end(job, status);
+    /* (the caller serializes the queries of one request) */
+    if (job->kernel && !coll_gpu_async_kernel_over(job)) {
+        return false;
     }
     if (!__atomic_load_n(&job->done, __ATOMIC_ACQUIRE)) {
         return false;
@@ -308,21 +344,36 @@ bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p) {
 
 void coll_gpu_native_async_free(coll_gpu_async_job_t *job) {
     if (job->kernel) {
-        accel_status_t status;
-
         /* not finished yet: its temporaries wait for its kernel */
-        while (!__atomic_load_n(&job->done, __ATOMIC_RELAXED) &&
-               !coll_gpu_kernel_poll(&job->call, &job->started, &status)) {
+        while (!coll_gpu_async_kernel_over(job)) {
             sched_yield();
         }
-        if (!__atomic_load_n(&job->done, __ATOMIC_RELAXED)) {
-            coll_gpu_async_kernel_end(job, status);
-        }
-        if (NULL != job->event) {
+        if (job->own_event && (NULL != job->event)) {
             (void)mca_coll_gpu_component.accel->event_destroy(job->event);
         }
     }
     free(job);
+}
+
+int coll_gpu_native_async_run(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              const coll_gpu_native_call_t *call) {
+    coll_gpu_async_job_t job;
+
+    memset(&job, 0, sizeof(job));
+    job.call = *call;
+    job.call.posted_blocks = NULL; /* the caller's */
+    job.comm = comm;
+    coll_gpu_async_kernel(module, &job, call->native->kernel_event);
+    /* the call's one host wait (coll_gpu_kernel_run's) */
+    if (NULL != job.event) {
+        accel_count_host_wait();
+    }
+    for (unsigned spins = 0; !coll_gpu_async_kernel_over(&job); ++spins) {
+        if (spins > 16) {
+            sched_yield();
+        }
+    }
+    return job.rc;
 }
 
 void coll_gpu_native_async_drain(mca_coll_gpu_module_t *module) {

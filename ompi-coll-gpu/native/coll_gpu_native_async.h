@@ -39,6 +39,10 @@ coll_gpu_async_job_t *coll_gpu_native_async_stream_job(mca_coll_gpu_module_t *mo
 /* Queues a stream job on its module's thread (started: coll_gpu_native_async_start).  Safe in
  * the accelerator's host functions: no allocation, no MPI, no accelerator call. */
 void coll_gpu_native_async_stream_post(coll_gpu_async_job_t *job, uint32_t number);
+/* A blocking device-driven call spanning nodes (coll_gpu_kernel_proxied): launched here, its
+ * proxy on the module's thread, one host wait for both; its outcome. */
+int coll_gpu_native_async_run(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm,
+                              const coll_gpu_native_call_t *call);
 /* Whether the thread finished the job (its result in *rc_p); frees a finished job. */
 bool coll_gpu_native_async_done(coll_gpu_async_job_t *job, int *rc_p);
 void coll_gpu_native_async_free(coll_gpu_async_job_t *job);

@@ -93,6 +93,85 @@ static bool coll_gpu_native_create(mca_coll_gpu_module_t *module, struct ompi_co
     return true;
 }
 
+void coll_gpu_native_kernel_stage_free(coll_gpu_native_t *native) {
+    coll_gpu_team_t *team = native->team;
+
+    for (int j = 0; (NULL != native->kernel_stage_peers) && (j < team->nnodes); ++j) {
+        if (NULL != native->kernel_stage_peers[j]) {
+            cgt_peer_unmap(team->cgt, native->kernel_stage_peers[j]);
+        }
+    }
+    free(native->kernel_stage_peers);
+    native->kernel_stage_peers = NULL;
+    if (NULL != native->kernel_stage_reg) {
+        cgt_deregister(team->cgt, native->kernel_stage_reg);
+        native->kernel_stage_reg = NULL;
+    }
+    if (NULL != native->kernel_plan.stage) {
+        (void)mca_coll_gpu_component.accel->mem_free(native->kernel_plan.stage);
+        native->kernel_plan.stage = NULL;
+    }
+}
+
+/* Across nodes (collective, ok: this rank's area so far): the plan's stage, registered, its
+ * handle given to every rank and the other nodes' ranks of this index mapped; whether all of
+ * it went (the caller agrees on it). */
+static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm,
+                                        coll_gpu_native_t *native, int ok) {
+    const accel_ops_t *accel = mca_coll_gpu_component.accel;
+    coll_gpu_team_t *team = native->team;
+    accel_node_plan_t *plan = &native->kernel_plan;
+    size_t bytes = accel_node_stage_bytes(plan->half, plan->nranks, plan->nnodes), len = 0;
+    /* per rank: the handle's length, then the handle (length 0: none) */
+    const size_t slot = sizeof(uint64_t) + CGT_PACKED_MAX;
+    char *handles = calloc((size_t)team->size + 1, slot);
+    void *stage = NULL;
+
+    native->kernel_stage_peers = calloc((size_t)team->nnodes, sizeof(cgt_rmem_t *));
+    ok = ok && (NULL != handles) && (NULL != native->kernel_stage_peers) &&
+         (ACCEL_OK == accel->mem_alloc(ACCEL_MEM_HOST_PINNED, bytes, &stage));
+    if (ok) {
+        memset(stage, 0, bytes);
+        plan->stage = stage;
+        ok = (CGT_OK == cgt_register(team->cgt, stage, bytes, &native->kernel_stage_reg)) &&
+             (CGT_OK == cgt_reg_pack(team->cgt, native->kernel_stage_reg,
+                                     handles + sizeof(uint64_t), &len));
+    }
+    if (NULL != handles) {
+        uint64_t mine = ok ? (uint64_t)len : 0;
+
+        memcpy(handles, &mine, sizeof(mine));
+        /* every rank's handle (the exchange is collective: every rank makes it) */
+        if (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, handles, handles + slot, slot)) {
+            ok = 0;
+        }
+        for (int j = 0; ok && (j < team->nnodes); ++j) {
+            int peer = team->node_peers[j];
+            const char *theirs = handles + slot * (size_t)(peer + 1);
+            uint64_t theirs_len;
+
+            memcpy(&theirs_len, theirs, sizeof(theirs_len));
+            ok = (j == team->node) ||
+                 ((0 != theirs_len) &&
+                  (CGT_OK == cgt_peer_map(team->cgt, peer, theirs + sizeof(uint64_t),
+                                          (size_t)theirs_len, &native->kernel_stage_peers[j])));
+        }
+    } else {
+        /* the peers' exchange still needs this rank's part: a buffer of one */
+        char none[sizeof(uint64_t) + CGT_PACKED_MAX] = {0};
+        char *all = calloc((size_t)team->size, sizeof(none));
+
+        if ((NULL == all) || (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, none, all,
+                                                                        sizeof(none)))) {
+            /* (no memory for the exchange: the agreement after it fails every rank) */
+        }
+        free(all);
+        ok = 0;
+    }
+    free(handles);
+    return ok;
+}
+
 /* The device-driven rows' area (coll_gpu_native_t.kernel_plan), made by the first blocking call
  * that runs one (collective; every rank gets there alike): only communicators that use those
  * rows pay for it, and its flags are zeroed by that call, not by a setup running beside host
@@ -102,7 +181,7 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = native->team;
     accel_node_plan_t *plan = &native->kernel_plan;
-    size_t head = accel_node_head_bytes(team->size);
+    size_t head = accel_node_head_bytes(team->local_size);
     void *zeros = calloc(1, head);
     int ok;
 
@@ -116,21 +195,30 @@ static void coll_gpu_native_kernel_area_create(struct ompi_communicator_t *comm,
     if (!ok) {
         native->kernel_mem = NULL;
     }
-    plan->nranks = team->size;
-    plan->rank = team->rank;
+    /* the node's ranks; across nodes the other nodes' proxies put into the area too, which
+     * needs a transport that reaches device memory there, and the proxy's words */
+    plan->nranks = team->local_size;
+    plan->rank = team->local_rank;
     plan->half = COLL_GPU_KERNEL_HALF;
-    for (int p = 0; ok && (p < team->size); ++p) {
-        plan->areas[p] = cgt_rmem_ptr(cgt_mem_peer(native->kernel_mem, p));
-        ok = (NULL != plan->areas[p]);
+    plan->nnodes = team->nnodes;
+    plan->node = team->node;
+    plan->stage = NULL;
+    for (int k = 0; ok && (k < team->local_size); ++k) {
+        plan->areas[k] = cgt_rmem_ptr(cgt_mem_peer(native->kernel_mem, team->local_ranks[k]));
+        ok = (NULL != plan->areas[k]);
+    }
+    if (team->nnodes > 1) {
+        ok = coll_gpu_native_kernel_stage(comm, native, ok);
     }
     /* flags and call counters start at 0, on every rank before any kernel writes a peer's */
-    ok = ok && (ACCEL_OK == accel->memcpy(plan->areas[team->rank], zeros, head));
+    ok = ok && (ACCEL_OK == accel->memcpy(plan->areas[plan->rank], zeros, head));
     free(zeros);
     if ((OMPI_SUCCESS != coll_gpu_native_agree(comm, &ok)) || !ok) {
         if (NULL != native->kernel_mem) {
             cgt_free(team->cgt, native->kernel_mem); /* no kernel ran in it */
             native->kernel_mem = NULL;
         }
+        coll_gpu_native_kernel_stage_free(native);
         COLL_GPU_VERBOSE(1, "%s: no area for the device-driven algorithms", comm->c_name);
         return;
     }

@@ -72,10 +72,16 @@ typedef struct coll_gpu_native {
      * call that runs one (coll_gpu_native_kernel_area): every rank's area (accel.h: flags and step
      * counters in device memory, two parity halves of COLL_GPU_KERNEL_HALF bytes) mapped here;
      * kernel_calls: the calls run on it (the same on every rank).  NULL kernel_mem: none
-     * (more ranks than ACCEL_NODE_MAX_RANKS, several nodes, or some rank could not). */
+     * (a team coll_gpu_native_kernel_team rules out, or some rank could not).  Across nodes
+     * the plan's ranks are this node's, its stage (pinned host memory, registered here) is
+     * what the other nodes' proxies put into, kernel_stage_peers (nnodes entries, NULL at this
+     * node's) their ranks' of this index as mapped here, and kernel_steps counts the steps of
+     * the calls launched (every lane's, the same on every rank): the proxy's step numbers. */
     cgt_mem_t *kernel_mem;
     accel_node_plan_t kernel_plan;
-    uint64_t kernel_calls;
+    uint64_t kernel_calls, kernel_steps;
+    cgt_reg_t *kernel_stage_reg;
+    cgt_rmem_t **kernel_stage_peers;
     accel_event_h kernel_event; /* after a blocking call's kernel (NULL: its stream is waited) */
     bool kernel_unavailable;    /* its making failed on some rank: those rows do not fit */
     /* retiring (coll_gpu_native_retire): the signal every peer must reach before the scratch
@@ -124,10 +130,15 @@ void coll_gpu_native_setup_start(mca_coll_gpu_module_t *module, struct ompi_comm
  * for the peers' announcements (UCX: see docs/failure-model.md).  native NULL: team is destroyed
  * now.  (coll_gpu_native_retire.c) */
 void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team);
-/* Whether team can have the device-driven rows' area: one node, 2 to ACCEL_NODE_MAX_RANKS
- * ranks (the same on every rank). */
+/* Whether team can have the device-driven rows' area (the same on every rank): one node of 2
+ * to ACCEL_NODE_MAX_RANKS ranks, or 2 to ACCEL_NODE_MAX_NODES nodes of as many ranks each, at
+ * most ACCEL_NODE_MAX_RANKS (device_hierarchical). */
 static inline bool coll_gpu_native_kernel_team(const coll_gpu_team_t *team) {
-    return (1 == team->nnodes) && (team->size >= 2) && (team->size <= ACCEL_NODE_MAX_RANKS);
+    if (1 == team->nnodes) {
+        return (team->size >= 2) && (team->size <= ACCEL_NODE_MAX_RANKS);
+    }
+    return (team->nnodes <= ACCEL_NODE_MAX_NODES) && (team->local_size <= ACCEL_NODE_MAX_RANKS) &&
+           (team->min_local_size * team->nnodes == team->size);
 }
 
 /* The device-driven rows' area of a communicator of one node: made by the first blocking call
@@ -135,6 +146,9 @@ static inline bool coll_gpu_native_kernel_team(const coll_gpu_team_t *team) {
  * its making failed on some rank (then, and for a call that cannot make it, those rows are not
  * run). */
 bool coll_gpu_native_kernel_area(struct ompi_communicator_t *comm, coll_gpu_native_t *native);
+/* Releases the area's stage across nodes (its peers' mappings, its registration, its memory;
+ * none: nothing), before the team goes. */
+void coll_gpu_native_kernel_stage_free(coll_gpu_native_t *native);
 /* Frees a context (NULL: nothing) and its arrays, not its scratch. */
 void coll_gpu_native_free(coll_gpu_native_t *native);
 

@@ -40,6 +40,7 @@ static void coll_gpu_native_release(void *arg) {
     if (NULL != native->kernel_event) {
         (void)mca_coll_gpu_component.accel->event_destroy(native->kernel_event);
     }
+    coll_gpu_native_kernel_stage_free(native);
     for (int k = 0; k < COLL_GPU_NATIVE_KINDS; ++k) {
         if (NULL != native->scratch[k].mem) {
             cgt_free(native->team->cgt, native->scratch[k].mem);

@@ -343,7 +343,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.net_devices =
         (NULL != c->net_devices && '\0' != c->net_devices[0]) ? c->net_devices : NULL;
     params.ucx_tls = (NULL != c->ucx_tls && '\0' != c->ucx_tls[0]) ? c->ucx_tls : NULL;
-    params.num_signals = COLL_GPU_TEAM_NUM_SLOTS(team->size);
+    params.num_signals = COLL_GPU_TEAM_NUM_SLOTS(team->size, team->nnodes);
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
     /* cgt_team_progress may run on another thread than the team's collective: under

@@ -129,7 +129,10 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
  * (COLL_GPU_TEAM_SLOT_AGREE0(team size) + parity x team size + rank; coll_gpu_native_agree_word),
  * then two per rank (one per parity of the call's number) where that rank reports a
  * device-driven call it could not launch: the call's number and its error class
- * (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(team size) + parity x team size + rank; coll_gpu_kernel.c).
+ * (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(team size) + parity x team size + rank; coll_gpu_kernel.c),
+ * then across nodes one per node and kernel lane where that node's rank of this rank's index
+ * says how far its proxy put its shares here (COLL_GPU_TEAM_SLOT_PROXY0(team size) + node x
+ * ACCEL_NODE_LANES + lane; coll_gpu_kernel.c).
  */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
@@ -137,8 +140,9 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 #define COLL_GPU_TEAM_SLOT_AGREE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size)                                                    \
     (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
-#define COLL_GPU_TEAM_NUM_SLOTS(size)                                                              \
-    (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_PROXY0(size) (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
+#define COLL_GPU_TEAM_NUM_SLOTS(size, nnodes)                                                      \
+    (COLL_GPU_TEAM_SLOT_PROXY0(size) + (((nnodes) > 1) ? (unsigned)(nnodes)*ACCEL_NODE_LANES : 0))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on

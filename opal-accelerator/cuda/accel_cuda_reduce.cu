@@ -291,6 +291,10 @@ extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *pl
     args.rank = plan->rank;
     args.kind = (int)call->kind;
     args.root = call->root;
+    args.nnodes = accel_node_nnodes(plan, call->kind);
+    args.node = (args.nnodes > 1) ? plan->node : 0;
+    args.stage = (args.nnodes > 1) ? plan->stage : NULL; /* pinned host memory: one address */
+    args.proxy = (uint32_t *)(void *)args.stage;
 
     /* the runtime launches in the current context: the backend's, as for its copies */
     status = accel_cuda_ctx_ensure();

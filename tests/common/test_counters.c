@@ -391,14 +391,22 @@ bool tu_allreduce_hierarchical_expected(const tu_gpu_config_t *config, int comm_
              !tu_allreduce_rabenseifner_auto(config, comm_size, bytes)));
 }
 
+bool tu_uniform_nodes(const tu_gpu_config_t *config, int comm_size) {
+    return tu_multi_node(config, comm_size) && (0 == comm_size % config->ranks_per_node) &&
+           (config->ranks_per_node <= 32) && (comm_size / config->ranks_per_node <= 64);
+}
+
 bool tu_allreduce_native_expected(const tu_gpu_config_t *config, int comm_size) {
     /* one_shot and two_shot load every peer's scratch: one node only */
     bool one_node_only = TU_ALG_ONE_SHOT == config->allreduce_algorithm ||
                          TU_ALG_TWO_SHOT == config->allreduce_algorithm ||
                          TU_ALG_DEVICE_ONE_SHOT == config->allreduce_algorithm ||
                          TU_ALG_DEVICE_TWO_SHOT == config->allreduce_algorithm;
+    /* device_hierarchical: nodes of as many ranks each */
+    bool nodes_only = TU_ALG_DEVICE_HIERARCHICAL == config->allreduce_algorithm;
     return config->native && TU_ALG_STAGED != config->allreduce_algorithm &&
-           !(one_node_only && tu_multi_node(config, comm_size));
+           !(one_node_only && tu_multi_node(config, comm_size)) &&
+           !(nodes_only && !tu_uniform_nodes(config, comm_size));
 }
 
 bool tu_coll_native_expected(const tu_gpu_config_t *config, int coll, int comm_size) {

@@ -113,6 +113,7 @@ enum {
     TU_ALG_HIERARCHICAL_RABENSEIFNER,
     TU_ALG_DEVICE_ONE_SHOT,
     TU_ALG_DEVICE_TWO_SHOT,
+    TU_ALG_DEVICE_HIERARCHICAL,
     TU_NUM_ALGS
 };
 
@@ -121,6 +122,9 @@ enum {
  * whether a communicator of comm_size ranks spans several. */
 int tu_emulated_node(const tu_gpu_config_t *config, int comm_rank);
 bool tu_multi_node(const tu_gpu_config_t *config, int comm_size);
+/* Whether it spans nodes of as many ranks each, as device_hierarchical needs (at most 64 nodes
+ * of at most 32 ranks). */
+bool tu_uniform_nodes(const tu_gpu_config_t *config, int comm_size);
 
 /* The element of coll_gpu_<coll>_algorithm_calls a native call of coll (COLL_GPU_*: allgather(v),
  * reduce_scatter(_block), reduce and the others with a "direct" row first) of bytes per rank

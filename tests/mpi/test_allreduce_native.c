@@ -51,18 +51,24 @@ static const char *const alg_names[TU_NUM_ALGS] = {"auto",
                                                    "hierarchical_doubling",
                                                    "hierarchical_rabenseifner",
                                                    "device_one_shot",
-                                                   "device_two_shot"};
+                                                   "device_two_shot",
+                                                   "device_hierarchical"};
 
 static bool device_driven(int alg) {
-    return (TU_ALG_DEVICE_ONE_SHOT == alg) || (TU_ALG_DEVICE_TWO_SHOT == alg);
+    return (TU_ALG_DEVICE_ONE_SHOT == alg) || (TU_ALG_DEVICE_TWO_SHOT == alg) ||
+           (TU_ALG_DEVICE_HIERARCHICAL == alg);
 }
 
 /* The device-driven rows take calls of device memory on a communicator of one node and 2 ranks
- * or more (device_one_shot up to 256 KiB, COLL_GPU_DEVICE_ONE_SHOT_MAX): the others are
- * staged. */
+ * or more (device_one_shot up to 256 KiB, COLL_GPU_DEVICE_ONE_SHOT_MAX), device_hierarchical
+ * on one of several nodes of as many ranks each: the others are staged. */
 static int device_driven_fits(const state_t *st, const tu_comm_t *comm, size_t bytes, int alg) {
+    bool across = (TU_ALG_DEVICE_HIERARCHICAL == alg);
+
     if (device_driven(alg) &&
-        ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) || tu_multi_node(&st->config, comm->size) ||
+        ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) ||
+         (across != tu_multi_node(&st->config, comm->size)) ||
+         (across && !tu_uniform_nodes(&st->config, comm->size)) ||
          ((TU_ALG_DEVICE_ONE_SHOT == alg) && (bytes > 256 * 1024)))) {
         return TU_ALG_STAGED;
     }
@@ -201,7 +207,7 @@ static void reference(const state_t *st, const tu_comm_t *comm, test_type_t t, i
                            TU_ALG_HIERARCHICAL_RABENSEIFNER == alg, out);
         return;
     }
-    if (TU_ALG_HIERARCHICAL == alg) {
+    if ((TU_ALG_HIERARCHICAL == alg) || (TU_ALG_DEVICE_HIERARCHICAL == alg)) {
         nodes = tu_emulated_node(&st->config, comm->size - 1) + 1;
     }
     for (int node = 0; node < nodes; ++node) {
@@ -311,6 +317,7 @@ static void run_host_counts_of(const state_t *st, const tu_comm_t *comm, size_t 
     enum { SUBMISSIONS, STREAM_WAITS, SIGNALS, PEER_WAITS, BOARD, NATIVE, NUM };
     int alg = expected_alg(st, comm, count * sizeof(float));
     bool kernel = device_driven(alg);
+    uint64_t proxy;
     tu_pvar_t pvars[NUM];
     uint64_t before[NUM], after[NUM];
     float host_in[2] = {1, 2}, host_out[2];
@@ -345,14 +352,22 @@ static void run_host_counts_of(const state_t *st, const tu_comm_t *comm, size_t 
                     after[NATIVE] ? "native" : "staged", (unsigned long long)after[SUBMISSIONS],
                     (unsigned long long)after[STREAM_WAITS], (unsigned long long)after[BOARD]);
         }
+        /* across nodes the proxy (the communicator's thread) signals each other node's rank of
+         * this rank's index once per lane (16) and step, and waits for theirs */
+        proxy = (TU_ALG_DEVICE_HIERARCHICAL == alg)
+                    ? (uint64_t)tu_emulated_node(&st->config, comm->size - 1) * 16
+                    : 0;
         if (device && kernel && (comm->size > 1) &&
-            ((1 != after[SUBMISSIONS]) || (1 != after[STREAM_WAITS]) || (0 != after[SIGNALS]) ||
-             (0 != after[PEER_WAITS]))) {
+            ((1 != after[SUBMISSIONS]) || (1 != after[STREAM_WAITS]) ||
+             ((0 == proxy) && ((0 != after[SIGNALS]) || (0 != after[PEER_WAITS]))) ||
+             ((0 != proxy) && ((0 == after[SIGNALS]) || (0 != after[SIGNALS] % proxy) ||
+                               (after[PEER_WAITS] != after[SIGNALS]) ||
+                               ((count <= 2) && (after[SIGNALS] != proxy)))))) {
             tu_fail("%s: %llu submissions, %llu stream waits, %llu signals, %llu peer waits "
-                    "(expected 1, 1, 0, 0)",
+                    "(expected 1, 1, and %llu signals and peer waits a step)",
                     alg_names[alg], (unsigned long long)after[SUBMISSIONS],
                     (unsigned long long)after[STREAM_WAITS], (unsigned long long)after[SIGNALS],
-                    (unsigned long long)after[PEER_WAITS]);
+                    (unsigned long long)after[PEER_WAITS], (unsigned long long)proxy);
         }
         if (!device && (TU_MEM_DEVICE == st->mem)) {
             for (int i = 0; i < NUM; ++i) {
@@ -372,7 +387,8 @@ static void run_host_counts_of(const state_t *st, const tu_comm_t *comm, size_t 
  * still one launch and one wait. */
 static void run_host_counts(const state_t *st, const tu_comm_t *comm) {
     run_host_counts_of(st, comm, 2);
-    if (TU_ALG_DEVICE_TWO_SHOT == st->config.allreduce_algorithm) {
+    if ((TU_ALG_DEVICE_TWO_SHOT == st->config.allreduce_algorithm) ||
+        (TU_ALG_DEVICE_HIERARCHICAL == st->config.allreduce_algorithm)) {
         run_host_counts_of(st, comm, (3u << 20) / sizeof(float) + 1);
     }
 }

@@ -24,6 +24,10 @@ bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, 
 /* Whether a call fits the device-driven rows: device memory, one node of 2 to
  * ACCEL_NODE_MAX_RANKS ranks, their area (made by the first blocking call). */
 bool coll_gpu_device_rows_fit(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+/* Allreduce device_hierarchical: device memory, several nodes of as many ranks each (the
+ * area's team, coll_gpu_native_kernel_team), the area made. */
+bool coll_gpu_allreduce_device_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,
+                                                 size_t why_len);
 /* The v-forms' device rows: never (their blocks differ). */
 bool coll_gpu_device_rows_never(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 /* Any communicator, spanning nodes or not: reads only the left neighbour's scratch, by

@@ -7,7 +7,8 @@
  * calls up to COLL_GPU_DEVICE_ONE_SHOT_MAX bytes (one_shot's bits); device_two_shot: each rank
  * folds its part and gathers the others', any size, in steps of the area's half inside the
  * kernel (the same bits).  MPI_Bcast, MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block:
- * row `device`, in steps alike (direct's bits).  One node.
+ * row `device`, in steps alike (direct's bits).  One node; allreduce device_hierarchical across
+ * nodes (its kernel's proxy: coll_gpu_kernel.h).
  */
 #include "coll_gpu_algorithms.h"
 
@@ -17,9 +18,9 @@ bool coll_gpu_device_rows_fit(const coll_gpu_alg_query_t *query, char *why, size
     if ((COLL_GPU_NATIVE_DEVICE != query->kind) || native->kernel_unavailable ||
         !coll_gpu_native_kernel_team(native->team)) {
         COLL_GPU_WHY(why, why_len,
-                     ": the device-driven rows need device memory and their area (one node, 2 to "
-                     "%d ranks)",
-                     ACCEL_NODE_MAX_RANKS);
+                     ": the device-driven rows need device memory and their area (one node of 2 "
+                     "to %d ranks; device_hierarchical: up to %d nodes of as many ranks each)",
+                     ACCEL_NODE_MAX_RANKS, ACCEL_NODE_MAX_NODES);
         return false;
     }
     if (query->nonblocking && (NULL == native->kernel_mem)) {
@@ -41,6 +42,15 @@ bool coll_gpu_allreduce_device_one_shot_fits(const coll_gpu_alg_query_t *query, 
         return false;
     }
     return true;
+}
+
+bool coll_gpu_allreduce_device_hierarchical_fits(const coll_gpu_alg_query_t *query, char *why,
+                                                 size_t why_len) {
+    if (query->native->team->nnodes < 2) {
+        COLL_GPU_WHY(why, why_len, ": device_hierarchical spans nodes (device_two_shot in one)");
+        return false;
+    }
+    return coll_gpu_device_rows_fit(query, why, why_len);
 }
 
 bool coll_gpu_device_rows_never(const coll_gpu_alg_query_t *query, char *why, size_t why_len) {
