@@ -301,6 +301,11 @@ bool coll_gpu_kernel_poll(const coll_gpu_native_call_t *call, coll_gpu_kernel_st
         __atomic_store_n(&started->over, true, __ATOMIC_RELEASE);
         return true;
     }
+    if (OPAL_UNLIKELY(call->native->team->nnodes > 1)) {
+        /* the other nodes' proxies' puts to this rank complete only while it progresses (UCX
+         * over tcp or shared memory), also once its own proxy is done */
+        cgt_team_progress(call->native->team->cgt);
+    }
     now = coll_gpu_now_ns();
     if (now >= started->next_check_ns) {
         int dead = cgt_team_dead_peer(call->native->team->cgt);

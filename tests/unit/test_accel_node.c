@@ -462,7 +462,8 @@ static const char *kind_name(accel_node_kind_t kind) {
                                                              "reduce-scatter",
                                                              "allgather",
                                                              "bcast",
-                                                             "reduce"};
+                                                             "reduce",
+                                                             "allreduce across nodes"};
 
     return names[kind];
 }
@@ -581,7 +582,7 @@ static void test_kinds(void) {
                 node_destroy(&node);
                 continue;
             }
-            for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind < ACCEL_NODE_KIND_COUNT; ++kind) {
+            for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind <= ACCEL_NODE_REDUCE; ++kind) {
                 for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
                     for (int variant = 0; variant < 2; ++variant) {
                         int root = (variant == 0) ? sizes[s] - 1 : 0;
@@ -606,7 +607,7 @@ static void test_kinds(void) {
 /* Every kind: rank 1 queues its call without data (src NULL), of many steps (a 4 KiB half),
  * the others with theirs; every stream gets past it, and the next call is right everywhere. */
 static void test_no_data_kinds(void) {
-    for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind < ACCEL_NODE_KIND_COUNT; ++kind) {
+    for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind <= ACCEL_NODE_REDUCE; ++kind) {
         size_t bad = 0;
         int bad_rank = -1;
         bool ok;
@@ -661,6 +662,18 @@ static void test_errors(void) {
     CHECK(queue_raw(&node.plan[0], ACCEL_NODE_KIND_COUNT, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM,
                     0, node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: no such kind: ACCEL_ERR_INVALID");
+    /* across nodes on a plan of one node (nnodes unset), and with no stage */
+    plan = node.plan[0];
+    plan.nnodes = 1;
+    CHECK(queue_raw(&plan, ACCEL_NODE_ALLREDUCE_HIERARCHICAL, buf, buf, 1, ACCEL_DT_INT32,
+                    ACCEL_OP_SUM, 0, node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: across nodes on one node: ACCEL_ERR_INVALID");
+    plan.nnodes = 2;
+    plan.node = 0;
+    plan.stage = NULL;
+    CHECK(queue_raw(&plan, ACCEL_NODE_ALLREDUCE_HIERARCHICAL, buf, buf, 1, ACCEL_DT_INT32,
+                    ACCEL_OP_SUM, 0, node.stream[0]) == ACCEL_ERR_INVALID,
+          "errors: across nodes without a stage: ACCEL_ERR_INVALID");
     CHECK(queue_raw(&node.plan[0], ACCEL_NODE_BCAST, buf, buf, 1, ACCEL_DT_INT32, ACCEL_OP_SUM, 2,
                     node.stream[0]) == ACCEL_ERR_INVALID,
           "errors: a root outside the plan: ACCEL_ERR_INVALID");
