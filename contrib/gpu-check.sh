@@ -150,6 +150,11 @@ for alg in auto one_shot two_shot ring hierarchical recursive_doubling device_on
     mpirun_step "native allreduce, 4 ranks, cuda, $alg" 120 4 \
         --mca coll_gpu_allreduce_algorithm $alg "$tan" --device=cuda --big-count=4194304
 done
+# across 2 emulated nodes of 2 on the one GPU: the kernel's flags in the pinned stage, its proxy
+# over UCX between the "nodes" (the CUDA flag loads of host memory, only a GPU can check)
+mpirun_step "native allreduce, 4 ranks as 2 nodes, cuda, device_hierarchical" 120 4 \
+    --mca coll_gpu_ranks_per_node 2 --mca coll_gpu_allreduce_algorithm device_hierarchical \
+    "$tan" --device=cuda --big-count=4194304
 mpirun_step "native collectives, 4 ranks, cuda" 180 4 \
     "$build/tests/mpi/test_native_collectives" --device=cuda --big-bytes=16777216
 # the device-driven rows of bcast, reduce, allgather and reduce_scatter_block (one kernel each)

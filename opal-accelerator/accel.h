@@ -305,8 +305,8 @@ static inline ACCEL_HD size_t accel_node_window_off(size_t window, int k, int l)
 /* The stage: its bytes, and from its start to node j's slot window of lane l for step s. */
 #define ACCEL_NODE_STAGE_HEAD 256
 static inline ACCEL_HD size_t accel_node_stage_bytes(size_t half, int nranks, int nnodes) {
-    return ACCEL_NODE_STAGE_HEAD + 2 * (size_t)nnodes * ACCEL_NODE_LANES *
-                                       accel_node_window(half, nranks, nnodes);
+    return ACCEL_NODE_STAGE_HEAD +
+           2 * (size_t)nnodes * ACCEL_NODE_LANES * accel_node_window(half, nranks, nnodes);
 }
 static inline ACCEL_HD size_t accel_node_stage_off(size_t window, int nnodes, uint32_t s, int j,
                                                    int l) {
@@ -315,8 +315,8 @@ static inline ACCEL_HD size_t accel_node_stage_off(size_t window, int nnodes, ui
 }
 /* Across nodes: the elements [*at_p, + *len_p) of a step of n that lane l's share of part p
  * holds (per_lane: the elements of a window). */
-static inline ACCEL_HD void accel_node_share(size_t n, size_t per_lane, int p, int l,
-                                             size_t *at_p, size_t *len_p) {
+static inline ACCEL_HD void accel_node_share(size_t n, size_t per_lane, int p, int l, size_t *at_p,
+                                             size_t *len_p) {
     size_t at = ((size_t)p * ACCEL_NODE_LANES + (size_t)l) * per_lane;
 
     *at_p = at;

@@ -121,7 +121,8 @@ static cgt_status_t coll_gpu_kernel_proxy_put(const coll_gpu_native_call_t *call
                              len * size);
         }
         if (CGT_OK == status) {
-            status = cgt_signal(team->cgt, peer, coll_gpu_kernel_proxy_slot(team, team->node, l), s);
+            status =
+                cgt_signal(team->cgt, peer, coll_gpu_kernel_proxy_slot(team, team->node, l), s);
         }
     }
     return status;

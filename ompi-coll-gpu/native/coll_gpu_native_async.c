@@ -213,8 +213,7 @@ static bool coll_gpu_async_kernel_over(coll_gpu_async_job_t *job) {
     if (!job->reached) {
         job->reached = coll_gpu_kernel_poll(&job->call, &job->started, &job->waited);
     }
-    if (!job->reached ||
-        (job->proxied && !__atomic_load_n(&job->proxy_done, __ATOMIC_ACQUIRE))) {
+    if (!job->reached || (job->proxied && !__atomic_load_n(&job->proxy_done, __ATOMIC_ACQUIRE))) {
         return false;
     }
     coll_gpu_async_kernel_end(job, job->waited);

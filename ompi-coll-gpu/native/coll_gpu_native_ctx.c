@@ -116,8 +116,8 @@ void coll_gpu_native_kernel_stage_free(coll_gpu_native_t *native) {
 /* Across nodes (collective, ok: this rank's area so far): the plan's stage, registered, its
  * handle given to every rank and the other nodes' ranks of this index mapped; whether all of
  * it went (the caller agrees on it). */
-static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm,
-                                        coll_gpu_native_t *native, int ok) {
+static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm, coll_gpu_native_t *native,
+                                        int ok) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
     coll_gpu_team_t *team = native->team;
     accel_node_plan_t *plan = &native->kernel_plan;
@@ -134,8 +134,8 @@ static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm,
         memset(stage, 0, bytes);
         plan->stage = stage;
         ok = (CGT_OK == cgt_register(team->cgt, stage, bytes, &native->kernel_stage_reg)) &&
-             (CGT_OK == cgt_reg_pack(team->cgt, native->kernel_stage_reg,
-                                     handles + sizeof(uint64_t), &len));
+             (CGT_OK ==
+              cgt_reg_pack(team->cgt, native->kernel_stage_reg, handles + sizeof(uint64_t), &len));
     }
     if (NULL != handles) {
         uint64_t mine = ok ? (uint64_t)len : 0;
@@ -161,8 +161,8 @@ static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm,
         char none[sizeof(uint64_t) + CGT_PACKED_MAX] = {0};
         char *all = calloc((size_t)team->size, sizeof(none));
 
-        if ((NULL == all) || (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, none, all,
-                                                                        sizeof(none)))) {
+        if ((NULL == all) ||
+            (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, none, all, sizeof(none)))) {
             /* (no memory for the exchange: the agreement after it fails every rank) */
         }
         free(all);

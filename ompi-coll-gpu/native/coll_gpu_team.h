@@ -140,7 +140,8 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 #define COLL_GPU_TEAM_SLOT_AGREE0(size) (COLL_GPU_TEAM_SLOT_STREAM_FAILED0(size) + (unsigned)(size))
 #define COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size)                                                    \
     (COLL_GPU_TEAM_SLOT_AGREE0(size) + 2 * (unsigned)(size))
-#define COLL_GPU_TEAM_SLOT_PROXY0(size) (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
+#define COLL_GPU_TEAM_SLOT_PROXY0(size)                                                            \
+    (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
 #define COLL_GPU_TEAM_NUM_SLOTS(size, nnodes)                                                      \
     (COLL_GPU_TEAM_SLOT_PROXY0(size) + (((nnodes) > 1) ? (unsigned)(nnodes)*ACCEL_NODE_LANES : 0))
 

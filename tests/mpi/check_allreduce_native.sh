@@ -13,6 +13,8 @@
 #   - emulated nodes (coll_gpu_ranks_per_node): communicators spanning nodes run hierarchical
 #     (1-3 ranks per node, uneven splits), bits independent of chunk size and memory kind,
 #     equal to two_shot's on one node; one_shot/two_shot forced across nodes are staged;
+#     device_hierarchical (one kernel per call and a proxy, 1 to 3 ranks per node, 2 to 4 nodes,
+#     16 MiB): hierarchical's bits, one launch and one wait per call;
 #   - coll_gpu_check_counts: mismatched counts (and the v-collectives' block counts, an op
 #     of its own) give MPI_ERR_COUNT on every rank and a help message naming the rank;
 #   - the ring (coll_gpu_allreduce_algorithm=ring), 1 to 8 ranks: checked bit for bit against
@@ -229,6 +231,28 @@ for cfg in 2:1 3:1 4:2 5:2 6:3 7:3 8:3; do
     check_digest $np-$rpn-hier-host
     check_same_digest "$np ranks, $rpn per node: host = device" $np-$rpn-hier-host $np-$rpn-hier
 done
+# device_hierarchical: one kernel per rank and call across nodes of as many ranks each, a
+# proxy on the communicator's thread exchanging each rank's part with the other nodes' ranks
+# of its index (bit for bit against hierarchical's order, the test's reference; one launch
+# and one wait per call, its proxy's signals counted); 1 rank per node (no node fold), 2 and 3
+# nodes, and 4 nodes of 2.  Communicators of unequal nodes are staged (the test expects it),
+# and so are one-node ones.  Where every communicator of the run is one it takes, the digest
+# is hierarchical's.
+DEVH="coll_gpu_allreduce_algorithm=device_hierarchical"
+for cfg in 2:1 3:1 4:2 6:3 8:2; do
+    np=${cfg%:*} rpn=${cfg#*:}
+    check_run "$np ranks, $rpn per node, device_hierarchical" $np \
+        "$EMU $DEVH coll_gpu_ranks_per_node=$rpn" test_allreduce_native
+    check_digest $np-$rpn-devh
+done
+check_same_digest "4 ranks, 2 per node: device_hierarchical = hierarchical" 4-2-devh 4-2-hier
+check_same_digest "6 ranks, 3 per node: device_hierarchical integers = hierarchical" 6-3-devh \
+    6-3-hier int
+check_run "4 ranks, 2 per node, device_hierarchical, 16 MiB" 4 \
+    "$EMU $DEVH coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_allreduce_native $BIG
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "device_hierarchical taken across nodes" \
+    "MPI_Allreduce on MPI_COMM_WORLD: 4194304 x 4 bytes, device memory: device_hierarchical" \
+    "staged \(team: device_hierarchical spans nodes"
 # 16 MiB messages: many chunks, the network step pipelined against the node's
 check_run "4 ranks, 2 per node, 16 MiB" 4 "$EMU coll_gpu_ranks_per_node=2" test_allreduce_native $BIG
 check_run "7 ranks, 3 per node, 16 MiB, host buffers" 7 \

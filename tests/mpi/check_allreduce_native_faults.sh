@@ -21,7 +21,8 @@
 #     reduce, gather and scatter binomial, and gather and scatter hierarchical with rails on 3
 #     nodes of 2 (test_allreduce_native_faults --coll=);
 #   - the device-driven rows' launch failing on one rank: allreduce device_one_shot and
-#     device_two_shot, and the device row of reduce_scatter_block, allgather, bcast and reduce.
+#     device_two_shot, device_hierarchical across 2 emulated nodes, and the device row of
+#     reduce_scatter_block, allgather, bcast and reduce.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -56,6 +57,12 @@ done
 check_run "3 ranks, device_two_shot, launch faults" 3 \
     "$EMU coll_gpu_allreduce_algorithm=device_two_shot" test_allreduce_native_faults \
     --count=600000 --reduce-faults-only
+[ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
+# device_hierarchical across 2 emulated nodes: a rank whose launch fails still hands its proxy
+# every step (the kernel without data), so the other nodes' proxies and kernels finish
+check_run "4 ranks, 2 emulated nodes, device_hierarchical, launch faults" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+    test_allreduce_native_faults --count=600000 --reduce-faults-only
 [ "$CHECK_RESULT" = SKIP ] || cat "$LAST_LOG" >>"$ALL_LOGS"
 # the device row of reduce_scatter_block, allgather, bcast and reduce (one kernel per call, its
 # launch failing under the same plan; the data-movement kinds too), several steps for one

@@ -68,6 +68,14 @@ check_run "3 ranks, allreduce device_two_shot, persistent, native from the first
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "the first call's setup makes the rows' area" \
     "native setup at its first nonblocking call: ready" \
     "device-driven algorithms' area 2 x"
+# across nodes: device_hierarchical's kernel launched by the calling thread, its proxy on the
+# communicator's thread, the request complete once both are; persistent, and from the first call
+check_run "4 ranks, 2 emulated nodes, allreduce device_hierarchical, persistent" 4 \
+    "$NATIVE_NB coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+    test_nonblocking --native --persistent --kinds=device --big=2m
+check_run "4 ranks, 2 emulated nodes, device_hierarchical, native from the first call" 4 \
+    "$NATIVE_NB coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+    test_nonblocking --persistent --kinds=device --big=2m
 check_run "4 ranks, native, 2 emulated nodes" 4 "$NATIVE_NB coll_gpu_ranks_per_node=2" \
     test_nonblocking --native --kinds=device --big=256k
 check_run "5 ranks, native, 3 emulated nodes (2+2+1), persistent" 5 \

@@ -65,11 +65,10 @@ static bool device_driven(int alg) {
 static int device_driven_fits(const state_t *st, const tu_comm_t *comm, size_t bytes, int alg) {
     bool across = (TU_ALG_DEVICE_HIERARCHICAL == alg);
 
-    if (device_driven(alg) &&
-        ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) ||
-         (across != tu_multi_node(&st->config, comm->size)) ||
-         (across && !tu_uniform_nodes(&st->config, comm->size)) ||
-         ((TU_ALG_DEVICE_ONE_SHOT == alg) && (bytes > 256 * 1024)))) {
+    if (device_driven(alg) && ((TU_MEM_DEVICE != st->mem) || (comm->size < 2) ||
+                               (across != tu_multi_node(&st->config, comm->size)) ||
+                               (across && !tu_uniform_nodes(&st->config, comm->size)) ||
+                               ((TU_ALG_DEVICE_ONE_SHOT == alg) && (bytes > 256 * 1024)))) {
         return TU_ALG_STAGED;
     }
     return alg;
