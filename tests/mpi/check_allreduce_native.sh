@@ -251,7 +251,7 @@ check_same_digest "6 ranks, 3 per node: device_hierarchical integers = hierarchi
 check_run "4 ranks, 2 per node, device_hierarchical, 16 MiB" 4 \
     "$EMU $DEVH coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_allreduce_native $BIG
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "device_hierarchical taken across nodes" \
-    "MPI_Allreduce on MPI_COMM_WORLD: 4194304 x 4 bytes, device memory: device_hierarchical" \
+    "MPI_Allreduce on .*: 4194304 x 4 bytes, device memory: device_hierarchical" \
     "staged \(team: device_hierarchical spans nodes"
 # 16 MiB messages: many chunks, the network step pipelined against the node's
 check_run "4 ranks, 2 per node, 16 MiB" 4 "$EMU coll_gpu_ranks_per_node=2" test_allreduce_native $BIG
