@@ -65,8 +65,11 @@ void coll_gpu_native_retire(coll_gpu_native_t *native, coll_gpu_team_t *team) {
     /* Every call's agreement step already told this rank that no peer reads its scratch any
      * more; what a peer may still do is map this rank's memory and signal it (its own retiring
      * announcement): announcing one step more, and waiting for everyone's, lets the team go
-     * once no peer will touch it (on every node). */
-    if ((native->step > 0) && !native->broken) {
+     * once no peer will touch it (on every node).  Across nodes after device-driven calls too:
+     * their proxies' puts and signals went over UCX (test_threads, dup and free in a loop:
+     * without it a peer's endpoint failed). */
+    if (((native->step > 0) || ((native->kernel_calls > 0) && (team->nnodes > 1))) &&
+        !native->broken) {
         uint64_t last = ++native->step;
         if (CGT_OK == coll_gpu_native_signal_all(native, last, COLL_GPU_PHASE_READY)) {
             native->retire_value = COLL_GPU_NATIVE_SIGNAL_VALUE(last, COLL_GPU_PHASE_READY);

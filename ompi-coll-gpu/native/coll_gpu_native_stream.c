@@ -221,6 +221,11 @@ static bool coll_gpu_stream_enqueue_threaded(coll_gpu_stream_ctx_t *ctx, const v
     if (OMPI_SUCCESS != *rc_p) {
         return true;
     }
+    if (coll_gpu_kernel_row(call.alg)) {
+        /* its kernel would queue on the stream behind the wait for its own release (forced
+         * device_hierarchical): the call is made after the stream's work, as a blocking one */
+        return false;
+    }
     call.sbuf = in_place ? rbuf : sbuf;
     call.rbuf = rbuf;
     call.count = (size_t)count;
