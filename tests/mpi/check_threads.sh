@@ -64,6 +64,13 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     check_run "2 nodes of 2 (ucx), host buffers, alltoall hierarchical" 4 \
         "$EMU coll_gpu_host_buffers=1 coll_gpu_ranks_per_node=2 coll_gpu_alltoall_algorithm=hierarchical" \
         test_threads --kinds=host --expect-native $(iters 60)
+    # 2 nodes of 2: allreduce device_hierarchical (one kernel per call, its proxy on each
+    # communicator's thread, beside the other thread's calls), duplicates freed every 10 calls
+    # (a free without the announcement across nodes failed a peer's UCX endpoint)
+    # shellcheck disable=SC2046
+    check_run "2 nodes of 2 (ucx), device buffers, allreduce device_hierarchical" 4 \
+        "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+        test_threads --expect-native $(iters 200)
     # 4 nodes of one: allreduce hierarchical_rabenseifner in 1 KiB chunks (its pipelined steps),
     # two threads per rank on their own communicators
     # shellcheck disable=SC2046
