@@ -281,10 +281,6 @@ accel_status_t accel_set_error(const char *call, const char *error_name, int cod
     return ACCEL_ERR_DEVICE;
 }
 
-int accel_node_nnodes(const accel_node_plan_t *plan, accel_node_kind_t kind) {
-    return (kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL) ? plan->nnodes : 1;
-}
-
 bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call) {
     bool across;
     size_t size;

@@ -269,6 +269,14 @@ typedef struct {
     char *stage;
 } accel_node_plan_t;
 
+/* The nodes a call of kind spans on plan (1 but for ACCEL_NODE_ALLREDUCE_HIERARCHICAL), and
+ * the proxy words at the start of a plan's stage. */
+static inline ACCEL_HD int accel_node_nnodes(const accel_node_plan_t *plan,
+                                             accel_node_kind_t kind) {
+    return (kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL) ? plan->nnodes : 1;
+}
+static inline ACCEL_HD uint32_t *accel_node_proxy(char *stage) { return (uint32_t *)(void *)stage; }
+
 /* 32-bit words of an area's flags and counters (per lane: ready, reduced and done of every
  * rank, then the lanes' counters); a constant expression for a constant nranks. */
 #define ACCEL_NODE_FLAG_WORDS(nranks) ((3 * (size_t)(nranks) + 1) * ACCEL_NODE_LANES)

@@ -2040,7 +2040,6 @@ static accel_status_t accel_emu_node_collective(const accel_node_plan_t *plan,
                                accel_node_stage_bytes(plan->half, plan->nranks, plan->nnodes),
                                &view);
         work.u.node.args.stage = view;
-        work.u.node.args.proxy = (uint32_t *)(void *)view;
     }
     if (ok && data) {
         ok = accel_emu_resolve(hdr, (uintptr_t)c->src, src_len, &view);

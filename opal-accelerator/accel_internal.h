@@ -76,8 +76,7 @@ typedef struct {
     int kind; /* accel_node_kind_t */
     int root;
     int nnodes, node; /* the plan's */
-    char *stage;      /* the plan's (NULL on one node), its proxy words */
-    uint32_t *proxy;
+    char *stage;      /* the plan's (NULL on one node) */
 } accel_node_args_t;
 
 /* Whether a node_collective call (accel.h) is one a backend can queue: plan and call given, 2 to
@@ -86,9 +85,6 @@ typedef struct {
  * call with data within a half, a dst where a call with data writes one.  The op, and whether
  * the backend can fold it, are the backend's to check (the reducing kinds with data). */
 ACCEL_API bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call);
-
-/* The nodes a call of kind spans on plan (1 but for ACCEL_NODE_ALLREDUCE_HIERARCHICAL). */
-ACCEL_API int accel_node_nnodes(const accel_node_plan_t *plan, accel_node_kind_t kind);
 
 /* A node allreduce launch run on the host (accel_node_host.c): the kernels of
  * accel_node_kernels.h, block after block; false when a fold failed. */

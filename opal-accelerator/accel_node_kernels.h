@@ -239,8 +239,8 @@ AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM
         ak_sync();
         if (AK_THREAD == 0) {
             ak_fence();
-            ak_store_release(&a->proxy[l], s);
-            ak_wait(&a->proxy[ACCEL_NODE_LANES + l], s);
+            ak_store_release(&accel_node_proxy(a->stage)[l], s);
+            ak_wait(&accel_node_proxy(a->stage)[ACCEL_NODE_LANES + l], s);
         }
         ak_sync();
         if (data && (len > 0)) {

@@ -353,7 +353,7 @@ int coll_gpu_native_launch(coll_gpu_args_t *a, coll_gpu_native_call_t *call,
          * part as in any other */
         coll_gpu_native_async_drain(a->module);
     }
-    rc = ((NULL == a->request) && coll_gpu_kernel_row(call->alg) && coll_gpu_kernel_proxied(call))
+    rc = ((NULL == a->request) && coll_gpu_kernel_proxied(call))
              ? coll_gpu_native_async_run(a->module, a->comm, call)
              : coll_gpu_native_run_now(a->comm, call);
     if (NULL != recv) {

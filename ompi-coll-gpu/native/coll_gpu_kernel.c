@@ -50,10 +50,11 @@ static int coll_gpu_kernel_peer_failed(const coll_gpu_team_t *team, uint64_t c, 
     return -1;
 }
 
-/* The row's node collective for call, on call->stream (with_data false: the same kernel without
- * data, which a rank that cannot run the call queues so that its peers' kernels finish).  The
- * kinds that only move data take the call's elements as bytes. */
-static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call, bool with_data) {
+/* The row's node collective for call (with_data false: the same kernel without data, which a
+ * rank that cannot run the call queues so that its peers' kernels finish).  The kinds that
+ * only move data take the call's elements as bytes. */
+static accel_node_call_t coll_gpu_kernel_node_call(const coll_gpu_native_call_t *call,
+                                                   bool with_data) {
     accel_node_kind_t kind = call->alg->node_kind;
     accel_node_call_t node = {
         kind, with_data ? call->sbuf : NULL, NULL, call->count, call->dtype, call->op, call->root};
@@ -70,6 +71,13 @@ static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call,
         node.dtype = ACCEL_DT_UINT8;
         node.count = call->count * call->esize;
     }
+    return node;
+}
+
+/* The call's kernel on call->stream. */
+static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call, bool with_data) {
+    accel_node_call_t node = coll_gpu_kernel_node_call(call, with_data);
+
     return mca_coll_gpu_component.accel->node_collective(&call->native->kernel_plan, &node,
                                                          call->stream);
 }
@@ -77,15 +85,10 @@ static accel_status_t coll_gpu_kernel_launch(const coll_gpu_native_call_t *call,
 /* The steps of call's kernel, with data or without: every lane's counter advances by them. */
 static size_t coll_gpu_kernel_steps(const coll_gpu_native_call_t *call) {
     const accel_node_plan_t *plan = &call->native->kernel_plan;
-    accel_node_kind_t kind = call->alg->node_kind;
-    size_t count = call->count, size = call->esize;
+    accel_node_call_t node = coll_gpu_kernel_node_call(call, false);
 
-    if (!accel_node_reduces(kind)) {
-        count *= size;
-        size = 1;
-    }
-    return accel_node_steps(kind, count, size, plan->half, plan->nranks,
-                            (ACCEL_NODE_ALLREDUCE_HIERARCHICAL == kind) ? plan->nnodes : 1);
+    return accel_node_steps(node.kind, node.count, accel_dtype_size(node.dtype), plan->half,
+                            plan->nranks, accel_node_nnodes(plan, node.kind));
 }
 
 /* The proxy's signal slot at a peer for lane l of node j (the sender's). */
@@ -147,7 +150,7 @@ static cgt_status_t coll_gpu_kernel_proxy_came(const coll_gpu_team_t *team, uint
 
 void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started) {
     const coll_gpu_team_t *team = call->native->team;
-    uint32_t *words = (uint32_t *)(void *)call->native->kernel_plan.stage; /* (accel.h) */
+    uint32_t *words = accel_node_proxy(call->native->kernel_plan.stage);
     size_t next[ACCEL_NODE_LANES] = {0};
     bool sent[ACCEL_NODE_LANES] = {false};
     uint64_t came_from[ACCEL_NODE_LANES] = {0};

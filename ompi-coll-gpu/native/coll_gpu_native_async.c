@@ -182,8 +182,7 @@ static void coll_gpu_async_push(coll_gpu_async_t *async, coll_gpu_async_job_t *j
  * collectives: every rank launches its calls in the same order), then an event on its stream
  * (event NULL: one of the job's own), which MPI_Test and MPI_Wait query
  * (coll_gpu_native_async_done).  Across nodes its proxy goes to the communicator's thread
- * (which the team's transport then expects: coll_gpu_team.c, thread_multiple), or runs here
- * where it cannot. */
+ * where the team's transport locks for it (coll_gpu_team_threads), or runs here. */
 static void coll_gpu_async_kernel(mca_coll_gpu_module_t *module, coll_gpu_async_job_t *job,
                                   accel_event_h event) {
     const accel_ops_t *accel = mca_coll_gpu_component.accel;
@@ -196,9 +195,7 @@ static void coll_gpu_async_kernel(mca_coll_gpu_module_t *module, coll_gpu_async_
     }
     coll_gpu_kernel_start(&job->call, job->event, &job->started);
     job->proxied = coll_gpu_kernel_proxied(&job->call);
-    if (job->proxied &&
-        !((mca_coll_gpu_component.native_nonblocking || mca_coll_gpu_component.thread_multiple) &&
-          coll_gpu_async_enqueue(module, job))) {
+    if (job->proxied && !(coll_gpu_team_threads() && coll_gpu_async_enqueue(module, job))) {
         coll_gpu_kernel_proxy(&job->call, &job->started);
         job->proxy_done = 1;
     }

@@ -157,13 +157,13 @@ static int coll_gpu_native_kernel_stage(struct ompi_communicator_t *comm, coll_g
                                           (size_t)theirs_len, &native->kernel_stage_peers[j])));
         }
     } else {
-        /* the peers' exchange still needs this rank's part: a buffer of one */
+        /* no room for the handles: the exchange still takes this rank's part, an empty one
+         * (no memory for that either: the agreement after it fails every rank) */
         char none[sizeof(uint64_t) + CGT_PACKED_MAX] = {0};
         char *all = calloc((size_t)team->size, sizeof(none));
 
-        if ((NULL == all) ||
-            (OMPI_SUCCESS != coll_gpu_setup_allgather(comm, none, all, sizeof(none)))) {
-            /* (no memory for the exchange: the agreement after it fails every rank) */
+        if (NULL != all) {
+            (void)coll_gpu_setup_allgather(comm, none, all, sizeof(none));
         }
         free(all);
         ok = 0;

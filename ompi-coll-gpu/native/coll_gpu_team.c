@@ -346,10 +346,7 @@ int coll_gpu_team_get(mca_coll_gpu_module_t *module, struct ompi_communicator_t 
     params.num_signals = COLL_GPU_TEAM_NUM_SLOTS(team->size, team->nnodes);
     params.log = coll_gpu_team_log;
     params.verbose = c->verbose;
-    /* cgt_team_progress may run on another thread than the team's collective: under
-     * MPI_THREAD_MULTIPLE, and with native nonblocking calls, which a communicator's thread
-     * runs while opal_progress progresses every team from the application's */
-    params.thread_multiple = c->thread_multiple || c->native_nonblocking;
+    params.thread_multiple = coll_gpu_team_threads();
     /* Open MPI's runtime knows the whole host (emulated nodes share it): it asks idle
      * processes to yield when the host holds more of them than cores */
     params.oversubscribed = opal_progress_yield_when_idle;

@@ -166,6 +166,13 @@ void coll_gpu_team_retire(coll_gpu_team_t *team, bool (*test)(void *arg),
                           void (*release)(void *arg), void *arg);
 /* Component close (MPI_Finalize, which every rank reaches): waits for the retired teams. */
 void coll_gpu_teams_drain(void);
+/* Whether a team's transport may be called from more than one thread, so that it locks: under
+ * MPI_THREAD_MULTIPLE, and with native nonblocking calls (a communicator's thread runs them,
+ * and device-driven calls' proxies, while opal_progress progresses every team from the
+ * application's). */
+static inline bool coll_gpu_team_threads(void) {
+    return mca_coll_gpu_component.thread_multiple || mca_coll_gpu_component.native_nonblocking;
+}
 /* Marks the calling thread as a communicator's thread (coll_gpu_native_async.c), which never
  * calls into Open MPI: the transport's waits on it call nothing while they wait. */
 void coll_gpu_team_thread_skips_progress(void);

@@ -294,7 +294,6 @@ extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *pl
     args.nnodes = accel_node_nnodes(plan, call->kind);
     args.node = (args.nnodes > 1) ? plan->node : 0;
     args.stage = (args.nnodes > 1) ? plan->stage : NULL; /* pinned host memory: one address */
-    args.proxy = (uint32_t *)(void *)args.stage;
 
     /* the runtime launches in the current context: the backend's, as for its copies */
     status = accel_cuda_ctx_ensure();
