@@ -130,9 +130,9 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
  * then two per rank (one per parity of the call's number) where that rank reports a
  * device-driven call it could not launch: the call's number and its error class
  * (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(team size) + parity x team size + rank; coll_gpu_kernel.c),
- * then across nodes one per node and kernel lane where that node's rank of this rank's index
- * says how far its proxy put its shares here (COLL_GPU_TEAM_SLOT_PROXY0(team size) + node x
- * ACCEL_NODE_LANES + lane; coll_gpu_kernel.c).
+ * then across up to ACCEL_NODE_MAX_NODES nodes (device_hierarchical's reach) one per node and
+ * kernel lane where that node's rank of this rank's index says how far its proxy put its shares
+ * here (COLL_GPU_TEAM_SLOT_PROXY0(team size) + node x ACCEL_NODE_LANES + lane; coll_gpu_kernel.c).
  */
 #define COLL_GPU_TEAM_SLOT_CHECK 0
 #define COLL_GPU_TEAM_SLOT_PEER0 1
@@ -143,7 +143,9 @@ static inline size_t coll_gpu_team_remote_share(const coll_gpu_team_t *team) {
 #define COLL_GPU_TEAM_SLOT_PROXY0(size)                                                            \
     (COLL_GPU_TEAM_SLOT_KERNEL_FAILED0(size) + 2 * (unsigned)(size))
 #define COLL_GPU_TEAM_NUM_SLOTS(size, nnodes)                                                      \
-    (COLL_GPU_TEAM_SLOT_PROXY0(size) + (((nnodes) > 1) ? (unsigned)(nnodes)*ACCEL_NODE_LANES : 0))
+    (COLL_GPU_TEAM_SLOT_PROXY0(size) + ((((nnodes) > 1) && ((nnodes) <= ACCEL_NODE_MAX_NODES))     \
+                                            ? (unsigned)(nnodes)*ACCEL_NODE_LANES                  \
+                                            : 0))
 
 /*
  * The communicator's team, created now if it does not exist.  Collective on
