@@ -39,5 +39,8 @@ check_run "4 ranks on 2 emulated nodes, setup at the first nonblocking call, hos
 # the device-driven rows' area failing on one rank: every rank takes one path, right
 check_run "3 ranks, the device rows' area" 3 "$EMU coll_gpu_allreduce_algorithm=device_two_shot" \
     test_alloc_faults --area
+check_run "4 ranks on 2 emulated nodes, device_hierarchical's area and stage" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+    test_alloc_faults --area
 
 check_finish

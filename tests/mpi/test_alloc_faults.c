@@ -21,7 +21,8 @@
  *     and an MPI_Ibarrier behind it, completed before it: right, whichever path it takes;
  *   - area: with --area (a device-driven row forced), the first device allocation (or IPC
  *     export) after the communicator's native context exists, the rows' area, made by the
- *     first call that runs one of them.
+ *     first call that runs one of them; across nodes the first pinned allocation too, the
+ *     area's stage (device_hierarchical).
  * Outcome of the faulted call, checked on every rank: either every rank succeeded with the
  * right data (a fallback every rank took), or every rank returned an error of the same class
  * (an error reaches every rank of the call: none may return a result the fault made undefined
@@ -272,6 +273,10 @@ int main(int argc, char **argv) {
                  ACCEL_EMULATED_FAULT_DEVICE_ALLOC, false);
         run_case("the device-driven rows' area's IPC export (allreduce)", CALL_ALLREDUCE,
                  ACCEL_EMULATED_FAULT_IPC_EXPORT, false);
+        /* across nodes (device_hierarchical) the area's stage, pinned host memory; on one node
+         * the fault fires at no allocation of the call, which must succeed */
+        run_case("the device-driven rows' stage across nodes (allreduce)", CALL_ALLREDUCE,
+                 ACCEL_EMULATED_FAULT_PINNED_ALLOC, false);
     } else if (staged) {
         run_case("the staging stream (allreduce)", CALL_ALLREDUCE,
                  ACCEL_EMULATED_FAULT_STREAM_CREATE, false);
