@@ -283,7 +283,7 @@ accel_status_t accel_set_error(const char *call, const char *error_name, int cod
 
 bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call) {
     bool across;
-    size_t size;
+    size_t size, per;
 
     if ((plan == NULL) || (call == NULL)) {
         return false;
@@ -299,11 +299,15 @@ bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_
         return false;
     }
     size = accel_dtype_size(call->dtype);
-    return (accel_node_per_step(call->kind, size, plan->half, plan->nranks,
-                                accel_node_nnodes(plan, call->kind)) > 0) &&
-           (call->count <= SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) &&
+    per = accel_node_per_step(call->kind, size, plan->half, plan->nranks,
+                              accel_node_nnodes(plan, call->kind));
+    /* across nodes, every rank's part of a lane's step in the lane's window (so by construction) */
+    return (per > 0) && (call->count <= SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) &&
+           !(across &&
+             ((size_t)plan->nranks * accel_node_window(plan->half, plan->nranks, plan->nnodes) >
+              accel_node_lane_window(plan->half))) &&
            !((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
-             (call->count > plan->half / size)) &&
+             (call->count > per)) &&
            !((call->src != NULL) && (call->count > 0) && (call->dst == NULL) &&
              accel_node_writes_dst(call->kind, plan->rank, call->root));
 }

@@ -164,35 +164,38 @@ typedef struct {
  *   two halves of `half` bytes: step s's data goes to half (s & 1)
  *
  * A call is one or more steps; each step's data is cut into lanes (contiguous slices, one block
- * each, how many a function of the call's algorithm and size alone: accel_node_lanes).  Step s
- * of lane l, in the rank's own area ("mine") and its peers' ("theirs"):
+ * each, how many a function of the call alone: accel_node_lanes), and lane l's slice lies in the
+ * l-th window of a half (accel_node_lane_window) whatever the call.  Step s of lane l, in the
+ * rank's own area ("mine") and its peers' ("theirs"):
  *
  *   s = ++counter[l]                            kept in device memory: graph replays count too
- *   copy my slice of the step's input into my half (s & 1)
+ *   copy my slice of the step's input into my lane's window of half (s & 1)
  *   write theirs.ready[l][me] = s; wait mine.ready[l][p] >= s, every peer
- *   one-shot: dst slice = half_0 op ... op half_{n-1}, in rank order (reduce()'s bits)
+ *   one-shot: dst slice = window_0 op ... op window_{n-1}, in rank order (reduce()'s bits)
  *   two-shot: my part of the slice (accel_node_slice of the slice among the ranks) =
- *     half_0 op ... op half_{n-1}, in rank order, into my half; write theirs.reduced[l][me] = s,
- *     wait mine.reduced[l][p] >= s; copy every rank's reduced part from its half into dst
- *   reduce-scatter: (the half holds the step's slice of every rank's block) this rank's
+ *     window_0 op ... op window_{n-1}, in rank order, into my window; write
+ *     theirs.reduced[l][me] = s, wait mine.reduced[l][p] >= s; copy every rank's reduced part
+ *     from its window into dst
+ *   reduce-scatter: (the window holds the step's slice of every rank's block) this rank's
  *     block's slice = the fold of every rank's copy of it, into dst
- *   allgather: every rank's slice copied from its half into its block of dst
- *   bcast: (only the root's input goes into its half) the others copy it into dst
- *   reduce: the root folds every rank's half into dst
+ *   allgather: every rank's slice copied from its window into its block of dst
+ *   bcast: (only the root's input goes into its window) the others copy it into dst
+ *   reduce: the root folds every rank's window into dst
  *   write theirs.done[l][me] = s, every peer
  *
- * A one-shot call is one step of at most `half` bytes; the other kinds take
+ * A one-shot call is one step of at most accel_node_per_step() elements; the other kinds take
  * accel_node_steps() steps of accel_node_per_step() elements (the last one shorter) in every
- * one of ACCEL_NODE_LANES lanes.  Every
- * step advances every lane's counter and writes every lane's flags, those of the lanes it does
- * not use too, so that all the counters hold the step's number: consecutive steps use
- * different halves however their calls cut them into lanes.  So no rank overwrites a half a
- * peer still reads: a peer's ready of step s - 1, which this rank waited for before it started
- * step s, comes after that peer's whole step s - 2 (the same parity); with a counter per lane
- * that advanced only with the lane's use, a step's lane could share the parity of another
- * lane of the step before, and cover its slice (test_accel_node's mixed lanes).  The done
- * flags are for the end: once mine.done[l][p] reaches counter[l] for every lane and peer, no
- * peer touches this rank's area any more (it may be freed).
+ * one of ACCEL_NODE_LANES lanes.  Every step advances every lane's counter and writes every
+ * lane's flags, those of the lanes it does not use too, so that all the counters hold the
+ * step's number: consecutive steps use different halves however their calls cut them into
+ * lanes.  So no rank overwrites a window a peer still reads: only lane l reads lane l's windows,
+ * and a peer's ready of lane l's step s - 1, which this rank waited for before it started step
+ * s, comes after that peer's lane l's whole step s - 2 (the same parity).  Blocks run apart (a
+ * lane may be steps ahead of another), so a lane's slices must stay in its own window: a slice
+ * cut by another call, or by a shorter last step, would otherwise reach into another lane's
+ * window while a peer's lane still reads it (test_accel_node's "apart" case).  The done flags
+ * are for the end: once mine.done[l][p] reaches counter[l] for every lane and peer, no peer
+ * touches this rank's area any more (it may be freed).
  *
  * Waits compare as sequence numbers (they wrap).  src and dst are device memory (dst may be
  * src); nothing else is touched.  src == NULL queues a call without data (the flags written,
@@ -241,8 +244,8 @@ static inline ACCEL_HD bool accel_node_reduces(accel_node_kind_t kind) {
 
 /*
  * Across nodes (ACCEL_NODE_ALLREDUCE_HIERARCHICAL): the plan's ranks are this node's, and the
- * ranks of the same index on the other nodes hold the same parts.  A half is cut in windows
- * (accel_node_window), one per lane for every rank's part: a step is nranks parts of
+ * ranks of the same index on the other nodes hold the same parts.  A lane's window of a half is
+ * cut in windows (accel_node_window), one for every rank's part: a step is nranks parts of
  * ACCEL_NODE_LANES shares, a share a window's worth of elements, so that a lane's bytes lie in
  * its own windows whatever the call (the lanes run apart).  The plan's stage, pinned host
  * memory the device and the host's proxy both reach (and the other nodes' proxies put into):
@@ -288,27 +291,35 @@ static inline ACCEL_HD size_t accel_node_head_bytes(int nranks) {
     return (flags + 255) / 256 * 256;
 }
 
-/* Lanes (blocks) of a call of bytes bytes (1 to ACCEL_NODE_LANES): the one-shot by its size,
- * the kinds that step all of them. */
-static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t bytes) {
-    size_t lanes = bytes / ACCEL_NODE_LANE_MIN_BYTES;
+/* Bytes of a lane's window in a half: lane l's slice of a step, whatever the call and its kind,
+ * lies in the l-th window from the half's start (a multiple of 16 bytes: whole elements of any
+ * type), so that lanes running apart never write where another lane of a peer still reads. */
+static inline ACCEL_HD size_t accel_node_lane_window(size_t half) {
+    return half / ACCEL_NODE_LANES / 16 * 16;
+}
+
+/* Lanes (blocks) of a call of count elements of size bytes (1 to ACCEL_NODE_LANES): the kinds
+ * that step all of them; the one-shot by its size, and enough that each lane's slice fits its
+ * window. */
+static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t count, size_t size,
+                                            size_t half) {
+    size_t lanes = count * size / ACCEL_NODE_LANE_MIN_BYTES;
+    size_t per_lane = accel_node_lane_window(half) / size;
 
     if (kind != ACCEL_NODE_ALLREDUCE_ONE_SHOT) {
         return ACCEL_NODE_LANES;
     }
+    if ((per_lane > 0) && (lanes < (count + per_lane - 1) / per_lane)) {
+        lanes = (count + per_lane - 1) / per_lane;
+    }
     return (lanes < 1) ? 1 : (lanes > ACCEL_NODE_LANES) ? ACCEL_NODE_LANES : (int)lanes;
 }
 
-/* Across nodes: bytes of a window, a lane's share of one part, aligned to 256 bytes: a half
- * holds one per lane for every rank's part, and a parity of the stage's slots as many per node
- * (within a half in all). */
+/* Across nodes: bytes of a window, a lane's share of one part, aligned to 256 bytes: a lane's
+ * window of a half holds one for every rank's part, and a parity of the stage's slots as many per
+ * node (within a half in all). */
 static inline ACCEL_HD size_t accel_node_window(size_t half, int nranks, int nnodes) {
     return half / (((size_t)nranks + (size_t)nnodes) * ACCEL_NODE_LANES) / 256 * 256;
-}
-/* Bytes from a half's start to part k's window of lane l (the same in a parity of slots, node
- * k's). */
-static inline ACCEL_HD size_t accel_node_window_off(size_t window, int k, int l) {
-    return ((size_t)k * ACCEL_NODE_LANES + (size_t)l) * window;
 }
 /* The stage: its bytes, and from its start to node j's slot window of lane l for step s. */
 #define ACCEL_NODE_STAGE_HEAD 256
@@ -318,8 +329,9 @@ static inline ACCEL_HD size_t accel_node_stage_bytes(size_t half, int nranks, in
 }
 static inline ACCEL_HD size_t accel_node_stage_off(size_t window, int nnodes, uint32_t s, int j,
                                                    int l) {
-    return ACCEL_NODE_STAGE_HEAD + (size_t)(s & 1) * (size_t)nnodes * ACCEL_NODE_LANES * window +
-           accel_node_window_off(window, j, l);
+    return ACCEL_NODE_STAGE_HEAD + ((size_t)(s & 1) * (size_t)nnodes * ACCEL_NODE_LANES +
+                                    (size_t)j * ACCEL_NODE_LANES + (size_t)l) *
+                                       window;
 }
 /* Across nodes: the elements [*at_p, + *len_p) of a step of n that lane l's share of part p
  * holds (per_lane: the elements of a window). */
@@ -331,14 +343,18 @@ static inline ACCEL_HD void accel_node_share(size_t n, size_t per_lane, int p, i
     *len_p = (n <= at) ? 0 : (n - at < per_lane) ? n - at : per_lane;
 }
 
-/* Elements of count a step takes: a half holds them (reduce-scatter: one rank's block's of
- * them for every rank; across nodes: a window's worth per lane and rank). */
+/* Elements of count a step takes (a one-shot call: at most): every lane's slice of them fits its
+ * window (reduce-scatter: the slice of every rank's block; across nodes: a window's worth per lane
+ * and rank). */
 static inline ACCEL_HD size_t accel_node_per_step(accel_node_kind_t kind, size_t size, size_t half,
                                                   int nranks, int nnodes) {
+    size_t per_lane = accel_node_lane_window(half) / size;
+
     if (kind == ACCEL_NODE_ALLREDUCE_HIERARCHICAL) {
         return accel_node_window(half, nranks, nnodes) / size * (size_t)nranks * ACCEL_NODE_LANES;
     }
-    return (kind == ACCEL_NODE_REDUCE_SCATTER) ? half / size / (size_t)nranks : half / size;
+    return ((kind == ACCEL_NODE_REDUCE_SCATTER) ? per_lane / (size_t)nranks : per_lane) *
+           ACCEL_NODE_LANES;
 }
 
 /* Steps of a call of count elements of size bytes (at least 1: a call of nothing still meets
@@ -377,9 +393,6 @@ static inline ACCEL_HD uint32_t *accel_node_done(char *area, int nranks, int l, 
 }
 static inline ACCEL_HD uint32_t *accel_node_counter(char *area, int nranks, int l) {
     return (uint32_t *)(void *)area + (size_t)ACCEL_NODE_LANES * 3 * (size_t)nranks + (size_t)l;
-}
-static inline ACCEL_HD char *accel_node_half(char *area, int nranks, size_t half, uint32_t s) {
-    return area + accel_node_head_bytes(nranks) + (s & 1) * half;
 }
 
 /* Operations of one backend. */

@@ -1040,6 +1040,9 @@ static bool accel_emu_sync_mode;
  * reduction and write (0: none), to widen the window in which a missing
  * synchronization reads stale data. */
 static unsigned accel_emu_delay_us;
+/* Whether a node collective's blocks run apart (accel_node_run_host): ACCEL_EMULATED_LANES=apart.
+ */
+static bool accel_emu_lanes_apart;
 
 /* This copy's default stream (NULL); reset in a forked child. */
 static struct accel_stream accel_emu_default_stream;
@@ -1214,7 +1217,9 @@ static bool accel_emu_op_run(accel_stream_h stream, accel_emu_op_t *op) {
         if (failed) {
             op->u.node.args.src = NULL; /* the flags only: the peers go on */
         }
-        return accel_node_run_host(&op->u.node.args, op->u.node.dtype, op->u.node.op) && !failed;
+        return accel_node_run_host(&op->u.node.args, op->u.node.dtype, op->u.node.op,
+                                   accel_emu_lanes_apart) &&
+               !failed;
     case ACCEL_EMU_OP_HOST_FUNC:
         /* what the stream wrote before is visible to fn, what fn writes to the work after */
         atomic_thread_fence(memory_order_seq_cst);
@@ -2516,7 +2521,7 @@ static const accel_ops_t accel_emu_ops = {
 };
 
 accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reason_p) {
-    const char *sync_env, *delay_env, *bus_env;
+    const char *sync_env, *delay_env, *bus_env, *lanes_env;
     accel_emu_header_t *hdr;
     accel_status_t status;
 
@@ -2538,14 +2543,17 @@ accel_status_t accel_emulated_open(const accel_ops_t **ops_p, const char **reaso
         (sync_env != NULL) && (sync_env[0] != '\0') && (strcmp(sync_env, "0") != 0);
     delay_env = getenv("ACCEL_EMULATED_DELAY_US");
     accel_emu_delay_us = (delay_env != NULL) ? (unsigned)strtoul(delay_env, NULL, 10) : 0;
+    lanes_env = getenv("ACCEL_EMULATED_LANES");
+    accel_emu_lanes_apart = (lanes_env != NULL) && (strcmp(lanes_env, "apart") == 0);
     /* where the emulated GPU sits on the PCI bus: a real device's address puts it in hwloc's
      * topology (the NIC choice's tests) */
     bus_env = getenv("ACCEL_EMULATED_PCI_BUS_ID");
     snprintf(accel_emu_bus_id, sizeof(accel_emu_bus_id), "%s",
              ((bus_env != NULL) && (bus_env[0] != '\0')) ? bus_env : "0000:00:00.0");
-    accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s, delayed %u us",
+    accel_log(ACCEL_LOG_DEBUG, "emulated: stream work runs %s, delayed %u us%s",
               accel_emu_sync_mode ? "in the caller (ACCEL_EMULATED_SYNC)" : "asynchronously",
-              accel_emu_delay_us);
+              accel_emu_delay_us,
+              accel_emu_lanes_apart ? ", a node collective's blocks apart" : "");
     *ops_p = &accel_emu_ops;
     return ACCEL_OK;
 }

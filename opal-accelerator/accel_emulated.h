@@ -24,7 +24,10 @@
  * order; see accel_emulated.c): what a stream writes is there only after a
  * stream_synchronize or a completed event, as on a GPU.  ACCEL_EMULATED_SYNC=1
  * in the environment, read when the backend opens, runs every operation in
- * the caller before it returns instead (debugging).
+ * the caller before it returns instead (debugging).  ACCEL_EMULATED_LANES=apart
+ * runs a node collective's blocks on threads of their own, the lower half of
+ * them pausing before each read of a peer's data, so that blocks run steps
+ * apart as a GPU may schedule them (by default they run one after another).
  */
 #ifndef ACCEL_EMULATED_H
 #define ACCEL_EMULATED_H

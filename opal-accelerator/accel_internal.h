@@ -86,10 +86,12 @@ typedef struct {
  * the backend can fold it, are the backend's to check (the reducing kinds with data). */
 ACCEL_API bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_t *call);
 
-/* A node allreduce launch run on the host (accel_node_host.c): the kernels of
- * accel_node_kernels.h, block after block; false when a fold failed. */
+/* A node collective's launch run on the host (accel_node_host.c): the kernels of
+ * accel_node_kernels.h, block after block; apart: each block on a thread of its own, the lower
+ * half of them slow (a pause before each read of what a peer wrote), as a GPU may schedule them
+ * (ACCEL_EMULATED_LANES=apart); false when a fold failed. */
 ACCEL_API bool accel_node_run_host(const accel_node_args_t *args, accel_dtype_t dtype,
-                                   accel_op_t op);
+                                   accel_op_t op, bool apart);
 
 #ifdef __cplusplus
 }

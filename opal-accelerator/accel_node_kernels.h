@@ -75,118 +75,100 @@ AK_FN void ak_node_leave(const accel_node_args_t *a, int l, int lanes, uint32_t 
     ak_node_tell(a, l, lanes, ACCEL_NODE_DONE, s);
 }
 
-/* Bytes from an area's start to the half of step s. */
-AK_FN size_t ak_node_half_off(const accel_node_args_t *a, uint32_t s) {
-    return accel_node_head_bytes(a->nranks) + (size_t)(s & 1) * a->half;
+/* Bytes from an area's start to lane l's window in the half of step s. */
+AK_FN size_t ak_node_lane_off(const accel_node_args_t *a, uint32_t s, int l) {
+    return accel_node_head_bytes(a->nranks) + (size_t)(s & 1) * a->half +
+           (size_t)l * accel_node_lane_window(a->half);
 }
 
-/* One-shot, lane l of lanes: the lane's slice into this rank's half, ready, the fold of every
- * rank's half of the slice into dst, done. */
+/* One-shot, lane l of lanes: the lane's slice into its window of this rank's half, ready, the
+ * fold of every rank's window into dst, done. */
 AK_TEMPLATE
 AK_FN void ak_node_one_shot(const accel_node_args_t *a, int l, int lanes, AK_FOLD_PARAM fold) {
     const uint32_t s = ak_node_enter(a, l, lanes);
-    const size_t off = ak_node_half_off(a, s), size = a->size;
+    const size_t off = ak_node_lane_off(a, s, l), size = a->size;
     size_t lo, hi;
 
     accel_node_slice(a->count, lanes, l, &lo, &hi);
     if (a->src != NULL) {
-        ak_copy(a->areas[a->rank] + off + lo * size, a->src + lo * size, (hi - lo) * size, false);
+        ak_copy(a->areas[a->rank] + off, a->src + lo * size, (hi - lo) * size, false);
     }
     ak_node_exchange(a, l, lanes, ACCEL_NODE_READY, s);
     if ((a->src != NULL) && (hi > lo)) {
-        AK_FOLD(fold, a->dst + lo * size, a->areas, a->nranks, off + lo * size, hi - lo);
+        AK_FOLD(fold, a->dst + lo * size, a->areas, a->nranks, off, hi - lo);
     }
     ak_node_leave(a, l, lanes, s);
 }
 
-/* Two-shot, lane l (of ACCEL_NODE_LANES), step after step of `half` bytes: the lane's slice of
- * the step into this rank's half, ready; this rank's part of the slice folded from every rank's
- * half into its own, reduced; every rank's part copied from its half into dst, done.  A part is
- * folded by one rank and read by all: each element is combined once, in rank order. */
-AK_TEMPLATE
-AK_FN void ak_node_two_shot(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
-    const size_t size = a->size, per = a->half / size;
-    const size_t steps =
-        accel_node_steps(ACCEL_NODE_ALLREDUCE_TWO_SHOT, a->count, size, a->half, a->nranks, 1);
-    char *const mine = a->areas[a->rank];
-
-    for (size_t k = 0; k < steps; ++k) {
-        const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
-        const size_t off = ak_node_half_off(a, s), first = k * per;
-        const size_t n = (a->count - first < per) ? a->count - first : per;
-        size_t lo, hi, plo, phi;
-
-        accel_node_slice(n, ACCEL_NODE_LANES, l, &lo, &hi);
-        if (a->src != NULL) {
-            ak_copy(mine + off + lo * size, a->src + (first + lo) * size, (hi - lo) * size, false);
-        }
-        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
-        accel_node_slice(hi - lo, a->nranks, a->rank, &plo, &phi);
-        if ((a->src != NULL) && (phi > plo)) {
-            AK_FOLD(fold, mine + off + (lo + plo) * size, a->areas, a->nranks,
-                    off + (lo + plo) * size, phi - plo);
-        }
-        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
-        for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
-            accel_node_slice(hi - lo, a->nranks, p, &plo, &phi);
-            ak_copy(a->dst + (first + lo + plo) * size, a->areas[p] + off + (lo + plo) * size,
-                    (phi - plo) * size, p != a->rank);
-        }
-        ak_node_leave(a, l, ACCEL_NODE_LANES, s);
-    }
-}
-
-/* Reduce-scatter, allgather, bcast and reduce, lane l (of ACCEL_NODE_LANES), step after step
- * of accel_node_per_step() elements: the step's input into this rank's half (reduce-scatter:
- * the step's slice of every rank's block, one after another; bcast: the root's only), ready,
- * then what the kind reads of the halves, done. */
+/* Every other kind in one node, lane l (of ACCEL_NODE_LANES), step after step of
+ * accel_node_per_step() elements: the lane's slice of the step's input into its window of this
+ * rank's half (reduce-scatter: the slice of every rank's block, one after another; bcast: the
+ * root's only), ready, then what the kind reads of the windows, done.  Two-shot: this rank's
+ * part of the slice folded from every rank's window into its own, reduced, every rank's part
+ * copied into dst (a part is folded by one rank and read by all: each element combined once, in
+ * rank order). */
 AK_TEMPLATE
 AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const accel_node_kind_t kind = (accel_node_kind_t)a->kind;
     const size_t size = a->size, per = accel_node_per_step(kind, size, a->half, a->nranks, 1);
     const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks, 1);
+    const size_t block = per / ACCEL_NODE_LANES; /* reduce-scatter: a rank's block's slice */
     const bool data = (a->src != NULL);
     char *const mine = a->areas[a->rank];
 
     for (size_t k = 0; k < steps; ++k) {
         const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
-        const size_t off = ak_node_half_off(a, s), first = k * per;
+        const size_t off = ak_node_lane_off(a, s, l), first = k * per;
         const size_t n = (a->count - first < per) ? a->count - first : per;
-        size_t lo, hi;
+        size_t lo, hi, plo, phi;
 
         accel_node_slice(n, ACCEL_NODE_LANES, l, &lo, &hi);
         if (data && (kind == ACCEL_NODE_REDUCE_SCATTER)) {
             for (int p = 0; p < a->nranks; ++p) {
-                ak_copy(mine + off + ((size_t)p * per + lo) * size,
+                ak_copy(mine + off + (size_t)p * block * size,
                         a->src + ((size_t)p * a->count + first + lo) * size, (hi - lo) * size,
                         false);
             }
         } else if (data && ((kind != ACCEL_NODE_BCAST) || (a->rank == a->root))) {
-            ak_copy(mine + off + lo * size, a->src + (first + lo) * size, (hi - lo) * size, false);
+            ak_copy(mine + off, a->src + (first + lo) * size, (hi - lo) * size, false);
         }
         ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
+        if (kind == ACCEL_NODE_ALLREDUCE_TWO_SHOT) {
+            accel_node_slice(hi - lo, a->nranks, a->rank, &plo, &phi);
+            if (data && (phi > plo)) {
+                AK_FOLD(fold, mine + off + plo * size, a->areas, a->nranks, off + plo * size,
+                        phi - plo);
+            }
+            ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
+        }
         if (data && (hi > lo)) {
             switch (kind) {
+            case ACCEL_NODE_ALLREDUCE_TWO_SHOT:
+                for (int p = 0; p < a->nranks; ++p) {
+                    accel_node_slice(hi - lo, a->nranks, p, &plo, &phi);
+                    ak_copy(a->dst + (first + lo + plo) * size, a->areas[p] + off + plo * size,
+                            (phi - plo) * size, p != a->rank);
+                }
+                break;
             case ACCEL_NODE_REDUCE_SCATTER:
                 AK_FOLD(fold, a->dst + (first + lo) * size, a->areas, a->nranks,
-                        off + ((size_t)a->rank * per + lo) * size, hi - lo);
+                        off + (size_t)a->rank * block * size, hi - lo);
                 break;
             case ACCEL_NODE_ALLGATHER:
                 for (int p = 0; p < a->nranks; ++p) {
-                    ak_copy(a->dst + ((size_t)p * a->count + first + lo) * size,
-                            a->areas[p] + off + lo * size, (hi - lo) * size, p != a->rank);
+                    ak_copy(a->dst + ((size_t)p * a->count + first + lo) * size, a->areas[p] + off,
+                            (hi - lo) * size, p != a->rank);
                 }
                 break;
             case ACCEL_NODE_BCAST:
                 if (a->rank != a->root) {
-                    ak_copy(a->dst + (first + lo) * size, a->areas[a->root] + off + lo * size,
-                            (hi - lo) * size, true);
+                    ak_copy(a->dst + (first + lo) * size, a->areas[a->root] + off, (hi - lo) * size,
+                            true);
                 }
                 break;
             case ACCEL_NODE_REDUCE:
                 if (a->rank == a->root) {
-                    AK_FOLD(fold, a->dst + (first + lo) * size, a->areas, a->nranks,
-                            off + lo * size, hi - lo);
+                    AK_FOLD(fold, a->dst + (first + lo) * size, a->areas, a->nranks, off, hi - lo);
                 }
                 break;
             default:
@@ -215,15 +197,15 @@ AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM
 
     for (size_t k = 0; k < steps; ++k) {
         const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
-        const size_t off = ak_node_half_off(a, s), first = k * per;
+        const size_t off = ak_node_lane_off(a, s, l), first = k * per;
         const size_t n = (a->count - first < per) ? a->count - first : per;
-        const size_t my = off + accel_node_window_off(window, a->rank, l);
+        const size_t my = off + (size_t)a->rank * window;
         size_t at, len;
 
         for (int p = 0; data && (p < a->nranks); ++p) {
             accel_node_share(n, per_lane, p, l, &at, &len);
-            ak_copy(mine + off + accel_node_window_off(window, p, l), a->src + (first + at) * size,
-                    len * size, false);
+            ak_copy(mine + off + (size_t)p * window, a->src + (first + at) * size, len * size,
+                    false);
         }
         ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
         accel_node_share(n, per_lane, a->rank, l, &at, &len);
@@ -254,9 +236,8 @@ AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM
         ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
         for (int p = 0; data && (p < a->nranks); ++p) {
             accel_node_share(n, per_lane, p, l, &at, &len);
-            ak_copy(a->dst + (first + at) * size,
-                    a->areas[p] + off + accel_node_window_off(window, p, l), len * size,
-                    p != a->rank);
+            ak_copy(a->dst + (first + at) * size, a->areas[p] + off + (size_t)p * window,
+                    len * size, p != a->rank);
         }
         ak_node_leave(a, l, ACCEL_NODE_LANES, s);
     }
@@ -268,9 +249,6 @@ AK_FN void ak_node_collective(const accel_node_args_t *a, int l, int lanes, AK_F
     switch ((accel_node_kind_t)a->kind) {
     case ACCEL_NODE_ALLREDUCE_ONE_SHOT:
         ak_node_one_shot(a, l, lanes, fold);
-        break;
-    case ACCEL_NODE_ALLREDUCE_TWO_SHOT:
-        ak_node_two_shot(a, l, fold);
         break;
     case ACCEL_NODE_ALLREDUCE_HIERARCHICAL:
         ak_node_hierarchical(a, l, fold);

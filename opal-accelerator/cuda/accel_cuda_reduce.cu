@@ -300,7 +300,7 @@ extern "C" accel_status_t accel_cuda_node_collective(const accel_node_plan_t *pl
     if (status != ACCEL_OK) {
         return status;
     }
-    return accel_cuda_launch(kernel, (unsigned)accel_node_lanes(call->kind, call->count * size),
+    return accel_cuda_launch(kernel, (unsigned)accel_node_lanes(call->kind, call->count, size, plan->half),
                              ACCEL_CUDA_NODE_THREADS, params, stream,
                              "cudaLaunchKernel (node_collective)");
 }

@@ -6,7 +6,8 @@
 #   - 1 to 8 ranks, the algorithm the parameters choose (auto), checked bit for bit against
 #     a rank-order reference, the same bits on every rank, the pvar of the algorithm taken;
 #   - each algorithm forced (one_shot, two_shot, staged, device_one_shot and device_two_shot:
-#     one kernel per call, counted) and a tiny scratch that cuts every
+#     one kernel per call, counted; also with the kernels' blocks run apart, half of them slow,
+#     ACCEL_EMULATED_LANES=apart: the same digest) and a tiny scratch that cuts every
 #     message into many steps: one_shot, two_shot and auto must print the same digest (the
 #     same bits for every case), staged the same integer digest;
 #   - repeated runs and repetitions within a run: the same digest;
@@ -14,7 +15,7 @@
 #     (1-3 ranks per node, uneven splits), bits independent of chunk size and memory kind,
 #     equal to two_shot's on one node; one_shot/two_shot forced across nodes are staged;
 #     device_hierarchical (one kernel per call and a proxy, 1 to 3 ranks per node, 2 to 4 nodes,
-#     16 MiB): hierarchical's bits, one launch and one wait per call;
+#     16 MiB, blocks apart): hierarchical's bits, one launch and one wait per call;
 #   - coll_gpu_check_counts: mismatched counts (and the v-collectives' block counts, an op
 #     of its own) give MPI_ERR_COUNT on every rank and a help message naming the rank;
 #   - the ring (coll_gpu_allreduce_algorithm=ring), 1 to 8 ranks: checked bit for bit against
@@ -167,6 +168,18 @@ for np in 3 4; do
     fi
     # device_two_shot: every size in one kernel (steps of 1 MiB inside it), one_shot's bits
     check_same_digest "$np ranks: device_two_shot = one_shot" $np-device_two_shot $np-one_shot
+    # the kernels' blocks run apart, half of them slow (ACCEL_EMULATED_LANES=apart, as a GPU may
+    # schedule them): the many-step calls' shorter last step and the next calls' other cuts
+    # into lanes must not reach a window a slow lane of a peer still reads
+    if [ $np = 4 ]; then
+        for alg in device_one_shot device_two_shot; do
+            ACCEL_EMULATED_LANES=apart check_run "$np ranks, $alg, lanes apart" $np \
+                "$EMU coll_gpu_allreduce_algorithm=$alg" test_allreduce_native $big
+            check_digest $np-$alg-apart
+            check_same_digest "$np ranks: $alg, lanes apart = lanes in turn" $np-$alg-apart \
+                $np-$alg
+        done
+    fi
     # many steps: one-shot steps of 1 KiB, two-shot chunks of 4 KiB through a tiny scratch
     check_run "$np ranks, two_shot, 4 KiB chunks" $np \
         "$EMU coll_gpu_allreduce_algorithm=two_shot coll_gpu_native_chunk_size=4096 coll_gpu_allreduce_one_shot_max_bytes=1024" \
@@ -246,6 +259,11 @@ for cfg in 2:1 3:1 4:2 6:3 8:2; do
     check_digest $np-$rpn-devh
 done
 check_same_digest "4 ranks, 2 per node: device_hierarchical = hierarchical" 4-2-devh 4-2-hier
+ACCEL_EMULATED_LANES=apart check_run "4 ranks, 2 per node, device_hierarchical, lanes apart" 4 \
+    "$EMU $DEVH coll_gpu_ranks_per_node=2" test_allreduce_native
+check_digest 4-2-devh-apart
+check_same_digest "4 ranks, 2 per node: device_hierarchical, lanes apart = in turn" \
+    4-2-devh-apart 4-2-devh
 check_same_digest "6 ranks, 3 per node: device_hierarchical integers = hierarchical" 6-3-devh \
     6-3-hier int
 check_run "4 ranks, 2 per node, device_hierarchical, 16 MiB" 4 \

@@ -9,7 +9,8 @@
 #     results against references, reduce_scatter_block's blocks = MPI_Allreduce's bit for bit,
 #     the same bits on every rank, the pvar of the path taken;
 #   - each algorithm forced (native, staged, and the device-driven rows `device`: one kernel
-#     per call, 16 MiB in 1 MiB steps inside it) and a tiny scratch that cuts every call into
+#     per call, 16 MiB in 1 MiB steps inside it; also with the kernels' blocks run apart,
+#     ACCEL_EMULATED_LANES=apart) and a tiny scratch that cuts every call into
 #     many steps: the same digest (staged: its integer part, Open MPI's float order differing);
 #   - emulated nodes (coll_gpu_ranks_per_node): every collective here runs natively across
 #     nodes (gets over UCX), on device buffers (the emulated device's scratch read through
@@ -55,6 +56,12 @@ for np in 3 4; do
     check_digest $np-auto
     check_run "$np ranks, device forced" $np "$EMU $ALL_DEVICE" test_native_collectives $BIG
     check_digest $np-device
+    # the kernels' blocks apart, half of them slow (as a GPU may run them): many-step calls
+    # and the calls after them, which cut the steps into lanes at other places
+    ACCEL_EMULATED_LANES=apart check_run "$np ranks, device forced, lanes apart" $np \
+        "$EMU $ALL_DEVICE" test_native_collectives $BIG
+    check_digest $np-device-apart
+    check_same_digest "$np ranks: device, lanes apart = native" $np-device-apart $np-native
     check_run "$np ranks, staged" $np "$EMU $ALL_STAGED" test_native_collectives $BIG
     check_digest $np-staged
     check_run "$np ranks, native off" $np "$EMU coll_gpu_native=0" test_native_collectives

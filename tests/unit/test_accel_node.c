@@ -21,6 +21,10 @@
  *              to many steps (a 1 MiB and a 4 KiB half), every root, in place where MPI allows
  *   errors     one rank, a one-shot call larger than a half, a pair the kernels do not take,
  *              no plan, no such algorithm
+ *   apart      (the emulated backend reopened with ACCEL_EMULATED_LANES=apart) calls of every
+ *              kind of many steps whose last step is shorter, and calls cut into lanes other
+ *              ways after them, while the lower half of the lanes lags steps behind the upper:
+ *              a lane must never write where another lane of a peer still reads
  *
  *   test_accel_node                  the emulated backend
  *   test_accel_node --backend cuda   the CUDA kernels (exit 77 without a GPU)
@@ -283,7 +287,7 @@ static const char *alg_name(accel_node_kind_t alg) {
 }
 
 static int call_lanes(const call_t *cl) {
-    return accel_node_lanes(cl->alg, cl->count * kinds[cl->kind].size);
+    return accel_node_lanes(cl->alg, cl->count, kinds[cl->kind].size, HALF);
 }
 
 static void test_shapes(accel_node_kind_t alg) {
@@ -635,6 +639,50 @@ static void test_no_data_kinds(void) {
     }
 }
 
+/* The blocks run apart (the emulated backend opened under ACCEL_EMULATED_LANES=apart): every
+ * kind, calls of several steps whose last step is shorter than the others (so cut into lanes at
+ * other offsets), each followed by calls of other sizes, on 3 ranks with a 4 KiB half. */
+static void test_apart(void) {
+    static const size_t counts[] = {2500, 1, 700, 5000, 1030};
+    node_t node;
+    int c = 900;
+
+    if (!CHECK(node_create_half(&node, 3, 4096), "apart: 3 ranks")) {
+        node_destroy(&node);
+        return;
+    }
+    for (int round = 0; round < 2; ++round) {
+        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
+            call_t cl;
+            size_t bad = 0;
+            int bad_rank = -1;
+            bool ok = call_init(&cl, &node, T_INT32_SUM, ++c, counts[k], false, false);
+
+            cl.alg = ACCEL_NODE_ALLREDUCE_TWO_SHOT;
+            for (int r = 0; ok && (r < node.nranks); ++r) {
+                ok = (call_queue(&cl, &node, r) == ACCEL_OK);
+            }
+            ok = node_synchronize(&node) && ok && call_right(&cl, node.nranks, &bad, &bad_rank);
+            CHECK(ok, "apart: two-shot, %zu elements: element %zu on rank %d", counts[k], bad,
+                  bad_rank);
+            call_free(&cl, node.nranks);
+        }
+        for (int kind = ACCEL_NODE_REDUCE_SCATTER; kind <= ACCEL_NODE_REDUCE; ++kind) {
+            for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); ++k) {
+                size_t bad = 0;
+                int bad_rank = -1;
+                bool ok = kind_call(&node, (accel_node_kind_t)kind, counts[k], (int)(k % 3), ++c,
+                                    false, -1, &bad, &bad_rank);
+
+                /* (the arguments after the condition are evaluated before it) */
+                CHECK(ok, "apart: %s, %zu elements: element %zu on rank %d",
+                      kind_name((accel_node_kind_t)kind), counts[k], bad, bad_rank);
+            }
+        }
+    }
+    node_destroy(&node);
+}
+
 static void test_errors(void) {
     accel_node_plan_t plan;
     void *buf = NULL;
@@ -716,6 +764,16 @@ int main(int argc, char **argv) {
     test_kinds();
     test_no_data_kinds();
     test_errors();
+    if (kind == ACCEL_BACKEND_EMULATED) {
+        /* the backend again, its blocks apart (a GPU runs them apart anyway) */
+        accel_finalize();
+        setenv("ACCEL_EMULATED_LANES", "apart", 1);
+        status = accel_init(kind, &ops, &reason);
+        CHECK(status == ACCEL_OK, "apart: the emulated backend opened again");
+    }
+    if (status == ACCEL_OK) {
+        test_apart();
+    }
     accel_finalize();
     printf("%d passed, %d failed\n", test_passed, test_failed);
     return (test_failed == 0) ? 0 : 1;
