@@ -249,15 +249,21 @@ static inline ACCEL_HD bool accel_node_reduces(accel_node_kind_t kind) {
  * ACCEL_NODE_LANES shares, a share a window's worth of elements, so that a lane's bytes lie in
  * its own windows whatever the call (the lanes run apart).  The plan's stage, pinned host
  * memory the device and the host's proxy both reach (and the other nodes' proxies put into):
- * the proxy words, then per parity a slot per node of a window per lane
- * (accel_node_stage_off).  Step s, lane l: its share of every rank's part into my half, ready;
- * my part's share folded from the node's halves and copied into my node's slot; proxy[l] = s,
- * then it waits until proxy[ACCEL_NODE_LANES + l] >= s: meanwhile the proxy put the share into
- * my node's slot at each other node's rank of my index, and theirs came into my slots; the
- * share folded from the nodes' slots in node order (my half standing for my node's), reduced;
- * every rank's share copied into dst, done.  The same bits on every rank of every node: the
- * nodes' sums of their ranks' inputs, in node order.  Each lane meets the proxy step by step,
- * lane after lane as the emulated device runs them.
+ * the proxy words, then ACCEL_NODE_STAGE_SLOTS sets (by step) of a slot per node of a window
+ * per lane (accel_node_stage_off).  Step s, lane l, in two parts:
+ *   into the network: its share of every rank's part into my half, ready; my part's share
+ *     folded from the node's halves and copied into my node's slot; proxy[l] = s (the proxy
+ *     puts the share into my node's slot at each other node's rank of my index, and theirs come
+ *     into my slots);
+ *   out of it: wait until proxy[ACCEL_NODE_LANES + l] >= s; the share folded from the nodes'
+ *     slots in node order (my half standing for my node's), reduced; every rank's share copied
+ *     into dst, done.
+ * A lane keeps two steps in flight: step s + 1 goes into the network before step s comes out of
+ * it, so the node's work overlaps the network's; it writes step s + 1 into its half once its
+ * peers are done with step s - 1 (their done flags: the ready of a pipelined step comes before
+ * the peer's copies of the step before).  The same bits on every rank of every node: the nodes'
+ * sums of their ranks' inputs, in node order.  Each lane meets the proxy on its own, lane after
+ * lane as the emulated device runs them.
  */
 #define ACCEL_NODE_MAX_NODES 64
 #define ACCEL_NODE_PROXY_WORDS (2 * ACCEL_NODE_LANES) /* the lanes' proxy[l], the proxy's after */
@@ -321,17 +327,21 @@ static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t count
 static inline ACCEL_HD size_t accel_node_window(size_t half, int nranks, int nnodes) {
     return half / (((size_t)nranks + (size_t)nnodes) * ACCEL_NODE_LANES) / 256 * 256;
 }
-/* The stage: its bytes, and from its start to node j's slot window of lane l for step s. */
+/* The stage: its bytes, and from its start to node j's slot window of lane l for step s.  A lane
+ * keeps two steps in flight (accel_node_kernels.h), so another node may put step s + 3 while this
+ * one still folds step s: four slots, by the step's low bits (the 32-bit step wraps evenly). */
 #define ACCEL_NODE_STAGE_HEAD 256
+#define ACCEL_NODE_STAGE_SLOTS 4
 static inline ACCEL_HD size_t accel_node_stage_bytes(size_t half, int nranks, int nnodes) {
-    return ACCEL_NODE_STAGE_HEAD +
-           2 * (size_t)nnodes * ACCEL_NODE_LANES * accel_node_window(half, nranks, nnodes);
+    return ACCEL_NODE_STAGE_HEAD + ACCEL_NODE_STAGE_SLOTS * (size_t)nnodes * ACCEL_NODE_LANES *
+                                       accel_node_window(half, nranks, nnodes);
 }
 static inline ACCEL_HD size_t accel_node_stage_off(size_t window, int nnodes, uint32_t s, int j,
                                                    int l) {
-    return ACCEL_NODE_STAGE_HEAD + ((size_t)(s & 1) * (size_t)nnodes * ACCEL_NODE_LANES +
-                                    (size_t)j * ACCEL_NODE_LANES + (size_t)l) *
-                                       window;
+    return ACCEL_NODE_STAGE_HEAD +
+           ((size_t)(s % ACCEL_NODE_STAGE_SLOTS) * (size_t)nnodes * ACCEL_NODE_LANES +
+            (size_t)j * ACCEL_NODE_LANES + (size_t)l) *
+               window;
 }
 /* Across nodes: the elements [*at_p, + *len_p) of a step of n that lane l's share of part p
  * holds (per_lane: the elements of a window). */

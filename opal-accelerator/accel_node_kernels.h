@@ -179,68 +179,111 @@ AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold
     }
 }
 
-/* Across nodes (accel.h, accel_node_plan_t), lane l (of ACCEL_NODE_LANES), step after step,
- * on the lane's windows: its share of every rank's part of the step into this rank's half,
- * ready; its share of this rank's part folded from the node's halves, into the stage; handed to
- * the host's proxy and the other nodes' shares taken back; folded from the nodes' slots in
- * node order, reduced; every rank's share copied from that rank's half into dst, done. */
+/* The peers' reads of this rank's half of step s (their copies out of it) are over. */
+AK_FN void ak_node_wait_done(const accel_node_args_t *a, int l, uint32_t s) {
+    for (int p = AK_THREAD; p < a->nranks; p += AK_THREADS) {
+        if (p != a->rank) {
+            ak_wait(accel_node_done(a->areas[a->rank], a->nranks, l, p), s);
+        }
+    }
+    ak_sync();
+}
+
+/* Across nodes (accel.h, accel_node_plan_t), lane l: what a step's two parts share. */
+typedef struct {
+    size_t size, window, per_lane, per;
+} ak_node_hier_t;
+
+/* Step s (the call's k-th) into the network: the lane's share of every rank's part of the step
+ * into this rank's half, ready; its share of this rank's part folded from the node's halves,
+ * into the stage; handed to the host's proxy. */
+AK_TEMPLATE
+AK_FN void ak_node_hier_in(const accel_node_args_t *a, const ak_node_hier_t *h, int l, size_t k,
+                           uint32_t s, AK_FOLD_PARAM fold) {
+    const size_t size = h->size, off = ak_node_lane_off(a, s, l), first = k * h->per;
+    const size_t n = (a->count - first < h->per) ? a->count - first : h->per;
+    const size_t my = off + (size_t)a->rank * h->window;
+    char *const mine = a->areas[a->rank];
+    size_t at, len;
+
+    for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
+        accel_node_share(n, h->per_lane, p, l, &at, &len);
+        ak_copy(mine + off + (size_t)p * h->window, a->src + (first + at) * size, len * size,
+                false);
+    }
+    ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
+    accel_node_share(n, h->per_lane, a->rank, l, &at, &len);
+    if ((a->src != NULL) && (len > 0)) {
+        if (a->nranks > 1) {
+            AK_FOLD(fold, mine + my, a->areas, a->nranks, my, len);
+            ak_sync();
+        }
+        ak_copy(a->stage + accel_node_stage_off(h->window, a->nnodes, s, a->node, l), mine + my,
+                len * size, false);
+    }
+    /* to the proxy, whose puts read the slot */
+    ak_sync();
+    if (AK_THREAD == 0) {
+        ak_fence();
+        ak_store_release(&accel_node_proxy(a->stage)[l], s);
+    }
+}
+
+/* Step s (the call's k-th) out of the network: the proxy's word that the other nodes' shares
+ * are in their slots; folded from the nodes' slots in node order, reduced; every rank's share
+ * copied from that rank's half into dst, done. */
+AK_TEMPLATE
+AK_FN void ak_node_hier_out(const accel_node_args_t *a, const ak_node_hier_t *h, int l, size_t k,
+                            uint32_t s, AK_FOLD_PARAM fold) {
+    const size_t size = h->size, off = ak_node_lane_off(a, s, l), first = k * h->per;
+    const size_t n = (a->count - first < h->per) ? a->count - first : h->per;
+    char *const mine = a->areas[a->rank] + off + (size_t)a->rank * h->window;
+    char *slots[ACCEL_NODE_MAX_NODES];
+    size_t at, len;
+
+    if (AK_THREAD == 0) {
+        ak_wait(&accel_node_proxy(a->stage)[ACCEL_NODE_LANES + l], s);
+    }
+    ak_sync();
+    accel_node_share(n, h->per_lane, a->rank, l, &at, &len);
+    if ((a->src != NULL) && (len > 0)) {
+        for (int j = 0; j < a->nnodes; ++j) {
+            slots[j] = (j == a->node)
+                           ? mine
+                           : a->stage + accel_node_stage_off(h->window, a->nnodes, s, j, l);
+        }
+        AK_FOLD(fold, mine, slots, a->nnodes, 0, len);
+    }
+    ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
+    for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
+        accel_node_share(n, h->per_lane, p, l, &at, &len);
+        ak_copy(a->dst + (first + at) * size, a->areas[p] + off + (size_t)p * h->window, len * size,
+                p != a->rank);
+    }
+    ak_node_leave(a, l, ACCEL_NODE_LANES, s);
+}
+
+/* Across nodes, lane l (of ACCEL_NODE_LANES), step after step, two in flight (accel.h): step
+ * s into the network once the peers are done with step s - 2 (the same half), then step s - 1
+ * out of it. */
 AK_TEMPLATE
 AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const accel_node_kind_t kind = ACCEL_NODE_ALLREDUCE_HIERARCHICAL;
-    const size_t size = a->size, window = accel_node_window(a->half, a->nranks, a->nnodes);
-    const size_t per_lane = window / size;
-    const size_t per = accel_node_per_step(kind, size, a->half, a->nranks, a->nnodes);
-    const size_t steps = accel_node_steps(kind, a->count, size, a->half, a->nranks, a->nnodes);
-    const bool data = (a->src != NULL);
-    char *const mine = a->areas[a->rank];
-    char *slots[ACCEL_NODE_MAX_NODES];
+    const size_t window = accel_node_window(a->half, a->nranks, a->nnodes);
+    const ak_node_hier_t h = {a->size, window, window / a->size,
+                              accel_node_per_step(kind, a->size, a->half, a->nranks, a->nnodes)};
+    const size_t steps = accel_node_steps(kind, a->count, a->size, a->half, a->nranks, a->nnodes);
+    uint32_t s = 0;
 
     for (size_t k = 0; k < steps; ++k) {
-        const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
-        const size_t off = ak_node_lane_off(a, s, l), first = k * per;
-        const size_t n = (a->count - first < per) ? a->count - first : per;
-        const size_t my = off + (size_t)a->rank * window;
-        size_t at, len;
-
-        for (int p = 0; data && (p < a->nranks); ++p) {
-            accel_node_share(n, per_lane, p, l, &at, &len);
-            ak_copy(mine + off + (size_t)p * window, a->src + (first + at) * size, len * size,
-                    false);
+        s = ak_node_enter(a, l, ACCEL_NODE_LANES);
+        ak_node_wait_done(a, l, s - 2);
+        ak_node_hier_in(a, &h, l, k, s, fold);
+        if (k > 0) {
+            ak_node_hier_out(a, &h, l, k - 1, s - 1, fold);
         }
-        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
-        accel_node_share(n, per_lane, a->rank, l, &at, &len);
-        if (data && (len > 0)) {
-            if (a->nranks > 1) {
-                AK_FOLD(fold, mine + my, a->areas, a->nranks, my, len);
-                ak_sync();
-            }
-            ak_copy(a->stage + accel_node_stage_off(window, a->nnodes, s, a->node, l), mine + my,
-                    len * size, false);
-        }
-        /* to the proxy (its puts read the slot) and back (the other nodes' are in theirs) */
-        ak_sync();
-        if (AK_THREAD == 0) {
-            ak_fence();
-            ak_store_release(&accel_node_proxy(a->stage)[l], s);
-            ak_wait(&accel_node_proxy(a->stage)[ACCEL_NODE_LANES + l], s);
-        }
-        ak_sync();
-        if (data && (len > 0)) {
-            for (int j = 0; j < a->nnodes; ++j) {
-                slots[j] = (j == a->node)
-                               ? mine + my
-                               : a->stage + accel_node_stage_off(window, a->nnodes, s, j, l);
-            }
-            AK_FOLD(fold, mine + my, slots, a->nnodes, 0, len);
-        }
-        ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
-        for (int p = 0; data && (p < a->nranks); ++p) {
-            accel_node_share(n, per_lane, p, l, &at, &len);
-            ak_copy(a->dst + (first + at) * size, a->areas[p] + off + (size_t)p * window,
-                    len * size, p != a->rank);
-        }
-        ak_node_leave(a, l, ACCEL_NODE_LANES, s);
     }
+    ak_node_hier_out(a, &h, l, steps - 1, s, fold);
 }
 
 /* Block l of a launch of lanes blocks. */
