@@ -301,11 +301,7 @@ bool accel_node_call_check(const accel_node_plan_t *plan, const accel_node_call_
     size = accel_dtype_size(call->dtype);
     per = accel_node_per_step(call->kind, size, plan->half, plan->nranks,
                               accel_node_nnodes(plan, call->kind));
-    /* across nodes, every rank's part of a lane's step in the lane's window (so by construction) */
     return (per > 0) && (call->count <= SIZE_MAX / size / ACCEL_NODE_MAX_RANKS) &&
-           !(across &&
-             ((size_t)plan->nranks * accel_node_window(plan->half, plan->nranks, plan->nnodes) >
-              accel_node_lane_window(plan->half))) &&
            !((call->src != NULL) && (call->kind == ACCEL_NODE_ALLREDUCE_ONE_SHOT) &&
              (call->count > per)) &&
            !((call->src != NULL) && (call->count > 0) && (call->dst == NULL) &&

@@ -322,8 +322,9 @@ static inline ACCEL_HD int accel_node_lanes(accel_node_kind_t kind, size_t count
 }
 
 /* Across nodes: bytes of a window, a lane's share of one part, aligned to 256 bytes: a lane's
- * window of a half holds one for every rank's part, and a parity of the stage's slots as many per
- * node (within a half in all). */
+ * window of a half holds one for every rank's part (nranks of them, multiples of 16 bytes within
+ * a sixteenth of the half: in the lane's window by construction), and a set of the stage's
+ * slots one per node. */
 static inline ACCEL_HD size_t accel_node_window(size_t half, int nranks, int nnodes) {
     return half / (((size_t)nranks + (size_t)nnodes) * ACCEL_NODE_LANES) / 256 * 256;
 }
@@ -365,6 +366,11 @@ static inline ACCEL_HD size_t accel_node_per_step(accel_node_kind_t kind, size_t
     }
     return ((kind == ACCEL_NODE_REDUCE_SCATTER) ? per_lane / (size_t)nranks : per_lane) *
            ACCEL_NODE_LANES;
+}
+
+/* Elements of step k of a call of count elements, per a step (the last one may be shorter). */
+static inline ACCEL_HD size_t accel_node_step_elems(size_t count, size_t per, size_t k) {
+    return (count - k * per < per) ? count - k * per : per;
 }
 
 /* Steps of a call of count elements of size bytes (at least 1: a call of nothing still meets

@@ -119,7 +119,7 @@ AK_FN void ak_node_stepped(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold
     for (size_t k = 0; k < steps; ++k) {
         const uint32_t s = ak_node_enter(a, l, ACCEL_NODE_LANES);
         const size_t off = ak_node_lane_off(a, s, l), first = k * per;
-        const size_t n = (a->count - first < per) ? a->count - first : per;
+        const size_t n = accel_node_step_elems(a->count, per, k);
         size_t lo, hi, plo, phi;
 
         accel_node_slice(n, ACCEL_NODE_LANES, l, &lo, &hi);
@@ -189,9 +189,10 @@ AK_FN void ak_node_wait_done(const accel_node_args_t *a, int l, uint32_t s) {
     ak_sync();
 }
 
-/* Across nodes (accel.h, accel_node_plan_t), lane l: what a step's two parts share. */
+/* Across nodes (accel.h, accel_node_plan_t): a part's window in a lane's, and a step's
+ * elements. */
 typedef struct {
-    size_t size, window, per_lane, per;
+    size_t window, per;
 } ak_node_hier_t;
 
 /* Step s (the call's k-th) into the network: the lane's share of every rank's part of the step
@@ -200,19 +201,19 @@ typedef struct {
 AK_TEMPLATE
 AK_FN void ak_node_hier_in(const accel_node_args_t *a, const ak_node_hier_t *h, int l, size_t k,
                            uint32_t s, AK_FOLD_PARAM fold) {
-    const size_t size = h->size, off = ak_node_lane_off(a, s, l), first = k * h->per;
-    const size_t n = (a->count - first < h->per) ? a->count - first : h->per;
+    const size_t size = a->size, per_lane = h->window / size, first = k * h->per;
+    const size_t off = ak_node_lane_off(a, s, l), n = accel_node_step_elems(a->count, h->per, k);
     const size_t my = off + (size_t)a->rank * h->window;
     char *const mine = a->areas[a->rank];
     size_t at, len;
 
     for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
-        accel_node_share(n, h->per_lane, p, l, &at, &len);
+        accel_node_share(n, per_lane, p, l, &at, &len);
         ak_copy(mine + off + (size_t)p * h->window, a->src + (first + at) * size, len * size,
                 false);
     }
     ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_READY, s);
-    accel_node_share(n, h->per_lane, a->rank, l, &at, &len);
+    accel_node_share(n, per_lane, a->rank, l, &at, &len);
     if ((a->src != NULL) && (len > 0)) {
         if (a->nranks > 1) {
             AK_FOLD(fold, mine + my, a->areas, a->nranks, my, len);
@@ -235,8 +236,8 @@ AK_FN void ak_node_hier_in(const accel_node_args_t *a, const ak_node_hier_t *h, 
 AK_TEMPLATE
 AK_FN void ak_node_hier_out(const accel_node_args_t *a, const ak_node_hier_t *h, int l, size_t k,
                             uint32_t s, AK_FOLD_PARAM fold) {
-    const size_t size = h->size, off = ak_node_lane_off(a, s, l), first = k * h->per;
-    const size_t n = (a->count - first < h->per) ? a->count - first : h->per;
+    const size_t size = a->size, per_lane = h->window / size, first = k * h->per;
+    const size_t off = ak_node_lane_off(a, s, l), n = accel_node_step_elems(a->count, h->per, k);
     char *const mine = a->areas[a->rank] + off + (size_t)a->rank * h->window;
     char *slots[ACCEL_NODE_MAX_NODES];
     size_t at, len;
@@ -245,7 +246,7 @@ AK_FN void ak_node_hier_out(const accel_node_args_t *a, const ak_node_hier_t *h,
         ak_wait(&accel_node_proxy(a->stage)[ACCEL_NODE_LANES + l], s);
     }
     ak_sync();
-    accel_node_share(n, h->per_lane, a->rank, l, &at, &len);
+    accel_node_share(n, per_lane, a->rank, l, &at, &len);
     if ((a->src != NULL) && (len > 0)) {
         for (int j = 0; j < a->nnodes; ++j) {
             slots[j] = (j == a->node)
@@ -256,7 +257,7 @@ AK_FN void ak_node_hier_out(const accel_node_args_t *a, const ak_node_hier_t *h,
     }
     ak_node_exchange(a, l, ACCEL_NODE_LANES, ACCEL_NODE_REDUCED, s);
     for (int p = 0; (a->src != NULL) && (p < a->nranks); ++p) {
-        accel_node_share(n, h->per_lane, p, l, &at, &len);
+        accel_node_share(n, per_lane, p, l, &at, &len);
         ak_copy(a->dst + (first + at) * size, a->areas[p] + off + (size_t)p * h->window, len * size,
                 p != a->rank);
     }
@@ -270,7 +271,7 @@ AK_TEMPLATE
 AK_FN void ak_node_hierarchical(const accel_node_args_t *a, int l, AK_FOLD_PARAM fold) {
     const accel_node_kind_t kind = ACCEL_NODE_ALLREDUCE_HIERARCHICAL;
     const size_t window = accel_node_window(a->half, a->nranks, a->nnodes);
-    const ak_node_hier_t h = {a->size, window, window / a->size,
+    const ak_node_hier_t h = {window,
                               accel_node_per_step(kind, a->size, a->half, a->nranks, a->nnodes)};
     const size_t steps = accel_node_steps(kind, a->count, a->size, a->half, a->nranks, a->nnodes);
     uint32_t s = 0;

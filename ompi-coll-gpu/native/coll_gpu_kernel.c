@@ -107,7 +107,7 @@ static cgt_status_t coll_gpu_kernel_proxy_put(const coll_gpu_native_call_t *call
     const size_t size = call->esize;
     const size_t window = accel_node_window(plan->half, plan->nranks, plan->nnodes);
     const size_t per = accel_node_per_step(kind, size, plan->half, plan->nranks, plan->nnodes);
-    const size_t n = (call->count - k * per < per) ? call->count - k * per : per;
+    const size_t n = accel_node_step_elems(call->count, per, k);
     const size_t off = accel_node_stage_off(window, plan->nnodes, (uint32_t)s, team->node, l);
     size_t at, len;
     cgt_status_t status = CGT_OK;
