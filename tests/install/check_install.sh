@@ -43,6 +43,7 @@ $docdir/docs/benchmarks.md
 $docdir/docs/building.md
 $docdir/docs/collectives.md
 $docdir/docs/cost-model.md
+$docdir/docs/cost-model-crossovers.md
 $docdir/docs/design.md
 $docdir/docs/example.md
 $docdir/docs/failure-model.md
