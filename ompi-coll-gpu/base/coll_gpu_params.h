@@ -212,6 +212,18 @@ typedef enum {
           "rank) run one-shot; larger ones run two-shot.  Also sizes the device scratch.  The "    \
           "default is the cost model's crossover on one node of 8 H200 (perf/cost_model "          \
           "--crossovers prints it for other layouts and machines, and a tuning file of them)")     \
+    PARAM(allreduce_staged_max_bytes, SIZE_T, COLL_GPU_MODEL_STAGED_MAX_BYTES, NO_ENUM, 5,         \
+          READONLY, PROTOCOL,                                                                      \
+          "With allreduce_algorithm auto and no tuning rule, on device buffers inside a node: the " \
+          "largest message (bytes per rank) staged through host memory (two copies and Open "      \
+          "MPI's host allreduce cost less than a native call's launches, synchronizations and "    \
+          "signal rounds there); larger ones run natively.  0: never.  The default is the cost "   \
+          "model's crossover on one node of 8 H200 (perf/cost_model --crossovers)")                \
+    PARAM(allreduce_staged_nodes_max_bytes, SIZE_T, COLL_GPU_MODEL_STAGED_NODES_MAX_BYTES,         \
+          NO_ENUM, 5, READONLY, PROTOCOL,                                                          \
+          "As allreduce_staged_max_bytes, across nodes.  The default is the cost model's: the "    \
+          "threshold that loses least over 2 to 1,024 nodes of one and of 8 H200 "                 \
+          "(perf/cost_model --crossovers prints each layout's, and a tuning file of them)")        \
     PARAM(allreduce_ring_min_bytes, SIZE_T, COLL_GPU_MODEL_RING_MIN_BYTES, NO_ENUM, 5, READONLY,   \
           PROTOCOL,                                                                                \
           "With allreduce_algorithm auto and no tuning rule, across nodes of one rank each: the "  \

@@ -282,6 +282,9 @@ int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query
         return coll_gpu_tuning_alg[coll][rule->algorithm];
     }
     COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
+    if ((NULL != t->staged) && t->staged(query, why, why_len)) {
+        return COLL_GPU_ALG_STAGED;
+    }
     for (int i = 0; i < coll_gpu_num_auto_rows[coll]; ++i) {
         int a = coll_gpu_auto_rows[coll][i];
         const coll_gpu_alg_desc_t *desc = &t->algs[a];

@@ -92,6 +92,9 @@ typedef struct {
     /* auto's order of preference, stated once here: the rows' names (COLL_GPU_ALG_ORDER); auto
      * runs the first whose preferred says yes.  NULL: the rows in table order. */
     const char *const *auto_order;
+    /* auto, before any row: whether staging takes the call (where the cost model has it
+     * faster than the row auto would run; why as a row's preferred).  NULL: never. */
+    bool (*staged)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 } coll_gpu_alg_table_t;
 
 /* A table's auto_order: row names, most preferred first. */

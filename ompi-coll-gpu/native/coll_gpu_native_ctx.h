@@ -16,7 +16,7 @@ BEGIN_C_DECLS
  * the coll_gpu_native_fallbacks pvar. */
 #define COLL_GPU_FOREACH_FALLBACK(X)                                                               \
     X(DISABLED, "native_disabled")   /* coll_gpu_native=0 */                                       \
-    X(ALGORITHM, "algorithm_staged") /* parameter or tuning rule says staged */                    \
+    X(ALGORITHM, "algorithm_staged") /* parameter, tuning rule or auto says staged */              \
     X(MEMORY, "memory")              /* a buffer not on the device, or kinds mixed across ranks */ \
     X(DATATYPE_OP, "datatype_op")    /* no kernel for the pair, or not a contiguous type */        \
     X(MULTI_NODE, "multi_node")      /* the communicator spans several nodes */                    \

@@ -342,7 +342,14 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     query.nonblocking = nonblocking;
     alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, why_len);
     if (COLL_GPU_ALG_STAGED == alg) {
+        char chosen[sizeof(why)];
+
         reason = COLL_GPU_FALLBACK_ALGORITHM;
+        if (why_len > 0) {
+            /* a tuning rule or auto said staged: "rule at FILE:LINE", auto's reason */
+            memcpy(chosen, why, sizeof(chosen));
+            snprintf(why, sizeof(why), ": %.*s", (int)sizeof(why) - 3, chosen);
+        }
         goto fallback;
     }
     call->alg = &t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE];

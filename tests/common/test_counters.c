@@ -175,6 +175,14 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 2097152}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allreduce_staged_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, staged_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 2048}, /* coll_gpu_model_defaults.h */
+    {.cvar = "coll_gpu_allreduce_staged_nodes_max_bytes",
+     .offset = offsetof(tu_gpu_config_t, staged_nodes_max_bytes),
+     .type = TU_CVAR_LONG_LONG,
+     .default_value = 40960}, /* coll_gpu_model_defaults.h */
     {.cvar = "coll_gpu_native_chunk_size",
      .offset = offsetof(tu_gpu_config_t, native_chunk_size),
      .type = TU_CVAR_LONG_LONG,
@@ -254,10 +262,37 @@ static void tu_config_read_one(tu_gpu_config_t *config, const char *name, size_t
     }
 }
 
+/* config->host_of_world_rank where the world spans several hosts: Open MPI's local size (the
+ * same answer on every rank) says whether; then an allgather of processor names' hashes (on one
+ * host none: the tests' first calls stay theirs). */
+static void tu_world_hosts(tu_gpu_config_t *config) {
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    unsigned hash = 2166136261u;
+    int size, len = 0;
+
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if ((NULL == local) || (atoi(local) == size)) {
+        return;
+    }
+    MPI_Get_processor_name(name, &len);
+    for (int i = 0; i < len; ++i) {
+        hash = (hash ^ (unsigned char)name[i]) * 16777619u;
+    }
+    config->host_of_world_rank = calloc((size_t)size, sizeof(unsigned));
+    if ((NULL == config->host_of_world_rank) ||
+        (MPI_SUCCESS != MPI_Allgather(&hash, 1, MPI_UNSIGNED, config->host_of_world_rank, 1,
+                                      MPI_UNSIGNED, MPI_COMM_WORLD))) {
+        free(config->host_of_world_rank);
+        config->host_of_world_rank = NULL;
+    }
+}
+
 void tu_gpu_config_read(tu_gpu_config_t *config) {
     long long value;
 
     memset(config, 0, sizeof(*config)); /* nonblocking_contexts: the test's to set */
+    tu_world_hosts(config);
     /* the component's parameters are there: its staging buffer size, which every version has */
     config->found = 0 == tu_cvar_read_int("coll_gpu_staging_buffer_size", &value);
     for (size_t i = 0; i < sizeof(tu_config_cvars) / sizeof(tu_config_cvars[0]); i++) {
@@ -374,6 +409,26 @@ bool tu_allreduce_doubling_auto(const tu_gpu_config_t *config, int comm_size, si
     return tu_multi_node(config, comm_size) &&
            (tu_emulated_node(config, comm_size - 1) + 1 >= config->doubling_min_nodes) &&
            ((long long)bytes <= config->doubling_max_bytes);
+}
+
+bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm) {
+    if (tu_multi_node(config, comm->size)) {
+        return true;
+    }
+    for (int m = 1; (NULL != config->host_of_world_rank) && (m < comm->size); ++m) {
+        if (config->host_of_world_rank[comm->world_ranks[m]] !=
+            config->host_of_world_rank[comm->world_ranks[0]]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool tu_allreduce_staged_auto(const tu_gpu_config_t *config, const tu_comm_t *comm, size_t bytes) {
+    long long max = tu_comm_multi_node(config, comm) ? config->staged_nodes_max_bytes
+                                                     : config->staged_max_bytes;
+
+    return (TU_ALG_AUTO == config->allreduce_algorithm) && ((long long)bytes <= max);
 }
 
 bool tu_allreduce_rabenseifner_auto(const tu_gpu_config_t *config, int comm_size, size_t bytes) {

@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "coll_gpu_colls.h"
+#include "test_comms.h"
 
 typedef struct {
     uint64_t passthrough[COLL_GPU_NUM_COLLS];
@@ -54,6 +55,11 @@ typedef struct {
     int allreduce_algorithm; /* coll_gpu_allreduce_algorithm: TU_ALG_* */
     long long ranks_per_node;
     long long one_shot_max_bytes;
+    /* the host of each world rank (a hash of its processor name) where the world spans
+     * several hosts (tests/multihost), else NULL */
+    unsigned *host_of_world_rank;
+    long long staged_max_bytes;             /* coll_gpu_allreduce_staged_max_bytes */
+    long long staged_nodes_max_bytes;       /* coll_gpu_allreduce_staged_nodes_max_bytes */
     long long native_chunk_size;            /* coll_gpu_native_chunk_size */
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
@@ -141,6 +147,11 @@ bool tu_uniform_nodes(const tu_gpu_config_t *config, int comm_size);
  * binomial, the third, from coll_gpu_{gather,scatter}_binomial_min_nodes nodes on for calls of
  * bytes x comm_size from _min_bytes up to _max_bytes). */
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
+/* Whether comm's ranks are on several nodes: emulated (coll_gpu_ranks_per_node) or real hosts. */
+bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm);
+/* Whether auto stages a blocking allreduce of device buffers, bytes per rank, on comm (up to
+ * coll_gpu_allreduce_staged_max_bytes on one node, _staged_nodes_max_bytes across nodes). */
+bool tu_allreduce_staged_auto(const tu_gpu_config_t *config, const tu_comm_t *comm, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to
  * coll_gpu_allreduce_doubling_max_bytes). */

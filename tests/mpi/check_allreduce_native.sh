@@ -133,20 +133,39 @@ for cfg in 7:3 7:1; do
     check_same_digest "$np ranks, $rpn per node: hierarchical_rabenseifner, host = device" \
         $np-$rpn-hrab-host $np-$rpn-hrab
 done
+# (these auto runs stage nothing: coll_gpu_allreduce_staged_nodes_max_bytes=0; auto's staging
+# is checked below)
+NOSTAGE="coll_gpu_allreduce_staged_nodes_max_bytes=0"
 check_run "8 ranks, 2 per node, auto: hierarchical_rabenseifner from 4 nodes" 8 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_rabenseifner_min_nodes=4 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    "$EMU $NOSTAGE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_rabenseifner_min_nodes=4 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
     test_allreduce_native
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's hierarchical_rabenseifner and why" \
     "MPI_Allreduce on .*: 24577 x [0-9]+ bytes, device memory: hierarchical_rabenseifner \(4 nodes >= coll_gpu_allreduce_rabenseifner_min_nodes=4\)" \
     "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: hierarchical_doubling \(4 nodes"
 check_run "8 ranks, 2 per node, auto: hierarchical_doubling up to 4 KiB from 2 nodes" 8 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
+    "$EMU $NOSTAGE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=2 coll_gpu_allreduce_doubling_max_bytes=4096 coll_gpu_verbose=10" \
     test_allreduce_native
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's hierarchical_doubling and why" \
     "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: hierarchical_doubling \(4 nodes >= coll_gpu_allreduce_doubling_min_nodes=2; [0-9]+ bytes <= coll_gpu_allreduce_doubling_max_bytes=4096\)" \
     "MPI_Allreduce on .*: 24577 x [0-9]+ bytes, device memory: hierarchical \(4 nodes"
 check_run "8 ranks, 2 per node, auto, coll_gpu_allreduce_doubling_min_nodes=5: hierarchical" 8 \
-    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=5 coll_gpu_allreduce_doubling_max_bytes=4096" \
+    "$EMU $NOSTAGE coll_gpu_ranks_per_node=2 coll_gpu_allreduce_doubling_min_nodes=5 coll_gpu_allreduce_doubling_max_bytes=4096" \
+    test_allreduce_native
+# auto stages small blocking device calls (the cost model's crossovers, the log says why) and
+# runs the rest natively, inside a node and across nodes; 0 stages none (the test's reference
+# reads both parameters); nonblocking calls stay native (check_nonblocking's overlap)
+check_run "3 ranks, auto stages up to coll_gpu_allreduce_staged_max_bytes" 3 \
+    "$EMU coll_gpu_verbose=10" test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's staging in a node and why" \
+    "MPI_Allreduce on .*: [0-9]+ elements: staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu_allreduce_staged_max_bytes=2048\)" \
+    "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: one_shot \("
+check_run "6 ranks, 3 per node, auto stages up to coll_gpu_allreduce_staged_nodes_max_bytes" 6 \
+    "$EMU coll_gpu_ranks_per_node=3 coll_gpu_verbose=10" test_allreduce_native
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's staging across nodes and why" \
+    "MPI_Allreduce on .*: [0-9]+ elements: staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu_allreduce_staged_nodes_max_bytes=40960\)" \
+    "MPI_Allreduce on .*: [0-9]+ x [0-9]+ bytes, device memory: hierarchical \(2 nodes"
+check_run "6 ranks, 3 per node, staging off (both thresholds 0)" 6 \
+    "$EMU coll_gpu_ranks_per_node=3 coll_gpu_allreduce_staged_max_bytes=0 $NOSTAGE" \
     test_allreduce_native
 
 for np in 3 4; do
@@ -154,7 +173,11 @@ for np in 3 4; do
     big=""
     [ $np = 4 ] && big=$BIG
     for alg in one_shot two_shot auto staged device_one_shot device_two_shot; do
-        check_run "$np ranks, $alg" $np "$EMU coll_gpu_allreduce_algorithm=$alg" \
+        # (auto's native choice, whose bits the digests compare: staging off, which the runs
+        # above check)
+        nostage=""
+        [ $alg = auto ] && nostage="coll_gpu_allreduce_staged_max_bytes=0"
+        check_run "$np ranks, $alg" $np "$EMU coll_gpu_allreduce_algorithm=$alg $nostage" \
             test_allreduce_native $big
         check_digest $np-$alg
     done
@@ -338,21 +361,26 @@ check_run "3 ranks, tuning file: two_shot" 3 \
     "two_shot \(rule at .*two_shot.conf:2\)"
 # the cost model's crossovers as a tuning file (perf/cost_model --crossovers --format tuning):
 # the component's parser takes every line, and its rules for one node of 3 (and of 2, the
-# test's sub-communicators) choose one_shot at every size
+# test's sub-communicators) stage the smallest calls and choose one_shot above (the test reads
+# the rules itself: --rules)
 if command -v python3 >/dev/null &&
     "$(dirname "$0")/../../perf/cost_model" --crossovers --format tuning >"$TMP/model.conf"; then
+    rule_line() { grep -n "^allreduce  $1  $1  $2  $3\$" "$TMP/model.conf" | cut -d: -f1; }
     check_run "3 ranks, tuning file of the cost model's crossovers" 3 \
         "$EMU coll_gpu_tuning_file=$TMP/model.conf coll_gpu_verbose=10" \
-        test_allreduce_native --expect=one_shot
+        test_allreduce_native --rules="$TMP/model.conf"
     [ "$CHECK_RESULT" = PASS ] && check_expect_output "the model's rules chose" \
-        "one_shot \(rule at .*model.conf:4\)" "one_shot \(rule at .*model.conf:5\)"
+        "staged \(algorithm_staged: rule at .*model.conf:$(rule_line 3 '0-[0-9]*' staged)\)" \
+        "staged \(algorithm_staged: rule at .*model.conf:$(rule_line 2 '0-[0-9]*' staged)\)" \
+        "one_shot \(rule at .*model.conf:$(rule_line 3 '\*' one_shot)\)" \
+        "one_shot \(rule at .*model.conf:$(rule_line 2 '\*' one_shot)\)"
     grep -aq "malformed\|unknown algorithm" "$LAST_LOG" && check_count FAIL "model.conf warned"
 fi
 # The tuning file's warnings are help messages, which Open MPI 4.1 sometimes loses: the runs
 # repeat until their output has the text (check_run_until).
 printf 'allreduce * * 0-1K one_shot\nallreduce * * 1K- oops\n' >"$TMP/unknown.conf"
 check_run_until "names unknown algorithm" "2 ranks, tuning file: unknown algorithm" 2 \
-    "$EMU coll_gpu_tuning_file=$TMP/unknown.conf" test_allreduce_native
+    "$EMU coll_gpu_tuning_file=$TMP/unknown.conf" test_allreduce_native --rules="$TMP/unknown.conf"
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "unknown algorithm warned" \
     "unknown.conf:2: rule for allreduce names unknown algorithm \"oops\""
 printf 'allreduce * * 0-1K one_shot\nallreduce 2-x * * two_shot\n' >"$TMP/bad.conf"

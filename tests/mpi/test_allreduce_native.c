@@ -18,7 +18,9 @@
  * rank), and rank 0 prints a digest of all of them ("digest int 0x... fp 0x...") that the check
  * script compares between runs with each algorithm forced and between repeated runs.  The
  * coll_gpu_allreduce_algorithm_calls pvar must show the algorithm the parameters select
- * (--expect=ALG overrides, e.g. under a tuning file): across emulated nodes the ring (forced,
+ * (--expect=ALG overrides, e.g. under a tuning file; --rules=FILE reads the tuning file's
+ * allreduce rules itself, the first that matches a call naming what it runs, on one node): across
+ * emulated nodes the ring (forced,
  * or auto with one rank per node) or hierarchical (forced, or auto), on host and device
  * buffers alike (other nodes read emulated device scratch through host scratch).
  *
@@ -35,6 +37,7 @@
 typedef struct {
     tu_gpu_config_t config;
     const char *expect; /* --expect: algorithm name, NULL: from the parameters */
+    const char *rules;  /* --rules: a tuning file whose rules name the algorithm */
     tu_pvar_t algs;
     tn_digest_t digest;
     uint32_t salt;
@@ -74,9 +77,75 @@ static int device_driven_fits(const state_t *st, const tu_comm_t *comm, size_t b
     return alg;
 }
 
+/* A tuning rule's number at *s (a K, M or G suffix: binary units), *s moved past it. */
+static unsigned long long rule_number(const char **s) {
+    char *end;
+    unsigned long long v = strtoull(*s, &end, 10);
+    const char *units = "KMG", *u = ('\0' != *end) ? strchr(units, *end) : NULL;
+
+    if (NULL != u) {
+        v <<= 10 * (1 + (u - units));
+        ++end;
+    }
+    *s = end;
+    return v;
+}
+
+/* Whether a tuning rule's range ("*", "N", "N-", "N-M") holds v. */
+static bool rule_range_has(const char *range, unsigned long long v) {
+    const char *s = range;
+    unsigned long long lo, hi;
+
+    if (0 == strcmp(range, "*")) {
+        return true;
+    }
+    lo = rule_number(&s);
+    if ('\0' == *s) {
+        return v == lo;
+    }
+    if ('-' != *s++) {
+        return false;
+    }
+    hi = ('\0' == *s) ? ~0ULL : rule_number(&s);
+    return ('\0' == *s) && (lo <= v) && (v <= hi);
+}
+
+/* The algorithm the first allreduce rule of the file --rules that matches a call of bytes on
+ * comm_size ranks of one node names (TU_ALG_AUTO where none matches, or it names none the
+ * component knows: auto decides, as in the component). */
+static int rules_alg(const char *path, int comm_size, size_t bytes) {
+    FILE *f = fopen(path, "r");
+    char line[256], coll[64], size[64], rpn[64], range[64], alg[64];
+    int found = TU_ALG_AUTO;
+
+    if (NULL == f) {
+        tn_setup_failed();
+    }
+    while (NULL != fgets(line, sizeof(line), f)) {
+        if ((5 != sscanf(line, "%63s %63s %63s %63s %63s", coll, size, rpn, range, alg)) ||
+            (0 != strcmp(coll, "allreduce")) || !rule_range_has(size, (unsigned)comm_size) ||
+            !rule_range_has(rpn, (unsigned)comm_size) || !rule_range_has(range, bytes)) {
+            continue;
+        }
+        for (int a = TU_ALG_STAGED; a < TU_NUM_ALGS; ++a) {
+            found = (0 == strcmp(alg, alg_names[a])) ? a : found;
+        }
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
     if ((NULL == st->expect) && device_driven(st->config.allreduce_algorithm)) {
         return device_driven_fits(st, comm, bytes, st->config.allreduce_algorithm);
+    }
+    if ((NULL != st->rules) && (TU_MEM_DEVICE == st->mem)) {
+        int a = rules_alg(st->rules, comm->size, bytes);
+
+        if (TU_ALG_AUTO != a) {
+            return device_driven_fits(st, comm, bytes, a);
+        }
     }
     if (NULL != st->expect) {
         for (int a = 0; a < TU_NUM_ALGS; ++a) {
@@ -91,6 +160,9 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
     }
     if (TU_ALG_AUTO != st->config.allreduce_algorithm) {
         return st->config.allreduce_algorithm;
+    }
+    if ((TU_MEM_DEVICE == st->mem) && tu_allreduce_staged_auto(&st->config, comm, bytes)) {
+        return TU_ALG_STAGED; /* where the cost model has staging faster */
     }
     if (tu_multi_node(&st->config, comm->size)) {
         /* auto across nodes: hierarchical_doubling from coll_gpu_allreduce_doubling_min_nodes
@@ -503,9 +575,13 @@ int main(int argc, char **argv) {
     int ncounts, reps = 1;
     bool host = false, mismatch = false;
     const tu_arg_t args[] = {
-        {"--kinds=host", TU_ARG_FLAG, &host},     {"--mismatch", TU_ARG_FLAG, &mismatch},
-        {"--expect=", TU_ARG_STRING, &st.expect}, {"--big-count=", TU_ARG_SIZE, &big},
-        {"--reps=", TU_ARG_INT, &reps},           {NULL, TU_ARG_FLAG, NULL},
+        {"--kinds=host", TU_ARG_FLAG, &host},
+        {"--mismatch", TU_ARG_FLAG, &mismatch},
+        {"--expect=", TU_ARG_STRING, &st.expect},
+        {"--big-count=", TU_ARG_SIZE, &big},
+        {"--reps=", TU_ARG_INT, &reps},
+        {"--rules=", TU_ARG_STRING, &st.rules},
+        {NULL, TU_ARG_FLAG, NULL},
     };
 
     MPI_Init(&argc, &argv);

@@ -220,6 +220,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
      * natively in the same order: rank order on one node (across nodes allreduce runs ring or
      * hierarchical), and hierarchical's node partials in node order across nodes */
     if (reduces(c) && tu_allreduce_native_expected(&st->config, comm->size) &&
+        !((TU_MEM_DEVICE == st->mem) &&
+          tu_allreduce_staged_auto(&st->config, comm, in_elems * es)) &&
         (((2 == slot) && !tu_multi_node(&st->config, comm->size)) ||
          ((3 == slot) &&
           tu_allreduce_hierarchical_expected(&st->config, comm->size, in_elems * es)))) {

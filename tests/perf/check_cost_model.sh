@@ -153,6 +153,9 @@ done
 src=${COLL_GPU_SRC:-$here/../../ompi-coll-gpu}
 DEFAULTS_H=$src/component/coll_gpu_model_defaults.h
 ONE_SHOT_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_ONE_SHOT_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+STAGED_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_STAGED_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
+STAGED_NODES_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_STAGED_NODES_MAX_BYTES \([0-9]*\)UL$/\1/p' \
+    "$DEFAULTS_H")
 RING_MIN=$(sed -n 's/^#define COLL_GPU_MODEL_RING_MIN_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
 DOUBLING_MIN_NODES=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MIN_NODES \([0-9]*\)U$/\1/p' "$DEFAULTS_H")
 DOUBLING_MAX=$(sed -n 's/^#define COLL_GPU_MODEL_DOUBLING_MAX_BYTES \([0-9]*\)UL$/\1/p' "$DEFAULTS_H")
@@ -191,7 +194,7 @@ result "h200-8x table: 4 x 5 rows" $? "$WORK/out"
 expect_exit "h200-8x --json" 0 "$MODEL" --preset h200-8x --nodes 1,2,4,8 \
     --sizes 8,64K,1M,16M,256M --json
 cp "$WORK/out" "$WORK/pred.json"
-python3 - "$WORK/pred.json" "$ONE_SHOT_MAX" >"$WORK/out" 2>&1 <<'EOF'
+python3 - "$WORK/pred.json" "$ONE_SHOT_MAX" "$STAGED_MAX" "$STAGED_NODES_MAX" >"$WORK/out" 2>&1 <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
 bad = []
@@ -211,7 +214,12 @@ for r in d["rows"]:
     if (N > 1) == bool(single):
         bad.append("one_shot/two_shot on %d nodes: %s" % (N, sorted(single)))
     one_shot_max = int(sys.argv[2])
-    want_auto = "hierarchical" if N > 1 else ("one_shot" if S <= one_shot_max else "two_shot")
+    want_native = "hierarchical" if N > 1 else ("one_shot" if S <= one_shot_max else "two_shot")
+    # device buffers (h200-8x has bw_pcie): staged up to the thresholds
+    want_auto = "staged" if S <= int(sys.argv[3 if N == 1 else 4]) else want_native
+    if r["auto_native"] != want_native:
+        bad.append("auto_native %s at %d nodes %d B, want %s" % (r["auto_native"], N, S,
+                                                                 want_native))
     if r["auto"] != want_auto:
         bad.append("auto %s at %d nodes %d B, want %s" % (r["auto"], N, S, want_auto))
     best = min(r["algorithms"], key=lambda a: r["algorithms"][a]["time_us"])
@@ -333,6 +341,8 @@ diff "$WORK/out" "$DEFAULTS_H" >"$WORK/diff" 2>&1
 result "coll_gpu_model_defaults.h = perf/cost_model --crossovers --format header" $? "$WORK/diff"
 expect_exit "--crossovers --format params" 0 "$MODEL" --crossovers --format params
 grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_staged_max_bytes = $STAGED_MAX" "$WORK/out" &&
+    grep -qx "coll_gpu_allreduce_staged_nodes_max_bytes = $STAGED_NODES_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_ring_min_bytes = $RING_MIN" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_min_nodes = $DOUBLING_MIN_NODES" "$WORK/out" &&
     grep -qx "coll_gpu_allreduce_doubling_max_bytes = $DOUBLING_MAX" "$WORK/out" &&
@@ -356,14 +366,15 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
 result "--format params: the header's values" $? "$WORK/out"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
-# crossover_check G N BELOW ABOVE THRESHOLD KIND: on N nodes of G, BELOW up to THRESHOLD (KIND
-# last) or ABOVE from THRESHOLD (KIND first)
+# crossover_check G N BELOW ABOVE THRESHOLD KIND [LARGEST]: on N nodes of G, BELOW up to
+# THRESHOLD (KIND last) or ABOVE from THRESHOLD (KIND first); the tuning file's rules checked up
+# to LARGEST (default: the grid's end)
 crossover_check() {
     local grid
     grid=$(python3 -c 'print(",".join(str(s) for s in sorted(set([1 << k for k in range(3, 10)] + [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))))')
     "$MODEL" --preset h200-8x --gpus-per-node "$1" --nodes "$2" --sizes "$grid" --json \
         >"$WORK/grid.json" 2>&1 || return 1
-    python3 - "$WORK/grid.json" "$3" "$4" "$5" "$6" "$WORK/model.conf" "$1" "$2" <<'EOF'
+    python3 - "$WORK/grid.json" "$3" "$4" "$5" "$6" "$WORK/model.conf" "$1" "$2" "${7:-0}" <<'EOF'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 below, above, threshold, kind, conf = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
@@ -403,6 +414,8 @@ def rule_alg(S):  # the first rule of the tuning file that matches, as the compo
         f = line.split()
         if not f or f[0].startswith("#"):
             continue
+        if f[4:5] == ["staged"] and below != "staged":
+            continue  # the staged rules before the rows' (checked on their own below)
         if f[0] == "allreduce" and in_range(f[1], size) and in_range(f[2], rpn) and \
                 in_range(f[3], S):
             return f[4]
@@ -412,12 +425,69 @@ def want_alg(S):
     return below if (S <= threshold if kind == "last" else S < threshold) else above
 
 
-for S in (t[0][0], threshold - 1, threshold, threshold + 1, t[-1][0]):
+# (up to argv 9 where it is not 0: above it auto runs another row than ABOVE)
+for S in (t[0][0], threshold - 1, threshold, threshold + 1,
+          int(sys.argv[9]) if int(sys.argv[9]) else t[-1][0]):
     if S > 0 and rule_alg(S) != want_alg(S):
         bad.append("tuning file at %d bytes: %s, want %s" % (S, rule_alg(S), want_alg(S)))
 print("\n".join(bad) if bad else "ok")
 EOF
 }
+crossover_check 8 1 staged one_shot "$STAGED_MAX" last "$ONE_SHOT_MAX" >"$WORK/cx" 2>&1
+[ "$(cat "$WORK/cx")" = ok ]
+result "one node of 8, device buffers: staged up to $STAGED_MAX loses least (the tuning file agrees)" \
+    $? "$WORK/cx"
+# across nodes: the one threshold that loses least summed over 2 to 1,024 nodes of 1 and of 8
+# (staged against the row auto runs natively), recomputed from the --json predictions; the
+# tuning file stages each layout up to its own crossover
+python3 - "$MODEL" "$STAGED_NODES_MAX" "$WORK/model.conf" >"$WORK/sn" 2>&1 <<'EOF'
+import json, math, subprocess, sys
+model, threshold, conf = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+grid = sorted(set([1 << k for k in range(3, 10)] +
+                  [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))
+nodes = "2,3,4,6,8,12,16,24,32,48,64,128,256,512,1024"
+layouts = {}
+for g in (1, 8):
+    d = json.loads(subprocess.run([model, "--preset", "h200-8x", "--gpus-per-node", str(g),
+                                   "--nodes", nodes, "--sizes", ",".join(map(str, grid)),
+                                   "--json"], stdout=subprocess.PIPE, check=True).stdout)
+    for r in d["rows"]:
+        a = r["algorithms"]
+        layouts.setdefault((g, r["nodes"]), []).append(
+            (r["size"], a[r["auto_native"]]["time_us"], a["staged"]["time_us"]))
+
+
+def loss(T):
+    return sum(math.log((st if S <= T else nt) / min(nt, st))
+               for rows in layouts.values() for S, nt, st in rows)
+
+
+losses = {T: loss(T) for T in [0] + grid}
+best = min(T for T in losses if losses[T] <= min(losses.values()) + 1e-9)
+bad = []
+if best != threshold:
+    bad.append("threshold %d, the least loss (%.3f) is at %d" % (threshold, losses[best], best))
+
+
+def within(r, v):
+    if r == "*":
+        return True
+    lo, dash, hi = r.partition("-")
+    return int(lo) <= v and (hi == "" or v <= int(hi)) if dash else v == int(lo)
+
+
+# the tuning file: staged at 8 bytes on 2 nodes of 8 and 8 of 1, the native row at 1 MiB
+for size, rpn, S, want in ((16, 8, 8, True), (8, 1, 8, True), (16, 8, 1 << 20, False)):
+    alg = next((f[4] for f in (line.split() for line in open(conf))
+                if f and f[0] == "allreduce" and within(f[1], size) and within(f[2], rpn) and
+                within(f[3], S)), None)
+    if (alg == "staged") != want:
+        bad.append("tuning file, %d ranks of %d per node, %d bytes: %s" % (size, rpn, S, alg))
+print("\n".join(bad) if bad else "ok")
+EOF
+[ "$(cat "$WORK/sn")" = ok ]
+result "across nodes, device buffers: staged up to $STAGED_NODES_MAX loses least over the layouts (the tuning file agrees)" \
+    $? "$WORK/sn"
 crossover_check 8 1 one_shot two_shot "$ONE_SHOT_MAX" last >"$WORK/cx" 2>&1
 [ "$(cat "$WORK/cx")" = ok ]
 result "one node of 8: one_shot up to $ONE_SHOT_MAX loses least (the tuning file agrees)" $? \
