@@ -7,8 +7,11 @@
 #   3. cg_emulated, reduction buffers in emulated device memory, coll/gpu staging every
 #      MPI_Allreduce (coll_gpu_allreduce_algorithm staged; coll_gpu_verbose 10 shows each
 #      call)                                                      -> the same bits
-#   3b. cg_emulated with coll/gpu's native allreduce (one-shot, rank order: another order
-#      than Open MPI's, so compared within 1e-9), twice          -> the same bits both times
+#   3b. cg_emulated with coll/gpu's native allreduce (one-shot forced: auto stages these
+#      8-byte calls; rank order: another order than Open MPI's, so compared within 1e-9),
+#      twice                                                      -> the same bits both times
+#   3c. cg_emulated with the defaults: auto stages every 8-byte allreduce (the cost model has
+#      staging faster there)                                      -> the bits of 1
 #   4. cg_cuda, when built and a GPU is present: coll/gpu with the cuda backend; its kernels
 #      sum in another order than the host loops, so the answer is compared to the reference
 #      within a tolerance (same iteration count, residual and sum(x) within 1e-9 relative)
@@ -80,12 +83,30 @@ if run emulated-with cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
         fail=$((fail + 1))
     fi
 fi
+# the defaults: auto stages the small allreduces, Open MPI's order on the staged copies
+if run emulated-auto cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
+    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10; then
+    same host-without emulated-auto
+    iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/emulated-auto")
+    # (the short line of each staged call; the ranks' longer lines may interleave)
+    staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/emulated-auto.out")
+    if [ "$staged" -ge $(((2 * iterations + 2) * NP)) ] &&
+        grep -q 'staged (algorithm_staged: auto, 8 bytes <= coll_gpu_allreduce_staged_max_bytes' \
+            "$log/emulated-auto.out"; then
+        echo "    PASS: auto staged $staged MPI_Allreduce calls of 8 bytes"
+        pass=$((pass + 1))
+    else
+        echo "    FAIL: auto staged $staged MPI_Allreduce calls (iterations $iterations)"
+        fail=$((fail + 1))
+    fi
+fi
 # the native allreduce: its own fixed order, so the same bits run to run, and the answer of
 # the host reference within rounding
 if run emulated-native cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
-    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10 &&
+    --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10 \
+    --mca coll_gpu_allreduce_algorithm one_shot &&
     run emulated-native2 cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
-        --mca coll_gpu_accelerator emulated; then
+        --mca coll_gpu_accelerator emulated --mca coll_gpu_allreduce_algorithm one_shot; then
     same emulated-native emulated-native2
     native=$(grep -c 'coll:gpu: MPI_Allreduce on .*: one_shot' "$log/emulated-native.out")
     if [ "$native" -ge "$NP" ] &&
