@@ -68,37 +68,32 @@ same() {
 run host-without cg_host "${BASE[@]}" --mca coll ^gpu && pass=$((pass + 1))
 run host-with cg_host "${COMPONENT[@]}" "${BASE[@]}" --mca coll_gpu_accelerator emulated &&
     same host-without host-with
+# all_staged RUN WHY: every MPI_Allreduce of run RUN was staged (the short line of each staged
+# call: the ranks' longer lines may interleave), and the log has WHY (grep pattern)
+all_staged() {
+    local iterations staged
+    iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/$1")
+    staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/$1.out")
+    # 2 allreduces per iteration, 2 outside the loop, on every rank
+    if [ "$staged" -ge $(((2 * iterations + 2) * NP)) ] && grep -q "$2" "$log/$1.out"; then
+        echo "    PASS: $1: coll/gpu staged $staged MPI_Allreduce calls on device buffers ($2)"
+        pass=$((pass + 1))
+    else
+        echo "    FAIL: $1: $staged staged MPI_Allreduce calls (iterations $iterations), or no '$2'"
+        fail=$((fail + 1))
+    fi
+}
 if run emulated-with cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
     --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10 \
     --mca coll_gpu_allreduce_algorithm staged; then
     same host-without emulated-with
-    iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/emulated-with")
-    staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/emulated-with.out")
-    # 2 allreduces per iteration, 2 outside the loop, on every rank
-    if [ "$staged" -ge $(((2 * iterations + 2) * NP)) ]; then
-        echo "    PASS: coll/gpu staged $staged MPI_Allreduce calls on device buffers"
-        pass=$((pass + 1))
-    else
-        echo "    FAIL: only $staged staged MPI_Allreduce calls (iterations $iterations)"
-        fail=$((fail + 1))
-    fi
+    all_staged emulated-with 'coll_gpu_allreduce_algorithm=staged'
 fi
 # the defaults: auto stages the small allreduces, Open MPI's order on the staged copies
 if run emulated-auto cg_emulated "${COMPONENT[@]}" "${BASE[@]}" \
     --mca coll_gpu_accelerator emulated --mca coll_gpu_verbose 10; then
     same host-without emulated-auto
-    iterations=$(sed -n 's/^cg answer: iterations \([0-9]*\),.*/\1/p' "$log/emulated-auto")
-    # (the short line of each staged call; the ranks' longer lines may interleave)
-    staged=$(grep -c 'coll:gpu: MPI_Allreduce: staged' "$log/emulated-auto.out")
-    if [ "$staged" -ge $(((2 * iterations + 2) * NP)) ] &&
-        grep -q 'staged (algorithm_staged: auto, 8 bytes <= coll_gpu_allreduce_staged_max_bytes' \
-            "$log/emulated-auto.out"; then
-        echo "    PASS: auto staged $staged MPI_Allreduce calls of 8 bytes"
-        pass=$((pass + 1))
-    else
-        echo "    FAIL: auto staged $staged MPI_Allreduce calls (iterations $iterations)"
-        fail=$((fail + 1))
-    fi
+    all_staged emulated-auto 'algorithm_staged: auto, 8 bytes <= coll_gpu_allreduce_staged_max_bytes'
 fi
 # the native allreduce: its own fixed order, so the same bits run to run, and the answer of
 # the host reference within rounding

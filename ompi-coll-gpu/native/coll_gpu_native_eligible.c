@@ -342,14 +342,7 @@ bool coll_gpu_native_eligible(mca_coll_gpu_module_t *module, struct ompi_communi
     query.nonblocking = nonblocking;
     alg = coll_gpu_alg_choose(coll, &query, &call->chunk_bytes, why, why_len);
     if (COLL_GPU_ALG_STAGED == alg) {
-        char chosen[sizeof(why)];
-
         reason = COLL_GPU_FALLBACK_ALGORITHM;
-        if (why_len > 0) {
-            /* a tuning rule or auto said staged: "rule at FILE:LINE", auto's reason */
-            memcpy(chosen, why, sizeof(chosen));
-            snprintf(why, sizeof(why), ": %.*s", (int)sizeof(why) - 3, chosen);
-        }
         goto fallback;
     }
     call->alg = &t->algs[alg - COLL_GPU_ALG_FIRST_NATIVE];
@@ -404,9 +397,11 @@ fallback:
     if (COLL_GPU_NATIVE_DEVICE == kind) {
         coll_gpu_count_add(&c->algorithm_calls[coll][COLL_GPU_ALG_STAGED], 1);
     }
-    COLL_GPU_VERBOSE(COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s)", t->mpi_call,
-                     comm->c_name, count,
-                     (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
-                     coll_gpu_fallback_names[reason], why);
+    /* (the choice's reasons, "rule at FILE:LINE" or auto's, come without the separator the
+     * others write) */
+    COLL_GPU_VERBOSE(
+        COLL_GPU_VERBOSE_CALLS, "%s on %s: %d elements: %s (%s%s%s)", t->mpi_call, comm->c_name,
+        count, (COLL_GPU_NATIVE_DEVICE == kind) ? "staged" : "host buffers to Open MPI",
+        coll_gpu_fallback_names[reason], (('\0' != why[0]) && (':' != why[0])) ? ": " : "", why);
     return false;
 }

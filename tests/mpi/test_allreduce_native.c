@@ -34,10 +34,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An allreduce rule of a tuning file: its ranges and the algorithm it names (TU_ALG_AUTO: one
+ * the component does not know, which leaves the call to auto). */
+typedef struct {
+    char size[64], rpn[64], range[64];
+    int alg;
+} rule_t;
+
 typedef struct {
     tu_gpu_config_t config;
     const char *expect; /* --expect: algorithm name, NULL: from the parameters */
     const char *rules;  /* --rules: a tuning file whose rules name the algorithm */
+    rule_t *rule;       /* its allreduce rules, in order (num_rules) */
+    int num_rules;
     tu_pvar_t algs;
     tn_digest_t digest;
     uint32_t salt;
@@ -110,30 +119,46 @@ static bool rule_range_has(const char *range, unsigned long long v) {
     return ('\0' == *s) && (lo <= v) && (v <= hi);
 }
 
-/* The algorithm the first allreduce rule of the file --rules that matches a call of bytes on
- * comm_size ranks of one node names (TU_ALG_AUTO where none matches, or it names none the
- * component knows: auto decides, as in the component). */
-static int rules_alg(const char *path, int comm_size, size_t bytes) {
-    FILE *f = fopen(path, "r");
-    char line[256], coll[64], size[64], rpn[64], range[64], alg[64];
-    int found = TU_ALG_AUTO;
+/* The allreduce rules of the file --rules, read once. */
+static void rules_load(state_t *st) {
+    FILE *f = fopen(st->rules, "r");
+    char line[256], coll[64], alg[64];
+    rule_t r;
 
     if (NULL == f) {
         tn_setup_failed();
     }
     while (NULL != fgets(line, sizeof(line), f)) {
-        if ((5 != sscanf(line, "%63s %63s %63s %63s %63s", coll, size, rpn, range, alg)) ||
-            (0 != strcmp(coll, "allreduce")) || !rule_range_has(size, (unsigned)comm_size) ||
-            !rule_range_has(rpn, (unsigned)comm_size) || !rule_range_has(range, bytes)) {
+        if ((5 != sscanf(line, "%63s %63s %63s %63s %63s", coll, r.size, r.rpn, r.range, alg)) ||
+            (0 != strcmp(coll, "allreduce"))) {
             continue;
         }
+        r.alg = TU_ALG_AUTO;
         for (int a = TU_ALG_STAGED; a < TU_NUM_ALGS; ++a) {
-            found = (0 == strcmp(alg, alg_names[a])) ? a : found;
+            r.alg = (0 == strcmp(alg, alg_names[a])) ? a : r.alg;
         }
-        break;
+        st->rule = realloc(st->rule, (size_t)(st->num_rules + 1) * sizeof(*st->rule));
+        if (NULL == st->rule) {
+            tn_setup_failed();
+        }
+        st->rule[st->num_rules++] = r;
     }
     fclose(f);
-    return found;
+}
+
+/* The algorithm the first rule that matches a call of bytes on comm_size ranks of one node
+ * names (TU_ALG_AUTO where none matches, or it names none the component knows: auto decides,
+ * as in the component). */
+static int rules_alg(const state_t *st, int comm_size, size_t bytes) {
+    for (int i = 0; i < st->num_rules; ++i) {
+        const rule_t *r = &st->rule[i];
+
+        if (rule_range_has(r->size, (unsigned)comm_size) &&
+            rule_range_has(r->rpn, (unsigned)comm_size) && rule_range_has(r->range, bytes)) {
+            return r->alg;
+        }
+    }
+    return TU_ALG_AUTO;
 }
 
 static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) {
@@ -141,7 +166,7 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
         return device_driven_fits(st, comm, bytes, st->config.allreduce_algorithm);
     }
     if ((NULL != st->rules) && (TU_MEM_DEVICE == st->mem)) {
-        int a = rules_alg(st->rules, comm->size, bytes);
+        int a = rules_alg(st, comm->size, bytes);
 
         if (TU_ALG_AUTO != a) {
             return device_driven_fits(st, comm, bytes, a);
@@ -591,6 +616,9 @@ int main(int argc, char **argv) {
     tn_setup(&opts, st.mem);
     tn_algorithm_pvar_open("allreduce", &st.algs);
     tu_gpu_config_read(&st.config);
+    if (NULL != st.rules) {
+        rules_load(&st);
+    }
     if (mismatch) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         run_mismatch(&st, tu_world_size);
@@ -619,5 +647,6 @@ int main(int argc, char **argv) {
     run_host_counts(&st, &comms[TU_COMM_WORLD]);
     tn_digest_print(&st.digest);
     tu_comms_free_all(comms);
+    free(st.rule);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }
