@@ -336,7 +336,7 @@ COLL_GPU_FOREACH_COLL(COLL_GPU_ENTRY_PROTO)
                                                  COLL_GPU_ARG_NONE) true)) {                       \
             COLL_GPU_HOST_BUFFERS_##FORM(name, FAMILY)                                             \
             /* this call's word on the board: host (coll_gpu_board.h) */                           \
-            *module->board_host = ++module->call_seq;                                              \
+            __atomic_store_n(module->board_host, ++module->call_seq, __ATOMIC_RELEASE);           \
             coll_gpu_count_add(&mca_coll_gpu_component.calls_passthrough[COLL_GPU_##ID], 1);       \
             return module->prev.coll_##name(COLL_GPU_FORWARD(FAMILY, FORM)                         \
                                             module->prev.coll_##name##_module);                    \

@@ -347,17 +347,45 @@ static bool coll_gpu_board_settled(unsigned outcome) {
     return (COLL_GPU_BOARD_ABSENT == outcome) || (COLL_GPU_BOARD_DEAD == outcome);
 }
 
+/* A word of a slot, read after the words read before it (the writers store in order: a rank's
+ * arrival at a call before its host word of a later one, a leader's verdict before its arrival
+ * at the next call). */
+static inline uint64_t coll_gpu_board_load(const volatile uint64_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/* coll_gpu_board_test_delay_us: between a word read and the reads that follow it. */
+static void coll_gpu_board_test_delay(void) {
+    int us = mca_coll_gpu_component.board_test_delay_us;
+
+    if (OPAL_UNLIKELY(us > 0)) {
+        struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* What peer p's words say of call k: 0 not yet, else the status it arrived with, ABSENT when
  * it took a host path or is past the call (no rank passes a call before every rank entered it,
  * unless some rank took it to Open MPI). */
 static unsigned coll_gpu_board_peer(const coll_gpu_board_slot_t *slot, uint64_t k) {
-    uint64_t arrive = slot->arrive[k & 1];
+    uint64_t arrive = coll_gpu_board_load(&slot->arrive[k & 1]);
 
     if (COLL_GPU_BOARD_CALL(arrive) == k) {
         return COLL_GPU_BOARD_STATUS(arrive);
     }
-    /* two calls on, or a host path at this call or later without an arrival here */
-    return ((COLL_GPU_BOARD_CALL(arrive) > k) || (slot->host >= k)) ? COLL_GPU_BOARD_ABSENT : 0;
+    if (COLL_GPU_BOARD_CALL(arrive) > k) {
+        return COLL_GPU_BOARD_ABSENT; /* two calls on: it passed this one */
+    }
+    coll_gpu_board_test_delay();
+    if (coll_gpu_board_load(&slot->host) < k) {
+        return 0;
+    }
+    /* A host path at this call or later.  It may have arrived here since the read above, taken
+     * this rank's word and passed a later call: its arrival, stored before, stands. */
+    arrive = coll_gpu_board_load(&slot->arrive[k & 1]);
+    return (COLL_GPU_BOARD_CALL(arrive) == k) ? COLL_GPU_BOARD_STATUS(arrive)
+                                              : COLL_GPU_BOARD_ABSENT;
 }
 
 /* The same of node j's word in a leader's inbox (under its lock). */
@@ -401,7 +429,8 @@ static unsigned coll_gpu_board_arrive_leaders(coll_gpu_board_t *board, uint64_t 
         }
         outcome = coll_gpu_board_combine(outcome, alive ? theirs : COLL_GPU_BOARD_DEAD);
     }
-    board->slots[board->local_index].verdict = COLL_GPU_BOARD_WORD(k, outcome);
+    __atomic_store_n(&board->slots[board->local_index].verdict, COLL_GPU_BOARD_WORD(k, outcome),
+                     __ATOMIC_RELEASE);
     pthread_mutex_unlock(&board->lock);
     return outcome;
 }
@@ -413,16 +442,23 @@ static unsigned coll_gpu_board_leader_outcome(coll_gpu_board_t *board, uint64_t 
     unsigned spins = 0;
 
     for (;;) {
-        uint64_t verdict = lead->verdict;
+        uint64_t verdict = coll_gpu_board_load(&lead->verdict);
 
         if (COLL_GPU_BOARD_CALL(verdict) == k) {
             return COLL_GPU_BOARD_STATUS(verdict);
         }
-        if ((COLL_GPU_BOARD_CALL(verdict) > k) || (lead->host > k) ||
-            (COLL_GPU_BOARD_CALL(lead->arrive[(k + 1) & 1]) > k) ||
-            (COLL_GPU_BOARD_CALL(lead->arrive[k & 1]) > k)) {
-            /* it went on: it could only where the call is one host collective everywhere */
-            return COLL_GPU_BOARD_ABSENT;
+        coll_gpu_board_test_delay();
+        if ((COLL_GPU_BOARD_CALL(verdict) > k) || (coll_gpu_board_load(&lead->host) > k) ||
+            (COLL_GPU_BOARD_CALL(coll_gpu_board_load(&lead->arrive[(k + 1) & 1])) > k) ||
+            (COLL_GPU_BOARD_CALL(coll_gpu_board_load(&lead->arrive[k & 1])) > k)) {
+            /* It went on.  It may have written this call's verdict since the read above, then
+             * gone on (to the next word of a staged call): that verdict, stored before, stands;
+             * else it went on without one, which it could only where the call is one host
+             * collective everywhere.  (Taking the first read for the last lost a call here:
+             * this rank staged alone, one call behind its peers, and the job hung.) */
+            verdict = coll_gpu_board_load(&lead->verdict);
+            return (COLL_GPU_BOARD_CALL(verdict) == k) ? COLL_GPU_BOARD_STATUS(verdict)
+                                                       : COLL_GPU_BOARD_ABSENT;
         }
         if (!coll_gpu_board_wait_alive(board, board->local_ranks[0], &spins)) {
             return COLL_GPU_BOARD_DEAD;
@@ -455,7 +491,8 @@ coll_gpu_board_status_t coll_gpu_board_arrive(mca_coll_gpu_module_t *module,
         module->board_outcome = status;
         return status;
     }
-    board->slots[board->local_index].arrive[k & 1] = COLL_GPU_BOARD_WORD(k, status);
+    __atomic_store_n(&board->slots[board->local_index].arrive[k & 1],
+                     COLL_GPU_BOARD_WORD(k, status), __ATOMIC_RELEASE);
     coll_gpu_count_add(&mca_coll_gpu_component.board_arrivals, 1);
 
     /* the node's words */

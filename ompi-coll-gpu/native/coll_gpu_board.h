@@ -96,7 +96,8 @@ static inline void coll_gpu_board_settle(mca_coll_gpu_module_t *module) {
     if (module->board_done != module->call_seq) {
         module->board_done = module->call_seq;
         module->board_outcome = COLL_GPU_BOARD_ABSENT;
-        *module->board_host = module->call_seq;
+        /* (after this rank's arrivals at earlier calls: coll_gpu_board.c reads them in order) */
+        __atomic_store_n(module->board_host, module->call_seq, __ATOMIC_RELEASE);
     }
 }
 

@@ -39,12 +39,18 @@ static struct {
  * so that mpirun ends the job at once instead of at the script's timeout. */
 int tu_case_timeout = 120;
 static char tu_hang_msg[sizeof(tu_acct.desc) + 128];
+static bool tu_hang_stop;
 static size_t tu_hang_len;
 
 static void tu_on_alarm(int sig) {
     (void)sig;
     if (write(STDOUT_FILENO, tu_hang_msg, tu_hang_len) < 0) {
         /* nothing else can be done in a signal handler */
+    }
+    if (tu_hang_stop) {
+        for (;;) {
+            pause(); /* TU_HANG_STOP: kept for a debugger's look at where it hung */
+        }
     }
     _exit(TU_EXIT_FAIL);
 }
@@ -62,6 +68,7 @@ void tu_case_begin(const char *fmt, ...) {
                            "FAIL [rank %d] %s: did not complete within %d s (hang)\n",
                            tu_world_rank, tu_acct.desc, tu_case_timeout);
         tu_hang_len = len < (int)sizeof(tu_hang_msg) ? (size_t)len : sizeof(tu_hang_msg) - 1;
+        tu_hang_stop = (NULL != getenv("TU_HANG_STOP"));
         signal(SIGALRM, tu_on_alarm);
         alarm(tu_case_timeout);
     }

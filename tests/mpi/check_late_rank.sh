@@ -9,7 +9,7 @@
 # binomial trees of bcast, reduce, gather and scatter, the late rank the leader paired beyond the
 # power of two) and emulated device memory.  With coll_gpu_transport_timeout=1, a
 # hang detector, the job aborts with the help message naming the call; no rank ever reports a
-# wrong result first.
+# wrong result first.  And ranks that read the call board late (a test parameter) stay in step.
 # Exit 0 pass, 1 fail, 77 skip.
 #
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
@@ -42,6 +42,16 @@ check_run "5 ranks on 2+2+1 emulated nodes, host buffers, leaders' algorithms, n
     "MPI_Reduce on MPI_COMM_WORLD: .*host memory: binomial" \
     "MPI_Gather on MPI_COMM_WORLD: .*host memory: binomial" \
     "MPI_Scatter on MPI_COMM_WORLD: .*host memory: binomial"
+# late readers of the call board (coll_gpu_board_test_delay_us: a rank sleeps 2 ms between
+# reading a word of its node leader's or peer's and reading whether that rank went on): the
+# leader of 2 emulated nodes of 2 finishes a call, publishes its verdict and arrives at the
+# staged path's next word while its non-leader still holds the old verdict.  Reading that as
+# "the leader passed the call" put the non-leader one call behind its peers and hung the next
+# device call (seen under load across real hosts, check_multihost.sh): every call must still
+# complete with the right data, host and device, staged and native
+check_run "4 ranks on 2 emulated nodes of 2, host and device memory, the call board read late" 4 \
+    "$EMU coll_gpu_ranks_per_node=2 coll_gpu_board_test_delay_us=2000" test_collectives \
+    --kinds=host,device --small-only --case-timeout=30
 # the timeout set below the lateness: an abort naming the call, on every rank alike; never a
 # result reported wrong (what happened before: wrong sums returned as success, then a hang)
 check_run_aborts "still alive" "2 ranks, host buffers, coll_gpu_transport_timeout 1, one late by 3 s" 2 \

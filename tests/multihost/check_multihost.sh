@@ -150,11 +150,7 @@ check_run "2 hosts x 2 ranks: coll_gpu_tree_rails auto, one interface per host" 
     "network devices mh0, rails off \(the ranks of a node use the same network devices\)"
 check_run "2 hosts x 2 ranks, host buffers, host-buffer mode" 4 "$NET $EMU coll_gpu_host_buffers=1" \
     test_collectives --kinds=host --big=4m
-# (its allreduces native, as before auto staged small ones across nodes: staged calls across
-# these hosts have hung, rarely, under load, with that staging off too (reduce_scatter with a
-# user op, always staged); until that is found this run keeps its allreduces off that path)
-check_run "2 hosts x 2 ranks, emulated device memory" 4 \
-    "$NET $EMU coll_gpu_allreduce_staged_nodes_max_bytes=0" test_collectives \
+check_run "2 hosts x 2 ranks, emulated device memory" 4 "$NET $EMU" test_collectives \
     --kinds=host,device --big=4m
 # memory kinds that differ across ranks, default parameters (the call board across hosts): a
 # whole host passing host memory, then host memory on one rank of each host
