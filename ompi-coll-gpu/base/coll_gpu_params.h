@@ -69,6 +69,24 @@ typedef enum {
 #define COLL_GPU_PARAM_CTYPE_DOUBLE double
 #define COLL_GPU_PARAM_CTYPE_STRING char *
 
+/* The staged thresholds of a collective with a staged time model beside allreduce's (which have
+ * rows of their own): coll_gpu_<coll>_staged_max_bytes and _staged_nodes_max_bytes, defaults
+ * COLL_GPU_MODEL_<MODEL>_STAGED_{,NODES_}MAX_BYTES (coll_gpu_alg.h: COLL_GPU_ALG_STAGED_RULE);
+ * what: the bytes they count (a message, a rank's block). */
+#define STAGED_PARAMS(PARAM, coll, MODEL, what)                                                    \
+    PARAM(coll##_staged_max_bytes, SIZE_T, COLL_GPU_MODEL_##MODEL##_STAGED_MAX_BYTES, NO_ENUM, 5,  \
+          READONLY, PROTOCOL,                                                                      \
+          "With " #coll "_algorithm auto and no tuning rule, blocking calls on device buffers "    \
+          "inside a node: the largest " what " (bytes) staged through host memory (copies and "    \
+          "Open MPI's host collective cost less than a native call's launches, synchronizations "  \
+          "and signal rounds there); larger ones run natively.  0: never.  The default is the "    \
+          "cost model's crossover on one node of 8 H200 (perf/cost_model --crossovers)")           \
+    PARAM(coll##_staged_nodes_max_bytes, SIZE_T, COLL_GPU_MODEL_##MODEL##_STAGED_NODES_MAX_BYTES,  \
+          NO_ENUM, 5, READONLY, PROTOCOL,                                                          \
+          "As " #coll "_staged_max_bytes, across nodes.  The default is the cost model's: the "    \
+          "threshold that loses least over 2 to 1,024 nodes of one and of 8 H200 "                 \
+          "(perf/cost_model --crossovers prints each layout's, and a tuning file of them)")
+
 #define COLL_GPU_FOREACH_PARAM(PARAM, BAND, ALGORITHMS, SYNONYM)                                   \
     /* priority, enable, accelerator: a rank where they keep the component off a communicator      \
      * runs Open MPI's own collectives there and compares nothing: marked, but only the same       \
@@ -218,18 +236,24 @@ typedef enum {
           "rank) run one-shot; larger ones run two-shot.  Also sizes the device scratch.  The "    \
           "default is the cost model's crossover on one node of 8 H200 (perf/cost_model "          \
           "--crossovers prints it for other layouts and machines, and a tuning file of them)")     \
-    PARAM(allreduce_staged_max_bytes, SIZE_T, COLL_GPU_MODEL_STAGED_MAX_BYTES, NO_ENUM, 5,         \
-          READONLY, PROTOCOL,                                                                      \
-          "With allreduce_algorithm auto and no tuning rule, on device buffers inside a node: the " \
-          "largest message (bytes per rank) staged through host memory (two copies and Open "      \
-          "MPI's host allreduce cost less than a native call's launches, synchronizations and "    \
-          "signal rounds there); larger ones run natively.  0: never.  The default is the cost "   \
-          "model's crossover on one node of 8 H200 (perf/cost_model --crossovers)")                \
+    PARAM(                                                                                         \
+        allreduce_staged_max_bytes, SIZE_T, COLL_GPU_MODEL_STAGED_MAX_BYTES, NO_ENUM, 5, READONLY, \
+        PROTOCOL,                                                                                  \
+        "With allreduce_algorithm auto and no tuning rule, on device buffers inside a node: the "  \
+        "largest message (bytes per rank) staged through host memory (two copies and Open "        \
+        "MPI's host allreduce cost less than a native call's launches, synchronizations and "      \
+        "signal rounds there); larger ones run natively.  0: never.  The default is the cost "     \
+        "model's crossover on one node of 8 H200 (perf/cost_model --crossovers)")                  \
     PARAM(allreduce_staged_nodes_max_bytes, SIZE_T, COLL_GPU_MODEL_STAGED_NODES_MAX_BYTES,         \
           NO_ENUM, 5, READONLY, PROTOCOL,                                                          \
           "As allreduce_staged_max_bytes, across nodes.  The default is the cost model's: the "    \
           "threshold that loses least over 2 to 1,024 nodes of one and of 8 H200 "                 \
           "(perf/cost_model --crossovers prints each layout's, and a tuning file of them)")        \
+    STAGED_PARAMS(PARAM, bcast, BCAST, "message")                                                  \
+    STAGED_PARAMS(PARAM, reduce, REDUCE, "message")                                                \
+    STAGED_PARAMS(PARAM, gather, GATHER, "block")                                                  \
+    STAGED_PARAMS(PARAM, scatter, SCATTER, "block")                                                \
+    STAGED_PARAMS(PARAM, alltoall, ALLTOALL, "block")                                              \
     PARAM(allreduce_ring_min_bytes, SIZE_T, COLL_GPU_MODEL_RING_MIN_BYTES, NO_ENUM, 5, READONLY,   \
           PROTOCOL,                                                                                \
           "With allreduce_algorithm auto and no tuning rule, across nodes of one rank each: the "  \

@@ -28,22 +28,8 @@ static bool coll_gpu_allreduce_small(const coll_gpu_alg_query_t *query, char *wh
 /* auto stages blocking device calls up to coll_gpu_allreduce_staged_max_bytes inside a node
  * and coll_gpu_allreduce_staged_nodes_max_bytes across nodes: where the cost model has two
  * copies and Open MPI's host allreduce faster than the launches, synchronizations and signal
- * rounds of the row auto would run (docs/cost-model-crossovers.md).  Not nonblocking calls: the
- * native ones progress on the communicator's thread, the staged ones only inside MPI calls.
- * Not host-buffer mode's: their staged path is no cheaper. */
-static bool coll_gpu_allreduce_staged(const coll_gpu_alg_query_t *query, char *why,
-                                      size_t why_len) {
-    bool across = query->native->team->nnodes > 1;
-    size_t max = across ? mca_coll_gpu_component.allreduce_staged_nodes_max_bytes
-                        : mca_coll_gpu_component.allreduce_staged_max_bytes;
-
-    if ((COLL_GPU_NATIVE_DEVICE != query->kind) || query->nonblocking || (query->bytes > max)) {
-        return false;
-    }
-    COLL_GPU_WHY(why, why_len, "auto, %zu bytes <= coll_gpu_allreduce_staged_%smax_bytes=%zu",
-                 query->bytes, across ? "nodes_" : "", max);
-    return true;
-}
+ * rounds of the row auto would run (docs/cost-model-crossovers.md). */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_allreduce_staged, allreduce);
 
 /* hierarchical_doubling: from coll_gpu_allreduce_doubling_min_nodes nodes on up to
  * coll_gpu_allreduce_doubling_max_bytes (its rounds are O(log nodes) where hierarchical's owners
@@ -222,7 +208,7 @@ const coll_gpu_alg_table_t coll_gpu_allreduce_algs = {
      * two_shot and hierarchical take every call they are asked */
     .auto_order = COLL_GPU_ALG_ORDER("one_shot", "two_shot", "hierarchical_doubling",
                                      "hierarchical_rabenseifner", "ring", "hierarchical"),
-    .staged = coll_gpu_allreduce_staged,
+    .staged = &coll_gpu_allreduce_staged,
 };
 
 /* coll_gpu_native_try_fn_t of MPI_Allreduce.  A call with host memory on some ranks and device

@@ -49,10 +49,16 @@ static const coll_gpu_alg_desc_t coll_gpu_alltoall_alg_rows[] = {
      .run = coll_gpu_alltoall_hierarchical},
 };
 
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_alltoall_staged_max_bytes, _staged_nodes_max_bytes) */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_alltoall_staged, alltoall);
 /* per rank blocks: every rank's block in a step */
 COLL_GPU_ALG_TABLE(coll_gpu_alltoall_algs, coll_gpu_alltoall_alg, "alltoall", "MPI_Alltoall", true,
-                   true, COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP("alltoall"),
-                   COLL_GPU_ALG_ORDER("hierarchical", "direct"));
+                   true,
+                   COLL_GPU_ALG_STAGED_AUTO_HELP("alltoall")
+                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP("alltoall"),
+                   COLL_GPU_ALG_ORDER("hierarchical", "direct"),
+                   .staged = &coll_gpu_alltoall_staged);
 /* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
  * move every pair's run at the longest) */
 COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",

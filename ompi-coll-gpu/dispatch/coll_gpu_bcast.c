@@ -63,10 +63,15 @@ static const coll_gpu_alg_desc_t coll_gpu_bcast_alg_rows[] = {
                               coll_gpu_bcast_binomial),
     COLL_GPU_ALG_DEVICE_ROW(ACCEL_NODE_BCAST, coll_gpu_device_rows_fit),
 };
-COLL_GPU_ALG_TABLE(coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
-                   "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "
-                   "bcast_binomial_min_bytes up to bcast_binomial_max_bytes",
-                   COLL_GPU_ALG_ORDER("binomial", "pipelined"));
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_bcast_staged_max_bytes, _staged_nodes_max_bytes) */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_bcast_staged, bcast);
+COLL_GPU_ALG_TABLE(
+    coll_gpu_bcast_algs, coll_gpu_bcast_alg, "bcast", "MPI_Bcast", false, true,
+    COLL_GPU_ALG_STAGED_AUTO_HELP(
+        "bcast") "pipelined; binomial from bcast_binomial_min_nodes nodes on for calls from "
+                 "bcast_binomial_min_bytes up to bcast_binomial_max_bytes",
+    COLL_GPU_ALG_ORDER("binomial", "pipelined"), .staged = &coll_gpu_bcast_staged);
 
 /*
  * A blocking staged MPI_Bcast large enough to be pipelined: cut into chunks of the type

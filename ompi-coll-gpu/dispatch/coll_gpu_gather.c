@@ -39,14 +39,19 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_gather, COLL_GPU_GATHER_BINOMIAL_HELP, "gather_binomial",
                               coll_gpu_gather_binomial));
 
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_gather_staged_max_bytes, _staged_nodes_max_bytes) */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_gather_staged, gather);
 /* per rank blocks: hierarchical has a slot per rank */
 COLL_GPU_ALG_TABLE(coll_gpu_gather_algs, coll_gpu_gather_alg, "gather", "MPI_Gather", true, true,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
-                       "gather") "; binomial from gather_binomial_min_nodes "
-                                 "nodes on for calls from "
-                                 "gather_binomial_min_bytes up to "
-                                 "gather_binomial_max_bytes",
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
+                   COLL_GPU_ALG_STAGED_AUTO_HELP("gather")
+                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
+                           "gather") "; binomial from gather_binomial_min_nodes "
+                                     "nodes on for calls from "
+                                     "gather_binomial_min_bytes up to "
+                                     "gather_binomial_max_bytes",
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"),
+                   .staged = &coll_gpu_gather_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Gather.  Only the arguments MPI says are significant are
  * looked at: the send block everywhere but at an in-place root, the receive buffer at the root.

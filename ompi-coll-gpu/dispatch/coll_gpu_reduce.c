@@ -40,8 +40,13 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; binomial from reduce_binomial_min_nodes nodes "  \
                                                "on for calls from reduce_binomial_min_bytes up "   \
                                                "to reduce_binomial_max_bytes"
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_reduce_staged_max_bytes, _staged_nodes_max_bytes) */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_reduce_staged, reduce);
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_algs, coll_gpu_reduce_alg, "reduce", "MPI_Reduce", true, true,
-                   COLL_GPU_REDUCE_AUTO_HELP, COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
+                   COLL_GPU_ALG_STAGED_AUTO_HELP("reduce") COLL_GPU_REDUCE_AUTO_HELP,
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"),
+                   .staged = &coll_gpu_reduce_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce.  The buffers looked at are those MPI says are
  * significant: the send buffer (not at an in-place root), the receive buffer at the root. */

@@ -38,14 +38,19 @@ COLL_GPU_ALG_ROWS_DIRECT_HIERARCHICAL(
     COLL_GPU_ALG_BINOMIAL_ROW(coll_gpu_scatter, COLL_GPU_SCATTER_BINOMIAL_HELP, "scatter_binomial",
                               coll_gpu_scatter_binomial));
 
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_scatter_staged_max_bytes, _staged_nodes_max_bytes) */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_scatter_staged, scatter);
 COLL_GPU_ALG_TABLE(coll_gpu_scatter_algs, coll_gpu_scatter_alg, "scatter", "MPI_Scatter", true,
                    true,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
-                       "scatter") "; binomial from scatter_binomial_min_nodes "
-                                  "nodes on for calls from "
-                                  "scatter_binomial_min_bytes up to "
-                                  "scatter_binomial_max_bytes",
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"));
+                   COLL_GPU_ALG_STAGED_AUTO_HELP("scatter")
+                       COLL_GPU_ALG_DIRECT_HIERARCHICAL_BAND_AUTO_HELP(
+                           "scatter") "; binomial from scatter_binomial_min_nodes "
+                                      "nodes on for calls from "
+                                      "scatter_binomial_min_bytes up to "
+                                      "scatter_binomial_max_bytes",
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("binomial"),
+                   .staged = &coll_gpu_scatter_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Scatter.  Only the arguments MPI says are significant are
  * looked at: the receive block everywhere but at an in-place root, the send buffer at the root.

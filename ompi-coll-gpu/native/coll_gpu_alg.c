@@ -256,6 +256,19 @@ void coll_gpu_native_tuning_free(void) {
     }
 }
 
+bool coll_gpu_alg_staged(const coll_gpu_alg_staged_rule_t *rule, const coll_gpu_alg_query_t *query,
+                         char *why, size_t why_len) {
+    bool across = query->native->team->nnodes > 1;
+    size_t max = across ? *rule->nodes_max_bytes : *rule->max_bytes;
+
+    if ((COLL_GPU_NATIVE_DEVICE != query->kind) || query->nonblocking || (query->bytes > max)) {
+        return false;
+    }
+    COLL_GPU_WHY(why, why_len, "auto, %zu bytes <= coll_gpu_%s_staged_%smax_bytes=%zu",
+                 query->bytes, rule->name, across ? "nodes_" : "", max);
+    return true;
+}
+
 int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query, size_t *chunk_p,
                         char *why, size_t why_len) {
     mca_coll_gpu_component_t *c = &mca_coll_gpu_component;
@@ -282,7 +295,7 @@ int coll_gpu_alg_choose(coll_gpu_ncoll_t coll, const coll_gpu_alg_query_t *query
         return coll_gpu_tuning_alg[coll][rule->algorithm];
     }
     COLL_GPU_WHY(why, why_len, "coll_gpu_%s_algorithm=auto", t->name);
-    if ((NULL != t->staged) && t->staged(query, why, why_len)) {
+    if ((NULL != t->staged) && coll_gpu_alg_staged(t->staged, query, why, why_len)) {
         return COLL_GPU_ALG_STAGED;
     }
     for (int i = 0; i < coll_gpu_num_auto_rows[coll]; ++i) {

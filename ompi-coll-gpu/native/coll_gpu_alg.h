@@ -92,10 +92,31 @@ typedef struct {
     /* auto's order of preference, stated once here: the rows' names (COLL_GPU_ALG_ORDER); auto
      * runs the first whose preferred says yes.  NULL: the rows in table order. */
     const char *const *auto_order;
-    /* auto, before any row: whether staging takes the call (where the cost model has it
-     * faster than the row auto would run; why as a row's preferred).  NULL: never. */
-    bool (*staged)(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
+    /* auto, before any row: the sizes staging takes (where the cost model has it faster than
+     * the row auto would run).  NULL: never. */
+    const struct coll_gpu_alg_staged_rule *staged;
 } coll_gpu_alg_table_t;
+
+/* auto's staging of a collective with a staged time model: blocking calls on device buffers of
+ * at most coll_gpu_<name>_staged_max_bytes inside a node, _staged_nodes_max_bytes across nodes
+ * (the call's bytes: a rank's message or block).  Not nonblocking ones: the native ones
+ * progress on the communicator's thread, the staged ones only inside MPI calls.  Not
+ * host-buffer mode's: their staged path is no cheaper. */
+typedef struct coll_gpu_alg_staged_rule {
+    const char *name;
+    const size_t *max_bytes, *nodes_max_bytes;
+} coll_gpu_alg_staged_rule_t;
+
+/* The staged rule of collective coll (an identifier: its parameters'), named var. */
+#define COLL_GPU_ALG_STAGED_RULE(var, coll)                                                        \
+    static const coll_gpu_alg_staged_rule_t var = {                                                \
+        .name = #coll,                                                                             \
+        .max_bytes = &mca_coll_gpu_component.coll##_staged_max_bytes,                              \
+        .nodes_max_bytes = &mca_coll_gpu_component.coll##_staged_nodes_max_bytes}
+
+/* Whether rule stages query's call; why: the reason, for the verbose log. */
+bool coll_gpu_alg_staged(const coll_gpu_alg_staged_rule_t *rule, const coll_gpu_alg_query_t *query,
+                         char *why, size_t why_len);
 
 /* A table's auto_order: row names, most preferred first. */
 #define COLL_GPU_ALG_ORDER(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -260,6 +281,11 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER(leaders)                                            \
     COLL_GPU_ALG_ORDER(leaders, "hierarchical", "direct")
 
+/* auto's text of a collective with a staged rule (coll a string literal), before its rows'. */
+#define COLL_GPU_ALG_STAGED_AUTO_HELP(coll)                                                        \
+    "device buffers staged up to " coll "_staged_max_bytes inside a node and " coll                \
+    "_staged_nodes_max_bytes across nodes; "
+
 #define COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP                                                 \
     "direct on one node and across nodes of one rank each, hierarchical across nodes where a "     \
     "node has several ranks"
@@ -271,8 +297,8 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
     "_hierarchical_min_nodes nodes for calls from _min_bytes to _max_bytes), direct elsewhere"
 
 /* A collective's table from its rows (prefix##_rows), auto's text for ompi_info and its order
- * (COLL_GPU_ALG_ORDER). */
-#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text, order)            \
+ * (COLL_GPU_ALG_ORDER); the variable arguments: more fields (.staged). */
+#define COLL_GPU_ALG_TABLE(table, prefix, coll, mpi, blocks, uniform, auto_text, order, ...)       \
     const coll_gpu_alg_table_t table = {                                                           \
         .name = coll,                                                                              \
         .mpi_call = mpi,                                                                           \
@@ -281,7 +307,8 @@ bool coll_gpu_alg_hierarchical_fits(const coll_gpu_alg_query_t *query,
         .uniform_count = uniform,                                                                  \
         .num_algs = (int)(sizeof(prefix##_rows) / sizeof(prefix##_rows[0])),                       \
         .algs = prefix##_rows,                                                                     \
-        .auto_order = order}
+        .auto_order = order,                                                                       \
+        ##__VA_ARGS__}
 
 /* The name of value alg of coll's parameter ("auto", "staged", a row's). */
 const char *coll_gpu_alg_name(coll_gpu_ncoll_t coll, int alg);

@@ -848,10 +848,9 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     /* eligible: the native algorithm takes the call where every rank passes device memory;
      * host_eligible: coll_gpu_host_buffers, where every rank passes host memory */
     bool eligible = false, host_eligible = false, native_call = false, native_host_call = false;
-    /* (auto stages small blocking device allreduces: tu_allreduce_staged_auto) */
+    /* (auto stages small blocking device calls: tu_staged_auto) */
     bool device_native = tu_coll_native_expected(config, p->coll, c->size) &&
-                         !((COLL_GPU_ALLREDUCE == p->coll) &&
-                           tu_allreduce_staged_auto(config, p->comm, tu_coll_case_data_bytes(c)));
+                         !tu_staged_auto(config, p->coll, p->comm, tu_coll_case_data_bytes(c));
     bool host_native = config->host_buffers && tu_coll_is_blocking(p->coll) &&
                        tu_coll_native_expected(config, p->coll, c->size);
     /* the collectives the component has a native algorithm for: blocking, and nonblocking and

@@ -175,14 +175,22 @@ static const struct {
      .offset = offsetof(tu_gpu_config_t, one_shot_max_bytes),
      .type = TU_CVAR_LONG_LONG,
      .default_value = 2097152}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_allreduce_staged_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, staged_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 2048}, /* coll_gpu_model_defaults.h */
-    {.cvar = "coll_gpu_allreduce_staged_nodes_max_bytes",
-     .offset = offsetof(tu_gpu_config_t, staged_nodes_max_bytes),
-     .type = TU_CVAR_LONG_LONG,
-     .default_value = 40960}, /* coll_gpu_model_defaults.h */
+#define TU_STAGED_CVARS(coll, MODEL)                                                               \
+    {.cvar = "coll_gpu_" #coll "_staged_max_bytes",                                                \
+     .offset = offsetof(tu_gpu_config_t, coll##_staged.max_bytes),                                 \
+     .type = TU_CVAR_LONG_LONG,                                                                    \
+     .default_value = COLL_GPU_MODEL_##MODEL##STAGED_MAX_BYTES},                                   \
+    {                                                                                              \
+        .cvar = "coll_gpu_" #coll "_staged_nodes_max_bytes",                                       \
+        .offset = offsetof(tu_gpu_config_t, coll##_staged.nodes_max_bytes),                        \
+        .type = TU_CVAR_LONG_LONG, .default_value = COLL_GPU_MODEL_##MODEL##STAGED_NODES_MAX_BYTES \
+    }
+    TU_STAGED_CVARS(allreduce, ),
+    TU_STAGED_CVARS(bcast, BCAST_),
+    TU_STAGED_CVARS(reduce, REDUCE_),
+    TU_STAGED_CVARS(gather, GATHER_),
+    TU_STAGED_CVARS(scatter, SCATTER_),
+    TU_STAGED_CVARS(alltoall, ALLTOALL_),
     {.cvar = "coll_gpu_native_chunk_size",
      .offset = offsetof(tu_gpu_config_t, native_chunk_size),
      .type = TU_CVAR_LONG_LONG,
@@ -424,11 +432,23 @@ bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm) {
     return false;
 }
 
-bool tu_allreduce_staged_auto(const tu_gpu_config_t *config, const tu_comm_t *comm, size_t bytes) {
-    long long max = tu_comm_multi_node(config, comm) ? config->staged_nodes_max_bytes
-                                                     : config->staged_max_bytes;
+bool tu_staged_auto(const tu_gpu_config_t *config, int coll, const tu_comm_t *comm, size_t bytes) {
+    const tu_staged_rule_t *rule = (COLL_GPU_ALLREDUCE == coll)  ? &config->allreduce_staged
+                                   : (COLL_GPU_BCAST == coll)    ? &config->bcast_staged
+                                   : (COLL_GPU_REDUCE == coll)   ? &config->reduce_staged
+                                   : (COLL_GPU_GATHER == coll)   ? &config->gather_staged
+                                   : (COLL_GPU_SCATTER == coll)  ? &config->scatter_staged
+                                   : (COLL_GPU_ALLTOALL == coll) ? &config->alltoall_staged
+                                                                 : NULL;
+    const tu_coll_info_t *info = tu_coll_info(coll);
+    long long max;
 
-    return (TU_ALG_AUTO == config->allreduce_algorithm) && ((long long)bytes <= max);
+    if ((NULL == rule) || (NULL == info) || (NULL == info->algorithm_cvar) ||
+        (TU_ALG_AUTO != *(const int *)((const char *)config + info->algorithm_offset))) {
+        return false;
+    }
+    max = tu_comm_multi_node(config, comm) ? rule->nodes_max_bytes : rule->max_bytes;
+    return (long long)bytes <= max;
 }
 
 bool tu_allreduce_rabenseifner_auto(const tu_gpu_config_t *config, int comm_size, size_t bytes) {

@@ -45,6 +45,12 @@ typedef struct {
     long long no_rails_min_bytes, no_rails_max_bytes;
 } tu_binomial_rule_t;
 
+/* auto's staging of small blocking calls on device buffers: up to max_bytes on one node,
+ * nodes_max_bytes across nodes. */
+typedef struct {
+    long long max_bytes, nodes_max_bytes;
+} tu_staged_rule_t;
+
 /* The component's configuration as its cvars say (defaults of the contract when absent). */
 typedef struct {
     bool found;
@@ -58,8 +64,10 @@ typedef struct {
     /* the host of each world rank (a hash of its processor name) where the world spans
      * several hosts (tests/multihost), else NULL */
     unsigned *host_of_world_rank;
-    long long staged_max_bytes;             /* coll_gpu_allreduce_staged_max_bytes */
-    long long staged_nodes_max_bytes;       /* coll_gpu_allreduce_staged_nodes_max_bytes */
+    /* coll_gpu_<coll>_staged_max_bytes and _staged_nodes_max_bytes of the collectives auto
+     * stages small calls of: allreduce, bcast, reduce, gather, scatter, alltoall */
+    tu_staged_rule_t allreduce_staged, bcast_staged, reduce_staged, gather_staged, scatter_staged,
+        alltoall_staged;
     long long native_chunk_size;            /* coll_gpu_native_chunk_size */
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
@@ -149,9 +157,11 @@ bool tu_uniform_nodes(const tu_gpu_config_t *config, int comm_size);
 int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, size_t bytes);
 /* Whether comm's ranks are on several nodes: emulated (coll_gpu_ranks_per_node) or real hosts. */
 bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm);
-/* Whether auto stages a blocking allreduce of device buffers, bytes per rank, on comm (up to
- * coll_gpu_allreduce_staged_max_bytes on one node, _staged_nodes_max_bytes across nodes). */
-bool tu_allreduce_staged_auto(const tu_gpu_config_t *config, const tu_comm_t *comm, size_t bytes);
+/* Whether auto stages a blocking call of coll (COLL_GPU_*) on device buffers on comm: bytes a
+ * rank's message (allreduce, bcast, reduce) or block (gather, scatter, alltoall), up to
+ * coll_gpu_<coll>_staged_max_bytes on one node, _staged_nodes_max_bytes across nodes, where
+ * coll_gpu_<coll>_algorithm is auto.  False for every other collective and form. */
+bool tu_staged_auto(const tu_gpu_config_t *config, int coll, const tu_comm_t *comm, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to
  * coll_gpu_allreduce_doubling_max_bytes). */

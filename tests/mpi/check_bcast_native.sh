@@ -22,7 +22,10 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-EMU="coll_gpu_accelerator=emulated"
+# (auto's staging of small calls off: the native algorithms are what is tested, but in the run
+# that checks it, where the test expects small calls staged)
+EMU_AUTO="coll_gpu_accelerator=emulated"
+EMU="$EMU_AUTO $CHECK_NO_STAGING"
 TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
 WORLD="MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0"
 
@@ -201,6 +204,15 @@ check_same_digest "6 ranks: auto's mix = pipelined" 6-auto 6-nodes
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto's choice and its reason" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: .*: binomial \(6 nodes >= coll_gpu_bcast_binomial_min_nodes=3; coll_gpu_bcast_binomial_min_bytes=16 <= [0-9]+ bytes <= coll_gpu_bcast_binomial_max_bytes=1024\)" \
     "MPI_Bcast on MPI COMM(UNICATOR)? 3 DUP FROM 0: 1 x 1 bytes, .*: pipelined \(not binomial's"
+
+# auto stages small bcasts on device buffers (up to coll_gpu_bcast_staged_max_bytes inside a
+# node, _staged_nodes_max_bytes across nodes), larger ones natively (binomial on its band)
+check_run "4 ranks, 2 per node, auto stages small bcasts" 4 \
+    "$EMU_AUTO coll_gpu_ranks_per_node=2 coll_gpu_verbose=10" test_bcast_native \
+    --big-bytes=1048576
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small bcasts across nodes" \
+    "$WORLD: [0-9]+ elements: staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu_bcast_staged_nodes_max_bytes=163840\)" \
+    "$WORLD: [0-9]+ x 1 bytes, device memory: binomial \(2 nodes >= coll_gpu_bcast_binomial_min_nodes"
 
 # a leader (rank 2 for root 0) or a rank loading from it (rank 3) missing (an erroneous
 # program): with coll_gpu_transport_timeout set, the job aborts with a message naming the call,

@@ -100,6 +100,13 @@ CHECK_HIER_ALWAYS="coll_gpu_gather_hierarchical_min_nodes=2 coll_gpu_gather_hier
 CHECK_HIER_ALWAYS="$CHECK_HIER_ALWAYS coll_gpu_scatter_hierarchical_min_nodes=2 coll_gpu_scatter_hierarchical_min_bytes=0"
 CHECK_HIER_ALWAYS="$CHECK_HIER_ALWAYS coll_gpu_alltoall_hierarchical_min_nodes=2 coll_gpu_alltoall_hierarchical_max_bytes=16384"
 CHECK_DEFAULT_MCA="$CHECK_AUTO_MCA $CHECK_HIER_ALWAYS"
+# auto stages small blocking calls on device buffers (coll_gpu_<coll>_staged_max_bytes and
+# _staged_nodes_max_bytes): the runs that test the native algorithms on small calls turn it off
+# (the test programs' expectations follow either way: tu_staged_auto)
+CHECK_NO_STAGING=""
+for coll in allreduce bcast reduce gather scatter alltoall; do
+    CHECK_NO_STAGING="$CHECK_NO_STAGING coll_gpu_${coll}_staged_max_bytes=0 coll_gpu_${coll}_staged_nodes_max_bytes=0"
+done
 
 # COLL_GPU_MCA with "--mca NAME VALUE" pairs of ours replacing its own: mpirun refuses a
 # parameter given twice.  Usage: check_mca_args NAME=VALUE...  (result in CHECK_MCA_ARGS)

@@ -35,7 +35,10 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-EMU="coll_gpu_accelerator=emulated"
+# (auto's staging of small calls off where the native algorithms are tested: every run but the
+# EMU_AUTO ones, where the test expects small calls staged)
+EMU_AUTO="coll_gpu_accelerator=emulated"
+EMU="$EMU_AUTO $CHECK_NO_STAGING"
 BIG=--big-bytes=16777216
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/check_native_collectives.XXXXXX") || exit 1
 trap 'rm -rf "$TMP" "$CHECK_LOGDIR"' EXIT
@@ -46,8 +49,26 @@ TINY="coll_gpu_native_chunk_size=256 coll_gpu_allreduce_one_shot_max_bytes=1024"
 ALL_DEVICE="coll_gpu_reduce_scatter_block_algorithm=device coll_gpu_allgather_algorithm=device coll_gpu_bcast_algorithm=device coll_gpu_reduce_algorithm=device"
 
 for np in 1 2 5 6 7 8; do
-    check_run "$np ranks, auto" $np "$EMU" test_native_collectives
+    check_run "$np ranks, auto" $np "$EMU_AUTO" test_native_collectives
 done
+# auto stages the small calls (bytes of a message, or a block for gather and scatter) where the
+# cost model has staging faster: inside a node, and across nodes up to the other threshold
+STAGED_WHY="staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu"
+check_run "2 ranks, auto stages small calls" 2 "$EMU_AUTO coll_gpu_verbose=10" \
+    test_native_collectives
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls inside a node" \
+    "MPI_Bcast on .*: $STAGED_WHY""_bcast_staged_max_bytes=5120\)" \
+    "MPI_Reduce on .*: $STAGED_WHY""_reduce_staged_max_bytes=2048\)" \
+    "MPI_Gather on .*: $STAGED_WHY""_gather_staged_max_bytes=20480\)" \
+    "MPI_Scatter on .*: $STAGED_WHY""_scatter_staged_max_bytes=4096\)" \
+    "MPI_Bcast on .*device memory: pipelined"
+check_run "6 ranks, 3 per node, auto stages small calls" 6 \
+    "$EMU_AUTO coll_gpu_ranks_per_node=3 coll_gpu_verbose=10" test_native_collectives --small
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls across nodes" \
+    "MPI_Bcast on .*: $STAGED_WHY""_bcast_staged_nodes_max_bytes=163840\)" \
+    "MPI_Reduce on .*: $STAGED_WHY""_reduce_staged_nodes_max_bytes=32768\)" \
+    "MPI_Scatter on .*: $STAGED_WHY""_scatter_staged_nodes_max_bytes=128\)" \
+    "MPI_Scatter on .*device memory: hierarchical"
 
 for np in 3 4; do
     check_run "$np ranks, native forced" $np "$EMU $ALL_NATIVE" test_native_collectives $BIG

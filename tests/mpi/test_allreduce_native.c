@@ -186,7 +186,8 @@ static int expected_alg(const state_t *st, const tu_comm_t *comm, size_t bytes) 
     if (TU_ALG_AUTO != st->config.allreduce_algorithm) {
         return st->config.allreduce_algorithm;
     }
-    if ((TU_MEM_DEVICE == st->mem) && tu_allreduce_staged_auto(&st->config, comm, bytes)) {
+    if ((TU_MEM_DEVICE == st->mem) &&
+        tu_staged_auto(&st->config, COLL_GPU_ALLREDUCE, comm, bytes)) {
         return TU_ALG_STAGED; /* where the cost model has staging faster */
     }
     if (tu_multi_node(&st->config, comm->size)) {

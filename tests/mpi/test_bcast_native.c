@@ -69,9 +69,11 @@ static unsigned char pattern(int world_root, uint32_t salt, size_t i) {
 static void run_case(state_t *st, const tu_comm_t *comm, size_t t, size_t count, int root) {
     size_t es = bcast_types[t].size, bytes = count * es, len = bytes + GUARD_BYTES;
     int me = comm->world_ranks[comm->rank], world_root = comm->world_ranks[root], rc;
-    bool native = (count > 0) && (comm->size > 1) &&
-                  tu_coll_native_expected(&st->config, COLL_GPU_BCAST, comm->size) &&
-                  (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
+    bool native =
+        (count > 0) && (comm->size > 1) &&
+        tu_coll_native_expected(&st->config, COLL_GPU_BCAST, comm->size) &&
+        (TU_MEM_DEVICE == st->mem || st->config.host_buffers) &&
+        !((TU_MEM_DEVICE == st->mem) && tu_staged_auto(&st->config, COLL_GPU_BCAST, comm, bytes));
     /* native: its row's (pipelined 2, binomial 3), 1: staged, -1: nothing counted (Open MPI
      * returns before any coll module on count 0 or one rank; host buffers handed to Open MPI) */
     int slot = native ? tu_native_alg_slot(&st->config, COLL_GPU_BCAST, comm->size, bytes)

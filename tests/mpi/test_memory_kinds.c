@@ -62,6 +62,7 @@ typedef struct {
     int host_ranks;
     bool expect_staged;
     tu_gpu_config_t config;
+    tu_comm_t world; /* MPI_COMM_WORLD, for auto's staging (tu_staged_auto) */
     int rank;
     int size;
     uint32_t salt;
@@ -476,7 +477,8 @@ static void mk_run_rooted(coll_gpu_coll_t coll, mk_form_t form, bool in_place) {
                   (TU_MEM_DEVICE == t.send_mem ? t.sbytes : 0) +
                       (TU_MEM_DEVICE == t.recv_mem ? t.rbytes : 0));
         if (output && !in_place && !any_host_call && (MK_BLOCKING == form) && !mk.expect_staged &&
-            tu_coll_native_expected(&mk.config, coll, n)) {
+            tu_coll_native_expected(&mk.config, coll, n) &&
+            !tu_staged_auto(&mk.config, coll, &mk.world, t.sbytes)) {
             /* a root's host receive buffer beside its device send buffer leaves no rank off the
              * native path: the algorithm writes through a device temporary */
             call.expect.path = TU_PATH_NATIVE;
@@ -900,6 +902,13 @@ int main(int argc, char **argv) {
     tu_kind_set(&opts.kinds[0], TU_MEM_DEVICE, TU_MEM_DEVICE);
     tu_setup_or_exit(&opts);
     tu_gpu_config_read(&mk.config);
+    mk.world = (tu_comm_t){.comm = MPI_COMM_WORLD,
+                           .rank = mk.rank,
+                           .size = mk.size,
+                           .world_ranks = malloc((size_t)mk.size * sizeof(int))};
+    for (int i = 0; (NULL != mk.world.world_ranks) && (i < mk.size); i++) {
+        mk.world.world_ranks[i] = i;
+    }
     {
         /* one blocking MPI_Allreduce on device memory first, as a program's first call may be:
          * the native context, after which nonblocking and persistent calls on device memory
@@ -946,5 +955,6 @@ int main(int argc, char **argv) {
     if (mk_case_on("iallreduce")) {
         mk_run_iallreduce();
     }
+    free(mk.world.world_ranks);
     tu_finish(tu_summary(MPI_COMM_WORLD));
 }

@@ -61,8 +61,11 @@ static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, siz
     if (C_BCAST == c && 1 == comm->size) {
         return -1;
     }
-    bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
-                  (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
+    /* (auto stages small blocking device calls: tu_staged_auto) */
+    bool native =
+        tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
+        (TU_MEM_DEVICE == st->mem || st->config.host_buffers) &&
+        !((TU_MEM_DEVICE == st->mem) && tu_staged_auto(&st->config, coll_ids[c], comm, bytes));
     return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
            : (TU_MEM_DEVICE == st->mem) ? 1
                                         : -1;
@@ -221,7 +224,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
      * hierarchical), and hierarchical's node partials in node order across nodes */
     if (reduces(c) && tu_allreduce_native_expected(&st->config, comm->size) &&
         !((TU_MEM_DEVICE == st->mem) &&
-          tu_allreduce_staged_auto(&st->config, comm, in_elems * es)) &&
+          tu_staged_auto(&st->config, COLL_GPU_ALLREDUCE, comm, in_elems * es)) &&
         (((2 == slot) && !tu_multi_node(&st->config, comm->size)) ||
          ((3 == slot) &&
           tu_allreduce_hierarchical_expected(&st->config, comm->size, in_elems * es)))) {

@@ -306,7 +306,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
      * hierarchical's node partials in node order across nodes */
     if ((C_REDUCE_SCATTER == c) && tu_allreduce_native_expected(&st->config, n) &&
         !((TU_MEM_DEVICE == st->mem) &&
-          tu_allreduce_staged_auto(&st->config, comm, b.total * es)) &&
+          tu_staged_auto(&st->config, COLL_GPU_ALLREDUCE, comm, b.total * es)) &&
         (((2 == slot) && !tu_multi_node(&st->config, n)) ||
          ((3 == slot) && tu_allreduce_hierarchical_expected(&st->config, n, b.total * es)))) {
         size_t offset = 0;

@@ -364,6 +364,7 @@ grep -qx "coll_gpu_allreduce_one_shot_max_bytes = $ONE_SHOT_MAX" "$WORK/out" &&
     grep -qx "coll_gpu_scatter_binomial_min_bytes = $SC_MIN" "$WORK/out" &&
     grep -qx "coll_gpu_scatter_binomial_max_bytes = $SC_MAX" "$WORK/out"
 result "--format params: the header's values" $? "$WORK/out"
+cp "$WORK/out" "$WORK/out.params"
 expect_exit "--crossovers --format tuning" 0 "$MODEL" --crossovers --format tuning
 cp "$WORK/out" "$WORK/model.conf"
 # crossover_check G N BELOW ABOVE THRESHOLD KIND [LARGEST]: on N nodes of G, BELOW up to
@@ -488,6 +489,81 @@ EOF
 [ "$(cat "$WORK/sn")" = ok ]
 result "across nodes, device buffers: staged up to $STAGED_NODES_MAX loses least over the layouts (the tuning file agrees)" \
     $? "$WORK/sn"
+# the other collectives with a staged model (bcast, reduce: a message; gather, scatter,
+# alltoall: a block): the header's two thresholds recomputed from their --coll --json
+# predictions as allreduce's (one node of 8: its least loss; across nodes: the least loss
+# summed over 2 to 1,024 nodes of 1 and of 8), the params lines and the tuning file's staged
+# rules (8 bytes staged on one node of 8 and on 2 nodes of 8 where their least loss is, 256 MiB
+# not)
+python3 - "$MODEL" "$DEFAULTS_H" "$WORK/model.conf" "$WORK/out.params" >"$WORK/so" 2>&1 <<'EOF'
+import json, math, re, subprocess, sys
+model, header, conf, params = sys.argv[1:5]
+grid = sorted(set([1 << k for k in range(3, 10)] +
+                  [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))
+nodes = "2,3,4,6,8,12,16,24,32,48,64,128,256,512,1024"
+text, bad = open(header).read(), []
+params = open(params).read().split("\n")
+
+
+def define(name):
+    m = re.search(r"^#define %s (\d+)UL$" % name, text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def layouts(coll, g, nodes_arg):
+    d = json.loads(subprocess.run([model, "--preset", "h200-8x", "--coll", coll,
+                                   "--gpus-per-node", str(g), "--nodes", nodes_arg, "--sizes",
+                                   ",".join(map(str, grid)), "--json"],
+                                  stdout=subprocess.PIPE, check=True).stdout)
+    out = {}
+    for r in d["rows"]:
+        a = r["algorithms"]
+        out.setdefault(r["nodes"], []).append(
+            (r["size"], a[r["auto_native"]]["time_us"], a["staged"]["time_us"]))
+    return list(out.values())
+
+
+def least(rows_of_layouts):
+    losses = {T: sum(math.log((st if S <= T else nt) / min(nt, st))
+                     for rows in rows_of_layouts for S, nt, st in rows) for T in [0] + grid}
+    return min(T for T in losses if losses[T] <= min(losses.values()) + 1e-9)
+
+
+def within(r, v):
+    if r == "*":
+        return True
+    lo, dash, hi = r.partition("-")
+    return int(lo) <= v and (hi == "" or v <= int(hi)) if dash else v == int(lo)
+
+
+for coll in ("bcast", "reduce", "gather", "scatter", "alltoall"):
+    one = least(layouts(coll, 8, "1"))
+    one = (1 << 64) - 1 if one == grid[-1] else one
+    across = least(layouts(coll, 1, nodes) + layouts(coll, 8, nodes))
+    got = (define("COLL_GPU_MODEL_%s_STAGED_MAX_BYTES" % coll.upper()),
+           define("COLL_GPU_MODEL_%s_STAGED_NODES_MAX_BYTES" % coll.upper()))
+    print("%s: staged up to %s on one node of 8, %s across nodes (the header: %s, %s)" %
+          (coll, one, across, got[0], got[1]))
+    if got != (one, across):
+        bad.append("%s: the header's %s, the least loss at %s" % (coll, got, (one, across)))
+    for name, v in (("staged_max_bytes", got[0]), ("staged_nodes_max_bytes", got[1])):
+        if "coll_gpu_%s_%s = %s" % (coll, name, v) not in params:
+            bad.append("%s: --format params has no coll_gpu_%s_%s = %s" % (coll, coll, name, v))
+    two = least(layouts(coll, 8, "2"))  # the tuning file's layout of 2 nodes of 8
+    for size, rpn, S, want in ((8, 8, 8, one >= 8), (16, 8, 8, two >= 8),
+                               (16, 8, 1 << 28, False)):
+        alg = next((f[4] for f in (line.split() for line in open(conf))
+                    if f and f[0] == coll and f[4] == "staged" and within(f[1], size) and
+                    within(f[2], rpn) and within(f[3], S)), None)
+        if (alg == "staged") != want:
+            bad.append("%s: tuning file, %d ranks of %d per node, %d bytes: %s" %
+                       (coll, size, rpn, S, alg))
+print("\n".join(bad) if bad else "ok")
+EOF
+tail -n 1 "$WORK/so" | grep -qx ok
+result "bcast, reduce, gather, scatter, alltoall on device buffers: staged up to their least-loss thresholds (header, params, tuning file)" \
+    $? "$WORK/so"
+sed 's/^/    /' "$WORK/so"
 crossover_check 8 1 one_shot two_shot "$ONE_SHOT_MAX" last >"$WORK/cx" 2>&1
 [ "$(cat "$WORK/cx")" = ok ]
 result "one node of 8: one_shot up to $ONE_SHOT_MAX loses least (the tuning file agrees)" $? \
@@ -723,6 +799,8 @@ def in_range(r, v):
 def rule_alg(size, rpn, S):
     for line in open(conf):
         f = line.split()
+        if f[4:5] == ["staged"]:
+            continue  # the staged rules before the rows' (checked on their own)
         if f and not f[0].startswith("#") and f[0] == coll and in_range(f[1], size) and \
                 in_range(f[2], rpn) and in_range(f[3], S):
             return f[4]

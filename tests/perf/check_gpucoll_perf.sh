@@ -126,10 +126,13 @@ for coll in allreduce reduce_scatter allgather bcast reduce alltoall gather scat
             "$csv"
         if [ $mem = device ]; then
             # the JSON names the counters: every timed and checked call run natively by
-            # coll/gpu (every collective here has a native algorithm), but allreduce's up to
-            # coll_gpu_allreduce_staged_max_bytes, which auto stages
+            # coll/gpu (every collective here has a native algorithm), but the small calls
+            # auto stages (coll_gpu_<coll>_staged_max_bytes: allreduce, bcast, reduce, gather,
+            # scatter, alltoall)
             path=native staged=0
-            [ $coll = allreduce ] && staged="[1-9][0-9]*"
+            case $coll in
+            allreduce | bcast | reduce | gather | scatter | alltoall) staged="[1-9][0-9]*" ;;
+            esac
             check_expect_output "$coll device: native in coll/gpu" \
                 "^# coll/gpu on rank 0: $coll calls: 0 passed through, $staged staged, [1-9][0-9]* native"
             if grep -q "\"calls_$path\": [1-9]" "$json" && grep -q '"memory": "device"' "$json" &&
