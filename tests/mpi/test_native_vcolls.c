@@ -58,8 +58,11 @@ typedef struct {
  * to Open MPI).  Across emulated nodes too: other nodes read emulated device scratch through host
  * scratch. */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
-    bool native = tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
-                  (TU_MEM_DEVICE == st->mem || st->config.host_buffers);
+    /* (auto stages small blocking device alltoalls: tu_staged_auto; not the v-forms) */
+    bool native =
+        tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
+        (TU_MEM_DEVICE == st->mem || st->config.host_buffers) &&
+        !((TU_MEM_DEVICE == st->mem) && tu_staged_auto(&st->config, coll_ids[c], comm, bytes));
     return native ? tu_native_alg_slot(&st->config, coll_ids[c], comm->size, bytes)
            : (TU_MEM_DEVICE == st->mem) ? 1
                                         : -1;
