@@ -203,12 +203,12 @@ typedef enum {
         "(or a UCX flush) before the job is aborted with a message naming the call.  A slow "      \
         "peer is never an error otherwise; a dead one is found without a timeout (its process "    \
         "gone, its UCX endpoint failed, Open MPI's runtime)")                                      \
-    /* local: a test's: this rank reads the call board later, which every outcome must survive */ \
+    /* local: a test's: this rank reads the call board later, which every outcome must survive */  \
     PARAM(board_test_delay_us, INT, 0, NO_ENUM, 9, READONLY, LOCAL,                                \
           "Testing, off by default (0): microseconds a rank sleeps between reading a word of the " \
           "call board and reading whether its writer went on (its node leader's verdict, a "       \
-          "node peer's arrival), to widen the windows in which that rank went on meanwhile "        \
-          "(tests/mpi/check_late_rank.sh).  Results stay right; calls are slower")                  \
+          "node peer's arrival), to widen the windows in which that rank went on meanwhile "       \
+          "(tests/mpi/check_late_rank.sh).  Results stay right; calls are slower")                 \
     /* local: this rank's caches only: a miss registers or maps again, as a first use does */      \
     PARAM(registration_cache_size, INT, 64, NO_ENUM, 6, READONLY, LOCAL,                           \
           "Registered buffers and mapped peer buffers each communicator keeps for reuse (least "   \
@@ -254,6 +254,11 @@ typedef enum {
     STAGED_PARAMS(PARAM, gather, GATHER, "block")                                                  \
     STAGED_PARAMS(PARAM, scatter, SCATTER, "block")                                                \
     STAGED_PARAMS(PARAM, alltoall, ALLTOALL, "block")                                              \
+    STAGED_PARAMS(PARAM, allgather, ALLGATHER,                                                     \
+                  "block (and with allgatherv_algorithm auto, MPI_Allgatherv's largest)")          \
+    STAGED_PARAMS(PARAM, reduce_scatter, REDUCE_SCATTER,                                           \
+                  "block (MPI_Reduce_scatter's largest, and with reduce_scatter_block_algorithm "  \
+                  "auto, MPI_Reduce_scatter_block's)")                                             \
     PARAM(allreduce_ring_min_bytes, SIZE_T, COLL_GPU_MODEL_RING_MIN_BYTES, NO_ENUM, 5, READONLY,   \
           PROTOCOL,                                                                                \
           "With allreduce_algorithm auto and no tuning rule, across nodes of one rank each: the "  \

@@ -71,17 +71,24 @@ COLL_GPU_ALLGATHER_ROWS(allgather);
 COLL_GPU_ALLGATHER_ROWS(allgatherv);
 #undef device_fits
 
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_allgather_staged_max_bytes, _staged_nodes_max_bytes); the v-form by its
+ * largest block, which every rank knows */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_allgather_staged, allgather);
 /* auto's rule, for ompi_info */
 #define COLL_GPU_ALLGATHER_AUTO_HELP                                                               \
+    COLL_GPU_ALG_STAGED_AUTO_HELP("allgather")                                                     \
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_doubling from "                     \
                                                "allgather_doubling_min_nodes nodes on for calls "  \
                                                "gathering up to allgather_doubling_max_bytes"
 COLL_GPU_ALG_TABLE(coll_gpu_allgather_algs, coll_gpu_allgather_alg, "allgather", "MPI_Allgather",
                    false, true, COLL_GPU_ALLGATHER_AUTO_HELP,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"));
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"),
+                   .staged = &coll_gpu_allgather_staged);
 COLL_GPU_ALG_TABLE(coll_gpu_allgatherv_algs, coll_gpu_allgatherv_alg, "allgatherv",
                    "MPI_Allgatherv", false, false, COLL_GPU_ALLGATHER_AUTO_HELP,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"));
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_doubling"),
+                   .staged = &coll_gpu_allgather_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Allgather: a block per rank received, one sent. */
 static bool coll_gpu_allgather_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

@@ -73,18 +73,25 @@ COLL_GPU_RS_ROWS(reduce_scatter_block);
 COLL_GPU_RS_ROWS(reduce_scatter);
 #undef device_fits
 
+/* auto stages small blocking calls on device buffers where the cost model has the staged path
+ * faster (coll_gpu_reduce_scatter_staged_max_bytes, _staged_nodes_max_bytes); the v-form by its
+ * largest block, which every rank knows */
+COLL_GPU_ALG_STAGED_RULE(coll_gpu_reduce_scatter_staged, reduce_scatter);
 /* auto's rule, for ompi_info */
 #define COLL_GPU_RS_AUTO_HELP                                                                      \
+    COLL_GPU_ALG_STAGED_AUTO_HELP("reduce_scatter")                                                \
     COLL_GPU_ALG_DIRECT_HIERARCHICAL_AUTO_HELP "; hierarchical_halving from "                      \
                                                "reduce_scatter_halving_min_nodes nodes on for "    \
                                                "calls up to reduce_scatter_halving_max_bytes"
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_block_algs, coll_gpu_reduce_scatter_block_alg,
                    "reduce_scatter_block", "MPI_Reduce_scatter_block", true, true,
                    COLL_GPU_RS_AUTO_HELP,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"));
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"),
+                   .staged = &coll_gpu_reduce_scatter_staged);
 COLL_GPU_ALG_TABLE(coll_gpu_reduce_scatter_algs, coll_gpu_reduce_scatter_alg, "reduce_scatter",
                    "MPI_Reduce_scatter", true, false, COLL_GPU_RS_AUTO_HELP,
-                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"));
+                   COLL_GPU_ALG_DIRECT_HIERARCHICAL_ORDER("hierarchical_halving"),
+                   .staged = &coll_gpu_reduce_scatter_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Reduce_scatter_block. */
 static bool coll_gpu_reduce_scatter_block_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

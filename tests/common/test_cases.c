@@ -520,6 +520,22 @@ size_t tu_coll_case_data_bytes(const tu_coll_case_t *c) {
     return tu_type_packed_size(c->type, c->p.count);
 }
 
+/* The bytes the component's rules see of the call: a rank's message or block, the largest block
+ * of allgatherv and reduce_scatter (every rank knows every block). */
+static size_t tu_coll_case_rule_bytes(const tu_coll_case_t *c) {
+    size_t largest = c->p.count;
+
+    if ((COLL_GPU_ALLGATHERV == c->base) || (COLL_GPU_REDUCE_SCATTER == c->base)) {
+        largest = 0;
+        for (int j = 0; j < c->size; j++) {
+            largest = ((size_t)tu_vcount(j, c->p.count) > largest)
+                          ? (size_t)tu_vcount(j, c->p.count)
+                          : largest;
+        }
+    }
+    return tu_type_packed_size(c->type, largest);
+}
+
 int tu_coll_case_create(const tu_coll_params_t *params, tu_coll_case_t **case_p) {
     tu_coll_case_t *c;
     int len;
@@ -850,7 +866,7 @@ bool tu_coll_case_expect(const tu_coll_case_t *c, const tu_gpu_config_t *config,
     bool eligible = false, host_eligible = false, native_call = false, native_host_call = false;
     /* (auto stages small blocking device calls: tu_staged_auto) */
     bool device_native = tu_coll_native_expected(config, p->coll, c->size) &&
-                         !tu_staged_auto(config, p->coll, p->comm, tu_coll_case_data_bytes(c));
+                         !tu_staged_auto(config, p->coll, p->comm, tu_coll_case_rule_bytes(c));
     bool host_native = config->host_buffers && tu_coll_is_blocking(p->coll) &&
                        tu_coll_native_expected(config, p->coll, c->size);
     /* the collectives the component has a native algorithm for: blocking, and nonblocking and

@@ -191,6 +191,8 @@ static const struct {
     TU_STAGED_CVARS(gather, GATHER_),
     TU_STAGED_CVARS(scatter, SCATTER_),
     TU_STAGED_CVARS(alltoall, ALLTOALL_),
+    TU_STAGED_CVARS(allgather, ALLGATHER_),
+    TU_STAGED_CVARS(reduce_scatter, REDUCE_SCATTER_),
     {.cvar = "coll_gpu_native_chunk_size",
      .offset = offsetof(tu_gpu_config_t, native_chunk_size),
      .type = TU_CVAR_LONG_LONG,
@@ -433,13 +435,17 @@ bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm) {
 }
 
 bool tu_staged_auto(const tu_gpu_config_t *config, int coll, const tu_comm_t *comm, size_t bytes) {
-    const tu_staged_rule_t *rule = (COLL_GPU_ALLREDUCE == coll)  ? &config->allreduce_staged
-                                   : (COLL_GPU_BCAST == coll)    ? &config->bcast_staged
-                                   : (COLL_GPU_REDUCE == coll)   ? &config->reduce_staged
-                                   : (COLL_GPU_GATHER == coll)   ? &config->gather_staged
-                                   : (COLL_GPU_SCATTER == coll)  ? &config->scatter_staged
-                                   : (COLL_GPU_ALLTOALL == coll) ? &config->alltoall_staged
-                                                                 : NULL;
+    const tu_staged_rule_t *rule =
+        (COLL_GPU_ALLREDUCE == coll)                                  ? &config->allreduce_staged
+        : (COLL_GPU_BCAST == coll)                                    ? &config->bcast_staged
+        : (COLL_GPU_REDUCE == coll)                                   ? &config->reduce_staged
+        : (COLL_GPU_GATHER == coll)                                   ? &config->gather_staged
+        : (COLL_GPU_SCATTER == coll)                                  ? &config->scatter_staged
+        : (COLL_GPU_ALLTOALL == coll)                                 ? &config->alltoall_staged
+        : (COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll) ? &config->allgather_staged
+        : (COLL_GPU_REDUCE_SCATTER_BLOCK == coll || COLL_GPU_REDUCE_SCATTER == coll)
+            ? &config->reduce_scatter_staged
+            : NULL;
     const tu_coll_info_t *info = tu_coll_info(coll);
     long long max;
 

@@ -67,7 +67,7 @@ typedef struct {
     /* coll_gpu_<coll>_staged_max_bytes and _staged_nodes_max_bytes of the collectives auto
      * stages small calls of: allreduce, bcast, reduce, gather, scatter, alltoall */
     tu_staged_rule_t allreduce_staged, bcast_staged, reduce_staged, gather_staged, scatter_staged,
-        alltoall_staged;
+        alltoall_staged, allgather_staged, reduce_scatter_staged;
     long long native_chunk_size;            /* coll_gpu_native_chunk_size */
     long long ring_min_bytes;               /* coll_gpu_allreduce_ring_min_bytes */
     long long doubling_max_bytes;           /* coll_gpu_allreduce_doubling_max_bytes */
@@ -158,9 +158,11 @@ int tu_native_alg_slot(const tu_gpu_config_t *config, int coll, int comm_size, s
 /* Whether comm's ranks are on several nodes: emulated (coll_gpu_ranks_per_node) or real hosts. */
 bool tu_comm_multi_node(const tu_gpu_config_t *config, const tu_comm_t *comm);
 /* Whether auto stages a blocking call of coll (COLL_GPU_*) on device buffers on comm: bytes a
- * rank's message (allreduce, bcast, reduce) or block (gather, scatter, alltoall), up to
- * coll_gpu_<coll>_staged_max_bytes on one node, _staged_nodes_max_bytes across nodes, where
- * coll_gpu_<coll>_algorithm is auto.  False for every other collective and form. */
+ * rank's message (allreduce, bcast, reduce) or block (gather, scatter, alltoall, allgather,
+ * reduce_scatter_block; the largest of allgatherv and reduce_scatter, which take allgather's and
+ * reduce_scatter's thresholds), up to coll_gpu_<coll>_staged_max_bytes on one node,
+ * _staged_nodes_max_bytes across nodes, where the call's coll_gpu_<coll>_algorithm is auto.
+ * False for every other collective and form. */
 bool tu_staged_auto(const tu_gpu_config_t *config, int coll, const tu_comm_t *comm, size_t bytes);
 /* Whether auto runs an allreduce of bytes per rank on comm_size ranks hierarchical_doubling (from
  * coll_gpu_allreduce_doubling_min_nodes emulated nodes on, up to

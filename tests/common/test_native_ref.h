@@ -87,6 +87,19 @@ static inline void gen(test_type_t t, int r, uint32_t salt, size_t i, void *out)
     }
 }
 
+/* |x| of a floating-point t (what a sum's rounding scales with), 0 for the others. */
+static inline double magnitude(test_type_t t, const void *x) {
+    switch (t) {
+    case T_FLOAT_SUM:
+        return fabs(*(const float *)x);
+    case T_DOUBLE_SUM:
+    case T_DOUBLE_MAX:
+        return fabs(*(const double *)x);
+    default:
+        return 0.0;
+    }
+}
+
 /* acc = acc op x, acc the left operand (as MPI's ops and the kernels have it). */
 static inline void apply(test_type_t t, void *acc, const void *x) {
     switch (t) {

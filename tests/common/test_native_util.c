@@ -91,15 +91,29 @@ bool tn_fp_close(test_type_t t, const void *got, const void *want) {
     return fabs(g - w) <= ((4 == types[t].size) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
 }
 
+/* Whether got and want, two sums of terms inputs (their magnitudes adding up to abs_sum) in
+ * any order, differ by no more than rounding lets them: each is within (terms - 1) u abs_sum of
+ * the exact sum (u the unit roundoff; Higham, Accuracy and Stability, 4.2). */
+static bool tn_sum_close(test_type_t t, const void *got, const void *want, double abs_sum,
+                         int terms) {
+    double g = (4 == types[t].size) ? *(const float *)got : *(const double *)got;
+    double w = (4 == types[t].size) ? *(const float *)want : *(const double *)want;
+    double u = ldexp(1.0, (4 == types[t].size) ? -24 : -53);
+
+    return fabs(g - w) <= 2.0 * (terms > 1 ? terms - 1 : 1) * u * abs_sum * (1.0 + 1e-6);
+}
+
 long tn_check_elements(test_type_t t, const char *got, const char *want, size_t n, bool exact,
-                       const char *reference) {
+                       const double *abs_sums, int terms, const char *reference) {
     size_t es = types[t].size;
     long bad = 0;
 
     for (size_t i = 0; i < n; ++i) {
         bool same = 0 == memcmp(got + i * es, want + i * es, es);
         if (!same && !exact) {
-            same = tn_fp_close(t, got + i * es, want + i * es);
+            same = (NULL != abs_sums)
+                       ? tn_sum_close(t, got + i * es, want + i * es, abs_sums[i], terms)
+                       : tn_fp_close(t, got + i * es, want + i * es);
         }
         if (!same && bad++ < 3) {
             tu_fail("element %zu differs from %s", i, reference);

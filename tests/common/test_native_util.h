@@ -52,10 +52,11 @@ void tn_check_same_hash(uint64_t hash, const tu_comm_t *comm, const uint64_t *ha
 /* got = want within rounding (the float or double of t). */
 bool tn_fp_close(test_type_t t, const void *got, const void *want);
 /* Compares n elements of t with the reference (named in failures: "the reference"), bit for
- * bit when `exact`, else within rounding; reports the first mismatches.  Returns how many
- * differ. */
+ * bit when `exact`, else within rounding: where abs_sums is given, sums of `terms` inputs in any
+ * order (element i within the bound of two such sums of inputs whose magnitudes add up to
+ * abs_sums[i]), else tn_fp_close; reports the first mismatches.  Returns how many differ. */
 long tn_check_elements(test_type_t t, const char *got, const char *want, size_t n, bool exact,
-                       const char *reference);
+                       const double *abs_sums, int terms, const char *reference);
 /* The coll_gpu_<coll>_algorithm_calls pvar, read as before and after (n elements) around one
  * call, grew by 1 at `slot` only (slot -1: nowhere).  Elements are named by `names` where
  * given, else by index. */

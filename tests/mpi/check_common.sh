@@ -104,7 +104,7 @@ CHECK_DEFAULT_MCA="$CHECK_AUTO_MCA $CHECK_HIER_ALWAYS"
 # _staged_nodes_max_bytes): the runs that test the native algorithms on small calls turn it off
 # (the test programs' expectations follow either way: tu_staged_auto)
 CHECK_NO_STAGING=""
-for coll in allreduce bcast reduce gather scatter alltoall; do
+for coll in allreduce bcast reduce gather scatter alltoall allgather reduce_scatter; do
     CHECK_NO_STAGING="$CHECK_NO_STAGING coll_gpu_${coll}_staged_max_bytes=0 coll_gpu_${coll}_staged_nodes_max_bytes=0"
 done
 

@@ -9,7 +9,9 @@
 #     hundred KiB, and 16 MiB per rank and call on 3 and 4 ranks; MPI_IN_PLACE; world, odd/even
 #     split, reversed order; receive blocks in reverse order with gaps that must stay untouched;
 #     results against references, reduce_scatter's blocks = MPI_Allreduce's bit for bit, the
-#     pvar of the path taken (a call staged where it should be native fails);
+#     pvar of the path taken (a call staged where it should be native fails); auto's staging
+#     of small calls on device buffers (allgatherv, reduce_scatter by their largest block,
+#     alltoall by its block) with its logged reason, the other runs with it off;
 #   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
 #     steps: the same digest (staged: its integer and copy part, Open MPI's float order
 #     differing); host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
@@ -32,7 +34,10 @@
 [ -n "$BASH_VERSION" ] || exec bash "$0" "$@"
 . "$(dirname "$0")/check_common.sh"
 
-EMU="coll_gpu_accelerator=emulated"
+# (auto's staging of small calls off where the native algorithms' bits are compared: every run
+# but the EMU_AUTO one, where the test expects small calls staged, v-forms by their largest block)
+EMU_AUTO="coll_gpu_accelerator=emulated"
+EMU="$EMU_AUTO $CHECK_NO_STAGING"
 BIG=--big-bytes=16777216
 ALL_NATIVE="coll_gpu_allgatherv_algorithm=direct coll_gpu_reduce_scatter_algorithm=direct coll_gpu_alltoall_algorithm=direct coll_gpu_alltoallv_algorithm=direct"
 ALL_STAGED="coll_gpu_allgatherv_algorithm=staged coll_gpu_reduce_scatter_algorithm=staged coll_gpu_alltoall_algorithm=staged coll_gpu_alltoallv_algorithm=staged"
@@ -42,6 +47,18 @@ for np in 1 2 4 5 6 8; do
     check_run "$np ranks, auto" $np "$EMU" test_native_vcolls
     check_digest $np-auto
 done
+# auto stages small blocking calls on device buffers (allgatherv and reduce_scatter by their
+# largest block, alltoall by its block; not alltoallv, whose blocks a rank knows only its own of)
+STAGED_WHY="staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu"
+check_run "4 ranks, auto stages small calls" 4 "$EMU_AUTO coll_gpu_verbose=10" test_native_vcolls
+[ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls inside a node" \
+    "MPI_Allgatherv on .*: $STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
+    "MPI_Reduce_scatter on .*: $STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
+    "MPI_Alltoall on .*: $STAGED_WHY""_alltoall_staged_max_bytes=16384\)" \
+    "MPI_Allgatherv on .*device memory: direct" \
+    "MPI_Reduce_scatter on .*device memory: direct"
+check_digest 4-auto-staged
+check_same_digest "4 ranks: auto's staging, integers and copies = native" 4-auto-staged 4-auto int
 
 # forced native, staged, many steps, host buffers: the same bits (staged: integers and copies)
 for np in 3 4; do

@@ -356,7 +356,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, test_type_t t, size_t c
     }
     tu_mem_read(st->mem, got, d_out, bytes);
     /* staged: Open MPI's order, within rounding */
-    tn_check_elements(t, got, want, count, !types[t].fp || TU_ALG_STAGED != alg,
+    tn_check_elements(t, got, want, count, !types[t].fp || TU_ALG_STAGED != alg, NULL, 0,
                       (TU_ALG_RING == alg)                    ? "the ring-order reference"
                       : (TU_ALG_RECURSIVE_DOUBLING == alg)    ? "the recursive-doubling reference"
                       : (TU_ALG_HIERARCHICAL_DOUBLING == alg) ? "the node-doubling reference"

@@ -58,7 +58,8 @@ typedef struct {
  * to Open MPI).  Across emulated nodes too: other nodes read emulated device scratch through host
  * scratch. */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
-    /* (auto stages small blocking device alltoalls: tu_staged_auto; not the v-forms) */
+    /* (auto stages small blocking device calls: tu_staged_auto; allgatherv and reduce_scatter
+     * by their largest block, not alltoallv) */
     bool native =
         tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
         (TU_MEM_DEVICE == st->mem || st->config.host_buffers) &&
@@ -111,6 +112,7 @@ static void to_ints(const size_t *v, int n, int *out) {
  * and what the receive buffer must hold after it (want, rbytes). */
 typedef struct {
     char *in, *rbuf0, *want;
+    double *abs_sums; /* reduce_scatter: its inputs' magnitudes per element (NULL: none) */
     size_t in_bytes, rbytes;
     int scounts[MAX_RANKS], sdispls[MAX_RANKS];
     int rcounts[MAX_RANKS], rdispls[MAX_RANKS];
@@ -190,11 +192,14 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
             memset(b.rbuf0, GAP_BYTE, b.rbytes);
         }
         b.want = tn_malloc(b.rbytes);
+        b.abs_sums = calloc(rc[r] + 1, sizeof(double));
         for (size_t i = 0; i < rc[r]; ++i) {
             gen(t, comm->world_ranks[0], st->salt, offset + i, b.want + i * es);
+            b.abs_sums[i] = magnitude(t, b.want + i * es);
             for (int q = 1; q < n; ++q) {
                 gen(t, comm->world_ranks[q], st->salt, offset + i, x);
                 apply(t, b.want + i * es, x);
+                b.abs_sums[i] += magnitude(t, x);
             }
         }
         break;
@@ -303,7 +308,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     if ((b.rbytes > 0) && tu_mem_read(st->mem, got, d_out, b.rbytes)) {
         tn_setup_failed();
     }
-    tn_check_elements(t, got, b.want, b.rbytes / es, exact, "the reference");
+    tn_check_elements(t, got, b.want, b.rbytes / es, exact, b.abs_sums, n, "the reference");
     /* reduce_scatter = allreduce's elements, bit for bit, when both run natively in the same
      * order: rank order on one node (across nodes allreduce runs ring or hierarchical), and
      * hierarchical's node partials in node order across nodes */
@@ -332,6 +337,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     free(b.in);
     free(b.rbuf0);
     free(b.want);
+    free(b.abs_sums);
     free(got);
     free(hashes);
 }

@@ -29,6 +29,8 @@
 #
 # Runs from "make check" (tests/) or by hand: tests/perf/check_cost_model.sh
 here=$(cd "$(dirname "$0")" && pwd)
+# the Python checks' shared pieces (tuning_rules.py: a tuning file's rules, the model's grids)
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 MODEL=${COST_MODEL:-$here/../../perf/cost_model}
 PASS=0
 FAIL=0
@@ -372,11 +374,12 @@ cp "$WORK/out" "$WORK/model.conf"
 # to LARGEST (default: the grid's end)
 crossover_check() {
     local grid
-    grid=$(python3 -c 'print(",".join(str(s) for s in sorted(set([1 << k for k in range(3, 10)] + [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))))')
+    grid=$(python3 -c 'from tuning_rules import GRID; print(",".join(map(str, GRID)))')
     "$MODEL" --preset h200-8x --gpus-per-node "$1" --nodes "$2" --sizes "$grid" --json \
         >"$WORK/grid.json" 2>&1 || return 1
     python3 - "$WORK/grid.json" "$3" "$4" "$5" "$6" "$WORK/model.conf" "$1" "$2" "${7:-0}" <<'EOF'
 import json, math, sys
+import tuning_rules
 d = json.load(open(sys.argv[1]))
 below, above, threshold, kind, conf = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
 G, N = int(sys.argv[7]), int(sys.argv[8])
@@ -398,28 +401,12 @@ if threshold != want:
     bad.append("threshold %d, the least loss (%.4f) is at %d" % (threshold, losses[best], want))
 
 
-def in_range(r, v):
-    if r == "*":
-        return True
-    lo, dash, hi = r.partition("-")
-    if not dash:
-        return v == int(lo)
-    return int(lo) <= v and (hi == "" or v <= int(hi))
-
-
 size, rpn = N * G, G
 
 
 def rule_alg(S):  # the first rule of the tuning file that matches, as the component reads it
-    for line in open(conf):
-        f = line.split()
-        if not f or f[0].startswith("#"):
-            continue
-        if f[4:5] == ["staged"] and below != "staged":
-            continue  # the staged rules before the rows' (checked on their own below)
-        if f[0] == "allreduce" and in_range(f[1], size) and in_range(f[2], rpn) and \
-                in_range(f[3], S):
-            return f[4]
+    # (the staged rules before the rows': checked on their own below, unless below is staged)
+    return tuning_rules.rule_alg(conf, "allreduce", size, rpn, S, staged=(below == "staged"))
 
 
 def want_alg(S):
@@ -443,10 +430,8 @@ result "one node of 8, device buffers: staged up to $STAGED_MAX loses least (the
 # tuning file stages each layout up to its own crossover
 python3 - "$MODEL" "$STAGED_NODES_MAX" "$WORK/model.conf" >"$WORK/sn" 2>&1 <<'EOF'
 import json, math, subprocess, sys
+from tuning_rules import GRID as grid, NODES as nodes, rule_alg
 model, threshold, conf = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-grid = sorted(set([1 << k for k in range(3, 10)] +
-                  [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))
-nodes = "2,3,4,6,8,12,16,24,32,48,64,128,256,512,1024"
 layouts = {}
 for g in (1, 8):
     d = json.loads(subprocess.run([model, "--preset", "h200-8x", "--gpus-per-node", str(g),
@@ -470,18 +455,9 @@ if best != threshold:
     bad.append("threshold %d, the least loss (%.3f) is at %d" % (threshold, losses[best], best))
 
 
-def within(r, v):
-    if r == "*":
-        return True
-    lo, dash, hi = r.partition("-")
-    return int(lo) <= v and (hi == "" or v <= int(hi)) if dash else v == int(lo)
-
-
 # the tuning file: staged at 8 bytes on 2 nodes of 8 and 8 of 1, the native row at 1 MiB
 for size, rpn, S, want in ((16, 8, 8, True), (8, 1, 8, True), (16, 8, 1 << 20, False)):
-    alg = next((f[4] for f in (line.split() for line in open(conf))
-                if f and f[0] == "allreduce" and within(f[1], size) and within(f[2], rpn) and
-                within(f[3], S)), None)
+    alg = rule_alg(conf, "allreduce", size, rpn, S)
     if (alg == "staged") != want:
         bad.append("tuning file, %d ranks of %d per node, %d bytes: %s" % (size, rpn, S, alg))
 print("\n".join(bad) if bad else "ok")
@@ -490,17 +466,15 @@ EOF
 result "across nodes, device buffers: staged up to $STAGED_NODES_MAX loses least over the layouts (the tuning file agrees)" \
     $? "$WORK/sn"
 # the other collectives with a staged model (bcast, reduce: a message; gather, scatter,
-# alltoall: a block): the header's two thresholds recomputed from their --coll --json
+# alltoall, allgather, reduce_scatter: a block): the header's two thresholds recomputed from their --coll --json
 # predictions as allreduce's (one node of 8: its least loss; across nodes: the least loss
 # summed over 2 to 1,024 nodes of 1 and of 8), the params lines and the tuning file's staged
 # rules (8 bytes staged on one node of 8 and on 2 nodes of 8 where their least loss is, 256 MiB
 # not)
 python3 - "$MODEL" "$DEFAULTS_H" "$WORK/model.conf" "$WORK/out.params" >"$WORK/so" 2>&1 <<'EOF'
 import json, math, re, subprocess, sys
+from tuning_rules import GRID as grid, NODES as nodes, rule_alg
 model, header, conf, params = sys.argv[1:5]
-grid = sorted(set([1 << k for k in range(3, 10)] +
-                  [(q << k) // 4 for k in range(10, 31) for q in (4, 5, 6, 7)]))
-nodes = "2,3,4,6,8,12,16,24,32,48,64,128,256,512,1024"
 text, bad = open(header).read(), []
 params = open(params).read().split("\n")
 
@@ -529,14 +503,7 @@ def least(rows_of_layouts):
     return min(T for T in losses if losses[T] <= min(losses.values()) + 1e-9)
 
 
-def within(r, v):
-    if r == "*":
-        return True
-    lo, dash, hi = r.partition("-")
-    return int(lo) <= v and (hi == "" or v <= int(hi)) if dash else v == int(lo)
-
-
-for coll in ("bcast", "reduce", "gather", "scatter", "alltoall"):
+for coll in ("bcast", "reduce", "gather", "scatter", "alltoall", "allgather", "reduce_scatter"):
     one = least(layouts(coll, 8, "1"))
     one = (1 << 64) - 1 if one == grid[-1] else one
     across = least(layouts(coll, 1, nodes) + layouts(coll, 8, nodes))
@@ -552,16 +519,14 @@ for coll in ("bcast", "reduce", "gather", "scatter", "alltoall"):
     two = least(layouts(coll, 8, "2"))  # the tuning file's layout of 2 nodes of 8
     for size, rpn, S, want in ((8, 8, 8, one >= 8), (16, 8, 8, two >= 8),
                                (16, 8, 1 << 28, False)):
-        alg = next((f[4] for f in (line.split() for line in open(conf))
-                    if f and f[0] == coll and f[4] == "staged" and within(f[1], size) and
-                    within(f[2], rpn) and within(f[3], S)), None)
+        alg = rule_alg(conf, coll, size, rpn, S)  # (staged rules come first)
         if (alg == "staged") != want:
             bad.append("%s: tuning file, %d ranks of %d per node, %d bytes: %s" %
                        (coll, size, rpn, S, alg))
 print("\n".join(bad) if bad else "ok")
 EOF
 tail -n 1 "$WORK/so" | grep -qx ok
-result "bcast, reduce, gather, scatter, alltoall on device buffers: staged up to their least-loss thresholds (header, params, tuning file)" \
+result "bcast, reduce, gather, scatter, alltoall, allgather, reduce_scatter on device buffers: staged up to their least-loss thresholds (header, params, tuning file)" \
     $? "$WORK/so"
 sed 's/^/    /' "$WORK/so"
 crossover_check 8 1 one_shot two_shot "$ONE_SHOT_MAX" last >"$WORK/cx" 2>&1
@@ -696,6 +661,7 @@ rooted_check() { # COLL MIN_NODES MIN MAX rails|no-rails [binomial|hierarchical]
     python3 - "$MODEL" "$1" "$2" "$3" "$4" "$WORK/model.conf" "$5" "$DEFAULTS_H" "${6:-binomial}" <<'EOF'
 import math, re, sys
 from importlib.machinery import SourceFileLoader
+import tuning_rules
 cm = SourceFileLoader("cost_model", sys.argv[1]).load_module()
 coll, start, lo, cap = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rails = sys.argv[7] == "rails"
@@ -787,23 +753,8 @@ elif loss(start, lo, cap) > least + 1e-9 or loss(start, lo, cap) >= never:
         start, lo, cap, loss(start, lo, cap), least, never))
 
 
-def in_range(r, v):
-    if r == "*":
-        return True
-    a, dash, b = r.partition("-")
-    if not dash:
-        return v == int(a)
-    return int(a) <= v and (b == "" or v <= int(b))
-
-
-def rule_alg(size, rpn, S):
-    for line in open(conf):
-        f = line.split()
-        if f[4:5] == ["staged"]:
-            continue  # the staged rules before the rows' (checked on their own)
-        if f and not f[0].startswith("#") and f[0] == coll and in_range(f[1], size) and \
-                in_range(f[2], rpn) and in_range(f[3], S):
-            return f[4]
+def rule_alg(size, rpn, S):  # (the staged rules before the rows': checked on their own)
+    return tuning_rules.rule_alg(conf, coll, size, rpn, S, staged=False)
 
 
 for g in ((1, 8) if conf else ()):
