@@ -528,9 +528,9 @@ static size_t tu_coll_case_rule_bytes(const tu_coll_case_t *c) {
     if ((COLL_GPU_ALLGATHERV == c->base) || (COLL_GPU_REDUCE_SCATTER == c->base)) {
         largest = 0;
         for (int j = 0; j < c->size; j++) {
-            largest = ((size_t)tu_vcount(j, c->p.count) > largest)
-                          ? (size_t)tu_vcount(j, c->p.count)
-                          : largest;
+            size_t count = (size_t)tu_vcount(j, c->p.count);
+
+            largest = (count > largest) ? count : largest;
         }
     }
     return tu_type_packed_size(c->type, largest);

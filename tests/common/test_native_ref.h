@@ -126,6 +126,24 @@ static inline void apply(test_type_t t, void *acc, const void *x) {
     }
 }
 
+/* Element e of the reference reduction, in rank order, of the inputs of the n ranks whose world
+ * ranks are world_ranks, into out; returns the sum of the inputs' magnitudes (what a sum in
+ * another order may differ by, tn_check_elements). */
+static inline double reference_reduce(test_type_t t, const int *world_ranks, int n, uint32_t salt,
+                                      size_t e, void *out) {
+    char x[8];
+    double abs_sum;
+
+    gen(t, world_ranks[0], salt, e, out);
+    abs_sum = magnitude(t, out);
+    for (int r = 1; r < n; ++r) {
+        gen(t, world_ranks[r], salt, e, x);
+        apply(t, out, x);
+        abs_sum += magnitude(t, x);
+    }
+    return abs_sum;
+}
+
 static inline uint64_t fnv(uint64_t h, const void *p, size_t len) {
     const unsigned char *b = p;
     for (size_t i = 0; i < len; ++i) {

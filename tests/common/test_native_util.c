@@ -85,9 +85,13 @@ void tn_check_same_hash(uint64_t hash, const tu_comm_t *comm, const uint64_t *ha
     }
 }
 
+/* The float or double of t at p, as a double. */
+static double tn_fp_value(test_type_t t, const void *p) {
+    return (4 == types[t].size) ? *(const float *)p : *(const double *)p;
+}
+
 bool tn_fp_close(test_type_t t, const void *got, const void *want) {
-    double g = (4 == types[t].size) ? *(const float *)got : *(const double *)got;
-    double w = (4 == types[t].size) ? *(const float *)want : *(const double *)want;
+    double g = tn_fp_value(t, got), w = tn_fp_value(t, want);
     return fabs(g - w) <= ((4 == types[t].size) ? 1e-4 : 1e-12) * (fabs(w) + 1.0);
 }
 
@@ -96,11 +100,10 @@ bool tn_fp_close(test_type_t t, const void *got, const void *want) {
  * the exact sum (u the unit roundoff; Higham, Accuracy and Stability, 4.2). */
 static bool tn_sum_close(test_type_t t, const void *got, const void *want, double abs_sum,
                          int terms) {
-    double g = (4 == types[t].size) ? *(const float *)got : *(const double *)got;
-    double w = (4 == types[t].size) ? *(const float *)want : *(const double *)want;
     double u = ldexp(1.0, (4 == types[t].size) ? -24 : -53);
 
-    return fabs(g - w) <= 2.0 * (terms > 1 ? terms - 1 : 1) * u * abs_sum * (1.0 + 1e-6);
+    return fabs(tn_fp_value(t, got) - tn_fp_value(t, want)) <=
+           2.0 * (terms > 1 ? terms - 1 : 1) * u * abs_sum * (1.0 + 1e-6);
 }
 
 long tn_check_elements(test_type_t t, const char *got, const char *want, size_t n, bool exact,

@@ -107,6 +107,8 @@ CHECK_NO_STAGING=""
 for coll in allreduce bcast reduce gather scatter alltoall allgather reduce_scatter; do
     CHECK_NO_STAGING="$CHECK_NO_STAGING coll_gpu_${coll}_staged_max_bytes=0 coll_gpu_${coll}_staged_nodes_max_bytes=0"
 done
+# coll_gpu_verbose's reason for such a call, up to the parameter's name
+CHECK_STAGED_WHY="staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu"
 
 # COLL_GPU_MCA with "--mca NAME VALUE" pairs of ours replacing its own: mpirun refuses a
 # parameter given twice.  Usage: check_mca_args NAME=VALUE...  (result in CHECK_MCA_ARGS)

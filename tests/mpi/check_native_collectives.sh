@@ -54,26 +54,25 @@ done
 # auto stages the small calls (bytes of a message, or a block for gather, scatter, allgather and
 # reduce_scatter_block) where the cost model has staging faster: inside a node, and across nodes
 # up to the other threshold
-STAGED_WHY="staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu"
 check_run "2 ranks, auto stages small calls" 2 "$EMU_AUTO coll_gpu_verbose=10" \
     test_native_collectives
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls inside a node" \
-    "MPI_Bcast on .*: $STAGED_WHY""_bcast_staged_max_bytes=5120\)" \
-    "MPI_Reduce on .*: $STAGED_WHY""_reduce_staged_max_bytes=2048\)" \
-    "MPI_Gather on .*: $STAGED_WHY""_gather_staged_max_bytes=20480\)" \
-    "MPI_Scatter on .*: $STAGED_WHY""_scatter_staged_max_bytes=4096\)" \
-    "MPI_Allgather on .*: $STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
-    "MPI_Reduce_scatter_block on .*: $STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
+    "MPI_Bcast on .*: $CHECK_STAGED_WHY""_bcast_staged_max_bytes=5120\)" \
+    "MPI_Reduce on .*: $CHECK_STAGED_WHY""_reduce_staged_max_bytes=2048\)" \
+    "MPI_Gather on .*: $CHECK_STAGED_WHY""_gather_staged_max_bytes=20480\)" \
+    "MPI_Scatter on .*: $CHECK_STAGED_WHY""_scatter_staged_max_bytes=4096\)" \
+    "MPI_Allgather on .*: $CHECK_STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
+    "MPI_Reduce_scatter_block on .*: $CHECK_STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
     "MPI_Bcast on .*device memory: pipelined" \
     "MPI_Allgather on .*device memory: direct"
 check_run "6 ranks, 3 per node, auto stages small calls" 6 \
     "$EMU_AUTO coll_gpu_ranks_per_node=3 coll_gpu_verbose=10" test_native_collectives --small
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls across nodes" \
-    "MPI_Bcast on .*: $STAGED_WHY""_bcast_staged_nodes_max_bytes=163840\)" \
-    "MPI_Reduce on .*: $STAGED_WHY""_reduce_staged_nodes_max_bytes=32768\)" \
-    "MPI_Scatter on .*: $STAGED_WHY""_scatter_staged_nodes_max_bytes=128\)" \
-    "MPI_Allgather on .*: $STAGED_WHY""_allgather_staged_nodes_max_bytes=10240\)" \
-    "MPI_Reduce_scatter_block on .*: $STAGED_WHY""_reduce_scatter_staged_nodes_max_bytes=12288\)" \
+    "MPI_Bcast on .*: $CHECK_STAGED_WHY""_bcast_staged_nodes_max_bytes=163840\)" \
+    "MPI_Reduce on .*: $CHECK_STAGED_WHY""_reduce_staged_nodes_max_bytes=32768\)" \
+    "MPI_Scatter on .*: $CHECK_STAGED_WHY""_scatter_staged_nodes_max_bytes=128\)" \
+    "MPI_Allgather on .*: $CHECK_STAGED_WHY""_allgather_staged_nodes_max_bytes=10240\)" \
+    "MPI_Reduce_scatter_block on .*: $CHECK_STAGED_WHY""_reduce_scatter_staged_nodes_max_bytes=12288\)" \
     "MPI_Scatter on .*device memory: hierarchical"
 
 for np in 3 4; do

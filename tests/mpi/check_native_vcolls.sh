@@ -49,12 +49,11 @@ for np in 1 2 4 5 6 8; do
 done
 # auto stages small blocking calls on device buffers (allgatherv and reduce_scatter by their
 # largest block, alltoall by its block; not alltoallv, whose blocks a rank knows only its own of)
-STAGED_WHY="staged \(algorithm_staged: auto, [0-9]+ bytes <= coll_gpu"
 check_run "4 ranks, auto stages small calls" 4 "$EMU_AUTO coll_gpu_verbose=10" test_native_vcolls
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls inside a node" \
-    "MPI_Allgatherv on .*: $STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
-    "MPI_Reduce_scatter on .*: $STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
-    "MPI_Alltoall on .*: $STAGED_WHY""_alltoall_staged_max_bytes=16384\)" \
+    "MPI_Allgatherv on .*: $CHECK_STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
+    "MPI_Reduce_scatter on .*: $CHECK_STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
+    "MPI_Alltoall on .*: $CHECK_STAGED_WHY""_alltoall_staged_max_bytes=16384\)" \
     "MPI_Allgatherv on .*device memory: direct" \
     "MPI_Reduce_scatter on .*device memory: direct"
 check_digest 4-auto-staged

@@ -88,7 +88,6 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
          *got = malloc(out_elems * es);
     /* the reductions' inputs' magnitudes per element: the rounding another order may differ by */
     double *abs_sums = calloc(want_elems + 1, sizeof(double));
-    char x[8];
     void *d_in = NULL, *d_out = NULL, *sarg, *rarg, *result;
     uint64_t before[TN_MAX_ALGS] = {0}, after[TN_MAX_ALGS] = {0}, hash, *hashes;
     int slot = expected_slot(st, c, comm, count * types[t].size), rc = MPI_SUCCESS,
@@ -108,27 +107,16 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
             gen(t, me, st->salt, i, in + i * es);
         }
         for (size_t i = 0; i < count; ++i) {
-            size_t e = (size_t)comm->rank * count + i;
-            gen(t, comm->world_ranks[0], st->salt, e, want + i * es);
-            abs_sums[i] = magnitude(t, want + i * es);
-            for (int r = 1; r < comm->size; ++r) {
-                gen(t, comm->world_ranks[r], st->salt, e, x);
-                apply(t, want + i * es, x);
-                abs_sums[i] += magnitude(t, x);
-            }
+            abs_sums[i] = reference_reduce(t, comm->world_ranks, comm->size, st->salt,
+                                           (size_t)comm->rank * count + i, want + i * es);
         }
     } else if (C_REDUCE == c) {
         for (size_t i = 0; i < count; ++i) {
             gen(t, me, st->salt, i, in + i * es);
         }
         for (size_t i = 0; i < want_elems; ++i) {
-            gen(t, comm->world_ranks[0], st->salt, i, want + i * es);
-            abs_sums[i] = magnitude(t, want + i * es);
-            for (int r = 1; r < comm->size; ++r) {
-                gen(t, comm->world_ranks[r], st->salt, i, x);
-                apply(t, want + i * es, x);
-                abs_sums[i] += magnitude(t, x);
-            }
+            abs_sums[i] =
+                reference_reduce(t, comm->world_ranks, comm->size, st->salt, i, want + i * es);
         }
     } else if (C_ALLGATHER == c || C_GATHER == c) {
         for (size_t i = 0; i < count; ++i) {

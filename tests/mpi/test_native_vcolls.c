@@ -134,7 +134,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
      * MPI_Allreduce bit for bit below) */
     bool exact = !types[t].fp || C_REDUCE_SCATTER != c || 2 == slot;
     void *d_in = NULL, *d_out = NULL;
-    char *got, x[8];
+    char *got;
     tu_counters_t ctr_before, ctr_after;
     bufs_t b;
 
@@ -194,13 +194,8 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
         b.want = tn_malloc(b.rbytes);
         b.abs_sums = calloc(rc[r] + 1, sizeof(double));
         for (size_t i = 0; i < rc[r]; ++i) {
-            gen(t, comm->world_ranks[0], st->salt, offset + i, b.want + i * es);
-            b.abs_sums[i] = magnitude(t, b.want + i * es);
-            for (int q = 1; q < n; ++q) {
-                gen(t, comm->world_ranks[q], st->salt, offset + i, x);
-                apply(t, b.want + i * es, x);
-                b.abs_sums[i] += magnitude(t, x);
-            }
+            b.abs_sums[i] =
+                reference_reduce(t, comm->world_ranks, n, st->salt, offset + i, b.want + i * es);
         }
         break;
     }
