@@ -1534,9 +1534,15 @@ static cgt_status_t cgt_team_check_peers(cgt_team_t *team) {
 int cgt_team_dead_peer(cgt_team_t *team) {
     int peer;
 
-    cgt_team_lock(team);
+    /* Busy on another thread (a proxy's flush, which watches the peers itself): not now.  A
+     * kernel's waiter blocked here could not progress the process, which that flush may need. */
+    if (team->locking && (pthread_mutex_trylock(&team->lock) != 0)) {
+        return -1;
+    }
     peer = cgt_team_dead_peer_unlocked(team);
-    cgt_team_unlock(team);
+    if (team->locking) {
+        pthread_mutex_unlock(&team->lock);
+    }
     return peer;
 }
 

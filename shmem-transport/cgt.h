@@ -199,7 +199,8 @@ CGT_API cgt_status_t cgt_test(cgt_team_t *team, unsigned idx, uint64_t value, bo
  * accelerator), and its current value. */
 CGT_API volatile uint64_t *cgt_signal_addr(cgt_team_t *team, unsigned idx);
 /* A peer known dead (its process gone, on this node; its UCX endpoint failed), its error set
- * (cgt_last_error); -1: none.  For a wait that is not the transport's (a kernel's flags). */
+ * (cgt_last_error); -1: none, or the team busy on another thread (ask again later: it never
+ * blocks).  For a wait that is not the transport's (a kernel's flags). */
 CGT_API int cgt_team_dead_peer(cgt_team_t *team);
 /* Move the team's transfers on without waiting (UCX progress): a rank that waits elsewhere
  * (Open MPI's progress loop, another collective) calls it, because over UCX a signal of this

@@ -158,7 +158,8 @@ struct cgt_ucx {
     cgt_log_fn_t log;
     int verbose;
     double timeout;
-    bool yield_when_idle; /* the host is oversubscribed: waits yield (cgt_ucx_wait_turn) */
+    bool yield_when_idle;   /* the host is oversubscribed: waits yield (cgt_ucx_wait_turn) */
+    void (*progress)(void); /* the team's: the rest of the process's communication */
 
     ucp_context_h context;
     ucp_worker_h worker;
@@ -418,9 +419,14 @@ void cgt_ucx_progress(cgt_ucx_t *ucx) {
 
 /* One turn of a wait for the network: progress, and on an oversubscribed host let the peer
  * whose progress completes the operation run (over tcp and shared-memory FIFOs the target's
- * worker must progress: spinning here would keep it off the core for a whole time slice). */
+ * worker must progress: spinning here would keep it off the core for a whole time slice).
+ * The rest of the process progresses too: the peer this flush waits for may itself wait, in
+ * another team, for this rank (it finished this team's call and went on to the next). */
 static void cgt_ucx_wait_turn(cgt_ucx_t *ucx) {
     cgt_ucx_progress(ucx);
+    if (ucx->progress != NULL) {
+        ucx->progress();
+    }
     if (ucx->yield_when_idle) {
         sched_yield();
     }
@@ -960,6 +966,7 @@ cgt_status_t cgt_ucx_create(const cgt_team_params_t *params, cgt_ucx_t **ucx_p) 
     ucx->verbose = params->verbose;
     ucx->timeout = params->timeout; /* <= 0: waits end by completion or a peer failure */
     ucx->yield_when_idle = params->oversubscribed;
+    ucx->progress = params->progress;
     ucx->peers = calloc((size_t)params->size, sizeof(*ucx->peers));
     if (ucx->peers == NULL) {
         free(ucx);

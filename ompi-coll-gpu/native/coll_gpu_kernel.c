@@ -148,6 +148,23 @@ static cgt_status_t coll_gpu_kernel_proxy_came(const coll_gpu_team_t *team, uint
     return status;
 }
 
+/* coll_gpu_proxy_test_delay_us, before the call's last quiet: this rank progresses (a peer's
+ * quiet completes) but puts off its own, so that a peer which got this rank's share returns
+ * first; this quiet then needs that peer's progress in whatever it runs next. */
+static void coll_gpu_kernel_proxy_test_delay(const coll_gpu_team_t *team) {
+    int us = mca_coll_gpu_component.proxy_test_delay_us;
+    uint64_t until;
+
+    if (OPAL_LIKELY(us <= 0)) {
+        return;
+    }
+    until = coll_gpu_now_ns() + (uint64_t)us * 1000u;
+    while (coll_gpu_now_ns() < until) {
+        cgt_team_progress(team->cgt);
+        sched_yield();
+    }
+}
+
 void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_started_t *started) {
     const coll_gpu_team_t *team = call->native->team;
     uint32_t *words = accel_node_proxy(call->native->kernel_plan.stage);
@@ -185,6 +202,9 @@ void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_s
             }
             /* its puts complete (the kernel reuses their source), the others' here */
             if (CGT_OK == status) {
+                if ((1 == left) && (next[l] + 1 == started->steps)) {
+                    coll_gpu_kernel_proxy_test_delay(team);
+                }
                 status = cgt_quiet(team->cgt, -1);
             }
             __atomic_store_n(&words[ACCEL_NODE_LANES + l], (uint32_t)s, __ATOMIC_RELEASE);
@@ -212,9 +232,11 @@ void coll_gpu_kernel_proxy(const coll_gpu_native_call_t *call, coll_gpu_kernel_s
             break; /* (the device's error is the call's) */
         } else {
             /* the peers' puts to this rank, and the completion of its own, may need its
-             * progress (UCX over tcp or shared memory) */
+             * progress (UCX over tcp or shared memory), and a peer's in other teams (on the
+             * calling thread; on the communicator's, the caller's kernel wait does that) */
             cgt_team_progress(team->cgt);
             if (++idle > 16) {
+                coll_gpu_team_wait_progress();
                 sched_yield(); /* the core to the emulated device, or a peer sharing it */
             }
         }
@@ -371,7 +393,10 @@ int coll_gpu_kernel_run(struct ompi_communicator_t *comm, const coll_gpu_native_
         if (spins > 16) {
             /* after a short spin, the core to whoever else wants it: a peer sharing it, and the
              * emulated device's thread, which runs this very kernel (1000 spins first made
-             * an 8-byte call 150 us instead of 10 on 2 ranks of this 2-core VM) */
+             * an 8-byte call 150 us instead of 10 on 2 ranks of this 2-core VM); and the
+             * process's progress (coll_gpu_team_wait_progress: from the first look on, it
+             * made an 8-byte device_one_shot 2 us slower, 34 instead of 32) */
+            coll_gpu_team_wait_progress();
             sched_yield();
         }
     }

@@ -16,6 +16,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/proc.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct coll_gpu_async_job {
 
 /* A communicator's thread and queue. */
 struct coll_gpu_async {
+    mca_coll_gpu_module_t *module; /* its team, progressed while idle (coll_gpu_async_idle) */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -113,17 +115,49 @@ static void coll_gpu_async_job_buffers_free(coll_gpu_async_job_t *job) {
     job->call.posted_blocks = NULL;
 }
 
+/* The thread's naps while idle, where its team spans nodes: from the first to the longest. */
+#define COLL_GPU_ASYNC_NAP_FIRST_NS 100000ull
+#define COLL_GPU_ASYNC_NAP_MAX_NS 10000000ull
+
+/* Idle (lock held): sleeps until a call is posted; where the team spans nodes it wakes now and
+ * then to progress the team, its naps doubling up to 10 ms.  Over tcp a peer's put to this rank,
+ * and its flush of one, complete only while this rank progresses, and a peer may still complete
+ * a call this rank has returned from while the application makes no MPI call
+ * (docs/failure-model.md). */
+static void coll_gpu_async_idle(coll_gpu_async_t *async, uint64_t *nap_ns) {
+    coll_gpu_team_t *team = __atomic_load_n(&async->module->team, __ATOMIC_ACQUIRE);
+    struct timespec until;
+    uint64_t ns;
+
+    if ((NULL == team) || (team->nnodes < 2)) {
+        pthread_cond_wait(&async->cond, &async->lock);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    ns = (uint64_t)until.tv_nsec + *nap_ns;
+    until.tv_sec += (time_t)(ns / 1000000000ull);
+    until.tv_nsec = (long)(ns % 1000000000ull);
+    if (ETIMEDOUT == pthread_cond_timedwait(&async->cond, &async->lock, &until)) {
+        pthread_mutex_unlock(&async->lock);
+        cgt_team_progress(team->cgt);
+        pthread_mutex_lock(&async->lock);
+        *nap_ns =
+            (2 * *nap_ns < COLL_GPU_ASYNC_NAP_MAX_NS) ? 2 * *nap_ns : COLL_GPU_ASYNC_NAP_MAX_NS;
+    }
+}
+
 static void *coll_gpu_async_main(void *arg) {
     coll_gpu_async_t *async = arg;
 
     coll_gpu_team_thread_skips_progress(); /* it never calls into Open MPI */
     for (;;) {
         coll_gpu_async_job_t *job;
+        uint64_t nap_ns = COLL_GPU_ASYNC_NAP_FIRST_NS;
 
         coll_gpu_async_poll(async);
         pthread_mutex_lock(&async->lock);
         while ((NULL == async->head) && !async->stop) {
-            pthread_cond_wait(&async->cond, &async->lock);
+            coll_gpu_async_idle(async, &nap_ns);
         }
         job = async->head;
         if (NULL == job) { /* stopped, nothing left */
@@ -278,6 +312,16 @@ void coll_gpu_native_async_stream_post(coll_gpu_async_job_t *job, uint32_t numbe
     coll_gpu_async_push(job->module->async, job);
 }
 
+/* A condition variable on the monotonic clock (coll_gpu_async_idle's deadlines). */
+static void coll_gpu_async_cond_init(pthread_cond_t *cond) {
+    pthread_condattr_t attr;
+
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 bool coll_gpu_native_async_start(mca_coll_gpu_module_t *module, struct ompi_communicator_t *comm) {
     coll_gpu_async_t *async = module->async;
 
@@ -289,7 +333,8 @@ bool coll_gpu_native_async_start(mca_coll_gpu_module_t *module, struct ompi_comm
         return false;
     }
     pthread_mutex_init(&async->lock, NULL);
-    pthread_cond_init(&async->cond, NULL);
+    coll_gpu_async_cond_init(&async->cond);
+    async->module = module;
     async->spin_ns = coll_gpu_async_spin_ns();
     COLL_GPU_VERBOSE(1,
                      "%s: the communicator's thread for native nonblocking calls, polling "
@@ -366,6 +411,7 @@ int coll_gpu_native_async_run(mca_coll_gpu_module_t *module, struct ompi_communi
     }
     for (unsigned spins = 0; !coll_gpu_async_kernel_over(&job); ++spins) {
         if (spins > 16) {
+            coll_gpu_team_wait_progress(); /* (coll_gpu_kernel_run's) */
             sched_yield();
         }
     }

@@ -39,11 +39,8 @@ static __thread bool coll_gpu_team_no_progress;
 
 void coll_gpu_team_thread_skips_progress(void) { coll_gpu_team_no_progress = true; }
 
-/* What a transport wait calls while it waits: Open MPI's progress (the rest of the process's
- * communication goes on), or inside a setup task the thread back (coll_gpu_setup_pause);
- * nothing on a communicator's thread, which never calls into Open MPI
- * (coll_gpu_native_async.c). */
-static void coll_gpu_team_wait_progress(void) {
+/* (coll_gpu_setup_pause is Open MPI's progress, or inside a setup task the thread back.) */
+void coll_gpu_team_wait_progress(void) {
     if (!coll_gpu_team_no_progress) {
         coll_gpu_setup_pause();
     }

@@ -178,6 +178,12 @@ static inline bool coll_gpu_team_threads(void) {
 /* Marks the calling thread as a communicator's thread (coll_gpu_native_async.c), which never
  * calls into Open MPI: the transport's waits on it call nothing while they wait. */
 void coll_gpu_team_thread_skips_progress(void);
+/* What a wait calls between its looks (the transport's, and a device-driven call's for its
+ * kernel or its proxy's peers): Open MPI's progress, which moves every team of the process on
+ * (a peer this rank waits for may wait, in another team, for this rank's progress: over tcp a
+ * put completes only while its target progresses, also after the target's call returned); in
+ * a setup task the thread back; nothing on a communicator's thread. */
+void coll_gpu_team_wait_progress(void);
 
 /*
  * coll_gpu_transport_check: create the communicator's team now and check that

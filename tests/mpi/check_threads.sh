@@ -66,23 +66,27 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
         test_threads --kinds=host --expect-native $(iters 60)
     # 2 nodes of 2: allreduce device_hierarchical (one kernel per call, its proxy on each
     # communicator's thread, beside the other thread's calls), duplicates freed every 10 calls
-    # (a free without the announcement across nodes failed a peer's UCX endpoint).
-    # A KNOWN HANG, rare, under load: a rank's proxy waits in its UCX flush, holding its team's
-    # lock, for progress of the peer that never comes, and that rank's kernel poll waits for the
-    # lock (3 hangs in about 30 runs on 2 loaded cores, with auto's staging of small calls on or
-    # off; CI of 99fdedb; forced-only row: README, Limits).  Run only with
-    # COLL_GPU_CHECK_KNOWN_HANGS=1 until it is fixed.
-    name="2 nodes of 2 (ucx), device buffers, allreduce device_hierarchical"
-    if [ "${COLL_GPU_CHECK_KNOWN_HANGS:-0}" = 1 ]; then
-        # shellcheck disable=SC2046
-        check_run "$name" 4 \
-            "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
-            test_threads --expect-native $(iters 200)
-    else
-        echo "=== $name"
-        echo "    SKIP (a known rare hang of its proxy's flush; COLL_GPU_CHECK_KNOWN_HANGS=1 runs it)"
-        check_count SKIP "$name"
-    fi
+    # (a free without the announcement across nodes failed a peer's UCX endpoint).  It hung now
+    # and then under load (1 run in about 10 on 2 cores with two busy loops beside) until the
+    # kernels' waits progressed every team of the process and the communicators' threads their
+    # idle teams: over tcp a proxy's closing flush needs its peer's progress of that
+    # communicator, and the peer had returned from the call; its one thread in an MPI call
+    # waited for its other communicator's kernel, progressing that team only, and the other
+    # thread sat in cudaFree's (emulated) wait for that kernel
+    # shellcheck disable=SC2046
+    check_run "2 nodes of 2 (ucx), device buffers, allreduce device_hierarchical" 4 \
+        "$EMU coll_gpu_ranks_per_node=2 coll_gpu_allreduce_algorithm=device_hierarchical" \
+        test_threads --expect-native $(iters 200)
+    # A peer that returned first completes its part without an MPI call: one thread, the even
+    # rank out of MPI for 1 s after the first allreduce of every iteration while the odd rank's
+    # proxy puts off its last quiet 20 ms (coll_gpu_proxy_test_delay_us, on that rank only); the
+    # odd rank's call must end within 500 ms (the even rank's communicator thread progresses its
+    # idle team: 25 ms; before, the call waited for the even rank's next MPI call, 400 ms of 400)
+    # shellcheck disable=SC2046
+    check_run "2 nodes of 1 (ucx), device_hierarchical, a peer out of MPI after its call" 2 \
+        "$EMU $NODES coll_gpu_allreduce_algorithm=device_hierarchical" \
+        test_threads --threads=1 --idle-ms=1000 \
+        --odd-env=OMPI_MCA_coll_gpu_proxy_test_delay_us=20000 --expect-native $(iters 8)
     # 4 nodes of one: allreduce hierarchical_rabenseifner in 1 KiB chunks (its pipelined steps),
     # two threads per rank on their own communicators
     # shellcheck disable=SC2046

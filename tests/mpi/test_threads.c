@@ -17,7 +17,11 @@
  *
  * Options: --kinds=host, --iterations=N (default 1000), --dup-every=K (the collective on the
  * duplicate every K-th iteration only; the duplicate and free stay every iteration),
- * --expect-native, --threads=1 (one thread only: the time without concurrency).
+ * --expect-native, --threads=1 (one thread only: the time without concurrency),
+ * --odd-env=NAME=VALUE (the ranks of odd local rank put NAME=VALUE in their environment before
+ * MPI_Init), --idle-ms=MS (after the first MPI_Allreduce of every iteration the even ranks stay
+ * out of MPI for MS ms, and that call of the odd ranks, but the first, which sets up, must take
+ * less than MS / 2: a peer that returned first still completes its part without an MPI call).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -38,6 +42,7 @@ typedef struct {
     tu_mem_t mem;
     int iterations;
     int dup_every;
+    int idle_ms; /* --idle-ms */
     /* results */
     long failures;
     long calls;
@@ -272,6 +277,28 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The first MPI_Allreduce of iteration i, and --idle-ms's wait out of MPI (even ranks) or
+ * bound on the call's time (odd ranks). */
+static void run_first_allreduce(thread_state_t *ts, int i) {
+    double start = now(), took;
+
+    run_allreduce(ts, ts->comm, i, 0, false);
+    took = now() - start;
+    if (ts->idle_ms <= 0) {
+        return;
+    }
+    if (0 == world_rank % 2) {
+        struct timespec idle = {ts->idle_ms / 1000, (long)(ts->idle_ms % 1000) * 1000000L};
+
+        nanosleep(&idle, NULL);
+    } else if ((i > 0) && (took * 1000.0 >= ts->idle_ms / 2.0)) {
+        thread_fail(ts,
+                    "thread %d iteration %d: MPI_Allreduce took %.0f ms while a peer was out "
+                    "of MPI for %d ms (its part waited for that peer's next MPI call)",
+                    ts->id, i, took * 1000.0, ts->idle_ms);
+    }
+}
+
 static void *thread_main(void *arg) {
     thread_state_t *ts = arg;
     double start = now();
@@ -279,7 +306,7 @@ static void *thread_main(void *arg) {
     for (int i = 0; i < ts->iterations; ++i) {
         MPI_Comm dup;
 
-        run_allreduce(ts, ts->comm, i, 0, false);
+        run_first_allreduce(ts, i);
         run_bcast(ts, ts->comm, i, 1);
         run_allgather(ts, ts->comm, i, 2);
         run_alltoall(ts, ts->comm, i, 3);
@@ -309,14 +336,18 @@ int main(int argc, char **argv) {
     tu_counters_t before, after;
     tu_options_t opts;
     bool host = false, expect_native = false;
+    const char *odd_env = NULL;
     int iterations = 1000, dup_every = 1, provided = MPI_THREAD_SINGLE, nthreads = NTHREADS;
+    int idle_ms = 0;
     const tu_arg_t args[] = {
         {"--kinds=host", TU_ARG_FLAG, &host},     {"--iterations=", TU_ARG_INT, &iterations},
         {"--dup-every=", TU_ARG_INT, &dup_every}, {"--expect-native", TU_ARG_FLAG, &expect_native},
-        {"--threads=", TU_ARG_INT, &nthreads},    {NULL, TU_ARG_FLAG, NULL},
+        {"--threads=", TU_ARG_INT, &nthreads},    {"--odd-env=", TU_ARG_STRING, &odd_env},
+        {"--idle-ms=", TU_ARG_INT, &idle_ms},     {NULL, TU_ARG_FLAG, NULL},
     };
     double start;
 
+    tu_odd_env_apply(argc, argv);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     tu_parse_args(argc, argv, "test_threads", args, &opts);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
@@ -342,6 +373,7 @@ int main(int argc, char **argv) {
         ts[t].mem = host ? TU_MEM_HOST : TU_MEM_DEVICE;
         ts[t].iterations = iterations;
         ts[t].dup_every = dup_every;
+        ts[t].idle_ms = idle_ms;
         MPI_Comm_dup(MPI_COMM_WORLD, &ts[t].comm);
         MPI_Comm_set_errhandler(ts[t].comm, MPI_ERRORS_RETURN);
     }
