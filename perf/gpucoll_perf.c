@@ -12,7 +12,7 @@
  * vector, n blocks of size / n), count (its elements), type, redop, root, then
  * for out-of-place and in-place: time (µs, the average over ranks of each
  * rank's average call time), algbw = size / time, busbw = algbw * the
- * collective's factor (allreduce 2(n-1)/n; reduce_scatter, allgather, alltoall,
+ * collective's factor (allreduce 2(n-1)/n; reduce_scatter, allgather, alltoall(v),
  * gather, scatter (n-1)/n; bcast, reduce 1), and #wrong, the elements that
  * differ from the expected result, summed over ranks (gather: the root's
  * receive buffer only; scatter: every rank's block).  In-place is MPI_IN_PLACE
@@ -78,6 +78,7 @@ typedef enum {
     PERF_BCAST,
     PERF_REDUCE,
     PERF_ALLTOALL,
+    PERF_ALLTOALLV, /* alltoall's blocks through MPI_Alltoallv's counts and displacements */
     PERF_GATHER,
     PERF_SCATTER,
     PERF_NUM_COLLS
@@ -122,6 +123,11 @@ static const perf_coll_info_t perf_colls[PERF_NUM_COLLS] = {
                        .split = true,
                        .has_in_place = true,
                        .id = COLL_GPU_ALLTOALL},
+    [PERF_ALLTOALLV] = {.name = "alltoallv",
+                        .reduces = false,
+                        .split = true,
+                        .has_in_place = true,
+                        .id = COLL_GPU_ALLTOALLV},
     [PERF_GATHER] = {.name = "gather",
                      .reduces = false,
                      .split = true,
@@ -262,6 +268,7 @@ static double perf_bus_factor(perf_coll_t coll, int n) {
     case PERF_REDUCE_SCATTER:
     case PERF_ALLGATHER:
     case PERF_ALLTOALL:
+    case PERF_ALLTOALLV:
     case PERF_GATHER:
     case PERF_SCATTER:
         return (double)(n - 1) / n;
@@ -528,7 +535,8 @@ static void perf_usage(void) {
         stderr,
         "usage: gpucoll_perf [options]\n"
         "  -o, --coll NAME        allreduce (default), reduce_scatter, allgather, bcast,\n"
-        "                         reduce, alltoall, gather, scatter\n"
+        "                         reduce, alltoall, alltoallv (alltoall's equal blocks),\n"
+        "                         gather, scatter\n"
         "  -d, --datatype T       float (default), double, half, bfloat16, int8, uint8,\n"
         "                         int32, uint32, int64, uint64\n"
         "      --op OP            sum (default), prod, max, min\n"
@@ -826,6 +834,25 @@ static void perf_copy(const perf_options_t *opt, void *dst, const void *src, siz
      : (PERF_PERSISTENT == (form)) ? persistent(__VA_ARGS__, MPI_COMM_WORLD, MPI_INFO_NULL, req)   \
                                    : blocking(__VA_ARGS__, MPI_COMM_WORLD))
 
+/* MPI_Alltoallv's counts and displacements: block elements to and from every rank, in rank
+ * order (a persistent or nonblocking call keeps reading them: they live as long as the run). */
+static int *perf_counts, *perf_displs;
+
+static void perf_alltoallv_blocks(size_t block) {
+    if (NULL == perf_counts) {
+        perf_counts = calloc((size_t)perf_nranks, sizeof(int));
+        perf_displs = calloc((size_t)perf_nranks, sizeof(int));
+        if ((NULL == perf_counts) || (NULL == perf_displs)) {
+            fprintf(stderr, "[rank %d] gpucoll_perf: out of memory\n", perf_rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    for (int r = 0; r < perf_nranks; ++r) {
+        perf_counts[r] = (int)block;
+        perf_displs[r] = (int)((size_t)r * block);
+    }
+}
+
 static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t count, size_t block,
                      bool in_place, MPI_Request *req) {
     MPI_Datatype dt = perf_mpi_type(opt->type);
@@ -865,6 +892,10 @@ static int perf_call(const perf_options_t *opt, void *sbuf, void *rbuf, size_t c
         return PERF_FORMS(
             form, req, MPI_Scatter, MPI_Iscatter, PERF_INIT(Scatter), sbuf, (int)block, dt,
             (in_place && perf_rank == opt->root) ? MPI_IN_PLACE : rbuf, (int)block, dt, opt->root);
+    case PERF_ALLTOALLV:
+        perf_alltoallv_blocks(block);
+        return PERF_FORMS(form, req, MPI_Alltoallv, MPI_Ialltoallv, PERF_INIT(Alltoallv), send,
+                          perf_counts, perf_displs, dt, rbuf, perf_counts, perf_displs, dt);
     case PERF_ALLTOALL:
     default:
         return PERF_FORMS(form, req, MPI_Alltoall, MPI_Ialltoall, PERF_INIT(Alltoall), send,

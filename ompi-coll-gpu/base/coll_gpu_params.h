@@ -260,7 +260,9 @@ typedef enum {
     STAGED_PARAMS(PARAM, reduce, REDUCE, "message")                                                \
     STAGED_PARAMS(PARAM, gather, GATHER, "block")                                                  \
     STAGED_PARAMS(PARAM, scatter, SCATTER, "block")                                                \
-    STAGED_PARAMS(PARAM, alltoall, ALLTOALL, "block")                                              \
+    STAGED_PARAMS(PARAM, alltoall, ALLTOALL,                                                       \
+                  "block (and with alltoallv_algorithm auto, MPI_Alltoallv's largest of any pair " \
+                  "of ranks)")                                                                     \
     STAGED_PARAMS(PARAM, allgather, ALLGATHER,                                                     \
                   "block (and with allgatherv_algorithm auto, MPI_Allgatherv's largest)")          \
     STAGED_PARAMS(PARAM, reduce_scatter, REDUCE_SCATTER,                                           \

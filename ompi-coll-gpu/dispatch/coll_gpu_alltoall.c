@@ -61,10 +61,21 @@ COLL_GPU_ALG_TABLE(coll_gpu_alltoall_algs, coll_gpu_alltoall_alg, "alltoall", "M
                    .staged = &coll_gpu_alltoall_staged);
 /* (not node-aggregated: a rank knows only its own blocks' lengths, and a carrier would have to
  * move every pair's run at the longest) */
-COLL_GPU_ALG_TABLE_ONE(coll_gpu_alltoallv_algs, "alltoallv", "MPI_Alltoallv", "direct",
-                       "every rank gets its block out of every peer's scratch, pairwise, at most "
-                       "alltoall_max_outstanding gets from other nodes in flight",
-                       coll_gpu_alltoallv_direct, true, false);
+static const coll_gpu_alg_desc_t coll_gpu_alltoallv_alg_rows[] = {
+    {.name = "direct",
+     .help = "every rank gets its block out of every peer's scratch, pairwise, at most "
+             "alltoall_max_outstanding gets from other nodes in flight",
+     .multi_node = true,
+     .preferred = coll_gpu_alg_always,
+     .run = coll_gpu_alltoallv_direct},
+};
+/* auto stages small blocking calls as MPI_Alltoall's rule does, by the largest block of any pair
+ * of ranks, which the ranks agree on before they choose (coll_gpu_alltoallv_native) */
+COLL_GPU_ALG_TABLE(coll_gpu_alltoallv_algs, coll_gpu_alltoallv_alg, "alltoallv", "MPI_Alltoallv",
+                   true, false,
+                   COLL_GPU_ALG_STAGED_AUTO_HELP("alltoall") "by the largest block of any pair "
+                                                             "of ranks; direct",
+                   NULL, .staged = &coll_gpu_alltoall_staged);
 
 /* coll_gpu_native_try_fn_t of MPI_Alltoall: a block per rank sent and received. */
 static bool coll_gpu_alltoall_native(coll_gpu_args_t *a, coll_gpu_native_kind_t kind,

@@ -142,22 +142,6 @@ extern const coll_gpu_alg_table_t coll_gpu_allreduce_algs, coll_gpu_reduce_scatt
  * (it writes no reason: the log keeps why the row asked before it said no). */
 bool coll_gpu_alg_always(const coll_gpu_alg_query_t *query, char *why, size_t why_len);
 
-/* The table of a collective with one native algorithm, which auto takes, on any communicator:
- * defines table (and its row). */
-#define COLL_GPU_ALG_TABLE_ONE(table, coll, mpi, alg, alg_help, fn, blocks, uniform)               \
-    static const coll_gpu_alg_desc_t table##_rows[] = {{.name = alg,                               \
-                                                        .help = alg_help,                          \
-                                                        .multi_node = true,                        \
-                                                        .preferred = coll_gpu_alg_always,          \
-                                                        .run = fn}};                               \
-    const coll_gpu_alg_table_t table = {.name = coll,                                              \
-                                        .mpi_call = mpi,                                           \
-                                        .auto_help = alg,                                          \
-                                        .per_rank_blocks = blocks,                                 \
-                                        .uniform_count = uniform,                                  \
-                                        .num_algs = 1,                                             \
-                                        .algs = table##_rows}
-
 /* auto's size rule for an algorithm of a few rounds between node leaders (allreduce and
  * allgather(v) hierarchical_doubling, reduce_scatter(_block) hierarchical_halving, bcast and
  * reduce binomial): from coll_gpu_<param>_min_nodes nodes on, calls of at most

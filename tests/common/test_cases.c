@@ -521,16 +521,22 @@ size_t tu_coll_case_data_bytes(const tu_coll_case_t *c) {
 }
 
 /* The bytes the component's rules see of the call: a rank's message or block, the largest block
- * of allgatherv and reduce_scatter (every rank knows every block). */
+ * of allgatherv and reduce_scatter (every rank knows every block) and of alltoallv's pairs (the
+ * ranks agree on it first). */
 static size_t tu_coll_case_rule_bytes(const tu_coll_case_t *c) {
     size_t largest = c->p.count;
 
-    if ((COLL_GPU_ALLGATHERV == c->base) || (COLL_GPU_REDUCE_SCATTER == c->base)) {
+    if ((COLL_GPU_ALLGATHERV == c->base) || (COLL_GPU_REDUCE_SCATTER == c->base) ||
+        (COLL_GPU_ALLTOALLV == c->base)) {
         largest = 0;
-        for (int j = 0; j < c->size; j++) {
-            size_t count = (size_t)tu_vcount(j, c->p.count);
+        for (int i = 0; i < c->size; i++) {
+            for (int j = 0; j < c->size; j++) {
+                size_t count = (COLL_GPU_ALLTOALLV == c->base)
+                                   ? (size_t)tu_a2a_count(i, j, c->p.count, c->p.in_place)
+                                   : (size_t)tu_vcount(j, c->p.count);
 
-            largest = (count > largest) ? count : largest;
+                largest = (count > largest) ? count : largest;
+            }
         }
     }
     return tu_type_packed_size(c->type, largest);

@@ -441,7 +441,7 @@ bool tu_staged_auto(const tu_gpu_config_t *config, int coll, const tu_comm_t *co
         : (COLL_GPU_REDUCE == coll)                                   ? &config->reduce_staged
         : (COLL_GPU_GATHER == coll)                                   ? &config->gather_staged
         : (COLL_GPU_SCATTER == coll)                                  ? &config->scatter_staged
-        : (COLL_GPU_ALLTOALL == coll)                                 ? &config->alltoall_staged
+        : (COLL_GPU_ALLTOALL == coll || COLL_GPU_ALLTOALLV == coll)   ? &config->alltoall_staged
         : (COLL_GPU_ALLGATHER == coll || COLL_GPU_ALLGATHERV == coll) ? &config->allgather_staged
         : (COLL_GPU_REDUCE_SCATTER_BLOCK == coll || COLL_GPU_REDUCE_SCATTER == coll)
             ? &config->reduce_scatter_staged

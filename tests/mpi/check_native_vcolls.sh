@@ -10,8 +10,8 @@
 #     split, reversed order; receive blocks in reverse order with gaps that must stay untouched;
 #     results against references, reduce_scatter's blocks = MPI_Allreduce's bit for bit, the
 #     pvar of the path taken (a call staged where it should be native fails); auto's staging
-#     of small calls on device buffers (allgatherv, reduce_scatter by their largest block,
-#     alltoall by its block) with its logged reason, the other runs with it off;
+#     of small calls on device buffers (allgatherv, reduce_scatter and alltoallv by their
+#     largest block, alltoall by its block) with its logged reason, the other runs with it off;
 #   - each algorithm forced (native, staged) and a tiny scratch that cuts every call into many
 #     steps: the same digest (staged: its integer and copy part, Open MPI's float order
 #     differing); host-buffer mode (coll_gpu_host_buffers=1, --kinds=host): the same digests;
@@ -48,12 +48,15 @@ for np in 1 2 4 5 6 8; do
     check_digest $np-auto
 done
 # auto stages small blocking calls on device buffers (allgatherv and reduce_scatter by their
-# largest block, alltoall by its block; not alltoallv, whose blocks a rank knows only its own of)
+# largest block, alltoallv by the largest of any pair of ranks, which the ranks agree on first,
+# alltoall by its block)
 check_run "4 ranks, auto stages small calls" 4 "$EMU_AUTO coll_gpu_verbose=10" test_native_vcolls
 [ "$CHECK_RESULT" = PASS ] && check_expect_output "auto stages small calls inside a node" \
     "MPI_Allgatherv on .*: $CHECK_STAGED_WHY""_allgather_staged_max_bytes=20480\)" \
     "MPI_Reduce_scatter on .*: $CHECK_STAGED_WHY""_reduce_scatter_staged_max_bytes=7168\)" \
     "MPI_Alltoall on .*: $CHECK_STAGED_WHY""_alltoall_staged_max_bytes=16384\)" \
+    "MPI_Alltoallv on .*: $CHECK_STAGED_WHY""_alltoall_staged_max_bytes=16384\)" \
+    "MPI_Alltoallv on .*device memory: direct" \
     "MPI_Allgatherv on .*device memory: direct" \
     "MPI_Reduce_scatter on .*device memory: direct"
 check_digest 4-auto-staged

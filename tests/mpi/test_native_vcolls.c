@@ -58,8 +58,8 @@ typedef struct {
  * to Open MPI).  Across emulated nodes too: other nodes read emulated device scratch through host
  * scratch. */
 static int expected_slot(const state_t *st, coll_t c, const tu_comm_t *comm, size_t bytes) {
-    /* (auto stages small blocking device calls: tu_staged_auto; allgatherv and reduce_scatter
-     * by their largest block, not alltoallv) */
+    /* (auto stages small blocking device calls: tu_staged_auto; the v-forms by their largest
+     * block) */
     bool native =
         tu_coll_native_expected(&st->config, coll_ids[c], comm->size) &&
         (TU_MEM_DEVICE == st->mem || st->config.host_buffers) &&
@@ -87,6 +87,23 @@ static size_t vcount_largest(int n, size_t count) {
 static size_t a2a_count(int i, int j, size_t count, bool symmetric) {
     int key = symmetric ? i + j : i + 2 * j;
     return (1 == key % 3) ? 0 : count + (size_t)((symmetric ? key : 3 * i + j) % 4);
+}
+
+/* The elements of the largest block of a call of n ranks, what auto's staging rule sees: of
+ * any rank (allgatherv, reduce_scatter), of any pair of ranks (alltoallv), else count. */
+static size_t largest_block(coll_t c, int n, size_t count, bool in_place) {
+    size_t largest = (C_ALLGATHERV == c || C_REDUCE_SCATTER == c) ? vcount_largest(n, count)
+                     : (C_ALLTOALLV == c)                         ? 0
+                                                                  : count;
+
+    for (int i = 0; (C_ALLTOALLV == c) && (i < n); ++i) {
+        for (int j = 0; j < n; ++j) {
+            size_t pair = a2a_count(i, j, count, in_place);
+
+            largest = (pair > largest) ? pair : largest;
+        }
+    }
+    return largest;
 }
 
 /* Blocks in reverse rank order, one gap element after each; returns the elements spanned. */
@@ -126,9 +143,7 @@ static void run_case(state_t *st, const tu_comm_t *comm, coll_t c, test_type_t t
     size_t sc[MAX_RANKS] = {0}, sd[MAX_RANKS] = {0}, rc[MAX_RANKS] = {0}, rd[MAX_RANKS] = {0};
     MPI_Datatype dt = type_handle(t);
     uint64_t before[TN_MAX_ALGS] = {0}, after[TN_MAX_ALGS] = {0}, hash, *hashes;
-    int slot = expected_slot(
-            st, c, comm,
-            ((C_ALLGATHERV == c || C_REDUCE_SCATTER == c) ? vcount_largest(n, count) : count) * es),
+    int slot = expected_slot(st, c, comm, largest_block(c, n, count, in_place) * es),
         mrc = MPI_SUCCESS;
     /* (hierarchical reduces in another order than the reference: checked against hierarchical
      * MPI_Allreduce bit for bit below) */

@@ -4,15 +4,16 @@
 #
 #  1. --self-test: bus factors, algbw, sizes, expected values and the bit-exact comparison
 #     against values worked out by hand;
-#  2. every collective on 3 ranks (emulated device buffers through coll/gpu, and host buffers
-#     for two of them: every run costs an mpirun start, about a second here; the rooted
-#     ones from root 1): no #wrong, exit 0; in the CSV, algbw = size / time and
+#  2. every collective (alltoallv: alltoall's blocks) on 3 ranks (emulated device buffers
+#     through coll/gpu, and host buffers for two of them: every run costs an mpirun start, about
+#     a second here; the rooted ones from root 1): no #wrong, exit 0; in the CSV, algbw = size /
+#     time and
 #     busbw = algbw * nccl-tests' factor for n = 3, and the root column, on every line; JSON
 #     and CSV agree; the MPI_T counters show the device calls were run by coll/gpu (native
 #     inside the node where it has an algorithm, else staged);
 #  3. --inject-error (one rank's input corrupted in the checked call): exit 1, and #wrong is
 #     exactly the number of result elements the corrupted input reaches, per row (allreduce:
-#     every rank; reduce, gather: the root; reduce_scatter, alltoall, scatter: one rank;
+#     every rank; reduce, gather: the root; reduce_scatter, alltoall(v), scatter: one rank;
 #     allgather: all);
 #  4. the printed table (the text CI logs show) has the same #wrong as the CSV;
 #  5. the nonblocking, persistent and stream-ordered forms (-F, graph included; scatter
@@ -40,6 +41,7 @@ FACTOR_allreduce="2 * (n - 1) / n"
 FACTOR_reduce_scatter="(n - 1) / n"
 FACTOR_allgather="(n - 1) / n"
 FACTOR_alltoall="(n - 1) / n"
+FACTOR_alltoallv="(n - 1) / n"
 FACTOR_bcast="1"
 FACTOR_reduce="1"
 FACTOR_gather="(n - 1) / n"
@@ -99,7 +101,7 @@ check_expect_output "self-test summary" '^self-test: [0-9]+ checks, 0 failed'
 # persistent forms run natively, which section 5 counts)
 DEVICE_MCA="coll_gpu_accelerator=emulated coll_gpu_memory_kinds_uniform=1"
 SWEEP=(-b 1 -e 64K -f 16 -n 3 -w 1 -r 1)
-for coll in allreduce reduce_scatter allgather bcast reduce alltoall gather scatter; do
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall alltoallv gather scatter; do
     factor_var=FACTOR_$coll
     factor=${!factor_var}
     mems=device
@@ -146,7 +148,7 @@ done
 
 # 3. a wrong result is counted: per row and placement, the elements the corrupted input
 #    reaches (3 ranks; each size holds at least 2 elements per rank)
-for coll in allreduce reduce_scatter allgather bcast reduce alltoall gather scatter; do
+for coll in allreduce reduce_scatter allgather bcast reduce alltoall alltoallv gather scatter; do
     case $coll in
     allreduce | allgather | bcast) want=$NP ;; # every rank receives the element
     *) want=1 ;;                               # one rank: the root, or the block's owner
