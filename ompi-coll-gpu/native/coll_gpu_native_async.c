@@ -123,13 +123,16 @@ static void coll_gpu_async_job_buffers_free(coll_gpu_async_job_t *job) {
  * then to progress the team, its naps doubling up to 10 ms.  Over tcp a peer's put to this rank,
  * and its flush of one, complete only while this rank progresses, and a peer may still complete
  * a call this rank has returned from while the application makes no MPI call
- * (docs/failure-model.md). */
+ * (docs/failure-model.md).  Only a team that locks (coll_gpu_team_threads): an unlocked one is
+ * progressed by the application's thread too (opal_progress), and a UCX worker of
+ * UCS_THREAD_MODE_SINGLE aborts when two threads progress it (check_stream's run without
+ * native nonblocking calls, whose stream communicator has this thread but no locking). */
 static void coll_gpu_async_idle(coll_gpu_async_t *async, uint64_t *nap_ns) {
     coll_gpu_team_t *team = __atomic_load_n(&async->module->team, __ATOMIC_ACQUIRE);
     struct timespec until;
     uint64_t ns;
 
-    if ((NULL == team) || (team->nnodes < 2)) {
+    if ((NULL == team) || (team->nnodes < 2) || !coll_gpu_team_threads()) {
         pthread_cond_wait(&async->cond, &async->lock);
         return;
     }
