@@ -81,7 +81,7 @@ if [ "${COLL_GPU_HAVE_UCX:-1}" = 1 ]; then
     # rank out of MPI for 1 s after the first allreduce of every iteration while the odd rank's
     # proxy puts off its last quiet 20 ms (coll_gpu_proxy_test_delay_us, on that rank only); the
     # odd rank's call must end within 500 ms (the even rank's communicator thread progresses its
-    # idle team: 25 ms; before, the call waited for the even rank's next MPI call, 400 ms of 400)
+    # idle team: 25 ms; without, the call waits for the even rank's next MPI call: 1,068 ms)
     # shellcheck disable=SC2046
     check_run "2 nodes of 1 (ucx), device_hierarchical, a peer out of MPI after its call" 2 \
         "$EMU $NODES coll_gpu_allreduce_algorithm=device_hierarchical" \
