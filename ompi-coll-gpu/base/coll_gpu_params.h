@@ -212,10 +212,10 @@ typedef enum {
     /* local: a test's: this rank's proxy completes its puts later, which its peers survive */     \
     PARAM(proxy_test_delay_us, INT, 0, NO_ENUM, 9, READONLY, LOCAL,                                \
           "Testing, off by default (0): microseconds a device-driven call's proxy (across nodes) " \
-          "sleeps once the other nodes' data of the call's last step came, before it completes "   \
-          "its own puts, to widen "                                                                \
-          "the window in which a peer returns from the call and waits in another communicator's "  \
-          "(tests/mpi/check_threads.sh).  Results stay right; calls are slower")                   \
+          "waits once the other nodes' data of the call's last step came, progressing but not "    \
+          "completing its own puts, to widen the window in which a peer returns from the call "    \
+          "and waits in another (tests/mpi/check_threads.sh).  Results stay right; calls are "     \
+          "slower")                                                                                \
     /* local: this rank's caches only: a miss registers or maps again, as a first use does */      \
     PARAM(registration_cache_size, INT, 64, NO_ENUM, 6, READONLY, LOCAL,                           \
           "Registered buffers and mapped peer buffers each communicator keeps for reuse (least "   \
