@@ -1536,13 +1536,11 @@ int cgt_team_dead_peer(cgt_team_t *team) {
 
     /* Busy on another thread (a proxy's flush, which watches the peers itself): not now.  A
      * kernel's waiter blocked here could not progress the process, which that flush may need. */
-    if (team->locking && (pthread_mutex_trylock(&team->lock) != 0)) {
+    if (!cgt_team_trylock(team)) {
         return -1;
     }
     peer = cgt_team_dead_peer_unlocked(team);
-    if (team->locking) {
-        pthread_mutex_unlock(&team->lock);
-    }
+    cgt_team_unlock(team);
     return peer;
 }
 
@@ -1607,15 +1605,11 @@ void cgt_team_progress(cgt_team_t *team) {
     if (team == NULL || team->ucx == NULL) {
         return;
     }
-    if (!team->locking) {
-        cgt_ucx_progress(team->ucx);
-        return;
-    }
     /* Busy on another thread: that thread progresses it.  The lock is recursive, so a wait of
      * this thread on this team (which calls params.progress) gets here and progresses it. */
-    if (pthread_mutex_trylock(&team->lock) == 0) {
+    if (cgt_team_trylock(team)) {
         cgt_ucx_progress(team->ucx);
-        pthread_mutex_unlock(&team->lock);
+        cgt_team_unlock(team);
     }
 #else
     (void)team;

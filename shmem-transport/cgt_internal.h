@@ -192,6 +192,11 @@ static inline void cgt_team_lock(cgt_team_t *team) {
     }
 }
 
+/* cgt_team_lock unless another thread holds the lock: false then, and nothing taken. */
+static inline bool cgt_team_trylock(cgt_team_t *team) {
+    return (team == NULL) || !team->locking || (pthread_mutex_trylock(&team->lock) == 0);
+}
+
 static inline void cgt_team_unlock(cgt_team_t *team) {
     if ((team != NULL) && team->locking) {
         pthread_mutex_unlock(&team->lock);

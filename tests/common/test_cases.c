@@ -529,7 +529,8 @@ static size_t tu_coll_case_rule_bytes(const tu_coll_case_t *c) {
     if ((COLL_GPU_ALLGATHERV == c->base) || (COLL_GPU_REDUCE_SCATTER == c->base) ||
         (COLL_GPU_ALLTOALLV == c->base)) {
         largest = 0;
-        for (int i = 0; i < c->size; i++) {
+        /* (every sender's row for alltoallv; one row for the others, whose blocks are j's) */
+        for (int i = 0; i < ((COLL_GPU_ALLTOALLV == c->base) ? c->size : 1); i++) {
             for (int j = 0; j < c->size; j++) {
                 size_t count = (COLL_GPU_ALLTOALLV == c->base)
                                    ? (size_t)tu_a2a_count(i, j, c->p.count, c->p.in_place)

@@ -92,11 +92,15 @@ static size_t a2a_count(int i, int j, size_t count, bool symmetric) {
 /* The elements of the largest block of a call of n ranks, what auto's staging rule sees: of
  * any rank (allgatherv, reduce_scatter), of any pair of ranks (alltoallv), else count. */
 static size_t largest_block(coll_t c, int n, size_t count, bool in_place) {
-    size_t largest = (C_ALLGATHERV == c || C_REDUCE_SCATTER == c) ? vcount_largest(n, count)
-                     : (C_ALLTOALLV == c)                         ? 0
-                                                                  : count;
+    size_t largest = 0;
 
-    for (int i = 0; (C_ALLTOALLV == c) && (i < n); ++i) {
+    if (C_ALLGATHERV == c || C_REDUCE_SCATTER == c) {
+        return vcount_largest(n, count);
+    }
+    if (C_ALLTOALLV != c) {
+        return count;
+    }
+    for (int i = 0; i < n; ++i) {
         for (int j = 0; j < n; ++j) {
             size_t pair = a2a_count(i, j, count, in_place);
 
