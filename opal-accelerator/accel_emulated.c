@@ -238,10 +238,16 @@ static inline bool accel_emu_in_ipc_region(uintptr_t addr) {
     return addr - ACCEL_EMU_IPC_BASE < ACCEL_EMU_IPC_SIZE;
 }
 
+/* This process's id, kept (the checks of every stream and event operation would otherwise
+ * make a system call each); 0 until first asked, set anew in a forked child. */
+static pid_t accel_emu_pid;
+
 static void accel_emu_atfork_child(void) {
     /* The child shares the parent's memfd pages but has its own copy of the
      * header: mark it so that the first use rebuilds private state. */
     accel_emu_header_t *hdr = accel_emu_hdr_get();
+
+    __atomic_store_n(&accel_emu_pid, getpid(), __ATOMIC_RELAXED);
 
     if (hdr != NULL) {
         atomic_store_explicit(&hdr->stale, true, memory_order_relaxed);
@@ -250,6 +256,17 @@ static void accel_emu_atfork_child(void) {
 }
 
 static void accel_emu_atfork_register(void) { pthread_atfork(NULL, NULL, accel_emu_atfork_child); }
+
+static pid_t accel_emu_self(void) {
+    pid_t self = __atomic_load_n(&accel_emu_pid, __ATOMIC_RELAXED);
+
+    if (ACCEL_UNLIKELY(0 == self)) {
+        pthread_once(&accel_emu_atfork_once, accel_emu_atfork_register); /* before it is kept */
+        self = getpid();
+        __atomic_store_n(&accel_emu_pid, self, __ATOMIC_RELAXED);
+    }
+    return self;
+}
 
 /* Whether [addr, addr + len) is inside one readable and writable mapping: the
  * header may only be read after this holds, since anything could be there. */
@@ -307,7 +324,7 @@ static accel_status_t accel_emu_header_map(const char **reason_p) {
 
 /* A spin lock that a forked child can take over from its parent's thread. */
 static void accel_emu_init_lock(accel_emu_header_t *hdr) {
-    int self = (int)getpid();
+    int self = (int)accel_emu_self();
     int holder;
 
     for (;;) {
@@ -334,7 +351,8 @@ static uint64_t accel_emu_new_token(void) {
 
     if (getrandom(&token, sizeof(token), GRND_NONBLOCK) != (ssize_t)sizeof(token)) {
         clock_gettime(CLOCK_REALTIME, &ts);
-        token = ((uint64_t)getpid() << 40) ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)ts.tv_nsec;
+        token =
+            ((uint64_t)accel_emu_self() << 40) ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)ts.tv_nsec;
     }
     return (token == 0) ? 1 : token;
 }
@@ -449,7 +467,7 @@ static accel_status_t accel_emu_state_build(accel_emu_header_t *hdr, int fixed_f
            sizeof(*hdr) - offsetof(accel_emu_header_t, pid));
     hdr->version = ACCEL_EMU_VERSION;
     hdr->header_size = (uint32_t)sizeof(*hdr);
-    hdr->pid = getpid();
+    hdr->pid = accel_emu_self();
     hdr->memfd = memfd;
     hdr->alias = (uintptr_t)alias;
     hdr->token = accel_emu_new_token();
@@ -511,7 +529,7 @@ accel_status_t accel_emulated_state_attach(void **header_p, const char **reason_
                   hdr->version, hdr->header_size, ACCEL_EMU_VERSION, sizeof(*hdr));
         reason = "another copy of the emulated backend with a different layout is loaded";
         status = ACCEL_ERR_UNSUPPORTED;
-    } else if (hdr->pid != getpid()) {
+    } else if (hdr->pid != accel_emu_self()) {
         accel_log(ACCEL_LOG_DEBUG, "emulated: state inherited from process %d, rebuilding",
                   (int)hdr->pid);
         status = accel_emu_state_build(hdr, MAP_FIXED, &reason);
@@ -1017,6 +1035,7 @@ struct accel_stream {
     uint64_t queued; /* operations ever queued */
     uint64_t done;   /* operations ever completed */
     bool started;    /* the worker runs */
+    bool sleeping;   /* the worker waits on work_cond: a submission wakes it */
     bool stop;       /* the worker ends once the queue is empty */
     bool failed;     /* an operation failed while running: the next synchronize says so */
     bool capturing;  /* between stream_begin_capture and _end_capture: work is recorded */
@@ -1056,7 +1075,7 @@ static accel_status_t accel_emu_invalid_handle(const char *call) {
 static void accel_emu_stream_init(accel_stream_h stream) {
     memset(stream, 0, sizeof(*stream));
     stream->magic = ACCEL_EMU_STREAM_MAGIC;
-    stream->pid = getpid();
+    stream->pid = accel_emu_self();
     pthread_mutex_init(&stream->lock, NULL);
     pthread_cond_init(&stream->work_cond, NULL);
     pthread_cond_init(&stream->done_cond, NULL);
@@ -1081,14 +1100,15 @@ static accel_stream_h accel_emu_stream_get(accel_stream_h stream) {
         }
         return dflt;
     }
-    if ((stream->magic != ACCEL_EMU_STREAM_MAGIC) || (stream->pid != getpid())) {
+    if ((stream->magic != ACCEL_EMU_STREAM_MAGIC) || (stream->pid != accel_emu_self())) {
         return NULL;
     }
     return stream;
 }
 
 static accel_event_h accel_emu_event_get(accel_event_h event) {
-    if ((event == NULL) || (event->magic != ACCEL_EMU_EVENT_MAGIC) || (event->pid != getpid())) {
+    if ((event == NULL) || (event->magic != ACCEL_EMU_EVENT_MAGIC) ||
+        (event->pid != accel_emu_self())) {
         return NULL;
     }
     return event;
@@ -1243,10 +1263,17 @@ static void *accel_emu_worker(void *arg) {
     accel_emu_op_t *op;
     bool ok;
 
+    /* Woken on the submitter's core, a worker of the default policy would run first (the
+     * scheduler favours a thread that slept) and the submitting call would wait for the
+     * kernel's first steps, where a GPU's launch returns at once.  SCHED_BATCH: no preemption
+     * on wakeup, the same share of the core otherwise. */
+    (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &(struct sched_param){0});
     pthread_mutex_lock(&stream->lock);
     for (;;) {
         while ((stream->head == NULL) && !stream->stop) {
+            stream->sleeping = true;
             pthread_cond_wait(&stream->work_cond, &stream->lock);
+            stream->sleeping = false;
         }
         op = stream->head;
         if (op == NULL) {
@@ -1299,7 +1326,7 @@ static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
                                        const accel_emu_op_t *tmpl) {
     accel_emu_header_t *hdr = accel_emu_state(); /* rebuilt first in a forked child */
     accel_emu_op_t *op;
-    bool recorded = false;
+    bool recorded = false, wake;
 
     if (hdr == NULL) {
         accel_emu_op_release((accel_emu_op_t *)tmpl);
@@ -1368,8 +1395,13 @@ static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
     }
     stream->tail = op;
     ++stream->queued;
-    pthread_cond_signal(&stream->work_cond);
+    wake = stream->sleeping;
+    stream->sleeping = false; /* one wake for a burst of submissions */
     pthread_mutex_unlock(&stream->lock);
+    if (wake) {
+        /* after the unlock: a worker woken on this core runs without blocking on the lock */
+        pthread_cond_signal(&stream->work_cond);
+    }
     return ACCEL_OK;
 }
 
@@ -1581,7 +1613,7 @@ static accel_status_t accel_emu_stream_destroy(accel_stream_h stream) {
         return accel_emu_invalid_handle("emuStreamDestroy");
     }
     stream->magic = ACCEL_EMU_DEAD_MAGIC;
-    if (stream->pid == getpid()) {
+    if (stream->pid == accel_emu_self()) {
         /* Queued work completes first, as with cuStreamDestroy; the worker ends. */
         accel_emu_stream_stop(stream);
         pthread_mutex_destroy(&stream->lock);
@@ -1623,7 +1655,7 @@ static accel_status_t accel_emu_event_create(accel_event_h *event_p) {
         return ACCEL_ERR_NO_MEMORY;
     }
     event->magic = ACCEL_EMU_EVENT_MAGIC;
-    event->pid = getpid();
+    event->pid = accel_emu_self();
     pthread_mutex_init(&event->lock, NULL);
     pthread_cond_init(&event->cond, NULL);
     event->refs = 1;
@@ -1639,7 +1671,7 @@ static accel_status_t accel_emu_event_destroy(accel_event_h event) {
         return accel_emu_invalid_handle("emuEventDestroy");
     }
     event->magic = ACCEL_EMU_DEAD_MAGIC;
-    if (event->pid == getpid()) {
+    if (event->pid == accel_emu_self()) {
         /* Freed when the last queued operation naming it ran (cuEventDestroy
          * returns at once too). */
         accel_emu_event_unref(event);
@@ -2135,7 +2167,7 @@ static accel_status_t accel_emu_ipc_export(const void *ptr, accel_ipc_handle_t *
     handle->buffer_id = alloc->buffer_id;
     handle->alloc_size = alloc->size;
     handle->offset = addr - alloc->base;
-    handle->pid = (int32_t)getpid();
+    handle->pid = (int32_t)accel_emu_self();
     handle->kind = ACCEL_EMU_IPC_KIND;
     data.magic = ACCEL_EMU_IPC_MAGIC;
     data.token = hdr->token;
@@ -2402,7 +2434,7 @@ static accel_status_t accel_emu_ipc_import(const accel_ipc_handle_t *handle, voi
             return ACCEL_OK;
         }
     }
-    if (handle->pid == (int32_t)getpid()) {
+    if (handle->pid == (int32_t)accel_emu_self()) {
         status = accel_emu_ipc_import_own(hdr, handle, &data, &base);
     } else {
         status = accel_emu_ipc_import_peer(hdr, handle, &data, &base);
@@ -2564,7 +2596,7 @@ void accel_emulated_close(void) {
     /* This copy's default stream: its worker ends (this copy's code may be
      * unloaded next). */
     if ((accel_emu_default_stream.magic == ACCEL_EMU_STREAM_MAGIC) &&
-        (accel_emu_default_stream.pid == getpid())) {
+        (accel_emu_default_stream.pid == accel_emu_self())) {
         accel_emu_stream_stop(&accel_emu_default_stream);
     }
     /* Only marked closed: other copies may still use the state. */
