@@ -1326,7 +1326,7 @@ static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
                                        const accel_emu_op_t *tmpl) {
     accel_emu_header_t *hdr = accel_emu_state(); /* rebuilt first in a forked child */
     accel_emu_op_t *op;
-    bool recorded = false, wake;
+    bool recorded = false;
 
     if (hdr == NULL) {
         accel_emu_op_release((accel_emu_op_t *)tmpl);
@@ -1395,13 +1395,11 @@ static accel_status_t accel_emu_submit(const char *call, accel_stream_h stream,
     }
     stream->tail = op;
     ++stream->queued;
-    wake = stream->sleeping;
-    stream->sleeping = false; /* one wake for a burst of submissions */
-    pthread_mutex_unlock(&stream->lock);
-    if (wake) {
-        /* after the unlock: a worker woken on this core runs without blocking on the lock */
+    if (stream->sleeping) {
+        stream->sleeping = false; /* one wake for a burst of submissions */
         pthread_cond_signal(&stream->work_cond);
     }
+    pthread_mutex_unlock(&stream->lock);
     return ACCEL_OK;
 }
 
